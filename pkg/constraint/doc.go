@@ -1,0 +1,15 @@
+// Package constraint owns the placement constraints of a bcs manifest
+// (seed 000, "constraint"): their data model, their validation with field
+// paths, and the exact semantics of every operator.
+//
+// A Constraint is an AND over IntersectionItems; each item is an OR over its
+// UnionData. Operators: UNIQUE, MAXPER, CLUSTER, LIKE, UNLIKE, GROUPBY,
+// EXCLUDE, GREATER and TOLERATION. "hostname" names the agent's hostname;
+// every other name is a Mesos agent attribute (TEXT, SCALAR, SET or RANGES).
+//
+// Compile turns a validated Constraint into a Compiled one that evaluates an
+// Agent against a State: the placement facts (active-instance counts, labels
+// running on agents) that the caller maintains. The package is pure: no
+// Mesos client, no I/O, no goroutines, no other bcs-mesos package but field
+// and errdefs.
+package constraint

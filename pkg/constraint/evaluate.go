@@ -1,0 +1,236 @@
+package constraint
+
+// State is what the operators read beyond the agent itself, for the
+// application being placed. The caller keeps it current as it places
+// instances, so constraints see the placements made earlier in the same
+// pass. Agents and values are those of the Table the constraint is bound to.
+type State interface {
+	// InstancesWith counts the application's active instances on agents
+	// whose value in col is value. Active: the task group is not in a
+	// terminal state.
+	InstancesWith(col *Column, value int32) int
+	// MinInstances returns the fewest active instances on any of values
+	// (non-empty; every value exists in col). values is a bound
+	// constraint's own slice: callers may cache by its identity until the
+	// next instance is placed.
+	MinInstances(col *Column, values []int32) int
+	// AgentRunsLabel reports whether agent runs an active instance of any
+	// application, in any namespace, labelled label ("key:value").
+	AgentRunsLabel(agent int, label string) bool
+}
+
+// NoClause is the index Fits returns when every clause holds.
+const NoClause = -1
+
+// Bound is a Compiled constraint resolved against one Table: every
+// condition knows its column and the IDs of its values. It memoises regular
+// expression matches per value, so it belongs to one goroutine.
+type Bound struct {
+	*Compiled
+	table   *Table
+	clauses [][]boundCondition
+}
+
+type boundCondition struct {
+	*condition
+	col     *Column
+	allowed map[int32]bool // CLUSTER, GROUPBY: the set's values that exist
+	group   []int32        // GROUPBY: the set's values that exist
+	matched []int8         // LIKE, UNLIKE: per value ID, 0 unknown, 1 match, 2 no match
+}
+
+// Bind resolves c against t.
+func (c *Compiled) Bind(t *Table) *Bound {
+	b := &Bound{Compiled: c, table: t, clauses: make([][]boundCondition, len(c.clauses))}
+	for i := range c.clauses {
+		for k := range c.clauses[i].conds {
+			cond := &c.clauses[i].conds[k]
+			bc := boundCondition{condition: cond}
+			if cond.op != Exclude {
+				bc.col = t.Column(cond.name)
+			}
+			switch cond.op {
+			case Cluster, GroupBy:
+				bc.allowed = map[int32]bool{}
+				for _, item := range cond.items {
+					if id, ok := bc.col.ID(item); ok && !bc.allowed[id] {
+						bc.allowed[id] = true
+						bc.group = append(bc.group, id)
+					}
+				}
+			case Like, Unlike:
+				bc.matched = make([]int8, bc.col.Len())
+			}
+			b.clauses[i] = append(b.clauses[i], bc)
+		}
+	}
+	return b
+}
+
+// Fits reports whether agent satisfies every clause, given the placement
+// state. When it does not, it returns the index of the first failing clause
+// (see Reason). Taints are checked separately by Tolerates.
+func (b *Bound) Fits(agent int, s State) (bool, int) {
+	for i, conds := range b.clauses {
+		holds := false
+		for k := range conds {
+			if conds[k].holds(agent, s) {
+				holds = true
+				break
+			}
+		}
+		if !holds {
+			return false, i
+		}
+	}
+	return true, NoClause
+}
+
+// Tolerates reports whether agent's taints are all tolerated.
+func (b *Bound) Tolerates(agent int) bool {
+	if !b.table.Tainted(agent) {
+		return true
+	}
+	ok, _ := b.Compiled.Tolerates(b.table.taints[agent])
+	return ok
+}
+
+func (bc *boundCondition) holds(agent int, s State) bool {
+	if bc.op == Exclude {
+		for _, label := range bc.items {
+			if s.AgentRunsLabel(agent, label) {
+				return false
+			}
+		}
+		return true
+	}
+	value := bc.col.Of(agent)
+	if value == Missing {
+		return bc.op == Unlike // seed 000: a missing attribute never fits, except UNLIKE (and EXCLUDE)
+	}
+	switch bc.op {
+	case Unique:
+		return s.InstancesWith(bc.col, value) == 0
+	case MaxPer:
+		return s.InstancesWith(bc.col, value) < bc.max
+	case Cluster:
+		return bc.allowed[value]
+	case Like:
+		return bc.matches(value)
+	case Unlike:
+		return !bc.matches(value)
+	case GroupBy:
+		// Only a value whose count is the minimum over the set's existing
+		// values may take the instance: 3 instances over 2 IDCs end 2+1.
+		return bc.allowed[value] && s.InstancesWith(bc.col, value) <= s.MinInstances(bc.col, bc.group)
+	case Greater:
+		return bc.col.scalars[value] > bc.scalar // NaN (not a SCALAR) compares false
+	}
+	return false
+}
+
+func (bc *boundCondition) matches(value int32) bool {
+	if m := bc.matched[value]; m != 0 {
+		return m == 1
+	}
+	v := bc.col.Value(value)
+	result := int8(2)
+	for _, re := range bc.patterns {
+		if re.MatchString(v) {
+			result = 1
+			break
+		}
+	}
+	bc.matched[value] = result
+	return result == 1
+}
+
+// Reason names clause i for rejection counts: "hostname UNIQUE", or the
+// conditions of an OR joined by " or ".
+func (c *Compiled) Reason(i int) string { return c.clauses[i].reason }
+
+// Permanent reports whether clause i, once failed on an agent, stays failed
+// while instances are only added: true unless it contains a GROUPBY, whose
+// minimum moves as instances land elsewhere.
+func (c *Compiled) Permanent(i int) bool {
+	for _, cond := range c.clauses[i].conds {
+		if cond.op == GroupBy {
+			return false
+		}
+	}
+	return true
+}
+
+// Clauses returns the number of clauses (filtering IntersectionItems).
+func (c *Compiled) Clauses() int { return len(c.clauses) }
+
+// Tolerates reports whether the constraint's TOLERATION conditions tolerate
+// every taint; when not, it returns the first taint left untolerated.
+func (c *Compiled) Tolerates(taints []Taint) (bool, Taint) {
+	for _, taint := range taints {
+		if !c.tolerates(taint) {
+			return false, taint
+		}
+	}
+	return true, Taint{}
+}
+
+func (c *Compiled) tolerates(taint Taint) bool {
+	for _, t := range c.tolerations {
+		if t.key == taint.Key && (t.values == nil || t.values[taint.Value]) {
+			return true
+		}
+	}
+	return false
+}
+
+// CountedNames returns the names whose per-value instance counts the
+// constraint reads (UNIQUE, MAXPER, GROUPBY), so a caller maintains only
+// those.
+func (c *Compiled) CountedNames() []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, cl := range c.clauses {
+		for _, cond := range cl.conds {
+			switch cond.op {
+			case Unique, MaxPer, GroupBy:
+				if !seen[cond.name] {
+					seen[cond.name] = true
+					names = append(names, cond.name)
+				}
+			}
+		}
+	}
+	return names
+}
+
+// ValueFilter is a necessary condition derived from one clause: the agent's
+// value for Name must be one of Values. Callers use it to look candidates up
+// in an index instead of scanning every agent.
+type ValueFilter struct {
+	Clause int
+	Name   string
+	Values []string
+}
+
+// ValueFilters returns a filter for every clause made only of CLUSTER and
+// GROUPBY conditions on one name.
+func (c *Compiled) ValueFilters() []ValueFilter {
+	var filters []ValueFilter
+	for i, cl := range c.clauses {
+		name := cl.conds[0].name
+		var values []string
+		indexable := true
+		for _, cond := range cl.conds {
+			if cond.name != name || (cond.op != Cluster && cond.op != GroupBy) {
+				indexable = false
+				break
+			}
+			values = append(values, cond.items...)
+		}
+		if indexable {
+			filters = append(filters, ValueFilter{Clause: i, Name: name, Values: values})
+		}
+	}
+	return filters
+}

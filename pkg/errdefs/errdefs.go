@@ -1,0 +1,32 @@
+package errdefs
+
+import "errors"
+
+// The error classes. Every error a package returns across its API should
+// wrap exactly one of them.
+var (
+	// ErrNotFound: the named object does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrInvalidArgument: the input is malformed or violates a rule; retrying
+	// the same input cannot succeed.
+	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrAlreadyExists: a create named an object that already exists.
+	ErrAlreadyExists = errors.New("already exists")
+	// ErrConflict: the object changed since it was read (optimistic
+	// concurrency); re-read and retry.
+	ErrConflict = errors.New("conflict")
+	// ErrUnavailable: a dependency (etcd, the Mesos master, dockerd) cannot be
+	// reached now; retrying later may succeed.
+	ErrUnavailable = errors.New("unavailable")
+)
+
+// Class returns the class err wraps, or nil when it wraps none (an internal
+// error).
+func Class(err error) error {
+	for _, class := range []error{ErrNotFound, ErrInvalidArgument, ErrAlreadyExists, ErrConflict, ErrUnavailable} {
+		if errors.Is(err, class) {
+			return class
+		}
+	}
+	return nil
+}

@@ -1,0 +1,26 @@
+// Package offer is the placement engine of bcs-scheduler: given a snapshot of
+// the cluster (agents with their outstanding Mesos offers, attributes and
+// taints, and the active instances of every application) and the pending
+// task groups, it decides which offer launches which task group with which
+// host ports, which offers to decline, and — for every task group it could
+// not place — how many agents were rejected for each reason.
+//
+// The engine is pure: no goroutines, no I/O, no Mesos client, no storage.
+// Time (now) and randomness (a seed) are inputs, so a plan is a function of
+// its inputs and tests and benchmarks are deterministic.
+//
+// How a placement is chosen. Candidates for an application are all agents
+// holding offers, in one seeded random order, or — when a constraint clause
+// admits only some values of one attribute (CLUSTER, GROUPBY) — the agents
+// looked up for those values in an index. Each placement walks the
+// candidates from where the application's previous placement stopped,
+// checks each one (resources, host ports, taints, then the constraint
+// clauses in manifest order), and among the first Limit that fit picks the
+// least loaded (cpu and memory share after placing; ties broken by the
+// seeded order). With Limit at least the number of agents this is exactly
+// "least loaded among all that fit"; on large clusters it is the classic
+// power-of-choices sampling, which keeps the cost of a placement independent
+// of the cluster size. Placements made earlier in the same pass are visible
+// to later checks: resources, ports, per-value instance counts (UNIQUE,
+// MAXPER, GROUPBY) and the label index EXCLUDE reads.
+package offer

@@ -1,0 +1,345 @@
+package offer_test
+
+import (
+	"errors"
+	"reflect"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint/constrainttest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/offer"
+	"github.com/bcs-mesos/bcs-mesos/pkg/offer/offertest"
+)
+
+var now = time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+
+func place(snap *offer.Snapshot, pending []offer.TaskGroup) *offer.Plan {
+	return offertest.Matcher().Place(snap, pending, now, 42)
+}
+
+// placedOn maps task group ID to agent ID.
+func placedOn(plan *offer.Plan) map[string]string {
+	m := map[string]string{}
+	for _, p := range plan.Placements {
+		m[p.TaskGroupID] = p.AgentID
+	}
+	return m
+}
+
+func perAgent(plan *offer.Plan) map[string]int {
+	m := map[string]int{}
+	for _, p := range plan.Placements {
+		m[p.AgentID]++
+	}
+	return m
+}
+
+func TestUniqueHostnameThreeAgents(t *testing.T) {
+	snap := &offer.Snapshot{Agents: []offer.Agent{offertest.Agent(1), offertest.Agent(2), offertest.Agent(3)}}
+	req := offertest.Requirements("ns/game")
+	req.Constraint = constrainttest.New().Unique("hostname").Build()
+	plan := place(snap, offertest.TaskGroups(req, 4))
+	if len(plan.Placements) != 3 || len(perAgent(plan)) != 3 {
+		t.Fatalf("placements %+v: want one per agent", plan.Placements)
+	}
+	if len(plan.Unplaced) != 1 || plan.Unplaced[0].TaskGroupID != "ns/game-3" {
+		t.Fatalf("unplaced = %+v, want the 4th instance", plan.Unplaced)
+	}
+	if got, want := plan.Unplaced[0].Rejections.String(), "0/3 agents fit: hostname UNIQUE 3"; got != want {
+		t.Errorf("rejections = %q, want %q", got, want)
+	}
+	if len(plan.Decline) != 0 {
+		t.Errorf("declined %v, want every offer used", plan.Decline)
+	}
+}
+
+func TestRejectionCountsNameEveryReason(t *testing.T) {
+	// Issue example: "0/3 agents fit: hostname UNIQUE 2, mem 1".
+	small := offertest.Agent(3)
+	small.Offers[0].Resources.Mem = 512
+	snap := &offer.Snapshot{
+		Agents: []offer.Agent{offertest.Agent(1), offertest.Agent(2), small},
+		Active: []offer.Instance{{App: "ns/game", AgentID: "agent-1"}, {App: "ns/game", AgentID: "agent-2"}},
+	}
+	req := offertest.Requirements("ns/game")
+	req.Constraint = constrainttest.New().Unique("hostname").Build()
+	plan := place(snap, offertest.TaskGroups(req, 1))
+	if len(plan.Unplaced) != 1 {
+		t.Fatalf("plan %+v: want unplaced", plan)
+	}
+	if got, want := plan.Unplaced[0].Rejections.String(), "0/3 agents fit: hostname UNIQUE 2, mem 1"; got != want {
+		t.Errorf("rejections = %q, want %q", got, want)
+	}
+	if !reflect.DeepEqual(plan.Decline, []string{"offer-1", "offer-2", "offer-3"}) {
+		t.Errorf("decline = %v, want all three offers", plan.Decline)
+	}
+}
+
+func TestAgentWithoutOfferIsReported(t *testing.T) {
+	idle := offertest.Agent(2)
+	idle.Offers = nil
+	snap := &offer.Snapshot{Agents: []offer.Agent{offertest.Agent(1), idle}}
+	req := offertest.Requirements("ns/a")
+	req.Constraint = constrainttest.New().Unique("hostname").Build()
+	plan := place(snap, offertest.TaskGroups(req, 2))
+	if got := plan.Unplaced[0].Rejections.String(); got != "0/2 agents fit: hostname UNIQUE 1, no offer 1" {
+		t.Errorf("rejections = %q", got)
+	}
+}
+
+func TestOneOfferTakesManyTaskGroups(t *testing.T) {
+	snap := &offer.Snapshot{Agents: []offer.Agent{offertest.Agent(1)}}
+	plan := place(snap, offertest.TaskGroups(offertest.Requirements("ns/a"), 7))
+	if len(plan.Placements) != 7 {
+		t.Fatalf("placed %d of 7 on an 8-cpu offer", len(plan.Placements))
+	}
+	// 8 cpus hold 7 groups of 1 cpu + 0.01 executor cpu, not 8.
+	plan = place(snap, offertest.TaskGroups(offertest.Requirements("ns/a"), 8))
+	if len(plan.Placements) != 7 || len(plan.Unplaced) != 1 {
+		t.Fatalf("placed %d, unplaced %d: the executor's 0.01 cpu must count", len(plan.Placements), len(plan.Unplaced))
+	}
+	if got := plan.Unplaced[0].Rejections.String(); got != "0/1 agents fit: cpus 1" {
+		t.Errorf("rejections = %q", got)
+	}
+	launches := plan.Launches()
+	if len(launches) != 1 || len(launches[0].Placements) != 7 || !reflect.DeepEqual(launches[0].OfferIDs, []string{"offer-1"}) {
+		t.Errorf("launches = %+v, want one ACCEPT of offer-1 with 7 groups", launches)
+	}
+}
+
+func TestOffersOfOneAgentAreCombined(t *testing.T) {
+	a := offertest.Agent(1)
+	a.Offers = []offer.Offer{
+		{ID: "o1", Resources: offer.Resources{CPUs: 0.6, Mem: 600, Disk: 600, Ports: []offer.PortRange{{Begin: 31000, End: 31000}}}},
+		{ID: "o2", Resources: offer.Resources{CPUs: 0.5, Mem: 600, Disk: 600, Ports: []offer.PortRange{{Begin: 31001, End: 31001}}}},
+	}
+	req := offertest.Requirements("ns/a")
+	req.Ports = []offer.PortRequest{{Name: "a"}, {Name: "b"}}
+	plan := place(&offer.Snapshot{Agents: []offer.Agent{a}}, offertest.TaskGroups(req, 1))
+	if len(plan.Placements) != 1 {
+		t.Fatalf("plan %+v: 1 cpu + 2 ports fit only in both offers together", plan)
+	}
+	p := plan.Placements[0]
+	if !reflect.DeepEqual(p.OfferIDs, []string{"o1", "o2"}) {
+		t.Errorf("offers = %v, want both", p.OfferIDs)
+	}
+	ports := []uint32{p.Ports[0].Port, p.Ports[1].Port}
+	sort.Slice(ports, func(i, j int) bool { return ports[i] < ports[j] })
+	if !reflect.DeepEqual(ports, []uint32{31000, 31001}) {
+		t.Errorf("ports = %v", p.Ports)
+	}
+}
+
+func TestFixedPorts(t *testing.T) {
+	snap := &offer.Snapshot{Agents: []offer.Agent{offertest.Agent(1), offertest.Agent(2)}}
+	web := offertest.Requirements("ns/web")
+	web.Ports = []offer.PortRequest{{Name: "http", HostPort: 31080}}
+	outside := offertest.Requirements("ns/outside")
+	outside.Ports = []offer.PortRequest{{Name: "http", HostPort: 8080}}
+	plan := place(snap, append(offertest.TaskGroups(web, 3), offertest.TaskGroups(outside, 1)...))
+	if len(perAgent(plan)) != 2 || len(plan.Placements) != 2 {
+		t.Fatalf("placements %+v: a fixed port fits once per agent", plan.Placements)
+	}
+	for _, p := range plan.Placements {
+		if p.Ports[0] != (offer.AssignedPort{Name: "http", Port: 31080}) {
+			t.Errorf("port = %+v, want http 31080", p.Ports[0])
+		}
+	}
+	if len(plan.Unplaced) != 2 {
+		t.Fatalf("unplaced = %+v", plan.Unplaced)
+	}
+	for _, u := range plan.Unplaced {
+		if got := u.Rejections.String(); got != "0/2 agents fit: ports 2" {
+			t.Errorf("%s: rejections = %q", u.TaskGroupID, got)
+		}
+	}
+}
+
+func TestRandomPortsAreSeededNotSequential(t *testing.T) {
+	snap := &offer.Snapshot{Agents: []offer.Agent{offertest.Agent(1)}}
+	req := offertest.Requirements("ns/a")
+	req.Resources = offer.Resources{CPUs: 0.1, Mem: 1, Disk: 1}
+	req.Ports = []offer.PortRequest{{Name: "game"}}
+	ports := func(seed uint64) []uint32 {
+		plan := offertest.Matcher().Place(snap, offertest.TaskGroups(req, 20), now, seed)
+		var out []uint32
+		seen := map[uint32]bool{}
+		for _, p := range plan.Placements {
+			port := p.Ports[0].Port
+			if port < 31000 || port > 32000 || seen[port] {
+				t.Fatalf("port %d outside the offer or reused", port)
+			}
+			seen[port] = true
+			out = append(out, port)
+		}
+		return out
+	}
+	a, b := ports(7), ports(7)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("same seed, different ports: %v vs %v", a, b)
+	}
+	if reflect.DeepEqual(a, ports(8)) {
+		t.Errorf("different seeds gave the same ports %v", a)
+	}
+	sequential := 0
+	for i := 1; i < len(a); i++ {
+		if a[i] == a[i-1]+1 {
+			sequential++
+		}
+	}
+	if sequential > 2 {
+		t.Errorf("ports %v are sequential", a)
+	}
+}
+
+func TestRandomPortsExhaustRange(t *testing.T) {
+	a := offertest.Agent(1)
+	a.Offers[0].Resources.Ports = []offer.PortRange{{Begin: 31000, End: 31002}}
+	req := offertest.Requirements("ns/a")
+	req.Resources = offer.Resources{CPUs: 0.1, Mem: 1, Disk: 1}
+	req.Ports = []offer.PortRequest{{Name: "game"}}
+	plan := place(&offer.Snapshot{Agents: []offer.Agent{a}}, offertest.TaskGroups(req, 4))
+	if len(plan.Placements) != 3 || len(plan.Unplaced) != 1 {
+		t.Fatalf("placed %d: three ports take three groups", len(plan.Placements))
+	}
+}
+
+func TestSpreadLeastLoaded(t *testing.T) {
+	big := offertest.Agent(1)
+	big.Total = offer.Resources{CPUs: 8, Mem: 16384}
+	busy := offertest.Agent(2) // offers 8 of its 32 cpus: already 3/4 used
+	busy.Total = offer.Resources{CPUs: 32, Mem: 65536}
+	snap := &offer.Snapshot{Agents: []offer.Agent{big, busy, offertest.Agent(3)}}
+	plan := place(snap, offertest.TaskGroups(offertest.Requirements("ns/a"), 6))
+	got := perAgent(plan)
+	if got["agent-1"] != 3 || got["agent-3"] != 3 || got["agent-2"] != 0 {
+		t.Errorf("per agent %v: spread must fill the two idle agents evenly and avoid the busy one", got)
+	}
+}
+
+func TestGroupByTwoIDCs(t *testing.T) {
+	// Seed 000: 3 instances, set [idc1, idc2] → 2+1, never 3+0.
+	snap := &offer.Snapshot{Agents: []offer.Agent{
+		offertest.Agent(1, "idc", "idc1"), offertest.Agent(2, "idc", "idc1"),
+		offertest.Agent(3, "idc", "idc1"), offertest.Agent(4, "idc", "idc2"),
+	}}
+	req := offertest.Requirements("ns/a")
+	req.Constraint = constrainttest.New().GroupBy("idc", "idc1", "idc2").Build()
+	for seed := uint64(0); seed < 20; seed++ {
+		plan := offertest.Matcher().Place(snap, offertest.TaskGroups(req, 3), now, seed)
+		idc2 := perAgent(plan)["agent-4"]
+		if len(plan.Placements) != 3 || idc2 < 1 || idc2 > 2 {
+			t.Fatalf("seed %d: %v: want 2+1 over the IDCs", seed, perAgent(plan))
+		}
+	}
+}
+
+func TestMaxPerIDC(t *testing.T) {
+	snap := &offer.Snapshot{Agents: []offer.Agent{
+		offertest.Agent(1, "idc", "sz"), offertest.Agent(2, "idc", "sz"), offertest.Agent(3, "idc", "sh"),
+	}}
+	req := offertest.Requirements("ns/a")
+	req.Constraint = constrainttest.New().MaxPer("idc", 2).Build()
+	plan := place(snap, offertest.TaskGroups(req, 5))
+	if len(plan.Placements) != 4 {
+		t.Fatalf("placed %d, want 4 (2 per IDC)", len(plan.Placements))
+	}
+	if got := plan.Unplaced[0].Rejections.String(); got != "0/3 agents fit: idc MAXPER 3" {
+		t.Errorf("rejections = %q", got)
+	}
+}
+
+func TestExcludeSeesPlacementsOfTheSamePass(t *testing.T) {
+	snap := &offer.Snapshot{
+		Agents: []offer.Agent{offertest.Agent(1), offertest.Agent(2), offertest.Agent(3)},
+		Active: []offer.Instance{{App: "other/db", AgentID: "agent-3", Labels: []string{"tier:db"}}},
+	}
+	db := offertest.Requirements("ns/db")
+	db.Labels = []string{"tier:db"}
+	db.Constraint = constrainttest.New().Cluster("hostname", "host-1").Build()
+	web := offertest.Requirements("ns/web")
+	web.Constraint = constrainttest.New().Exclude("tier:db", "tier:cache").Build()
+	plan := place(snap, append(offertest.TaskGroups(db, 1), offertest.TaskGroups(web, 3)...))
+	on := placedOn(plan)
+	if on["ns/db-0"] != "agent-1" {
+		t.Fatalf("db on %q", on["ns/db-0"])
+	}
+	for i := 0; i < 3; i++ {
+		if agent := on["ns/web-"+string(rune('0'+i))]; agent != "agent-2" {
+			t.Errorf("web-%d on %q: agent-1 runs db from this pass, agent-3 from before", i, agent)
+		}
+	}
+}
+
+func TestTaintedAgentNeedsToleration(t *testing.T) {
+	tainted := offertest.Agent(1)
+	tainted.Taints = []constraint.Taint{{Key: "maintenance", Value: "true"}}
+	snap := &offer.Snapshot{Agents: []offer.Agent{tainted}}
+	plain := offertest.Requirements("ns/plain")
+	tolerant := offertest.Requirements("ns/tolerant")
+	tolerant.Constraint = constrainttest.New().Tolerate("maintenance", "true").Build()
+	plan := place(snap, append(offertest.TaskGroups(plain, 1), offertest.TaskGroups(tolerant, 1)...))
+	if on := placedOn(plan); on["ns/tolerant-0"] != "agent-1" || on["ns/plain-0"] != "" {
+		t.Errorf("placed %v: only the tolerating group may land on the tainted agent", on)
+	}
+	if got := plan.Unplaced[0].Rejections.String(); got != "0/1 agents fit: taint 1" {
+		t.Errorf("rejections = %q", got)
+	}
+}
+
+func TestCandidatesFromIndex(t *testing.T) {
+	var agents []offer.Agent
+	for n := 0; n < 40; n++ {
+		agents = append(agents, offertest.Agent(n, "rack", []string{"r1", "r2", "r3", "r4"}[n%4]))
+	}
+	req := offertest.Requirements("ns/a")
+	req.Constraint = constrainttest.New().Cluster("rack", "r2", "r4").Unique("hostname").Build()
+	plan := place(&offer.Snapshot{Agents: agents}, offertest.TaskGroups(req, 25))
+	if len(plan.Placements) != 20 || len(plan.Unplaced) != 5 {
+		t.Fatalf("placed %d unplaced %d: 20 agents in r2 and r4", len(plan.Placements), len(plan.Unplaced))
+	}
+	if got := plan.Unplaced[0].Rejections.String(); got != "0/40 agents fit: hostname UNIQUE 20, rack CLUSTER 20" {
+		t.Errorf("rejections = %q", got)
+	}
+}
+
+func TestDeferredUntilNotBefore(t *testing.T) {
+	snap := &offer.Snapshot{Agents: []offer.Agent{offertest.Agent(1)}}
+	tgs := offertest.TaskGroups(offertest.Requirements("ns/a"), 2)
+	tgs[1].NotBefore = now.Add(time.Second) // restart backoff not over
+	plan := place(snap, tgs)
+	if len(plan.Placements) != 1 || !reflect.DeepEqual(plan.Deferred, []string{"ns/a-1"}) {
+		t.Errorf("placements %d deferred %v", len(plan.Placements), plan.Deferred)
+	}
+}
+
+func TestSameSeedSamePlan(t *testing.T) {
+	agents := offertest.Cluster(offertest.ClusterSpec{Agents: 200, IDCs: 4, Districts: 3, Racks: 20, CPUs: 16, Mem: 32768})
+	pending := offertest.Workload(offertest.WorkloadSpec{Apps: 12, TaskGroups: 1200,
+		Cluster: offertest.ClusterSpec{IDCs: 4, Districts: 3, Racks: 20}})
+	snap := &offer.Snapshot{Agents: agents}
+	a := offertest.Matcher().Place(snap, pending, now, 99)
+	b := offertest.Matcher().Place(snap, pending, now, 99)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("two passes with the same inputs and seed differ")
+	}
+	c := offertest.Matcher().Place(snap, pending, now, 100)
+	if reflect.DeepEqual(a.Placements, c.Placements) {
+		t.Fatal("a different seed changed nothing")
+	}
+}
+
+func TestExecutorBelowMesosMinimumIsRejected(t *testing.T) {
+	for _, exec := range []offer.Resources{
+		{CPUs: 0.001, Mem: 32, Disk: 1},
+		{CPUs: 0.01, Mem: 16, Disk: 1},
+		{CPUs: 0.01, Mem: 32},
+	} {
+		if _, err := offer.New(offer.Config{Executor: exec}); !errors.Is(err, errdefs.ErrInvalidArgument) {
+			t.Errorf("executor %+v: err = %v, want invalid argument", exec, err)
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package offer
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+)
+
+// milli is a scalar resource in thousandths. Mesos itself keeps scalars in
+// fixed point with three decimals, so sums and comparisons here are exact
+// where float64 arithmetic would drift (0.1+0.2 > 0.3).
+type milli int64
+
+func toMilli(v float64) milli { return milli(math.Round(v * 1000)) }
+
+// scalars holds cpus, mem and disk in fixed point.
+type scalars struct{ cpus, mem, disk milli }
+
+func scalarsOf(r Resources) scalars {
+	return scalars{cpus: toMilli(r.CPUs), mem: toMilli(r.Mem), disk: toMilli(r.Disk)}
+}
+
+func (s scalars) plus(o scalars) scalars {
+	return scalars{cpus: s.cpus + o.cpus, mem: s.mem + o.mem, disk: s.disk + o.disk}
+}
+
+func (s scalars) minus(o scalars) scalars {
+	return scalars{cpus: s.cpus - o.cpus, mem: s.mem - o.mem, disk: s.disk - o.disk}
+}
+
+// portPool is the free host ports of one agent during a pass.
+type portPool struct {
+	ranges []PortRange // sorted, disjoint
+	size   int         // ports in ranges
+	used   map[uint32]bool
+}
+
+func newPortPool(ranges []PortRange) portPool {
+	rs := append([]PortRange(nil), ranges...)
+	sort.Slice(rs, func(i, j int) bool { return rs[i].Begin < rs[j].Begin })
+	merged := rs[:0]
+	for _, r := range rs {
+		if r.End < r.Begin {
+			continue
+		}
+		if n := len(merged); n > 0 && r.Begin <= merged[n-1].End+1 {
+			merged[n-1].End = max(merged[n-1].End, r.End)
+			continue
+		}
+		merged = append(merged, r)
+	}
+	p := portPool{ranges: merged}
+	for _, r := range merged {
+		p.size += int(r.End-r.Begin) + 1
+	}
+	return p
+}
+
+func (p *portPool) free() int { return p.size - len(p.used) }
+
+func (p *portPool) contains(port uint32) bool {
+	i := sort.Search(len(p.ranges), func(i int) bool { return p.ranges[i].End >= port })
+	return i < len(p.ranges) && p.ranges[i].Begin <= port
+}
+
+func (p *portPool) available(port uint32) bool { return p.contains(port) && !p.used[port] }
+
+// fits reports whether the pool can satisfy the requests: every fixed port
+// offered and free (and asked once), and enough free ports for the rest.
+func (p *portPool) fits(reqs []PortRequest) bool {
+	random := 0
+	for i, r := range reqs {
+		if r.HostPort == 0 {
+			random++
+			continue
+		}
+		if !p.available(r.HostPort) {
+			return false
+		}
+		for _, earlier := range reqs[:i] {
+			if earlier.HostPort == r.HostPort {
+				return false
+			}
+		}
+	}
+	fixed := len(reqs) - random
+	return random == 0 || p.free()-fixed >= random
+}
+
+// take allocates the requests, fixed ports first so random ones avoid them.
+// The pool must fit them. Random ports are drawn uniformly from the pool by
+// rng, probing forward past used ports: spread, not sequential.
+func (p *portPool) take(reqs []PortRequest, rng *rand.Rand) []AssignedPort {
+	if len(reqs) == 0 {
+		return nil
+	}
+	if p.used == nil {
+		p.used = make(map[uint32]bool, len(reqs))
+	}
+	out := make([]AssignedPort, len(reqs))
+	for i, r := range reqs {
+		if r.HostPort != 0 {
+			p.used[r.HostPort] = true
+			out[i] = AssignedPort{Name: r.Name, Port: r.HostPort}
+		}
+	}
+	for i, r := range reqs {
+		if r.HostPort == 0 {
+			port := p.randomFree(rng)
+			p.used[port] = true
+			out[i] = AssignedPort{Name: r.Name, Port: port}
+		}
+	}
+	return out
+}
+
+func (p *portPool) randomFree(rng *rand.Rand) uint32 {
+	start := rng.IntN(p.size)
+	for k := 0; k < p.size; k++ {
+		port := p.nth((start + k) % p.size)
+		if !p.used[port] {
+			return port
+		}
+	}
+	panic("offer: randomFree on a full port pool")
+}
+
+// nth returns the n-th port of the pool's ranges.
+func (p *portPool) nth(n int) uint32 {
+	for _, r := range p.ranges {
+		width := int(r.End-r.Begin) + 1
+		if n < width {
+			return r.Begin + uint32(n)
+		}
+		n -= width
+	}
+	panic("offer: port index out of range")
+}

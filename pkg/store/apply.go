@@ -1,0 +1,191 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+)
+
+type opKind int
+
+const (
+	opCreate opKind = iota + 1
+	opUpdate
+	opDelete
+	opPut
+)
+
+func (k opKind) String() string {
+	switch k {
+	case opCreate:
+		return "create"
+	case opUpdate:
+		return "update"
+	case opDelete:
+		return "delete"
+	case opPut:
+		return "put"
+	}
+	return "unknown op"
+}
+
+// Op is one write in an atomic Apply. Build it with CreateOp, UpdateOp,
+// DeleteOp or PutOp.
+type Op struct {
+	kind      opKind
+	key       string
+	value     []byte
+	expectRev int64
+}
+
+// CreateOp writes key only if it does not exist.
+func CreateOp(key string, value []byte) Op { return Op{kind: opCreate, key: key, value: value} }
+
+// UpdateOp overwrites key only if its revision is still expectRev (> 0).
+func UpdateOp(key string, value []byte, expectRev int64) Op {
+	return Op{kind: opUpdate, key: key, value: value, expectRev: expectRev}
+}
+
+// DeleteOp removes key if its revision is still expectRev, or whatever its
+// revision when expectRev is 0; the key must exist either way.
+func DeleteOp(key string, expectRev int64) Op {
+	return Op{kind: opDelete, key: key, expectRev: expectRev}
+}
+
+// PutOp writes key unconditionally; see Store.Put.
+func PutOp(key string, value []byte) Op { return Op{kind: opPut, key: key, value: value} }
+
+// Key is the key the op writes.
+func (o Op) Key() string { return o.key }
+
+func (o Op) String() string { return fmt.Sprintf("%s %q", o.kind, o.key) }
+
+// Apply performs ops atomically in one etcd transaction: either every op's
+// precondition holds and all are written at one new revision (returned),
+// or nothing is written and the error is the first failing op's:
+// errdefs.ErrAlreadyExists, errdefs.ErrNotFound or errdefs.ErrConflict.
+// A key may appear in at most one op; etcd limits a transaction to 128 ops
+// by default.
+func (s *Store) Apply(ctx context.Context, ops ...Op) (int64, error) {
+	if len(ops) == 0 {
+		return 0, fmt.Errorf("apply: no ops: %w", errdefs.ErrInvalidArgument)
+	}
+	var (
+		cmps       []clientv3.Cmp
+		thens      []clientv3.Op
+		elses      []clientv3.Op
+		seen       = make(map[string]bool, len(ops))
+		conditions []int // index into ops of each op with a precondition
+	)
+	for i, op := range ops {
+		if err := s.checkOp(op); err != nil {
+			return 0, opError(ops, i, err)
+		}
+		if seen[op.key] {
+			return 0, opError(ops, i, fmt.Errorf("%s: key appears twice in one apply: %w", op, errdefs.ErrInvalidArgument))
+		}
+		seen[op.key] = true
+		full := s.prefix + op.key
+		switch op.kind {
+		case opCreate:
+			cmps = append(cmps, clientv3.Compare(clientv3.Version(full), "=", 0))
+		case opUpdate:
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(full), "=", op.expectRev))
+		case opDelete:
+			if op.expectRev > 0 {
+				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(full), "=", op.expectRev))
+			} else {
+				cmps = append(cmps, clientv3.Compare(clientv3.Version(full), ">", 0))
+			}
+		}
+		if op.kind != opPut {
+			conditions = append(conditions, i)
+			elses = append(elses, clientv3.OpGet(full, clientv3.WithKeysOnly()))
+		}
+		if op.kind == opDelete {
+			thens = append(thens, clientv3.OpDelete(full))
+			continue
+		}
+		value, err := s.encode(op.key, op.value)
+		if err != nil {
+			return 0, opError(ops, i, err)
+		}
+		thens = append(thens, clientv3.OpPut(full, string(value)))
+	}
+
+	rctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	resp, err := s.client.Txn(rctx).If(cmps...).Then(thens...).Else(elses...).Commit()
+	if err != nil {
+		return 0, classify(ctx, describe(ops), err)
+	}
+	if resp.Succeeded {
+		return resp.Header.Revision, nil
+	}
+	// The else branch read every conditioned key at the same revision the
+	// comparison failed at: find the first op whose precondition is false.
+	for j, i := range conditions {
+		var current int64 // mod revision; 0 when the key is missing
+		if kvs := resp.Responses[j].GetResponseRange().GetKvs(); len(kvs) > 0 {
+			current = kvs[0].ModRevision
+		}
+		if err := preconditionError(ops[i], current); err != nil {
+			return 0, opError(ops, i, err)
+		}
+	}
+	// Unreachable unless a key changed between compare and read, which etcd
+	// transactions rule out; still, never report success.
+	return 0, fmt.Errorf("%s: precondition failed: %w", describe(ops), errdefs.ErrConflict)
+}
+
+func (s *Store) checkOp(op Op) error {
+	if err := validateKey(op.key); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	switch op.kind {
+	case opCreate, opPut:
+	case opUpdate:
+		if op.expectRev <= 0 {
+			return fmt.Errorf("%s: expected revision must be > 0, got %d: %w", op, op.expectRev, errdefs.ErrInvalidArgument)
+		}
+	case opDelete:
+		if op.expectRev < 0 {
+			return fmt.Errorf("%s: expected revision must be ≥ 0, got %d: %w", op, op.expectRev, errdefs.ErrInvalidArgument)
+		}
+	default:
+		return fmt.Errorf("op on key %q was not built with CreateOp, UpdateOp, DeleteOp or PutOp: %w", op.key, errdefs.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// preconditionError explains why op cannot apply to a key whose current mod
+// revision is current (0: missing), or returns nil if it can.
+func preconditionError(op Op, current int64) error {
+	switch {
+	case op.kind == opCreate && current != 0:
+		return fmt.Errorf("%s: exists at revision %d: %w", op, current, errdefs.ErrAlreadyExists)
+	case (op.kind == opUpdate || op.kind == opDelete) && current == 0:
+		return fmt.Errorf("%s: %w", op, errdefs.ErrNotFound)
+	case (op.kind == opUpdate || op.kind == opDelete && op.expectRev > 0) && current != op.expectRev:
+		return fmt.Errorf("%s: expected revision %d, current is %d: %w", op, op.expectRev, current, errdefs.ErrConflict)
+	}
+	return nil
+}
+
+// opError prefixes err with the op's position when ops has several.
+func opError(ops []Op, i int, err error) error {
+	if len(ops) == 1 {
+		return err
+	}
+	return fmt.Errorf("apply op %d of %d: %w", i+1, len(ops), err)
+}
+
+func describe(ops []Op) string {
+	if len(ops) == 1 {
+		return ops[0].String()
+	}
+	return fmt.Sprintf("apply of %d ops starting with %s", len(ops), ops[0])
+}

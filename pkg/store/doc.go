@@ -1,0 +1,53 @@
+// Package store is the etcd v3 persistence layer of bcs-scheduler: a
+// generic, versioned key-value store that typed packages (applications,
+// task groups, deployments, configmaps, secrets, …) build on.
+//
+// # What it owns
+//
+//   - Talking to etcd through go.etcd.io/etcd/client/v3, and only through it.
+//     An embedded single-node etcd (StartEmbedded, for the default
+//     ./bcs-data setup) and an external cluster take the same code path:
+//     the embedded launcher only produces client endpoints for Open.
+//   - Optimistic concurrency: every Entry carries its etcd mod revision;
+//     Update, Delete and Apply compare it, so a write based on a stale read
+//     fails with errdefs.ErrConflict instead of losing the other write.
+//   - Error classes: a missing key is errdefs.ErrNotFound, creating an
+//     existing key is errdefs.ErrAlreadyExists, a stale revision is
+//     errdefs.ErrConflict, a malformed key or request is
+//     errdefs.ErrInvalidArgument, and an unreachable or timed-out etcd is
+//     errdefs.ErrUnavailable (every request is bounded by
+//     Config.RequestTimeout).
+//   - Encryption at rest of everything under secrets/: values are sealed
+//     with AES-256-GCM (Sealer) using the object key as associated data, so
+//     a ciphertext cannot be moved to another key. The store never logs
+//     values.
+//   - The key layout below.
+//
+// # Key layout
+//
+// Keys are relative to Config.Prefix (default "/bcs/") and are built from
+// segments joined by "/"; see ValidateSegment for what a segment may hold.
+//
+//	apps/<namespace>/<name>                        application (current definition)
+//	appversions/<namespace>/<name>/<seq>           application version history; seq is
+//	                                               zero-padded so keys sort numerically
+//	taskgroups/<namespace>/<app>/<taskgroup id>    task group (pod) and its instances
+//	tasks/<namespace>/<app>/<taskgroup id>/<task>  runtime state of one task
+//	deployments/<namespace>/<name>                 rolling update
+//	configmaps/<namespace>/<name>                  configmap
+//	secrets/<namespace>/<name>                     secret (value sealed at rest)
+//	framework/id                                   the Mesos framework ID
+//	agents/<agent id>                              agent settings
+//
+// Key, Prefix and AppVersionKey build these keys and validate user-supplied
+// segments. An application update and its new version-history entry are
+// written atomically with Apply.
+//
+// # What it must not import
+//
+// No HTTP server or client (the embedded etcd serves only its gRPC client
+// port; its HTTP gateway is disabled), no Mesos client or protobufs, and no
+// other bcs-mesos package except errdefs. Typed objects live in the packages that
+// own them; this package only moves bytes (and JSON through GetJSON and
+// friends).
+package store

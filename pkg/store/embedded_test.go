@@ -1,0 +1,187 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+func openStore(t *testing.T, e *store.Embedded, change ...func(*store.Config)) *store.Store {
+	t.Helper()
+	cfg := store.Config{Endpoints: e.Endpoints(), ListPageSize: 3}
+	for _, f := range change {
+		f(&cfg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := store.Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func testSealer(t *testing.T, keyFile string) *store.Sealer {
+	t.Helper()
+	key, err := store.LoadOrCreateKey(keyFile)
+	if err != nil {
+		t.Fatalf("LoadOrCreateKey: %v", err)
+	}
+	sealer, err := store.NewSealer(key)
+	if err != nil {
+		t.Fatalf("NewSealer: %v", err)
+	}
+	return sealer
+}
+
+// Issue: "Data survives Close+restart on the same dir": everything written
+// through the store, secrets included, reads back with the same revisions.
+func TestEmbeddedRestartKeepsData(t *testing.T) {
+	dataDir := t.TempDir()
+	keyFile := filepath.Join(dataDir, "secret.key")
+	ctx := context.Background()
+
+	first := startEmbedded(t, dataDir)
+	s := openStore(t, first, func(c *store.Config) { c.Sealer = testSealer(t, keyFile) })
+	appKey := mustKey(t, store.KindApplication, "default", "web")
+	versionKey, err := store.AppVersionKey("default", "web", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(ctx, store.CreateOp(appKey, []byte(`{"instances":2}`)), store.CreateOp(versionKey, []byte(`{"instances":2}`))); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	for i := range 10 {
+		if _, err := s.Create(ctx, mustKey(t, store.KindTaskGroup, "default", "web", fmt.Sprintf("tg-%d", i)), []byte("TASK_RUNNING")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Create(ctx, mustKey(t, store.KindSecret, "default", "db"), []byte("hunter2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, store.FrameworkIDKey, []byte("a3e4b1c2-0000-0000-0000-000000000000-0001")); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	first.Close()
+
+	second := startEmbedded(t, dataDir)
+	s = openStore(t, second, func(c *store.Config) { c.Sealer = testSealer(t, keyFile) })
+	after, err := s.List(ctx, "")
+	if err != nil {
+		t.Fatalf("List after restart: %v", err)
+	}
+	if got, want := describeEntries(after), describeEntries(before); got != want {
+		t.Fatalf("after restart\n got %s\nwant %s", got, want)
+	}
+	if len(after) != 14 {
+		t.Fatalf("read back %d entries, want 14", len(after))
+	}
+	app, err := s.Get(ctx, appKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(ctx, appKey, []byte(`{"instances":3}`), app.Revision); err != nil {
+		t.Fatalf("Update with a revision read before the restart: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "etcd", "member")); err != nil {
+		t.Fatalf("etcd data not under <dataDir>/etcd: %v", err)
+	}
+}
+
+// Issue: "etcd unreachable/timeouts → ErrUnavailable": requests to a store
+// whose etcd went away fail within the request timeout.
+func TestRequestsAfterEtcdStopsAreUnavailable(t *testing.T) {
+	e := startEmbedded(t, t.TempDir())
+	s := openStore(t, e, func(c *store.Config) { c.RequestTimeout = time.Second })
+	key := mustKey(t, store.KindAgent, "agent-1")
+	rev, err := s.Create(context.Background(), key, []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+
+	requests := map[string]func(context.Context) error{
+		"Get":    func(ctx context.Context) error { _, err := s.Get(ctx, key); return err },
+		"List":   func(ctx context.Context) error { _, err := s.List(ctx, "agents/"); return err },
+		"Update": func(ctx context.Context) error { _, err := s.Update(ctx, key, []byte("y"), rev); return err },
+		"Delete": func(ctx context.Context) error { return s.Delete(ctx, key, rev) },
+	}
+	for name, request := range requests {
+		start := time.Now()
+		err := request(context.Background())
+		if !errors.Is(err, errdefs.ErrUnavailable) {
+			t.Errorf("%s after etcd stopped = %v, want %v", name, err, errdefs.ErrUnavailable)
+		}
+		if elapsed := time.Since(start); elapsed > 3*time.Second {
+			t.Errorf("%s took %s with a 1s request timeout", name, elapsed)
+		}
+	}
+}
+
+// A caller that gives up gets its own context error, not ErrUnavailable.
+func TestCancelledRequestIsNotUnavailable(t *testing.T) {
+	s := openStore(t, startEmbedded(t, t.TempDir()))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := s.Get(ctx, "apps/default/web")
+	if !errors.Is(err, context.Canceled) || errors.Is(err, errdefs.ErrUnavailable) {
+		t.Fatalf("Get with a cancelled context = %v, want context.Canceled only", err)
+	}
+}
+
+func TestStartEmbeddedRejectsBadOptions(t *testing.T) {
+	ctx := context.Background()
+	if _, err := store.StartEmbedded(ctx, ""); !errors.Is(err, errdefs.ErrInvalidArgument) {
+		t.Errorf("empty data dir: %v, want %v", err, errdefs.ErrInvalidArgument)
+	}
+	if _, err := store.StartEmbedded(ctx, t.TempDir(), store.WithLogLevel("loud")); !errors.Is(err, errdefs.ErrInvalidArgument) {
+		t.Errorf("bad log level: %v, want %v", err, errdefs.ErrInvalidArgument)
+	}
+}
+
+// WithClientURL pins the client port, for operators who want etcdctl.
+func TestStartEmbeddedFixedClientURL(t *testing.T) {
+	url := "http://" + freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e, err := store.StartEmbedded(ctx, t.TempDir(), store.WithClientURL(url))
+	if err != nil {
+		t.Fatalf("StartEmbedded: %v", err)
+	}
+	defer e.Close()
+	if got := e.Endpoints(); len(got) != 1 || got[0] != url {
+		t.Fatalf("Endpoints() = %v, want [%s]", got, url)
+	}
+	openStore(t, e)
+}
+
+func mustKey(t *testing.T, kind store.Kind, segments ...string) string {
+	t.Helper()
+	key, err := store.Key(kind, segments...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+func describeEntries(entries []store.Entry) string {
+	var b strings.Builder
+	for _, e := range entries {
+		fmt.Fprintf(&b, "%s=%q rev %d created %d version %d\n", e.Key, e.Value, e.Revision, e.CreateRevision, e.Version)
+	}
+	return b.String()
+}

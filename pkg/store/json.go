@@ -1,0 +1,87 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Object is a JSON-decoded Entry.
+type Object[T any] struct {
+	Key      string
+	Value    T
+	Revision int64 // mod revision, for UpdateJSON and the Op constructors
+}
+
+// GetJSON reads key and decodes its JSON value into a T; it returns the
+// revision to pass to UpdateJSON.
+func GetJSON[T any](ctx context.Context, s *Store, key string) (T, int64, error) {
+	var v T
+	e, err := s.Get(ctx, key)
+	if err != nil {
+		return v, 0, err
+	}
+	if err := decodeJSON(e, &v); err != nil {
+		return v, 0, err
+	}
+	return v, e.Revision, nil
+}
+
+// ListJSON lists prefix (see Store.List) and decodes every value into a T.
+func ListJSON[T any](ctx context.Context, s *Store, prefix string) ([]Object[T], error) {
+	entries, err := s.List(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	objects := make([]Object[T], len(entries))
+	for i, e := range entries {
+		objects[i] = Object[T]{Key: e.Key, Revision: e.Revision}
+		if err := decodeJSON(e, &objects[i].Value); err != nil {
+			return nil, err
+		}
+	}
+	return objects, nil
+}
+
+// CreateJSON stores v encoded as JSON at key, which must not exist.
+func CreateJSON[T any](ctx context.Context, s *Store, key string, v T) (int64, error) {
+	data, err := encodeJSON(key, v)
+	if err != nil {
+		return 0, err
+	}
+	return s.Create(ctx, key, data)
+}
+
+// UpdateJSON replaces the value at key with v encoded as JSON, if the key
+// is still at expectRev.
+func UpdateJSON[T any](ctx context.Context, s *Store, key string, v T, expectRev int64) (int64, error) {
+	data, err := encodeJSON(key, v)
+	if err != nil {
+		return 0, err
+	}
+	return s.Update(ctx, key, data, expectRev)
+}
+
+func encodeJSON(key string, v any) ([]byte, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode %q as JSON: %w", key, err)
+	}
+	return data, nil
+}
+
+// decodeJSON reports corrupt JSON without quoting the value: the entry may
+// be a secret.
+func decodeJSON(e Entry, v any) error {
+	err := json.Unmarshal(e.Value, v)
+	var syntaxErr *json.SyntaxError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &syntaxErr):
+		return fmt.Errorf("decode %q into %T: invalid JSON at byte %d", e.Key, v, syntaxErr.Offset)
+	default:
+		return fmt.Errorf("decode %q into %T: %w", e.Key, v, err)
+	}
+}

@@ -1,0 +1,275 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+)
+
+// Defaults applied by Open to zero Config fields.
+const (
+	DefaultPrefix         = "/bcs/"
+	DefaultDialTimeout    = 5 * time.Second
+	DefaultRequestTimeout = 5 * time.Second
+	DefaultListPageSize   = 500
+)
+
+// Config says which etcd to use and how.
+type Config struct {
+	// Endpoints are etcd client URLs, e.g. Embedded.Endpoints() or
+	// "http://10.0.0.1:2379" for an external cluster.
+	Endpoints []string
+	// Prefix is prepended to every key; it must end in "/". Default
+	// DefaultPrefix. Two stores with different prefixes never see each
+	// other's keys.
+	Prefix string
+	// DialTimeout bounds Open's first round trip to etcd. Default
+	// DefaultDialTimeout.
+	DialTimeout time.Duration
+	// RequestTimeout bounds every request (each page of a List); a request
+	// that runs out of it fails with errdefs.ErrUnavailable. Default
+	// DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// ListPageSize is how many keys List fetches per request. Default
+	// DefaultListPageSize.
+	ListPageSize int64
+	// Sealer encrypts the values of keys under secrets/. Without one, any
+	// read or write of such a key fails: secrets are never stored in clear.
+	Sealer *Sealer
+	// Logger receives the etcd client's own diagnostics (never values).
+	// Default: discard.
+	Logger *zap.Logger
+}
+
+// Store is a versioned key-value store on etcd v3. Keys are relative to
+// Config.Prefix and must pass validateKey (segments as in ValidateSegment).
+// It is safe for concurrent use.
+type Store struct {
+	client         *clientv3.Client
+	prefix         string
+	requestTimeout time.Duration
+	pageSize       int64
+	sealer         *Sealer
+}
+
+// Entry is one stored key with its value and etcd's bookkeeping.
+type Entry struct {
+	Key   string // relative to the store prefix
+	Value []byte // unsealed for secrets
+	// Revision is the key's mod revision: the store revision of its last
+	// write. Pass it as expectRev to Update, Delete or an Op.
+	Revision       int64
+	CreateRevision int64 // store revision at which the key was created
+	Version        int64 // number of writes since creation, starting at 1
+}
+
+// Open connects to etcd and checks, within cfg.DialTimeout, that it
+// answers; an unreachable etcd fails with errdefs.ErrUnavailable.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	cfg = withDefaults(cfg)
+	if len(cfg.Endpoints) == 0 {
+		return nil, fmt.Errorf("store: no etcd endpoints: %w", errdefs.ErrInvalidArgument)
+	}
+	if !strings.HasSuffix(cfg.Prefix, "/") {
+		return nil, fmt.Errorf("store: prefix %q must end in \"/\": %w", cfg.Prefix, errdefs.ErrInvalidArgument)
+	}
+	client, err := clientv3.New(clientv3.Config{
+		Endpoints:            cfg.Endpoints,
+		DialTimeout:          cfg.DialTimeout,
+		DialKeepAliveTime:    10 * time.Second,
+		DialKeepAliveTimeout: cfg.DialTimeout,
+		Logger:               cfg.Logger,
+	})
+	if err != nil {
+		return nil, classify(ctx, fmt.Sprintf("connect to %q", cfg.Endpoints), err)
+	}
+	s := &Store{
+		client:         client,
+		prefix:         cfg.Prefix,
+		requestTimeout: cfg.RequestTimeout,
+		pageSize:       cfg.ListPageSize,
+		sealer:         cfg.Sealer,
+	}
+	probeCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	if _, err := client.Get(probeCtx, s.prefix, clientv3.WithCountOnly()); err != nil {
+		client.Close()
+		return nil, classify(ctx, fmt.Sprintf("connect to %q", cfg.Endpoints), err)
+	}
+	return s, nil
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = DefaultDialTimeout
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.ListPageSize <= 0 {
+		cfg.ListPageSize = DefaultListPageSize
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	return cfg
+}
+
+// Close releases the connection to etcd; watches end.
+func (s *Store) Close() error {
+	return s.client.Close()
+}
+
+func (s *Store) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.requestTimeout)
+}
+
+// Get returns the entry at key, or errdefs.ErrNotFound.
+func (s *Store) Get(ctx context.Context, key string) (Entry, error) {
+	if err := validateKey(key); err != nil {
+		return Entry{}, err
+	}
+	rctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	resp, err := s.client.Get(rctx, s.prefix+key)
+	if err != nil {
+		return Entry{}, classify(ctx, fmt.Sprintf("get %q", key), err)
+	}
+	if len(resp.Kvs) == 0 {
+		return Entry{}, fmt.Errorf("key %q: %w", key, errdefs.ErrNotFound)
+	}
+	return s.entry(resp.Kvs[0])
+}
+
+// List returns every entry whose key starts with prefix, sorted by key.
+// prefix is "" (the whole store) or ends in "/". See ListWithRevision.
+func (s *Store) List(ctx context.Context, prefix string) ([]Entry, error) {
+	entries, _, err := s.ListWithRevision(ctx, prefix)
+	return entries, err
+}
+
+// ListWithRevision is List that also returns the store revision the list
+// is a consistent snapshot of: Watch(ctx, prefix, rev+1) then misses
+// nothing and repeats nothing. Large lists are fetched in pages of
+// Config.ListPageSize keys, all read at that one revision.
+func (s *Store) ListWithRevision(ctx context.Context, prefix string) ([]Entry, int64, error) {
+	if err := validateListPrefix(prefix); err != nil {
+		return nil, 0, err
+	}
+	full := s.prefix + prefix
+	end := clientv3.GetPrefixRangeEnd(full)
+	var (
+		entries []Entry
+		rev     int64
+	)
+	for from := full; ; {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(s.pageSize)}
+		if rev != 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := s.getPage(ctx, from, opts)
+		if err != nil {
+			return nil, 0, classify(ctx, fmt.Sprintf("list %q", prefix), err)
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+		}
+		for _, kv := range resp.Kvs {
+			e, err := s.entry(kv)
+			if err != nil {
+				return nil, 0, err
+			}
+			entries = append(entries, e)
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return entries, rev, nil
+		}
+		// The smallest key after the last one returned.
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+func (s *Store) getPage(ctx context.Context, from string, opts []clientv3.OpOption) (*clientv3.GetResponse, error) {
+	rctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	return s.client.Get(rctx, from, opts...)
+}
+
+// Create writes key only if it does not exist (errdefs.ErrAlreadyExists
+// otherwise) and returns the new revision.
+func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, error) {
+	return s.Apply(ctx, CreateOp(key, value))
+}
+
+// Update overwrites key only if its revision is still expectRev: a missing
+// key is errdefs.ErrNotFound, a changed one errdefs.ErrConflict. It returns
+// the new revision.
+func (s *Store) Update(ctx context.Context, key string, value []byte, expectRev int64) (int64, error) {
+	return s.Apply(ctx, UpdateOp(key, value, expectRev))
+}
+
+// Put writes key whatever its state and returns the new revision. Use it
+// only for keys with a single writer (e.g. FrameworkIDKey); everything
+// else goes through Create and Update.
+func (s *Store) Put(ctx context.Context, key string, value []byte) (int64, error) {
+	return s.Apply(ctx, PutOp(key, value))
+}
+
+// Delete removes key if its revision is still expectRev
+// (errdefs.ErrConflict otherwise). expectRev 0 deletes whatever version is
+// stored: deletion is an intent about the object, not about its content,
+// so it cannot lose another writer's data the way a blind overwrite can.
+// Either way a missing key is errdefs.ErrNotFound.
+func (s *Store) Delete(ctx context.Context, key string, expectRev int64) error {
+	_, err := s.Apply(ctx, DeleteOp(key, expectRev))
+	return err
+}
+
+// entry converts a stored key-value, unsealing secrets.
+func (s *Store) entry(kv *mvccpb.KeyValue) (Entry, error) {
+	key := s.relative(kv.Key)
+	e := Entry{
+		Key:            key,
+		Value:          kv.Value,
+		Revision:       kv.ModRevision,
+		CreateRevision: kv.CreateRevision,
+		Version:        kv.Version,
+	}
+	if isSecretKey(key) {
+		if s.sealer == nil {
+			return Entry{}, fmt.Errorf("key %q is a secret and the store has no Sealer: %w", key, errdefs.ErrInvalidArgument)
+		}
+		plain, err := s.sealer.Open(kv.Value, []byte(key))
+		if err != nil {
+			return Entry{}, fmt.Errorf("key %q: %w", key, err)
+		}
+		e.Value = plain
+	}
+	return e, nil
+}
+
+func (s *Store) relative(fullKey []byte) string {
+	return strings.TrimPrefix(string(fullKey), s.prefix)
+}
+
+// encode returns the bytes to store for value at key, sealing secrets with
+// the key as associated data.
+func (s *Store) encode(key string, value []byte) ([]byte, error) {
+	if !isSecretKey(key) {
+		return value, nil
+	}
+	if s.sealer == nil {
+		return nil, fmt.Errorf("key %q is a secret and the store has no Sealer: %w", key, errdefs.ErrInvalidArgument)
+	}
+	return s.sealer.Seal(value, []byte(key))
+}

@@ -1,0 +1,142 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+// EtcdBinary is the etcd executable StartEtcdBinary runs, as installed by
+// the Debian package etcd-server.
+const EtcdBinary = "/usr/bin/etcd"
+
+// EtcdProcess is an etcd server started as a child process for a test.
+type EtcdProcess struct {
+	endpoint string
+}
+
+var _ Cluster = (*EtcdProcess)(nil)
+
+// Endpoints are the client URLs of the process.
+func (p *EtcdProcess) Endpoints() []string { return []string{p.endpoint} }
+
+// StartEtcdBinary starts the etcd binary (EtcdBinary, or "etcd" from PATH)
+// as a single-node cluster on free 127.0.0.1 ports in a temporary
+// directory, waits until it serves, and stops it when the test ends. A
+// missing binary fails the test: `make test` installs it.
+func StartEtcdBinary(t *testing.T) *EtcdProcess {
+	t.Helper()
+	bin := EtcdBinary
+	if _, err := os.Stat(bin); err != nil {
+		path, lookErr := exec.LookPath("etcd")
+		if lookErr != nil {
+			t.Fatalf("etcd binary not found at %s or in PATH: `make test` installs it (Debian package etcd-server; by hand: apt-get install -y etcd-server)", EtcdBinary)
+		}
+		bin = path
+	}
+	dir := t.TempDir()
+	clientAddr, peerAddr := freeAddr(t), freeAddr(t)
+	clientURL, peerURL := "http://"+clientAddr, "http://"+peerAddr
+	cmd := exec.Command(bin,
+		"--name", "storetest",
+		"--data-dir", dir,
+		"--listen-client-urls", clientURL,
+		"--advertise-client-urls", clientURL,
+		"--listen-peer-urls", peerURL,
+		"--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", "storetest="+peerURL,
+		"--initial-cluster-token", "storetest",
+		"--logger", "zap",
+		"--log-outputs", "stderr",
+		"--log-level", "error",
+	)
+	cmd.Env = withoutEtcdVariables(os.Environ())
+	var output lockedBuffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+
+	p := &EtcdProcess{endpoint: clientURL}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		s, err := store.Open(ctx, store.Config{Endpoints: p.Endpoints(), DialTimeout: time.Second})
+		cancel()
+		if err == nil {
+			s.Close()
+			return p
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("%s exited before serving: %v\n%s", bin, err, output.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not serving on %s after 20s: %v\n%s", bin, clientURL, err, output.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// freeAddr returns a 127.0.0.1 address with a port free at the time of
+// the call.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// withoutEtcdVariables drops ETCD_* settings of the environment, which
+// etcd reads as flags.
+func withoutEtcdVariables(env []string) []string {
+	var kept []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "ETCD_") {
+			kept = append(kept, kv)
+		}
+	}
+	return kept
+}
+
+// lockedBuffer collects a child's output written from another goroutine.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

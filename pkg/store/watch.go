@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+)
+
+// EventType says what happened to a key.
+type EventType int
+
+// The event types Watch delivers.
+const (
+	EventPut    EventType = iota + 1 // key created or updated
+	EventDelete                      // key deleted
+)
+
+func (t EventType) String() string {
+	switch t {
+	case EventPut:
+		return "put"
+	case EventDelete:
+		return "delete"
+	}
+	return "unknown"
+}
+
+// Event is one change seen by Watch, or the error that ended the watch.
+type Event struct {
+	Type EventType
+	// Entry is the key as written. For EventDelete only Key and Revision
+	// (the revision of the deletion) are set.
+	Entry Entry
+	// Err, when set, is the last event before the channel closes: the
+	// watch failed (ErrCompacted: fromRev is too old; errdefs.ErrUnavailable:
+	// etcd lost its leader or the store was closed).
+	Err error
+}
+
+// Watch streams the changes to keys under prefix ("" or ending in "/"),
+// starting at store revision fromRev (0: changes after now), in revision
+// order. Watch(ctx, prefix, rev+1) after ListWithRevision returned rev
+// misses nothing. While etcd is unreachable the watch waits and resumes
+// where it stopped. The channel closes when ctx is done, or after an
+// Event with Err. The caller must keep receiving until then.
+func (s *Store) Watch(ctx context.Context, prefix string, fromRev int64) (<-chan Event, error) {
+	if err := validateListPrefix(prefix); err != nil {
+		return nil, err
+	}
+	if fromRev < 0 {
+		return nil, fmt.Errorf("watch %q: revision must be ≥ 0, got %d: %w", prefix, fromRev, errdefs.ErrInvalidArgument)
+	}
+	opts := []clientv3.OpOption{clientv3.WithPrefix()}
+	if fromRev > 0 {
+		opts = append(opts, clientv3.WithRev(fromRev))
+	}
+	responses := s.client.Watch(clientv3.WithRequireLeader(ctx), s.prefix+prefix, opts...)
+	out := make(chan Event)
+	go s.forward(ctx, prefix, responses, out)
+	return out, nil
+}
+
+// forward turns etcd watch responses into Events until ctx ends or the
+// watch fails.
+func (s *Store) forward(ctx context.Context, prefix string, responses clientv3.WatchChan, out chan<- Event) {
+	defer close(out)
+	send := func(ev Event) bool {
+		select {
+		case out <- ev:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for resp := range responses {
+		if err := resp.Err(); err != nil {
+			send(Event{Err: classify(ctx, fmt.Sprintf("watch %q", prefix), err)})
+			return
+		}
+		for _, ev := range resp.Events {
+			event, err := s.event(ev)
+			if err != nil {
+				send(Event{Err: fmt.Errorf("watch %q: %w", prefix, err)})
+				return
+			}
+			if !send(event) {
+				return
+			}
+		}
+	}
+	if ctx.Err() == nil {
+		send(Event{Err: fmt.Errorf("watch %q: channel closed (store closed?): %w", prefix, errdefs.ErrUnavailable)})
+	}
+}
+
+func (s *Store) event(ev *clientv3.Event) (Event, error) {
+	if ev.Type == mvccpb.Event_DELETE {
+		return Event{Type: EventDelete, Entry: Entry{
+			Key:      s.relative(ev.Kv.Key),
+			Revision: ev.Kv.ModRevision,
+		}}, nil
+	}
+	e, err := s.entry(ev.Kv)
+	if err != nil {
+		return Event{}, err
+	}
+	return Event{Type: EventPut, Entry: e}, nil
+}
