@@ -1,0 +1,222 @@
+package manifest
+
+import "github.com/bcs-mesos/bcs-mesos/pkg/constraint"
+
+// Application is kind "application": Spec.Instance task groups of
+// containers.
+type Application struct {
+	APIVersion    string                 `json:"apiVersion"`
+	KindName      string                 `json:"kind"`
+	Metadata      ObjectMeta             `json:"metadata"`
+	RestartPolicy RestartPolicy          `json:"restartPolicy"`
+	KillPolicy    KillPolicy             `json:"killPolicy"`
+	Constraint    *constraint.Constraint `json:"constraint,omitempty"`
+	Spec          ApplicationSpec        `json:"spec"`
+}
+
+// Kind implements Object.
+func (*Application) Kind() Kind { return KindApplication }
+
+// Default sets the defaults of every nested struct.
+func (a *Application) Default() {
+	a.Metadata.Default()
+	a.RestartPolicy.Default()
+	a.KillPolicy.Default()
+}
+
+func (a *Application) normalize() {
+	a.Metadata.normalize()
+	a.Spec.Template.Spec.normalize()
+}
+
+// ApplicationSpec is an application's "spec".
+type ApplicationSpec struct {
+	// Instance is the number of task groups (pods).
+	Instance int         `json:"instance"`
+	Template PodTemplate `json:"template"`
+}
+
+// PodTemplate describes every task group of an application.
+type PodTemplate struct {
+	Metadata TemplateMeta `json:"metadata"`
+	Spec     PodSpec      `json:"spec"`
+}
+
+// NetworkMode is the Docker network of a task group (seed 001, upper case).
+type NetworkMode string
+
+// Seed 001: HOST, NONE, BRIDGE, USER.
+const (
+	NetworkHost   NetworkMode = "HOST"
+	NetworkBridge NetworkMode = "BRIDGE"
+	NetworkNone   NetworkMode = "NONE"
+	NetworkUser   NetworkMode = "USER"
+)
+
+// PodSpec is the "spec" of a pod template.
+type PodSpec struct {
+	Containers  []Container `json:"containers"`
+	NetworkMode NetworkMode `json:"networkMode"`
+	// NetworkType is "cnm" (Docker networks) or "cni" (seed 001).
+	NetworkType string    `json:"networkType,omitempty" alias:"networktype"`
+	NetLimit    *NetLimit `json:"netLimit,omitempty"`
+}
+
+func (s *PodSpec) normalize() {
+	for i := range s.Containers {
+		for j := range s.Containers[i].HealthChecks {
+			s.Containers[i].HealthChecks[j].normalize()
+		}
+	}
+}
+
+// NetLimit limits a task group's network traffic.
+type NetLimit struct {
+	EgressLimit int `json:"egressLimit"`
+}
+
+// Container is one container of a task group.
+type Container struct {
+	Hostname string `json:"hostname,omitempty"`
+	// Type is the containerizer: "DOCKER" or "MESOS".
+	Type    string   `json:"type,omitempty"`
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Parameters are extra docker run options ("ulimit": "nofile=65535").
+	Parameters      []Parameter     `json:"parameters,omitempty"`
+	Env             []ContainerEnv  `json:"env,omitempty"`
+	Image           string          `json:"image"`
+	ImagePullUser   string          `json:"imagePullUser,omitempty"`
+	ImagePullPasswd string          `json:"imagePullPasswd,omitempty"`
+	ImagePullPolicy PullPolicy      `json:"imagePullPolicy"`
+	Privileged      bool            `json:"privileged"`
+	Ports           []ContainerPort `json:"ports,omitempty"`
+	HealthChecks    []HealthCheck   `json:"healthChecks,omitempty"`
+	Resources       Resources       `json:"resources"`
+	Volumes         []Volume        `json:"volumes,omitempty"`
+	Secrets         []SecretRef     `json:"secrets,omitempty"`
+	ConfigMaps      []ConfigMapRef  `json:"configmaps,omitempty"`
+}
+
+// Default sets imagePullPolicy IfNotPresent (seed 000).
+func (c *Container) Default() { c.ImagePullPolicy = PullIfNotPresent }
+
+// Parameter is one docker run option.
+type Parameter struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// ContainerEnv is one environment variable of a container: a value, which
+// may use ${bcs.*} variables, or a resource field.
+type ContainerEnv struct {
+	Name      string     `json:"name"`
+	Value     string     `json:"value,omitempty"`
+	ValueFrom *EnvSource `json:"valueFrom,omitempty"`
+}
+
+// EnvSource is an environment variable's "valueFrom".
+type EnvSource struct {
+	ResourceFieldRef *ResourceFieldRef `json:"resourceFieldRef"`
+}
+
+// ResourceFieldRef names a resource of the container: "requests.cpu",
+// "requests.memory", "limits.cpu" or "limits.memory".
+type ResourceFieldRef struct {
+	Resource string `json:"resource"`
+}
+
+// ContainerPort is one port of a container. Seed 001: in HOST mode a
+// containerPort of 0 is allocated by the scheduler; in BRIDGE mode a
+// hostPort of 0 is.
+type ContainerPort struct {
+	ContainerPort int    `json:"containerPort"`
+	HostPort      int    `json:"hostPort"`
+	Name          string `json:"name"`
+	Protocol      string `json:"protocol"`
+}
+
+// Volume mounts a host path into a container.
+type Volume struct {
+	Name   string       `json:"name"`
+	Volume VolumeSource `json:"volume"`
+}
+
+// VolumeSource is a volume's host and container paths.
+type VolumeSource struct {
+	HostPath  string `json:"hostPath"`
+	MountPath string `json:"mountPath"`
+	ReadOnly  bool   `json:"readOnly"`
+}
+
+// Resources are a container's or process's "resources". Quantities: cpu in
+// cores, memory in MB; "-1" is unlimited (seed 000).
+type Resources struct {
+	Limits   ResourceList `json:"limits"`
+	Requests ResourceList `json:"requests"`
+}
+
+// ResourceList is "limits" or "requests".
+type ResourceList struct {
+	CPU    Quantity `json:"cpu,omitempty"`
+	Memory Quantity `json:"memory,omitempty"`
+}
+
+// Deployment is kind "deployment": an application template rolled out by a
+// strategy. It is stored now and drives updates later.
+type Deployment struct {
+	APIVersion    string                 `json:"apiVersion"`
+	KindName      string                 `json:"kind"`
+	Metadata      ObjectMeta             `json:"metadata"`
+	RestartPolicy RestartPolicy          `json:"restartPolicy"`
+	KillPolicy    KillPolicy             `json:"killPolicy"`
+	Constraint    *constraint.Constraint `json:"constraint,omitempty"`
+	Spec          DeploymentSpec         `json:"spec"`
+}
+
+// Kind implements Object.
+func (*Deployment) Kind() Kind { return KindDeployment }
+
+// Default sets the defaults of every nested struct.
+func (d *Deployment) Default() {
+	d.Metadata.Default()
+	d.RestartPolicy.Default()
+	d.KillPolicy.Default()
+}
+
+func (d *Deployment) normalize() {
+	d.Metadata.normalize()
+	d.Spec.Template.Spec.normalize()
+}
+
+// DeploymentSpec is a deployment's "spec".
+type DeploymentSpec struct {
+	Instance int `json:"instance"`
+	// Selector picks an existing application to take over, by its labels.
+	Selector map[string]string `json:"selector,omitempty"`
+	Strategy UpdateStrategy    `json:"strategy"`
+	Template PodTemplate       `json:"template"`
+}
+
+// UpdateStrategy is a deployment's "strategy".
+type UpdateStrategy struct {
+	// Type is "RollingUpdate", the only strategy.
+	Type          string         `json:"type"`
+	RollingUpdate *RollingUpdate `json:"rollingupdate,omitempty"`
+}
+
+// Rolling orders.
+const (
+	RollingCreateFirst = "CreateFirst"
+	RollingDeleteFirst = "DeleteFirst"
+)
+
+// RollingUpdate paces a rolling update.
+type RollingUpdate struct {
+	// MaxUnavailable keeps the original's spelling "maxUnavilable".
+	MaxUnavailable  int    `json:"maxUnavilable"`
+	MaxSurge        int    `json:"maxSurge"`
+	UpgradeDuration int    `json:"upgradeDuration"`
+	RollingOrder    string `json:"rollingOrder,omitempty"`
+	RollingManually bool   `json:"rollingManually"`
+}

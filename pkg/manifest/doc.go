@@ -1,0 +1,35 @@
+// Package manifest owns the bcs manifests users submit: their typed Go
+// form, their defaults, their validation and the per-instance expansion of
+// their variables (seed 000; examples in testdata/, copied from the original
+// bk-bcs manifest references).
+//
+// Kinds: application (containers), deployment (an application template
+// rolled out by strategy), process (bare processes), configmap, secret,
+// service and command. Parse decodes one manifest strictly (see
+// pkg/strictjson): an unknown or misspelt field is an error naming its path;
+// the few spelling variants the reference files contain ("KeyOrPath",
+// "networktype", "IntersectionItem", "UnionData", "maxUnavilable") are
+// accepted through alias tags. Parse applies the documented defaults; an
+// Object's Validate reports every problem as "field path: message".
+//
+// Names. Seed 000 asks for names and namespaces of "lowercase letters and
+// digits, not all digits, not starting with a digit", yet its own examples
+// use '-' ("ri-test-rc-001", "ns-a") and its default namespace is
+// "defaultGroup". The rule enforced: a DNS label, [a-z0-9-], starting with a
+// letter, ending with a letter or digit, at most 63 characters; the
+// namespace may also be exactly "defaultGroup".
+//
+// Variables. A stored spec is never changed: ExpandProcess and
+// ExpandContainer return deep copies with ${...} references replaced for
+// one instance. Processes may use ${namespace}, ${processname},
+// ${instanceid}, ${hostip}, ${ports.<name>}, ${work_base_dir},
+// ${run_base_dir}, ${workPath} and ${pidFile} in every string of a process
+// definition; containers may use ${bcs.namespace}, ${bcs.appname},
+// ${bcs.instanceid}, ${bcs.hostip}, ${bcs.ports.<name>},
+// ${bcs.taskgroupid} and ${bcs.taskgroupname} in env values. Any other
+// ${...} is an error; a '$' not followed by '{' is left alone.
+//
+// The package is pure data: it must not import HTTP, storage (etcd) or
+// Mesos code, and no bcs-mesos package but field, errdefs, constraint and
+// strictjson.
+package manifest

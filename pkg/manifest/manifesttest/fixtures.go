@@ -1,0 +1,264 @@
+package manifesttest
+
+import (
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+)
+
+// Namespace is the namespace of every fixture.
+const Namespace = "ns-a"
+
+// Process returns a valid process manifest: one pod template with one
+// process using ports, a package, a health check, variables, and a
+// configmap and a secret that Resolver() holds. Every call returns a fresh
+// value.
+func Process() *manifest.Process {
+	return &manifest.Process{
+		APIVersion:    "v4",
+		KindName:      "process",
+		Metadata:      manifest.ObjectMeta{Name: "gamesvc", Namespace: Namespace, Labels: map[string]string{"app": "gamesvc"}},
+		RestartPolicy: manifest.RestartPolicy{Policy: manifest.RestartOnFailure},
+		KillPolicy:    manifest.KillPolicy{GracePeriod: 1},
+		Constraint:    Unique(),
+		Spec: manifest.ProcessSetSpec{
+			Instance: 3,
+			Template: manifest.ProcessTemplate{Spec: manifest.ProcessPodSpec{
+				Processes: []manifest.ProcessSpec{ProcessSpec()},
+			}},
+		},
+	}
+}
+
+// ProcessSpec returns the one process of Process().
+func ProcessSpec() manifest.ProcessSpec {
+	return manifest.ProcessSpec{
+		ProcName: "gamesvr",
+		User:     "user",
+		WorkPath: "${work_base_dir}/${namespace}.${processname}.${instanceid}/gamesvc",
+		PidFile:  "${run_base_dir}/${namespace}.${processname}.${instanceid}/pid/gamesvc.pid",
+		Ports: []manifest.ProcessPort{
+			{Name: "http_port", HostPort: 8899, Protocol: "HTTP"},
+			{Name: "metric_port", HostPort: 0, Protocol: "TCP"},
+		},
+		URIs: []manifest.URI{{
+			Value:      "http://repo.example.com/gamesvc-v1.tar.gz",
+			PullPolicy: manifest.PullIfNotPresent,
+			OutputDir:  "${work_base_dir}/${namespace}.${processname}.${instanceid}",
+		}},
+		StartCmd:         "./start.sh --address ${hostip} --service-port ${ports.http_port}",
+		StartGracePeriod: 1,
+		StopCmd:          "./stop.sh --pidfile ${pidFile}",
+		ReloadCmd:        "./reload.sh --pidfile ${pidFile}",
+		HealthChecks: []manifest.HealthCheck{{
+			Type:                manifest.CheckTCP,
+			DelaySeconds:        manifest.DefaultCheckDelaySeconds,
+			IntervalSeconds:     manifest.DefaultCheckIntervalSeconds,
+			TimeoutSeconds:      manifest.DefaultCheckTimeoutSeconds,
+			ConsecutiveFailures: manifest.DefaultCheckConsecutiveFailures,
+			GracePeriodSeconds:  manifest.DefaultCheckGracePeriodSeconds,
+			TCP:                 &manifest.TCPCheck{PortName: "metric_port"},
+		}},
+		Resources: manifest.Resources{Limits: manifest.ResourceList{CPU: "2", Memory: "500"}},
+		Env: []manifest.EnvVar{
+			{Name: "http_port", Value: "${ports.http_port}"},
+			{Name: "work_dir", Value: "${workPath}/"},
+		},
+		Secrets: []manifest.SecretRef{{
+			SecretName: "my-secret",
+			Items:      []manifest.SecretItem{{Type: manifest.ItemEnv, DataKey: "abc", KeyOrPath: "SECRET_ENV"}},
+		}},
+		ConfigMaps: []manifest.ConfigMapRef{{
+			Name:  "template-configmap",
+			Items: []manifest.ConfigMapItem{{Type: manifest.ItemFile, DataKey: "config-one", KeyOrPath: "/data/conf/one.conf"}},
+		}},
+	}
+}
+
+// Application returns a valid application: one BRIDGE container with a
+// port, an HTTP health check on it, env variables, a volume, and a
+// configmap and a secret that Resolver() holds.
+func Application() *manifest.Application {
+	return &manifest.Application{
+		APIVersion:    "v4",
+		KindName:      "application",
+		Metadata:      manifest.ObjectMeta{Name: "ri-test-rc-001", Namespace: Namespace},
+		RestartPolicy: manifest.RestartPolicy{Policy: manifest.RestartOnFailure},
+		KillPolicy:    manifest.KillPolicy{GracePeriod: 1},
+		Constraint:    Unique(),
+		Spec: manifest.ApplicationSpec{
+			Instance: 1,
+			Template: manifest.PodTemplate{
+				Metadata: manifest.TemplateMeta{Labels: map[string]string{"app": "game"}},
+				Spec:     PodSpec(),
+			},
+		},
+	}
+}
+
+// PodSpec returns the pod template spec of Application() and Deployment().
+func PodSpec() manifest.PodSpec {
+	return manifest.PodSpec{
+		NetworkMode: manifest.NetworkBridge,
+		NetworkType: "cnm",
+		Containers:  []manifest.Container{Container()},
+	}
+}
+
+// Container returns the one container of PodSpec().
+func Container() manifest.Container {
+	return manifest.Container{
+		Type:            "MESOS",
+		Command:         "bash",
+		Args:            []string{"-c", "sleep 1000"},
+		Parameters:      []manifest.Parameter{{Key: "ulimit", Value: "nofile=65535"}},
+		Image:           "docker.hub.com/game/server:1",
+		ImagePullPolicy: manifest.PullIfNotPresent,
+		Env: []manifest.ContainerEnv{
+			{Name: "namespace", Value: "${bcs.namespace}"},
+			{Name: "http-port", Value: "${bcs.ports.http-port}"},
+			{Name: "limits.cpu", ValueFrom: &manifest.EnvSource{ResourceFieldRef: &manifest.ResourceFieldRef{Resource: "limits.cpu"}}},
+		},
+		Ports: []manifest.ContainerPort{{ContainerPort: 8080, HostPort: 0, Name: "http-port", Protocol: "http"}},
+		HealthChecks: []manifest.HealthCheck{{
+			Type:                manifest.CheckHTTP,
+			DelaySeconds:        manifest.DefaultCheckDelaySeconds,
+			IntervalSeconds:     manifest.DefaultCheckIntervalSeconds,
+			TimeoutSeconds:      manifest.DefaultCheckTimeoutSeconds,
+			ConsecutiveFailures: manifest.DefaultCheckConsecutiveFailures,
+			GracePeriodSeconds:  manifest.DefaultCheckGracePeriodSeconds,
+			HTTP:                &manifest.HTTPCheck{PortName: "http-port", Scheme: "http", Path: "/check"},
+		}},
+		Resources: manifest.Resources{
+			Limits:   manifest.ResourceList{CPU: "2", Memory: "1024"},
+			Requests: manifest.ResourceList{CPU: "0.5", Memory: "512"},
+		},
+		Volumes: []manifest.Volume{{Name: "logs", Volume: manifest.VolumeSource{HostPath: "/data/logs", MountPath: "/logs"}}},
+		Secrets: []manifest.SecretRef{{
+			SecretName: "my-secret",
+			Items:      []manifest.SecretItem{{Type: manifest.ItemFile, DataKey: "abc", KeyOrPath: "/data/secret.conf"}},
+		}},
+		ConfigMaps: []manifest.ConfigMapRef{{
+			Name:  "template-configmap",
+			Items: []manifest.ConfigMapItem{{Type: manifest.ItemEnv, DataKey: "config-one", KeyOrPath: "CONFIG_ONE"}},
+		}},
+	}
+}
+
+// Deployment returns a valid deployment of the PodSpec() template.
+func Deployment() *manifest.Deployment {
+	return &manifest.Deployment{
+		APIVersion:    "v4",
+		KindName:      "deployment",
+		Metadata:      manifest.ObjectMeta{Name: "deployment-test-001", Namespace: Namespace},
+		RestartPolicy: manifest.RestartPolicy{Policy: manifest.RestartAlways, Interval: 5, Backoff: 10},
+		KillPolicy:    manifest.KillPolicy{GracePeriod: 10},
+		Spec: manifest.DeploymentSpec{
+			Instance: 2,
+			Selector: map[string]string{"podname": "app-test-001"},
+			Strategy: manifest.UpdateStrategy{
+				Type: "RollingUpdate",
+				RollingUpdate: &manifest.RollingUpdate{
+					MaxUnavailable: 1, MaxSurge: 1, UpgradeDuration: 60, RollingOrder: manifest.RollingCreateFirst,
+				},
+			},
+			Template: manifest.PodTemplate{
+				Metadata: manifest.TemplateMeta{Name: "deployment-test-001", Namespace: Namespace},
+				Spec:     PodSpec(),
+			},
+		},
+	}
+}
+
+// ConfigMap returns the configmap "template-configmap" the fixtures use.
+func ConfigMap() *manifest.ConfigMap {
+	return &manifest.ConfigMap{
+		APIVersion: "v4",
+		KindName:   "configmap",
+		Metadata:   manifest.ObjectMeta{Name: "template-configmap", Namespace: Namespace},
+		Datas: map[string]manifest.ConfigMapData{
+			"config-one": {Type: manifest.ConfigDataFile, Content: "Y29uZmlnIGNvbnRleHQ="},
+			"config_two": {Type: manifest.ConfigDataHTTP, Content: "http://repo.example.com/a.txt"},
+		},
+	}
+}
+
+// Secret returns the secret "my-secret" the fixtures use.
+func Secret() *manifest.Secret {
+	return &manifest.Secret{
+		APIVersion: "v4",
+		KindName:   "secret",
+		Metadata:   manifest.ObjectMeta{Name: "my-secret", Namespace: Namespace},
+		Datas: map[string]manifest.SecretData{
+			"abc": {Path: "/path/in/vault", Content: "c2VjcmV0"},
+		},
+	}
+}
+
+// Service returns a valid service.
+func Service() *manifest.Service {
+	return &manifest.Service{
+		APIVersion: "v4",
+		KindName:   "service",
+		Metadata:   manifest.ObjectMeta{Name: "template-service", Namespace: Namespace},
+		Spec: manifest.ServiceSpec{
+			Selector:  map[string]string{"app": "game"},
+			Type:      manifest.ServiceClusterIP,
+			ClusterIP: []string{"127.0.0.1"},
+			Ports:     []manifest.ServicePort{{Name: "http", Protocol: "http", ServicePort: 80, TargetPort: 8080}},
+		},
+	}
+}
+
+// Command returns a valid command.
+func Command() *manifest.Command {
+	return &manifest.Command{
+		APIVersion: "v4",
+		KindName:   "Command",
+		Spec: manifest.CommandSpec{
+			CommandTargetRef: manifest.CommandTarget{Kind: "Deployment", Name: "deployment-test-001", Namespace: Namespace},
+			Command:          []string{"/bin/bash", "-c", "ps -ef"},
+			User:             "root",
+			ReserveTime:      60,
+		},
+	}
+}
+
+// Unique returns the constraint "hostname UNIQUE".
+func Unique() *constraint.Constraint {
+	return &constraint.Constraint{IntersectionItems: []constraint.IntersectionItem{{
+		UnionData: []constraint.UnionData{{Name: "hostname", Operate: constraint.Unique}},
+	}}}
+}
+
+// Resolver holds configmaps and secrets by namespace and name.
+type Resolver struct {
+	ConfigMaps []*manifest.ConfigMap
+	Secrets    []*manifest.Secret
+}
+
+var _ manifest.Resolver = (*Resolver)(nil)
+
+// NewResolver returns a Resolver holding ConfigMap() and Secret().
+func NewResolver() *Resolver {
+	return &Resolver{ConfigMaps: []*manifest.ConfigMap{ConfigMap()}, Secrets: []*manifest.Secret{Secret()}}
+}
+
+// ConfigMap implements manifest.Resolver.
+func (r *Resolver) ConfigMap(namespace, name string) (*manifest.ConfigMap, bool) {
+	for _, c := range r.ConfigMaps {
+		if c.Metadata.Namespace == namespace && c.Metadata.Name == name {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+// Secret implements manifest.Resolver.
+func (r *Resolver) Secret(namespace, name string) (*manifest.Secret, bool) {
+	for _, s := range r.Secrets {
+		if s.Metadata.Namespace == namespace && s.Metadata.Name == name {
+			return s, true
+		}
+	}
+	return nil, false
+}

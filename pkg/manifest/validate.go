@@ -1,0 +1,689 @@
+package manifest
+
+import (
+	"net"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
+	"github.com/bcs-mesos/bcs-mesos/pkg/field"
+)
+
+// MinContainerMemoryMB is Docker's smallest memory limit (seed 001: "memory:
+// at least 4M").
+const MinContainerMemoryMB = 4
+
+// MaxNameLength bounds names and namespaces (a DNS label).
+const MaxNameLength = 63
+
+var (
+	// dnsLabel is the name rule; see the package documentation.
+	dnsLabel = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+	// portName: letters, digits, '_' and '-', so ${ports.<name>} reads well.
+	portName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	// envName is an environment variable name as Docker accepts it.
+	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+	// dataKey names a configmap or secret item ("bcs.conf", "config_two").
+	dataKey = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+)
+
+// Probe values variables resolve to when a manifest is validated, before
+// any instance exists.
+const (
+	probeHostIP      = "127.0.0.1"
+	probeWorkBaseDir = "/work_base_dir"
+	probeRunBaseDir  = "/run_base_dir"
+	probeRandomPort  = 31000
+)
+
+// validator collects the problems of one manifest.
+type validator struct {
+	errs      field.ErrorList
+	resolver  Resolver
+	namespace string
+}
+
+func newValidator(r Resolver, namespace string) *validator {
+	if namespace != DefaultNamespace && (len(namespace) > MaxNameLength || !dnsLabel.MatchString(namespace)) {
+		r = nil // the namespace error says it all; lookups in it would only add noise
+	}
+	return &validator{resolver: r, namespace: namespace}
+}
+
+func (v *validator) invalid(p field.Path, format string, args ...any) {
+	v.errs = append(v.errs, field.Invalid(p, format, args...))
+}
+
+func (v *validator) required(p field.Path) { v.errs = append(v.errs, field.Required(p)) }
+
+func (v *validator) nonNegative(p field.Path, n int) {
+	if n < 0 {
+		v.invalid(p, "must be ≥ 0, got %d", n)
+	}
+}
+
+// oneOf checks that s is one of allowed; empty is "required".
+func oneOf[T ~string](v *validator, p field.Path, s T, allowed ...T) {
+	if s == "" {
+		v.required(p)
+		return
+	}
+	for _, a := range allowed {
+		if s == a {
+			return
+		}
+	}
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	v.invalid(p, "want one of %s, got %q", strings.Join(names, ", "), s)
+}
+
+// name checks a name against the DNS-label rule.
+func (v *validator) name(p field.Path, s string) {
+	switch {
+	case s == "":
+		v.required(p)
+	case len(s) > MaxNameLength:
+		v.invalid(p, "at most %d characters, got %d", MaxNameLength, len(s))
+	case !dnsLabel.MatchString(s):
+		v.invalid(p, "want lowercase letters, digits and '-', starting with a letter and ending with a letter or digit, got %q", s)
+	}
+}
+
+// namespaceName is name, but also accepts the default namespace.
+func (v *validator) namespaceName(p field.Path, s string) {
+	if s != DefaultNamespace {
+		v.name(p, s)
+	}
+}
+
+func (v *validator) meta(p field.Path, m ObjectMeta) {
+	v.name(p.Child("name"), m.Name)
+	v.namespaceName(p.Child("namespace"), m.Namespace)
+	for _, k := range sortedKeys(m.Labels) {
+		if k == "" {
+			v.invalid(p.Child("labels"), "empty label key")
+		}
+	}
+}
+
+func (v *validator) templateMeta(p field.Path, m TemplateMeta) {
+	if m.Name != "" {
+		v.name(p.Child("name"), m.Name)
+	}
+	if m.Namespace != "" {
+		v.namespaceName(p.Child("namespace"), m.Namespace)
+	}
+}
+
+func (v *validator) restartPolicy(p field.Path, r RestartPolicy) {
+	oneOf(v, p.Child("policy"), r.Policy, RestartNever, RestartAlways, RestartOnFailure)
+	v.nonNegative(p.Child("interval"), r.Interval)
+	v.nonNegative(p.Child("backoff"), r.Backoff)
+	v.nonNegative(p.Child("maxtimes"), r.MaxTimes)
+}
+
+func (v *validator) killPolicy(p field.Path, k KillPolicy) {
+	v.nonNegative(p.Child("gracePeriod"), k.GracePeriod)
+}
+
+func (v *validator) constraint(c *constraint.Constraint) {
+	if c != nil {
+		v.errs = append(v.errs, c.Validate("constraint")...)
+	}
+}
+
+func (v *validator) resources(p field.Path, r Resources) {
+	for _, list := range []struct {
+		name string
+		list ResourceList
+	}{{"limits", r.Limits}, {"requests", r.Requests}} {
+		lp := p.Child(list.name)
+		if _, err := list.list.CPU.Parse(); err != nil {
+			v.invalid(lp.Child("cpu"), "%v", err)
+		}
+		if _, err := list.list.Memory.Parse(); err != nil {
+			v.invalid(lp.Child("memory"), "%v", err)
+		}
+	}
+}
+
+// portTable checks port names and fixed host ports across a pod.
+type portTable struct {
+	names     map[string]field.Path
+	hostPorts map[int]field.Path
+	probe     map[string]uint32
+}
+
+func newPortTable() *portTable {
+	return &portTable{names: map[string]field.Path{}, hostPorts: map[int]field.Path{}, probe: map[string]uint32{}}
+}
+
+// add records a port; a repeated name or fixed hostPort is an error.
+func (t *portTable) add(v *validator, p field.Path, name, protocol string, hostPort int) {
+	switch {
+	case name == "":
+		v.required(p.Child("name"))
+	case !portName.MatchString(name):
+		v.invalid(p.Child("name"), "want letters, digits, '_' and '-', got %q", name)
+	default:
+		if first, dup := t.names[name]; dup {
+			v.invalid(p.Child("name"), "duplicate port name %q (also %s)", name, first)
+		} else {
+			t.names[name] = p
+			t.probe[name] = probeRandomPort
+		}
+	}
+	switch strings.ToLower(protocol) {
+	case "http", "tcp", "udp":
+	case "":
+		v.required(p.Child("protocol"))
+	default:
+		v.invalid(p.Child("protocol"), "want http, tcp or udp, got %q", protocol)
+	}
+	if hostPort < 0 || hostPort > 65535 {
+		v.invalid(p.Child("hostPort"), "must be between 0 (random) and 65535, got %d", hostPort)
+	} else if hostPort > 0 {
+		if first, dup := t.hostPorts[hostPort]; dup {
+			v.invalid(p.Child("hostPort"), "duplicate hostPort %d (also %s)", hostPort, first)
+		} else {
+			t.hostPorts[hostPort] = p
+		}
+	}
+}
+
+// healthChecks checks the health checks of one container or process;
+// ports holds its port names.
+func (v *validator) healthChecks(p field.Path, checks []HealthCheck, ports map[string]bool) {
+	if len(checks) > MaxHealthChecks {
+		v.invalid(p, "at most %d health checks, got %d", MaxHealthChecks, len(checks))
+	}
+	local := -1
+	seen := map[HealthCheckType]int{}
+	for i, h := range checks {
+		hp := p.Index(i)
+		switch h.Type {
+		case CheckHTTP, CheckTCP, CheckCommand:
+			if local >= 0 {
+				v.invalid(hp.Child("type"), "at most one of HTTP, TCP and COMMAND, and healthChecks[%d] is %s", local, checks[local].Type)
+			} else {
+				local = i
+			}
+		case CheckRemoteHTTP, CheckRemoteTCP:
+			if j, dup := seen[h.Type]; dup {
+				v.invalid(hp.Child("type"), "duplicate type %s (also healthChecks[%d])", h.Type, j)
+			}
+		default:
+			oneOf(v, hp.Child("type"), h.Type, CheckHTTP, CheckTCP, CheckCommand, CheckRemoteHTTP, CheckRemoteTCP)
+		}
+		if _, dup := seen[h.Type]; !dup {
+			seen[h.Type] = i
+		}
+		v.nonNegative(hp.Child("delaySeconds"), h.DelaySeconds)
+		switch {
+		case h.IntervalSeconds < 1:
+			v.invalid(hp.Child("intervalSeconds"), "must be ≥ 1, got %d", h.IntervalSeconds)
+		case h.TimeoutSeconds < 1:
+			v.invalid(hp.Child("timeoutSeconds"), "must be ≥ 1, got %d", h.TimeoutSeconds)
+		case h.TimeoutSeconds >= h.IntervalSeconds:
+			v.invalid(hp.Child("timeoutSeconds"), "must be less than intervalSeconds (%d), got %d", h.IntervalSeconds, h.TimeoutSeconds)
+		}
+		v.nonNegative(hp.Child("consecutiveFailures"), h.ConsecutiveFailures)
+		v.nonNegative(hp.Child("gracePeriodSeconds"), h.GracePeriodSeconds)
+		switch h.Type {
+		case CheckHTTP, CheckRemoteHTTP:
+			if h.HTTP == nil {
+				v.invalid(hp.Child("http"), "required for type %s", h.Type)
+				break
+			}
+			v.checkPort(hp.Child("http"), h.HTTP.Port, h.HTTP.PortName, ports)
+			if h.HTTP.Scheme != "http" && h.HTTP.Scheme != "https" {
+				v.invalid(hp.Child("http").Child("scheme"), "want http or https, got %q", h.HTTP.Scheme)
+			}
+			if len(h.HTTP.Headers) > 0 && h.Type != CheckRemoteHTTP {
+				v.invalid(hp.Child("http").Child("headers"), "only REMOTE_HTTP checks send headers")
+			}
+		case CheckTCP, CheckRemoteTCP:
+			if h.TCP == nil {
+				v.invalid(hp.Child("tcp"), "required for type %s", h.Type)
+				break
+			}
+			v.checkPort(hp.Child("tcp"), h.TCP.Port, h.TCP.PortName, ports)
+		case CheckCommand:
+			switch {
+			case h.Command == nil:
+				v.invalid(hp.Child("command"), "required for type %s", h.Type)
+			case strings.TrimSpace(h.Command.Value) == "":
+				v.required(hp.Child("command").Child("value"))
+			}
+		}
+	}
+}
+
+// checkPort: a port > 0 is used as is; otherwise portName must name a port
+// of the task (seed 000).
+func (v *validator) checkPort(p field.Path, port int, name string, ports map[string]bool) {
+	switch {
+	case port > 65535:
+		v.invalid(p.Child("port"), "must be at most 65535, got %d", port)
+	case port > 0:
+	case name == "":
+		v.invalid(p.Child("portName"), "required when port is not > 0")
+	case !ports[name]:
+		v.invalid(p.Child("portName"), "no port named %q", name)
+	}
+}
+
+// item checks one configmap or secret item.
+func (v *validator) item(p field.Path, typ, key, keyOrPath string) {
+	if key == "" {
+		v.required(p.Child("dataKey"))
+	}
+	kp := p.Child("keyOrPath")
+	switch typ {
+	case ItemEnv:
+		if keyOrPath == "" {
+			v.invalid(kp, "required: the environment variable to set")
+		} else if !envName.MatchString(keyOrPath) {
+			v.invalid(kp, "want an environment variable name, got %q", keyOrPath)
+		}
+	case ItemFile:
+		if keyOrPath == "" {
+			v.invalid(kp, "required: the file to write")
+		} else if !path.IsAbs(keyOrPath) {
+			v.invalid(kp, "want an absolute path, got %q", keyOrPath)
+		}
+	default:
+		oneOf(v, p.Child("type"), typ, ItemEnv, ItemFile)
+	}
+}
+
+func (v *validator) configMapRefs(p field.Path, refs []ConfigMapRef) {
+	for i, ref := range refs {
+		rp := p.Index(i)
+		var found *ConfigMap
+		if ref.Name == "" {
+			v.required(rp.Child("name"))
+		} else if v.resolver != nil {
+			cm, ok := v.resolver.ConfigMap(v.namespace, ref.Name)
+			if ok {
+				found = cm
+			} else {
+				v.invalid(rp.Child("name"), "configmap %q not found in namespace %q", ref.Name, v.namespace)
+			}
+		}
+		if len(ref.Items) == 0 {
+			v.invalid(rp.Child("items"), "must hold at least one item")
+		}
+		for j, it := range ref.Items {
+			ip := rp.Child("items").Index(j)
+			v.item(ip, it.Type, it.DataKey, it.KeyOrPath)
+			if found != nil && it.DataKey != "" {
+				if _, ok := found.Datas[it.DataKey]; !ok {
+					v.invalid(ip.Child("dataKey"), "configmap %q has no item %q", ref.Name, it.DataKey)
+				}
+			}
+		}
+	}
+}
+
+func (v *validator) secretRefs(p field.Path, refs []SecretRef) {
+	for i, ref := range refs {
+		rp := p.Index(i)
+		var found *Secret
+		if ref.SecretName == "" {
+			v.required(rp.Child("secretName"))
+		} else if v.resolver != nil {
+			s, ok := v.resolver.Secret(v.namespace, ref.SecretName)
+			if ok {
+				found = s
+			} else {
+				v.invalid(rp.Child("secretName"), "secret %q not found in namespace %q", ref.SecretName, v.namespace)
+			}
+		}
+		if len(ref.Items) == 0 {
+			v.invalid(rp.Child("items"), "must hold at least one item")
+		}
+		for j, it := range ref.Items {
+			ip := rp.Child("items").Index(j)
+			v.item(ip, it.Type, it.DataKey, it.KeyOrPath)
+			if found != nil && it.DataKey != "" {
+				if _, ok := found.Datas[it.DataKey]; !ok {
+					v.invalid(ip.Child("dataKey"), "secret %q has no item %q", ref.SecretName, it.DataKey)
+				}
+			}
+		}
+	}
+}
+
+// Validate implements Object.
+func (a *Application) Validate(r Resolver) field.ErrorList {
+	v := newValidator(r, a.Metadata.Namespace)
+	v.meta("metadata", a.Metadata)
+	v.restartPolicy("restartPolicy", a.RestartPolicy)
+	v.killPolicy("killPolicy", a.KillPolicy)
+	v.constraint(a.Constraint)
+	v.nonNegative("spec.instance", a.Spec.Instance)
+	v.templateMeta("spec.template.metadata", a.Spec.Template.Metadata)
+	v.podSpec("spec.template.spec", &a.Spec.Template.Spec, a.Metadata)
+	return v.errs
+}
+
+// Validate implements Object.
+func (d *Deployment) Validate(r Resolver) field.ErrorList {
+	v := newValidator(r, d.Metadata.Namespace)
+	v.meta("metadata", d.Metadata)
+	v.restartPolicy("restartPolicy", d.RestartPolicy)
+	v.killPolicy("killPolicy", d.KillPolicy)
+	v.constraint(d.Constraint)
+	v.nonNegative("spec.instance", d.Spec.Instance)
+	sp := field.Path("spec.strategy")
+	oneOf(v, sp.Child("type"), d.Spec.Strategy.Type, "RollingUpdate")
+	if ru := d.Spec.Strategy.RollingUpdate; ru != nil {
+		rp := sp.Child("rollingupdate")
+		v.nonNegative(rp.Child("maxUnavilable"), ru.MaxUnavailable)
+		v.nonNegative(rp.Child("maxSurge"), ru.MaxSurge)
+		if ru.MaxUnavailable == 0 && ru.MaxSurge == 0 {
+			v.invalid(rp.Child("maxSurge"), "maxSurge and maxUnavilable cannot both be 0: the update could never progress")
+		}
+		v.nonNegative(rp.Child("upgradeDuration"), ru.UpgradeDuration)
+		if ru.RollingOrder != "" {
+			oneOf(v, rp.Child("rollingOrder"), ru.RollingOrder, RollingCreateFirst, RollingDeleteFirst)
+		}
+	}
+	v.templateMeta("spec.template.metadata", d.Spec.Template.Metadata)
+	v.podSpec("spec.template.spec", &d.Spec.Template.Spec, d.Metadata)
+	return v.errs
+}
+
+func (v *validator) podSpec(p field.Path, s *PodSpec, meta ObjectMeta) {
+	if len(s.Containers) == 0 {
+		v.required(p.Child("containers"))
+	}
+	oneOf(v, p.Child("networkMode"), s.NetworkMode, NetworkHost, NetworkBridge, NetworkNone, NetworkUser)
+	if s.NetworkType != "" {
+		oneOf(v, p.Child("networkType"), s.NetworkType, "cnm", "cni")
+	}
+	if s.NetLimit != nil {
+		v.nonNegative(p.Child("netLimit").Child("egressLimit"), s.NetLimit.EgressLimit)
+	}
+	ports := newPortTable()
+	for i := range s.Containers {
+		v.container(p.Child("containers").Index(i), &s.Containers[i], s.NetworkMode, ports)
+	}
+	probe := Instance{
+		Namespace: meta.Namespace, Name: meta.Name, HostIP: probeHostIP, Ports: ports.probe,
+		TaskGroupID: "probe", TaskGroupName: "probe",
+	}
+	for i := range s.Containers {
+		_, errs := expandContainer(&s.Containers[i], probe, p.Child("containers").Index(i))
+		v.errs = append(v.errs, errs...)
+	}
+}
+
+var envResources = []string{"requests.cpu", "requests.memory", "limits.cpu", "limits.memory"}
+
+func (v *validator) container(p field.Path, c *Container, mode NetworkMode, ports *portTable) {
+	if c.Type != "" {
+		oneOf(v, p.Child("type"), c.Type, "DOCKER", "MESOS")
+	}
+	if c.Image == "" {
+		v.required(p.Child("image"))
+	}
+	oneOf(v, p.Child("imagePullPolicy"), c.ImagePullPolicy, PullAlways, PullIfNotPresent)
+	for i, param := range c.Parameters {
+		if param.Key == "" {
+			v.required(p.Child("parameters").Index(i).Child("key"))
+		}
+	}
+	for i, env := range c.Env {
+		ep := p.Child("env").Index(i)
+		if env.Name == "" {
+			v.required(ep.Child("name"))
+		}
+		if env.ValueFrom == nil {
+			continue
+		}
+		fp := ep.Child("valueFrom")
+		switch {
+		case env.Value != "":
+			v.invalid(fp, "cannot be combined with value")
+		case env.ValueFrom.ResourceFieldRef == nil:
+			v.required(fp.Child("resourceFieldRef"))
+		default:
+			oneOf(v, fp.Child("resourceFieldRef").Child("resource"), env.ValueFrom.ResourceFieldRef.Resource, envResources...)
+		}
+	}
+	own := map[string]bool{}
+	for i, port := range c.Ports {
+		pp := p.Child("ports").Index(i)
+		ports.add(v, pp, port.Name, port.Protocol, port.HostPort)
+		own[port.Name] = true
+		switch {
+		case port.ContainerPort < 0 || port.ContainerPort > 65535:
+			v.invalid(pp.Child("containerPort"), "must be between 0 and 65535, got %d", port.ContainerPort)
+		case port.ContainerPort == 0 && mode != NetworkHost:
+			v.invalid(pp.Child("containerPort"), "required: only HOST mode picks a random containerPort")
+		}
+	}
+	v.healthChecks(p.Child("healthChecks"), c.HealthChecks, own)
+	v.resources(p.Child("resources"), c.Resources)
+	if mem, err := c.Resources.Limits.Memory.Parse(); err == nil && mem.Set && !mem.Unlimited && mem.Milli < MinContainerMemoryMB*1000 {
+		v.invalid(p.Child("resources").Child("limits").Child("memory"), "must be at least %d (MB), Docker's minimum, got %s", MinContainerMemoryMB, c.Resources.Limits.Memory)
+	}
+	for i, vol := range c.Volumes {
+		vp := p.Child("volumes").Index(i)
+		if vol.Name == "" {
+			v.required(vp.Child("name"))
+		}
+		v.absolutePath(vp.Child("volume").Child("hostPath"), vol.Volume.HostPath)
+		v.absolutePath(vp.Child("volume").Child("mountPath"), vol.Volume.MountPath)
+	}
+	v.secretRefs(p.Child("secrets"), c.Secrets)
+	v.configMapRefs(p.Child("configmaps"), c.ConfigMaps)
+}
+
+func (v *validator) absolutePath(p field.Path, s string) {
+	switch {
+	case s == "":
+		v.required(p)
+	case !path.IsAbs(s):
+		v.invalid(p, "want an absolute path, got %q", s)
+	}
+}
+
+// Validate implements Object.
+func (pr *Process) Validate(r Resolver) field.ErrorList {
+	v := newValidator(r, pr.Metadata.Namespace)
+	v.meta("metadata", pr.Metadata)
+	v.restartPolicy("restartPolicy", pr.RestartPolicy)
+	v.killPolicy("killPolicy", pr.KillPolicy)
+	v.constraint(pr.Constraint)
+	v.nonNegative("spec.instance", pr.Spec.Instance)
+	sp := field.Path("spec.template.spec.processes")
+	procs := pr.Spec.Template.Spec.Processes
+	if len(procs) == 0 {
+		v.required(sp)
+	}
+	ports := newPortTable()
+	for i := range procs {
+		for j, port := range procs[i].Ports {
+			ports.add(v, sp.Index(i).Child("ports").Index(j), port.Name, port.Protocol, port.HostPort)
+		}
+	}
+	probe := Instance{
+		Namespace: pr.Metadata.Namespace, Name: pr.Metadata.Name, HostIP: probeHostIP, Ports: ports.probe,
+		WorkBaseDir: probeWorkBaseDir, RunBaseDir: probeRunBaseDir,
+	}
+	for i := range procs {
+		pp := sp.Index(i)
+		v.process(pp, &procs[i])
+		_, errs := expandProcess(&procs[i], probe, pp)
+		v.errs = append(v.errs, errs...)
+	}
+	return v.errs
+}
+
+func (v *validator) process(p field.Path, proc *ProcessSpec) {
+	if proc.ProcName == "" {
+		v.required(p.Child("procName"))
+	}
+	if proc.WorkPath == "" {
+		v.required(p.Child("workPath"))
+	}
+	if proc.PidFile == "" {
+		v.required(p.Child("pidFile"))
+	}
+	if strings.TrimSpace(proc.StartCmd) == "" {
+		v.required(p.Child("startCmd"))
+	}
+	v.nonNegative(p.Child("startGracePeriod"), proc.StartGracePeriod)
+	for i, u := range proc.URIs {
+		up := p.Child("uris").Index(i)
+		switch {
+		case u.Value == "":
+			v.required(up.Child("value"))
+		case !strings.HasPrefix(u.Value, "http://") && !strings.HasPrefix(u.Value, "https://") && !strings.HasPrefix(u.Value, "file://"):
+			v.invalid(up.Child("value"), "want an http://, https:// or file:// address, got %q", u.Value)
+		}
+		oneOf(v, up.Child("pullPolicy"), u.PullPolicy, PullAlways, PullIfNotPresent)
+	}
+	own := map[string]bool{}
+	for _, port := range proc.Ports {
+		own[port.Name] = true
+	}
+	v.healthChecks(p.Child("healthChecks"), proc.HealthChecks, own)
+	v.resources(p.Child("resources"), proc.Resources)
+	for i, env := range proc.Env {
+		if env.Name == "" {
+			v.required(p.Child("env").Index(i).Child("name"))
+		}
+	}
+	v.secretRefs(p.Child("secrets"), proc.Secrets)
+	v.configMapRefs(p.Child("configmaps"), proc.ConfigMaps)
+}
+
+// Validate implements Object.
+func (c *ConfigMap) Validate(Resolver) field.ErrorList {
+	v := newValidator(nil, c.Metadata.Namespace)
+	v.meta("metadata", c.Metadata)
+	dp := field.Path("datas")
+	if len(c.Datas) == 0 {
+		v.invalid(dp, "must hold at least one item")
+	}
+	for _, key := range sortedKeys(c.Datas) {
+		d := c.Datas[key]
+		kp := dp.Key(key)
+		v.dataKey(kp, key)
+		oneOf(v, kp.Child("type"), d.Type, ConfigDataFile, ConfigDataHTTP, ConfigDataHTTPS, ConfigDataFTP)
+		switch d.Type {
+		case ConfigDataHTTP, ConfigDataHTTPS, ConfigDataFTP:
+			if !strings.HasPrefix(d.Content, d.Type+"://") {
+				v.invalid(kp.Child("content"), "want a %s:// address for type %s, got %q", d.Type, d.Type, d.Content)
+			}
+		}
+	}
+	return v.errs
+}
+
+func (v *validator) dataKey(p field.Path, key string) {
+	if !dataKey.MatchString(key) {
+		v.invalid(p, "item name wants letters, digits, '.', '_' and '-'")
+	}
+}
+
+// Validate implements Object.
+func (s *Secret) Validate(Resolver) field.ErrorList {
+	v := newValidator(nil, s.Metadata.Namespace)
+	v.meta("metadata", s.Metadata)
+	dp := field.Path("datas")
+	if len(s.Datas) == 0 {
+		v.invalid(dp, "must hold at least one item")
+	}
+	for _, key := range sortedKeys(s.Datas) {
+		kp := dp.Key(key)
+		v.dataKey(kp, key)
+		if s.Datas[key].Content == "" {
+			v.required(kp.Child("content"))
+		}
+	}
+	return v.errs
+}
+
+// Validate implements Object.
+func (s *Service) Validate(Resolver) field.ErrorList {
+	v := newValidator(nil, s.Metadata.Namespace)
+	v.meta("metadata", s.Metadata)
+	sp := field.Path("spec")
+	if len(s.Spec.Selector) == 0 {
+		v.required(sp.Child("selector"))
+	}
+	oneOf(v, sp.Child("type"), s.Spec.Type, ServiceClusterIP, ServiceNodePort, ServiceNone, ServiceIntegration)
+	for i, ip := range s.Spec.ClusterIP {
+		if net.ParseIP(ip) == nil {
+			v.invalid(sp.Child("clusterIP").Index(i), "want an IP address, got %q", ip)
+		}
+	}
+	names := map[string]int{}
+	for i, port := range s.Spec.Ports {
+		pp := sp.Child("ports").Index(i)
+		if port.Name == "" {
+			v.required(pp.Child("name"))
+		} else if j, dup := names[port.Name]; dup {
+			v.invalid(pp.Child("name"), "duplicate port name %q (also ports[%d])", port.Name, j)
+		} else {
+			names[port.Name] = i
+		}
+		switch strings.ToLower(port.Protocol) {
+		case "http", "https", "tcp", "udp":
+		case "":
+			v.required(pp.Child("protocol"))
+		default:
+			v.invalid(pp.Child("protocol"), "want http, https, tcp or udp, got %q", port.Protocol)
+		}
+		v.portNumber(pp.Child("servicePort"), port.ServicePort)
+		v.portNumber(pp.Child("targetPort"), port.TargetPort)
+		if port.NodePort < 0 || port.NodePort > 65535 {
+			v.invalid(pp.Child("nodePort"), "must be between 0 (none) and 65535, got %d", port.NodePort)
+		}
+	}
+	return v.errs
+}
+
+func (v *validator) portNumber(p field.Path, port int) {
+	if port < 1 || port > 65535 {
+		v.invalid(p, "must be between 1 and 65535, got %d", port)
+	}
+}
+
+// Validate implements Object.
+func (c *Command) Validate(Resolver) field.ErrorList {
+	v := newValidator(nil, c.Spec.CommandTargetRef.Namespace)
+	sp := field.Path("spec")
+	tp := sp.Child("commandTargetRef")
+	switch kind := strings.ToLower(c.Spec.CommandTargetRef.Kind); kind {
+	case string(KindDeployment), string(KindApplication):
+	case "":
+		v.required(tp.Child("kind"))
+	default:
+		v.invalid(tp.Child("kind"), "want Deployment or Application, got %q", c.Spec.CommandTargetRef.Kind)
+	}
+	v.name(tp.Child("name"), c.Spec.CommandTargetRef.Name)
+	v.namespaceName(tp.Child("namespace"), c.Spec.CommandTargetRef.Namespace)
+	for i, tg := range c.Spec.TaskGroups {
+		if tg == "" {
+			v.required(sp.Child("taskgroups").Index(i))
+		}
+	}
+	if len(c.Spec.Command) == 0 || c.Spec.Command[0] == "" {
+		v.required(sp.Child("command"))
+	}
+	if c.Spec.WorkingDir != "" && !path.IsAbs(c.Spec.WorkingDir) {
+		v.invalid(sp.Child("workingDir"), "want an absolute path, got %q", c.Spec.WorkingDir)
+	}
+	v.nonNegative(sp.Child("reserveTime"), c.Spec.ReserveTime)
+	return v.errs
+}
