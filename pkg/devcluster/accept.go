@@ -1,0 +1,385 @@
+package devcluster
+
+import (
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/resources"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+// Minimum executor resources for LAUNCH_GROUP (Mesos MIN_CPUS, MIN_MEM).
+const (
+	minExecutorCPUs  = 0.01
+	minExecutorMemMB = 32
+)
+
+// accept handles ACCEPT (src/master/master.cpp "accept" and "_accept").
+// Errors never fail the call: they come back as status updates. Caller
+// holds c.mu.
+func (c *Cluster) accept(fw *framework, acc *scheduler.Call_Accept) {
+	offers, agent, offerErr := c.validateOffers(fw, acc.OfferIDs)
+	if offerErr != "" {
+		for _, oid := range acc.OfferIDs {
+			if o := c.offers[oid.Value]; o != nil && o.fw == fw {
+				c.removeOffer(o)
+			}
+		}
+		state := mesos.TASK_LOST
+		if fw.partitionAware {
+			state = mesos.TASK_DROPPED
+		}
+		for _, op := range acc.Operations {
+			for _, ti := range operationTasks(op) {
+				agentID := ti.AgentID
+				c.sendUpdate(fw, c.masterStatus(ti.TaskID, &agentID, state, mesos.REASON_INVALID_OFFERS, "Task launched with invalid offers: "+offerErr))
+			}
+		}
+		c.logf("framework %s: ACCEPT with invalid offers: %s", fw.id, offerErr)
+		return
+	}
+
+	// Offered resources, in the form the framework sees them: allocated to
+	// its role when MULTI_ROLE; otherwise Mesos injects the allocation
+	// itself, so compare unallocated.
+	var offered mesos.Resources
+	for _, o := range offers {
+		c.removeOffer(o)
+		offered.Add(o.resources.Clone()...)
+	}
+	remaining := offered
+	if fw.multiRole {
+		remaining = offered.Allocate(fw.role)
+	}
+
+	for _, op := range acc.Operations {
+		switch op.Type {
+		case mesos.Offer_Operation_LAUNCH:
+			if op.Launch == nil {
+				continue
+			}
+			for _, ti := range op.Launch.TaskInfos {
+				if op.ID != nil {
+					c.taskError(fw, ti, mesos.REASON_TASK_INVALID, "The `id` field cannot be set on LAUNCH operations")
+					continue
+				}
+				if msg := c.validateLaunchTask(fw, agent, &ti, remaining); msg != "" {
+					c.taskError(fw, ti, mesos.REASON_TASK_INVALID, msg)
+					continue
+				}
+				used := c.asSeen(fw, ti.Resources)
+				if ti.Executor != nil && agent.executors[executorKey(fw.id, ti.Executor.ExecutorID.Value)] == nil {
+					used.Add(c.asSeen(fw, ti.Executor.Resources)...)
+				}
+				remaining.Subtract(used...)
+				c.launch(fw, agent, ti.Executor, []mesos.TaskInfo{ti}, false)
+			}
+		case mesos.Offer_Operation_LAUNCH_GROUP:
+			if op.LaunchGroup == nil {
+				continue
+			}
+			ex := op.LaunchGroup.Executor
+			tasks := make([]mesos.TaskInfo, len(op.LaunchGroup.TaskGroup.Tasks))
+			for i, ti := range op.LaunchGroup.TaskGroup.Tasks {
+				if ti.Executor == nil {
+					e := ex
+					ti.Executor = &e
+				}
+				tasks[i] = ti
+			}
+			if op.ID != nil {
+				c.groupError(fw, tasks, "The `id` field cannot be set on LAUNCH_GROUP operations")
+				continue
+			}
+			if msg := c.validateTaskGroup(fw, agent, &ex, tasks, remaining); msg != "" {
+				c.groupError(fw, tasks, msg)
+				continue
+			}
+			var used mesos.Resources
+			for _, ti := range tasks {
+				used.Add(c.asSeen(fw, ti.Resources)...)
+			}
+			if agent.executors[executorKey(fw.id, ex.ExecutorID.Value)] == nil {
+				used.Add(c.asSeen(fw, ex.Resources)...)
+			}
+			remaining.Subtract(used...)
+			c.launch(fw, agent, &ex, tasks, true)
+		default:
+			c.logf("framework %s: %s operations are not supported by the dev cluster; ignored", fw.id, op.Type)
+		}
+	}
+
+	// Unused resources go back with the ACCEPT's filter (default 5s).
+	if len(remaining) > 0 {
+		c.refuse(fw, agent, sumResources(remaining), acc.Filters)
+	}
+	c.triggerAllocation()
+}
+
+// asSeen returns resources as the framework's operations must name them.
+func (c *Cluster) asSeen(fw *framework, rs []mesos.Resource) mesos.Resources {
+	out := mesos.Resources(rs).Clone()
+	if fw.multiRole {
+		return out
+	}
+	return out.Unallocate()
+}
+
+func operationTasks(op mesos.Offer_Operation) []mesos.TaskInfo {
+	switch {
+	case op.Type == mesos.Offer_Operation_LAUNCH && op.Launch != nil:
+		return op.Launch.TaskInfos
+	case op.Type == mesos.Offer_Operation_LAUNCH_GROUP && op.LaunchGroup != nil:
+		return op.LaunchGroup.TaskGroup.Tasks
+	}
+	return nil
+}
+
+// validateOffers checks the offer IDs of an ACCEPT (validation::offer).
+func (c *Cluster) validateOffers(fw *framework, ids []mesos.OfferID) ([]*offer, *agent, string) {
+	if len(ids) == 0 {
+		return nil, nil, "No offers specified"
+	}
+	seen := map[string]bool{}
+	var out []*offer
+	var a *agent
+	for _, id := range ids {
+		if seen[id.Value] {
+			return nil, nil, "Duplicate offer " + id.Value + " in offer list"
+		}
+		seen[id.Value] = true
+		o := c.offers[id.Value]
+		if o == nil {
+			return nil, nil, "Offer " + id.Value + " is no longer valid"
+		}
+		if o.fw != fw {
+			return nil, nil, "Offer " + id.Value + " has invalid framework " + o.fw.id + " while framework " + fw.id + " is expected"
+		}
+		if a != nil && o.agent != a {
+			return nil, nil, "Aggregated offers must belong to one single agent. Offer " + id.Value + " uses agent " + o.agent.id + " and agent " + a.id
+		}
+		a = o.agent
+		out = append(out, o)
+	}
+	return out, a, ""
+}
+
+func (c *Cluster) taskError(fw *framework, ti mesos.TaskInfo, reason mesos.TaskStatus_Reason, msg string) {
+	agentID := ti.AgentID
+	c.sendUpdate(fw, c.masterStatus(ti.TaskID, &agentID, mesos.TASK_ERROR, reason, msg))
+	c.logf("framework %s: task %s: TASK_ERROR %s: %s", fw.id, ti.TaskID.Value, reason, msg)
+}
+
+func (c *Cluster) groupError(fw *framework, tasks []mesos.TaskInfo, msg string) {
+	for _, ti := range tasks {
+		c.taskError(fw, ti, mesos.REASON_TASK_GROUP_INVALID, msg)
+	}
+}
+
+// validateID is Mesos' common ID rule.
+func validateID(id string) string {
+	switch {
+	case id == "":
+		return "ID must not be empty"
+	case len(id) > 255:
+		return "ID must not be greater than 255 characters"
+	case id == "." || id == "..":
+		return "'" + id + "' is disallowed"
+	}
+	for _, r := range id {
+		if r < 0x20 || r == 0x7f || r == '/' || r == '\\' {
+			return "'" + id + "' contains invalid characters"
+		}
+	}
+	return ""
+}
+
+// validateTaskCommon is validation::task::internal::validateTask, plus a
+// check Mesos lacks (it aborts instead): duplicate IDs inside one ACCEPT
+// are caught by the launch itself adding the first task to fw.tasks.
+func (c *Cluster) validateTaskCommon(fw *framework, a *agent, ti *mesos.TaskInfo) string {
+	if msg := validateID(ti.TaskID.Value); msg != "" {
+		return "Task has an invalid TaskID: " + msg
+	}
+	if fw.tasks[ti.TaskID.Value] != nil {
+		return "Task has duplicate ID: " + ti.TaskID.Value
+	}
+	if fw.unreachable[ti.TaskID.Value] != nil {
+		return "Task reuses the ID of an unreachable task: " + ti.TaskID.Value
+	}
+	if ti.AgentID.Value != a.id {
+		return "Task uses invalid agent " + ti.AgentID.Value + " while agent " + a.id + " is expected"
+	}
+	if ti.KillPolicy != nil && ti.KillPolicy.GracePeriod != nil && ti.KillPolicy.GracePeriod.Nanoseconds < 0 {
+		return "Task's 'kill_policy.grace_period' must be non-negative"
+	}
+	if len(ti.Resources) == 0 {
+		return "Task uses no resources"
+	}
+	if err := resources.Validate(ti.Resources...); err != nil {
+		return "Task uses invalid resources: " + err.Error()
+	}
+	if fw.multiRole {
+		if msg := allocatedToRole(ti.Resources, fw.role); msg != "" {
+			return "Invalid task resources: " + msg
+		}
+	}
+	return ""
+}
+
+func allocatedToRole(rs []mesos.Resource, role string) string {
+	for _, r := range rs {
+		if r.AllocationInfo == nil || r.AllocationInfo.Role == nil {
+			return "The resources are not allocated to a role"
+		}
+		if *r.AllocationInfo.Role != role {
+			return "The resources have multiple allocation roles ('" + *r.AllocationInfo.Role + "' and '" + role + "') but only one allocation role is allowed"
+		}
+	}
+	return ""
+}
+
+// validateExecutorCommon is validation::executor::internal::validate.
+func (c *Cluster) validateExecutorCommon(fw *framework, a *agent, ex *mesos.ExecutorInfo) string {
+	switch ex.Type {
+	case mesos.ExecutorInfo_DEFAULT:
+		if ex.Command != nil {
+			return "'ExecutorInfo.command' must not be set for 'DEFAULT' executor"
+		}
+	case mesos.ExecutorInfo_CUSTOM:
+		if ex.Command == nil {
+			return "'ExecutorInfo.command' must be set for 'CUSTOM' executor"
+		}
+	}
+	if msg := validateID(ex.ExecutorID.Value); msg != "" {
+		return msg
+	}
+	if ex.ShutdownGracePeriod != nil && ex.ShutdownGracePeriod.Nanoseconds < 0 {
+		return "ExecutorInfo's 'shutdown_grace_period' must be non-negative"
+	}
+	if ex.FrameworkID == nil {
+		return "'ExecutorInfo.framework_id' must be set"
+	}
+	if ex.FrameworkID.Value != fw.id {
+		return "ExecutorInfo has an invalid FrameworkID (Actual: " + ex.FrameworkID.Value + " vs Expected: " + fw.id + ")"
+	}
+	if err := resources.Validate(ex.Resources...); err != nil {
+		return "Executor uses invalid resources: " + err.Error()
+	}
+	if fw.multiRole && len(ex.Resources) > 0 {
+		if msg := allocatedToRole(ex.Resources, fw.role); msg != "" {
+			return "Invalid executor resources: " + msg
+		}
+	}
+	if existing := a.executors[executorKey(fw.id, ex.ExecutorID.Value)]; existing != nil && !existing.info.Equal(ex) {
+		return "ExecutorInfo is not compatible with existing ExecutorInfo with same ExecutorID"
+	}
+	return ""
+}
+
+// validateLaunchTask validates one task of a LAUNCH operation.
+func (c *Cluster) validateLaunchTask(fw *framework, a *agent, ti *mesos.TaskInfo, offered mesos.Resources) string {
+	if ti.Executor != nil && ti.Executor.FrameworkID == nil {
+		ti.Executor.FrameworkID = &mesos.FrameworkID{Value: fw.id}
+	}
+	if msg := c.validateTaskCommon(fw, a, ti); msg != "" {
+		return msg
+	}
+	if (ti.Executor != nil) == (ti.Command != nil) {
+		return "Task should have at least one (but not both) of CommandInfo or ExecutorInfo present"
+	}
+	total := c.asSeen(fw, ti.Resources)
+	if ex := ti.Executor; ex != nil {
+		if msg := c.validateExecutorCommon(fw, a, ex); msg != "" {
+			return msg
+		}
+		if ex.Type != mesos.ExecutorInfo_UNKNOWN && ex.Type != mesos.ExecutorInfo_CUSTOM {
+			return "'ExecutorInfo.type' must be 'CUSTOM'"
+		}
+		if ex.Command == nil {
+			return "'ExecutorInfo.command' must be set"
+		}
+		if a.executors[executorKey(fw.id, ex.ExecutorID.Value)] == nil {
+			total.Add(c.asSeen(fw, ex.Resources)...)
+		}
+	}
+	if !containsAll(offered, total) {
+		return "Task uses more resources " + formatResources(total) + " than available " + formatResources(offered)
+	}
+	return ""
+}
+
+// validateTaskGroup is validation::task::group::validate.
+func (c *Cluster) validateTaskGroup(fw *framework, a *agent, ex *mesos.ExecutorInfo, tasks []mesos.TaskInfo, offered mesos.Resources) string {
+	seen := map[string]bool{}
+	for i := range tasks {
+		ti := &tasks[i]
+		msg := c.validateTaskCommon(fw, a, ti)
+		if msg == "" && seen[ti.TaskID.Value] {
+			msg = "Task has duplicate ID: " + ti.TaskID.Value
+		}
+		if msg == "" && ti.Executor == nil {
+			msg = "'TaskInfo.executor' must be set"
+		}
+		if msg == "" && ti.Container != nil && ti.Container.Type != nil && *ti.Container.Type == mesos.ContainerInfo_DOCKER {
+			msg = "Docker ContainerInfo is not supported on the task"
+		}
+		if msg != "" {
+			return "Task '" + ti.TaskID.Value + "' is invalid: " + msg
+		}
+		seen[ti.TaskID.Value] = true
+	}
+	if msg := c.validateExecutorCommon(fw, a, ex); msg != "" {
+		return msg
+	}
+	if ex.Type == mesos.ExecutorInfo_UNKNOWN {
+		return "'ExecutorInfo.type' must be set"
+	}
+	if ex.Container != nil && ex.Container.Type != nil && *ex.Container.Type == mesos.ContainerInfo_DOCKER {
+		return "Docker ContainerInfo is not supported on the executor"
+	}
+	for _, ti := range tasks {
+		if !ti.Executor.Equal(ex) {
+			return "The `ExecutorInfo` of task '" + ti.TaskID.Value + "' is different from executor '" + ex.ExecutorID.Value + "'"
+		}
+	}
+	rs := mesos.Resources(ex.Resources)
+	if cpus, ok := resources.CPUs(rs...); !ok || cpus < minExecutorCPUs {
+		got := "None"
+		if ok {
+			got = formatDouble(cpus)
+		}
+		return "Executor '" + ex.ExecutorID.Value + "' uses less CPUs (" + got + ") than the minimum required (" + formatDouble(minExecutorCPUs) + ")"
+	}
+	if mem, ok := scalarSum(rs, "mem"); !ok || mem < minExecutorMemMB {
+		got := "None"
+		if ok {
+			got = formatMegabytes(mem)
+		}
+		return "Executor '" + ex.ExecutorID.Value + "' uses less memory (" + got + ") than the minimum required (" + formatMegabytes(minExecutorMemMB) + ")"
+	}
+	if _, ok := scalarSum(rs, "disk"); !ok {
+		return "Executor '" + ex.ExecutorID.Value + "' uses no disk"
+	}
+	var total mesos.Resources
+	for _, ti := range tasks {
+		total.Add(c.asSeen(fw, ti.Resources)...)
+	}
+	if a.executors[executorKey(fw.id, ex.ExecutorID.Value)] == nil {
+		total.Add(c.asSeen(fw, ex.Resources)...)
+	}
+	if !containsAll(offered, total) {
+		return "Total resources " + formatResources(total) + " required by task group and its executor are more than available " + formatResources(offered)
+	}
+	return ""
+}
+
+func scalarSum(rs mesos.Resources, name string) (float64, bool) {
+	found := false
+	sum := 0.0
+	for _, r := range rs {
+		if r.Name == name && r.Scalar != nil {
+			found = true
+			sum += r.Scalar.Value
+		}
+	}
+	return sum, found
+}

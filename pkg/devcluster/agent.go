@@ -1,0 +1,466 @@
+package devcluster
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+)
+
+// AddAgent registers a new agent and returns its ID. In process mode the
+// agent gets its own executor API endpoint on 127.0.0.1.
+func (c *Cluster) AddAgent(spec AgentSpec) (string, error) {
+	if err := spec.validate(); err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return "", fmt.Errorf("cluster stopped: %w", errdefs.ErrUnavailable)
+	}
+	n := len(c.agentOrder) + 1
+	if spec.ID == "" {
+		spec.ID = fmt.Sprintf("%s-S%d", c.id, c.nextSeq())
+	}
+	if spec.Hostname == "" {
+		spec.Hostname = fmt.Sprintf("agent-%d", n)
+	}
+	if c.agents[spec.ID] != nil {
+		c.mu.Unlock()
+		return "", fmt.Errorf("agent %q: %w", spec.ID, errdefs.ErrAlreadyExists)
+	}
+	c.mu.Unlock()
+
+	a := &agent{
+		id:           spec.ID,
+		spec:         spec,
+		total:        agentResources(spec.Resources),
+		attributes:   agentAttributes(spec.Attributes),
+		tasks:        map[string]*task{},
+		executors:    map[string]*executorRun{},
+		commandTasks: map[string]*commandTask{},
+		offered:      map[string]*offer{},
+	}
+	a.info = mesos.AgentInfo{
+		Hostname:   spec.Hostname,
+		Resources:  a.total.Clone(),
+		Attributes: a.attributes,
+		ID:         &mesos.AgentID{Value: a.id},
+	}
+	if c.cfg.ExecutorMode == ExecutorProcess {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", fmt.Errorf("agent %q listen: %v: %w", a.id, err, errdefs.ErrUnavailable)
+		}
+		a.endpoint = ln.Addr().String()
+		_, port := splitHostPort(a.endpoint)
+		p := int32(port)
+		a.info.Port = &p
+		mux := http.NewServeMux()
+		mux.HandleFunc("/api/v1/executor", func(w http.ResponseWriter, r *http.Request) { c.handleExecutor(a, w, r) })
+		a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = a.srv.Serve(ln) }()
+	} else {
+		p := int32(5051)
+		a.info.Port = &p
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped || c.agents[a.id] != nil {
+		if a.srv != nil {
+			_ = a.srv.Close()
+		}
+		if c.stopped {
+			return "", fmt.Errorf("cluster stopped: %w", errdefs.ErrUnavailable)
+		}
+		return "", fmt.Errorf("agent %q: %w", a.id, errdefs.ErrAlreadyExists)
+	}
+	c.agents[a.id] = a
+	c.agentOrder = append(c.agentOrder, a)
+	c.triggerAllocation()
+	return a.id, nil
+}
+
+// RemoveAgent takes an agent away as if it had been partitioned and
+// removed: its offers are rescinded, its tasks reported TASK_UNREACHABLE
+// (PARTITION_AWARE frameworks) or TASK_LOST, frameworks get a FAILURE
+// event for the agent, and its executor processes are killed.
+func (c *Cluster) RemoveAgent(id string) error {
+	c.mu.Lock()
+	a := c.agents[id]
+	if a == nil {
+		c.mu.Unlock()
+		return fmt.Errorf("agent %q: %w", id, errdefs.ErrNotFound)
+	}
+	a.removed = true
+	delete(c.agents, id)
+	for i, x := range c.agentOrder {
+		if x == a {
+			c.agentOrder = append(c.agentOrder[:i:i], c.agentOrder[i+1:]...)
+			break
+		}
+	}
+	for _, o := range a.offered {
+		c.rescindOffer(o)
+	}
+	now := c.cfg.Now()
+	unreachableAt := &mesos.TimeInfo{Nanoseconds: now.UnixNano()}
+	touched := map[*framework]bool{}
+	for _, fw := range c.frameworks {
+		for _, t := range fw.tasks {
+			if t.agent != a {
+				continue
+			}
+			t.stopTimers()
+			t.pending = nil
+			delete(fw.tasks, t.info.TaskID.Value)
+			if isTerminal(t.state) {
+				fw.addCompleted(t)
+				continue
+			}
+			touched[fw] = true
+			state := mesos.TASK_LOST
+			if fw.partitionAware {
+				state = mesos.TASK_UNREACHABLE
+			}
+			st := c.newStatus(t, state, mesos.SOURCE_MASTER, mesos.REASON_AGENT_REMOVED, "Agent "+a.info.Hostname+" is removed")
+			if state == mesos.TASK_UNREACHABLE {
+				st.UnreachableTime = unreachableAt
+			}
+			t.released = true
+			t.state, t.latest = state, st
+			t.statuses = append(t.statuses, st)
+			if state == mesos.TASK_UNREACHABLE {
+				fw.unreachable[t.info.TaskID.Value] = t
+			} else {
+				fw.addCompleted(t)
+			}
+			c.sendUpdate(fw, st)
+		}
+	}
+	for _, fw := range c.frameworks {
+		if fw.stream != nil {
+			fw.stream.send(&scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{AgentID: &mesos.AgentID{Value: a.id}}})
+		}
+	}
+	var pgids []int
+	for _, ex := range a.executors {
+		ex.terminating = true
+		if ex.stream != nil {
+			ex.stream.close()
+		}
+		if ex.regTimer != nil {
+			ex.regTimer.Stop()
+		}
+		pgids = append(pgids, ex.pgid)
+	}
+	for _, ct := range a.commandTasks {
+		pgids = append(pgids, ct.pgid)
+	}
+	a.executors = map[string]*executorRun{}
+	a.tasks = map[string]*task{}
+	srv := a.srv
+	c.mu.Unlock()
+
+	for _, pgid := range pgids {
+		killProcessGroup(pgid)
+	}
+	if srv != nil {
+		_ = srv.Close()
+	}
+	c.logf("agent %s (%s) removed; %d frameworks had tasks there", a.id, a.info.Hostname, len(touched))
+	return nil
+}
+
+// launch hands tasks to an agent. Caller holds c.mu and has validated.
+func (c *Cluster) launch(fw *framework, a *agent, exInfo *mesos.ExecutorInfo, infos []mesos.TaskInfo, group bool) {
+	var ex *executorRun
+	newExecutor := false
+	if exInfo != nil {
+		key := executorKey(fw.id, exInfo.ExecutorID.Value)
+		ex = a.executors[key]
+		if ex == nil {
+			newExecutor = true
+			ex = &executorRun{
+				fw:          fw,
+				agent:       a,
+				info:        *exInfo,
+				id:          exInfo.ExecutorID.Value,
+				containerID: newUUIDString(),
+				resources:   sumResources(exInfo.Resources),
+				tasks:       map[string]*task{},
+				simulated:   c.cfg.ExecutorMode == ExecutorSimulated,
+				exited:      make(chan struct{}),
+			}
+			a.executors[key] = ex
+		}
+	}
+	tasks := make([]*task, 0, len(infos))
+	for _, ti := range infos {
+		t := &task{
+			info:      ti,
+			fw:        fw,
+			agent:     a,
+			exec:      ex,
+			resources: sumResources(ti.Resources),
+		}
+		st := c.newStatus(t, mesos.TASK_STAGING, mesos.SOURCE_MASTER, 0, "")
+		t.state, t.latest = mesos.TASK_STAGING, st
+		t.statuses = append(t.statuses, st)
+		fw.tasks[ti.TaskID.Value] = t
+		a.tasks[t.key()] = t
+		if ex != nil {
+			ex.tasks[ti.TaskID.Value] = t
+		}
+		tasks = append(tasks, t)
+	}
+
+	if c.cfg.ExecutorMode == ExecutorSimulated {
+		c.simulateLaunch(tasks)
+		return
+	}
+	if ex == nil {
+		for _, t := range tasks {
+			c.startCommandTask(t)
+		}
+		return
+	}
+	var ev *executor.Event
+	if group {
+		tg := mesos.TaskGroupInfo{Tasks: append([]mesos.TaskInfo(nil), infos...)}
+		ev = &executor.Event{Type: executor.Event_LAUNCH_GROUP, LaunchGroup: &executor.Event_LaunchGroup{TaskGroup: tg}}
+	} else {
+		ev = &executor.Event{Type: executor.Event_LAUNCH, Launch: &executor.Event_Launch{Task: infos[0]}}
+	}
+	if ex.subscribed && ex.stream != nil {
+		c.deliverLaunch(ex, ev)
+	} else {
+		ex.queued = append(ex.queued, ev)
+	}
+	if newExecutor {
+		c.startExecutorProcess(ex)
+	}
+}
+
+// simulateLaunch drives simulated tasks: TASK_STARTING now, TASK_RUNNING
+// after SimulatedStartDelay. Caller holds c.mu.
+func (c *Cluster) simulateLaunch(tasks []*task) {
+	for _, t := range tasks {
+		c.sendExecutorStatus(t, mesos.TASK_STARTING, "", nil)
+	}
+	timer := time.AfterFunc(c.cfg.SimulatedStartDelay.D(), func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.stopped {
+			return
+		}
+		for _, t := range tasks {
+			if t.state == mesos.TASK_STARTING && !t.killing && !t.agent.removed && c.frameworks[t.fw.id] == t.fw {
+				c.sendExecutorStatus(t, mesos.TASK_RUNNING, "", nil)
+			}
+		}
+	})
+	for _, t := range tasks {
+		t.simTimer = timer
+	}
+}
+
+// deliverLaunch sends a launch event to a subscribed executor; its tasks
+// leave TASK_STAGING from the master's point of view only when the
+// executor reports. Caller holds c.mu.
+func (c *Cluster) deliverLaunch(ex *executorRun, ev *executor.Event) {
+	ex.stream.send(ev)
+}
+
+// dropQueuedTask removes t from launches not yet delivered to the
+// executor and reports whether it was there. Caller holds c.mu.
+func (c *Cluster) dropQueuedTask(ex *executorRun, t *task) bool {
+	id := t.info.TaskID.Value
+	found := false
+	kept := ex.queued[:0]
+	for _, ev := range ex.queued {
+		switch {
+		case ev.Launch != nil && ev.Launch.Task.TaskID.Value == id:
+			found = true
+			continue
+		case ev.LaunchGroup != nil:
+			tasks := ev.LaunchGroup.TaskGroup.Tasks[:0]
+			for _, ti := range ev.LaunchGroup.TaskGroup.Tasks {
+				if ti.TaskID.Value == id {
+					found = true
+				} else {
+					tasks = append(tasks, ti)
+				}
+			}
+			ev.LaunchGroup.TaskGroup.Tasks = tasks
+			if len(tasks) == 0 {
+				continue
+			}
+		}
+		kept = append(kept, ev)
+	}
+	ex.queued = kept
+	return found
+}
+
+// executorTerminated cleans up after an executor ended: its remaining
+// tasks fail (or are killed when the executor was being shut down) with
+// REASON_EXECUTOR_TERMINATED and the framework gets a FAILURE event with
+// the wait status. Caller holds c.mu.
+func (c *Cluster) executorTerminated(ex *executorRun, waitStatus int32, msg string) {
+	a := ex.agent
+	if a.executors[ex.key()] != ex {
+		return
+	}
+	delete(a.executors, ex.key())
+	if ex.regTimer != nil {
+		ex.regTimer.Stop()
+	}
+	if ex.stream != nil {
+		ex.stream.close()
+		ex.stream = nil
+	}
+	if msg == "" {
+		msg = "Executor terminated"
+	}
+	reason := mesos.REASON_EXECUTOR_TERMINATED
+	for _, t := range ex.tasks {
+		state := mesos.TASK_FAILED
+		if ex.terminating || t.killing {
+			state = mesos.TASK_KILLED
+		}
+		switch {
+		case !ex.launched && !ex.simulated:
+			reason = mesos.REASON_CONTAINER_LAUNCH_FAILED
+		case ex.regTimedOut:
+			reason = mesos.REASON_EXECUTOR_REGISTRATION_TIMEOUT
+			msg = "Executor did not register within " + c.cfg.ExecutorRegistrationTimeout.D().String()
+		}
+		c.agentStatusUpdate(t, c.newStatus(t, state, mesos.SOURCE_AGENT, reason, msg), false)
+	}
+	ex.tasks = map[string]*task{}
+	if c.frameworks[ex.fw.id] == ex.fw && ex.fw.stream != nil {
+		status := waitStatus
+		ex.fw.stream.send(&scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{
+			AgentID:    &mesos.AgentID{Value: a.id},
+			ExecutorID: &mesos.ExecutorID{Value: ex.id},
+			Status:     &status,
+		}})
+	}
+	c.triggerAllocation()
+}
+
+// shutdownExecutor asks an executor to shut down and kills its process
+// group after the grace period. Caller holds c.mu.
+func (c *Cluster) shutdownExecutor(ex *executorRun, why string) {
+	if ex.terminating {
+		return
+	}
+	ex.terminating = true
+	c.logf("shutting down executor %s of framework %s on agent %s: %s", ex.id, ex.fw.id, ex.agent.id, why)
+	if ex.simulated {
+		for _, t := range ex.tasks {
+			t.killing = true
+		}
+		c.executorTerminated(ex, 0, "Executor shut down")
+		return
+	}
+	if ex.stream != nil {
+		ex.stream.send(&executor.Event{Type: executor.Event_SHUTDOWN})
+	}
+	if !ex.launched {
+		// Not started yet: the launch goroutine sees terminating and stops.
+		return
+	}
+	grace := ex.gracePeriod(c.cfg.ExecutorShutdownGracePeriod.D())
+	go func() {
+		select {
+		case <-ex.exited:
+		case <-time.After(grace):
+			ex.killGroup()
+		}
+	}()
+}
+
+// KillExecutor kills an executor as if it crashed: its process group gets
+// SIGKILL (simulated executors just vanish), so its live tasks become
+// TASK_FAILED with REASON_EXECUTOR_TERMINATED and the framework gets a
+// FAILURE event.
+func (c *Cluster) KillExecutor(frameworkID, agentID, executorID string) error {
+	c.mu.Lock()
+	a := c.agents[agentID]
+	if a == nil {
+		c.mu.Unlock()
+		return fmt.Errorf("agent %q: %w", agentID, errdefs.ErrNotFound)
+	}
+	ex := a.executors[executorKey(frameworkID, executorID)]
+	if ex == nil {
+		c.mu.Unlock()
+		return fmt.Errorf("executor %q of framework %q on agent %q: %w", executorID, frameworkID, agentID, errdefs.ErrNotFound)
+	}
+	if ex.simulated {
+		c.executorTerminated(ex, 9, "Executor killed")
+		c.mu.Unlock()
+		return nil
+	}
+	launched, pgid := ex.launched, ex.pgid
+	c.mu.Unlock()
+	if !launched {
+		return fmt.Errorf("executor %q has no process yet: %w", executorID, errdefs.ErrConflict)
+	}
+	killProcessGroup(pgid)
+	return nil
+}
+
+// FailTask makes a simulated task fail (TASK_FAILED from its executor).
+func (c *Cluster) FailTask(frameworkID, taskID, message string) error {
+	return c.simulatedTransition(frameworkID, taskID, mesos.TASK_FAILED, message)
+}
+
+// FinishTask makes a simulated task finish (TASK_FINISHED).
+func (c *Cluster) FinishTask(frameworkID, taskID string) error {
+	return c.simulatedTransition(frameworkID, taskID, mesos.TASK_FINISHED, "")
+}
+
+func (c *Cluster) simulatedTransition(frameworkID, taskID string, state mesos.TaskState, msg string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cfg.ExecutorMode != ExecutorSimulated {
+		return fmt.Errorf("only simulated tasks can be driven from the test API: %w", errdefs.ErrInvalidArgument)
+	}
+	fw := c.frameworks[frameworkID]
+	if fw == nil {
+		return fmt.Errorf("framework %q: %w", frameworkID, errdefs.ErrNotFound)
+	}
+	t := fw.tasks[taskID]
+	if t == nil {
+		return fmt.Errorf("task %q of framework %q: %w", taskID, frameworkID, errdefs.ErrNotFound)
+	}
+	if isTerminal(t.state) {
+		return fmt.Errorf("task %q is already %s: %w", taskID, t.state, errdefs.ErrConflict)
+	}
+	c.sendExecutorStatus(t, state, msg, nil)
+	return nil
+}
+
+// AgentEndpoint returns the host:port of an agent's executor API (process
+// mode), the value executors get as MESOS_AGENT_ENDPOINT.
+func (c *Cluster) AgentEndpoint(agentID string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a := c.agents[agentID]
+	if a == nil {
+		return "", fmt.Errorf("agent %q: %w", agentID, errdefs.ErrNotFound)
+	}
+	if a.endpoint == "" {
+		return "", fmt.Errorf("agent %q has no executor endpoint in %s mode: %w", agentID, c.cfg.ExecutorMode, errdefs.ErrInvalidArgument)
+	}
+	return a.endpoint, nil
+}

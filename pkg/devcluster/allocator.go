@@ -1,0 +1,148 @@
+package devcluster
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+// allocationLoop runs an offer round every AllocationInterval and whenever
+// something frees resources or a framework (re)subscribes or revives.
+func (c *Cluster) allocationLoop() {
+	defer c.wg.Done()
+	t := time.NewTicker(c.cfg.AllocationInterval.D())
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		case <-c.allocNow:
+		}
+		c.mu.Lock()
+		if !c.stopped {
+			c.allocate()
+		}
+		c.mu.Unlock()
+	}
+}
+
+// allocate makes one offer round: each agent's unused, unoffered resources
+// go to one framework at a time (frameworks take turns first from round to
+// round), skipping suppressed frameworks and live refusal filters. Caller
+// holds c.mu.
+func (c *Cluster) allocate() {
+	fws := make([]*framework, 0, len(c.frameworks))
+	for _, fw := range c.frameworks {
+		if fw.stream != nil && !fw.suppressed {
+			fws = append(fws, fw)
+		}
+	}
+	if len(fws) == 0 {
+		return
+	}
+	sort.Slice(fws, func(i, j int) bool { return fws[i].id < fws[j].id })
+	c.rotation++
+	start := c.rotation % len(fws)
+	fws = append(fws[start:], fws[:start]...)
+
+	now := c.cfg.Now()
+	batches := make(map[*framework][]mesos.Offer, len(fws))
+	for _, a := range c.agentOrder {
+		if a.removed {
+			continue
+		}
+		avail := a.available()
+		if !allocatable(avail) {
+			continue
+		}
+		for _, fw := range fws {
+			if r, ok := fw.refusals[a.id]; ok {
+				if now.Before(r.until) && containsAll(r.resources, avail) {
+					continue
+				}
+				if !now.Before(r.until) {
+					delete(fw.refusals, a.id)
+				}
+			}
+			o := &offer{
+				id:        fmt.Sprintf("%s-O%d", c.id, c.nextSeq()),
+				fw:        fw,
+				agent:     a,
+				resources: avail,
+			}
+			c.offers[o.id] = o
+			a.offered[o.id] = o
+			batches[fw] = append(batches[fw], c.wireOffer(o))
+			break
+		}
+	}
+	for _, fw := range fws {
+		if offers := batches[fw]; len(offers) > 0 {
+			fw.stream.send(&scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: offers}})
+		}
+	}
+}
+
+// wireOffer is the Offer message for o; MULTI_ROLE frameworks get
+// allocation_info on the offer and on every resource.
+func (c *Cluster) wireOffer(o *offer) mesos.Offer {
+	rs := o.resources.Clone()
+	m := mesos.Offer{
+		ID:          mesos.OfferID{Value: o.id},
+		FrameworkID: mesos.FrameworkID{Value: o.fw.id},
+		AgentID:     mesos.AgentID{Value: o.agent.id},
+		Hostname:    o.agent.info.Hostname,
+		Attributes:  append([]mesos.Attribute(nil), o.agent.attributes...),
+	}
+	if o.fw.multiRole {
+		role := o.fw.role
+		rs = rs.Allocate(role)
+		m.AllocationInfo = &mesos.Resource_AllocationInfo{Role: &role}
+	}
+	m.Resources = rs
+	for _, ex := range o.agent.executors {
+		if ex.fw == o.fw {
+			m.ExecutorIDs = append(m.ExecutorIDs, mesos.ExecutorID{Value: ex.id})
+		}
+	}
+	if o.agent.endpoint != "" {
+		host, port := splitHostPort(o.agent.endpoint)
+		m.URL = &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &o.agent.info.Hostname, IP: &host, Port: int32(port)}, Path: strPtr("/slave(1)")}
+	}
+	return m
+}
+
+func strPtr(s string) *string { return &s }
+
+// removeOffer forgets an offer (its resources become available again).
+// Caller holds c.mu.
+func (c *Cluster) removeOffer(o *offer) {
+	delete(c.offers, o.id)
+	delete(o.agent.offered, o.id)
+}
+
+// rescindOffer removes an offer and tells its framework. Caller holds c.mu.
+func (c *Cluster) rescindOffer(o *offer) {
+	c.removeOffer(o)
+	if o.fw.stream != nil {
+		o.fw.stream.send(&scheduler.Event{Type: scheduler.Event_RESCIND, Rescind: &scheduler.Event_Rescind{OfferID: mesos.OfferID{Value: o.id}}})
+	}
+}
+
+// removeOffersOf drops (or rescinds) every offer of fw. Caller holds c.mu.
+func (c *Cluster) removeOffersOf(fw *framework, rescind bool) {
+	for _, o := range c.offers {
+		if o.fw != fw {
+			continue
+		}
+		if rescind {
+			c.rescindOffer(o)
+		} else {
+			c.removeOffer(o)
+		}
+	}
+}

@@ -1,0 +1,41 @@
+// Package devcluster is an embedded, Mesos-compatible development cluster:
+// one master and any number of agents inside the calling process, speaking
+// the real Mesos v1 HTTP APIs so that unchanged scheduler and executor
+// binaries (and mesos-go's own clients) run against it as against Apache
+// Mesos. It is a dev/test tool, not a Mesos replacement.
+//
+// It owns:
+//   - the master's scheduler API, POST /api/v1/scheduler (SUBSCRIBE with a
+//     RecordIO event stream in JSON or protobuf, HEARTBEAT, ACCEPT with
+//     LAUNCH and LAUNCH_GROUP validated like Mesos, DECLINE filters, REVIVE,
+//     SUPPRESS, KILL, SHUTDOWN, ACKNOWLEDGE, RECONCILE, MESSAGE, TEARDOWN,
+//     UPDATE_FRAMEWORK), framework failover, and GET /master/state;
+//   - an allocator that offers each agent's unused resources to one
+//     framework at a time, every AllocationInterval;
+//   - agents, whose executors are either simulated (no processes; cheap
+//     enough for thousands of agents) or real child processes in their own
+//     process groups and sandboxes, served by the agent's own
+//     POST /api/v1/executor endpoint on 127.0.0.1, with a status update
+//     manager that resends updates until the scheduler acknowledges them;
+//   - a Go API for tests: Start, MasterURL, Stop, AddAgent, RemoveAgent,
+//     KillExecutor, RestartMaster, FailTask and FinishTask (simulated
+//     mode), plus TaskState, State, Agents, Frameworks and AgentEndpoint
+//     to look inside.
+//
+// Timers that drive behaviour (heartbeats, allocation, refusal filters,
+// status update retries, simulated start delay, grace periods, executor
+// registration) are Config durations so tests run in milliseconds;
+// refusal filters read Config.Now.
+//
+// Wire types are mesos-go's generated v1 types; JSON is encoding/json over
+// them, exactly as mesos-go's JSON codec does. Everything binds to
+// loopback only. It has no ZooKeeper, no authentication, no reservations,
+// volumes, quotas, maintenance, inverse offers or operator API;
+// operations other than LAUNCH and LAUNCH_GROUP are logged and ignored,
+// and executors are not recovered after they disconnect. The master keeps
+// all state behind one mutex; handlers only queue events, and process
+// launches run outside it.
+//
+// It must not import other bcs-mesos packages except pkg/errdefs, and no
+// production package may import it.
+package devcluster

@@ -1,0 +1,202 @@
+package devcluster
+
+import (
+	"bytes"
+	"net/http"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+// handleExecutor serves an agent's POST /api/v1/executor (Mesos
+// docs/executor-http-api.md, src/slave/http.cpp "executor").
+func (c *Cluster) handleExecutor(a *agent, w http.ResponseWriter, r *http.Request) {
+	var call executor.Call
+	if _, herr := decodeCall(r, &call); herr != nil {
+		writeHTTPError(w, herr)
+		return
+	}
+	if msg := validateExecutorCall(&call); msg != "" {
+		writeHTTPError(w, &httpError{http.StatusBadRequest, "Failed to validate executor::Call: " + msg})
+		return
+	}
+	if call.Type == executor.Call_SUBSCRIBE {
+		format, herr := negotiateStream(r)
+		if herr != nil {
+			writeHTTPError(w, herr)
+			return
+		}
+		c.executorSubscribe(a, w, r, &call, format)
+		return
+	}
+
+	c.mu.Lock()
+	herr := c.executorCall(a, &call)
+	c.mu.Unlock()
+	if herr != nil {
+		writeHTTPError(w, herr)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func validateExecutorCall(call *executor.Call) string {
+	switch call.Type {
+	case executor.Call_UNKNOWN:
+		return "Expecting 'type' to be present"
+	case executor.Call_SUBSCRIBE:
+		if call.Subscribe == nil {
+			return "Expecting 'subscribe' to be present"
+		}
+	case executor.Call_UPDATE:
+		if call.Update == nil {
+			return "Expecting 'update' to be present"
+		}
+		st := call.Update.Status
+		if len(st.UUID) == 0 {
+			return "Expecting 'uuid' to be present"
+		}
+		if len(st.UUID) != 16 {
+			return "Invalid UUID: the uuid must be 16 bytes"
+		}
+		if st.GetState() == mesos.TASK_STAGING {
+			return "Received TASK_STAGING from executor"
+		}
+		if st.ExecutorID != nil && st.ExecutorID.Value != call.ExecutorID.Value {
+			return "ExecutorID in Call: " + call.ExecutorID.Value + " does not match ExecutorID in TaskStatus: " + st.ExecutorID.Value
+		}
+		if st.GetSource() != mesos.SOURCE_EXECUTOR {
+			return "Received Call from executor " + call.ExecutorID.Value + " of framework " + call.FrameworkID.Value + " with invalid source, expecting 'SOURCE_EXECUTOR'"
+		}
+	case executor.Call_MESSAGE:
+		if call.Message == nil {
+			return "Expecting 'message' to be present"
+		}
+	}
+	return ""
+}
+
+func (c *Cluster) findExecutor(a *agent, call *executor.Call) (*executorRun, *httpError) {
+	if c.stopped || c.agents[a.id] != a {
+		return nil, &httpError{http.StatusServiceUnavailable, "Agent has been removed"}
+	}
+	// Executors of a removed framework live on until they exit (they are
+	// being shut down), so look them up on the agent, not the master.
+	ex := a.executors[executorKey(call.FrameworkID.Value, call.ExecutorID.Value)]
+	if ex == nil {
+		return nil, &httpError{http.StatusBadRequest, "Executor cannot be found"}
+	}
+	return ex, nil
+}
+
+// executorSubscribe answers SUBSCRIBE with SUBSCRIBED and then the
+// launches queued for this executor, and keeps the stream open.
+func (c *Cluster) executorSubscribe(a *agent, w http.ResponseWriter, r *http.Request, call *executor.Call, format streamFormat) {
+	stream := newEventStream(newUUIDString())
+	c.mu.Lock()
+	ex, herr := c.findExecutor(a, call)
+	if herr != nil {
+		c.mu.Unlock()
+		writeHTTPError(w, herr)
+		return
+	}
+	if ex.terminating {
+		c.mu.Unlock()
+		writeHTTPError(w, &httpError{http.StatusForbidden, "Executor is terminating"})
+		return
+	}
+	if ex.stream != nil {
+		ex.stream.close()
+	}
+	ex.stream = stream
+	ex.subscribed = true
+	if ex.regTimer != nil {
+		ex.regTimer.Stop()
+	}
+	fwInfo := ex.fw.info
+	containerID := mesos.ContainerID{Value: ex.containerID}
+	stream.send(&executor.Event{
+		Type: executor.Event_SUBSCRIBED,
+		Subscribed: &executor.Event_Subscribed{
+			ExecutorInfo:  ex.info,
+			FrameworkInfo: fwInfo,
+			AgentInfo:     a.info,
+			ContainerID:   &containerID,
+		},
+	})
+	for _, ev := range ex.queued {
+		stream.send(ev)
+	}
+	ex.queued = nil
+	// Updates the executor still holds unacknowledged are already in our
+	// status update manager (same uuid); tasks it reports we don't know
+	// of are ignored.
+	c.mu.Unlock()
+	c.logf("executor %s of framework %s subscribed on agent %s", ex.id, ex.fw.id, a.id)
+
+	flusher, _ := w.(http.Flusher)
+	flush := func() {
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	w.Header().Set("Content-Type", format.contentType)
+	if format.contentType == mediaRecordIO {
+		w.Header().Set("Message-Content-Type", format.message.mediaType)
+	}
+	w.WriteHeader(http.StatusOK)
+	flush()
+	rw := &recordWriter{w: w, flush: flush, codec: format.message}
+	_ = stream.serve(r.Context(), rw, nil, 0)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ex.stream == stream {
+		ex.stream = nil
+	}
+}
+
+// executorCall handles UPDATE, MESSAGE and HEARTBEAT. Caller holds c.mu.
+func (c *Cluster) executorCall(a *agent, call *executor.Call) *httpError {
+	ex, herr := c.findExecutor(a, call)
+	if herr != nil {
+		return herr
+	}
+	switch call.Type {
+	case executor.Call_UPDATE:
+		st := call.Update.Status
+		if c.frameworks[ex.fw.id] != ex.fw {
+			return nil // framework removed: the update has nobody to go to
+		}
+		t := ex.fw.tasks[st.TaskID.Value]
+		if t == nil || t.exec != ex {
+			return &httpError{http.StatusBadRequest, "Task " + st.TaskID.Value + " is unknown to executor " + ex.id}
+		}
+		for _, p := range t.pending {
+			if bytes.Equal(p.status.UUID, st.UUID) {
+				return nil // a retry of an update we already hold
+			}
+		}
+		if isTerminal(t.state) {
+			// Mesos' status update manager drops updates after a terminal
+			// one.
+			return nil
+		}
+		st.AgentID = &mesos.AgentID{Value: a.id}
+		st.ExecutorID = &mesos.ExecutorID{Value: ex.id}
+		c.agentStatusUpdate(t, st, true)
+	case executor.Call_MESSAGE:
+		if ex.fw.stream != nil {
+			ex.fw.stream.send(&scheduler.Event{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
+				AgentID:    mesos.AgentID{Value: a.id},
+				ExecutorID: mesos.ExecutorID{Value: ex.id},
+				Data:       append([]byte(nil), call.Message.Data...),
+			}})
+		}
+	case executor.Call_HEARTBEAT:
+	default:
+		return &httpError{http.StatusNotImplemented, "The dev cluster does not implement " + call.Type.String() + " calls"}
+	}
+	return nil
+}

@@ -1,0 +1,264 @@
+package devcluster
+
+import (
+	"net/http"
+	"os/exec"
+	"syscall"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/executor"
+)
+
+// framework is the master's record of one scheduler.
+type framework struct {
+	id       string
+	info     mesos.FrameworkInfo
+	stream   *eventStream // nil while disconnected
+	streamID string
+
+	registeredAt   time.Time
+	partitionAware bool
+	multiRole      bool
+	role           string // the role offers are allocated to
+	suppressed     bool
+	refusals       map[string]refusal // by agent ID
+
+	tasks       map[string]*task // live tasks and terminal ones not yet acknowledged
+	unreachable map[string]*task
+	completed   []*task
+
+	failoverTimer *time.Timer
+	failoverGen   int
+}
+
+// refusal is an offer filter: resources of one agent a framework declined
+// until a time. It blocks re-offering only while what is available is
+// contained in what was refused, like Mesos' RefusedOfferFilter.
+type refusal struct {
+	until     time.Time
+	resources mesos.Resources
+}
+
+const maxCompletedTasks = 1000
+
+func (fw *framework) findCompleted(taskID string) *task {
+	for i := len(fw.completed) - 1; i >= 0; i-- {
+		if fw.completed[i].info.TaskID.Value == taskID {
+			return fw.completed[i]
+		}
+	}
+	return nil
+}
+
+func (fw *framework) addCompleted(t *task) {
+	fw.completed = append(fw.completed, t)
+	if len(fw.completed) > maxCompletedTasks {
+		fw.completed = fw.completed[len(fw.completed)-maxCompletedTasks:]
+	}
+}
+
+func (fw *framework) stopTimers() {
+	fw.failoverGen++
+	if fw.failoverTimer != nil {
+		fw.failoverTimer.Stop()
+		fw.failoverTimer = nil
+	}
+	for _, t := range fw.tasks {
+		t.stopTimers()
+	}
+}
+
+func (fw *framework) applyInfo(info mesos.FrameworkInfo) {
+	fw.info = info
+	fw.partitionAware, fw.multiRole = false, false
+	for _, c := range info.Capabilities {
+		switch c.Type {
+		case mesos.FrameworkInfo_Capability_PARTITION_AWARE:
+			fw.partitionAware = true
+		case mesos.FrameworkInfo_Capability_MULTI_ROLE:
+			fw.multiRole = true
+		}
+	}
+	fw.role = "*"
+	switch {
+	case fw.multiRole && len(info.Roles) > 0:
+		fw.role = info.Roles[0]
+	case info.Role != nil && *info.Role != "":
+		fw.role = *info.Role
+	}
+}
+
+func (fw *framework) failoverTimeout() time.Duration {
+	if fw.info.FailoverTimeout == nil {
+		return 0
+	}
+	return time.Duration(*fw.info.FailoverTimeout * float64(time.Second))
+}
+
+// offer is an outstanding offer.
+type offer struct {
+	id        string
+	fw        *framework
+	agent     *agent
+	resources mesos.Resources // unallocated
+}
+
+// task is the master's and the agent's record of one task (the dev
+// cluster keeps one record for both).
+type task struct {
+	info      mesos.TaskInfo
+	fw        *framework
+	agent     *agent
+	exec      *executorRun // nil for command tasks
+	command   *commandTask // process mode command tasks
+	resources mesos.Resources
+
+	state    mesos.TaskState
+	latest   mesos.TaskStatus
+	statuses []mesos.TaskStatus
+	released bool // terminal: resources returned to the agent
+	killing  bool
+
+	// Status update manager: updates waiting for the scheduler's ACK, in
+	// order; the head is (re)sent until acknowledged.
+	pending    []pendingUpdate
+	retryTimer *time.Timer
+	retryGen   int
+	retryDelay time.Duration
+
+	simTimer *time.Timer // shared by the tasks of one simulated launch
+}
+
+type pendingUpdate struct {
+	status       mesos.TaskStatus
+	fromExecutor bool
+}
+
+func (t *task) stopTimers() {
+	t.retryGen++
+	if t.retryTimer != nil {
+		t.retryTimer.Stop()
+		t.retryTimer = nil
+	}
+	if t.simTimer != nil {
+		t.simTimer.Stop()
+		t.simTimer = nil
+	}
+}
+
+func (t *task) key() string { return t.fw.id + "/" + t.info.TaskID.Value }
+
+// agent is one simulated Mesos agent.
+type agent struct {
+	id         string
+	spec       AgentSpec
+	info       mesos.AgentInfo
+	total      mesos.Resources
+	attributes []mesos.Attribute
+
+	tasks        map[string]*task        // live tasks, by framework/task ID
+	executors    map[string]*executorRun // by framework/executor ID
+	commandTasks map[string]*commandTask // by framework/task ID
+	offered      map[string]*offer
+
+	// Process mode: the agent's own HTTP endpoint for executors.
+	endpoint string // host:port
+	srv      *http.Server
+	removed  bool
+}
+
+func executorKey(frameworkID, executorID string) string { return frameworkID + "/" + executorID }
+
+// used is what tasks and executors hold on the agent.
+func (a *agent) used() mesos.Resources {
+	var lists [][]mesos.Resource
+	for _, ex := range a.executors {
+		lists = append(lists, ex.resources)
+	}
+	for _, t := range a.tasks {
+		lists = append(lists, t.resources)
+	}
+	return sumResources(lists...)
+}
+
+func (a *agent) offeredResources() mesos.Resources {
+	var lists [][]mesos.Resource
+	for _, o := range a.offered {
+		lists = append(lists, o.resources)
+	}
+	return sumResources(lists...)
+}
+
+// available is the agent's total minus used minus offered.
+func (a *agent) available() mesos.Resources {
+	avail := a.total.Clone()
+	avail.Subtract(a.used()...)
+	avail.Subtract(a.offeredResources()...)
+	return avail
+}
+
+// executorRun is one executor on one agent: simulated, or a child process
+// speaking the executor HTTP API.
+type executorRun struct {
+	fw          *framework
+	agent       *agent
+	info        mesos.ExecutorInfo
+	id          string
+	containerID string
+	resources   mesos.Resources
+	tasks       map[string]*task // non-terminal tasks
+
+	simulated bool
+
+	// Process mode.
+	sandbox     string
+	stream      *eventStream
+	queued      []*executor.Event // launches waiting for SUBSCRIBE
+	launched    bool              // process started
+	subscribed  bool
+	terminating bool // SHUTDOWN sent or being killed on purpose
+	regTimedOut bool // killed for not subscribing in time
+	cmd         *exec.Cmd
+	pgid        int
+	exited      chan struct{}
+	regTimer    *time.Timer
+}
+
+func (ex *executorRun) key() string { return executorKey(ex.fw.id, ex.id) }
+
+func (ex *executorRun) gracePeriod(def time.Duration) time.Duration {
+	if ex.info.ShutdownGracePeriod != nil {
+		return time.Duration(ex.info.ShutdownGracePeriod.Nanoseconds)
+	}
+	return def
+}
+
+// killGroup sends SIGKILL to the executor's process group.
+func (ex *executorRun) killGroup() { killProcessGroup(ex.pgid) }
+
+func killProcessGroup(pgid int) {
+	if pgid > 0 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
+// commandTask is a LAUNCH task without an executor, run by the agent
+// itself as a shell command in process mode.
+type commandTask struct {
+	task    *task
+	sandbox string
+	pgid    int
+	exited  chan struct{}
+}
+
+func (ct *commandTask) killGroup() { killProcessGroup(ct.pgid) }
+
+func isTerminal(s mesos.TaskState) bool {
+	switch s {
+	case mesos.TASK_FINISHED, mesos.TASK_FAILED, mesos.TASK_KILLED, mesos.TASK_ERROR,
+		mesos.TASK_LOST, mesos.TASK_DROPPED, mesos.TASK_GONE, mesos.TASK_GONE_BY_OPERATOR:
+		return true
+	}
+	return false
+}

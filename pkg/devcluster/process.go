@@ -1,0 +1,274 @@
+package devcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+)
+
+// sandboxDir mirrors the Mesos agent layout:
+// <work>/agents/<agent>/frameworks/<fw>/executors/<executor>/runs/<container>.
+func (c *Cluster) sandboxDir(a *agent, fwID, execID, containerID string) string {
+	return filepath.Join(c.cfg.WorkDir, "agents", a.id, "frameworks", fwID, "executors", execID, "runs", containerID)
+}
+
+// startExecutorProcess prepares the sandbox and starts the executor in the
+// background. Caller holds c.mu.
+func (c *Cluster) startExecutorProcess(ex *executorRun) {
+	ex.sandbox = c.sandboxDir(ex.agent, ex.fw.id, ex.id, ex.containerID)
+	env := c.executorEnv(ex)
+	cmdInfo := *ex.info.Command
+	sandbox := ex.sandbox
+	c.procs.Add(1)
+	go func() {
+		defer c.procs.Done()
+		cmd, err := c.prepareAndStart(cmdInfo, sandbox, env)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if err != nil {
+			c.logf("executor %s of framework %s: launch failed: %v", ex.id, ex.fw.id, err)
+			c.executorTerminated(ex, -1, "Failed to launch container: "+err.Error())
+			return
+		}
+		ex.cmd, ex.pgid, ex.launched = cmd, cmd.Process.Pid, true
+		c.procs.Add(1)
+		go c.waitExecutor(ex)
+		if c.stopped || ex.terminating || ex.agent.removed {
+			ex.killGroup()
+			return
+		}
+		ex.regTimer = time.AfterFunc(c.cfg.ExecutorRegistrationTimeout.D(), func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if !c.stopped && !ex.subscribed && ex.agent.executors[ex.key()] == ex {
+				c.logf("executor %s of framework %s did not subscribe within %v; killing it", ex.id, ex.fw.id, c.cfg.ExecutorRegistrationTimeout.D())
+				ex.regTimedOut = true
+				ex.killGroup()
+			}
+		})
+		c.logf("executor %s of framework %s started on agent %s (pid %d, sandbox %s)", ex.id, ex.fw.id, ex.agent.id, ex.pgid, sandbox)
+	}()
+}
+
+func (c *Cluster) waitExecutor(ex *executorRun) {
+	defer c.procs.Done()
+	err := ex.cmd.Wait()
+	ex.killGroup() // the container ends with its executor: reap leftovers
+	close(ex.exited)
+	status := int32(-1)
+	if ws, ok := ex.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+		status = int32(ws)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	msg := "Executor terminated"
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			msg = "Executor terminated: " + err.Error()
+		}
+	}
+	if !c.stopped {
+		c.logf("executor %s of framework %s exited (wait status %d)", ex.id, ex.fw.id, status)
+	}
+	c.executorTerminated(ex, status, msg)
+}
+
+// prepareAndStart creates the sandbox, fetches the URIs and starts the
+// command in its own process group with stdout/stderr files in the
+// sandbox, like the Mesos containerizer.
+func (c *Cluster) prepareAndStart(ci mesos.CommandInfo, sandbox string, env []string) (*exec.Cmd, error) {
+	if err := os.MkdirAll(sandbox, 0o755); err != nil {
+		return nil, fmt.Errorf("create sandbox: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(c.procCtx, 5*time.Minute)
+	defer cancel()
+	if err := fetchURIs(ctx, ci.URIs, sandbox); err != nil {
+		return nil, err
+	}
+	var cmd *exec.Cmd
+	if ci.Shell == nil || *ci.Shell {
+		cmd = exec.Command("/bin/sh", "-c", ci.GetValue())
+	} else {
+		path := ci.GetValue()
+		if !filepath.IsAbs(path) && filepath.Base(path) != path {
+			path = filepath.Join(sandbox, path)
+		}
+		cmd = exec.Command(path)
+		if len(ci.Arguments) > 0 {
+			cmd.Args = append([]string(nil), ci.Arguments...)
+		}
+	}
+	cmd.Dir = sandbox
+	cmd.Env = env
+	for _, v := range ci.GetEnvironment().GetVariables() {
+		if v.Value != nil {
+			cmd.Env = append(cmd.Env, v.Name+"="+*v.Value)
+		}
+	}
+	stdout, err := os.Create(filepath.Join(sandbox, "stdout"))
+	if err != nil {
+		return nil, err
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(filepath.Join(sandbox, "stderr"))
+	if err != nil {
+		return nil, err
+	}
+	defer stderr.Close()
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+// executorEnv is the environment Mesos gives a custom executor: the
+// agent's own environment plus the MESOS_* variables. Caller holds c.mu.
+func (c *Cluster) executorEnv(ex *executorRun) []string {
+	checkpoint := ex.fw.info.Checkpoint != nil && *ex.fw.info.Checkpoint
+	env := append(os.Environ(),
+		"MESOS_FRAMEWORK_ID="+ex.fw.id,
+		"MESOS_EXECUTOR_ID="+ex.id,
+		"MESOS_DIRECTORY="+ex.sandbox,
+		"MESOS_SANDBOX="+ex.sandbox,
+		"MESOS_AGENT_ENDPOINT="+ex.agent.endpoint,
+		"MESOS_SLAVE_ID="+ex.agent.id,
+		"MESOS_SLAVE_PID=slave(1)@"+ex.agent.endpoint,
+		"MESOS_CHECKPOINT="+boolDigit(checkpoint),
+		"MESOS_HTTP_COMMAND_EXECUTOR=0",
+		"MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD="+mesosDuration(ex.gracePeriod(c.cfg.ExecutorShutdownGracePeriod.D())),
+	)
+	if checkpoint {
+		env = append(env,
+			"MESOS_RECOVERY_TIMEOUT="+mesosDuration(c.cfg.RecoveryTimeout.D()),
+			"MESOS_SUBSCRIPTION_BACKOFF_MAX="+mesosDuration(c.cfg.SubscriptionBackoffMax.D()),
+		)
+	}
+	return env
+}
+
+func boolDigit(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// mesosDuration prints d in Mesos' Duration syntax ("5secs", "1.5mins",
+// "500ms"): the largest unit that keeps the value at least one.
+func mesosDuration(d time.Duration) string {
+	units := []struct {
+		name string
+		size time.Duration
+	}{
+		{"weeks", 7 * 24 * time.Hour}, {"days", 24 * time.Hour}, {"hrs", time.Hour},
+		{"mins", time.Minute}, {"secs", time.Second}, {"ms", time.Millisecond}, {"us", time.Microsecond},
+	}
+	for _, u := range units {
+		if d >= u.size {
+			return strconv.FormatFloat(float64(d)/float64(u.size), 'g', -1, 64) + u.name
+		}
+	}
+	return strconv.FormatInt(int64(d), 10) + "ns"
+}
+
+// startCommandTask runs a LAUNCH task that has a CommandInfo and no
+// executor, the way the Mesos command executor would: TASK_STARTING,
+// TASK_RUNNING once the process runs, then TASK_FINISHED on exit status 0
+// or TASK_FAILED. Caller holds c.mu.
+func (c *Cluster) startCommandTask(t *task) {
+	ct := &commandTask{task: t, exited: make(chan struct{})}
+	t.command = ct
+	t.agent.commandTasks[t.key()] = ct
+	ct.sandbox = c.sandboxDir(t.agent, t.fw.id, t.info.TaskID.Value, newUUIDString())
+	env := append(os.Environ(),
+		"MESOS_FRAMEWORK_ID="+t.fw.id,
+		"MESOS_EXECUTOR_ID="+t.info.TaskID.Value,
+		"MESOS_TASK_ID="+t.info.TaskID.Value,
+		"MESOS_DIRECTORY="+ct.sandbox,
+		"MESOS_SANDBOX="+ct.sandbox,
+		"MESOS_AGENT_ENDPOINT="+t.agent.endpoint,
+		"MESOS_SLAVE_ID="+t.agent.id,
+	)
+	ci := *t.info.Command
+	c.agentStatusUpdate(t, c.newStatus(t, mesos.TASK_STARTING, mesos.SOURCE_EXECUTOR, 0, ""), false)
+	c.procs.Add(1)
+	go func() {
+		defer c.procs.Done()
+		cmd, err := c.prepareAndStart(ci, ct.sandbox, env)
+		c.mu.Lock()
+		if err != nil {
+			close(ct.exited)
+			st := c.newStatus(t, mesos.TASK_FAILED, mesos.SOURCE_EXECUTOR, mesos.REASON_CONTAINER_LAUNCH_FAILED, "Failed to launch task: "+err.Error())
+			if !isTerminal(t.state) {
+				c.agentStatusUpdate(t, st, false)
+			}
+			c.mu.Unlock()
+			return
+		}
+		ct.pgid = cmd.Process.Pid
+		if t.killing || c.stopped || t.agent.removed {
+			ct.killGroup()
+		} else if !isTerminal(t.state) {
+			c.agentStatusUpdate(t, c.newStatus(t, mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, 0, ""), false)
+		}
+		c.mu.Unlock()
+
+		err = cmd.Wait()
+		ct.killGroup()
+		close(ct.exited)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if isTerminal(t.state) {
+			return
+		}
+		switch {
+		case t.killing:
+			c.agentStatusUpdate(t, c.newStatus(t, mesos.TASK_KILLED, mesos.SOURCE_EXECUTOR, 0, "Command terminated with signal Killed"), false)
+		case err == nil:
+			c.agentStatusUpdate(t, c.newStatus(t, mesos.TASK_FINISHED, mesos.SOURCE_EXECUTOR, 0, "Command exited with status 0"), false)
+		default:
+			c.agentStatusUpdate(t, c.newStatus(t, mesos.TASK_FAILED, mesos.SOURCE_EXECUTOR, mesos.REASON_COMMAND_EXECUTOR_FAILED, "Command "+describeExit(cmd)), false)
+		}
+	}()
+}
+
+func describeExit(cmd *exec.Cmd) string {
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+		if ws.Signaled() {
+			return "terminated with signal " + ws.Signal().String()
+		}
+		return "exited with status " + strconv.Itoa(ws.ExitStatus())
+	}
+	return "exited"
+}
+
+// killCommandTask sends SIGTERM, then SIGKILL after the kill policy's
+// grace period (default 3s, like the command executor). Caller holds c.mu.
+func (c *Cluster) killCommandTask(ct *commandTask, policy *mesos.KillPolicy) {
+	grace := 3 * time.Second
+	if policy != nil && policy.GracePeriod != nil {
+		grace = time.Duration(policy.GracePeriod.Nanoseconds)
+	}
+	if ct.pgid <= 0 {
+		return // not started yet: the launcher sees t.killing
+	}
+	_ = syscall.Kill(-ct.pgid, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-ct.exited:
+		case <-time.After(grace):
+			ct.killGroup()
+		}
+	}()
+}

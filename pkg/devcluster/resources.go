@@ -1,0 +1,192 @@
+package devcluster
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/resources"
+)
+
+func scalarResource(name string, v float64) mesos.Resource {
+	return mesos.Resource{Name: name, Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: v}}
+}
+
+// agentResources turns a spec into unreserved Mesos resources.
+func agentResources(spec ResourceSpec) mesos.Resources {
+	cpus, mem, disk, ports := spec.CPUs, spec.MemMB, spec.DiskMB, spec.Ports
+	if cpus == 0 {
+		cpus = DefaultResources.CPUs
+	}
+	if mem == 0 {
+		mem = DefaultResources.MemMB
+	}
+	if disk == 0 {
+		disk = DefaultResources.DiskMB
+	}
+	if ports == nil {
+		ports = DefaultResources.Ports
+	}
+	rs := mesos.Resources{scalarResource("cpus", cpus), scalarResource("mem", mem), scalarResource("disk", disk)}
+	if len(ports) > 0 {
+		ranges := make([]mesos.Value_Range, 0, len(ports))
+		for _, p := range ports {
+			ranges = append(ranges, mesos.Value_Range{Begin: p.Begin, End: p.End})
+		}
+		rs = append(rs, mesos.Resource{Name: "ports", Type: mesos.RANGES.Enum(), Ranges: &mesos.Value_Ranges{Range: ranges}})
+	}
+	return rs
+}
+
+func agentAttributes(specs []AttributeSpec) []mesos.Attribute {
+	out := make([]mesos.Attribute, 0, len(specs))
+	for _, s := range specs {
+		a := mesos.Attribute{Name: s.Name}
+		switch {
+		case s.Text != nil:
+			a.Type = mesos.TEXT
+			a.Text = &mesos.Value_Text{Value: *s.Text}
+		case s.Scalar != nil:
+			a.Type = mesos.SCALAR
+			a.Scalar = &mesos.Value_Scalar{Value: *s.Scalar}
+		default:
+			a.Type = mesos.SET
+			a.Set = &mesos.Value_Set{Item: append([]string(nil), s.Set...)}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// sumResources adds resource lists (dropping allocation info, which the
+// dev cluster tracks per framework, not per resource).
+func sumResources(lists ...[]mesos.Resource) mesos.Resources {
+	var total mesos.Resources
+	for _, l := range lists {
+		total.Add(mesos.Resources(l).Clone().Unallocate()...)
+	}
+	return total
+}
+
+// allocatable mirrors the Mesos allocator's minimum: an offer is worth
+// making when it has at least 0.01 cpus or 32 MB of memory.
+func allocatable(rs mesos.Resources) bool {
+	cpus, _ := resources.CPUs(rs...)
+	mem, _ := resources.Memory(rs...)
+	return cpus >= minExecutorCPUs || mem >= minExecutorMemMB
+}
+
+// containsAll reports whether have holds every resource of want.
+func containsAll(have, want mesos.Resources) bool {
+	return resources.ContainsAll(have, want)
+}
+
+// formatResources renders resources the way Mesos logs them:
+// "cpus:0.1; mem:32; ports:[31000-31001]".
+func formatResources(rs []mesos.Resource) string {
+	parts := make([]string, 0, len(rs))
+	for _, r := range rs {
+		name := r.Name
+		if r.AllocationInfo != nil && r.AllocationInfo.Role != nil {
+			name += "(allocated: " + *r.AllocationInfo.Role + ")"
+		}
+		parts = append(parts, name+":"+formatValue(r))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func formatValue(r mesos.Resource) string {
+	switch {
+	case r.Scalar != nil:
+		return formatDouble(r.Scalar.Value)
+	case r.Ranges != nil:
+		return formatRanges(r.Ranges.Range)
+	case r.Set != nil:
+		return "{" + strings.Join(r.Set.Item, ", ") + "}"
+	}
+	return ""
+}
+
+func formatRanges(rs []mesos.Value_Range) string {
+	parts := make([]string, 0, len(rs))
+	for _, r := range rs {
+		parts = append(parts, fmt.Sprintf("%d-%d", r.Begin, r.End))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// formatDouble prints a float like C++'s default ostream (6 significant
+// digits), which is what Mesos' stringify(double) produces.
+func formatDouble(v float64) string {
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+// formatMegabytes prints megabytes as Mesos prints a Bytes value: in the
+// largest unit that divides it ("16MB", "1536KB", "1GB").
+func formatMegabytes(mb float64) string {
+	b := uint64(mb * 1024 * 1024)
+	switch {
+	case b == 0:
+		return "0B"
+	case b%(1<<30) == 0:
+		return fmt.Sprintf("%dGB", b>>30)
+	case b%(1<<20) == 0:
+		return fmt.Sprintf("%dMB", b>>20)
+	case b%(1<<10) == 0:
+		return fmt.Sprintf("%dKB", b>>10)
+	}
+	return fmt.Sprintf("%dB", b)
+}
+
+// stateResources renders resources as the /master/state endpoint does:
+// scalars as numbers, ranges and sets as strings.
+func stateResources(rs []mesos.Resource) map[string]any {
+	out := map[string]any{"cpus": 0.0, "mem": 0.0, "disk": 0.0, "gpus": 0.0}
+	type rangesAcc struct{ rs []mesos.Value_Range }
+	ranges := map[string]*rangesAcc{}
+	for _, r := range rs {
+		switch {
+		case r.Scalar != nil:
+			prev, _ := out[r.Name].(float64)
+			out[r.Name] = prev + r.Scalar.Value
+		case r.Ranges != nil:
+			acc := ranges[r.Name]
+			if acc == nil {
+				acc = &rangesAcc{}
+				ranges[r.Name] = acc
+			}
+			acc.rs = append(acc.rs, r.Ranges.Range...)
+		case r.Set != nil:
+			out[r.Name] = "{" + strings.Join(r.Set.Item, ",") + "}"
+		}
+	}
+	for name, acc := range ranges {
+		sort.Slice(acc.rs, func(i, j int) bool { return acc.rs[i].Begin < acc.rs[j].Begin })
+		parts := make([]string, 0, len(acc.rs))
+		for _, r := range acc.rs {
+			parts = append(parts, fmt.Sprintf("%d-%d", r.Begin, r.End))
+		}
+		out[name] = "[" + strings.Join(parts, ", ") + "]"
+	}
+	return out
+}
+
+// stateAttributes renders attributes as /master/state does.
+func stateAttributes(as []mesos.Attribute) map[string]any {
+	out := make(map[string]any, len(as))
+	for _, a := range as {
+		switch {
+		case a.Text != nil:
+			out[a.Name] = a.Text.Value
+		case a.Scalar != nil:
+			out[a.Name] = a.Scalar.Value
+		case a.Set != nil:
+			out[a.Name] = "{" + strings.Join(a.Set.Item, ",") + "}"
+		case a.Ranges != nil:
+			out[a.Name] = formatRanges(a.Ranges.Range)
+		}
+	}
+	return out
+}

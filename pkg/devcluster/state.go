@@ -1,0 +1,175 @@
+package devcluster
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+)
+
+// handleState serves GET /master/state in the shape of the Mesos master's
+// endpoint (the fields schedulers and tools commonly read).
+func (c *Cluster) handleState(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeHTTPError(w, &httpError{http.StatusMethodNotAllowed, "Expecting one of { 'GET', 'HEAD' }, but received '" + r.Method + "'"})
+		return
+	}
+	c.mu.Lock()
+	state := c.stateLocked()
+	c.mu.Unlock()
+	w.Header().Set("Content-Type", mediaJSON)
+	_ = json.NewEncoder(w).Encode(state)
+}
+
+// State returns what GET /master/state serves, as a generic JSON value.
+func (c *Cluster) State() map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stateLocked()
+}
+
+func (c *Cluster) stateLocked() map[string]any {
+	host, port := splitHostPort(c.masterAddr)
+	slaves := make([]any, 0, len(c.agentOrder))
+	for _, a := range c.agentOrder {
+		slaves = append(slaves, map[string]any{
+			"id":                   a.id,
+			"hostname":             a.info.Hostname,
+			"port":                 a.info.GetPort(),
+			"pid":                  "slave(1)@" + a.endpointOrDefault(),
+			"active":               true,
+			"resources":            stateResources(a.total),
+			"unreserved_resources": stateResources(a.total),
+			"used_resources":       stateResources(a.used()),
+			"offered_resources":    stateResources(a.offeredResources()),
+			"attributes":           stateAttributes(a.attributes),
+		})
+	}
+	fwIDs := make([]string, 0, len(c.frameworks))
+	for id := range c.frameworks {
+		fwIDs = append(fwIDs, id)
+	}
+	sort.Strings(fwIDs)
+	frameworks := make([]any, 0, len(fwIDs))
+	for _, id := range fwIDs {
+		frameworks = append(frameworks, c.stateFramework(c.frameworks[id]))
+	}
+	completed := make([]any, 0, len(c.completedFrameworks))
+	for _, fw := range c.completedFrameworks {
+		completed = append(completed, c.stateFramework(fw))
+	}
+	return map[string]any{
+		"version":              "1.12.0-devcluster",
+		"id":                   c.id,
+		"pid":                  "master@" + c.masterAddr,
+		"hostname":             host,
+		"port":                 port,
+		"leader":               "master@" + c.masterAddr,
+		"activated_slaves":     len(c.agentOrder),
+		"deactivated_slaves":   0,
+		"slaves":               slaves,
+		"frameworks":           frameworks,
+		"completed_frameworks": completed,
+	}
+}
+
+func (a *agent) endpointOrDefault() string {
+	if a.endpoint != "" {
+		return a.endpoint
+	}
+	return a.info.Hostname + ":5051"
+}
+
+func (c *Cluster) stateFramework(fw *framework) map[string]any {
+	ids := make([]string, 0, len(fw.tasks))
+	for id := range fw.tasks {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	tasks := make([]any, 0, len(ids))
+	var used []mesos.Resource
+	for _, id := range ids {
+		t := fw.tasks[id]
+		tasks = append(tasks, stateTask(t))
+		if !t.released {
+			used = append(used, t.resources...)
+		}
+	}
+	unreachable := make([]any, 0, len(fw.unreachable))
+	for _, t := range fw.unreachable {
+		unreachable = append(unreachable, stateTask(t))
+	}
+	completed := make([]any, 0, len(fw.completed))
+	for _, t := range fw.completed {
+		completed = append(completed, stateTask(t))
+	}
+	var offers []any
+	var offered []mesos.Resource
+	for _, o := range c.offers {
+		if o.fw == fw {
+			offers = append(offers, map[string]any{
+				"id": o.id, "framework_id": fw.id, "slave_id": o.agent.id,
+				"resources": stateResources(o.resources),
+			})
+			offered = append(offered, o.resources...)
+		}
+	}
+	if offers == nil {
+		offers = []any{}
+	}
+	roles := fw.info.Roles
+	if roles == nil {
+		roles = []string{fw.role}
+	}
+	caps := make([]string, 0, len(fw.info.Capabilities))
+	for _, cp := range fw.info.Capabilities {
+		caps = append(caps, cp.Type.String())
+	}
+	return map[string]any{
+		"id":                fw.id,
+		"name":              fw.info.Name,
+		"user":              fw.info.User,
+		"role":              fw.role,
+		"roles":             roles,
+		"active":            fw.stream != nil,
+		"connected":         fw.stream != nil,
+		"recovered":         false,
+		"failover_timeout":  fw.failoverTimeout().Seconds(),
+		"checkpoint":        fw.info.GetCheckpoint(),
+		"capabilities":      caps,
+		"registered_time":   float64(fw.registeredAt.UnixNano()) / 1e9,
+		"tasks":             tasks,
+		"unreachable_tasks": unreachable,
+		"completed_tasks":   completed,
+		"offers":            offers,
+		"resources":         stateResources(sumResources(used, offered)),
+		"used_resources":    stateResources(sumResources(used)),
+		"offered_resources": stateResources(sumResources(offered)),
+	}
+}
+
+func stateTask(t *task) map[string]any {
+	statuses := make([]any, 0, len(t.statuses))
+	for _, st := range t.statuses {
+		statuses = append(statuses, map[string]any{
+			"state":     st.GetState().String(),
+			"timestamp": st.GetTimestamp(),
+		})
+	}
+	m := map[string]any{
+		"id":           t.info.TaskID.Value,
+		"name":         t.info.Name,
+		"framework_id": t.fw.id,
+		"slave_id":     t.agent.id,
+		"state":        t.state.String(),
+		"resources":    stateResources(t.resources),
+		"statuses":     statuses,
+	}
+	if t.exec != nil {
+		m["executor_id"] = t.exec.id
+	} else {
+		m["executor_id"] = ""
+	}
+	return m
+}
