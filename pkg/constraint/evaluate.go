@@ -23,8 +23,8 @@ type State interface {
 const NoClause = -1
 
 // Bound is a Compiled constraint resolved against one Table: every
-// condition knows its column and the IDs of its values. It memoises regular
-// expression matches per value, so it belongs to one goroutine.
+// condition knows its column and the IDs of its values. Like the table, it
+// memoises regular expression matches, so it belongs to one goroutine.
 type Bound struct {
 	*Compiled
 	table   *Table
@@ -36,7 +36,7 @@ type boundCondition struct {
 	col     *Column
 	allowed map[int32]bool // CLUSTER, GROUPBY: the set's values that exist
 	group   []int32        // GROUPBY: the set's values that exist
-	matched []int8         // LIKE, UNLIKE: per value ID, 0 unknown, 1 match, 2 no match
+	matched []int8         // LIKE, UNLIKE: the table's memo of the patterns
 }
 
 // Bind resolves c against t.
@@ -59,7 +59,7 @@ func (c *Compiled) Bind(t *Table) *Bound {
 					}
 				}
 			case Like, Unlike:
-				bc.matched = make([]int8, bc.col.Len())
+				bc.matched = t.matchMemo(bc.col, cond.items)
 			}
 			b.clauses[i] = append(b.clauses[i], bc)
 		}

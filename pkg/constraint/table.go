@@ -1,6 +1,9 @@
 package constraint
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // Table interns, for a fixed list of agents, the values every constraint
 // name has on them: a Column per name maps each agent to a small integer
@@ -13,11 +16,16 @@ type Table struct {
 	agents  []*Agent
 	taints  [][]Taint // by agent, beside the columns: checked on every visit
 	columns map[string]*Column
+	// matches memoises LIKE/UNLIKE patterns per value ID, shared by every
+	// constraint bound to the table: a pattern is tried once per value per
+	// pass, however many applications use it.
+	matches map[string][]int8
 }
 
 // NewTable returns a table over agents, with no columns built yet.
 func NewTable(agents []*Agent) *Table {
-	t := &Table{agents: agents, taints: make([][]Taint, len(agents)), columns: map[string]*Column{}}
+	t := &Table{agents: agents, taints: make([][]Taint, len(agents)), columns: map[string]*Column{},
+		matches: map[string][]int8{}}
 	for i, a := range agents {
 		t.taints[i] = a.Taints
 	}
@@ -99,4 +107,16 @@ func (c *Column) AgentsWith(id int32) []int32 {
 		}
 	}
 	return c.postings[id]
+}
+
+// matchMemo returns the shared memo of the patterns items on col: per value
+// ID, 0 not tried yet, 1 some pattern matches, 2 none does.
+func (t *Table) matchMemo(col *Column, items []string) []int8 {
+	key := col.name + "\x00" + strings.Join(items, "\x00")
+	memo, ok := t.matches[key]
+	if !ok {
+		memo = make([]int8, col.Len())
+		t.matches[key] = memo
+	}
+	return memo
 }

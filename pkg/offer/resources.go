@@ -28,11 +28,13 @@ func (s scalars) minus(o scalars) scalars {
 	return scalars{cpus: s.cpus - o.cpus, mem: s.mem - o.mem, disk: s.disk - o.disk}
 }
 
-// portPool is the free host ports of one agent during a pass.
+// portPool is the free host ports of one agent during a pass. Ports are
+// addressed by their position in the ranges; used marks taken positions.
 type portPool struct {
 	ranges []PortRange // sorted, disjoint
 	size   int         // ports in ranges
-	used   map[uint32]bool
+	taken  int
+	used   []uint64 // bitset over positions, allocated on the first take
 }
 
 func newPortPool(ranges []PortRange) portPool {
@@ -56,14 +58,40 @@ func newPortPool(ranges []PortRange) portPool {
 	return p
 }
 
-func (p *portPool) free() int { return p.size - len(p.used) }
+func (p *portPool) free() int { return p.size - p.taken }
 
-func (p *portPool) contains(port uint32) bool {
-	i := sort.Search(len(p.ranges), func(i int) bool { return p.ranges[i].End >= port })
-	return i < len(p.ranges) && p.ranges[i].Begin <= port
+// position returns the position of port in the pool, or -1 when no range
+// holds it.
+func (p *portPool) position(port uint32) int {
+	pos := 0
+	for _, r := range p.ranges {
+		if port < r.Begin {
+			return -1
+		}
+		if port <= r.End {
+			return pos + int(port-r.Begin)
+		}
+		pos += int(r.End-r.Begin) + 1
+	}
+	return -1
 }
 
-func (p *portPool) available(port uint32) bool { return p.contains(port) && !p.used[port] }
+func (p *portPool) isUsed(pos int) bool {
+	return p.used != nil && p.used[pos/64]&(1<<(pos%64)) != 0
+}
+
+func (p *portPool) use(pos int) {
+	if p.used == nil {
+		p.used = make([]uint64, (p.size+63)/64)
+	}
+	p.used[pos/64] |= 1 << (pos % 64)
+	p.taken++
+}
+
+func (p *portPool) available(port uint32) bool {
+	pos := p.position(port)
+	return pos >= 0 && !p.isUsed(pos)
+}
 
 // fits reports whether the pool can satisfy the requests: every fixed port
 // offered and free (and asked once), and enough free ports for the rest.
@@ -94,38 +122,34 @@ func (p *portPool) take(reqs []PortRequest, rng *rand.Rand) []AssignedPort {
 	if len(reqs) == 0 {
 		return nil
 	}
-	if p.used == nil {
-		p.used = make(map[uint32]bool, len(reqs))
-	}
 	out := make([]AssignedPort, len(reqs))
 	for i, r := range reqs {
 		if r.HostPort != 0 {
-			p.used[r.HostPort] = true
+			p.use(p.position(r.HostPort))
 			out[i] = AssignedPort{Name: r.Name, Port: r.HostPort}
 		}
 	}
 	for i, r := range reqs {
 		if r.HostPort == 0 {
-			port := p.randomFree(rng)
-			p.used[port] = true
-			out[i] = AssignedPort{Name: r.Name, Port: port}
+			out[i] = AssignedPort{Name: r.Name, Port: p.takeRandom(rng)}
 		}
 	}
 	return out
 }
 
-func (p *portPool) randomFree(rng *rand.Rand) uint32 {
+func (p *portPool) takeRandom(rng *rand.Rand) uint32 {
 	start := rng.IntN(p.size)
 	for k := 0; k < p.size; k++ {
-		port := p.nth((start + k) % p.size)
-		if !p.used[port] {
-			return port
+		pos := (start + k) % p.size
+		if !p.isUsed(pos) {
+			p.use(pos)
+			return p.nth(pos)
 		}
 	}
-	panic("offer: randomFree on a full port pool")
+	panic("offer: takeRandom on a full port pool")
 }
 
-// nth returns the n-th port of the pool's ranges.
+// nth returns the port at position n.
 func (p *portPool) nth(n int) uint32 {
 	for _, r := range p.ranges {
 		width := int(r.End-r.Begin) + 1
@@ -134,5 +158,5 @@ func (p *portPool) nth(n int) uint32 {
 		}
 		n -= width
 	}
-	panic("offer: port index out of range")
+	panic("offer: port position out of range")
 }
