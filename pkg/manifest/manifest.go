@@ -55,7 +55,9 @@ type Resolver interface {
 
 // Parse decodes one manifest of any kind, dispatching on its "kind", and
 // applies the defaults. The error is a field.ErrorList (class
-// errdefs.ErrInvalidArgument) holding every decoding problem.
+// errdefs.ErrInvalidArgument) holding every decoding problem. When the JSON
+// is well formed and the kind known, the partly decoded object comes back
+// with the error, so a caller can report validation problems too.
 func Parse(data []byte) (Object, error) {
 	var head map[string]json.RawMessage
 	if err := strictjson.Decode(data, &head); err != nil {
@@ -91,11 +93,9 @@ func Parse(data []byte) (Object, error) {
 	default:
 		return nil, field.ErrorList{field.Invalid("kind", "unknown kind %q (want one of %s)", kind, kindList())}
 	}
-	if err := strictjson.Decode(data, obj); err != nil {
-		return nil, err
-	}
+	err := strictjson.Decode(data, obj)
 	obj.normalize()
-	return obj, nil
+	return obj, err
 }
 
 func kindList() string {
@@ -185,4 +185,24 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// MetaOf returns the metadata of obj; ok is false for kinds without any
+// (command).
+func MetaOf(obj Object) (meta ObjectMeta, ok bool) {
+	switch m := obj.(type) {
+	case *Application:
+		return m.Metadata, true
+	case *Process:
+		return m.Metadata, true
+	case *Deployment:
+		return m.Metadata, true
+	case *ConfigMap:
+		return m.Metadata, true
+	case *Secret:
+		return m.Metadata, true
+	case *Service:
+		return m.Metadata, true
+	}
+	return ObjectMeta{}, false
 }

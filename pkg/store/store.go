@@ -134,6 +134,17 @@ func (s *Store) withTimeout(ctx context.Context) (context.Context, context.Cance
 	return context.WithTimeout(ctx, s.requestTimeout)
 }
 
+// Ping checks that etcd answers a read within the request timeout; an
+// unreachable etcd fails with errdefs.ErrUnavailable.
+func (s *Store) Ping(ctx context.Context) error {
+	rctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	if _, err := s.client.Get(rctx, s.prefix+FrameworkIDKey, clientv3.WithCountOnly()); err != nil {
+		return classify(ctx, "ping", err)
+	}
+	return nil
+}
+
 // Get returns the entry at key, or errdefs.ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) (Entry, error) {
 	if err := validateKey(key); err != nil {

@@ -1,0 +1,71 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/field"
+)
+
+// errorBody is the one error shape of the API.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string   `json:"code"`
+	Message string   `json:"message"`
+	Details []string `json:"details,omitempty"`
+}
+
+// httpError is a failure of the HTTP exchange itself (media type, size,
+// route), which no errdefs class describes.
+type httpError struct {
+	status  int
+	code    string
+	message string
+}
+
+func (e *httpError) Error() string { return e.message }
+
+// classes maps every errdefs class to its status and code; anything else is
+// an internal error.
+var classes = []struct {
+	class  error
+	status int
+	code   string
+}{
+	{errdefs.ErrInvalidArgument, http.StatusBadRequest, "InvalidArgument"},
+	{errdefs.ErrNotFound, http.StatusNotFound, "NotFound"},
+	{errdefs.ErrAlreadyExists, http.StatusConflict, "AlreadyExists"},
+	{errdefs.ErrConflict, http.StatusConflict, "Conflict"},
+	{errdefs.ErrUnavailable, http.StatusServiceUnavailable, "Unavailable"},
+}
+
+// writeError answers err in the API's error shape.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, body := http.StatusInternalServerError, errorBody{Error: errorDetail{Code: "Internal", Message: "internal error"}}
+	var he *httpError
+	var fields field.ErrorList
+	switch {
+	case errors.As(err, &he):
+		status, body.Error = he.status, errorDetail{Code: he.code, Message: he.message}
+	case errors.As(err, &fields):
+		status, body.Error = http.StatusBadRequest, errorDetail{Code: "InvalidArgument", Message: "invalid manifest", Details: fields.Messages()}
+	default:
+		matched := false
+		for _, c := range classes {
+			if errors.Is(err, c.class) {
+				status, body.Error = c.status, errorDetail{Code: c.code, Message: err.Error()}
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			slog.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
+	}
+	writeJSON(w, status, body)
+}

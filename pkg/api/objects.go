@@ -1,0 +1,136 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+)
+
+// objectKind is one of the kinds served with plain CRUD.
+type objectKind struct {
+	kind manifest.Kind
+	path string
+}
+
+var objectKinds = []objectKind{
+	{manifest.KindDeployment, "deployments"},
+	{manifest.KindConfigMap, "configmaps"},
+	{manifest.KindSecret, "secrets"},
+}
+
+// ObjectView is a deployment, configmap or secret as the API returns it.
+// A secret's spec never carries its values.
+type ObjectView struct {
+	Kind      manifest.Kind   `json:"kind"`
+	Namespace string          `json:"namespace"`
+	Name      string          `json:"name"`
+	Revision  int64           `json:"revision"`
+	Spec      json.RawMessage `json:"spec"`
+	CreatedAt time.Time       `json:"createdAt"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+}
+
+func objectView(o *registry.Object) (ObjectView, error) {
+	v := ObjectView{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Revision: o.Revision,
+		Spec: o.Spec, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}
+	if o.Kind != manifest.KindSecret {
+		return v, nil
+	}
+	m, err := o.Manifest()
+	if err != nil {
+		return v, err
+	}
+	secret := m.(*manifest.Secret)
+	for key, d := range secret.Datas {
+		d.Content = ""
+		secret.Datas[key] = d
+	}
+	v.Spec, err = json.Marshal(secret)
+	return v, err
+}
+
+func (s *Server) writeObject(w http.ResponseWriter, status int, o *registry.Object) error {
+	v, err := objectView(o)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, status, v)
+	return nil
+}
+
+func (s *Server) createObject(k objectKind) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		obj, err := s.parse(r, k.kind)
+		if err != nil {
+			return err
+		}
+		o, err := s.cfg.Registry.PutObject(r.Context(), obj, -1)
+		if err != nil {
+			return err
+		}
+		return s.writeObject(w, http.StatusCreated, o)
+	}
+}
+
+func (s *Server) updateObject(k objectKind) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		rev, err := ifMatch(r)
+		if err != nil {
+			return err
+		}
+		obj, err := s.parse(r, k.kind)
+		if err != nil {
+			return err
+		}
+		if err := matchPath(r, obj); err != nil {
+			return err
+		}
+		o, err := s.cfg.Registry.PutObject(r.Context(), obj, rev)
+		if err != nil {
+			return err
+		}
+		return s.writeObject(w, http.StatusOK, o)
+	}
+}
+
+func (s *Server) getObject(k objectKind) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		o, err := s.cfg.Registry.GetObject(r.Context(), k.kind, r.PathValue("ns"), r.PathValue("name"))
+		if err != nil {
+			return err
+		}
+		return s.writeObject(w, http.StatusOK, o)
+	}
+}
+
+func (s *Server) listObjects(k objectKind) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		objs, err := s.cfg.Registry.ListObjects(r.Context(), k.kind, r.URL.Query().Get("namespace"))
+		if err != nil {
+			return err
+		}
+		views := make([]ObjectView, 0, len(objs))
+		for _, o := range objs {
+			v, err := objectView(o)
+			if err != nil {
+				return err
+			}
+			views = append(views, v)
+		}
+		writeJSON(w, http.StatusOK, map[string]any{k.path: views})
+		return nil
+	}
+}
+
+func (s *Server) deleteObject(k objectKind) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := s.cfg.Registry.DeleteObject(r.Context(), k.kind, r.PathValue("ns"), r.PathValue("name")); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}

@@ -1,0 +1,247 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+)
+
+// DefaultMaxBodyBytes bounds a request body: the largest manifests are a few
+// tens of kilobytes.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Leadership tells the API which replica leads. Writes go to the leader.
+type Leadership interface {
+	// Leader returns the leader's API URL (e.g. "http://127.0.0.1:8080")
+	// and whether this replica is the leader.
+	Leader() (url string, self bool)
+}
+
+// Single is the Leadership of a scheduler running alone: it always leads.
+type Single struct{ URL string }
+
+// Leader implements Leadership.
+func (s Single) Leader() (string, bool) { return s.URL, true }
+
+// Config configures a Server.
+type Config struct {
+	Registry     *registry.Registry
+	Leadership   Leadership
+	MaxBodyBytes int64 // 0: DefaultMaxBodyBytes
+	// Healthy reports whether the replica can serve (the store answers).
+	Healthy func(context.Context) error
+}
+
+// Server is the REST API. It is an http.Handler.
+type Server struct {
+	cfg      Config
+	mux      *http.ServeMux
+	metrics  *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+// NewServer returns the API over cfg.Registry.
+func NewServer(cfg Config) *Server {
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: prometheus.NewRegistry()}
+	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "bcs_api_requests_total", Help: "API requests by route and status code.",
+	}, []string{"route", "code"})
+	s.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "bcs_api_request_duration_seconds", Help: "API request latency by route.",
+		Buckets: prometheus.DefBuckets,
+	}, []string{"route"})
+	s.metrics.MustRegister(s.requests, s.latency,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	s.routes()
+	return s
+}
+
+// Metrics is the Prometheus registry /metrics serves; the scheduler adds
+// its own collectors to it.
+func (s *Server) Metrics() *prometheus.Registry { return s.metrics }
+
+func (s *Server) routes() {
+	s.handle("POST /v1/apps", s.createApp)
+	s.handle("GET /v1/apps", s.listApps)
+	s.handle("GET /v1/apps/{ns}/{name}", s.getApp)
+	s.handle("PUT /v1/apps/{ns}/{name}", s.updateApp)
+	s.handle("DELETE /v1/apps/{ns}/{name}", s.deleteApp)
+	s.handle("POST /v1/apps/{ns}/{name}/scale", s.scaleApp)
+	s.handle("GET /v1/apps/{ns}/{name}/versions", s.appVersions)
+	for _, k := range objectKinds {
+		s.handle("POST /v1/"+k.path, s.createObject(k))
+		s.handle("GET /v1/"+k.path, s.listObjects(k))
+		s.handle("GET /v1/"+k.path+"/{ns}/{name}", s.getObject(k))
+		s.handle("PUT /v1/"+k.path+"/{ns}/{name}", s.updateObject(k))
+		s.handle("DELETE /v1/"+k.path+"/{ns}/{name}", s.deleteObject(k))
+	}
+	s.handle("GET /v1/agents", s.listAgents)
+	s.handle("GET /v1/leader", s.leader)
+	s.handle("GET /healthz", s.healthz)
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))
+}
+
+// handlerFunc is an API handler: it answers or returns an error for
+// writeError.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+func (s *Server) handle(pattern string, h handlerFunc) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			writeError(w, r, err)
+		}
+	})
+}
+
+// ServeHTTP routes the request, redirects writes on a follower, answers
+// unknown routes in the API's error shape and records metrics.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	h, pattern := s.mux.Handler(r)
+	route := pattern
+	switch {
+	case pattern == "":
+		route = "unmatched"
+		s.unmatched(rec, r, h)
+	case r.Method != http.MethodGet && r.Method != http.MethodHead && !s.leading(rec, r):
+	default:
+		s.mux.ServeHTTP(rec, r) // sets the path values Handler does not
+	}
+	s.requests.WithLabelValues(route, strconv.Itoa(rec.status)).Inc()
+	s.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+}
+
+// leading redirects a write to the leader when this replica follows.
+func (s *Server) leading(w http.ResponseWriter, r *http.Request) bool {
+	if s.cfg.Leadership == nil {
+		return true
+	}
+	url, self := s.cfg.Leadership.Leader()
+	if self {
+		return true
+	}
+	if url == "" {
+		writeError(w, r, &httpError{http.StatusServiceUnavailable, "Unavailable", "no leader elected"})
+		return false
+	}
+	http.Redirect(w, r, url+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	return false
+}
+
+// unmatched answers a request no route takes: 404, or 405 with Allow.
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	probe := httptest.NewRecorder()
+	h.ServeHTTP(probe, r)
+	if probe.Code == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", probe.Header().Get("Allow"))
+		writeError(w, r, &httpError{http.StatusMethodNotAllowed, "MethodNotAllowed",
+			fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, probe.Header().Get("Allow"))})
+		return
+	}
+	writeError(w, r, &httpError{http.StatusNotFound, "NotFound", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+// readBody returns the request body, which must be JSON and at most
+// MaxBodyBytes long.
+func (s *Server) readBody(r *http.Request) ([]byte, error) {
+	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mediaType != "application/json" {
+		return nil, &httpError{http.StatusUnsupportedMediaType, "UnsupportedMediaType",
+			fmt.Sprintf("Content-Type must be application/json, got %q", r.Header.Get("Content-Type"))}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+	if err != nil {
+		return nil, &httpError{http.StatusBadRequest, "InvalidArgument", "reading the body: " + err.Error()}
+	}
+	if int64(len(body)) > s.cfg.MaxBodyBytes {
+		return nil, &httpError{http.StatusRequestEntityTooLarge, "PayloadTooLarge",
+			fmt.Sprintf("body larger than %d bytes", s.cfg.MaxBodyBytes)}
+	}
+	return body, nil
+}
+
+// ifMatch returns the revision the If-Match header names, or 0.
+func ifMatch(r *http.Request) (int64, error) {
+	v := r.Header.Get("If-Match")
+	if v == "" {
+		return 0, nil
+	}
+	rev, err := strconv.ParseInt(string(bytes.Trim([]byte(v), `"`)), 10, 64)
+	if err != nil || rev <= 0 {
+		return 0, &httpError{http.StatusBadRequest, "InvalidArgument", fmt.Sprintf("If-Match: want a revision, got %q", v)}
+	}
+	return rev, nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func (s *Server) leader(w http.ResponseWriter, _ *http.Request) error {
+	url, self := "", true
+	if s.cfg.Leadership != nil {
+		url, self = s.cfg.Leadership.Leader()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"leader": url, "self": self})
+	return nil
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	if s.cfg.Healthy != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		defer cancel()
+		if err := s.cfg.Healthy(ctx); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
+	agents, err := s.cfg.Registry.ListAgents(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": nonNil(agents)})
+	return nil
+}
+
+// nonNil makes an empty list encode as [] rather than null.
+func nonNil[T any](list []T) []T {
+	if list == nil {
+		return []T{}
+	}
+	return list
+}

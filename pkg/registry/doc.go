@@ -1,0 +1,14 @@
+// Package registry keeps bcs-scheduler's objects in the store: applications
+// (kind application or process) with their version history and desired
+// instance count, the task groups that run them, deployments, configmaps and
+// secrets. It turns manifests into stored records and back, and maps every
+// failure onto the errdefs classes.
+//
+// Writes are optimistic: each record carries the etcd revision it was read
+// at, and a write based on a stale read fails with errdefs.ErrConflict.
+// An application change and its version-history entry land in one etcd
+// transaction, so nothing is half written on a crash.
+//
+// It must not import HTTP or Mesos packages: the REST layer (pkg/api) and the
+// scheduler use it.
+package registry

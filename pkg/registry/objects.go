@@ -1,0 +1,215 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+// Object is the stored record of a deployment, configmap or secret.
+type Object struct {
+	Kind      manifest.Kind   `json:"kind"`
+	Namespace string          `json:"namespace"`
+	Name      string          `json:"name"`
+	Spec      json.RawMessage `json:"spec"`
+	CreatedAt time.Time       `json:"createdAt"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+	Revision  int64           `json:"-"`
+}
+
+// Manifest parses the stored manifest.
+func (o *Object) Manifest() (manifest.Object, error) { return manifest.Parse(o.Spec) }
+
+// objectKinds maps the kinds stored as Objects to their key kind.
+var objectKinds = map[manifest.Kind]store.Kind{
+	manifest.KindDeployment: store.KindDeployment,
+	manifest.KindConfigMap:  store.KindConfigMap,
+	manifest.KindSecret:     store.KindSecret,
+}
+
+func objectMeta(obj manifest.Object) (manifest.ObjectMeta, store.Kind, error) {
+	kind, ok := objectKinds[obj.Kind()]
+	if !ok {
+		return manifest.ObjectMeta{}, "", fmt.Errorf("kind %q is not a deployment, configmap or secret: %w", obj.Kind(), errdefs.ErrInvalidArgument)
+	}
+	meta, _ := manifest.MetaOf(obj)
+	return meta, kind, nil
+}
+
+// PutObject creates (expectRev -1), updates (expectRev > 0: only that
+// revision; 0: whatever is current) a deployment, configmap or secret.
+func (r *Registry) PutObject(ctx context.Context, obj manifest.Object, expectRev int64) (*Object, error) {
+	meta, kind, err := objectMeta(obj)
+	if err != nil {
+		return nil, err
+	}
+	key, err := store.Key(kind, meta.Namespace, meta.Name)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	now := r.now().UTC()
+	rec := &Object{Kind: obj.Kind(), Namespace: meta.Namespace, Name: meta.Name, Spec: spec, CreatedAt: now, UpdatedAt: now}
+	if expectRev == -1 {
+		rec.Revision, err = store.CreateJSON(ctx, r.store, key, rec)
+	} else {
+		var current *Object
+		current, err = r.GetObject(ctx, obj.Kind(), meta.Namespace, meta.Name)
+		if err != nil {
+			return nil, err
+		}
+		if expectRev == 0 {
+			expectRev = current.Revision
+		}
+		rec.CreatedAt = current.CreatedAt
+		rec.Revision, err = store.UpdateJSON(ctx, r.store, key, rec, expectRev)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s %s/%s: %w", obj.Kind(), meta.Namespace, meta.Name, err)
+	}
+	return rec, nil
+}
+
+// GetObject returns one deployment, configmap or secret.
+func (r *Registry) GetObject(ctx context.Context, kind manifest.Kind, namespace, name string) (*Object, error) {
+	sk, ok := objectKinds[kind]
+	if !ok {
+		return nil, fmt.Errorf("kind %q: %w", kind, errdefs.ErrInvalidArgument)
+	}
+	key, err := store.Key(sk, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := get[Object](ctx, r.store, key)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s/%s: %w", kind, namespace, name, err)
+	}
+	return obj, nil
+}
+
+// ListObjects returns the objects of kind in namespace (every namespace when
+// empty), sorted by namespace and name.
+func (r *Registry) ListObjects(ctx context.Context, kind manifest.Kind, namespace string) ([]*Object, error) {
+	sk, ok := objectKinds[kind]
+	if !ok {
+		return nil, fmt.Errorf("kind %q: %w", kind, errdefs.ErrInvalidArgument)
+	}
+	prefix, err := kindPrefix(sk, namespace)
+	if err != nil {
+		return nil, err
+	}
+	return list[Object](ctx, r.store, prefix)
+}
+
+// DeleteObject removes a deployment, configmap or secret.
+func (r *Registry) DeleteObject(ctx context.Context, kind manifest.Kind, namespace, name string) error {
+	sk, ok := objectKinds[kind]
+	if !ok {
+		return fmt.Errorf("kind %q: %w", kind, errdefs.ErrInvalidArgument)
+	}
+	key, err := store.Key(sk, namespace, name)
+	if err != nil {
+		return err
+	}
+	if err := r.store.Delete(ctx, key, 0); err != nil {
+		return fmt.Errorf("%s %s/%s: %w", kind, namespace, name, err)
+	}
+	return nil
+}
+
+// Resolver returns the configmaps and secrets of namespace, for validating
+// the references of a manifest in it.
+func (r *Registry) Resolver(ctx context.Context, namespace string) (manifest.Resolver, error) {
+	res := resolver{configMaps: map[string]*manifest.ConfigMap{}, secrets: map[string]*manifest.Secret{}}
+	for _, kind := range []manifest.Kind{manifest.KindConfigMap, manifest.KindSecret} {
+		objs, err := r.ListObjects(ctx, kind, namespace)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			m, err := o.Manifest()
+			if err != nil {
+				return nil, fmt.Errorf("stored %s %s/%s: %w", kind, o.Namespace, o.Name, err)
+			}
+			switch m := m.(type) {
+			case *manifest.ConfigMap:
+				res.configMaps[o.Name] = m
+			case *manifest.Secret:
+				res.secrets[o.Name] = m
+			}
+		}
+	}
+	return res, nil
+}
+
+type resolver struct {
+	configMaps map[string]*manifest.ConfigMap
+	secrets    map[string]*manifest.Secret
+}
+
+func (r resolver) ConfigMap(_, name string) (*manifest.ConfigMap, bool) {
+	c, ok := r.configMaps[name]
+	return c, ok
+}
+
+func (r resolver) Secret(_, name string) (*manifest.Secret, bool) {
+	s, ok := r.secrets[name]
+	return s, ok
+}
+
+// TaskGroup is the stored runtime state of one instance of an application:
+// the Mesos task group running it.
+type TaskGroup struct {
+	ID        string            `json:"id"`
+	Namespace string            `json:"namespace"`
+	App       string            `json:"app"`
+	Index     int               `json:"index"`   // the instance ID, from 0
+	Version   uint64            `json:"version"` // the application version it runs
+	State     string            `json:"state"`   // Mesos TaskState of the group, e.g. TASK_RUNNING
+	AgentID   string            `json:"agentID,omitempty"`
+	Host      string            `json:"host,omitempty"`
+	Ports     map[string]uint32 `json:"ports,omitempty"` // port name → host port
+	Healthy   *bool             `json:"healthy,omitempty"`
+	Restarts  int               `json:"restarts"`
+	Message   string            `json:"message,omitempty"`
+	UpdatedAt time.Time         `json:"updatedAt"`
+	Revision  int64             `json:"-"`
+}
+
+// TaskGroups returns the task groups of an application.
+func (r *Registry) TaskGroups(ctx context.Context, namespace, app string) ([]*TaskGroup, error) {
+	prefix, err := store.Prefix(store.KindTaskGroup, namespace, app)
+	if err != nil {
+		return nil, err
+	}
+	return list[TaskGroup](ctx, r.store, prefix)
+}
+
+// Agent is what the scheduler records about a Mesos agent, and the
+// operator's settings for it (taints for maintenance).
+type Agent struct {
+	ID         string             `json:"id"`
+	Hostname   string             `json:"hostname"`
+	Attributes map[string]string  `json:"attributes,omitempty"`
+	Taints     []constraint.Taint `json:"taints,omitempty"`
+	UpdatedAt  time.Time          `json:"updatedAt"`
+	Revision   int64              `json:"-"`
+}
+
+// ListAgents returns the recorded agents, sorted by ID.
+func (r *Registry) ListAgents(ctx context.Context) ([]*Agent, error) {
+	prefix, err := store.Prefix(store.KindAgent)
+	if err != nil {
+		return nil, err
+	}
+	return list[Agent](ctx, r.store, prefix)
+}

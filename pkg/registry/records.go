@@ -1,0 +1,44 @@
+package registry
+
+import (
+	"context"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+// record is a stored type that remembers the revision it was read at.
+type record[T any] interface {
+	*T
+	setRevision(int64)
+}
+
+func (a *App) setRevision(rev int64)       { a.Revision = rev }
+func (o *Object) setRevision(rev int64)    { o.Revision = rev }
+func (t *TaskGroup) setRevision(rev int64) { t.Revision = rev }
+func (a *Agent) setRevision(rev int64)     { a.Revision = rev }
+
+// list reads every record under prefix, sorted by key.
+func list[T any, P record[T]](ctx context.Context, s *store.Store, prefix string) ([]P, error) {
+	found, err := store.ListJSON[T](ctx, s, prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]P, len(found))
+	for i := range found {
+		p := P(&found[i].Value)
+		p.setRevision(found[i].Revision)
+		out[i] = p
+	}
+	return out, nil
+}
+
+// get reads the record at key.
+func get[T any, P record[T]](ctx context.Context, s *store.Store, key string) (P, error) {
+	v, rev, err := store.GetJSON[T](ctx, s, key)
+	if err != nil {
+		return nil, err
+	}
+	p := P(&v)
+	p.setRevision(rev)
+	return p, nil
+}

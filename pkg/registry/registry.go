@@ -1,0 +1,338 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+// VersionsKept is how many application versions the history keeps; older
+// ones are pruned in the transaction that adds a new one.
+const VersionsKept = 20
+
+// AppState is an application's summary state, shown by the API.
+type AppState string
+
+// Application states.
+const (
+	// AppDeploying: instances are wanted that are not running yet.
+	AppDeploying AppState = "Deploying"
+	// AppRunning: every wanted instance runs.
+	AppRunning AppState = "Running"
+	// AppAbnormal: an instance cannot be placed or keeps failing; Message says why.
+	AppAbnormal AppState = "Abnormal"
+	// AppDeleting: deletion was asked; instances are being killed.
+	AppDeleting AppState = "Deleting"
+)
+
+// App is the stored record of an application.
+type App struct {
+	Namespace string        `json:"namespace"`
+	Name      string        `json:"name"`
+	Kind      manifest.Kind `json:"kind"`
+	// Version counts the manifest's versions, from 1.
+	Version uint64 `json:"version"`
+	// Instances is the desired instance count: spec.instance of the current
+	// version, changed by scaling.
+	Instances int `json:"instances"`
+	// Spec is the current manifest with its defaults, as JSON.
+	Spec      json.RawMessage `json:"spec"`
+	State     AppState        `json:"state"`
+	Message   string          `json:"message,omitempty"`
+	CreatedAt time.Time       `json:"createdAt"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+	// Revision is the etcd revision the record was read at.
+	Revision int64 `json:"-"`
+}
+
+// Manifest parses the stored manifest.
+func (a *App) Manifest() (manifest.Object, error) { return manifest.Parse(a.Spec) }
+
+// AppVersion is one entry of an application's history.
+type AppVersion struct {
+	Version   uint64          `json:"version"`
+	Spec      json.RawMessage `json:"spec"`
+	CreatedAt time.Time       `json:"createdAt"`
+}
+
+// Registry reads and writes bcs objects in a store.
+type Registry struct {
+	store *store.Store
+	now   func() time.Time
+}
+
+// New returns a registry on s; now is the clock stamped on records.
+func New(s *store.Store, now func() time.Time) *Registry {
+	return &Registry{store: s, now: now}
+}
+
+// appIdentity returns what the registry needs of an application manifest.
+func appIdentity(obj manifest.Object) (meta manifest.ObjectMeta, instances int, err error) {
+	switch m := obj.(type) {
+	case *manifest.Application:
+		return m.Metadata, m.Spec.Instance, nil
+	case *manifest.Process:
+		return m.Metadata, m.Spec.Instance, nil
+	}
+	return manifest.ObjectMeta{}, 0, fmt.Errorf("kind %q is not an application: %w", obj.Kind(), errdefs.ErrInvalidArgument)
+}
+
+// CreateApp stores a validated application or process manifest as version 1.
+func (r *Registry) CreateApp(ctx context.Context, obj manifest.Object) (*App, error) {
+	meta, instances, err := appIdentity(obj)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encode application %s/%s: %w", meta.Namespace, meta.Name, err)
+	}
+	now := r.now().UTC()
+	app := &App{
+		Namespace: meta.Namespace, Name: meta.Name, Kind: obj.Kind(), Version: 1, Instances: instances,
+		Spec: spec, State: AppDeploying, Message: "waiting for the scheduler", CreatedAt: now, UpdatedAt: now,
+	}
+	if instances == 0 {
+		app.State, app.Message = AppRunning, ""
+	}
+	ops, err := r.appWrite(app, 0)
+	if err != nil {
+		return nil, err
+	}
+	rev, err := r.store.Apply(ctx, ops...)
+	if err != nil {
+		return nil, fmt.Errorf("application %s/%s: %w", meta.Namespace, meta.Name, err)
+	}
+	app.Revision = rev
+	return app, nil
+}
+
+// UpdateApp stores obj as the next version of its application. expectRev 0
+// updates whatever is current; otherwise a record changed since expectRev
+// fails with errdefs.ErrConflict. The desired instance count becomes the new
+// spec.instance.
+func (r *Registry) UpdateApp(ctx context.Context, obj manifest.Object, expectRev int64) (*App, error) {
+	meta, instances, err := appIdentity(obj)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encode application %s/%s: %w", meta.Namespace, meta.Name, err)
+	}
+	return r.modifyApp(ctx, meta.Namespace, meta.Name, expectRev, func(app *App) (bool, error) {
+		if app.Kind != obj.Kind() {
+			return false, fmt.Errorf("application %s/%s is a %s, not a %s: %w", app.Namespace, app.Name, app.Kind, obj.Kind(), errdefs.ErrInvalidArgument)
+		}
+		if app.State == AppDeleting {
+			return false, fmt.Errorf("application %s/%s is being deleted: %w", app.Namespace, app.Name, errdefs.ErrConflict)
+		}
+		app.Spec, app.Instances = spec, instances
+		return true, nil
+	})
+}
+
+// ScaleApp sets the desired instance count.
+func (r *Registry) ScaleApp(ctx context.Context, namespace, name string, instances int) (*App, error) {
+	if instances < 0 {
+		return nil, fmt.Errorf("instances: must be ≥ 0, got %d: %w", instances, errdefs.ErrInvalidArgument)
+	}
+	return r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
+		if app.State == AppDeleting {
+			return false, fmt.Errorf("application %s/%s is being deleted: %w", namespace, name, errdefs.ErrConflict)
+		}
+		app.Instances = instances
+		return false, nil
+	})
+}
+
+// SetAppStatus records the scheduler's view of an application.
+func (r *Registry) SetAppStatus(ctx context.Context, namespace, name string, state AppState, message string) (*App, error) {
+	return r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
+		if app.State == AppDeleting && state != AppDeleting {
+			return false, nil // deletion wins over a late status
+		}
+		app.State, app.Message = state, message
+		return false, nil
+	})
+}
+
+// modifyApp reads an application, applies change and writes it back,
+// retrying on a concurrent write when expectRev is 0. change reports
+// whether the write is a new version.
+func (r *Registry) modifyApp(ctx context.Context, namespace, name string, expectRev int64, change func(*App) (bool, error)) (*App, error) {
+	for {
+		app, err := r.GetApp(ctx, namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		if expectRev != 0 && app.Revision != expectRev {
+			return nil, fmt.Errorf("application %s/%s changed since revision %d: %w", namespace, name, expectRev, errdefs.ErrConflict)
+		}
+		newVersion, err := change(app)
+		if err != nil {
+			return nil, err
+		}
+		if newVersion {
+			app.Version++
+		}
+		app.UpdatedAt = r.now().UTC()
+		ops, err := r.appWrite(app, app.Revision)
+		if err != nil {
+			return nil, err
+		}
+		if !newVersion {
+			ops = ops[:1]
+		}
+		rev, err := r.store.Apply(ctx, ops...)
+		if errors.Is(err, errdefs.ErrConflict) && expectRev == 0 {
+			continue // someone wrote in between: re-read and re-apply
+		}
+		if err != nil {
+			return nil, fmt.Errorf("application %s/%s: %w", namespace, name, err)
+		}
+		app.Revision = rev
+		return app, nil
+	}
+}
+
+// appWrite returns the operations that store app (created when rev is 0)
+// with its current version in the history, pruning the version that falls
+// out of it.
+func (r *Registry) appWrite(app *App, rev int64) ([]store.Op, error) {
+	key, err := store.Key(store.KindApplication, app.Namespace, app.Name)
+	if err != nil {
+		return nil, err
+	}
+	record, err := json.Marshal(app)
+	if err != nil {
+		return nil, err
+	}
+	versionKey, err := store.AppVersionKey(app.Namespace, app.Name, app.Version)
+	if err != nil {
+		return nil, err
+	}
+	version, err := json.Marshal(AppVersion{Version: app.Version, Spec: app.Spec, CreatedAt: app.UpdatedAt})
+	if err != nil {
+		return nil, err
+	}
+	ops := []store.Op{store.UpdateOp(key, record, rev), store.CreateOp(versionKey, version)}
+	if rev == 0 {
+		ops[0] = store.CreateOp(key, record)
+	}
+	if app.Version > VersionsKept {
+		pruned, err := store.AppVersionKey(app.Namespace, app.Name, app.Version-VersionsKept)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, store.DeleteOp(pruned, 0))
+	}
+	return ops, nil
+}
+
+// GetApp returns one application.
+func (r *Registry) GetApp(ctx context.Context, namespace, name string) (*App, error) {
+	key, err := store.Key(store.KindApplication, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	app, err := get[App](ctx, r.store, key)
+	if err != nil {
+		return nil, fmt.Errorf("application %s/%s: %w", namespace, name, err)
+	}
+	return app, nil
+}
+
+// ListApps returns the applications of namespace, or of every namespace
+// when it is empty, sorted by namespace and name.
+func (r *Registry) ListApps(ctx context.Context, namespace string) ([]*App, error) {
+	prefix, err := kindPrefix(store.KindApplication, namespace)
+	if err != nil {
+		return nil, err
+	}
+	return list[App](ctx, r.store, prefix)
+}
+
+// AppVersions returns the kept history of an application, oldest first.
+func (r *Registry) AppVersions(ctx context.Context, namespace, name string) ([]AppVersion, error) {
+	if _, err := r.GetApp(ctx, namespace, name); err != nil {
+		return nil, err
+	}
+	prefix, err := store.Prefix(store.KindAppVersion, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := store.ListJSON[AppVersion](ctx, r.store, prefix)
+	if err != nil {
+		return nil, err
+	}
+	versions := make([]AppVersion, len(objs))
+	for i, o := range objs {
+		versions[i] = o.Value
+	}
+	return versions, nil
+}
+
+// DeleteApp asks for an application's deletion. Without task groups it is
+// removed at once and DeleteApp returns nil; otherwise it is marked
+// AppDeleting for the scheduler, which kills the instances and then calls
+// RemoveApp.
+func (r *Registry) DeleteApp(ctx context.Context, namespace, name string) (*App, error) {
+	groups, err := r.TaskGroups(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) == 0 {
+		return nil, r.RemoveApp(ctx, namespace, name)
+	}
+	return r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
+		app.State, app.Message = AppDeleting, ""
+		return false, nil
+	})
+}
+
+// RemoveApp deletes an application's history, then its record. The order
+// makes a crash in between harmless: the record survives, still marked
+// for deletion, and the next RemoveApp finishes the job.
+func (r *Registry) RemoveApp(ctx context.Context, namespace, name string) error {
+	app, err := r.GetApp(ctx, namespace, name)
+	if err != nil {
+		return err
+	}
+	versions, err := r.AppVersions(ctx, namespace, name)
+	if err != nil {
+		return err
+	}
+	for _, v := range versions {
+		key, err := store.AppVersionKey(namespace, name, v.Version)
+		if err != nil {
+			return err
+		}
+		if err := r.store.Delete(ctx, key, 0); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
+			return err
+		}
+	}
+	key, err := store.Key(store.KindApplication, namespace, name)
+	if err != nil {
+		return err
+	}
+	if err := r.store.Delete(ctx, key, app.Revision); err != nil {
+		return fmt.Errorf("application %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
+// kindPrefix returns the list prefix of kind in namespace, or of the whole
+// kind when namespace is empty.
+func kindPrefix(kind store.Kind, namespace string) (string, error) {
+	if namespace == "" {
+		return store.Prefix(kind)
+	}
+	return store.Prefix(kind, namespace)
+}

@@ -1,0 +1,62 @@
+package proto_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bcs-mesos/bcs-mesos/proto"
+)
+
+func TestTaskSpecRoundTrip(t *testing.T) {
+	spec := &proto.TaskSpec{
+		Instance: proto.Instance{Namespace: "ns-a", App: "gamesvc", Index: 2, TaskGroupID: "tg", Version: 3},
+		Name:     "gamesvr",
+		Process:  &proto.ProcessSpec{ProcName: "gamesvr", WorkPath: "/w", PidFile: "/p", StartCmd: "./start.sh"},
+		Ports:    []proto.Port{{Name: "http", HostPort: 31000}},
+		Files:    []proto.File{{Path: "/etc/x.conf", Content: []byte("secret\x00bytes")}},
+	}
+	data, err := spec.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := proto.DecodeTaskSpec(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, spec) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, spec)
+	}
+}
+
+func TestDecodeRefusesUnknownVersionAndAmbiguousSpecs(t *testing.T) {
+	cases := map[string]string{
+		`{"version":"bcs/v2","process":{}}`:                `version "bcs/v2", this build reads "bcs/v1"`,
+		`{"process":{}}`:                                   `version "", this build reads "bcs/v1"`,
+		`{"version":"bcs/v1","name":"x"}`:                  `exactly one of container and process`,
+		`{"version":"bcs/v1","process":{},"container":{}}`: `exactly one of container and process`,
+		`{"version":`:                                      `unexpected end of JSON input`,
+	}
+	for data, want := range cases {
+		if _, err := proto.DecodeTaskSpec([]byte(data)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", data, err, want)
+		}
+	}
+}
+
+func TestMessageRoundTrip(t *testing.T) {
+	m := &proto.Message{ID: "m1", Type: proto.MessageExec, TaskID: "t", Command: []string{"ls", "/"}}
+	data, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := proto.DecodeMessage(data)
+	if err != nil || !reflect.DeepEqual(got, m) {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	r := &proto.MessageResult{ID: "m1", Type: proto.MessageExec, OK: true, Output: "bin\n"}
+	data, _ = r.Encode()
+	if back, err := proto.DecodeMessageResult(data); err != nil || !reflect.DeepEqual(back, r) {
+		t.Fatalf("result %+v, %v", back, err)
+	}
+}

@@ -1,0 +1,190 @@
+package proto
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Version is the format version this package reads and writes.
+const Version = "bcs/v1"
+
+// TaskSpec is the TaskInfo.data of one task of a task group: everything an
+// executor needs to run it, with manifest variables already expanded by
+// the scheduler. Exactly one of Container and Process is set.
+type TaskSpec struct {
+	Version string `json:"version"`
+	// Instance identifies the instance the task belongs to.
+	Instance Instance `json:"instance"`
+	// Name is the container's or process's name within the task group.
+	Name      string         `json:"name"`
+	Container *ContainerSpec `json:"container,omitempty"`
+	Process   *ProcessSpec   `json:"process,omitempty"`
+	// Ports are the task's ports with the host ports the scheduler
+	// allocated.
+	Ports []Port   `json:"ports,omitempty"`
+	Env   []EnvVar `json:"env,omitempty"`
+	// Files are configmap and secret items to write before start.
+	Files []File `json:"files,omitempty"`
+	// HealthChecks are the checks the executor runs (HTTP, TCP, COMMAND);
+	// REMOTE_* checks stay with the scheduler.
+	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
+	// KillGracePeriodSeconds is the wait between the polite stop and
+	// SIGKILL; TaskInfo.kill_policy carries the same value.
+	KillGracePeriodSeconds float64   `json:"killGracePeriodSeconds"`
+	Resources              Resources `json:"resources"`
+}
+
+// Instance names the application instance a task group runs.
+type Instance struct {
+	Namespace   string `json:"namespace"`
+	App         string `json:"app"`
+	Index       int    `json:"index"`
+	TaskGroupID string `json:"taskGroupID"`
+	// Version is the application version the instance runs.
+	Version uint64 `json:"version"`
+}
+
+// Port is one named port of a task.
+type Port struct {
+	Name          string `json:"name"`
+	ContainerPort int    `json:"containerPort,omitempty"`
+	HostPort      int    `json:"hostPort,omitempty"`
+	Protocol      string `json:"protocol,omitempty"` // tcp, udp, http
+}
+
+// EnvVar is one environment variable.
+type EnvVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// File is a configmap or secret item written into the task's filesystem.
+type File struct {
+	Path     string `json:"path"`
+	Content  []byte `json:"content"` // base64 in JSON
+	ReadOnly bool   `json:"readOnly,omitempty"`
+	User     string `json:"user,omitempty"` // owner; default root
+}
+
+// Resources are what the task may use. Zero or negative limits mean no
+// limit ("-1" in manifests).
+type Resources struct {
+	CPUs        float64 `json:"cpus"`       // requested cores (cpu-shares = cpus × 1024)
+	MemMB       float64 `json:"memMB"`      // requested memory
+	CPULimit    float64 `json:"cpuLimit"`   // cores, CFS quota; ≤ 0 none
+	MemLimitMB  float64 `json:"memLimitMB"` // ≤ 0 none
+	PinCPUs     bool    `json:"pinCPUs"`    // whole CPUs pinned with cpuset (seed 001 NUMA rules)
+	MemSwapMB   float64 `json:"memSwapMB"`  // container only; ≤ 0 none
+	Swappiness  *int    `json:"swappiness"` // container only
+	DeviceLimit []Limit `json:"deviceLimits,omitempty"`
+}
+
+// Limit is a device I/O limit: device-read-bps and friends.
+type Limit struct {
+	Kind   string `json:"kind"` // read-bps, write-bps, read-iops, write-iops
+	Device string `json:"device"`
+	Rate   string `json:"rate"` // e.g. "10mb", or a count for iops
+}
+
+// ContainerSpec is a Docker container of a pod.
+type ContainerSpec struct {
+	Image        string            `json:"image"`
+	PullPolicy   string            `json:"pullPolicy"` // Always, IfNotPresent
+	PullUser     string            `json:"pullUser,omitempty"`
+	PullPassword string            `json:"pullPassword,omitempty"`
+	Command      string            `json:"command,omitempty"` // seed 001 "Value": overrides the entrypoint
+	Args         []string          `json:"args,omitempty"`    // seed 001 "Arguments"
+	Parameters   []Parameter       `json:"parameters,omitempty"`
+	Privileged   bool              `json:"privileged,omitempty"`
+	Hostname     string            `json:"hostname,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Volumes      []Volume          `json:"volumes,omitempty"`
+	// NetworkMode is HOST, BRIDGE, NONE or USER (CNM), or the CNI network
+	// name when NetworkType is "cni".
+	NetworkMode string `json:"networkMode"`
+	NetworkType string `json:"networkType,omitempty"` // cnm (default) or cni
+}
+
+// Parameter is a docker run option from the manifest.
+type Parameter struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Volume mounts a host path; an empty HostPath is a pod-private directory
+// in the sandbox.
+type Volume struct {
+	HostPath  string `json:"hostPath,omitempty"`
+	MountPath string `json:"mountPath"`
+	ReadOnly  bool   `json:"readOnly,omitempty"`
+}
+
+// ProcessSpec is a bare process (seed 000 process fields).
+type ProcessSpec struct {
+	ProcName         string  `json:"procName"`
+	User             string  `json:"user,omitempty"`
+	WorkPath         string  `json:"workPath"`
+	PidFile          string  `json:"pidFile"`
+	URIs             []URI   `json:"uris,omitempty"`
+	StartCmd         string  `json:"startCmd"`
+	StartGracePeriod float64 `json:"startGracePeriodSeconds"`
+	StopCmd          string  `json:"stopCmd,omitempty"`
+	ReloadCmd        string  `json:"reloadCmd,omitempty"`
+	RestartCmd       string  `json:"restartCmd,omitempty"`
+}
+
+// URI is a package to fetch before start.
+type URI struct {
+	Value      string `json:"value"`
+	User       string `json:"user,omitempty"`
+	Password   string `json:"password,omitempty"`
+	PullPolicy string `json:"pullPolicy"` // Always, IfNotPresent
+	OutputDir  string `json:"outputDir"`
+}
+
+// HealthCheck is a check the executor runs. Port 0 means PortName names a
+// port of the task: in BRIDGE mode its hostPort when > 0, else its
+// containerPort; in other modes its containerPort (seed 000).
+type HealthCheck struct {
+	Type                string            `json:"type"` // HTTP, TCP, COMMAND
+	DelaySeconds        float64           `json:"delaySeconds"`
+	IntervalSeconds     float64           `json:"intervalSeconds"`
+	TimeoutSeconds      float64           `json:"timeoutSeconds"`
+	GracePeriodSeconds  float64           `json:"gracePeriodSeconds"`
+	ConsecutiveFailures int               `json:"consecutiveFailures"` // 0: never kill
+	Port                int               `json:"port,omitempty"`
+	PortName            string            `json:"portName,omitempty"`
+	Scheme              string            `json:"scheme,omitempty"`
+	Path                string            `json:"path,omitempty"`
+	Headers             map[string]string `json:"headers,omitempty"`
+	Command             string            `json:"command,omitempty"`
+}
+
+// Encode returns the TaskInfo.data of spec, stamped with Version.
+func (spec *TaskSpec) Encode() ([]byte, error) {
+	spec.Version = Version
+	return json.Marshal(spec)
+}
+
+// DecodeTaskSpec reads TaskInfo.data; a spec of another version, or with
+// neither or both of container and process, is an error.
+func DecodeTaskSpec(data []byte) (*TaskSpec, error) {
+	var spec TaskSpec
+	if err := decode(data, &spec, &spec.Version); err != nil {
+		return nil, err
+	}
+	if (spec.Container == nil) == (spec.Process == nil) {
+		return nil, fmt.Errorf("task spec %q: exactly one of container and process must be set", spec.Name)
+	}
+	return &spec, nil
+}
+
+func decode(data []byte, v any, version *string) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("bcs proto: %w", err)
+	}
+	if *version != Version {
+		return fmt.Errorf("bcs proto: version %q, this build reads %q", *version, Version)
+	}
+	return nil
+}
