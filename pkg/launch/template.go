@@ -1,0 +1,421 @@
+package launch
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/offer"
+	"github.com/bcs-mesos/bcs-mesos/proto"
+)
+
+// Resources a task asks for when its manifest gives neither requests nor a
+// bounded limit: enough to start a small process.
+const (
+	DefaultCPUs  = 0.1
+	DefaultMemMB = 64
+)
+
+// Template is one compiled application version.
+type Template struct {
+	Kind      manifest.Kind // application (containers) or process
+	Namespace string
+	Name      string
+	Version   uint64
+	// Req is what every instance needs from an agent.
+	Req           *offer.Requirements
+	RestartPolicy manifest.RestartPolicy
+	KillGrace     time.Duration
+	// RemoteChecks are the REMOTE_HTTP and REMOTE_TCP checks the scheduler
+	// runs itself, with the task they belong to.
+	RemoteChecks []RemoteCheck
+	tasks        []task
+	network      manifest.NetworkMode
+	networkType  string
+}
+
+// RemoteCheck is a scheduler-side health check of one task.
+type RemoteCheck struct {
+	Task  int
+	Check manifest.HealthCheck
+}
+
+// task is one container or process of the template.
+type task struct {
+	name      string
+	resources proto.Resources
+	ports     []port
+	process   *manifest.ProcessSpec
+	container *manifest.Container
+}
+
+// port is one port of a task; request indexes Req.Ports when the scheduler
+// allocates a host port for it, else -1.
+type port struct {
+	name          string
+	containerPort int
+	hostPort      int
+	protocol      string
+	request       int
+}
+
+// Compile prepares a validated application or process manifest.
+func Compile(obj manifest.Object, version uint64) (*Template, error) {
+	meta, ok := manifest.MetaOf(obj)
+	if !ok {
+		return nil, fmt.Errorf("kind %q cannot run: %w", obj.Kind(), errdefs.ErrInvalidArgument)
+	}
+	t := &Template{Kind: obj.Kind(), Namespace: meta.Namespace, Name: meta.Name, Version: version}
+	var cons *constraint.Constraint
+	switch m := obj.(type) {
+	case *manifest.Process:
+		t.RestartPolicy, cons = m.RestartPolicy, m.Constraint
+		t.KillGrace = time.Duration(m.KillPolicy.GracePeriod) * time.Second
+		for i := range m.Spec.Template.Spec.Processes {
+			p := &m.Spec.Template.Spec.Processes[i]
+			tk := task{name: p.ProcName, process: p}
+			for _, pp := range p.Ports {
+				tk.ports = append(tk.ports, port{name: pp.Name, hostPort: pp.HostPort, protocol: pp.Protocol})
+			}
+			if err := t.addTask(tk, p.Resources, p.HealthChecks); err != nil {
+				return nil, err
+			}
+		}
+	case *manifest.Application:
+		t.RestartPolicy, cons = m.RestartPolicy, m.Constraint
+		t.KillGrace = time.Duration(m.KillPolicy.GracePeriod) * time.Second
+		spec := &m.Spec.Template.Spec
+		t.network, t.networkType = spec.NetworkMode, spec.NetworkType
+		for i := range spec.Containers {
+			c := &spec.Containers[i]
+			tk := task{name: fmt.Sprintf("container-%d", i), container: c}
+			for _, cp := range c.Ports {
+				tk.ports = append(tk.ports, port{name: cp.Name, containerPort: cp.ContainerPort, hostPort: cp.HostPort, protocol: cp.Protocol})
+			}
+			if err := t.addTask(tk, c.Resources, c.HealthChecks); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		return nil, fmt.Errorf("kind %q cannot run: %w", obj.Kind(), errdefs.ErrInvalidArgument)
+	}
+	if cons != nil && len(cons.IntersectionItems) > 0 {
+		compiled, err := constraint.Compile(cons)
+		if err != nil {
+			return nil, err
+		}
+		t.Req.Constraint = compiled
+	}
+	for k, v := range meta.Labels {
+		t.Req.Labels = append(t.Req.Labels, k+":"+v)
+	}
+	return t, nil
+}
+
+// addTask adds a task, its resources to the requirements and its host
+// ports to the port requests.
+func (t *Template) addTask(tk task, res manifest.Resources, checks []manifest.HealthCheck) error {
+	if t.Req == nil {
+		t.Req = &offer.Requirements{App: t.Namespace + "/" + t.Name}
+	}
+	var err error
+	tk.resources, err = resources(res)
+	if err != nil {
+		return err
+	}
+	t.Req.Resources.CPUs += tk.resources.CPUs
+	t.Req.Resources.Mem += tk.resources.MemMB
+	for i := range tk.ports {
+		p := &tk.ports[i]
+		p.request = -1
+		switch {
+		case tk.process != nil, t.network == manifest.NetworkBridge:
+			// Processes share the agent's network; BRIDGE maps hostPort.
+			p.request = len(t.Req.Ports)
+			t.Req.Ports = append(t.Req.Ports, offer.PortRequest{Name: p.name, HostPort: uint32(p.hostPort)})
+		case t.network == manifest.NetworkHost:
+			// HOST mode listens on containerPort itself; 0 is allocated.
+			p.request = len(t.Req.Ports)
+			t.Req.Ports = append(t.Req.Ports, offer.PortRequest{Name: p.name, HostPort: uint32(p.containerPort)})
+		}
+	}
+	for _, hc := range checks {
+		if hc.Type == manifest.CheckRemoteHTTP || hc.Type == manifest.CheckRemoteTCP {
+			t.RemoteChecks = append(t.RemoteChecks, RemoteCheck{Task: len(t.tasks), Check: hc})
+		}
+	}
+	t.tasks = append(t.tasks, tk)
+	return nil
+}
+
+// resources reads a task's resources: requests place it, limits bound it;
+// without requests a bounded limit is also the request.
+func resources(res manifest.Resources) (proto.Resources, error) {
+	parse := func(q manifest.Quantity) (manifest.Amount, error) { return q.Parse() }
+	var out proto.Resources
+	reqCPU, err := parse(res.Requests.CPU)
+	if err != nil {
+		return out, err
+	}
+	reqMem, err := parse(res.Requests.Memory)
+	if err != nil {
+		return out, err
+	}
+	limCPU, err := parse(res.Limits.CPU)
+	if err != nil {
+		return out, err
+	}
+	limMem, err := parse(res.Limits.Memory)
+	if err != nil {
+		return out, err
+	}
+	out.CPULimit, out.MemLimitMB = bounded(limCPU), bounded(limMem)
+	out.CPUs = firstPositive(bounded(reqCPU), out.CPULimit, DefaultCPUs)
+	out.MemMB = firstPositive(bounded(reqMem), out.MemLimitMB, DefaultMemMB)
+	return out, nil
+}
+
+func bounded(a manifest.Amount) float64 {
+	if !a.Set || a.Unlimited {
+		return 0
+	}
+	return a.Value()
+}
+
+func firstPositive(vs ...float64) float64 {
+	for _, v := range vs {
+		if v > 0 {
+			return v
+		}
+	}
+	return 0
+}
+
+// Tasks returns how many tasks an instance has.
+func (t *Template) Tasks() int { return len(t.tasks) }
+
+// TaskResources returns the scalar resources task i takes from an offer.
+func (t *Template) TaskResources(i int) (cpus, memMB float64) {
+	return t.tasks[i].resources.CPUs, t.tasks[i].resources.MemMB
+}
+
+// TaskHostPorts returns the host ports task i takes, given the ports the
+// matcher assigned to the instance (one per Req.Ports entry).
+func (t *Template) TaskHostPorts(i int, assigned []offer.AssignedPort) []uint32 {
+	var out []uint32
+	for _, p := range t.tasks[i].ports {
+		if p.request >= 0 {
+			out = append(out, assigned[p.request].Port)
+		}
+	}
+	return out
+}
+
+// Instance is what varies per launch of an instance.
+type Instance struct {
+	Index       int
+	TaskGroupID string
+	HostIP      string
+	Ports       []offer.AssignedPort // from the placement, one per Req.Ports entry
+	WorkBaseDir string
+	RunBaseDir  string
+}
+
+// Specs returns the executor task specs of one instance: manifest
+// variables expanded, host ports filled in, configmap and secret items
+// resolved against r.
+func (t *Template) Specs(inst Instance, r manifest.Resolver) ([]*proto.TaskSpec, error) {
+	ports := map[string]uint32{}
+	for _, tk := range t.tasks {
+		for _, p := range tk.ports {
+			switch {
+			case p.request >= 0:
+				ports[p.name] = inst.Ports[p.request].Port
+			default:
+				ports[p.name] = uint32(p.containerPort)
+			}
+		}
+	}
+	vars := manifest.Instance{
+		Namespace: t.Namespace, Name: t.Name, Index: inst.Index, HostIP: inst.HostIP, Ports: ports,
+		WorkBaseDir: inst.WorkBaseDir, RunBaseDir: inst.RunBaseDir,
+		TaskGroupID: inst.TaskGroupID, TaskGroupName: fmt.Sprintf("%s.%s.%d", t.Namespace, t.Name, inst.Index),
+	}
+	specs := make([]*proto.TaskSpec, len(t.tasks))
+	for i, tk := range t.tasks {
+		spec := &proto.TaskSpec{
+			Instance: proto.Instance{Namespace: t.Namespace, App: t.Name, Index: inst.Index,
+				TaskGroupID: inst.TaskGroupID, Version: t.Version},
+			Name:                   tk.name,
+			KillGracePeriodSeconds: t.KillGrace.Seconds(),
+			Resources:              tk.resources,
+		}
+		for _, p := range tk.ports {
+			pp := proto.Port{Name: p.name, ContainerPort: p.containerPort, Protocol: strings.ToLower(p.protocol)}
+			if p.request >= 0 {
+				pp.HostPort = int(inst.Ports[p.request].Port)
+			}
+			if tk.process != nil || t.network == manifest.NetworkHost {
+				pp.ContainerPort = pp.HostPort
+			}
+			spec.Ports = append(spec.Ports, pp)
+		}
+		var err error
+		switch {
+		case tk.process != nil:
+			err = t.processSpec(spec, *tk.process, vars, r)
+		default:
+			err = t.containerSpec(spec, *tk.container, vars, r)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("instance %d task %s: %w", inst.Index, tk.name, err)
+		}
+		specs[i] = spec
+	}
+	return specs, nil
+}
+
+func (t *Template) processSpec(spec *proto.TaskSpec, p manifest.ProcessSpec, vars manifest.Instance, r manifest.Resolver) error {
+	p, err := manifest.ExpandProcess(p, vars)
+	if err != nil {
+		return err
+	}
+	ps := &proto.ProcessSpec{
+		ProcName: p.ProcName, User: p.User, WorkPath: p.WorkPath, PidFile: p.PidFile,
+		StartCmd: p.StartCmd, StartGracePeriod: float64(p.StartGracePeriod),
+		StopCmd: p.StopCmd, ReloadCmd: p.ReloadCmd, RestartCmd: p.RestartCmd,
+	}
+	for _, u := range p.URIs {
+		ps.URIs = append(ps.URIs, proto.URI{Value: u.Value, User: u.User, Password: u.Pwd,
+			PullPolicy: string(u.PullPolicy), OutputDir: u.OutputDir})
+	}
+	spec.Process = ps
+	for _, e := range p.Env {
+		spec.Env = append(spec.Env, proto.EnvVar{Name: e.Name, Value: e.Value})
+	}
+	spec.HealthChecks = executorChecks(p.HealthChecks)
+	return injectData(spec, vars.Namespace, p.ConfigMaps, p.Secrets, r)
+}
+
+func (t *Template) containerSpec(spec *proto.TaskSpec, c manifest.Container, vars manifest.Instance, r manifest.Resolver) error {
+	c, err := manifest.ExpandContainer(c, vars)
+	if err != nil {
+		return err
+	}
+	cs := &proto.ContainerSpec{
+		Image: c.Image, PullPolicy: string(c.ImagePullPolicy), PullUser: c.ImagePullUser, PullPassword: c.ImagePullPasswd,
+		Command: c.Command, Args: c.Args, Privileged: c.Privileged, Hostname: c.Hostname,
+		NetworkMode: string(t.network), NetworkType: t.networkType,
+	}
+	for _, p := range c.Parameters {
+		cs.Parameters = append(cs.Parameters, proto.Parameter{Key: p.Key, Value: p.Value})
+	}
+	for _, v := range c.Volumes {
+		cs.Volumes = append(cs.Volumes, proto.Volume{HostPath: v.Volume.HostPath, MountPath: v.Volume.MountPath, ReadOnly: v.Volume.ReadOnly})
+	}
+	spec.Container = cs
+	for _, e := range c.Env {
+		value := e.Value
+		if e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil {
+			value = resourceField(spec.Resources, e.ValueFrom.ResourceFieldRef.Resource)
+		}
+		spec.Env = append(spec.Env, proto.EnvVar{Name: e.Name, Value: value})
+	}
+	spec.HealthChecks = executorChecks(c.HealthChecks)
+	return injectData(spec, vars.Namespace, c.ConfigMaps, c.Secrets, r)
+}
+
+// resourceField is the value of an env valueFrom.resourceFieldRef.
+func resourceField(res proto.Resources, name string) string {
+	format := func(v float64) string { return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".") }
+	switch name {
+	case "requests.cpu":
+		return format(res.CPUs)
+	case "requests.memory":
+		return format(res.MemMB)
+	case "limits.cpu":
+		return format(res.CPULimit)
+	case "limits.memory":
+		return format(res.MemLimitMB)
+	}
+	return ""
+}
+
+// executorChecks keeps the checks the executor runs (not REMOTE_*).
+func executorChecks(checks []manifest.HealthCheck) []proto.HealthCheck {
+	var out []proto.HealthCheck
+	for _, hc := range checks {
+		pc := proto.HealthCheck{
+			Type: string(hc.Type), DelaySeconds: float64(hc.DelaySeconds), IntervalSeconds: float64(hc.IntervalSeconds),
+			TimeoutSeconds: float64(hc.TimeoutSeconds), GracePeriodSeconds: float64(hc.GracePeriodSeconds),
+			ConsecutiveFailures: hc.ConsecutiveFailures,
+		}
+		switch hc.Type {
+		case manifest.CheckHTTP:
+			pc.Port, pc.PortName, pc.Scheme, pc.Path, pc.Headers = hc.HTTP.Port, hc.HTTP.PortName, hc.HTTP.Scheme, hc.HTTP.Path, hc.HTTP.Headers
+		case manifest.CheckTCP:
+			pc.Port, pc.PortName = hc.TCP.Port, hc.TCP.PortName
+		case manifest.CheckCommand:
+			pc.Command = hc.Command.Value
+		default:
+			continue
+		}
+		out = append(out, pc)
+	}
+	return out
+}
+
+// injectData resolves configmap and secret items into env and files.
+func injectData(spec *proto.TaskSpec, namespace string, cms []manifest.ConfigMapRef, secrets []manifest.SecretRef, r manifest.Resolver) error {
+	for _, ref := range cms {
+		cm, ok := r.ConfigMap(namespace, ref.Name)
+		if !ok {
+			return fmt.Errorf("configmap %s/%s: %w", namespace, ref.Name, errdefs.ErrNotFound)
+		}
+		for _, item := range ref.Items {
+			data, ok := cm.Datas[item.DataKey]
+			if !ok {
+				return fmt.Errorf("configmap %s/%s has no item %q: %w", namespace, ref.Name, item.DataKey, errdefs.ErrNotFound)
+			}
+			if data.Type != manifest.ConfigDataFile {
+				return fmt.Errorf("configmap %s/%s item %q: type %q is fetched remotely, which is not supported yet: %w",
+					namespace, ref.Name, item.DataKey, data.Type, errdefs.ErrInvalidArgument)
+			}
+			content, err := base64.StdEncoding.DecodeString(data.Content)
+			if err != nil {
+				return fmt.Errorf("configmap %s/%s item %q: content is not base64: %w", namespace, ref.Name, item.DataKey, errdefs.ErrInvalidArgument)
+			}
+			inject(spec, item.Type, item.KeyOrPath, content, item.ReadOnly, item.User)
+		}
+	}
+	for _, ref := range secrets {
+		s, ok := r.Secret(namespace, ref.SecretName)
+		if !ok {
+			return fmt.Errorf("secret %s/%s: %w", namespace, ref.SecretName, errdefs.ErrNotFound)
+		}
+		for _, item := range ref.Items {
+			data, ok := s.Datas[item.DataKey]
+			if !ok {
+				return fmt.Errorf("secret %s/%s has no item %q: %w", namespace, ref.SecretName, item.DataKey, errdefs.ErrNotFound)
+			}
+			content, err := base64.StdEncoding.DecodeString(data.Content)
+			if err != nil {
+				return fmt.Errorf("secret %s/%s item %q: content is not base64: %w", namespace, ref.SecretName, item.DataKey, errdefs.ErrInvalidArgument)
+			}
+			inject(spec, item.Type, item.KeyOrPath, content, item.ReadOnly, item.User)
+		}
+	}
+	return nil
+}
+
+func inject(spec *proto.TaskSpec, typ, keyOrPath string, content []byte, readOnly bool, user string) {
+	if typ == manifest.ItemEnv {
+		spec.Env = append(spec.Env, proto.EnvVar{Name: keyOrPath, Value: string(content)})
+		return
+	}
+	spec.Files = append(spec.Files, proto.File{Path: keyOrPath, Content: content, ReadOnly: readOnly, User: user})
+}

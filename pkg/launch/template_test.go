@@ -1,0 +1,130 @@
+package launch_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/offer"
+	"github.com/bcs-mesos/bcs-mesos/proto"
+)
+
+// resolver holds the fixture configmap with every item inline.
+func resolver() *manifesttest.Resolver {
+	r := manifesttest.NewResolver()
+	r.ConfigMaps[0].Datas["config_two"] = manifest.ConfigMapData{Type: manifest.ConfigDataFile, Content: "dHdv"}
+	return r
+}
+
+func TestProcessTemplate(t *testing.T) {
+	p := manifesttest.Process()
+	stored, _ := json.Marshal(p)
+	tmpl, err := launch.Compile(p, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Seed 000: hostPort 8899 is fixed, 0 is allocated by the scheduler.
+	if want := []offer.PortRequest{{Name: "http_port", HostPort: 8899}, {Name: "metric_port"}}; !reflect.DeepEqual(tmpl.Req.Ports, want) {
+		t.Errorf("port requests = %+v, want %+v", tmpl.Req.Ports, want)
+	}
+	// limits.cpu "2", memory "500" and no requests: the limits place it.
+	if tmpl.Req.Resources.CPUs != 2 || tmpl.Req.Resources.Mem != 500 || tmpl.Req.App != "ns-a/gamesvc" {
+		t.Errorf("requirements = %+v", tmpl.Req)
+	}
+	if tmpl.Req.Constraint == nil || !reflect.DeepEqual(tmpl.Req.Labels, []string{"app:gamesvc"}) {
+		t.Errorf("constraint %v labels %v", tmpl.Req.Constraint, tmpl.Req.Labels)
+	}
+	specFor := func(index int, metric uint32) *proto.TaskSpec {
+		specs, err := tmpl.Specs(launch.Instance{
+			Index: index, TaskGroupID: "tg", HostIP: "10.0.0.7",
+			Ports:       []offer.AssignedPort{{Name: "http_port", Port: 8899}, {Name: "metric_port", Port: metric}},
+			WorkBaseDir: "/data/work", RunBaseDir: "/data/run",
+		}, resolver())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return specs[0]
+	}
+	s0, s2 := specFor(0, 31001), specFor(2, 31555)
+	if got := s2.Process.WorkPath; got != "/data/work/ns-a.gamesvc.2/gamesvc" {
+		t.Errorf("workPath = %q", got)
+	}
+	if got := s2.Process.StartCmd; got != "./start.sh --address 10.0.0.7 --service-port 8899" {
+		t.Errorf("startCmd = %q", got)
+	}
+	if got := s0.Process.StopCmd; got != "./stop.sh --pidfile /data/run/ns-a.gamesvc.0/pid/gamesvc.pid" {
+		t.Errorf("stopCmd = %q", got)
+	}
+	if want := []proto.Port{{Name: "http_port", ContainerPort: 8899, HostPort: 8899, Protocol: "http"},
+		{Name: "metric_port", ContainerPort: 31555, HostPort: 31555, Protocol: "tcp"}}; !reflect.DeepEqual(s2.Ports, want) {
+		t.Errorf("ports = %+v", s2.Ports)
+	}
+	if len(s2.HealthChecks) != 1 || s2.HealthChecks[0].PortName != "metric_port" || s2.KillGracePeriodSeconds != 1 {
+		t.Errorf("checks %+v grace %v", s2.HealthChecks, s2.KillGracePeriodSeconds)
+	}
+	// Expanding instance 2 after 0 must not have touched the manifest.
+	if after, _ := json.Marshal(p); string(after) != string(stored) {
+		t.Error("Specs changed the stored manifest")
+	}
+	if _, err := (&proto.TaskSpec{}).Encode(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestApplicationTemplate(t *testing.T) {
+	app := manifesttest.Application()
+	tmpl, err := launch.Compile(app, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// BRIDGE: hostPort 0 is allocated; requests 0.5 cpu / 512 MB place it.
+	if want := []offer.PortRequest{{Name: "http-port"}}; !reflect.DeepEqual(tmpl.Req.Ports, want) {
+		t.Errorf("port requests = %+v", tmpl.Req.Ports)
+	}
+	if tmpl.Req.Resources.CPUs != 0.5 || tmpl.Req.Resources.Mem != 512 {
+		t.Errorf("resources = %+v", tmpl.Req.Resources)
+	}
+	specs, err := tmpl.Specs(launch.Instance{Index: 1, TaskGroupID: "tg-1", HostIP: "10.0.0.7",
+		Ports: []offer.AssignedPort{{Name: "http-port", Port: 31234}}}, resolver())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := specs[0]
+	if s.Container == nil || s.Container.NetworkMode != "BRIDGE" || s.Ports[0].HostPort != 31234 || s.Ports[0].ContainerPort != 8080 {
+		t.Fatalf("spec = %+v ports %+v", s.Container, s.Ports)
+	}
+	env := map[string]string{}
+	for _, e := range s.Env {
+		env[e.Name] = e.Value
+	}
+	var files []string
+	for _, f := range s.Files {
+		files = append(files, f.Path+"="+string(f.Content))
+	}
+	// ${bcs.ports.http-port} expands to the allocated host port, valueFrom
+	// reads the limits, configmap items become env, secret items files.
+	wantEnv := map[string]string{"http-port": "31234", "namespace": "ns-a", "limits.cpu": "2", "CONFIG_ONE": "config context"}
+	for k, v := range wantEnv {
+		if env[k] != v {
+			t.Errorf("env %s = %q, want %q (all: %v)", k, env[k], v, env)
+		}
+	}
+	if !reflect.DeepEqual(files, []string{"/data/secret.conf=secret"}) {
+		t.Errorf("files = %v", files)
+	}
+}
+
+func TestMissingConfigMapFailsTheInstance(t *testing.T) {
+	tmpl, err := launch.Compile(manifesttest.Process(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tmpl.Specs(launch.Instance{Ports: make([]offer.AssignedPort, 2)}, &manifesttest.Resolver{})
+	if err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("err = %v, want a missing configmap or secret", err)
+	}
+}
