@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
@@ -167,22 +168,47 @@ func (r resolver) Secret(_, name string) (*manifest.Secret, bool) {
 }
 
 // TaskGroup is the stored runtime state of one instance of an application:
-// the Mesos task group running it.
+// the Mesos task group currently running it. It is keyed by the instance
+// index; ID changes with every launch. Only the scheduler writes it.
 type TaskGroup struct {
-	ID        string            `json:"id"`
+	ID        string            `json:"id"` // task group (and executor) ID of the current launch
 	Namespace string            `json:"namespace"`
 	App       string            `json:"app"`
 	Index     int               `json:"index"`   // the instance ID, from 0
 	Version   uint64            `json:"version"` // the application version it runs
 	State     string            `json:"state"`   // Mesos TaskState of the group, e.g. TASK_RUNNING
+	Phase     string            `json:"phase"`   // the scheduler's lifecycle phase (pkg/scheduler)
 	AgentID   string            `json:"agentID,omitempty"`
 	Host      string            `json:"host,omitempty"`
 	Ports     map[string]uint32 `json:"ports,omitempty"` // port name → host port
 	Healthy   *bool             `json:"healthy,omitempty"`
 	Restarts  int               `json:"restarts"`
 	Message   string            `json:"message,omitempty"`
-	UpdatedAt time.Time         `json:"updatedAt"`
-	Revision  int64             `json:"-"`
+	Tasks     []TaskRecord      `json:"tasks,omitempty"`
+	// Launches counts the launches of this instance; it makes task IDs unique.
+	Launches int `json:"launches"`
+	// NotBefore delays the next launch (restart backoff).
+	NotBefore time.Time `json:"notBefore,omitempty"`
+	// RunningSince is when every task last became running.
+	RunningSince time.Time `json:"runningSince,omitempty"`
+	// KillReason says why the scheduler is killing the instance.
+	KillReason string    `json:"killReason,omitempty"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	Revision   int64     `json:"-"`
+}
+
+// TaskRecord is one task of a task group.
+type TaskRecord struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	State   string `json:"state"`
+	Healthy *bool  `json:"healthy,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// TaskGroupKey returns the store key of instance index of an application.
+func TaskGroupKey(namespace, app string, index int) (string, error) {
+	return store.Key(store.KindTaskGroup, namespace, app, strconv.Itoa(index))
 }
 
 // TaskGroups returns the task groups of an application.

@@ -1,0 +1,89 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+// The scheduler's own records: it is their only writer (the leader), so
+// they are written unconditionally.
+
+// PutTaskGroup stores an instance's runtime state.
+func (r *Registry) PutTaskGroup(ctx context.Context, tg *TaskGroup) error {
+	key, err := TaskGroupKey(tg.Namespace, tg.App, tg.Index)
+	if err != nil {
+		return err
+	}
+	tg.UpdatedAt = r.now().UTC()
+	value, err := json.Marshal(tg)
+	if err != nil {
+		return err
+	}
+	rev, err := r.store.Put(ctx, key, value)
+	if err != nil {
+		return fmt.Errorf("task group %s/%s/%d: %w", tg.Namespace, tg.App, tg.Index, err)
+	}
+	tg.Revision = rev
+	return nil
+}
+
+// DeleteTaskGroup removes an instance's record; a missing one is fine.
+func (r *Registry) DeleteTaskGroup(ctx context.Context, namespace, app string, index int) error {
+	key, err := TaskGroupKey(namespace, app, index)
+	if err != nil {
+		return err
+	}
+	if err := r.store.Delete(ctx, key, 0); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
+		return fmt.Errorf("task group %s/%s/%d: %w", namespace, app, index, err)
+	}
+	return nil
+}
+
+// AllTaskGroups returns every task group of every application.
+func (r *Registry) AllTaskGroups(ctx context.Context) ([]*TaskGroup, error) {
+	prefix, err := store.Prefix(store.KindTaskGroup)
+	if err != nil {
+		return nil, err
+	}
+	return list[TaskGroup](ctx, r.store, prefix)
+}
+
+// FrameworkID returns the Mesos framework ID the scheduler registered
+// with, or "" before the first registration.
+func (r *Registry) FrameworkID(ctx context.Context) (string, error) {
+	e, err := r.store.Get(ctx, store.FrameworkIDKey)
+	if errors.Is(err, errdefs.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return string(e.Value), nil
+}
+
+// SetFrameworkID records the framework ID, so that every later
+// subscription fails over to the same framework.
+func (r *Registry) SetFrameworkID(ctx context.Context, id string) error {
+	_, err := r.store.Put(ctx, store.FrameworkIDKey, []byte(id))
+	return err
+}
+
+// PutAgent records what the scheduler knows of an agent.
+func (r *Registry) PutAgent(ctx context.Context, a *Agent) error {
+	key, err := store.Key(store.KindAgent, a.ID)
+	if err != nil {
+		return err
+	}
+	a.UpdatedAt = r.now().UTC()
+	value, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	a.Revision, err = r.store.Put(ctx, key, value)
+	return err
+}

@@ -1,0 +1,404 @@
+package scheduler
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/offer"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+)
+
+// ExecutorBinary is how agents get and start one of our executors.
+type ExecutorBinary struct {
+	URI  string   // file:// or http(s):// address the Mesos fetcher downloads
+	Args []string // extra arguments
+}
+
+// Config configures a Core. Zero durations take the documented defaults.
+type Config struct {
+	ContainerExecutor ExecutorBinary
+	ProcessExecutor   ExecutorBinary
+	// Executor is the executor's own resources; default offer.DefaultExecutor.
+	Executor offer.Resources
+	// RefuseSeconds filters declined offers; default 5 (Mesos's own default).
+	RefuseSeconds float64
+	// ReconcileInterval between implicit reconciliations; default 10m.
+	ReconcileInterval time.Duration
+	// RetryInterval resends unanswered explicit reconciliations and kills
+	// (beyond the kill grace period); default 30s.
+	RetryInterval time.Duration
+	// WorkBaseDir and RunBaseDir are the process pods' roots on agents
+	// (${work_base_dir}, ${run_base_dir}); defaults /data/bcs/work and
+	// /data/bcs/run.
+	WorkBaseDir, RunBaseDir string
+	// Resolver gives the configmaps and secrets launches inject.
+	Resolver manifest.Resolver
+	// Seed makes placements reproducible.
+	Seed uint64
+}
+
+func (cfg *Config) defaults() {
+	if cfg.Executor.CPUs == 0 && cfg.Executor.Mem == 0 && cfg.Executor.Disk == 0 {
+		cfg.Executor = offer.DefaultExecutor
+	}
+	if cfg.RefuseSeconds == 0 {
+		cfg.RefuseSeconds = 5
+	}
+	if cfg.ReconcileInterval == 0 {
+		cfg.ReconcileInterval = 10 * time.Minute
+	}
+	if cfg.RetryInterval == 0 {
+		cfg.RetryInterval = 30 * time.Second
+	}
+	if cfg.WorkBaseDir == "" {
+		cfg.WorkBaseDir = "/data/bcs/work"
+	}
+	if cfg.RunBaseDir == "" {
+		cfg.RunBaseDir = "/data/bcs/run"
+	}
+}
+
+// Core is the scheduler state machine. It is not safe for concurrent use:
+// one goroutine (the Driver) steps it.
+type Core struct {
+	cfg         Config
+	matcher     *offer.Matcher
+	now         time.Time
+	out         Output
+	frameworkID string
+	connected   bool
+	suppressed  bool
+	apps        map[string]*app      // by "namespace/name"
+	tasks       map[string]*instance // current launches' task IDs
+	offers      map[string]mesos.Offer
+	agents      map[string]*agentInfo // learned from offers
+	// reconciling holds task ID → agent ID of explicit reconciliation
+	// questions not answered yet.
+	reconciling   map[string]string
+	reconcileSent time.Time
+	implicitSent  time.Time
+	killSent      map[string]time.Time // task ID → last KILL
+	passes        uint64
+}
+
+type app struct {
+	rec       *registry.App
+	tmpl      *launch.Template
+	tmplErr   error
+	instances map[int]*instance
+	unplaced  string // the last placement's rejections, "" when placed
+	status    AppStatus
+}
+
+func (a *app) key() string { return a.rec.Namespace + "/" + a.rec.Name }
+
+type instance struct {
+	app *app
+	rec registry.TaskGroup
+	// avoid is an agent a rescheduled instance must not return to.
+	avoid string
+}
+
+type agentInfo struct {
+	id, hostname, ip string
+	attributes       []mesos.Attribute
+}
+
+// NewCore returns a Core; Restore is its first input.
+func NewCore(cfg Config) (*Core, error) {
+	cfg.defaults()
+	m, err := offer.New(offer.Config{Executor: cfg.Executor})
+	if err != nil {
+		return nil, err
+	}
+	return &Core{
+		cfg: cfg, matcher: m, suppressed: false,
+		apps: map[string]*app{}, tasks: map[string]*instance{}, offers: map[string]mesos.Offer{},
+		agents: map[string]*agentInfo{}, reconciling: map[string]string{}, killSent: map[string]time.Time{},
+	}, nil
+}
+
+// FrameworkID returns the framework ID the core subscribes with.
+func (c *Core) FrameworkID() string { return c.frameworkID }
+
+// Step feeds one input at time now and returns what to persist and send.
+func (c *Core) Step(now time.Time, in Input) Output {
+	c.now, c.out = now, Output{}
+	switch in := in.(type) {
+	case Restore:
+		c.restore(in)
+	case Subscribed:
+		c.subscribed(in.FrameworkID)
+	case Disconnected:
+		c.connected = false
+		clear(c.offers)
+	case OffersIn:
+		for _, o := range in.Offers {
+			c.learnAgent(o)
+			c.offers[o.ID.Value] = o
+		}
+	case Rescind:
+		delete(c.offers, in.OfferID)
+	case StatusUpdate:
+		c.statusUpdate(in.Status)
+	case ExecutorMessage:
+		c.executorMessage(in)
+	case AppChanged:
+		c.appChanged(in.App)
+	case AppRemoved:
+		c.appRemoved(in.Namespace, in.Name)
+	case Operate:
+		c.operate(in)
+	case Tick:
+		c.tick()
+	}
+	c.adjustOffers()
+	c.refreshStatuses()
+	return c.out
+}
+
+func (c *Core) write(w Write)             { c.out.Writes = append(c.out.Writes, w) }
+func (c *Core) call(call *scheduler.Call) { c.out.Calls = append(c.out.Calls, call) }
+
+// persist records an instance's current state.
+func (c *Core) persist(inst *instance) {
+	rec := inst.rec
+	rec.Tasks = slices.Clone(inst.rec.Tasks)
+	rec.Ports = maps.Clone(inst.rec.Ports)
+	c.write(Write{TaskGroup: &rec})
+}
+
+// setPhase moves an instance to phase; an illegal move is a bug.
+func (c *Core) setPhase(inst *instance, to Phase) {
+	if err := transition(Phase(inst.rec.Phase), to); err != nil {
+		panic(fmt.Sprintf("scheduler: instance %s/%s/%d: %v", inst.rec.Namespace, inst.rec.App, inst.rec.Index, err))
+	}
+	inst.rec.Phase = string(to)
+}
+
+func (c *Core) restore(in Restore) {
+	c.frameworkID = in.FrameworkID
+	for _, rec := range in.Apps {
+		c.upsertApp(rec)
+	}
+	for _, g := range in.Groups {
+		a := c.apps[g.Namespace+"/"+g.App]
+		if a == nil {
+			c.write(Write{DeleteGroup: &GroupRef{g.Namespace, g.App, g.Index}})
+			continue
+		}
+		inst := &instance{app: a, rec: *g}
+		a.instances[g.Index] = inst
+		if Phase(g.Phase).live() {
+			for _, t := range g.Tasks {
+				if !terminal(taskState(t.State)) {
+					c.tasks[t.ID] = inst
+				}
+			}
+		}
+	}
+	for _, a := range c.sortedApps() {
+		c.reconcileApp(a)
+	}
+}
+
+func (c *Core) subscribed(id string) {
+	if id != c.frameworkID {
+		c.frameworkID = id
+		c.write(Write{FrameworkID: id})
+	}
+	c.connected, c.suppressed = true, false
+	clear(c.offers)
+	// Ask about every task we believe live, until each is answered.
+	clear(c.reconciling)
+	for _, id := range slices.Sorted(maps.Keys(c.tasks)) {
+		if agent := c.tasks[id].rec.AgentID; agent != "" {
+			c.reconciling[id] = agent
+		}
+	}
+	c.sendReconcile()
+	c.implicitSent = c.now
+}
+
+func (c *Core) sendReconcile() {
+	if len(c.reconciling) == 0 {
+		return
+	}
+	// Built here rather than with calls.ReconcileTasks, which ranges over a
+	// map: the order of the tasks must not depend on it.
+	var tasks []scheduler.Call_Reconcile_Task
+	for _, id := range slices.Sorted(maps.Keys(c.reconciling)) {
+		tasks = append(tasks, scheduler.Call_Reconcile_Task{TaskID: mesos.TaskID{Value: id}, AgentID: &mesos.AgentID{Value: c.reconciling[id]}})
+	}
+	c.call(calls.Reconcile(func(r *scheduler.Call_Reconcile) { r.Tasks = tasks }))
+	c.reconcileSent = c.now
+}
+
+func (c *Core) tick() {
+	if !c.connected {
+		return
+	}
+	if len(c.reconciling) > 0 && c.now.Sub(c.reconcileSent) >= c.cfg.RetryInterval {
+		c.sendReconcile()
+	}
+	if c.now.Sub(c.implicitSent) >= c.cfg.ReconcileInterval {
+		c.call(calls.Reconcile())
+		c.implicitSent = c.now
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.killSent)) {
+		inst := c.tasks[id]
+		if inst == nil {
+			delete(c.killSent, id)
+			continue
+		}
+		grace := inst.app.killGrace()
+		if c.now.Sub(c.killSent[id]) >= grace+c.cfg.RetryInterval {
+			c.sendKill(inst, id)
+		}
+	}
+}
+
+func (a *app) killGrace() time.Duration {
+	if a.tmpl == nil {
+		return 0
+	}
+	return a.tmpl.KillGrace
+}
+
+// appChanged takes a new or changed application record.
+func (c *Core) appChanged(rec *registry.App) {
+	a := c.upsertApp(rec)
+	c.reconcileApp(a)
+}
+
+func (c *Core) upsertApp(rec *registry.App) *app {
+	key := rec.Namespace + "/" + rec.Name
+	a := c.apps[key]
+	if a == nil {
+		a = &app{instances: map[int]*instance{}, status: AppStatus{Namespace: rec.Namespace, Name: rec.Name, State: rec.State, Message: rec.Message}}
+		c.apps[key] = a
+	}
+	if a.rec == nil || a.rec.Version != rec.Version || a.tmpl == nil && a.tmplErr == nil {
+		a.tmpl, a.tmplErr = compile(rec)
+	}
+	a.rec = rec
+	return a
+}
+
+func compile(rec *registry.App) (*launch.Template, error) {
+	obj, err := rec.Manifest()
+	if err != nil {
+		return nil, fmt.Errorf("stored manifest: %w", err)
+	}
+	return launch.Compile(obj, rec.Version)
+}
+
+func (c *Core) appRemoved(namespace, name string) {
+	a := c.apps[namespace+"/"+name]
+	if a == nil {
+		return
+	}
+	// Removed behind our back: nothing may keep running for it.
+	for _, inst := range a.sortedInstances() {
+		c.kill(inst, "delete")
+	}
+	a.rec.State = registry.AppDeleting
+}
+
+// reconcileApp brings an application's instances to its record: as many
+// as wanted, none for a deleted one.
+func (c *Core) reconcileApp(a *app) {
+	if a.rec.State == registry.AppDeleting {
+		for _, inst := range a.sortedInstances() {
+			c.kill(inst, "delete")
+		}
+		if len(a.instances) == 0 {
+			c.write(Write{RemoveApp: &AppRef{a.rec.Namespace, a.rec.Name}})
+			delete(c.apps, a.key())
+		}
+		return
+	}
+	for i := 0; i < a.rec.Instances; i++ {
+		if a.instances[i] == nil {
+			inst := &instance{app: a, rec: registry.TaskGroup{
+				Namespace: a.rec.Namespace, App: a.rec.Name, Index: i, Version: a.rec.Version, Phase: string(PhasePending),
+			}}
+			a.instances[i] = inst
+			c.persist(inst)
+		}
+	}
+	// Scale down from the highest instance ID.
+	for _, inst := range slices.Backward(a.sortedInstances()) {
+		if inst.rec.Index >= a.rec.Instances {
+			c.kill(inst, "scale-down")
+		}
+	}
+}
+
+// kill stops an instance for reason (delete, scale-down, reschedule).
+// An instance with nothing running goes at once.
+func (c *Core) kill(inst *instance, reason string) {
+	phase := Phase(inst.rec.Phase)
+	if phase == PhaseKilling {
+		return
+	}
+	if !phase.live() {
+		if reason == "reschedule" {
+			return // not running: it is placed afresh anyway
+		}
+		c.remove(inst)
+		return
+	}
+	c.setPhase(inst, PhaseKilling)
+	inst.rec.KillReason = reason
+	for _, t := range inst.rec.Tasks {
+		if !terminal(taskState(t.State)) {
+			c.sendKill(inst, t.ID)
+		}
+	}
+	c.persist(inst)
+}
+
+func (c *Core) sendKill(inst *instance, taskID string) {
+	call := calls.Kill(taskID, inst.rec.AgentID)
+	grace := inst.app.killGrace()
+	call.Kill.KillPolicy = &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: grace.Nanoseconds()}}
+	c.call(call)
+	c.killSent[taskID] = c.now
+}
+
+// remove forgets an instance and deletes its record.
+func (c *Core) remove(inst *instance) {
+	a := inst.app
+	for _, t := range inst.rec.Tasks {
+		delete(c.tasks, t.ID)
+		delete(c.killSent, t.ID)
+	}
+	delete(a.instances, inst.rec.Index)
+	c.write(Write{DeleteGroup: &GroupRef{inst.rec.Namespace, inst.rec.App, inst.rec.Index}})
+	if a.rec.State == registry.AppDeleting && len(a.instances) == 0 {
+		c.write(Write{RemoveApp: &AppRef{a.rec.Namespace, a.rec.Name}})
+		delete(c.apps, a.key())
+	}
+}
+
+func (c *Core) sortedApps() []*app {
+	return slices.SortedFunc(maps.Values(c.apps), func(x, y *app) int { return cmp.Compare(x.key(), y.key()) })
+}
+
+func (a *app) sortedInstances() []*instance {
+	return slices.SortedFunc(maps.Values(a.instances), func(x, y *instance) int { return cmp.Compare(x.rec.Index, y.rec.Index) })
+}
+
+func taskState(s string) mesos.TaskState {
+	return mesos.TaskState(mesos.TaskState_value[s])
+}

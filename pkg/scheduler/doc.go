@@ -1,0 +1,24 @@
+// Package scheduler is the heart of bcs-scheduler: a deterministic state
+// machine (Core) that turns stored applications into running Mesos task
+// groups and keeps them there, and the Driver that connects it to a Mesos
+// master and the store.
+//
+// Core.Step takes one input — a Mesos event (SUBSCRIBED, OFFERS, RESCIND,
+// UPDATE, MESSAGE, FAILURE), a change of an application record, an
+// operator request, or a clock tick — with the current time, and returns
+// an Output: records to persist and Mesos calls to send, in that order.
+// The Driver persists the records before it sends the calls, so a status
+// update is acknowledged only once its state is stored. Core does no I/O,
+// starts no goroutines and reads no clock: tests drive it with scripts.
+//
+// Lifecycle of an instance (one task group), see phase.go:
+//
+//	Pending ─launch─▶ Launched ─all tasks running─▶ Running
+//	   ▲                 │                              │
+//	   └── restartPolicy ◀── group terminal ◀───────────┘
+//	                     └──▶ Failed / Finished (no restart)
+//	any live phase ─kill (scale-down, delete, reschedule)─▶ Killing ─▶ gone
+//
+// It must not import HTTP packages; pkg/api talks to it through the
+// registry and the Driver.
+package scheduler

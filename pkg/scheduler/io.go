@@ -1,0 +1,110 @@
+package scheduler
+
+import (
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+)
+
+// Input is one event for Core.Step.
+type Input interface{ input() }
+
+// Restore loads the stored state; it is the first input after start or
+// after winning leadership.
+type Restore struct {
+	FrameworkID string
+	Apps        []*registry.App
+	Groups      []*registry.TaskGroup
+}
+
+// Subscribed: the master accepted the subscription.
+type Subscribed struct{ FrameworkID string }
+
+// Disconnected: the subscription ended; offers are gone with it.
+type Disconnected struct{}
+
+// OffersIn: new offers.
+type OffersIn struct{ Offers []mesos.Offer }
+
+// Rescind: an offer is no longer valid.
+type Rescind struct{ OfferID string }
+
+// StatusUpdate: a task status (UPDATE event).
+type StatusUpdate struct{ Status mesos.TaskStatus }
+
+// ExecutorMessage: data an executor sent (MESSAGE event).
+type ExecutorMessage struct {
+	AgentID, ExecutorID string
+	Data                []byte
+}
+
+// AppChanged: an application record was written (created, updated,
+// scaled, marked for deletion, status).
+type AppChanged struct{ App *registry.App }
+
+// AppRemoved: an application record is gone.
+type AppRemoved struct{ Namespace, Name string }
+
+// Operate: an operator asks to restart, reload or reschedule an instance.
+type Operate struct {
+	TaskGroupID string
+	Op          Operation
+}
+
+// Operation is what Operate asks.
+type Operation string
+
+// Operations on an instance (POST /v1/taskgroups/{id}/<op>).
+const (
+	OpRestart    Operation = "restart"
+	OpReload     Operation = "reload"
+	OpReschedule Operation = "reschedule"
+)
+
+// Tick: time passed; backoffs, reconciliation and kill retries run.
+type Tick struct{}
+
+func (Restore) input()         {}
+func (Subscribed) input()      {}
+func (Disconnected) input()    {}
+func (OffersIn) input()        {}
+func (Rescind) input()         {}
+func (StatusUpdate) input()    {}
+func (ExecutorMessage) input() {}
+func (AppChanged) input()      {}
+func (AppRemoved) input()      {}
+func (Operate) input()         {}
+func (Tick) input()            {}
+
+// Output is what a step asks of the driver: persist Writes, in order, then
+// send Calls, in order.
+type Output struct {
+	Writes []Write
+	Calls  []*scheduler.Call
+}
+
+// Write is one record to persist; exactly one field is set.
+type Write struct {
+	TaskGroup   *registry.TaskGroup // store the instance's state
+	DeleteGroup *GroupRef           // remove the instance's record
+	AppStatus   *AppStatus          // set an application's state and message
+	RemoveApp   *AppRef             // delete the application (after its instances)
+	FrameworkID string              // remember the framework ID
+}
+
+// GroupRef names an instance.
+type GroupRef struct {
+	Namespace, App string
+	Index          int
+}
+
+// AppRef names an application.
+type AppRef struct{ Namespace, Name string }
+
+// AppStatus is an application's summary state.
+type AppStatus struct {
+	Namespace, Name string
+	State           registry.AppState
+	Message         string
+}

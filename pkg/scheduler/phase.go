@@ -1,0 +1,130 @@
+package scheduler
+
+import (
+	"fmt"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+)
+
+// Phase is the scheduler's lifecycle phase of an instance.
+type Phase string
+
+// The phases; see the diagram in doc.go.
+const (
+	PhasePending  Phase = "Pending"  // wants a launch (after NotBefore)
+	PhaseLaunched Phase = "Launched" // ACCEPT sent; tasks staging or starting
+	PhaseRunning  Phase = "Running"  // every task running
+	PhaseKilling  Phase = "Killing"  // killed by the scheduler, waiting for terminal states
+	PhaseFailed   Phase = "Failed"   // terminal, not restarted (policy, maxtimes, invalid task)
+	PhaseFinished Phase = "Finished" // every task finished successfully
+)
+
+// transitions is the one table of legal phase changes.
+var transitions = map[Phase][]Phase{
+	PhasePending:  {PhaseLaunched, PhaseKilling},
+	PhaseLaunched: {PhaseRunning, PhasePending, PhaseFailed, PhaseFinished, PhaseKilling},
+	PhaseRunning:  {PhaseLaunched, PhasePending, PhaseFailed, PhaseFinished, PhaseKilling},
+	PhaseKilling:  {PhasePending, PhaseFailed, PhaseFinished},
+	PhaseFailed:   {PhasePending, PhaseKilling},
+	PhaseFinished: {PhasePending, PhaseKilling},
+}
+
+// transition checks that from → to is legal.
+func transition(from, to Phase) error {
+	if from == to {
+		return nil
+	}
+	for _, p := range transitions[from] {
+		if p == to {
+			return nil
+		}
+	}
+	return fmt.Errorf("illegal phase change %s → %s", from, to)
+}
+
+// live reports whether tasks of the instance may be running on an agent.
+func (p Phase) live() bool {
+	return p == PhaseLaunched || p == PhaseRunning || p == PhaseKilling
+}
+
+// outcome classifies how a task group ended, for the restart policy.
+type outcome int
+
+const (
+	outcomeFinished outcome = iota // every task exited 0
+	outcomeFailed                  // a task failed, or was killed unasked
+	outcomeLost                    // the agent or the task went missing
+	outcomeDropped                 // never started: the launch itself was refused (offer gone)
+	outcomeInvalid                 // Mesos rejected the task group as invalid
+)
+
+func (o outcome) String() string {
+	return [...]string{"finished", "failed", "lost", "dropped", "invalid"}[o]
+}
+
+// terminal reports whether a Mesos task state is terminal.
+func terminal(s mesos.TaskState) bool {
+	switch s {
+	case mesos.TASK_FINISHED, mesos.TASK_FAILED, mesos.TASK_KILLED, mesos.TASK_ERROR,
+		mesos.TASK_LOST, mesos.TASK_DROPPED, mesos.TASK_GONE, mesos.TASK_GONE_BY_OPERATOR, mesos.TASK_UNKNOWN:
+		return true
+	}
+	return false // TASK_UNREACHABLE may come back; we treat it as lost separately
+}
+
+// classify returns the outcome a terminal (or unreachable) task state
+// stands for.
+func classify(s mesos.TaskState) outcome {
+	switch s {
+	case mesos.TASK_FINISHED:
+		return outcomeFinished
+	case mesos.TASK_ERROR:
+		return outcomeInvalid
+	case mesos.TASK_DROPPED:
+		return outcomeDropped
+	case mesos.TASK_LOST, mesos.TASK_GONE, mesos.TASK_GONE_BY_OPERATOR, mesos.TASK_UNKNOWN, mesos.TASK_UNREACHABLE:
+		return outcomeLost
+	}
+	return outcomeFailed
+}
+
+// RunningResetAfter is how long an instance must run before its restart
+// count starts again from zero (seed 000: "容器正常运行30分钟后重启次数清零").
+const RunningResetAfter = 30 * time.Minute
+
+// restartDecision says what follows a task group's end.
+type restartDecision struct {
+	relaunch bool
+	delay    time.Duration
+	counts   bool   // the relaunch counts against maxtimes
+	reason   string // why not, when not
+}
+
+// decideRestart applies seed 000's restartPolicy: Never restarts nothing;
+// OnFailure restarts after a failure; Always after a failure and after a
+// loss. The n-th restart waits interval + (n-1)·backoff seconds (interval
+// 5, backoff 10: 5s, 15s, 25s); maxtimes > 0 caps the restarts.
+// restarts is the count so far, already reset if the instance had run for
+// RunningResetAfter.
+func decideRestart(p manifest.RestartPolicy, o outcome, restarts int) restartDecision {
+	switch o {
+	case outcomeDropped:
+		return restartDecision{relaunch: true} // not the application's fault
+	case outcomeInvalid:
+		return restartDecision{reason: "Mesos rejected the task group as invalid"}
+	case outcomeFinished:
+		return restartDecision{reason: "finished"}
+	}
+	allowed := p.Policy == manifest.RestartAlways || (p.Policy == manifest.RestartOnFailure && o == outcomeFailed)
+	if !allowed {
+		return restartDecision{reason: fmt.Sprintf("%s, restartPolicy %s", o, p.Policy)}
+	}
+	if p.MaxTimes > 0 && restarts >= p.MaxTimes {
+		return restartDecision{reason: fmt.Sprintf("%s, restartPolicy.maxtimes %d reached", o, p.MaxTimes)}
+	}
+	delay := time.Duration(p.Interval+restarts*p.Backoff) * time.Second
+	return restartDecision{relaunch: true, delay: delay, counts: true}
+}

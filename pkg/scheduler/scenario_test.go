@@ -1,0 +1,458 @@
+package scheduler_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	mesossched "github.com/mesos/mesos-go/api/v1/lib/scheduler"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint/constrainttest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected output of the scenario scripts")
+
+// TestScenarios runs every testdata/*.txt script. A script is blocks of
+// one command, a line "----", and the core's output: the records it
+// persists ("store …") and the calls it sends ("call …"), in order.
+//
+// Commands:
+//
+//	app NS/NAME instances=N [policy=P interval=S backoff=S maxtimes=N unique=NAME cluster=NAME:V1,V2 grace=S]
+//	agents N            agents agent-1..N (hostname host-N, idc attribute)
+//	subscribe           SUBSCRIBED
+//	offers [AGENT ...]  one full offer from every (or the named) agent
+//	status NS/NAME IDX STATE [reason=R] [task=K] [healthy=true|false] [launch=L]
+//	unknown TASKID AGENT STATE   a status for a task the core does not know
+//	tick DURATION       advance the clock and send Tick
+//	scale NS/NAME N | delete NS/NAME
+//	operate NS/NAME IDX OP   restart, reload or reschedule the current launch
+//	rescind OFFERID
+//	restart             a new Core restored from the store, as after a crash
+func TestScenarios(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.txt")
+	if len(files) == 0 {
+		t.Fatal("no scenario scripts")
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			runScenario(t, file)
+		})
+	}
+}
+
+type block struct {
+	command string
+	want    []string
+}
+
+func parseScript(t *testing.T, file string) []block {
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var blocks []block
+	var cur *block
+	inOutput := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case cur == nil && (line == "" || strings.HasPrefix(line, "#")):
+		case cur == nil:
+			blocks = append(blocks, block{command: line})
+			cur, inOutput = &blocks[len(blocks)-1], false
+		case line == "----":
+			inOutput = true
+		case line == "" && inOutput:
+			cur = nil
+		case inOutput:
+			cur.want = append(cur.want, line)
+		}
+	}
+	return blocks
+}
+
+func runScenario(t *testing.T, file string) {
+	h := newHarness(t)
+	blocks := parseScript(t, file)
+	var rewritten strings.Builder
+	failed := false
+	for _, b := range blocks {
+		got := h.run(b.command)
+		fmt.Fprintf(&rewritten, "%s\n----\n", b.command)
+		for _, line := range got {
+			fmt.Fprintln(&rewritten, line)
+		}
+		rewritten.WriteString("\n")
+		if !*update && !slices.Equal(got, b.want) {
+			failed = true
+			t.Errorf("%s: command %q\n got:\n  %s\nwant:\n  %s", file, b.command,
+				strings.Join(got, "\n  "), strings.Join(b.want, "\n  "))
+		}
+	}
+	if *update {
+		header := ""
+		if data, err := os.ReadFile(file); err == nil {
+			for _, line := range strings.Split(string(data), "\n") {
+				if !strings.HasPrefix(line, "#") {
+					break
+				}
+				header += line + "\n"
+			}
+		}
+		if err := os.WriteFile(file, []byte(header+"\n"+strings.TrimRight(rewritten.String(), "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = failed
+}
+
+// harness runs a Core against an in-memory store and a fake cluster of
+// agents.
+type harness struct {
+	t       *testing.T
+	core    *scheduler.Core
+	now     time.Time
+	start   time.Time
+	apps    map[string]*registry.App
+	groups  map[string]*registry.TaskGroup // "ns/app/idx"
+	fwID    string
+	agents  int
+	offerNo int
+	uuid    int
+}
+
+func newHarness(t *testing.T) *harness {
+	h := &harness{t: t, now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
+		apps: map[string]*registry.App{}, groups: map[string]*registry.TaskGroup{}}
+	h.start = h.now
+	h.core = h.newCore()
+	return h
+}
+
+func (h *harness) newCore() *scheduler.Core {
+	c, err := scheduler.NewCore(scheduler.Config{
+		ProcessExecutor:   scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-process-executor"},
+		ContainerExecutor: scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-container-executor"},
+		Resolver:          manifesttest.NewResolver(),
+		RetryInterval:     30 * time.Second,
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	c.Step(h.now, scheduler.Restore{FrameworkID: h.fwID, Apps: h.appList(), Groups: h.groupList()})
+	return c
+}
+
+func (h *harness) appList() []*registry.App {
+	var out []*registry.App
+	for _, k := range sortedKeys(h.apps) {
+		a := *h.apps[k]
+		out = append(out, &a)
+	}
+	return out
+}
+
+func (h *harness) groupList() []*registry.TaskGroup {
+	var out []*registry.TaskGroup
+	for _, k := range sortedKeys(h.groups) {
+		g := *h.groups[k]
+		out = append(out, &g)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (h *harness) step(in scheduler.Input) []string {
+	out := h.core.Step(h.now, in)
+	var lines []string
+	for _, w := range out.Writes {
+		lines = append(lines, h.apply(w))
+	}
+	for _, c := range out.Calls {
+		lines = append(lines, h.describeCall(c))
+	}
+	return lines
+}
+
+// apply persists a write in the in-memory store and describes it.
+func (h *harness) apply(w scheduler.Write) string {
+	switch {
+	case w.TaskGroup != nil:
+		g := *w.TaskGroup
+		key := fmt.Sprintf("%s/%s/%d", g.Namespace, g.App, g.Index)
+		h.groups[key] = &g
+		s := fmt.Sprintf("store tg %s %s", key, g.Phase)
+		if g.State != "" {
+			s += " " + g.State
+		}
+		if g.AgentID != "" {
+			s += " on " + g.AgentID
+		}
+		s += fmt.Sprintf(" launches=%d restarts=%d", g.Launches, g.Restarts)
+		if !g.NotBefore.IsZero() && g.NotBefore.After(h.now) {
+			s += " wait=" + g.NotBefore.Sub(h.now).String()
+		}
+		if g.Healthy != nil {
+			s += fmt.Sprintf(" healthy=%v", *g.Healthy)
+		}
+		if g.Message != "" {
+			s += fmt.Sprintf(" %q", g.Message)
+		}
+		return s
+	case w.DeleteGroup != nil:
+		key := fmt.Sprintf("%s/%s/%d", w.DeleteGroup.Namespace, w.DeleteGroup.App, w.DeleteGroup.Index)
+		delete(h.groups, key)
+		return "store delete tg " + key
+	case w.AppStatus != nil:
+		if a := h.apps[w.AppStatus.Namespace+"/"+w.AppStatus.Name]; a != nil {
+			a.State, a.Message = w.AppStatus.State, w.AppStatus.Message
+		}
+		return fmt.Sprintf("store status %s/%s %s %q", w.AppStatus.Namespace, w.AppStatus.Name, w.AppStatus.State, w.AppStatus.Message)
+	case w.RemoveApp != nil:
+		delete(h.apps, w.RemoveApp.Namespace+"/"+w.RemoveApp.Name)
+		return "store remove app " + w.RemoveApp.Namespace + "/" + w.RemoveApp.Name
+	case w.FrameworkID != "":
+		h.fwID = w.FrameworkID
+		return "store framework " + w.FrameworkID
+	}
+	return "store ?"
+}
+
+func (h *harness) describeCall(c *mesossched.Call) string {
+	switch c.GetType() {
+	case mesossched.Call_ACCEPT:
+		var parts []string
+		for _, op := range c.Accept.Operations {
+			lg := op.GetLaunchGroup()
+			var ports []string
+			for _, ti := range lg.TaskGroup.Tasks {
+				for _, r := range ti.Resources {
+					if r.Name == "ports" {
+						for _, rg := range r.GetRanges().GetRange() {
+							ports = append(ports, strconv.FormatUint(rg.Begin, 10))
+						}
+					}
+				}
+			}
+			parts = append(parts, fmt.Sprintf("%s(%d tasks ports %s)", lg.Executor.ExecutorID.Value, len(lg.TaskGroup.Tasks), strings.Join(ports, ",")))
+		}
+		return fmt.Sprintf("call ACCEPT %s launch %s", offerIDs(c.Accept.OfferIDs), strings.Join(parts, " "))
+	case mesossched.Call_DECLINE:
+		return fmt.Sprintf("call DECLINE %s", offerIDs(c.Decline.OfferIDs))
+	case mesossched.Call_KILL:
+		return fmt.Sprintf("call KILL %s on %s grace=%s", c.Kill.TaskID.Value, c.Kill.GetAgentID().GetValue(),
+			time.Duration(c.Kill.GetKillPolicy().GetGracePeriod().GetNanoseconds()))
+	case mesossched.Call_ACKNOWLEDGE:
+		return fmt.Sprintf("call ACKNOWLEDGE %s", c.Acknowledge.TaskID.Value)
+	case mesossched.Call_RECONCILE:
+		var ids []string
+		for _, t := range c.Reconcile.Tasks {
+			ids = append(ids, t.TaskID.Value)
+		}
+		if len(ids) == 0 {
+			return "call RECONCILE (implicit)"
+		}
+		return "call RECONCILE " + strings.Join(ids, " ")
+	case mesossched.Call_MESSAGE:
+		return fmt.Sprintf("call MESSAGE %s %s", c.Message.ExecutorID.Value, c.Message.Data)
+	}
+	return "call " + c.GetType().String()
+}
+
+func offerIDs(ids []mesos.OfferID) string {
+	var s []string
+	for _, id := range ids {
+		s = append(s, id.Value)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+func (h *harness) run(command string) []string {
+	f := strings.Fields(command)
+	args := map[string]string{}
+	for _, a := range f[1:] {
+		if k, v, ok := strings.Cut(a, "="); ok {
+			args[k] = v
+		}
+	}
+	switch f[0] {
+	case "app":
+		return h.step(scheduler.AppChanged{App: h.createApp(f[1], args)})
+	case "agents":
+		h.agents, _ = strconv.Atoi(f[1])
+		return nil
+	case "subscribe":
+		return h.step(scheduler.Subscribed{FrameworkID: "fw-1"})
+	case "offers":
+		return h.step(scheduler.OffersIn{Offers: h.offers(f[1:])})
+	case "rescind":
+		return h.step(scheduler.Rescind{OfferID: f[1]})
+	case "status":
+		return h.status(f[1], f[2], f[3], args)
+	case "unknown":
+		return h.step(scheduler.StatusUpdate{Status: h.taskStatus(f[1], f[2], f[3], nil, args)})
+	case "tick":
+		d, err := time.ParseDuration(f[1])
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		h.now = h.now.Add(d)
+		return h.step(scheduler.Tick{})
+	case "scale":
+		a := h.apps[f[1]]
+		a.Instances, _ = strconv.Atoi(f[2])
+		cp := *a
+		return h.step(scheduler.AppChanged{App: &cp})
+	case "delete":
+		a := h.apps[f[1]]
+		a.State = registry.AppDeleting
+		cp := *a
+		return h.step(scheduler.AppChanged{App: &cp})
+	case "operate":
+		g := h.groups[f[1]+"/"+f[2]]
+		return h.step(scheduler.Operate{TaskGroupID: g.ID, Op: scheduler.Operation(f[3])})
+	case "restart":
+		h.core = h.newCore()
+		return []string{"(new core restored from the store)"}
+	}
+	h.t.Fatalf("unknown command %q", command)
+	return nil
+}
+
+// createApp stores a process application built from the manifest
+// fixtures and the command's options.
+func (h *harness) createApp(key string, args map[string]string) *registry.App {
+	ns, name, _ := strings.Cut(key, "/")
+	p := manifesttest.Process()
+	p.Metadata.Namespace, p.Metadata.Name = ns, name
+	p.Spec.Instance = atoi(args["instances"], 1)
+	p.RestartPolicy = manifest.RestartPolicy{Policy: manifest.RestartPolicyType(orDefault(args["policy"], "OnFailure")),
+		Interval: atoi(args["interval"], 0), Backoff: atoi(args["backoff"], 0), MaxTimes: atoi(args["maxtimes"], 0)}
+	p.KillPolicy.GracePeriod = atoi(args["grace"], 1)
+	proc := &p.Spec.Template.Spec.Processes[0]
+	proc.Ports = []manifest.ProcessPort{{Name: "http_port", Protocol: "HTTP"}}
+	proc.StartCmd = "./start.sh --port ${ports.http_port}"
+	proc.HealthChecks = nil
+	proc.Resources.Limits = manifest.ResourceList{CPU: "1", Memory: "256"}
+	b := constrainttest.New()
+	if u := args["unique"]; u != "" {
+		b.Unique(u)
+	}
+	if c := args["cluster"]; c != "" {
+		attr, values, _ := strings.Cut(c, ":")
+		b.Cluster(attr, strings.Split(values, ",")...)
+	}
+	p.Constraint = b.Constraint()
+	if len(p.Constraint.IntersectionItems) == 0 {
+		p.Constraint = nil
+	}
+	if errs := p.Validate(manifesttest.NewResolver()); len(errs) > 0 {
+		h.t.Fatalf("scenario app invalid: %v", errs)
+	}
+	spec, _ := json.Marshal(p)
+	a := &registry.App{Namespace: ns, Name: name, Kind: manifest.KindProcess, Version: 1, Instances: p.Spec.Instance,
+		Spec: spec, State: registry.AppDeploying}
+	h.apps[key] = a
+	cp := *a
+	return &cp
+}
+
+func (h *harness) offers(agents []string) []mesos.Offer {
+	if len(agents) == 0 {
+		for i := 1; i <= h.agents; i++ {
+			agents = append(agents, fmt.Sprintf("agent-%d", i))
+		}
+	}
+	var out []mesos.Offer
+	for _, a := range agents {
+		h.offerNo++
+		n := strings.TrimPrefix(a, "agent-")
+		idc := "idc-a"
+		if i, _ := strconv.Atoi(n); i%2 == 0 {
+			idc = "idc-b"
+		}
+		text := func(v string) *mesos.Value_Text { return &mesos.Value_Text{Value: v} }
+		out = append(out, mesos.Offer{
+			ID: mesos.OfferID{Value: fmt.Sprintf("o-%d", h.offerNo)}, AgentID: mesos.AgentID{Value: a},
+			FrameworkID: mesos.FrameworkID{Value: "fw-1"}, Hostname: "host-" + n,
+			Attributes: []mesos.Attribute{{Name: "idc", Type: mesos.TEXT, Text: text(idc)}},
+			Resources: []mesos.Resource{
+				{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 4}},
+				{Name: "mem", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 4096}},
+				{Name: "disk", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 10000}},
+				{Name: "ports", Type: mesos.RANGES.Enum(), Ranges: &mesos.Value_Ranges{Range: []mesos.Value_Range{{Begin: 31000, End: 31009}}}},
+			},
+		})
+	}
+	return out
+}
+
+func (h *harness) status(app, idx, state string, args map[string]string) []string {
+	g := h.groups[app+"/"+idx]
+	if g == nil {
+		h.t.Fatalf("no instance %s/%s", app, idx)
+	}
+	var lines []string
+	for i, task := range g.Tasks {
+		if k, ok := args["task"]; ok && k != strconv.Itoa(i) {
+			continue
+		}
+		lines = append(lines, h.step(scheduler.StatusUpdate{Status: h.taskStatus(task.ID, g.AgentID, state, g, args)})...)
+	}
+	return lines
+}
+
+func (h *harness) taskStatus(taskID, agent, state string, _ *registry.TaskGroup, args map[string]string) mesos.TaskStatus {
+	h.uuid++
+	st := mesos.TaskStatus{
+		TaskID: mesos.TaskID{Value: taskID}, AgentID: &mesos.AgentID{Value: agent},
+		State: mesos.TaskState(mesos.TaskState_value[state]).Enum(), UUID: []byte(strconv.Itoa(h.uuid)),
+	}
+	if r, ok := args["reason"]; ok {
+		st.Reason = mesos.TaskStatus_Reason(mesos.TaskStatus_Reason_value[r]).Enum()
+	}
+	if v, ok := args["healthy"]; ok {
+		b := v == "true"
+		st.Healthy = &b
+	}
+	return st
+}
+
+func atoi(s string, def int) int {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n
+	}
+	return def
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,224 @@
+package scheduler
+
+import (
+	"fmt"
+	"strings"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/proto"
+)
+
+// statusUpdate applies one task status. The acknowledgement goes out
+// after the instance's new state is in the Writes, so the driver stores it
+// first.
+func (c *Core) statusUpdate(st mesos.TaskStatus) {
+	taskID := st.TaskID.Value
+	agentID := st.GetAgentID().GetValue()
+	defer func() {
+		if len(st.UUID) > 0 && agentID != "" {
+			c.call(calls.Acknowledge(agentID, taskID, st.UUID))
+		}
+	}()
+	state := st.GetState()
+	inst := c.tasks[taskID]
+	if inst == nil {
+		// A task of no current launch: an old launch, or one we lost track
+		// of. If it runs, it must not.
+		if !terminal(state) && state != mesos.TASK_UNREACHABLE && agentID != "" {
+			c.call(calls.Kill(taskID, agentID))
+		}
+		return
+	}
+	delete(c.reconciling, taskID)
+	task := inst.task(taskID)
+	task.State = state.String()
+	task.Healthy = st.Healthy
+	task.Message = statusMessage(st)
+	inst.rec.Healthy = groupHealth(inst)
+	inst.rec.State = groupState(inst).String()
+
+	if terminal(state) || state == mesos.TASK_UNREACHABLE {
+		delete(c.tasks, taskID)
+		delete(c.killSent, taskID)
+		c.taskEnded(inst, st)
+	} else if Phase(inst.rec.Phase) == PhaseLaunched && allTasks(inst, mesos.TASK_RUNNING) {
+		c.setPhase(inst, PhaseRunning)
+		inst.rec.RunningSince = c.now
+		inst.rec.Message = ""
+	}
+	if inst.app.instances[inst.rec.Index] == inst {
+		c.persist(inst)
+	}
+}
+
+// taskEnded handles a task that reached a terminal (or unreachable) state.
+func (c *Core) taskEnded(inst *instance, st mesos.TaskStatus) {
+	if Phase(inst.rec.Phase) == PhaseKilling {
+		if c.liveTasks(inst) > 0 {
+			return
+		}
+		c.killed(inst)
+		return
+	}
+	if !Phase(inst.rec.Phase).live() {
+		return // a straggler of a launch already given up
+	}
+	// One task ending ends the group (the executor kills the rest; we make
+	// sure), then the restart policy decides.
+	for _, t := range inst.rec.Tasks {
+		if t.ID != st.TaskID.Value && c.tasks[t.ID] == inst {
+			c.sendKill(inst, t.ID)
+			delete(c.tasks, t.ID)
+		}
+	}
+	if !inst.rec.RunningSince.IsZero() && c.now.Sub(inst.rec.RunningSince) >= RunningResetAfter {
+		inst.rec.Restarts = 0
+	}
+	o := classify(st.GetState()) // TASK_KILLED we did not ask for counts as a failure
+	d := decideRestart(inst.app.tmplPolicy(), o, inst.rec.Restarts)
+	reason := fmt.Sprintf("task %s %s", st.TaskID.Value, st.GetState())
+	if msg := statusMessage(st); msg != "" {
+		reason += ": " + msg
+	}
+	if !d.relaunch {
+		if o == outcomeFinished {
+			c.setPhase(inst, PhaseFinished)
+		} else {
+			c.setPhase(inst, PhaseFailed)
+		}
+		inst.rec.Message = reason + " (not restarted: " + d.reason + ")"
+		return
+	}
+	c.setPhase(inst, PhasePending)
+	if d.counts {
+		inst.rec.Restarts++
+	}
+	inst.rec.NotBefore = c.now.Add(d.delay)
+	inst.rec.Message = fmt.Sprintf("%s (restart %d in %s)", reason, inst.rec.Restarts, d.delay)
+	if !d.counts {
+		inst.rec.Message = reason + " (relaunching)"
+	}
+}
+
+// killed finishes a kill the scheduler asked for.
+func (c *Core) killed(inst *instance) {
+	reason := inst.rec.KillReason
+	inst.rec.KillReason = ""
+	if reason == "reschedule" {
+		inst.avoid = inst.rec.AgentID
+		c.setPhase(inst, PhasePending)
+		inst.rec.NotBefore = c.now
+		inst.rec.Message = "rescheduled away from " + inst.rec.Host
+		return
+	}
+	c.remove(inst)
+}
+
+func (a *app) tmplPolicy() manifest.RestartPolicy {
+	if a.tmpl == nil {
+		return manifest.RestartPolicy{}
+	}
+	return a.tmpl.RestartPolicy
+}
+
+func (inst *instance) task(id string) *registry.TaskRecord {
+	for i := range inst.rec.Tasks {
+		if inst.rec.Tasks[i].ID == id {
+			return &inst.rec.Tasks[i]
+		}
+	}
+	panic("scheduler: task " + id + " not in its instance")
+}
+
+func (c *Core) liveTasks(inst *instance) int {
+	n := 0
+	for _, t := range inst.rec.Tasks {
+		if c.tasks[t.ID] == inst {
+			n++
+		}
+	}
+	return n
+}
+
+func allTasks(inst *instance, s mesos.TaskState) bool {
+	for _, t := range inst.rec.Tasks {
+		if taskState(t.State) != s {
+			return false
+		}
+	}
+	return len(inst.rec.Tasks) > 0
+}
+
+// groupState is the state shown for the group: the first terminal or
+// unreachable task's, else the least advanced task's.
+func groupState(inst *instance) mesos.TaskState {
+	order := map[mesos.TaskState]int{mesos.TASK_STAGING: 0, mesos.TASK_STARTING: 1, mesos.TASK_RUNNING: 2, mesos.TASK_KILLING: 3}
+	state, rank := mesos.TASK_RUNNING, 99
+	for _, t := range inst.rec.Tasks {
+		s := taskState(t.State)
+		if terminal(s) || s == mesos.TASK_UNREACHABLE {
+			return s
+		}
+		if r, ok := order[s]; ok && r < rank {
+			state, rank = s, r
+		}
+	}
+	return state
+}
+
+// groupHealth is healthy when every task reports healthy, unhealthy when
+// one reports unhealthy, unknown otherwise.
+func groupHealth(inst *instance) *bool {
+	known := 0
+	for _, t := range inst.rec.Tasks {
+		if t.Healthy != nil {
+			if !*t.Healthy {
+				f := false
+				return &f
+			}
+			known++
+		}
+	}
+	if known == 0 || known < len(inst.rec.Tasks) {
+		return nil
+	}
+	t := true
+	return &t
+}
+
+func statusMessage(st mesos.TaskStatus) string {
+	parts := []string{}
+	if st.Reason != nil {
+		parts = append(parts, st.Reason.String())
+	}
+	if m := st.GetMessage(); m != "" {
+		parts = append(parts, m)
+	}
+	return strings.Join(parts, ": ")
+}
+
+// executorMessage records the answer to a reload or restart.
+func (c *Core) executorMessage(m ExecutorMessage) {
+	res, err := proto.DecodeMessageResult(m.Data)
+	if err != nil {
+		return
+	}
+	for _, a := range c.sortedApps() {
+		for _, inst := range a.sortedInstances() {
+			if inst.rec.ID != m.ExecutorID {
+				continue
+			}
+			verdict := "ok"
+			if !res.OK {
+				verdict = "failed: " + res.Error
+			}
+			inst.rec.Message = fmt.Sprintf("%s %s", res.Type, verdict)
+			c.persist(inst)
+			return
+		}
+	}
+}
