@@ -1,0 +1,399 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+// DriverConfig configures a Driver.
+type DriverConfig struct {
+	// Masters are Mesos master URLs ("http://127.0.0.1:5050"); the driver
+	// tries them in turn and follows redirects to the leading master.
+	Masters []string
+	User    string // FrameworkInfo.user; default root
+	Role    string // FrameworkInfo.role; default "*"
+	// FailoverTimeout keeps the framework's tasks this long after the
+	// scheduler disconnects; default 7 days.
+	FailoverTimeout time.Duration
+	Core            Config
+	Registry        *registry.Registry
+	Store           *store.Store
+	// TickInterval between Tick inputs; default 1s.
+	TickInterval time.Duration
+	// BackoffMax caps the reconnect backoff (from 500ms, doubling); default 30s.
+	BackoffMax time.Duration
+	Logger     *slog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Driver runs a Core: it subscribes to the Mesos master, feeds the core
+// events, application changes and ticks from one goroutine, persists the
+// core's writes and then sends its calls.
+type Driver struct {
+	cfg    DriverConfig
+	core   *Core
+	ops    chan Operate
+	log    *slog.Logger
+	caller calls.Caller // owned by Run's goroutine
+}
+
+// NewDriver returns a driver; Run starts it.
+func NewDriver(cfg DriverConfig) (*Driver, error) {
+	if len(cfg.Masters) == 0 {
+		return nil, fmt.Errorf("no Mesos master: %w", errdefs.ErrInvalidArgument)
+	}
+	if cfg.User == "" {
+		cfg.User = "root"
+	}
+	if cfg.Role == "" {
+		cfg.Role = "*"
+	}
+	if cfg.FailoverTimeout == 0 {
+		cfg.FailoverTimeout = 7 * 24 * time.Hour
+	}
+	if cfg.TickInterval == 0 {
+		cfg.TickInterval = time.Second
+	}
+	if cfg.BackoffMax == 0 {
+		cfg.BackoffMax = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Core.Resolver == nil {
+		cfg.Core.Resolver = registryResolver{cfg.Registry}
+	}
+	core, err := NewCore(cfg.Core)
+	if err != nil {
+		return nil, err
+	}
+	return &Driver{cfg: cfg, core: core, ops: make(chan Operate, 64), log: cfg.Logger}, nil
+}
+
+// Operate queues an operator request for the core.
+func (d *Driver) Operate(ctx context.Context, op Operate) error {
+	select {
+	case d.ops <- op:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// event is what the subscription goroutine hands the loop.
+type event struct {
+	in     Input
+	err    error        // the subscription ended
+	caller calls.Caller // with SUBSCRIBED: where calls go from now on
+}
+
+// Run drives the core until ctx ends or persisting fails. After a
+// persistence failure the caller should start over (the store holds the
+// truth; a new Run restores from it).
+func (d *Driver) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	// Watch before reading, so no change slips between the two; a change
+	// seen twice is harmless.
+	watch, err := d.cfg.Store.Watch(ctx, "apps/", 0)
+	if err != nil {
+		return err
+	}
+	fwID, err := d.cfg.Registry.FrameworkID(ctx)
+	if err != nil {
+		return err
+	}
+	apps, err := d.cfg.Registry.ListApps(ctx, "")
+	if err != nil {
+		return err
+	}
+	groups, err := d.cfg.Registry.AllTaskGroups(ctx)
+	if err != nil {
+		return err
+	}
+	if err := d.step(ctx, Restore{FrameworkID: fwID, Apps: apps, Groups: groups}); err != nil {
+		return err
+	}
+
+	events := make(chan event, 256)
+	go d.subscribeLoop(ctx, events)
+	ticker := time.NewTicker(d.cfg.TickInterval)
+	defer ticker.Stop()
+	for {
+		var in Input
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-events:
+			if ev.err != nil {
+				d.caller = nil
+				in = Disconnected{}
+				break
+			}
+			if ev.caller != nil {
+				d.caller = ev.caller
+			}
+			in = ev.in
+		case we, ok := <-watch:
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("application watch closed")
+			}
+			if we.Err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("application watch: %w", we.Err)
+			}
+			in, err = appInput(we)
+			if err != nil {
+				d.log.Error("application record", "key", we.Entry.Key, "err", err)
+				continue
+			}
+		case op := <-d.ops:
+			in = op
+		case <-ticker.C:
+			in = Tick{}
+		}
+		if err := d.step(ctx, in); err != nil {
+			return err
+		}
+	}
+}
+
+func appInput(we store.Event) (Input, error) {
+	if we.Type == store.EventDelete {
+		parts := strings.Split(we.Entry.Key, "/")
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("unexpected key %q", we.Entry.Key)
+		}
+		return AppRemoved{Namespace: parts[1], Name: parts[2]}, nil
+	}
+	var app registry.App
+	if err := json.Unmarshal(we.Entry.Value, &app); err != nil {
+		return nil, err
+	}
+	app.Revision = we.Entry.Revision
+	return AppChanged{App: &app}, nil
+}
+
+// step runs one input: persist, then send.
+func (d *Driver) step(ctx context.Context, in Input) error {
+	out := d.core.Step(d.cfg.Now(), in)
+	for _, w := range out.Writes {
+		if err := d.persist(ctx, w); err != nil {
+			return fmt.Errorf("persist: %w", err)
+		}
+	}
+	if d.caller == nil {
+		return nil
+	}
+	for _, call := range out.Calls {
+		call = call.With(calls.Framework(d.core.FrameworkID()))
+		if err := calls.CallNoData(ctx, d.caller, call); err != nil {
+			// The master will resend what matters (offers, updates) and
+			// the core retries kills and reconciliation.
+			d.log.Warn("mesos call failed", "type", call.GetType().String(), "err", err)
+		}
+	}
+	return nil
+}
+
+func (d *Driver) persist(ctx context.Context, w Write) error {
+	r := d.cfg.Registry
+	switch {
+	case w.TaskGroup != nil:
+		return r.PutTaskGroup(ctx, w.TaskGroup)
+	case w.DeleteGroup != nil:
+		return r.DeleteTaskGroup(ctx, w.DeleteGroup.Namespace, w.DeleteGroup.App, w.DeleteGroup.Index)
+	case w.AppStatus != nil:
+		_, err := r.SetAppStatus(ctx, w.AppStatus.Namespace, w.AppStatus.Name, w.AppStatus.State, w.AppStatus.Message)
+		if errors.Is(err, errdefs.ErrNotFound) {
+			return nil // removed meanwhile
+		}
+		return err
+	case w.RemoveApp != nil:
+		err := r.RemoveApp(ctx, w.RemoveApp.Namespace, w.RemoveApp.Name)
+		if errors.Is(err, errdefs.ErrNotFound) {
+			return nil
+		}
+		return err
+	case w.FrameworkID != "":
+		return r.SetFrameworkID(ctx, w.FrameworkID)
+	}
+	return nil
+}
+
+// subscribeLoop keeps a subscription open, reconnecting with capped
+// exponential backoff, and forwards its events.
+func (d *Driver) subscribeLoop(ctx context.Context, events chan<- event) {
+	backoff := 500 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		master := d.cfg.Masters[attempt%len(d.cfg.Masters)]
+		err := d.subscribeOnce(ctx, master, events)
+		if ctx.Err() != nil {
+			return
+		}
+		d.log.Warn("mesos subscription ended", "master", master, "err", err, "retry_in", backoff)
+		select {
+		case events <- event{err: err}:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return
+		}
+		backoff = min(2*backoff, d.cfg.BackoffMax)
+	}
+}
+
+// subscribeOnce subscribes to one master and reads its events until the
+// stream ends or the heartbeats stop.
+func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<- event) error {
+	cli := httpcli.New(
+		httpcli.Endpoint(strings.TrimSuffix(master, "/")+"/api/v1/scheduler"),
+		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeJSON]),
+		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))),
+	)
+	caller := httpsched.NewCaller(cli, httpsched.MaxRedirects(4))
+	failover := d.cfg.FailoverTimeout.Seconds()
+	checkpoint := true
+	info := &mesos.FrameworkInfo{
+		User: d.cfg.User, Name: "bcs", Role: &d.cfg.Role, FailoverTimeout: &failover, Checkpoint: &checkpoint,
+		Capabilities: []mesos.FrameworkInfo_Capability{
+			{Type: mesos.FrameworkInfo_Capability_PARTITION_AWARE},
+			{Type: mesos.FrameworkInfo_Capability_TASK_KILLING_STATE},
+		},
+	}
+	subscribe := calls.Subscribe(info)
+	if id := d.core.FrameworkID(); id != "" {
+		info.ID = &mesos.FrameworkID{Value: id}
+		subscribe = subscribe.With(calls.Framework(id))
+	}
+	resp, err := caller.Call(ctx, subscribe)
+	if err != nil {
+		return err
+	}
+	defer resp.Close()
+
+	decoded := make(chan *scheduler.Event)
+	decodeErr := make(chan error, 1)
+	go func() {
+		for {
+			var e scheduler.Event
+			if err := resp.Decode(&e); err != nil {
+				decodeErr <- err
+				return
+			}
+			select {
+			case decoded <- &e:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	heartbeat := 30 * time.Second
+	timer := time.NewTimer(3 * heartbeat)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-decodeErr:
+			return err
+		case <-timer.C:
+			return fmt.Errorf("no event for %s: missed heartbeats", 3*heartbeat)
+		case e := <-decoded:
+			if s := e.GetSubscribed(); s != nil && s.GetHeartbeatIntervalSeconds() > 0 {
+				heartbeat = time.Duration(s.GetHeartbeatIntervalSeconds() * float64(time.Second))
+			}
+			timer.Reset(3 * heartbeat)
+			if in := eventInput(e); in != nil {
+				ev := event{in: in}
+				if _, ok := in.(Subscribed); ok {
+					ev.caller = caller
+				}
+				select {
+				case events <- ev:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			if e.GetType() == scheduler.Event_ERROR {
+				return fmt.Errorf("master error: %s", e.GetError().GetMessage())
+			}
+		}
+	}
+}
+
+// eventInput turns a Mesos event into a core input; nil when the core has
+// nothing to do with it.
+func eventInput(e *scheduler.Event) Input {
+	switch e.GetType() {
+	case scheduler.Event_SUBSCRIBED:
+		return Subscribed{FrameworkID: e.GetSubscribed().GetFrameworkID().GetValue()}
+	case scheduler.Event_OFFERS:
+		return OffersIn{Offers: e.GetOffers().GetOffers()}
+	case scheduler.Event_RESCIND:
+		return Rescind{OfferID: e.GetRescind().OfferID.Value}
+	case scheduler.Event_UPDATE:
+		return StatusUpdate{Status: e.GetUpdate().GetStatus()}
+	case scheduler.Event_MESSAGE:
+		m := e.GetMessage()
+		return ExecutorMessage{AgentID: m.AgentID.Value, ExecutorID: m.ExecutorID.Value, Data: m.GetData()}
+	}
+	return nil
+}
+
+// registryResolver reads configmaps and secrets from the registry for
+// launches.
+type registryResolver struct{ reg *registry.Registry }
+
+func (r registryResolver) ConfigMap(namespace, name string) (*manifest.ConfigMap, bool) {
+	obj, ok := r.get(manifest.KindConfigMap, namespace, name)
+	cm, _ := obj.(*manifest.ConfigMap)
+	return cm, ok && cm != nil
+}
+
+func (r registryResolver) Secret(namespace, name string) (*manifest.Secret, bool) {
+	obj, ok := r.get(manifest.KindSecret, namespace, name)
+	s, _ := obj.(*manifest.Secret)
+	return s, ok && s != nil
+}
+
+func (r registryResolver) get(kind manifest.Kind, namespace, name string) (manifest.Object, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rec, err := r.reg.GetObject(ctx, kind, namespace, name)
+	if err != nil {
+		return nil, false
+	}
+	obj, err := rec.Manifest()
+	return obj, err == nil
+}

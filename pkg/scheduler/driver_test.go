@@ -1,0 +1,250 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint/constrainttest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+// system is a scheduler driver against a dev cluster with simulated
+// executors and an embedded etcd: the real components but the executors.
+type system struct {
+	t       *testing.T
+	cluster *devcluster.Cluster
+	reg     *registry.Registry
+	st      *store.Store
+	cancel  context.CancelFunc
+	done    chan error
+}
+
+func startSystem(t *testing.T) *system {
+	t.Helper()
+	ctx := context.Background()
+	etcd, err := store.StartEmbedded(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Close)
+	key, err := store.LoadOrCreateKey(filepath.Join(t.TempDir(), "key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, _ := store.NewSealer(key)
+	st, err := store.Open(ctx, store.Config{Endpoints: etcd.Endpoints(), Sealer: sealer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cluster, err := devcluster.Start(ctx, devcluster.Config{
+		ListenAddr:          "127.0.0.1:0",
+		AllocationInterval:  devcluster.Duration(50 * time.Millisecond),
+		SimulatedStartDelay: devcluster.Duration(20 * time.Millisecond),
+		DefaultRefuse:       devcluster.Duration(100 * time.Millisecond),
+		WorkDir:             t.TempDir(),
+		Logf:                func(string, ...any) {},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Stop)
+	s := &system{t: t, cluster: cluster, reg: registry.New(st, time.Now), st: st}
+	s.startDriver()
+	return s
+}
+
+func (s *system) startDriver() {
+	d, err := scheduler.NewDriver(scheduler.DriverConfig{
+		Masters:      []string{s.cluster.MasterURL()},
+		Registry:     s.reg,
+		Store:        s.st,
+		TickInterval: 50 * time.Millisecond,
+		Core: scheduler.Config{
+			ProcessExecutor: scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-process-executor"},
+			RefuseSeconds:   0.1,
+		},
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel, s.done = cancel, make(chan error, 1)
+	go func() { s.done <- d.Run(ctx) }()
+	s.t.Cleanup(s.stopDriver)
+}
+
+func (s *system) stopDriver() {
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	if err := <-s.done; err != nil {
+		s.t.Errorf("driver: %v", err)
+	}
+	s.cancel = nil
+}
+
+// eventually polls cond until it holds or 15 s pass.
+func (s *system) eventually(what string, cond func() (bool, string)) {
+	s.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.t.Fatalf("timed out waiting for %s; last: %s", what, last)
+}
+
+func (s *system) groups(name string) []*registry.TaskGroup {
+	groups, err := s.reg.TaskGroups(context.Background(), "ns-a", name)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return groups
+}
+
+// running waits until the application has exactly n running instances on
+// n distinct agents, and returns them.
+func (s *system) running(name string, n int) []*registry.TaskGroup {
+	s.t.Helper()
+	var groups []*registry.TaskGroup
+	s.eventually(fmt.Sprintf("%d running instances of %s", n, name), func() (bool, string) {
+		groups = s.groups(name)
+		agents := map[string]bool{}
+		var states []string
+		for _, g := range groups {
+			states = append(states, fmt.Sprintf("%d:%s/%s@%s", g.Index, g.Phase, g.State, g.AgentID))
+			if g.Phase == string(scheduler.PhaseRunning) {
+				agents[g.AgentID] = true
+			}
+		}
+		return len(groups) == n && len(agents) == n, strings.Join(states, " ")
+	})
+	return groups
+}
+
+func (s *system) appState(name string) (registry.AppState, string) {
+	app, err := s.reg.GetApp(context.Background(), "ns-a", name)
+	if err != nil {
+		return "", err.Error()
+	}
+	return app.State, app.Message
+}
+
+func processApp(name string, instances int) *manifest.Process {
+	p := manifesttest.Process()
+	p.Metadata.Name = name
+	p.Spec.Instance = instances
+	p.RestartPolicy = manifest.RestartPolicy{Policy: manifest.RestartOnFailure, Interval: 1, Backoff: 1}
+	p.Constraint = constrainttest.New().Unique("hostname").Constraint()
+	proc := &p.Spec.Template.Spec.Processes[0]
+	proc.Ports = []manifest.ProcessPort{{Name: "http_port", Protocol: "HTTP"}}
+	proc.StartCmd = "./start.sh --port ${ports.http_port}"
+	proc.HealthChecks, proc.ConfigMaps, proc.Secrets = nil, nil, nil
+	proc.Resources.Limits = manifest.ResourceList{CPU: "0.5", Memory: "128"}
+	return p
+}
+
+// Issue 5 integration: 3 instances with hostname UNIQUE on 3 agents reach
+// RUNNING; a failed task is relaunched after the backoff; scale 3→5 leaves
+// the two that cannot fit pending with the rejections shown; scale to 2
+// kills the highest instances; delete leaves nothing running.
+func TestDriverRunsApplicationsOnDevCluster(t *testing.T) {
+	s := startSystem(t)
+	ctx := context.Background()
+	if _, err := s.reg.CreateApp(ctx, processApp("game", 3)); err != nil {
+		t.Fatal(err)
+	}
+	groups := s.running("game", 3)
+	s.eventually("state Running", func() (bool, string) {
+		st, msg := s.appState("game")
+		return st == registry.AppRunning, string(st) + " " + msg
+	})
+
+	// A failed task comes back after interval 1s as a new launch.
+	victim := groups[1]
+	fwID := s.cluster.Frameworks()[0]
+	if err := s.cluster.FailTask(fwID, victim.Tasks[0].ID, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually("instance 1 relaunched", func() (bool, string) {
+		g := s.groups("game")[1]
+		return g.Launches == 2 && g.Phase == string(scheduler.PhaseRunning) && g.Restarts == 1,
+			fmt.Sprintf("launches=%d phase=%s restarts=%d msg=%q", g.Launches, g.Phase, g.Restarts, g.Message)
+	})
+
+	// 5 instances cannot be unique on 3 agents.
+	if _, err := s.reg.ScaleApp(ctx, "ns-a", "game", 5); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually("Abnormal with the rejections", func() (bool, string) {
+		st, msg := s.appState("game")
+		return st == registry.AppAbnormal && strings.Contains(msg, "0/3 agents fit: hostname UNIQUE 3"), string(st) + " " + msg
+	})
+
+	if _, err := s.reg.ScaleApp(ctx, "ns-a", "game", 2); err != nil {
+		t.Fatal(err)
+	}
+	kept := s.running("game", 2)
+	for _, g := range kept {
+		if g.Index > 1 {
+			t.Errorf("instance %d kept; scale-down removes the highest IDs", g.Index)
+		}
+	}
+	state, err := s.cluster.TaskState(fwID, groups[2].Tasks[0].ID)
+	if err != nil || state != mesos.TASK_KILLED {
+		t.Errorf("instance 2's task is %v (%v), want TASK_KILLED", state, err)
+	}
+
+	if _, err := s.reg.DeleteApp(ctx, "ns-a", "game"); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually("application removed", func() (bool, string) {
+		_, err := s.reg.GetApp(ctx, "ns-a", "game")
+		return err != nil && len(s.groups("game")) == 0, fmt.Sprint(err)
+	})
+	for _, g := range kept {
+		if st, _ := s.cluster.TaskState(fwID, g.Tasks[0].ID); st != mesos.TASK_KILLED {
+			t.Errorf("task %s is %v after delete", g.Tasks[0].ID, st)
+		}
+	}
+}
+
+// Issue 5: a restarted scheduler fails over to the same framework and
+// keeps the running instances: no relaunch, no duplicate.
+func TestDriverFailoverKeepsInstances(t *testing.T) {
+	s := startSystem(t)
+	if _, err := s.reg.CreateApp(context.Background(), processApp("game", 3)); err != nil {
+		t.Fatal(err)
+	}
+	before := s.running("game", 3)
+	s.stopDriver()
+	s.startDriver()
+	time.Sleep(time.Second) // let it subscribe, reconcile and see offers
+	after := s.running("game", 3)
+	for i := range before {
+		if before[i].ID != after[i].ID || after[i].Launches != 1 {
+			t.Errorf("instance %d: %s (launch %d) became %s (launch %d)", i, before[i].ID, before[i].Launches, after[i].ID, after[i].Launches)
+		}
+	}
+	if n := len(s.cluster.Frameworks()); n != 1 {
+		t.Errorf("%d frameworks registered, want the same one", n)
+	}
+}
