@@ -1,6 +1,6 @@
-// Command bcs-scheduler is the bcs-mesos Mesos framework. Today it serves
-// the REST API (pkg/api) over the etcd store: an embedded single-node etcd
-// under --data-dir by default, or an external cluster with
-// --etcd-endpoints. The Mesos side (--master, and --dev for the embedded
-// dev cluster) comes with the framework core.
+// Command bcs-scheduler is the bcs-mesos Mesos framework: the REST API,
+// the etcd store (embedded under --data-dir, or --etcd-endpoints), leader
+// election among replicas, and the scheduler that runs applications on the
+// Mesos masters of --master. With --dev it also runs an embedded
+// Mesos-compatible dev cluster on this machine (make run).
 package main

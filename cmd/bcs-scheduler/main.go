@@ -2,111 +2,97 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/bcs-mesos/bcs-mesos/pkg/api"
-	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
-	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/schedulerd"
 )
 
-type options struct {
-	listen        string
-	dataDir       string
-	etcdEndpoints string
-	secretKeyFile string
-	masters       string
-	dev           bool
-}
-
 func main() {
-	var o options
-	flag.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address of the REST API")
-	flag.StringVar(&o.dataDir, "data-dir", "./bcs-data", "directory of the embedded etcd and the secret key")
-	flag.StringVar(&o.etcdEndpoints, "etcd-endpoints", "", "comma-separated etcd client URLs; empty runs an embedded etcd under --data-dir")
-	flag.StringVar(&o.secretKeyFile, "secret-key-file", "", "AES key sealing secrets at rest (default <data-dir>/secret.key, created if missing)")
-	flag.StringVar(&o.masters, "master", "", "comma-separated Mesos master URLs")
-	flag.BoolVar(&o.dev, "dev", false, "run the whole system on this machine (embedded dev cluster)")
+	var o schedulerd.Options
+	var etcd, masters, devAgents, devMode string
+	flag.StringVar(&o.Listen, "listen", "127.0.0.1:8080", "address of the REST API")
+	flag.StringVar(&o.DataDir, "data-dir", "./bcs-data", "directory of the embedded etcd, the secret key and the dev cluster")
+	flag.StringVar(&etcd, "etcd-endpoints", "", "comma-separated etcd client URLs; empty runs an embedded etcd under --data-dir")
+	flag.StringVar(&o.SecretKeyFile, "secret-key-file", "", "AES key sealing secrets at rest (default <data-dir>/secret.key, created if missing)")
+	flag.StringVar(&masters, "master", "", "comma-separated Mesos master URLs, e.g. http://10.0.0.1:5050")
+	flag.StringVar(&o.ContainerExecutorURI, "container-executor-uri", "", "file:// or http(s):// address of bcs-container-executor for agents to fetch")
+	flag.StringVar(&o.ProcessExecutorURI, "process-executor-uri", "", "file:// or http(s):// address of bcs-process-executor for agents to fetch")
+	flag.StringVar(&o.Scheduler.WorkBaseDir, "work-base-dir", "/data/bcs/work", "${work_base_dir} of process applications on agents")
+	flag.StringVar(&o.Scheduler.RunBaseDir, "run-base-dir", "/data/bcs/run", "${run_base_dir} of process applications on agents")
+	flag.BoolVar(&o.Dev, "dev", false, "also run an embedded Mesos-compatible dev cluster (the whole system on this machine)")
+	flag.StringVar(&o.DevConfig.ListenAddr, "dev-master-listen", "127.0.0.1:5050", "address of the dev cluster's master")
+	flag.StringVar(&devAgents, "dev-agents", "", "JSON file with the dev cluster's config (agents, timings); default three agents")
+	flag.StringVar(&devMode, "dev-executors", "", "process (real executor binaries) or simulated; default process when the executors are found next to this binary")
 	flag.Parse()
+	o.EtcdEndpoints, o.Masters = splitList(etcd), splitList(masters)
 
+	if err := configureDev(&o, devAgents, devMode); err != nil {
+		fmt.Fprintln(os.Stderr, "bcs-scheduler:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, o); err != nil {
+	if err := schedulerd.Run(ctx, o); err != nil {
 		slog.Error("bcs-scheduler", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, o options) error {
-	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
-		return err
+// configureDev fills the dev cluster settings: its config file, and the
+// executors built next to this binary (make build puts them in bin/).
+func configureDev(o *schedulerd.Options, configFile, mode string) error {
+	if !o.Dev {
+		return nil
 	}
-	endpoints := splitList(o.etcdEndpoints)
-	if len(endpoints) == 0 {
-		etcd, err := store.StartEmbedded(ctx, o.dataDir)
+	if configFile != "" {
+		cfg, err := devcluster.LoadConfig(configFile)
 		if err != nil {
-			return fmt.Errorf("embedded etcd: %w", err)
+			return err
 		}
-		defer etcd.Close()
-		endpoints = etcd.Endpoints()
-		slog.Info("embedded etcd", "dir", o.dataDir, "endpoints", endpoints)
+		listen := o.DevConfig.ListenAddr
+		o.DevConfig = cfg
+		if o.DevConfig.ListenAddr == "" {
+			o.DevConfig.ListenAddr = listen
+		}
 	}
-	keyFile := o.secretKeyFile
-	if keyFile == "" {
-		keyFile = filepath.Join(o.dataDir, "secret.key")
-	}
-	key, err := store.LoadOrCreateKey(keyFile)
+	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	sealer, err := store.NewSealer(key)
-	if err != nil {
-		return err
+	found := true
+	for _, exec := range []struct {
+		uri  *string
+		name string
+	}{{&o.ContainerExecutorURI, "bcs-container-executor"}, {&o.ProcessExecutorURI, "bcs-process-executor"}} {
+		path := filepath.Join(filepath.Dir(self), exec.name)
+		if _, err := os.Stat(path); err != nil {
+			found = false
+		}
+		if *exec.uri == "" {
+			*exec.uri = "file://" + path
+		}
 	}
-	st, err := store.Open(ctx, store.Config{Endpoints: endpoints, Sealer: sealer})
-	if err != nil {
-		return err
+	switch mode {
+	case "":
+		o.DevConfig.ExecutorMode = devcluster.ExecutorSimulated
+		if found {
+			o.DevConfig.ExecutorMode = devcluster.ExecutorProcess
+		}
+	case "process", "simulated":
+		o.DevConfig.ExecutorMode = devcluster.ExecutorMode(mode)
+	default:
+		return fmt.Errorf("--dev-executors %q: want process or simulated", mode)
 	}
-	defer st.Close()
-
-	if o.dev || o.masters != "" {
-		slog.Warn("the Mesos framework core is not built yet: serving the API only", "dev", o.dev, "master", o.masters)
-	}
-
-	listener, err := net.Listen("tcp", o.listen)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{
-		Handler: api.NewServer(api.Config{
-			Registry:   registry.New(st, time.Now),
-			Leadership: api.Single{URL: "http://" + listener.Addr().String()},
-			Healthy:    func(ctx context.Context) error { return st.Ping(ctx) },
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
-	slog.Info("API listening", "addr", listener.Addr().String())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(listener) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	if !found && o.DevConfig.ExecutorMode == devcluster.ExecutorProcess {
+		return fmt.Errorf("--dev-executors process: the executor binaries are not next to %s (run make build)", self)
 	}
 	return nil
 }

@@ -42,6 +42,8 @@ type Config struct {
 	MaxBodyBytes int64 // 0: DefaultMaxBodyBytes
 	// Healthy reports whether the replica can serve (the store answers).
 	Healthy func(context.Context) error
+	// Operator runs task group operations; nil where no scheduler runs.
+	Operator Operator
 }
 
 // Server is the REST API. It is an http.Handler.
@@ -91,6 +93,7 @@ func (s *Server) routes() {
 		s.handle("PUT /v1/"+k.path+"/{ns}/{name}", s.updateObject(k))
 		s.handle("DELETE /v1/"+k.path+"/{ns}/{name}", s.deleteObject(k))
 	}
+	s.handle("POST /v1/taskgroups/{id}/{op}", s.operateTaskGroup)
 	s.handle("GET /v1/agents", s.listAgents)
 	s.handle("GET /v1/leader", s.leader)
 	s.handle("GET /healthz", s.healthz)

@@ -1,0 +1,291 @@
+package schedulerd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/api"
+	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+// Options configure a bcs-scheduler process.
+type Options struct {
+	Listen        string   // API address; default 127.0.0.1:8080
+	DataDir       string   // embedded etcd, secret key, dev cluster sandboxes; default ./bcs-data
+	EtcdEndpoints []string // external etcd; empty runs an embedded one
+	SecretKeyFile string   // default <DataDir>/secret.key
+	Masters       []string // Mesos masters; ignored with Dev
+	// Dev runs an embedded dev cluster (devcluster.Config; zero values
+	// are its defaults, its WorkDir defaults to <DataDir>/mesos).
+	Dev       bool
+	DevConfig devcluster.Config
+	// ContainerExecutorURI and ProcessExecutorURI are what agents fetch.
+	ContainerExecutorURI, ProcessExecutorURI string
+	// Scheduler tunes the core (executors are set from the URIs above).
+	Scheduler scheduler.Config
+	// TickInterval of the driver; default 1s.
+	TickInterval time.Duration
+	// ElectionTTL is how long a dead leader holds leadership; default 5s.
+	ElectionTTL time.Duration
+	Logger      *slog.Logger
+	// Ready, when set, receives the API address once it serves.
+	Ready func(addr string)
+}
+
+// Run runs the process until ctx ends.
+func Run(ctx context.Context, o Options) error {
+	if o.Listen == "" {
+		o.Listen = "127.0.0.1:8080"
+	}
+	if o.DataDir == "" {
+		o.DataDir = "./bcs-data"
+	}
+	if o.ElectionTTL == 0 {
+		o.ElectionTTL = 5 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
+		return err
+	}
+	st, closeStore, err := openStore(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	reg := registry.New(st, time.Now)
+
+	masters := o.Masters
+	if o.Dev {
+		cfg := o.DevConfig
+		if cfg.WorkDir == "" {
+			cfg.WorkDir = filepath.Join(o.DataDir, "mesos")
+		}
+		cluster, err := devcluster.Start(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("dev cluster: %w", err)
+		}
+		defer cluster.Stop()
+		masters = []string{cluster.MasterURL()}
+		o.Logger.Info("dev cluster", "master", cluster.MasterURL(), "agents", len(cluster.Agents()))
+	}
+
+	listener, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return err
+	}
+	self := "http://" + listener.Addr().String()
+	lead := &leadership{self: self}
+	op := &operator{reg: reg}
+	srv := &http.Server{
+		Handler: api.NewServer(api.Config{
+			Registry: reg, Leadership: lead, Operator: op,
+			Healthy: func(ctx context.Context) error { return st.Ping(ctx) },
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(listener) }()
+	defer func() {
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	o.Logger.Info("API listening", "addr", self)
+	if o.Ready != nil {
+		o.Ready(listener.Addr().String())
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if len(masters) == 0 {
+		o.Logger.Warn("no Mesos master (--master or --dev): serving the API only")
+	} else {
+		go func() { errc <- lead.run(runCtx, st, o, masters, reg, op) }()
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) || ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+}
+
+func openStore(ctx context.Context, o Options) (*store.Store, func(), error) {
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	endpoints := o.EtcdEndpoints
+	if len(endpoints) == 0 {
+		etcd, err := store.StartEmbedded(ctx, o.DataDir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("embedded etcd: %w", err)
+		}
+		closers = append(closers, etcd.Close)
+		endpoints = etcd.Endpoints()
+	}
+	keyFile := o.SecretKeyFile
+	if keyFile == "" {
+		keyFile = filepath.Join(o.DataDir, "secret.key")
+	}
+	key, err := store.LoadOrCreateKey(keyFile)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	sealer, err := store.NewSealer(key)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	st, err := store.Open(ctx, store.Config{Endpoints: endpoints, Sealer: sealer})
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	closers = append(closers, func() { st.Close() })
+	return st, closeAll, nil
+}
+
+// leadership tracks who leads, for the API, and runs the driver while
+// this replica does.
+type leadership struct {
+	self   string
+	mu     sync.Mutex
+	leader string
+}
+
+func (l *leadership) Leader() (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.leader, l.leader == l.self
+}
+
+func (l *leadership) set(leader string) {
+	l.mu.Lock()
+	l.leader = leader
+	l.mu.Unlock()
+}
+
+// run campaigns, and while leading runs the driver; when leadership or
+// the driver fails it steps down and campaigns again.
+func (l *leadership) run(ctx context.Context, st *store.Store, o Options, masters []string, reg *registry.Registry, op *operator) error {
+	for ctx.Err() == nil {
+		if err := l.term(ctx, st, o, masters, reg, op); err != nil && ctx.Err() == nil {
+			o.Logger.Error("leadership term ended", "err", err)
+			select {
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+			}
+		}
+	}
+	return nil
+}
+
+func (l *leadership) term(ctx context.Context, st *store.Store, o Options, masters []string, reg *registry.Registry, op *operator) error {
+	election, err := st.NewElection(ctx, "scheduler", o.ElectionTTL)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		resign, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = election.Resign(resign)
+	}()
+	observeCtx, stopObserving := context.WithCancel(ctx)
+	defer stopObserving()
+	go func() {
+		for leader := range election.Observe(observeCtx) {
+			l.set(leader)
+		}
+	}()
+	if err := election.Campaign(ctx, l.self); err != nil {
+		return err
+	}
+	l.set(l.self)
+	o.Logger.Info("leading", "self", l.self)
+
+	cfg := o.Scheduler
+	cfg.ContainerExecutor.URI, cfg.ProcessExecutor.URI = o.ContainerExecutorURI, o.ProcessExecutorURI
+	driver, err := scheduler.NewDriver(scheduler.DriverConfig{
+		Masters: masters, Registry: reg, Store: st, Core: cfg, TickInterval: o.TickInterval, Logger: o.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	driverCtx, stopDriver := context.WithCancel(ctx)
+	defer stopDriver()
+	op.set(driver)
+	defer op.set(nil)
+	done := make(chan error, 1)
+	go func() { done <- driver.Run(driverCtx) }()
+	select {
+	case <-election.Lost():
+		stopDriver()
+		<-done
+		return fmt.Errorf("lost the etcd session: %w", errdefs.ErrUnavailable)
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		stopDriver()
+		<-done
+		return nil
+	}
+}
+
+// operator hands task group operations to the driver of this replica.
+type operator struct {
+	reg    *registry.Registry
+	mu     sync.Mutex
+	driver *scheduler.Driver
+}
+
+func (op *operator) set(d *scheduler.Driver) {
+	op.mu.Lock()
+	op.driver = d
+	op.mu.Unlock()
+}
+
+func (op *operator) Operate(ctx context.Context, taskGroupID, what string) error {
+	id, err := scheduler.ParseID(taskGroupID)
+	if err != nil || id.Task != -1 {
+		return fmt.Errorf("task group ID %q: %w", taskGroupID, errdefs.ErrInvalidArgument)
+	}
+	groups, err := op.reg.TaskGroups(ctx, id.Namespace, id.App)
+	if err != nil {
+		return err
+	}
+	found := false
+	for _, g := range groups {
+		found = found || g.ID == taskGroupID
+	}
+	if !found {
+		return fmt.Errorf("task group %q: %w", taskGroupID, errdefs.ErrNotFound)
+	}
+	op.mu.Lock()
+	d := op.driver
+	op.mu.Unlock()
+	if d == nil {
+		return fmt.Errorf("this replica does not lead: %w", errdefs.ErrUnavailable)
+	}
+	return d.Operate(ctx, scheduler.Operate{TaskGroupID: taskGroupID, Op: scheduler.Operation(what)})
+}
