@@ -1,0 +1,225 @@
+package schedulerd_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/schedulerd"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+// A replica is this test binary run again as a bcs-scheduler process
+// (see TestMain), so that a test can kill it with SIGKILL: no resignation,
+// leadership passes only when its etcd session expires.
+type replica struct {
+	addr string
+	cmd  *exec.Cmd
+}
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("BCS_TEST_REPLICA"); spec != "" {
+		var o struct{ Etcd, Master, DataDir string }
+		if err := json.Unmarshal([]byte(spec), &o); err != nil {
+			panic(err)
+		}
+		err := schedulerd.Run(context.Background(), schedulerd.Options{
+			Listen: "127.0.0.1:0", DataDir: o.DataDir, EtcdEndpoints: []string{o.Etcd}, Masters: []string{o.Master},
+			ProcessExecutorURI: "file:///opt/bcs/bcs-process-executor",
+			TickInterval:       50 * time.Millisecond, ElectionTTL: time.Second,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Ready:  func(addr string) { fmt.Println("READY", addr) },
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func startReplica(t *testing.T, etcd []string, master string) *replica {
+	t.Helper()
+	spec, _ := json.Marshal(map[string]string{"Etcd": etcd[0], "Master": master, "DataDir": t.TempDir()})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BCS_TEST_REPLICA="+string(spec))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := &replica{cmd: cmd}
+	t.Cleanup(r.kill)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if !strings.HasPrefix(line, "READY ") {
+		t.Fatalf("replica did not start: %q %v", line, err)
+	}
+	r.addr = strings.TrimSpace(strings.TrimPrefix(line, "READY "))
+	return r
+}
+
+// kill ends the replica with SIGKILL, as a crash would.
+func (r *replica) kill() {
+	if r.cmd.ProcessState == nil {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+	}
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if v != nil {
+		_ = json.NewDecoder(resp.Body).Decode(v)
+	}
+	return resp.StatusCode
+}
+
+type leaderView struct {
+	Leader string `json:"leader"`
+	Self   bool   `json:"self"`
+}
+
+type appView struct {
+	Status struct {
+		State     string `json:"state"`
+		Instances []struct {
+			ID          int    `json:"id"`
+			TaskGroupID string `json:"taskGroupID"`
+			State       string `json:"state"`
+		} `json:"instances"`
+	} `json:"status"`
+}
+
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, s := cond()
+		if ok {
+			return
+		}
+		last = s
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s; last: %s", what, last)
+}
+
+const app = `{"apiVersion":"v4","kind":"process","metadata":{"name":"game","namespace":"ns-a"},
+ "constraint":{"intersectionItem":[{"unionData":[{"name":"hostname","operate":"UNIQUE"}]}]},
+ "spec":{"instance":3,"template":{"spec":{"processes":[{"procName":"game",
+  "workPath":"${work_base_dir}/${namespace}.${processname}.${instanceid}",
+  "pidFile":"${run_base_dir}/${namespace}.${processname}.${instanceid}/pid",
+  "startCmd":"./start.sh","resources":{"limits":{"cpu":"0.5","memory":"64"}}}]}}}}`
+
+// runningIDs returns the task group IDs once all three instances run.
+func runningIDs(t *testing.T, addr string) []string {
+	t.Helper()
+	var ids []string
+	eventually(t, "3 running instances", func() (bool, string) {
+		var v appView
+		getJSON(t, "http://"+addr+"/v1/apps/ns-a/game", &v)
+		ids = ids[:0]
+		for _, i := range v.Status.Instances {
+			if i.State == "TASK_RUNNING" {
+				ids = append(ids, i.TaskGroupID)
+			}
+		}
+		return len(ids) == 3 && v.Status.State == "Running", fmt.Sprintf("%+v", v.Status)
+	})
+	return ids
+}
+
+// Issue 5 high availability: two replicas on one etcd elect one leader;
+// the follower serves reads and redirects writes to it; when the leader
+// is killed (SIGKILL: no resignation) the follower takes over within
+// seconds of its etcd session expiring, and no instance is lost or
+// duplicated.
+func TestStandbyTakesOver(t *testing.T) {
+	ctx := context.Background()
+	etcd, err := store.StartEmbedded(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Close)
+	cluster, err := devcluster.Start(ctx, devcluster.Config{
+		ListenAddr: "127.0.0.1:0", WorkDir: t.TempDir(), Logf: func(string, ...any) {},
+		AllocationInterval: devcluster.Duration(50 * time.Millisecond), DefaultRefuse: devcluster.Duration(100 * time.Millisecond),
+		SimulatedStartDelay: devcluster.Duration(20 * time.Millisecond),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Stop)
+	a := startReplica(t, etcd.Endpoints(), cluster.MasterURL())
+	b := startReplica(t, etcd.Endpoints(), cluster.MasterURL())
+
+	var leader, follower *replica
+	eventually(t, "a leader", func() (bool, string) {
+		var va, vb leaderView
+		getJSON(t, "http://"+a.addr+"/v1/leader", &va)
+		getJSON(t, "http://"+b.addr+"/v1/leader", &vb)
+		switch {
+		case va.Self && vb.Leader == "http://"+a.addr:
+			leader, follower = a, b
+		case vb.Self && va.Leader == "http://"+b.addr:
+			leader, follower = b, a
+		}
+		return leader != nil, fmt.Sprintf("a=%+v b=%+v", va, vb)
+	})
+
+	// A write to the follower is redirected to the leader (307).
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Post("http://"+follower.addr+"/v1/apps", "application/json", bytes.NewBufferString(app))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get("Location") != "http://"+leader.addr+"/v1/apps" {
+		t.Fatalf("follower answered %d %q, want 307 to the leader", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, err = http.Post("http://"+leader.addr+"/v1/apps", "application/json", bytes.NewBufferString(app))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create: %d", resp.StatusCode)
+	}
+	before := runningIDs(t, follower.addr) // reads are served by the follower
+
+	leader.kill()
+	eventually(t, "the follower to lead", func() (bool, string) {
+		var v leaderView
+		getJSON(t, "http://"+follower.addr+"/v1/leader", &v)
+		return v.Self, fmt.Sprintf("%+v", v)
+	})
+	time.Sleep(500 * time.Millisecond) // reconcile and a few offer rounds
+	after := runningIDs(t, follower.addr)
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Errorf("instances changed across the takeover: %v → %v", before, after)
+	}
+	if n := len(cluster.Frameworks()); n != 1 {
+		t.Errorf("%d frameworks, want the one the new leader failed over to", n)
+	}
+}
