@@ -20,7 +20,7 @@ build:
 test: test-deps lint
 	$(GO) test -count=1 -timeout 20m ./...
 
-## test-deps: install what the tests need (Debian packages) when missing
+## test-deps: install what the tests need when missing (Debian packages, a running dockerd, the image bcs-test/busybox)
 test-deps:
 	@scripts/test-deps
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
@@ -80,24 +81,34 @@ func (s *Server) parse(r *http.Request, kinds ...manifest.Kind) (manifest.Object
 	if !allowed {
 		return nil, field.ErrorList{field.Invalid("kind", "want %s here, got %q", kindNames(kinds), obj.Kind())}
 	}
-	meta, _ := manifest.MetaOf(obj)
-	resolver, err := s.cfg.Registry.Resolver(r.Context(), meta.Namespace)
-	if err != nil {
-		return nil, err
-	}
 	var errs field.ErrorList
 	if !errors.As(decodeErr, &errs) && decodeErr != nil {
 		return nil, decodeErr
 	}
+	meta, _ := manifest.MetaOf(obj)
+	resolver, err := s.cfg.Registry.Resolver(r.Context(), meta.Namespace)
+	if errors.Is(err, errdefs.ErrInvalidArgument) {
+		// The namespace cannot even name a store key ("ns a"): validate
+		// without references, so metadata.namespace is reported together
+		// with every other problem instead of a bare store error.
+		resolver = nil
+	} else if err != nil {
+		return nil, err
+	}
 	// Report decoding and validation problems together, but not twice for a
-	// field that failed to decode.
+	// field that failed to decode. Only decoding problems hide validation
+	// ones: two validation problems of one field are both reported.
+	decoding := errs
 	for _, e := range obj.Validate(resolver) {
-		if !underAny(e.Path, errs) {
+		if !underAny(e.Path, decoding) {
 			errs = append(errs, e)
 		}
 	}
 	if len(errs) > 0 {
 		return nil, errs
+	}
+	if err != nil {
+		return nil, err
 	}
 	return obj, nil
 }

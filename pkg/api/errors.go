@@ -14,10 +14,12 @@ type errorBody struct {
 	Error errorDetail `json:"error"`
 }
 
+// Details is always a list, empty when the error has no field problems, so
+// clients read one shape.
 type errorDetail struct {
 	Code    string   `json:"code"`
 	Message string   `json:"message"`
-	Details []string `json:"details,omitempty"`
+	Details []string `json:"details"`
 }
 
 // httpError is a failure of the HTTP exchange itself (media type, size,
@@ -67,5 +69,6 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 			slog.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		}
 	}
+	body.Error.Details = nonNil(body.Error.Details)
 	writeJSON(w, status, body)
 }

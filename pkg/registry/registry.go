@@ -189,6 +189,8 @@ func (r *Registry) modifyApp(ctx context.Context, namespace, name string, expect
 		}
 		if !newVersion {
 			ops = ops[:1]
+		} else if ops, err = r.prune(ctx, app, ops); err != nil {
+			return nil, err
 		}
 		rev, err := r.store.Apply(ctx, ops...)
 		if errors.Is(err, errdefs.ErrConflict) && expectRev == 0 {
@@ -203,8 +205,8 @@ func (r *Registry) modifyApp(ctx context.Context, namespace, name string, expect
 }
 
 // appWrite returns the operations that store app (created when rev is 0)
-// with its current version in the history, pruning the version that falls
-// out of it.
+// with its current version in the history; prune adds the removal of the
+// version that falls out of the history.
 func (r *Registry) appWrite(app *App, rev int64) ([]store.Op, error) {
 	key, err := store.Key(store.KindApplication, app.Namespace, app.Name)
 	if err != nil {
@@ -226,14 +228,31 @@ func (r *Registry) appWrite(app *App, rev int64) ([]store.Op, error) {
 	if rev == 0 {
 		ops[0] = store.CreateOp(key, record)
 	}
-	if app.Version > VersionsKept {
-		pruned, err := store.AppVersionKey(app.Namespace, app.Name, app.Version-VersionsKept)
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, store.DeleteOp(pruned, 0))
-	}
 	return ops, nil
+}
+
+// prune appends to ops the removal of the version that app's new version
+// pushes out of the history, if that version is still stored. A history
+// with gaps (a removal that crashed half way, an operator's cleanup) must
+// not make every later update fail with "not found". The version is read
+// at its revision: a version key is written once and never again, so it
+// cannot reappear between this read and the write.
+func (r *Registry) prune(ctx context.Context, app *App, ops []store.Op) ([]store.Op, error) {
+	if app.Version <= VersionsKept {
+		return ops, nil
+	}
+	pruned, err := store.AppVersionKey(app.Namespace, app.Name, app.Version-VersionsKept)
+	if err != nil {
+		return nil, err
+	}
+	entry, err := r.store.Get(ctx, pruned)
+	switch {
+	case errors.Is(err, errdefs.ErrNotFound):
+		return ops, nil
+	case err != nil:
+		return nil, fmt.Errorf("application %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	return append(ops, store.DeleteOp(pruned, entry.Revision)), nil
 }
 
 // GetApp returns one application.
@@ -279,11 +298,26 @@ func (r *Registry) AppVersions(ctx context.Context, namespace, name string) ([]A
 	return versions, nil
 }
 
-// DeleteApp asks for an application's deletion. Without task groups it is
-// removed at once and DeleteApp returns nil; otherwise it is marked
-// AppDeleting for the scheduler, which kills the instances and then calls
-// RemoveApp.
+// DeleteApp asks for an application's deletion: it marks it AppDeleting.
+// Without task groups it then removes it at once and returns nil;
+// otherwise the scheduler kills the instances and then calls RemoveApp.
+// Marking first means a crash during the removal leaves a record still
+// marked for deletion (see RemoveApp), never a live-looking application
+// whose history is gone.
 func (r *Registry) DeleteApp(ctx context.Context, namespace, name string) (*App, error) {
+	app, err := r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
+		if app.State == AppDeleting {
+			return false, errUnchanged
+		}
+		app.State, app.Message = AppDeleting, ""
+		return false, nil
+	})
+	if errors.Is(err, errUnchanged) {
+		app, err = r.GetApp(ctx, namespace, name)
+	}
+	if err != nil {
+		return nil, err
+	}
 	groups, err := r.TaskGroups(ctx, namespace, name)
 	if err != nil {
 		return nil, err
@@ -291,11 +325,11 @@ func (r *Registry) DeleteApp(ctx context.Context, namespace, name string) (*App,
 	if len(groups) == 0 {
 		return nil, r.RemoveApp(ctx, namespace, name)
 	}
-	return r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
-		app.State, app.Message = AppDeleting, ""
-		return false, nil
-	})
+	return app, nil
 }
+
+// errUnchanged tells modifyApp's caller that change found nothing to write.
+var errUnchanged = errors.New("unchanged")
 
 // RemoveApp deletes an application's history, then its record. The order
 // makes a crash in between harmless: the record survives, still marked
