@@ -73,17 +73,37 @@ func (r *Registry) SetFrameworkID(ctx context.Context, id string) error {
 	return err
 }
 
-// PutAgent records what the scheduler knows of an agent.
-func (r *Registry) PutAgent(ctx context.Context, a *Agent) error {
-	key, err := store.Key(store.KindAgent, a.ID)
+// RecordAgent stores what the scheduler learned of an agent from its
+// offers, keeping the operator's settings (taints) of an existing record.
+func (r *Registry) RecordAgent(ctx context.Context, id, hostname string, attributes map[string]string) error {
+	key, err := store.Key(store.KindAgent, id)
 	if err != nil {
 		return err
 	}
-	a.UpdatedAt = r.now().UTC()
-	value, err := json.Marshal(a)
-	if err != nil {
+	for {
+		current, err := get[Agent](ctx, r.store, key)
+		rec := &Agent{ID: id}
+		switch {
+		case errors.Is(err, errdefs.ErrNotFound):
+			current = nil
+		case err != nil:
+			return err
+		default:
+			rec = current
+		}
+		rec.Hostname, rec.Attributes, rec.UpdatedAt = hostname, attributes, r.now().UTC()
+		value, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		if current == nil {
+			_, err = r.store.Create(ctx, key, value)
+		} else {
+			_, err = r.store.Update(ctx, key, value, current.Revision)
+		}
+		if errors.Is(err, errdefs.ErrConflict) || errors.Is(err, errdefs.ErrAlreadyExists) {
+			continue // the operator changed it meanwhile
+		}
 		return err
 	}
-	a.Revision, err = r.store.Put(ctx, key, value)
-	return err
 }

@@ -244,6 +244,8 @@ func (d *Driver) persist(ctx context.Context, w Write) error {
 		return err
 	case w.FrameworkID != "":
 		return r.SetFrameworkID(ctx, w.FrameworkID)
+	case w.Agent != nil:
+		return r.RecordAgent(ctx, w.Agent.ID, w.Agent.Hostname, w.Agent.Attributes)
 	}
 	return nil
 }

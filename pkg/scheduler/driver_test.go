@@ -173,6 +173,11 @@ func TestDriverRunsApplicationsOnDevCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	groups := s.running("game", 3)
+	// The agents the offers came from are recorded for GET /v1/agents.
+	agents, err := s.reg.ListAgents(ctx)
+	if err != nil || len(agents) != 3 || agents[0].Hostname == "" || agents[0].Attributes["idc"] != "dev" {
+		t.Errorf("agents = %+v, %v", agents, err)
+	}
 	s.eventually("state Running", func() (bool, string) {
 		st, msg := s.appState("game")
 		return st == registry.AppRunning, string(st) + " " + msg

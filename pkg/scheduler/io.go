@@ -91,6 +91,13 @@ type Write struct {
 	AppStatus   *AppStatus          // set an application's state and message
 	RemoveApp   *AppRef             // delete the application (after its instances)
 	FrameworkID string              // remember the framework ID
+	Agent       *AgentRecord        // what offers told about an agent
+}
+
+// AgentRecord is an agent as offers describe it.
+type AgentRecord struct {
+	ID, Hostname string
+	Attributes   map[string]string
 }
 
 // GroupRef names an instance.

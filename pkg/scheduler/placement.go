@@ -20,13 +20,24 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
-// learnAgent remembers what an offer tells about its agent.
+// learnAgent remembers what an offer tells about its agent, and records
+// an agent that is new or changed.
 func (c *Core) learnAgent(o mesos.Offer) {
 	info := &agentInfo{id: o.AgentID.Value, hostname: o.Hostname, ip: o.Hostname, attributes: o.Attributes}
 	if u := o.GetURL(); u != nil && u.Address.GetIP() != "" {
 		info.ip = u.Address.GetIP()
 	}
+	old := c.agents[info.id]
 	c.agents[info.id] = info
+	if old != nil && old.hostname == info.hostname && slices.EqualFunc(old.attributes, info.attributes,
+		func(x, y mesos.Attribute) bool { return x.Equal(&y) }) {
+		return
+	}
+	attrs := map[string]string{}
+	for name, v := range attributes(info.attributes) {
+		attrs[name] = v.String()
+	}
+	c.write(Write{Agent: &AgentRecord{ID: info.id, Hostname: info.hostname, Attributes: attrs}})
 }
 
 // launchable returns the instances waiting for an offer now.

@@ -239,6 +239,8 @@ func (h *harness) apply(w scheduler.Write) string {
 	case w.FrameworkID != "":
 		h.fwID = w.FrameworkID
 		return "store framework " + w.FrameworkID
+	case w.Agent != nil:
+		return fmt.Sprintf("store agent %s %s %v", w.Agent.ID, w.Agent.Hostname, w.Agent.Attributes)
 	}
 	return "store ?"
 }
