@@ -376,20 +376,16 @@ func injectData(spec *proto.TaskSpec, namespace string, cms []manifest.ConfigMap
 		if !ok {
 			return fmt.Errorf("configmap %s/%s: %w", namespace, ref.Name, errdefs.ErrNotFound)
 		}
+		source := "configmap " + namespace + "/" + ref.Name
 		for _, item := range ref.Items {
 			data, ok := cm.Datas[item.DataKey]
-			if !ok {
-				return fmt.Errorf("configmap %s/%s has no item %q: %w", namespace, ref.Name, item.DataKey, errdefs.ErrNotFound)
+			if ok && data.Type != manifest.ConfigDataFile {
+				return fmt.Errorf("%s item %q: type %q is fetched remotely, which is not supported yet: %w",
+					source, item.DataKey, data.Type, errdefs.ErrInvalidArgument)
 			}
-			if data.Type != manifest.ConfigDataFile {
-				return fmt.Errorf("configmap %s/%s item %q: type %q is fetched remotely, which is not supported yet: %w",
-					namespace, ref.Name, item.DataKey, data.Type, errdefs.ErrInvalidArgument)
+			if err := injectItem(spec, source, item.DataKey, data.Content, ok, item.Type, item.KeyOrPath, item.ReadOnly, item.User); err != nil {
+				return err
 			}
-			content, err := base64.StdEncoding.DecodeString(data.Content)
-			if err != nil {
-				return fmt.Errorf("configmap %s/%s item %q: content is not base64: %w", namespace, ref.Name, item.DataKey, errdefs.ErrInvalidArgument)
-			}
-			inject(spec, item.Type, item.KeyOrPath, content, item.ReadOnly, item.User)
 		}
 	}
 	for _, ref := range secrets {
@@ -397,25 +393,30 @@ func injectData(spec *proto.TaskSpec, namespace string, cms []manifest.ConfigMap
 		if !ok {
 			return fmt.Errorf("secret %s/%s: %w", namespace, ref.SecretName, errdefs.ErrNotFound)
 		}
+		source := "secret " + namespace + "/" + ref.SecretName
 		for _, item := range ref.Items {
 			data, ok := s.Datas[item.DataKey]
-			if !ok {
-				return fmt.Errorf("secret %s/%s has no item %q: %w", namespace, ref.SecretName, item.DataKey, errdefs.ErrNotFound)
+			if err := injectItem(spec, source, item.DataKey, data.Content, ok, item.Type, item.KeyOrPath, item.ReadOnly, item.User); err != nil {
+				return err
 			}
-			content, err := base64.StdEncoding.DecodeString(data.Content)
-			if err != nil {
-				return fmt.Errorf("secret %s/%s item %q: content is not base64: %w", namespace, ref.SecretName, item.DataKey, errdefs.ErrInvalidArgument)
-			}
-			inject(spec, item.Type, item.KeyOrPath, content, item.ReadOnly, item.User)
 		}
 	}
 	return nil
 }
 
-func inject(spec *proto.TaskSpec, typ, keyOrPath string, content []byte, readOnly bool, user string) {
-	if typ == manifest.ItemEnv {
-		spec.Env = append(spec.Env, proto.EnvVar{Name: keyOrPath, Value: string(content)})
-		return
+// injectItem decodes one item's base64 content into an env var or a file.
+func injectItem(spec *proto.TaskSpec, source, key, content string, found bool, typ, keyOrPath string, readOnly bool, user string) error {
+	if !found {
+		return fmt.Errorf("%s has no item %q: %w", source, key, errdefs.ErrNotFound)
 	}
-	spec.Files = append(spec.Files, proto.File{Path: keyOrPath, Content: content, ReadOnly: readOnly, User: user})
+	decoded, err := base64.StdEncoding.DecodeString(content)
+	if err != nil {
+		return fmt.Errorf("%s item %q: content is not base64: %w", source, key, errdefs.ErrInvalidArgument)
+	}
+	if typ == manifest.ItemEnv {
+		spec.Env = append(spec.Env, proto.EnvVar{Name: keyOrPath, Value: string(decoded)})
+		return nil
+	}
+	spec.Files = append(spec.Files, proto.File{Path: keyOrPath, Content: decoded, ReadOnly: readOnly, User: user})
+	return nil
 }
