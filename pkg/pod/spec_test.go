@@ -1,0 +1,223 @@
+package pod
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	docker "github.com/fsouza/go-dockerclient"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/proto"
+)
+
+// Seed 001 "行为规定": Value / Arguments against the image's entrypoint.
+func TestCommandRules(t *testing.T) {
+	cases := []struct {
+		name            string
+		value           string
+		args            []string
+		imageEntrypoint []string
+		wantEntrypoint  []string
+		wantCmd         []string
+		wantErr         bool
+	}{
+		{"entrypoint, Value set: Value overrides it, Arguments follow", "/bin/app", []string{"-x"}, []string{"/entry"}, []string{"/bin/app"}, []string{"-x"}, false},
+		{"entrypoint, no Value: Arguments are its arguments", "", []string{"-x", "1"}, []string{"/entry"}, nil, []string{"-x", "1"}, false},
+		{"entrypoint, nothing set: image defaults", "", nil, []string{"/entry"}, nil, nil, false},
+		{"no entrypoint, Value empty: start fails", "", []string{"-x"}, nil, nil, nil, true},
+		{"no entrypoint: Value then Arguments as CMD", "sh", []string{"-c", "echo hi"}, nil, nil, []string{"sh", "-c", "echo hi"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ep, cmd, err := commandFor(&proto.ContainerSpec{Image: "img", Command: tc.value, Args: tc.args}, tc.imageEntrypoint)
+			if tc.wantErr {
+				if !errors.Is(err, errdefs.ErrInvalidArgument) {
+					t.Fatalf("err %v, want invalid argument", err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(ep, tc.wantEntrypoint) || !reflect.DeepEqual(cmd, tc.wantCmd) {
+				t.Fatalf("entrypoint %q cmd %q err %v; want %q %q", ep, cmd, err, tc.wantEntrypoint, tc.wantCmd)
+			}
+		})
+	}
+}
+
+// Seed 001 env injection: "$HOST" / "$BCS_POD_ID" take the injected value,
+// one level only.
+func TestEnvSubstitution(t *testing.T) {
+	spec := &proto.TaskSpec{
+		Ports: []proto.Port{{Name: "http", ContainerPort: 80, HostPort: 31000}, {Name: "udp", ContainerPort: 9000}},
+		Env: []proto.EnvVar{
+			{Name: "test_env", Value: "test_env"},
+			{Name: "CONTAINERIP", Value: "$HOST"},
+			{Name: "RANDOMID", Value: "$BCS_POD_ID"},
+			{Name: "MYPORT", Value: "$PORT_http"},
+			{Name: "HOST", Value: "$OtherENV"}, // not an injected name: kept verbatim
+			{Name: "NESTED", Value: "$CONTAINERIP"},
+			{Name: "PARTIAL", Value: "x$HOST"},
+		},
+	}
+	got := buildEnv(containerEnv{podID: "pod-1", nodeAddr: "10.0.0.5", hostIP: "10.1.0.9", cniName: "eth0"}, spec)
+	want := []string{
+		"HOST=10.1.0.9", "BCS_NODE_ADDR=10.0.0.5", "BCS_POD_ID=pod-1", "BCS_CNI_NAME=eth0",
+		"PORT_http=31000", "PORT_udp=9000",
+		"test_env=test_env", "CONTAINERIP=10.1.0.9", "RANDOMID=pod-1", "MYPORT=31000",
+		"HOST=$OtherENV", "NESTED=$CONTAINERIP", "PARTIAL=x$HOST",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("env\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestDockerParameters(t *testing.T) {
+	p, err := parseParams([]proto.Parameter{
+		{Key: "oom-kill-disable", Value: "true"}, {Key: "--ulimit", Value: "nofile=1024:2048"},
+		{Key: "ulimit", Value: "core=0"}, {Key: "rm", Value: ""}, {Key: "shm-size", Value: "64mb"},
+		{Key: "ip", Value: "10.9.0.3"}, {Key: "net", Value: "mynet"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.oomKillDisable == nil || !*p.oomKillDisable || !p.autoRemove || p.shmSize != 64<<20 || p.ip != "10.9.0.3" || p.net != "mynet" ||
+		!reflect.DeepEqual(p.ulimits, []docker.ULimit{{Name: "nofile", Soft: 1024, Hard: 2048}, {Name: "core", Soft: 0, Hard: 0}}) {
+		t.Errorf("parsed %+v", p)
+	}
+	for _, bad := range []proto.Parameter{
+		{Key: "ulimit", Value: "nofile"}, {Key: "ulimit", Value: "nofile=9:1"}, {Key: "shm-size", Value: "lots"},
+		{Key: "rm", Value: "maybe"}, {Key: "cap-add", Value: "ALL"},
+	} {
+		if _, err := parseParams([]proto.Parameter{bad}); !errors.Is(err, errdefs.ErrInvalidArgument) {
+			t.Errorf("%+v: %v, want invalid argument", bad, err)
+		}
+	}
+}
+
+// Seed 001 network types: USER takes --net from the docker parameters.
+func TestNetworkModes(t *testing.T) {
+	for mode, want := range map[string]string{"HOST": "host", "BRIDGE": "bridge", "NONE": "none", "": "bridge"} {
+		if got, err := cnmNetworkMode(mode, dockerParams{}); err != nil || got != want {
+			t.Errorf("%q → %q %v, want %q", mode, got, err, want)
+		}
+	}
+	if got, err := cnmNetworkMode("USER", dockerParams{net: "overlay-a"}); err != nil || got != "overlay-a" {
+		t.Errorf("USER → %q %v", got, err)
+	}
+	for _, bad := range []string{"USER", "MACVLAN"} {
+		if _, err := cnmNetworkMode(bad, dockerParams{}); !errors.Is(err, errdefs.ErrInvalidArgument) {
+			t.Errorf("%q: %v, want invalid argument", bad, err)
+		}
+	}
+}
+
+// Seed 001 resource limits.
+func TestResources(t *testing.T) {
+	swappiness := 0
+	var hc docker.HostConfig
+	err := applyResources(&hc, proto.Resources{
+		CPUs: 1.5, CPULimit: 2, MemMB: 100, MemLimitMB: 256, MemSwapMB: 512, Swappiness: &swappiness,
+		DeviceLimit: []proto.Limit{
+			{Kind: "read-bps", Device: "/dev/vda", Rate: "10mb"}, {Kind: "write-bps", Device: "/dev/vda", Rate: "1gb"},
+			{Kind: "read-iops", Device: "/dev/vda", Rate: "100"}, {Kind: "write-iops", Device: "/dev/vda", Rate: "50"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hc.CPUShares != 1536 || hc.CPUPeriod != 100000 || hc.CPUQuota != 200000 || hc.Memory != 256<<20 || hc.MemorySwap != 512<<20 ||
+		hc.MemorySwappiness == nil || *hc.MemorySwappiness != 0 ||
+		!reflect.DeepEqual(hc.BlkioDeviceReadBps, []docker.BlockLimit{{Path: "/dev/vda", Rate: 10 << 20}}) ||
+		!reflect.DeepEqual(hc.BlkioDeviceWriteBps, []docker.BlockLimit{{Path: "/dev/vda", Rate: 1 << 30}}) ||
+		!reflect.DeepEqual(hc.BlkioDeviceReadIOps, []docker.BlockLimit{{Path: "/dev/vda", Rate: 100}}) ||
+		!reflect.DeepEqual(hc.BlkioDeviceWriteIOps, []docker.BlockLimit{{Path: "/dev/vda", Rate: 50}}) {
+		t.Errorf("host config %+v", hc)
+	}
+	// memory-swap below memory means unlimited; memory alone falls back to memMB.
+	hc = docker.HostConfig{}
+	if err := applyResources(&hc, proto.Resources{MemMB: 64, MemSwapMB: 32}); err != nil || hc.Memory != 64<<20 || hc.MemorySwap != 0 {
+		t.Errorf("swap below memory: %+v %v", hc, err)
+	}
+	for name, r := range map[string]proto.Resources{
+		"memory below 4MB":  {MemLimitMB: 3},
+		"swappiness 101":    {Swappiness: func() *int { v := 101; return &v }()},
+		"device kind":       {DeviceLimit: []proto.Limit{{Kind: "read-ops", Device: "/dev/vda", Rate: "1"}}},
+		"device rate":       {DeviceLimit: []proto.Limit{{Kind: "read-iops", Device: "/dev/vda", Rate: "1mb"}}},
+		"device missing":    {DeviceLimit: []proto.Limit{{Kind: "read-bps", Rate: "1mb"}}},
+		"negative bps rate": {DeviceLimit: []proto.Limit{{Kind: "read-bps", Device: "/dev/vda", Rate: "0"}}},
+	} {
+		if err := applyResources(&docker.HostConfig{}, r); !errors.Is(err, errdefs.ErrInvalidArgument) {
+			t.Errorf("%s: %v, want invalid argument", name, err)
+		}
+	}
+}
+
+// Volumes: an empty hostPath is a pod-private sandbox directory;
+// $BCS_POD_ID in a host path is the pod ID.
+func TestVolumes(t *testing.T) {
+	sandbox := t.TempDir()
+	got, err := binds([]proto.Volume{
+		{MountPath: "/data/logs"},
+		{HostPath: "/var/log/$BCS_POD_ID", MountPath: "/logs", ReadOnly: true},
+	}, "pod-7", sandbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	private := filepath.Join(sandbox, "volumes", "pod-7", "data_logs")
+	if want := []string{private + ":/data/logs", "/var/log/pod-7:/logs:ro"}; !slices.Equal(got, want) {
+		t.Errorf("binds %q, want %q", got, want)
+	}
+	if st, err := os.Stat(private); err != nil || !st.IsDir() {
+		t.Errorf("pod-private dir not created: %v", err)
+	}
+	if _, err := binds([]proto.Volume{{MountPath: "relative"}}, "p", sandbox); !errors.Is(err, errdefs.ErrInvalidArgument) {
+		t.Errorf("relative mount: %v", err)
+	}
+}
+
+// BRIDGE: every task's ports are published on the network owner.
+func TestPortBindings(t *testing.T) {
+	exposed, b := portBindings([]*proto.TaskSpec{
+		{Ports: []proto.Port{{Name: "http", ContainerPort: 8080, HostPort: 31000}}},
+		{Ports: []proto.Port{{Name: "game", ContainerPort: 9000, HostPort: 31001, Protocol: "UDP"}, {Name: "host-only", HostPort: 31002}}},
+	}, "127.0.0.1")
+	if len(exposed) != 3 || !reflect.DeepEqual(b["8080/tcp"], []docker.PortBinding{{HostIP: "127.0.0.1", HostPort: "31000"}}) ||
+		!reflect.DeepEqual(b["9000/udp"], []docker.PortBinding{{HostIP: "127.0.0.1", HostPort: "31001"}}) ||
+		!reflect.DeepEqual(b["31002/tcp"], []docker.PortBinding{{HostIP: "127.0.0.1", HostPort: "31002"}}) {
+		t.Errorf("exposed %v bindings %v", exposed, b)
+	}
+}
+
+// STYLE 9: one transition table; illegal moves are conflicts; states map
+// one-to-one onto Mesos TaskState.
+func TestStateTransitions(t *testing.T) {
+	legal := [][2]State{
+		{StateStaging, StateStarting}, {StateStarting, StateRunning}, {StateRunning, StateKilling},
+		{StateKilling, StateKilled}, {StateRunning, StateFinished}, {StateRunning, StateFailed}, {StateStaging, StateFailed},
+	}
+	for _, m := range legal {
+		if got, err := transition(m[0], m[1]); err != nil || got != m[1] {
+			t.Errorf("%s → %s: %v", m[0], m[1], err)
+		}
+	}
+	illegal := [][2]State{
+		{StateFinished, StateRunning}, {StateKilled, StateFailed}, {StateRunning, StateStaging}, {StateStaging, StateRunning}, {StateRunning, StateKilled},
+	}
+	for _, m := range illegal {
+		if got, err := transition(m[0], m[1]); !errors.Is(err, errdefs.ErrConflict) || got != m[0] {
+			t.Errorf("%s → %s: %v, want conflict", m[0], m[1], err)
+		}
+	}
+	seen := map[string]bool{}
+	for s := StateStaging; s <= StateKilled; s++ {
+		name := s.MesosState()
+		if seen[name] || !strings.HasPrefix(name, "TASK_") {
+			t.Errorf("%s → %s", s, name)
+		}
+		seen[name] = true
+	}
+}
