@@ -322,10 +322,19 @@ func (r *Registry) DeleteApp(ctx context.Context, namespace, name string) (*App,
 	if err != nil {
 		return nil, err
 	}
-	if len(groups) == 0 {
-		return nil, r.RemoveApp(ctx, namespace, name)
+	if len(groups) > 0 {
+		return app, nil
 	}
-	return app, nil
+	for {
+		err := r.RemoveApp(ctx, namespace, name)
+		switch {
+		case errors.Is(err, errdefs.ErrConflict):
+			continue // a status write landed in between: remove again
+		case errors.Is(err, errdefs.ErrNotFound):
+			return nil, nil // the scheduler, seeing it Deleting, removed it first
+		}
+		return nil, err
+	}
 }
 
 // errUnchanged tells modifyApp's caller that change found nothing to write.

@@ -1,0 +1,265 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/api"
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+// Issue 3: "GET /v1/agents".
+func TestListAgents(t *testing.T) {
+	e := newEnv(t)
+	r := e.expect(t, http.StatusOK, "GET", "/v1/agents", nil, nil)
+	if !strings.Contains(string(r.body), `"agents": []`) {
+		t.Errorf("no agents: body %s, want an empty list", r.body)
+	}
+	agents := []registry.Agent{
+		{ID: "agent-b", Hostname: "host-b", Attributes: map[string]string{"idc": "sz"}},
+		{ID: "agent-a", Hostname: "host-a", Taints: []constraint.Taint{{Key: "maintenance", Value: "true"}}},
+	}
+	for _, a := range agents {
+		key, err := store.Key(store.KindAgent, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.CreateJSON(context.Background(), e.store, key, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got struct{ Agents []registry.Agent }
+	e.expect(t, http.StatusOK, "GET", "/v1/agents", nil, &got)
+	want := []registry.Agent{agents[1], agents[0]} // sorted by ID
+	if !reflect.DeepEqual(got.Agents, want) {
+		t.Errorf("agents:\n got %+v\nwant %+v", got.Agents, want)
+	}
+}
+
+// fakeLeadership is a replica that follows (or leads) as told.
+type fakeLeadership struct {
+	url  string
+	self bool
+}
+
+func (f fakeLeadership) Leader() (string, bool) { return f.url, f.self }
+
+// Issue 3: "GET /v1/leader"; doc: "On a follower replica, writes are
+// redirected to the leader with 307", reads are served locally.
+func TestLeaderAndFollowerRedirect(t *testing.T) {
+	leader := newEnv(t, func(c *api.Config) { c.Leadership = fakeLeadership{url: "http://10.0.0.9:8080", self: true} })
+	var got struct {
+		Leader string
+		Self   bool
+	}
+	leader.expect(t, http.StatusOK, "GET", "/v1/leader", nil, &got)
+	if got.Leader != "http://10.0.0.9:8080" || !got.Self {
+		t.Errorf("leader answers %+v", got)
+	}
+
+	follower := newEnv(t, func(c *api.Config) { c.Leadership = fakeLeadership{url: "http://10.0.0.9:8080"} })
+	follower.expect(t, http.StatusOK, "GET", "/v1/leader", nil, &got)
+	if got.Leader != "http://10.0.0.9:8080" || got.Self {
+		t.Errorf("follower answers %+v", got)
+	}
+	writes := []struct{ method, path string }{
+		{"POST", "/v1/apps"},
+		{"PUT", "/v1/apps/ns-a/gamesvc"},
+		{"DELETE", "/v1/apps/ns-a/gamesvc"},
+		{"POST", "/v1/apps/ns-a/gamesvc/scale?dry=1"},
+		{"POST", "/v1/secrets"},
+	}
+	for _, w := range writes {
+		r := follower.call(t, w.method, w.path, process("gamesvc", "ns-a"))
+		if r.status != http.StatusTemporaryRedirect || r.header.Get("Location") != "http://10.0.0.9:8080"+w.path {
+			t.Errorf("%s %s on a follower = %d Location %q, want 307 to the leader", w.method, w.path, r.status, r.header.Get("Location"))
+		}
+	}
+	if keys := follower.storedKeys(t); len(keys) != 0 {
+		t.Errorf("a follower wrote %q", keys)
+	}
+	// Reads are served locally.
+	follower.expect(t, http.StatusOK, "GET", "/v1/apps", nil, nil)
+	errorOf(t, follower.call(t, "GET", "/v1/apps/ns-a/gamesvc", nil), http.StatusNotFound, "NotFound")
+
+	// No leader elected: writes are unavailable, reads still served.
+	orphan := newEnv(t, func(c *api.Config) { c.Leadership = fakeLeadership{} })
+	errorOf(t, orphan.call(t, "POST", "/v1/apps", process("gamesvc", "ns-a")), http.StatusServiceUnavailable, "Unavailable")
+	orphan.expect(t, http.StatusOK, "GET", "/v1/apps", nil, nil)
+}
+
+// Issue 3: "GET /healthz": it reports whether the store answers.
+func TestHealthz(t *testing.T) {
+	ctx := context.Background()
+	etcd, err := store.StartEmbedded(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Close)
+	e := newEnvOn(t, etcd.Endpoints(), "/healthz-test/", sharedSealer)
+	var ok map[string]string
+	e.expect(t, http.StatusOK, "GET", "/healthz", nil, &ok)
+	if ok["status"] != "ok" {
+		t.Errorf("healthz = %v", ok)
+	}
+	etcd.Close()
+	start := time.Now()
+	got := errorOf(t, e.call(t, "GET", "/healthz", nil), http.StatusServiceUnavailable, "Unavailable")
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("healthz took %v to notice etcd is gone", elapsed)
+	}
+	if !strings.Contains(got.Message, "unavailable") {
+		t.Errorf("message %q", got.Message)
+	}
+}
+
+// Issue 3: "GET /metrics (Prometheus client_golang)".
+func TestMetrics(t *testing.T) {
+	e := newEnv(t)
+	createApp(t, e, process("gamesvc", "ns-a"))
+	e.call(t, "POST", "/v1/apps", process("gamesvc", "ns-a")) // 409
+	e.call(t, "GET", "/no/such/route", nil)
+	r := e.expect(t, http.StatusOK, "GET", "/metrics", nil, nil)
+	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		t.Errorf("Content-Type = %q, want the Prometheus text format", ct)
+	}
+	for _, want := range []string{
+		"# TYPE bcs_api_requests_total counter",
+		`bcs_api_requests_total{code="201",route="POST /v1/apps"} 1`,
+		`bcs_api_requests_total{code="409",route="POST /v1/apps"} 1`,
+		`bcs_api_requests_total{code="404",route="unmatched"} 1`,
+		`bcs_api_request_duration_seconds_count{route="POST /v1/apps"} 2`,
+		"go_goroutines",
+	} {
+		if !strings.Contains(string(r.body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+// Issue 3: "Body size limit; wrong content type → 415".
+func TestRequestBodyRules(t *testing.T) {
+	e := newEnv(t, func(c *api.Config) { c.MaxBodyBytes = 512 })
+	body := mustJSON(t, process("gamesvc", "ns-a"))
+	if len(body) <= 512 {
+		t.Fatalf("test manifest is only %d bytes", len(body))
+	}
+	errorOf(t, e.call(t, "POST", "/v1/apps", body), http.StatusRequestEntityTooLarge, "PayloadTooLarge")
+
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "", "application/json;;"} {
+		r := e.call(t, "POST", "/v1/configmaps", `{}`, "Content-Type", ct)
+		got := errorOf(t, r, http.StatusUnsupportedMediaType, "UnsupportedMediaType")
+		if !strings.Contains(got.Message, "application/json") {
+			t.Errorf("415 message %q does not say what is wanted", got.Message)
+		}
+	}
+	errorOf(t, e.call(t, "POST", "/v1/apps/ns-a/x/scale", `{"instances":1}`, "Content-Type", "text/json"),
+		http.StatusUnsupportedMediaType, "UnsupportedMediaType")
+	// Parameters are fine.
+	r := e.call(t, "POST", "/v1/configmaps", mustJSON(t, configMap("c", "ns-a")), "Content-Type", "application/json; charset=utf-8")
+	if r.status != http.StatusCreated {
+		t.Errorf("POST with charset = %d, want 201; %s", r.status, r.body)
+	}
+	if keys := e.storedKeys(t); len(keys) != 1 {
+		t.Errorf("stored %q, want only the configmap", keys)
+	}
+}
+
+// Issue 3: "Errors: one JSON shape" for unknown routes (404) and methods
+// (405, with Allow).
+func TestUnmatchedRoutes(t *testing.T) {
+	e := newEnv(t)
+	got := errorOf(t, e.call(t, "GET", "/v1/nothing", nil), http.StatusNotFound, "NotFound")
+	if !strings.Contains(got.Message, "/v1/nothing") || len(got.Details) != 0 {
+		t.Errorf("404 = %+v", got)
+	}
+	tests := []struct {
+		method, path string
+		allow        []string
+	}{
+		{"PATCH", "/v1/apps/ns-a/x", []string{"DELETE", "GET", "HEAD", "PUT"}},
+		{"DELETE", "/v1/apps", []string{"GET", "HEAD", "POST"}},
+		{"GET", "/v1/apps/ns-a/x/scale", []string{"POST"}},
+		{"POST", "/healthz", []string{"GET", "HEAD"}},
+	}
+	for _, tt := range tests {
+		r := e.call(t, tt.method, tt.path, nil)
+		got := errorOf(t, r, http.StatusMethodNotAllowed, "MethodNotAllowed")
+		allow := strings.Split(strings.ReplaceAll(r.header.Get("Allow"), " ", ""), ",")
+		if !sameSet(allow, tt.allow) {
+			t.Errorf("%s %s: Allow %q, want %q", tt.method, tt.path, allow, tt.allow)
+		}
+		if !strings.Contains(got.Message, tt.method) {
+			t.Errorf("405 message %q does not name the method", got.Message)
+		}
+	}
+}
+
+// The error body is exactly {"error":{"code","message","details"}} for
+// every class the API maps (errorOf checks the keys).
+func TestErrorShape(t *testing.T) {
+	e := newEnv(t)
+	createApp(t, e, process("gamesvc", "ns-a"))
+	r := e.call(t, "POST", "/v1/apps", `{"kind":"process","metadata":{"name":"1bad"},"extra":1}`)
+	got := errorOf(t, r, http.StatusBadRequest, "InvalidArgument")
+	if got.Message != "invalid manifest" || len(got.Details) < 2 {
+		t.Errorf("400 = %+v, want every problem in details", got)
+	}
+	var raw map[string]map[string]any
+	if err := json.Unmarshal(r.body, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range raw["error"]["details"].([]any) {
+		if s, ok := d.(string); !ok || !strings.Contains(s, ": ") {
+			t.Errorf("detail %v is not `field path: message`", d)
+		}
+	}
+	errorOf(t, e.call(t, "POST", "/v1/apps", process("gamesvc", "ns-a")), http.StatusConflict, "AlreadyExists")
+	errorOf(t, e.call(t, "GET", "/v1/configmaps/ns-a/none", nil), http.StatusNotFound, "NotFound")
+	errorOf(t, e.call(t, "GET", "/v1/apps?namespace=a%20b", nil), http.StatusBadRequest, "InvalidArgument")
+}
+
+// fakeOperator records the task group operations asked of it.
+type fakeOperator struct {
+	calls []string
+	err   error
+}
+
+func (f *fakeOperator) Operate(_ context.Context, taskGroupID, op string) error {
+	f.calls = append(f.calls, op+" "+taskGroupID)
+	return f.err
+}
+
+// POST /v1/taskgroups/{id}/{op}: restart, reload and reschedule are handed
+// to the scheduler and answered 202 ("Async operations return 202");
+// anything else is 404, and a replica without a scheduler is unavailable.
+func TestTaskGroupOperations(t *testing.T) {
+	op := &fakeOperator{}
+	e := newEnv(t, func(c *api.Config) { c.Operator = op })
+	for _, name := range []string{"restart", "reload", "reschedule"} {
+		var got map[string]string
+		e.expect(t, http.StatusAccepted, "POST", "/v1/taskgroups/0.game.ns-a.1/"+name, nil, &got)
+		if got["taskGroupID"] != "0.game.ns-a.1" || got["operation"] != name {
+			t.Errorf("%s answered %v", name, got)
+		}
+	}
+	errorOf(t, e.call(t, "POST", "/v1/taskgroups/0.game.ns-a.1/explode", nil), http.StatusNotFound, "NotFound")
+	want := []string{"restart 0.game.ns-a.1", "reload 0.game.ns-a.1", "reschedule 0.game.ns-a.1"}
+	if !reflect.DeepEqual(op.calls, want) {
+		t.Errorf("operator calls %q, want %q", op.calls, want)
+	}
+	op.err = fmt.Errorf("task group %q: %w", "9.none", errdefs.ErrNotFound)
+	errorOf(t, e.call(t, "POST", "/v1/taskgroups/9.none/restart", nil), http.StatusNotFound, "NotFound")
+
+	none := newEnv(t)
+	errorOf(t, none.call(t, "POST", "/v1/taskgroups/0.game.ns-a.1/restart", nil), http.StatusServiceUnavailable, "Unavailable")
+}
