@@ -5,8 +5,9 @@ BIN       := bin
 CMDS      := $(notdir $(wildcard cmd/*))
 FUZZTIME  ?= 30s
 BENCHTIME ?= 3x
+DATA      ?= ./bcs-data
 
-.PHONY: all build test test-deps run bench fuzz lint clean
+.PHONY: all build test test-deps run examples bench fuzz lint clean
 
 all: build
 
@@ -24,14 +25,18 @@ test: test-deps lint
 test-deps:
 	@scripts/test-deps
 
-## run: the whole system on one machine (bcs-scheduler --dev)
-run: build
-	@if [ -x $(BIN)/bcs-scheduler ]; then \
-		exec $(BIN)/bcs-scheduler --dev; \
-	else \
-		echo "make run: cmd/bcs-scheduler does not exist yet; so far the repository holds the"; \
-		echo "placement engine (pkg/constraint, pkg/offer). Try: make test, make bench."; \
-	fi
+## run: the whole system on one machine: bcs-scheduler --dev (embedded etcd,
+## dev cluster, real executors), API on 127.0.0.1:8080, master on 127.0.0.1:5050,
+## everything under $(DATA). dockerd and the example image come from test-deps.
+run: build examples test-deps
+	exec $(BIN)/bcs-scheduler --dev --data-dir $(DATA)
+
+## examples: the quick start's package, served by bcs-scheduler at /files/gamesvr.tar.gz
+examples:
+	@mkdir -p $(DATA)/files $(BIN)/gamesvr-package
+	$(GO) build -o $(BIN)/gamesvr-package/gamesvr ./examples/gamesvr
+	cp examples/gamesvr/package/*.sh $(BIN)/gamesvr-package/
+	tar -C $(BIN)/gamesvr-package -czf $(DATA)/files/gamesvr.tar.gz .
 
 ## bench: the placement benchmarks (figures reported as placements/s)
 bench:

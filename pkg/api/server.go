@@ -44,6 +44,9 @@ type Config struct {
 	Healthy func(context.Context) error
 	// Operator runs task group operations; nil where no scheduler runs.
 	Operator Operator
+	// FilesDir, when set, is served read-only under /files/: packages and
+	// executor binaries for agents to fetch (the dev setup's repository).
+	FilesDir string
 }
 
 // Server is the REST API. It is an http.Handler.
@@ -98,6 +101,9 @@ func (s *Server) routes() {
 	s.handle("GET /v1/leader", s.leader)
 	s.handle("GET /healthz", s.healthz)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))
+	if s.cfg.FilesDir != "" {
+		s.mux.Handle("GET /files/", http.StripPrefix("/files/", http.FileServer(http.Dir(s.cfg.FilesDir))))
+	}
 }
 
 // handlerFunc is an API handler: it answers or returns an error for

@@ -42,6 +42,9 @@ type Options struct {
 	Logger      *slog.Logger
 	// Ready, when set, receives the API address once it serves.
 	Ready func(addr string)
+	// FilesDir is served under /files/ for agents to fetch packages and
+	// executors from; default <DataDir>/files.
+	FilesDir string
 }
 
 // Run runs the process until ctx ends.
@@ -58,7 +61,10 @@ func Run(ctx context.Context, o Options) error {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
+	if o.FilesDir == "" {
+		o.FilesDir = filepath.Join(o.DataDir, "files")
+	}
+	if err := os.MkdirAll(o.FilesDir, 0o755); err != nil {
 		return err
 	}
 	st, closeStore, err := openStore(ctx, o)
@@ -92,7 +98,7 @@ func Run(ctx context.Context, o Options) error {
 	op := &operator{reg: reg}
 	srv := &http.Server{
 		Handler: api.NewServer(api.Config{
-			Registry: reg, Leadership: lead, Operator: op,
+			Registry: reg, Leadership: lead, Operator: op, FilesDir: o.FilesDir,
 			Healthy: func(ctx context.Context) error { return st.Ping(ctx) },
 		}),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -1,0 +1,4 @@
+// Package examples holds the quick-start manifests of the README
+// (process.json, application.json) and the example game server they run
+// (gamesvr). Its test checks that the manifests parse and validate.
+package examples

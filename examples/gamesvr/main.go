@@ -1,0 +1,39 @@
+// Command gamesvr is the example game server of the quick start: an HTTP
+// server that answers / and /check, counts SIGHUP reloads and reports them
+// at /status. make packages it with start.sh, stop.sh and reload.sh into
+// gamesvr.tar.gz for the process example.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+)
+
+func main() {
+	addr := flag.String("listen", "127.0.0.1:8899", "address to serve")
+	flag.Parse()
+	var reloads atomic.Int64
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for range hup {
+			reloads.Add(1)
+			log.Printf("reloaded (%d)", reloads.Load())
+		}
+	}()
+	host, _ := os.Hostname()
+	http.HandleFunc("/check", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	http.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "pid %d reloads %d instance %s\n", os.Getpid(), reloads.Load(), os.Getenv("instanceid"))
+	})
+	http.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "gamesvr instance %s on %s\n", os.Getenv("instanceid"), host)
+	})
+	log.Fatal(http.ListenAndServe(*addr, nil))
+}
