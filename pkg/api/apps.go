@@ -44,8 +44,11 @@ type InstanceView struct {
 	Host        string            `json:"host,omitempty"`
 	Ports       map[string]uint32 `json:"ports,omitempty"`
 	Healthy     *bool             `json:"healthy,omitempty"`
-	Restarts    int               `json:"restarts"`
-	Message     string            `json:"message,omitempty"`
+	// RemoteHealthy is the scheduler's REMOTE_HTTP/REMOTE_TCP verdict.
+	RemoteHealthy *bool  `json:"remoteHealthy,omitempty"`
+	RemoteMessage string `json:"remoteMessage,omitempty"`
+	Restarts      int    `json:"restarts"`
+	Message       string `json:"message,omitempty"`
 }
 
 func appView(app *registry.App, groups []*registry.TaskGroup) AppView {
@@ -57,7 +60,8 @@ func appView(app *registry.App, groups []*registry.TaskGroup) AppView {
 	for _, g := range groups {
 		v.Status.Instances = append(v.Status.Instances, InstanceView{
 			ID: g.Index, TaskGroupID: g.ID, State: g.State, Agent: g.AgentID, Host: g.Host,
-			Ports: g.Ports, Healthy: g.Healthy, Restarts: g.Restarts, Message: g.Message,
+			Ports: g.Ports, Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
+			Restarts: g.Restarts, Message: g.Message,
 		})
 	}
 	return v

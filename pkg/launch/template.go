@@ -44,6 +44,38 @@ type RemoteCheck struct {
 	Check manifest.HealthCheck
 }
 
+// RemoteProbes returns the REMOTE_HTTP and REMOTE_TCP checks as HTTP and
+// TCP checks with their ports resolved against the instance's host ports
+// (name → port): the scheduler reaches an instance on its agent's address.
+// A check whose port cannot be resolved is returned with port 0, which
+// the prober reports as a failure naming the port.
+func (t *Template) RemoteProbes(hostPorts map[string]uint32) []proto.HealthCheck {
+	var out []proto.HealthCheck
+	for _, rc := range t.RemoteChecks {
+		hc := rc.Check
+		pc := proto.HealthCheck{
+			DelaySeconds: float64(hc.DelaySeconds), IntervalSeconds: float64(hc.IntervalSeconds),
+			TimeoutSeconds: float64(hc.TimeoutSeconds), GracePeriodSeconds: float64(hc.GracePeriodSeconds),
+			ConsecutiveFailures: hc.ConsecutiveFailures,
+		}
+		port, name := 0, ""
+		switch hc.Type {
+		case manifest.CheckRemoteHTTP:
+			pc.Type, pc.Scheme, pc.Path, pc.Headers = string(manifest.CheckHTTP), hc.HTTP.Scheme, hc.HTTP.Path, hc.HTTP.Headers
+			port, name = hc.HTTP.Port, hc.HTTP.PortName
+		case manifest.CheckRemoteTCP:
+			pc.Type = string(manifest.CheckTCP)
+			port, name = hc.TCP.Port, hc.TCP.PortName
+		}
+		if port <= 0 {
+			port = int(hostPorts[name])
+		}
+		pc.Port, pc.PortName = port, name
+		out = append(out, pc)
+	}
+	return out
+}
+
 // task is one container or process of the template.
 type task struct {
 	name      string

@@ -128,3 +128,29 @@ func TestMissingConfigMapFailsTheInstance(t *testing.T) {
 		t.Fatalf("err = %v, want a missing configmap or secret", err)
 	}
 }
+
+// Issue 5: REMOTE_HTTP and REMOTE_TCP checks run in the scheduler against
+// the instance's host and port: portName resolves to the host port.
+func TestRemoteProbes(t *testing.T) {
+	p := manifesttest.Process()
+	proc := &p.Spec.Template.Spec.Processes[0]
+	proc.HealthChecks = []manifest.HealthCheck{
+		{Type: manifest.CheckRemoteHTTP, IntervalSeconds: 10, TimeoutSeconds: 2, ConsecutiveFailures: 3,
+			HTTP: &manifest.HTTPCheck{PortName: "metric_port", Scheme: "http", Path: "/check", Headers: map[string]string{"Host": "game"}}},
+		{Type: manifest.CheckRemoteTCP, IntervalSeconds: 5, TimeoutSeconds: 1, TCP: &manifest.TCPCheck{Port: 8899}},
+		{Type: manifest.CheckTCP, TCP: &manifest.TCPCheck{PortName: "http_port"}},
+	}
+	tmpl, err := launch.Compile(p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tmpl.RemoteProbes(map[string]uint32{"http_port": 8899, "metric_port": 31007})
+	want := []proto.HealthCheck{
+		{Type: "HTTP", IntervalSeconds: 10, TimeoutSeconds: 2, ConsecutiveFailures: 3, Port: 31007, PortName: "metric_port",
+			Scheme: "http", Path: "/check", Headers: map[string]string{"Host": "game"}},
+		{Type: "TCP", IntervalSeconds: 5, TimeoutSeconds: 1, Port: 8899},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("remote probes:\n got %+v\nwant %+v", got, want)
+	}
+}

@@ -180,11 +180,15 @@ type TaskGroup struct {
 	Phase     string            `json:"phase"`   // the scheduler's lifecycle phase (pkg/scheduler)
 	AgentID   string            `json:"agentID,omitempty"`
 	Host      string            `json:"host,omitempty"`
-	Ports     map[string]uint32 `json:"ports,omitempty"` // port name → host port
+	HostIP    string            `json:"hostIP,omitempty"` // the agent's address, for remote checks
+	Ports     map[string]uint32 `json:"ports,omitempty"`  // port name → host port
 	Healthy   *bool             `json:"healthy,omitempty"`
-	Restarts  int               `json:"restarts"`
-	Message   string            `json:"message,omitempty"`
-	Tasks     []TaskRecord      `json:"tasks,omitempty"`
+	// RemoteHealthy is the verdict of the scheduler's REMOTE_* checks.
+	RemoteHealthy *bool        `json:"remoteHealthy,omitempty"`
+	RemoteMessage string       `json:"remoteMessage,omitempty"`
+	Restarts      int          `json:"restarts"`
+	Message       string       `json:"message,omitempty"`
+	Tasks         []TaskRecord `json:"tasks,omitempty"`
 	// Launches counts the launches of this instance; it makes task IDs unique.
 	Launches int `json:"launches"`
 	// NotBefore delays the next launch (restart backoff).

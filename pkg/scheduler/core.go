@@ -160,6 +160,8 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.operate(in)
 	case Tick:
 		c.tick()
+	case RemoteHealth:
+		c.remoteHealth(in)
 	}
 	c.adjustOffers()
 	c.refreshStatuses()
@@ -204,6 +206,9 @@ func (c *Core) restore(in Restore) {
 					c.tasks[t.ID] = inst
 				}
 			}
+		}
+		if Phase(g.Phase) == PhaseRunning {
+			c.startRemoteChecks(inst)
 		}
 	}
 	for _, a := range c.sortedApps() {
@@ -357,6 +362,9 @@ func (c *Core) kill(inst *instance, reason string) {
 		}
 		c.remove(inst)
 		return
+	}
+	if phase == PhaseRunning {
+		c.stopRemoteChecks(inst)
 	}
 	c.setPhase(inst, PhaseKilling)
 	inst.rec.KillReason = reason

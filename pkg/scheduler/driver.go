@@ -17,6 +17,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
@@ -53,6 +54,9 @@ type Driver struct {
 	ops    chan Operate
 	log    *slog.Logger
 	caller calls.Caller // owned by Run's goroutine
+	health chan RemoteHealth
+	// checks cancels the remote health checks of each task group.
+	checks map[string]context.CancelFunc
 }
 
 // NewDriver returns a driver; Run starts it.
@@ -88,7 +92,8 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Driver{cfg: cfg, core: core, ops: make(chan Operate, 64), log: cfg.Logger}, nil
+	return &Driver{cfg: cfg, core: core, ops: make(chan Operate, 64), log: cfg.Logger,
+		health: make(chan RemoteHealth, 64), checks: map[string]context.CancelFunc{}}, nil
 }
 
 // Operate queues an operator request for the core.
@@ -112,6 +117,14 @@ type event struct {
 // persistence failure the caller should start over (the store holds the
 // truth; a new Run restores from it).
 func (d *Driver) Run(ctx context.Context) error {
+	err := d.run(ctx)
+	if ctx.Err() != nil {
+		return nil // stopped, whatever was under way
+	}
+	return err
+}
+
+func (d *Driver) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -176,6 +189,8 @@ func (d *Driver) Run(ctx context.Context) error {
 			}
 		case op := <-d.ops:
 			in = op
+		case h := <-d.health:
+			in = h
 		case <-ticker.C:
 			in = Tick{}
 		}
@@ -208,6 +223,9 @@ func (d *Driver) step(ctx context.Context, in Input) error {
 		if err := d.persist(ctx, w); err != nil {
 			return fmt.Errorf("persist: %w", err)
 		}
+	}
+	for _, change := range out.Checks {
+		d.changeChecks(ctx, change)
 	}
 	if d.caller == nil {
 		return nil
@@ -248,6 +266,41 @@ func (d *Driver) persist(ctx context.Context, w Write) error {
 		return r.RecordAgent(ctx, w.Agent.ID, w.Agent.Hostname, w.Agent.Attributes)
 	}
 	return nil
+}
+
+// changeChecks starts or stops the remote health checks of a task group:
+// one checker per check, each reporting its verdicts as RemoteHealth.
+func (d *Driver) changeChecks(ctx context.Context, change CheckChange) {
+	if cancel := d.checks[change.TaskGroupID]; cancel != nil {
+		cancel()
+		delete(d.checks, change.TaskGroupID)
+	}
+	if len(change.Checks) == 0 {
+		return
+	}
+	checkCtx, cancel := context.WithCancel(ctx)
+	d.checks[change.TaskGroupID] = cancel
+	for _, check := range change.Checks {
+		prober, err := healthcheck.NewProber(check, change.Host, nil, nil)
+		if err != nil {
+			d.report(checkCtx, RemoteHealth{TaskGroupID: change.TaskGroupID, Message: err.Error()})
+			continue
+		}
+		checker := &healthcheck.Checker{Prober: prober, Policy: healthcheck.PolicyOf(check)}
+		go checker.Run(checkCtx, func(r healthcheck.Result) {
+			if r.InGrace {
+				return
+			}
+			d.report(checkCtx, RemoteHealth{TaskGroupID: change.TaskGroupID, Healthy: r.Healthy, Message: r.Message, Kill: r.Kill})
+		})
+	}
+}
+
+func (d *Driver) report(ctx context.Context, h RemoteHealth) {
+	select {
+	case d.health <- h:
+	case <-ctx.Done():
+	}
 }
 
 // subscribeLoop keeps a subscription open, reconnecting with capped

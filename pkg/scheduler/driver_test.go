@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ type system struct {
 	done    chan error
 }
 
-func startSystem(t *testing.T) *system {
+func startSystem(t *testing.T, agents ...devcluster.AgentSpec) *system {
 	t.Helper()
 	ctx := context.Background()
 	etcd, err := store.StartEmbedded(ctx, t.TempDir())
@@ -53,6 +54,7 @@ func startSystem(t *testing.T) *system {
 		AllocationInterval:  devcluster.Duration(50 * time.Millisecond),
 		SimulatedStartDelay: devcluster.Duration(20 * time.Millisecond),
 		DefaultRefuse:       devcluster.Duration(100 * time.Millisecond),
+		Agents:              agents,
 		WorkDir:             t.TempDir(),
 		Logf:                func(string, ...any) {},
 	})
@@ -252,4 +254,49 @@ func TestDriverFailoverKeepsInstances(t *testing.T) {
 	if n := len(s.cluster.Frameworks()); n != 1 {
 		t.Errorf("%d frameworks registered, want the same one", n)
 	}
+}
+
+// Issue 5: REMOTE_TCP checks run in the scheduler against the instance's
+// host; the verdict shows on the instance, and after consecutiveFailures
+// the instance is killed and relaunched by its restart policy.
+func TestDriverRemoteHealthChecks(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	s := startSystem(t, devcluster.AgentSpec{Hostname: "localhost"})
+	p := processApp("checked", 1)
+	p.Constraint = nil
+	p.Spec.Template.Spec.Processes[0].HealthChecks = []manifest.HealthCheck{{
+		Type: manifest.CheckRemoteTCP, IntervalSeconds: 2, TimeoutSeconds: 1, ConsecutiveFailures: 2,
+		TCP: &manifest.TCPCheck{Port: port},
+	}}
+	if errs := p.Validate(nil); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if _, err := s.reg.CreateApp(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually("remote check healthy", func() (bool, string) {
+		g := s.groups("checked")
+		if len(g) != 1 {
+			return false, "no instance"
+		}
+		return g[0].RemoteHealthy != nil && *g[0].RemoteHealthy, fmt.Sprintf("%+v %q", g[0].RemoteHealthy, g[0].RemoteMessage)
+	})
+	ln.Close()
+	s.eventually("killed and relaunched after 2 failures", func() (bool, string) {
+		g := s.groups("checked")[0]
+		return g.Launches == 2 && g.Restarts == 1, fmt.Sprintf("launches=%d phase=%s msg=%q", g.Launches, g.Phase, g.Message)
+	})
 }

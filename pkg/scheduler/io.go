@@ -5,6 +5,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // Input is one event for Core.Step.
@@ -65,6 +66,16 @@ const (
 // Tick: time passed; backoffs, reconciliation and kill retries run.
 type Tick struct{}
 
+// RemoteHealth is the verdict of a scheduler-side (REMOTE_*) health check
+// of an instance's current launch.
+type RemoteHealth struct {
+	TaskGroupID string
+	Healthy     bool
+	Message     string
+	// Kill: consecutiveFailures was reached.
+	Kill bool
+}
+
 func (Restore) input()         {}
 func (Subscribed) input()      {}
 func (Disconnected) input()    {}
@@ -76,12 +87,22 @@ func (AppChanged) input()      {}
 func (AppRemoved) input()      {}
 func (Operate) input()         {}
 func (Tick) input()            {}
+func (RemoteHealth) input()    {}
 
 // Output is what a step asks of the driver: persist Writes, in order, then
-// send Calls, in order.
+// send Calls, in order, then start and stop remote health checks.
 type Output struct {
 	Writes []Write
 	Calls  []*scheduler.Call
+	Checks []CheckChange
+}
+
+// CheckChange starts (Checks set) or stops (Checks nil) the remote health
+// checks of a task group. Results come back as RemoteHealth.
+type CheckChange struct {
+	TaskGroupID string
+	Host        string
+	Checks      []proto.HealthCheck
 }
 
 // Write is one record to persist; exactly one field is set.

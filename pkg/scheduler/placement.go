@@ -313,8 +313,9 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	}
 	c.setPhase(inst, PhaseLaunched)
 	inst.rec.ID, inst.rec.Launches, inst.rec.Version = tgID, launchNo, a.rec.Version
-	inst.rec.AgentID, inst.rec.Host, inst.rec.Ports = agentID, info.hostname, ports
+	inst.rec.AgentID, inst.rec.Host, inst.rec.HostIP, inst.rec.Ports = agentID, info.hostname, info.ip, ports
 	inst.rec.State, inst.rec.Tasks, inst.rec.Healthy = mesos.TASK_STAGING.String(), records, nil
+	inst.rec.RemoteHealthy, inst.rec.RemoteMessage = nil, ""
 	inst.rec.NotBefore, inst.rec.RunningSince, inst.rec.Message = time.Time{}, time.Time{}, ""
 	inst.avoid = ""
 	for _, t := range records {

@@ -41,6 +41,7 @@ var update = flag.Bool("update", false, "rewrite the expected output of the scen
 //	tick DURATION       advance the clock and send Tick
 //	scale NS/NAME N | delete NS/NAME
 //	operate NS/NAME IDX OP   restart, reload or reschedule the current launch
+//	health NS/NAME IDX healthy|unhealthy|kill   a remote check verdict
 //	rescind OFFERID
 //	restart             a new Core restored from the store, as after a crash
 func TestScenarios(t *testing.T) {
@@ -196,6 +197,17 @@ func (h *harness) step(in scheduler.Input) []string {
 	for _, c := range out.Calls {
 		lines = append(lines, h.describeCall(c))
 	}
+	for _, ch := range out.Checks {
+		if len(ch.Checks) == 0 {
+			lines = append(lines, "check stop "+ch.TaskGroupID)
+			continue
+		}
+		var checks []string
+		for _, c := range ch.Checks {
+			checks = append(checks, fmt.Sprintf("%s:%d", c.Type, c.Port))
+		}
+		lines = append(lines, fmt.Sprintf("check start %s on %s %s", ch.TaskGroupID, ch.Host, strings.Join(checks, " ")))
+	}
 	return lines
 }
 
@@ -219,6 +231,9 @@ func (h *harness) apply(w scheduler.Write) string {
 		}
 		if g.Healthy != nil {
 			s += fmt.Sprintf(" healthy=%v", *g.Healthy)
+		}
+		if g.RemoteHealthy != nil {
+			s += fmt.Sprintf(" remote=%v", *g.RemoteHealthy)
 		}
 		if g.Message != "" {
 			s += fmt.Sprintf(" %q", g.Message)
@@ -335,6 +350,10 @@ func (h *harness) run(command string) []string {
 		a.State = registry.AppDeleting
 		cp := *a
 		return h.step(scheduler.AppChanged{App: &cp})
+	case "health":
+		g := h.groups[f[1]+"/"+f[2]]
+		return h.step(scheduler.RemoteHealth{TaskGroupID: g.ID, Healthy: f[3] == "healthy", Kill: f[3] == "kill",
+			Message: map[bool]string{true: "", false: "connection refused"}[f[3] == "healthy"]})
 	case "operate":
 		g := h.groups[f[1]+"/"+f[2]]
 		return h.step(scheduler.Operate{TaskGroupID: g.ID, Op: scheduler.Operation(f[3])})
@@ -360,6 +379,10 @@ func (h *harness) createApp(key string, args map[string]string) *registry.App {
 	proc.Ports = []manifest.ProcessPort{{Name: "http_port", Protocol: "HTTP"}}
 	proc.StartCmd = "./start.sh --port ${ports.http_port}"
 	proc.HealthChecks = nil
+	if args["remote"] == "tcp" {
+		proc.HealthChecks = []manifest.HealthCheck{{Type: manifest.CheckRemoteTCP, IntervalSeconds: 5, TimeoutSeconds: 1,
+			ConsecutiveFailures: 2, TCP: &manifest.TCPCheck{PortName: "http_port"}}}
+	}
 	proc.Resources.Limits = manifest.ResourceList{CPU: "1", Memory: "256"}
 	b := constrainttest.New()
 	if u := args["unique"]; u != "" {

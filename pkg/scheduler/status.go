@@ -49,6 +49,7 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 		c.setPhase(inst, PhaseRunning)
 		inst.rec.RunningSince = c.now
 		inst.rec.Message = ""
+		c.startRemoteChecks(inst)
 	}
 	if inst.app.instances[inst.rec.Index] == inst {
 		c.persist(inst)
@@ -57,8 +58,18 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 
 // taskEnded handles a task that reached a terminal (or unreachable) state.
 func (c *Core) taskEnded(inst *instance, st mesos.TaskStatus) {
+	if Phase(inst.rec.Phase) == PhaseRunning {
+		c.stopRemoteChecks(inst)
+	}
 	if Phase(inst.rec.Phase) == PhaseKilling {
 		if c.liveTasks(inst) > 0 {
+			return
+		}
+		if inst.rec.KillReason == killHealth {
+			// Killed for failing its remote checks: a failure, and the
+			// restart policy decides.
+			inst.rec.KillReason = ""
+			c.decide(inst, outcomeFailed, "killed by the scheduler: remote health check failed: "+inst.rec.RemoteMessage)
 			return
 		}
 		c.killed(inst)
@@ -75,15 +86,20 @@ func (c *Core) taskEnded(inst *instance, st mesos.TaskStatus) {
 			delete(c.tasks, t.ID)
 		}
 	}
-	if !inst.rec.RunningSince.IsZero() && c.now.Sub(inst.rec.RunningSince) >= RunningResetAfter {
-		inst.rec.Restarts = 0
-	}
-	o := classify(st.GetState()) // TASK_KILLED we did not ask for counts as a failure
-	d := decideRestart(inst.app.tmplPolicy(), o, inst.rec.Restarts)
 	reason := fmt.Sprintf("task %s %s", st.TaskID.Value, st.GetState())
 	if msg := statusMessage(st); msg != "" {
 		reason += ": " + msg
 	}
+	c.decide(inst, classify(st.GetState()), reason) // TASK_KILLED we did not ask for counts as a failure
+}
+
+// decide applies the restart policy to an instance whose launch ended
+// with outcome o.
+func (c *Core) decide(inst *instance, o outcome, reason string) {
+	if !inst.rec.RunningSince.IsZero() && c.now.Sub(inst.rec.RunningSince) >= RunningResetAfter {
+		inst.rec.Restarts = 0
+	}
+	d := decideRestart(inst.app.tmplPolicy(), o, inst.rec.Restarts)
 	if !d.relaunch {
 		if o == outcomeFinished {
 			c.setPhase(inst, PhaseFinished)
@@ -221,4 +237,47 @@ func (c *Core) executorMessage(m ExecutorMessage) {
 			return
 		}
 	}
+}
+
+// killHealth is the kill reason of an instance failing its remote checks.
+const killHealth = "health"
+
+// startRemoteChecks asks the driver to run the instance's REMOTE_* checks
+// against its agent.
+func (c *Core) startRemoteChecks(inst *instance) {
+	tmpl := inst.app.tmpl
+	if tmpl == nil || len(tmpl.RemoteChecks) == 0 {
+		return
+	}
+	c.out.Checks = append(c.out.Checks, CheckChange{TaskGroupID: inst.rec.ID, Host: inst.rec.HostIP, Checks: tmpl.RemoteProbes(inst.rec.Ports)})
+}
+
+func (c *Core) stopRemoteChecks(inst *instance) {
+	if inst.app.tmpl != nil && len(inst.app.tmpl.RemoteChecks) > 0 && inst.rec.ID != "" {
+		c.out.Checks = append(c.out.Checks, CheckChange{TaskGroupID: inst.rec.ID})
+	}
+}
+
+// remoteHealth records a remote check verdict; a kill verdict kills the
+// instance, and its end counts as a failure.
+func (c *Core) remoteHealth(h RemoteHealth) {
+	p, err := ParseID(h.TaskGroupID)
+	if err != nil {
+		return
+	}
+	a := c.apps[p.Namespace+"/"+p.App]
+	if a == nil {
+		return
+	}
+	inst := a.instances[p.Index]
+	if inst == nil || inst.rec.ID != h.TaskGroupID || Phase(inst.rec.Phase) != PhaseRunning {
+		return
+	}
+	healthy := h.Healthy
+	inst.rec.RemoteHealthy, inst.rec.RemoteMessage = &healthy, h.Message
+	if h.Kill {
+		c.kill(inst, killHealth)
+		return
+	}
+	c.persist(inst)
 }
