@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/schedulerd"
@@ -23,6 +24,10 @@ func main() {
 	flag.StringVar(&etcd, "etcd-endpoints", "", "comma-separated etcd client URLs; empty runs an embedded etcd under --data-dir")
 	flag.StringVar(&o.SecretKeyFile, "secret-key-file", "", "AES key sealing secrets at rest (default <data-dir>/secret.key, created if missing)")
 	flag.StringVar(&masters, "master", "", "comma-separated Mesos master URLs, e.g. http://10.0.0.1:5050")
+	flag.StringVar(&o.User, "mesos-user", "root", "FrameworkInfo.user: the user executors run as on the agents")
+	flag.StringVar(&o.Role, "mesos-role", "*", "FrameworkInfo.role")
+	flag.DurationVar(&o.FailoverTimeout, "failover-timeout", 7*24*time.Hour, "how long Mesos keeps the tasks of a disconnected scheduler")
+	flag.DurationVar(&o.Scheduler.ReconcileInterval, "reconcile-interval", 10*time.Minute, "interval of implicit task reconciliation")
 	flag.StringVar(&o.ContainerExecutorURI, "container-executor-uri", "", "file:// or http(s):// address of bcs-container-executor for agents to fetch")
 	flag.StringVar(&o.ProcessExecutorURI, "process-executor-uri", "", "file:// or http(s):// address of bcs-process-executor for agents to fetch")
 	flag.StringVar(&o.Scheduler.WorkBaseDir, "work-base-dir", "/data/bcs/work", "${work_base_dir} of process applications on agents")

@@ -27,6 +27,11 @@ type Options struct {
 	EtcdEndpoints []string // external etcd; empty runs an embedded one
 	SecretKeyFile string   // default <DataDir>/secret.key
 	Masters       []string // Mesos masters; ignored with Dev
+	// User, Role and FailoverTimeout go into the FrameworkInfo; defaults
+	// root, "*" and 7 days.
+	User            string
+	Role            string
+	FailoverTimeout time.Duration
 	// Dev runs an embedded dev cluster (devcluster.Config; zero values
 	// are its defaults, its WorkDir defaults to <DataDir>/mesos).
 	Dev       bool
@@ -233,7 +238,8 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 	cfg := o.Scheduler
 	cfg.ContainerExecutor.URI, cfg.ProcessExecutor.URI = o.ContainerExecutorURI, o.ProcessExecutorURI
 	driver, err := scheduler.NewDriver(scheduler.DriverConfig{
-		Masters: masters, Registry: reg, Store: st, Core: cfg, TickInterval: o.TickInterval, Logger: o.Logger,
+		Masters: masters, User: o.User, Role: o.Role, FailoverTimeout: o.FailoverTimeout,
+		Registry: reg, Store: st, Core: cfg, TickInterval: o.TickInterval, Logger: o.Logger,
 	})
 	if err != nil {
 		return err
