@@ -94,6 +94,37 @@ func (c *Cluster) prepareAndStart(ci mesos.CommandInfo, sandbox string, env []st
 	if err := fetchURIs(ctx, ci.URIs, sandbox); err != nil {
 		return nil, err
 	}
+	stdout, err := os.Create(filepath.Join(sandbox, "stdout"))
+	if err != nil {
+		return nil, err
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(filepath.Join(sandbox, "stderr"))
+	if err != nil {
+		return nil, err
+	}
+	defer stderr.Close()
+	// A fork elsewhere in this process may still hold the fetched binary
+	// open for writing when we exec it (golang/go#22315): ETXTBSY is
+	// transient, so try again shortly.
+	var cmd *exec.Cmd
+	for attempt := 0; ; attempt++ {
+		cmd = executorCommand(&ci, sandbox, env)
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		err = cmd.Start()
+		if !errors.Is(err, syscall.ETXTBSY) || attempt == 20 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+// executorCommand builds the executor's command from its CommandInfo.
+func executorCommand(ci *mesos.CommandInfo, sandbox string, env []string) *exec.Cmd {
 	var cmd *exec.Cmd
 	if ci.Shell == nil || *ci.Shell {
 		cmd = exec.Command("/bin/sh", "-c", ci.GetValue())
@@ -114,22 +145,8 @@ func (c *Cluster) prepareAndStart(ci mesos.CommandInfo, sandbox string, env []st
 			cmd.Env = append(cmd.Env, v.Name+"="+*v.Value)
 		}
 	}
-	stdout, err := os.Create(filepath.Join(sandbox, "stdout"))
-	if err != nil {
-		return nil, err
-	}
-	defer stdout.Close()
-	stderr, err := os.Create(filepath.Join(sandbox, "stderr"))
-	if err != nil {
-		return nil, err
-	}
-	defer stderr.Close()
-	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	return cmd, nil
+	return cmd
 }
 
 // executorEnv is the environment Mesos gives a custom executor: the

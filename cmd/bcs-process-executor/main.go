@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
+	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
+	"github.com/bcs-mesos/bcs-mesos/pkg/process"
+)
+
+func main() {
+	if err := run(); err != nil {
+		log.Printf("bcs-process-executor: %v", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		workBase   = flag.String("work-base-dir", "/data/bcs/work", "root of ${work_base_dir}")
+		runBase    = flag.String("run-base-dir", "/data/bcs/run", "root of ${run_base_dir}")
+		cacheDir   = flag.String("cache-dir", "/data/bcs/cache/process-executor", "IfNotPresent package cache")
+		cgroupRoot = flag.String("cgroup-root", "/sys/fs/cgroup", "cgroup mount point (v1 hierarchies or v2)")
+		cgroupPar  = flag.String("cgroup-parent", "bcs-process", "parent cgroup of the executors' task cgroups")
+		stateDir   = flag.String("state-dir", "", "where executors record themselves as owners of their cgroups (default <cache-dir>/executors)")
+		noCgroups  = flag.Bool("no-cgroups", false, "run without cgroups: no resource limits, process groups only")
+		user       = flag.String("default-user", "nobody", "user of processes whose spec names none")
+		hostIP     = flag.String("host-ip", "127.0.0.1", "address HTTP and TCP health checks connect to")
+		liveness   = flag.Duration("liveness-interval", time.Second, "how often a running process is checked")
+		ackTimeout = flag.Duration("ack-timeout", 10*time.Second, "wait for acknowledgements once every task is terminal")
+		termWait   = flag.Duration("term-wait", time.Second, "SIGTERM to SIGKILL after stopCmd and the grace period")
+		codec      = flag.String("codec", "protobuf", "executor API encoding: protobuf or json")
+	)
+	flag.Parse()
+	log.SetPrefix("bcs-process-executor: ")
+	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
+
+	env, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	if *stateDir == "" {
+		*stateDir = filepath.Join(*cacheDir, "executors")
+	}
+	var cgroups *process.Cgroups
+	if !*noCgroups {
+		// Task cgroups live under <parent>/<framework>.<executor>; claiming
+		// them sweeps those of executors that died without cleaning up.
+		owner := env.FrameworkID + "." + env.ExecutorID
+		all, err := process.DetectCgroups(*cgroupRoot, *cgroupPar)
+		if err == nil {
+			cgroups, err = all.Claim(*stateDir, owner, log.Printf)
+		}
+		if err != nil {
+			log.Printf("no cgroups (%v): tasks with resource limits will fail", err)
+			cgroups = nil
+		} else {
+			defer all.Release(*stateDir, owner)
+		}
+	}
+	rt, err := process.New(process.Config{
+		WorkBaseDir:      *workBase,
+		RunBaseDir:       *runBase,
+		CacheDir:         *cacheDir,
+		LogDir:           env.Sandbox,
+		DefaultUser:      *user,
+		Cgroups:          cgroups,
+		HostIP:           *hostIP,
+		Logf:             log.Printf,
+		LivenessInterval: *liveness,
+		TermWait:         *termWait,
+	})
+	if err != nil {
+		return err
+	}
+	c, ok := codecs.ByMediaType[codecs.MediaTypeProtobuf], true
+	if *codec == "json" {
+		c = codecs.ByMediaType[codecs.MediaTypeJSON]
+	} else if *codec != "protobuf" {
+		ok = false
+	}
+	if !ok {
+		return fmt.Errorf("codec %q: want protobuf or json", *codec)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	d := executor.New(executor.Config{Env: env, Runtime: rt, Logf: log.Printf, Codec: c, AckTimeout: *ackTimeout})
+	log.Printf("executor %s of framework %s starting (agent %s, checkpoint %v)", env.ExecutorID, env.FrameworkID, env.AgentEndpoint, env.Checkpoint)
+	if err := d.Run(ctx); err != nil {
+		return err
+	}
+	log.Print("all tasks terminal; exiting")
+	return nil
+}

@@ -1,0 +1,455 @@
+package main_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/proto"
+)
+
+// build compiles pkg (a main package path relative to this directory)
+// into dir.
+func build(t *testing.T, dir, name, pkg string) string {
+	t.Helper()
+	out := filepath.Join(dir, name)
+	if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return out
+}
+
+func tarGz(t *testing.T, files map[string][]byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for name, body := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// framework is a minimal scheduler on mesos-go's own HTTP client.
+type framework struct {
+	t      *testing.T
+	caller calls.Caller
+	fwID   string
+	mu     sync.Mutex
+	events []*scheduler.Event
+	closed bool
+	notify chan struct{}
+}
+
+func subscribe(t *testing.T, c *devcluster.Cluster) *framework {
+	t.Helper()
+	cli := httpcli.New(httpcli.Endpoint(c.MasterURL()+"/api/v1/scheduler"), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeJSON]))
+	f := &framework{t: t, caller: httpsched.NewCaller(cli), notify: make(chan struct{}, 1)}
+	timeout := 60.0
+	info := &mesos.FrameworkInfo{User: "root", Name: "process-executor-test", FailoverTimeout: &timeout,
+		Capabilities: []mesos.FrameworkInfo_Capability{{Type: mesos.FrameworkInfo_Capability_PARTITION_AWARE}}}
+	resp, err := f.caller.Call(context.Background(), calls.Subscribe(info))
+	if err != nil {
+		t.Fatalf("SUBSCRIBE: %v", err)
+	}
+	t.Cleanup(func() { resp.Close() })
+	go func() {
+		for {
+			var e scheduler.Event
+			err := resp.Decode(&e)
+			f.mu.Lock()
+			if err != nil {
+				f.closed = true
+			} else {
+				f.events = append(f.events, &e)
+			}
+			f.mu.Unlock()
+			select {
+			case f.notify <- struct{}{}:
+			default:
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	f.fwID = f.await("SUBSCRIBED", func(e *scheduler.Event) bool { return e.Type == scheduler.Event_SUBSCRIBED }).Subscribed.FrameworkID.Value
+	return f
+}
+
+func (f *framework) await(what string, pred func(*scheduler.Event) bool) *scheduler.Event {
+	f.t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		f.mu.Lock()
+		for i, e := range f.events {
+			if pred(e) {
+				f.events = append(f.events[:i:i], f.events[i+1:]...)
+				f.mu.Unlock()
+				return e
+			}
+		}
+		var seen []string
+		for _, e := range f.events {
+			if e.Type == scheduler.Event_UPDATE {
+				st := e.Update.Status
+				seen = append(seen, fmt.Sprintf("UPDATE(%s %s %q)", st.TaskID.Value, st.GetState(), st.GetMessage()))
+			} else {
+				seen = append(seen, e.Type.String())
+			}
+		}
+		closed := f.closed
+		f.mu.Unlock()
+		if closed {
+			f.t.Fatalf("stream closed waiting for %s; have %v", what, seen)
+		}
+		select {
+		case <-f.notify:
+		case <-time.After(50 * time.Millisecond):
+		case <-deadline:
+			f.t.Fatalf("no %s; have %v", what, seen)
+		}
+	}
+}
+
+func (f *framework) call(c *scheduler.Call) {
+	f.t.Helper()
+	if err := calls.CallNoData(context.Background(), f.caller, c.With(calls.Framework(f.fwID))); err != nil {
+		f.t.Fatalf("%s: %v", c.Type, err)
+	}
+}
+
+// awaitAck waits for an update of task in state, acknowledges it and
+// returns it.
+func (f *framework) awaitAck(task string, state mesos.TaskState, pred func(mesos.TaskStatus) bool) mesos.TaskStatus {
+	f.t.Helper()
+	e := f.await(fmt.Sprintf("%s %s", task, state), func(e *scheduler.Event) bool {
+		return e.Type == scheduler.Event_UPDATE && e.Update.Status.TaskID.Value == task && e.Update.Status.GetState() == state &&
+			(pred == nil || pred(e.Update.Status))
+	})
+	st := e.Update.Status
+	f.call(calls.Acknowledge(st.AgentID.Value, st.TaskID.Value, st.UUID))
+	return st
+}
+
+func scalar(name string, v float64) mesos.Resource {
+	return mesos.Resource{Name: name, Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: v}}
+}
+
+// e2e is a dev cluster with one process agent, a framework holding an
+// offer, the executor binary and /tmp roots reachable by nobody.
+type e2e struct {
+	c                 *devcluster.Cluster
+	f                 *framework
+	offer             mesos.Offer
+	bin               string
+	executorBin       string
+	base              string
+	workBase, runBase string
+}
+
+func setup(t *testing.T) *e2e {
+	t.Helper()
+	e := &e2e{bin: t.TempDir()}
+	e.executorBin = build(t, e.bin, "bcs-process-executor", ".")
+	base, err := os.MkdirTemp("/tmp", "bcs-process-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.base, e.workBase, e.runBase = base, filepath.Join(base, "work"), filepath.Join(base, "run")
+	t.Cleanup(func() {
+		killCgroupTree(filepath.Join("bcs-process-e2e", filepath.Base(base)))
+		for _, ctl := range []string{"memory", "cpu"} {
+			os.Remove(filepath.Join("/sys/fs/cgroup", ctl, "bcs-process-e2e")) // fails while other tests use it
+		}
+	})
+	e.c, err = devcluster.Start(context.Background(), devcluster.Config{
+		ListenAddr:                  "127.0.0.1:0",
+		AllocationInterval:          devcluster.Duration(50 * time.Millisecond),
+		WorkDir:                     t.TempDir(),
+		ExecutorMode:                devcluster.ExecutorProcess,
+		Agents:                      []devcluster.AgentSpec{{Hostname: "proc-1"}},
+		ExecutorShutdownGracePeriod: devcluster.Duration(5 * time.Second),
+		Logf:                        t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.c.Stop)
+	workDir := e.c.WorkDir()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		logs, _ := filepath.Glob(filepath.Join(workDir, "agents", "*", "frameworks", "*", "executors", "*", "runs", "*", "stderr"))
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			t.Logf("executor log %s:\n%s", l, b)
+		}
+	})
+	e.f = subscribe(t, e.c)
+	e.offer = e.f.await("OFFERS", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_OFFERS }).Offers.Offers[0]
+	return e
+}
+
+// launch starts spec as task id on executor execID with the real binary.
+func (e *e2e) launch(t *testing.T, execID, id string, spec *proto.TaskSpec) {
+	t.Helper()
+	data, err := spec.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmdline := fmt.Sprintf("./bcs-process-executor --work-base-dir=%s --run-base-dir=%s --cache-dir=%s --cgroup-parent=bcs-process-e2e/%s --liveness-interval=100ms --ack-timeout=3s",
+		e.workBase, e.runBase, filepath.Join(e.base, "cache"), filepath.Base(e.base))
+	executable := true
+	ex := mesos.ExecutorInfo{
+		Type:        mesos.ExecutorInfo_CUSTOM,
+		ExecutorID:  mesos.ExecutorID{Value: execID},
+		FrameworkID: &mesos.FrameworkID{Value: e.f.fwID},
+		Command:     &mesos.CommandInfo{Value: &cmdline, URIs: []mesos.CommandInfo_URI{{Value: "file://" + e.executorBin, Executable: &executable}}},
+		Resources:   []mesos.Resource{scalar("cpus", 0.1), scalar("mem", 32), scalar("disk", 10)},
+	}
+	task := mesos.TaskInfo{
+		Name: id, TaskID: mesos.TaskID{Value: id}, AgentID: e.offer.AgentID, Data: data,
+		Resources:  []mesos.Resource{scalar("cpus", 0.5), scalar("mem", 64)},
+		KillPolicy: &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: int64(2 * time.Second)}},
+	}
+	e.f.call(calls.Accept(calls.OfferOperations{calls.OpLaunchGroup(ex, task)}.WithOffers(e.offer.ID)).With(calls.RefuseSeconds(0)))
+}
+
+// The seed 000 process example through the dev cluster and the real
+// executor binary: LAUNCH_GROUP → STARTING, RUNNING with ProcessInfo,
+// healthy by the HTTP check; a framework MESSAGE reload answered with a
+// MessageResult; KILL → KILLED; the executor then exits (FAILURE, status
+// 0: normal).
+func TestSeedProcessThroughDevCluster(t *testing.T) {
+	e := setup(t)
+	server, err := os.ReadFile(build(t, e.bin, "gamesvr", "../../pkg/process/internal/gamesvr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := tarGz(t, map[string][]byte{
+		"gamesvc/gamesvr":   server,
+		"gamesvc/start.sh":  []byte("#!/bin/sh\nexec ./gamesvr -daemon -addr \"127.0.0.1:$http_port\" -pidfile \"$pid_file\"\n"),
+		"gamesvc/stop.sh":   []byte("#!/bin/sh\nkill \"$(cat \"$pid_file\")\"\n"),
+		"gamesvc/reload.sh": []byte("#!/bin/sh\nkill -HUP \"$(cat \"$pid_file\")\" && echo reloaded\n"),
+	})
+	repo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "deploy" || p != "pw" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write(pkg)
+	}))
+	defer repo.Close()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	outDir := filepath.Join(e.workBase, "ns-a.gamesvc.0")
+	pidFile := filepath.Join(e.runBase, "ns-a.gamesvc.0", "pid", "gamesvc.pid")
+	spec := &proto.TaskSpec{
+		Instance: proto.Instance{Namespace: "ns-a", App: "gamesvc"},
+		Name:     "gamesvr",
+		Process: &proto.ProcessSpec{
+			ProcName: "gamesvr", User: "nobody", WorkPath: filepath.Join(outDir, "gamesvc"), PidFile: pidFile,
+			URIs:     []proto.URI{{Value: repo.URL + "/prod/gamesvc-v1.tar.gz", User: "deploy", Password: "pw", PullPolicy: "IfNotPresent", OutputDir: outDir}},
+			StartCmd: "./start.sh", StartGracePeriod: 0.5, StopCmd: "./stop.sh", ReloadCmd: "./reload.sh",
+		},
+		Ports:        []proto.Port{{Name: "http_port", HostPort: port, Protocol: "HTTP"}},
+		Env:          []proto.EnvVar{{Name: "http_port", Value: fmt.Sprint(port)}, {Name: "pid_file", Value: pidFile}},
+		HealthChecks: []proto.HealthCheck{{Type: "HTTP", PortName: "http_port", Path: "/check", IntervalSeconds: 0.2, TimeoutSeconds: 1, ConsecutiveFailures: 3}},
+		Resources:    proto.Resources{CPUs: 0.5, MemMB: 64, CPULimit: 1, MemLimitMB: 128},
+	}
+	e.launch(t, "exec-gamesvc-0", "gamesvc.0", spec)
+	f, offer := e.f, e.offer
+
+	f.awaitAck("gamesvc.0", mesos.TASK_STARTING, nil)
+	st := f.awaitAck("gamesvc.0", mesos.TASK_RUNNING, nil)
+	var info proto.ProcessInfo
+	if err := json.Unmarshal(st.Data, &info); err != nil || info.Pid <= 0 || info.ProcName != "gamesvr" || info.Ports["http_port"] != port {
+		t.Errorf("RUNNING data %s (%v)", st.Data, err)
+	}
+	if st.GetSource() != mesos.SOURCE_EXECUTOR || len(st.UUID) != 16 {
+		t.Errorf("RUNNING status %+v", st)
+	}
+	f.awaitAck("gamesvc.0", mesos.TASK_RUNNING, func(s mesos.TaskStatus) bool { return s.GetHealthy() })
+
+	msg := proto.Message{ID: "reload-1", Type: proto.MessageReload, TaskID: "gamesvc.0"}
+	mdata, _ := msg.Encode()
+	f.call(calls.Message(offer.AgentID.Value, "exec-gamesvc-0", mdata))
+	m := f.await("MESSAGE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_MESSAGE }).Message
+	res, err := proto.DecodeMessageResult(m.Data)
+	if err != nil || !res.OK || res.ID != "reload-1" || strings.TrimSpace(res.Output) != "reloaded" {
+		t.Errorf("reload result %+v (%v)", res, err)
+	}
+
+	f.call(calls.Kill("gamesvc.0", offer.AgentID.Value))
+	f.awaitAck("gamesvc.0", mesos.TASK_KILLED, nil)
+	failure := f.await("FAILURE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_FAILURE }).Failure
+	if failure.GetStatus() != 0 || failure.GetExecutorID().GetValue() != "exec-gamesvc-0" {
+		t.Errorf("FAILURE %+v", failure)
+	}
+	if running(info.Pid) {
+		t.Errorf("server %d still runs", info.Pid)
+	}
+}
+
+// SHUTDOWN of the executor (scheduler SHUTDOWN call) kills a task whose
+// start script daemonised and forked children, one in its own session:
+// TASK_KILLED, the executor exits, and no process of the task survives.
+func TestShutdownLeavesNoOrphans(t *testing.T) {
+	e := setup(t)
+	marker := fmt.Sprintf("88%d", time.Now().UnixNano()%100000)
+	pidFile := filepath.Join(e.runBase, "orphans", "app.pid")
+	spec := &proto.TaskSpec{Name: "orphans", Process: &proto.ProcessSpec{
+		ProcName: "gamesvr", WorkPath: filepath.Join(e.workBase, "orphans"), PidFile: pidFile, StartGracePeriod: 0.3,
+		StartCmd: fmt.Sprintf(`ln -sf "$(command -v sleep)" ./gamesvr; ( sleep %[1]s1 & setsid sleep %[1]s2 & exec ./gamesvr %[1]s3 ) & echo $! > %[2]s`, marker, pidFile),
+	}}
+	e.launch(t, "exec-orphans", "orphans.0", spec)
+	// The agent forwards a task's updates one at a time, each after the
+	// previous one is acknowledged (Mesos status update manager).
+	e.f.awaitAck("orphans.0", mesos.TASK_STARTING, nil)
+	e.f.awaitAck("orphans.0", mesos.TASK_RUNNING, nil)
+	if pids := markerPids(marker); len(pids) != 3 {
+		t.Fatalf("want 3 task processes, have %v", pids)
+	}
+	e.f.call(calls.Shutdown("exec-orphans", e.offer.AgentID.Value))
+	e.f.awaitAck("orphans.0", mesos.TASK_KILLED, nil)
+	failure := e.f.await("FAILURE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_FAILURE }).Failure
+	if failure.GetStatus() != 0 {
+		t.Errorf("executor exit status %d", failure.GetStatus())
+	}
+	if pids := markerPids(marker); len(pids) != 0 {
+		t.Errorf("orphans survived SHUTDOWN: %v", pids)
+	}
+}
+
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !strings.Contains(string(b), ") Z ")
+}
+
+// markerPids lists live processes whose command line holds marker.
+func markerPids(marker string) []string {
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, d := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil || !strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), marker) {
+			continue
+		}
+		if pid, err := strconv.Atoi(d.Name()); err == nil && running(pid) {
+			out = append(out, d.Name())
+		}
+	}
+	return out
+}
+
+// killCgroupTree ends every process under parent (in the memory and cpu
+// hierarchies) and removes the cgroups: a failed test may leave an
+// executor killed and its tasks running.
+func killCgroupTree(parent string) {
+	for _, ctl := range []string{"memory", "cpu"} {
+		root := filepath.Join("/sys/fs/cgroup", ctl, parent)
+		var dirs []string
+		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+		for i := len(dirs) - 1; i >= 0; i-- { // deepest first
+			for try := 0; try < 50; try++ {
+				b, _ := os.ReadFile(filepath.Join(dirs[i], "cgroup.procs"))
+				pids := strings.Fields(string(b))
+				if len(pids) == 0 {
+					break
+				}
+				for _, p := range pids {
+					if pid, err := strconv.Atoi(p); err == nil {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			os.Remove(dirs[i])
+		}
+	}
+}
+
+// An executor killed outright (here by the agent, as a crash) cannot stop
+// its task, whose daemonised processes keep running; the next executor on
+// the agent finds their cgroups without a live owner and ends them.
+func TestCrashedExecutorTasksAreSwept(t *testing.T) {
+	e := setup(t)
+	marker := fmt.Sprintf("99%d", time.Now().UnixNano()%100000)
+	daemon := func(name string) *proto.TaskSpec {
+		pidFile := filepath.Join(e.runBase, name, "app.pid")
+		return &proto.TaskSpec{Name: name, Process: &proto.ProcessSpec{
+			ProcName: "gamesvr", WorkPath: filepath.Join(e.workBase, name), PidFile: pidFile, StartGracePeriod: 0.3,
+			StartCmd: fmt.Sprintf(`ln -sf "$(command -v sleep)" ./gamesvr; ( setsid sleep %[1]s1 & exec ./gamesvr %[1]s2 ) & echo $! > %[2]s`, marker+name, pidFile),
+		}}
+	}
+	e.launch(t, "exec-1", "crashy.0", daemon("5"))
+	e.f.awaitAck("crashy.0", mesos.TASK_STARTING, nil)
+	e.f.awaitAck("crashy.0", mesos.TASK_RUNNING, nil)
+	if err := e.c.KillExecutor(e.f.fwID, e.offer.AgentID.Value, "exec-1"); err != nil {
+		t.Fatal(err)
+	}
+	e.f.await("FAILURE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_FAILURE })
+	if pids := markerPids(marker + "5"); len(pids) != 2 {
+		t.Fatalf("the crashed executor's task processes: %v (want both still running)", pids)
+	}
+	e.offer = e.f.await("OFFERS", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_OFFERS }).Offers.Offers[0]
+	e.launch(t, "exec-2", "next.0", daemon("6"))
+	e.f.awaitAck("next.0", mesos.TASK_STARTING, nil)
+	e.f.awaitAck("next.0", mesos.TASK_RUNNING, nil)
+	if pids := markerPids(marker + "5"); len(pids) != 0 {
+		t.Errorf("orphans of the crashed executor survived: %v", pids)
+	}
+	if pids := markerPids(marker + "6"); len(pids) != 2 {
+		t.Errorf("the new executor's task: %v", pids)
+	}
+}

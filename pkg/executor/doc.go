@@ -1,0 +1,30 @@
+// Package executor is the Mesos v1 executor protocol driver shared by
+// bcs-process-executor and bcs-container-executor ("one executor
+// contract, many runtimes").
+//
+// It owns:
+//   - subscribing to the agent from the MESOS_* environment with mesos-go's
+//     executor client, and re-subscribing with the unacknowledged tasks and
+//     updates when the connection drops; with checkpointing on, it retries
+//     with capped exponential backoff (MESOS_SUBSCRIPTION_BACKOFF_MAX) and
+//     gives up after MESOS_RECOVERY_TIMEOUT; without checkpointing a lost
+//     agent ends the executor, as in Mesos;
+//   - the events LAUNCH_GROUP, LAUNCH, KILL (kill policy grace period from
+//     the KILL event, the TaskInfo or the TaskSpec, in that order),
+//     ACKNOWLEDGED, MESSAGE (bcs proto.Message in, proto.MessageResult
+//     out), SHUTDOWN, ERROR and HEARTBEAT;
+//   - the task lifecycle (State, one transition table, mapped one-to-one
+//     onto mesos.TaskState) and every TaskStatus field the executor sets:
+//     uuid (16 random bytes), source SOURCE_EXECUTOR, timestamp, healthy,
+//     reason, message, data;
+//   - exiting once every task is terminal and every update acknowledged,
+//     or AckTimeout after every task became terminal.
+//
+// A Runtime (processes, Docker pods) runs the tasks and reports their
+// changes through a Reporter; the driver never touches processes or
+// containers itself. runtimetest is the conformance suite every Runtime
+// runs. Time comes from a Clock so tests can control it.
+//
+// It must not import other bcs-mesos packages except proto and errdefs,
+// and never the scheduler side or pkg/devcluster.
+package executor

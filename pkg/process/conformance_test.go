@@ -1,0 +1,31 @@
+package process_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
+	"github.com/bcs-mesos/bcs-mesos/pkg/executor/runtimetest"
+	"github.com/bcs-mesos/bcs-mesos/proto"
+)
+
+// The process runtime passes the executor runtime conformance suite.
+func TestConformance(t *testing.T) {
+	var e *env
+	runtimetest.Run(t, runtimetest.Harness{
+		New: func(t *testing.T) executor.Runtime {
+			e = newEnv(t, nil)
+			return e.rt
+		},
+		LongRunning: func(t *testing.T, id string) *proto.TaskSpec {
+			return &proto.TaskSpec{Name: id, Process: &proto.ProcessSpec{
+				ProcName: "sleep", WorkPath: filepath.Join(e.work, id), StartCmd: "exec sleep 60", StartGracePeriod: 0.2,
+			}}
+		},
+		Failing: func(t *testing.T, id string) *proto.TaskSpec {
+			return &proto.TaskSpec{Name: id, Process: &proto.ProcessSpec{
+				ProcName: "sleep", WorkPath: filepath.Join(e.work, id), StartCmd: "exit 2", StartGracePeriod: 0.2,
+			}}
+		},
+	})
+}

@@ -1,0 +1,41 @@
+// Package process is the runtime of bcs-process-executor: every task of a
+// task group is one bare process described by a proto.ProcessSpec (seed
+// 000 "process"). It implements executor.Runtime; pkg/executor speaks
+// Mesos.
+//
+// It owns, per task:
+//   - preparation: the user (setuid/setgid with supplementary groups; an
+//     empty user runs as Config.DefaultUser, "nobody" by default, so root
+//     runs a process only when the manifest says "root"), the workPath
+//     and pidFile directories (owned by that user), the configmap and
+//     secret files (owner the item's user, group the task's, 0640/0440),
+//     the environment (PATH, HOME, USER, LOGNAME and TaskSpec.Env; never
+//     the executor's own);
+//   - packages (Fetcher): every URI, http(s) with basic auth or file://,
+//     pullPolicy Always or IfNotPresent (a content cache revalidated with
+//     ETag / Last-Modified), .tar.gz/.tgz/.zip extracted into outputDir
+//     with members and links that would leave it rejected; errors name
+//     the URL and HTTP status, never credentials;
+//   - the process: startCmd via /bin/sh -c in workPath, in its own process
+//     group, moved into the task's cgroup before it runs; after
+//     startGracePeriod the pid in pidFile must run as procName (without
+//     a pidFile the start command must still run); liveness is polled
+//     after that, and a death is TASK_FAILED (TASK_FINISHED on exit 0 of
+//     a foreground process) with the exit code when known and the OOM
+//     kill when the memory limit did it;
+//   - kill: stopCmd, the grace period, SIGTERM, TermWait, SIGKILL to the
+//     process group and every process of the cgroup, until none is left;
+//   - messages: reload (reloadCmd), restart (restartCmd, or stop + start),
+//     exec, signal, update-env (next start), update-resources (cgroup
+//     limits in place);
+//   - limits (Cgroups): limits.cpu as a CFS quota and limits.memory in MB,
+//     cgroup v1 or v2, one cgroup per task, removed when the task ends;
+//     an executor's task cgroups sit under its own directory, claimed in a
+//     state directory, so that the next executor on the agent sweeps the
+//     processes of one that was killed outright (Claim, Release);
+//   - health checks through pkg/healthcheck: Healthy on change, and
+//     TASK_FAILED after consecutiveFailures failures.
+//
+// It must not import the scheduler side, pkg/devcluster or any Mesos
+// client; only pkg/executor, pkg/healthcheck, pkg/errdefs and proto.
+package process

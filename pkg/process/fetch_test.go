@@ -1,0 +1,143 @@
+package process_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/process"
+	"github.com/bcs-mesos/bcs-mesos/proto"
+)
+
+// pullPolicy IfNotPresent: the second fetch revalidates with the ETag
+// and gets 304 (a cache hit, no body); Always downloads every time.
+func TestFetchPullPolicies(t *testing.T) {
+	srv := newPackageServer(t)
+	url := srv.put("/repo/app.tar.gz", tarGz(t, member{Name: "app/run.sh", Body: "echo hi\n", Mode: 0o755}))
+	f := &process.Fetcher{CacheDir: t.TempDir(), Logf: t.Logf}
+	out := t.TempDir()
+	uri := proto.URI{Value: url, User: srv.user, Password: srv.pwd, PullPolicy: process.PullIfNotPresent, OutputDir: out}
+	for i, want := range []process.FetchStats{{Downloaded: true}, {CacheHit: true}, {CacheHit: true}} {
+		stats, err := f.Fetch(context.Background(), uri, -1, -1)
+		if err != nil || stats != want {
+			t.Errorf("IfNotPresent fetch %d: %+v %v, want %+v", i, stats, err, want)
+		}
+	}
+	if n := srv.downloads("/repo/app.tar.gz"); n != 1 {
+		t.Errorf("IfNotPresent: %d downloads", n)
+	}
+	if fi, err := os.Stat(filepath.Join(out, "app/run.sh")); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("extracted run.sh: %v %v", fi, err)
+	}
+	// A new version at the same URL changes the ETag: downloaded again.
+	srv.put("/repo/app.tar.gz", tarGz(t, member{Name: "app/run.sh", Body: "echo v2\n", Mode: 0o755}))
+	if stats, err := f.Fetch(context.Background(), uri, -1, -1); err != nil || !stats.Downloaded {
+		t.Errorf("changed content: %+v %v", stats, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "app/run.sh")); string(b) != "echo v2\n" {
+		t.Errorf("run.sh %q", b)
+	}
+	uri.PullPolicy = process.PullAlways
+	for i := 0; i < 2; i++ {
+		if stats, err := f.Fetch(context.Background(), uri, -1, -1); err != nil || !stats.Downloaded {
+			t.Errorf("Always fetch %d: %+v %v", i, stats, err)
+		}
+	}
+	if n := srv.downloads("/repo/app.tar.gz"); n != 4 {
+		t.Errorf("%d downloads in all, want 4", n)
+	}
+}
+
+// file:// URIs and plain (non-archive) files; every URI, zip included.
+func TestFetchFileAndZip(t *testing.T) {
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "tool.bin"), []byte("bin"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "conf.zip"), zipOf(t, member{Name: "conf/a.conf", Body: "a=1"}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	f := &process.Fetcher{CacheDir: t.TempDir()}
+	for _, name := range []string{"tool.bin", "conf.zip"} {
+		if _, err := f.Fetch(context.Background(), proto.URI{Value: "file://" + filepath.Join(src, name), OutputDir: out}, -1, -1); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	for path, want := range map[string]string{"tool.bin": "bin", "conf/a.conf": "a=1"} {
+		if b, err := os.ReadFile(filepath.Join(out, path)); err != nil || string(b) != want {
+			t.Errorf("%s: %q %v", path, b, err)
+		}
+	}
+}
+
+// Extraction must not write outside outputDir: "..", absolute paths and
+// links pointing out are rejected before anything is written.
+func TestArchiveRejectsEscapes(t *testing.T) {
+	tests := []struct {
+		name    string
+		archive func(t *testing.T) []byte
+		ext     string
+	}{
+		{"dot-dot", func(t *testing.T) []byte {
+			return tarGz(t, member{Name: "ok.txt", Body: "x"}, member{Name: "a/../../x", Body: "x"})
+		}, ".tar.gz"},
+		{"absolute", func(t *testing.T) []byte { return tarGz(t, member{Name: "/tmp/abs-escape", Body: "x"}) }, ".tgz"},
+		{"symlink absolute", func(t *testing.T) []byte { return tarGz(t, member{Name: "etc", Link: "/etc"}) }, ".tar.gz"},
+		{"symlink relative out", func(t *testing.T) []byte { return tarGz(t, member{Name: "d/up", Link: "../../.."}) }, ".tar.gz"},
+		{"write through symlink", func(t *testing.T) []byte {
+			return tarGz(t, member{Name: "l", Link: "../"}, member{Name: "l/x", Body: "x"})
+		}, ".tar.gz"},
+		{"hard link out", func(t *testing.T) []byte { return tarGz(t, member{Name: "h", Hard: "../../etc/passwd"}) }, ".tar.gz"},
+		{"zip dot-dot", func(t *testing.T) []byte { return zipOf(t, member{Name: "../zip-escape", Body: "x"}) }, ".zip"},
+		{"zip symlink out", func(t *testing.T) []byte { return zipOf(t, member{Name: "z", Link: "/etc/passwd"}) }, ".zip"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			out := filepath.Join(base, "out")
+			src := filepath.Join(base, "pkg"+tc.ext)
+			if err := os.WriteFile(src, tc.archive(t), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f := &process.Fetcher{CacheDir: filepath.Join(base, "cache")}
+			_, err := f.Fetch(context.Background(), proto.URI{Value: "file://" + src, OutputDir: out}, -1, -1)
+			if !errors.Is(err, errdefs.ErrInvalidArgument) || !strings.Contains(err.Error(), "output directory") {
+				t.Fatalf("err %v", err)
+			}
+			entries, _ := os.ReadDir(out)
+			if len(entries) != 0 {
+				t.Errorf("wrote %v before rejecting", entries)
+			}
+			for _, p := range []string{filepath.Join(base, "x"), "/tmp/abs-escape", filepath.Join(base, "zip-escape")} {
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("%s written", p)
+				}
+			}
+		})
+	}
+}
+
+// Links that stay inside are fine.
+func TestArchiveKeepsInnerLinks(t *testing.T) {
+	base := t.TempDir()
+	src := filepath.Join(base, "pkg.tar.gz")
+	if err := os.WriteFile(src, tarGz(t, member{Name: "bin/real", Body: "r", Mode: 0o755}, member{Name: "bin/alias", Link: "real"},
+		member{Name: "top", Link: "bin/real"}, member{Name: "hard", Hard: "bin/real"}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(base, "out")
+	f := &process.Fetcher{CacheDir: filepath.Join(base, "cache")}
+	if _, err := f.Fetch(context.Background(), proto.URI{Value: "file://" + src, OutputDir: out}, -1, -1); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"bin/alias", "top", "hard"} {
+		if b, err := os.ReadFile(filepath.Join(out, p)); err != nil || string(b) != "r" {
+			t.Errorf("%s: %q %v", p, b, err)
+		}
+	}
+}

@@ -1,0 +1,364 @@
+package process_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
+	"github.com/bcs-mesos/bcs-mesos/pkg/process"
+	"github.com/bcs-mesos/bcs-mesos/proto"
+)
+
+func processInfo(t *testing.T, rep executor.Report) proto.ProcessInfo {
+	t.Helper()
+	var info proto.ProcessInfo
+	if err := json.Unmarshal(rep.Data, &info); err != nil {
+		t.Fatalf("TaskStatus.data %q: %v", rep.Data, err)
+	}
+	return info
+}
+
+func cgroupDirs(id string, e *env) []string {
+	return []string{
+		filepath.Join("/sys/fs/cgroup/memory", e.cgroups.Parent, id),
+		filepath.Join("/sys/fs/cgroup/cpu", e.cgroups.Parent, id),
+	}
+}
+
+func readTrim(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// The seed 000 process example end to end on the runtime: package with
+// basic auth, extracted into outputDir, started as nobody (a daemonising
+// start.sh writing pidFile), procName checked, limits in the task's
+// cgroup, HTTP health check on the named port, reload, restart (stop +
+// start without restartCmd), kill through stop.sh within the grace
+// period, cgroup removed.
+func TestSeedProcessLifecycle(t *testing.T) {
+	e := newEnv(t, nil)
+	srv := newPackageServer(t)
+	url := srv.put("/repo/gamesvc-v1.tar.gz", seedPackage(t))
+	port := freePort(t)
+	spec := e.seedSpec(url, srv.user, srv.pwd, port)
+	e.launch(t, "gamesvc.0", spec)
+
+	e.rec.awaitState("gamesvc.0", executor.Starting, 0)
+	running, at := e.rec.awaitState("gamesvc.0", executor.Running, 0)
+	info := processInfo(t, running)
+	if info.Pid <= 0 || info.ProcName != "gamesvr" || info.WorkPath != spec.Process.WorkPath || info.Ports["http_port"] != port || info.StartedAt.IsZero() {
+		t.Errorf("ProcessInfo %+v", info)
+	}
+	pidInFile, _ := strconv.Atoi(readTrim(t, spec.Process.PidFile))
+	if pidInFile != info.Pid {
+		t.Errorf("pid %d, pid file %d", info.Pid, pidInFile)
+	}
+	if uid := uidOf(t, info.Pid); uid != "65534" {
+		t.Errorf("server runs as uid %s, want nobody", uid)
+	}
+	work := spec.Process.WorkPath
+	if got := readTrim(t, filepath.Join(work, "started-as.txt")); got != "65534" {
+		t.Errorf("start.sh ran as %s", got)
+	}
+	if got := readTrim(t, filepath.Join(work, "seen-conf.txt")); got != "level=9" {
+		t.Errorf("configmap file as seen by the process: %q", got)
+	}
+	// Limits: 2 cores as a CFS quota, 500 MB of memory, in the task's cgroup.
+	mem, cpu := cgroupDirs("gamesvc.0", e)[0], cgroupDirs("gamesvc.0", e)[1]
+	if got := readTrim(t, filepath.Join(cpu, "cpu.cfs_quota_us")); got != "200000" {
+		t.Errorf("cfs quota %s", got)
+	}
+	if got := readTrim(t, filepath.Join(mem, "memory.limit_in_bytes")); got != strconv.Itoa(500<<20) {
+		t.Errorf("memory limit %s", got)
+	}
+	if procs := readTrim(t, filepath.Join(mem, "cgroup.procs")); !strings.Contains(procs, strconv.Itoa(info.Pid)) {
+		t.Errorf("server %d not in the task cgroup: %q", info.Pid, procs)
+	}
+	healthy, at := e.rec.await("healthy", at, func(r executor.Report) bool { return r.Healthy != nil && *r.Healthy })
+	if healthy.State != executor.Running || healthy.Reason == nil || *healthy.Reason != mesos.REASON_TASK_HEALTH_CHECK_STATUS_UPDATED {
+		t.Errorf("healthy report %+v", healthy)
+	}
+
+	res := e.rt.Message(context.Background(), &proto.Message{ID: "m1", Type: proto.MessageReload, TaskID: "gamesvc.0"})
+	if !res.OK || !strings.Contains(res.Output, fmt.Sprintf("reload-ok pid=%d port=%d", info.Pid, port)) {
+		t.Errorf("reload %+v", res)
+	}
+
+	res = e.rt.Message(context.Background(), &proto.Message{ID: "m2", Type: proto.MessageRestart, TaskID: "gamesvc.0"})
+	if !res.OK {
+		t.Fatalf("restart %+v", res)
+	}
+	again, at := e.rec.awaitState("gamesvc.0", executor.Running, at+1)
+	newInfo := processInfo(t, again)
+	if newInfo.Pid == info.Pid || newInfo.Pid <= 0 {
+		t.Errorf("restart kept pid %d", newInfo.Pid)
+	}
+	if isRunning(info.Pid) {
+		t.Errorf("old server %d survived the restart", info.Pid)
+	}
+	if got := readTrim(t, filepath.Join(work, "stop.log")); got != "stop" {
+		t.Errorf("restart did not run stop.sh: %q", got)
+	}
+	e.rec.await("healthy after restart", at, func(r executor.Report) bool { return r.Healthy != nil && *r.Healthy })
+
+	start := time.Now()
+	e.rt.Kill("gamesvc.0", 2*time.Second)
+	killed := e.rec.awaitTerminal("gamesvc.0")
+	if killed.State != executor.Killed {
+		t.Fatalf("after kill: %+v", killed)
+	}
+	if d := time.Since(start); d >= 2*time.Second {
+		t.Errorf("stop.sh stops the server at once, yet the kill took %v", d)
+	}
+	if got := readTrim(t, filepath.Join(work, "stop.log")); got != "stop\nstop" {
+		t.Errorf("stop.log %q", got)
+	}
+	if isRunning(newInfo.Pid) {
+		t.Errorf("server %d survived the kill", newInfo.Pid)
+	}
+	for _, d := range cgroupDirs("gamesvc.0", e) {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("cgroup %s left behind (%v)", d, err)
+		}
+	}
+	if n := srv.downloads("/repo/gamesvc-v1.tar.gz"); n != 1 {
+		t.Errorf("%d downloads", n)
+	}
+}
+
+// A start script that daemonises and forks children, one of them in a
+// new session (outside the process group), with no stopCmd: the kill
+// (SIGTERM, grace, SIGKILL to the group and the cgroup) leaves no
+// process behind, even ones that ignore SIGTERM.
+func TestKillCleansUpDaemonChildren(t *testing.T) {
+	e := newEnv(t, nil)
+	dir := filepath.Join(e.work, "daemon")
+	pidFile := filepath.Join(e.run, "daemon", "daemon.pid")
+	marker := fmt.Sprintf("77%d", time.Now().UnixNano()%100000)
+	start := fmt.Sprintf(`ln -sf "$(command -v sleep)" ./gamesvr
+( trap '' TERM; sleep %[1]s1 & sleep %[1]s2 & setsid sleep %[1]s3 & exec ./gamesvr %[1]s4 ) &
+echo $! > %[2]s`, marker, pidFile)
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "daemon", Process: &proto.ProcessSpec{
+		ProcName: "gamesvr", User: "nobody", WorkPath: dir, PidFile: pidFile, StartCmd: start, StartGracePeriod: 0.3,
+	}}
+	e.launch(t, "daemon.0", spec)
+	e.rec.awaitState("daemon.0", executor.Running, 0)
+	if pids := markerPids(marker); len(pids) != 4 {
+		t.Fatalf("want 4 processes with marker, got %v", pids)
+	}
+	e.rt.Kill("daemon.0", 300*time.Millisecond)
+	if rep := e.rec.awaitTerminal("daemon.0"); rep.State != executor.Killed {
+		t.Fatalf("%+v", rep)
+	}
+	if pids := markerPids(marker); len(pids) != 0 {
+		t.Errorf("orphans survived the kill: %v", pids)
+	}
+}
+
+// Kill grace period: without stopCmd the process gets SIGTERM, and
+// SIGKILL only when it ignores SIGTERM for the grace period.
+func TestKillGracePeriod(t *testing.T) {
+	e := newEnv(t, nil)
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "stubborn", Process: &proto.ProcessSpec{
+		ProcName: "sh", WorkPath: filepath.Join(e.work, "stubborn"), StartGracePeriod: 0.2,
+		StartCmd: `trap 'echo term >> term.log' TERM; while :; do sleep 0.05; done`,
+	}}
+	e.launch(t, "stubborn.0", spec)
+	e.rec.awaitState("stubborn.0", executor.Running, 0)
+	start := time.Now()
+	e.rt.Kill("stubborn.0", 700*time.Millisecond)
+	e.rec.awaitTerminal("stubborn.0")
+	if d := time.Since(start); d < 700*time.Millisecond || d > 3*time.Second {
+		t.Errorf("kill took %v, want the 700ms grace period", d)
+	}
+	if got := readTrim(t, filepath.Join(spec.Process.WorkPath, "term.log")); got != "term" {
+		t.Errorf("SIGTERM not delivered first: %q", got)
+	}
+}
+
+// Download failure → TASK_FAILED naming the URL and the HTTP status;
+// credentials appear nowhere.
+func TestDownloadFailureNamesURLNotCredentials(t *testing.T) {
+	e := newEnv(t, nil)
+	srv := newPackageServer(t)
+	url := srv.put("/repo/gamesvc-v1.tar.gz", seedPackage(t))
+	spec := e.seedSpec(url, srv.user, "wrong-password-xyz", freePort(t))
+	e.launch(t, "gamesvc.0", spec)
+	rep := e.rec.awaitTerminal("gamesvc.0")
+	if rep.State != executor.Failed || rep.Reason == nil || *rep.Reason != mesos.REASON_CONTAINER_LAUNCH_FAILED {
+		t.Fatalf("%+v", rep)
+	}
+	if !strings.Contains(rep.Message, url) || !strings.Contains(rep.Message, "401") {
+		t.Errorf("message %q lacks URL or status", rep.Message)
+	}
+	for _, secret := range []string{"wrong-password-xyz", srv.user} {
+		if strings.Contains(rep.Message, secret) {
+			t.Errorf("message %q leaks %q", rep.Message, secret)
+		}
+	}
+}
+
+// After startGracePeriod the pid in pidFile must run as procName.
+func TestWrongProcNameFails(t *testing.T) {
+	e := newEnv(t, nil)
+	pidFile := filepath.Join(e.run, "wrong", "app.pid")
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "wrong", Process: &proto.ProcessSpec{
+		ProcName: "gamesvr", WorkPath: filepath.Join(e.work, "wrong"), PidFile: pidFile, StartGracePeriod: 0.2,
+		StartCmd: "sleep 30 & printf '%s\\n' $! > " + pidFile,
+	}}
+	e.launch(t, "wrong.0", spec)
+	rep := e.rec.awaitTerminal("wrong.0")
+	if rep.State != executor.Failed || !strings.Contains(rep.Message, `"sleep"`) || !strings.Contains(rep.Message, `not procName "gamesvr"`) {
+		t.Errorf("%+v", rep)
+	}
+}
+
+// A foreground process that dies is TASK_FAILED with its exit code in
+// TaskStatus.data.
+func TestForegroundDeathReportsExitCode(t *testing.T) {
+	e := newEnv(t, nil)
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "fg", Process: &proto.ProcessSpec{
+		ProcName: "sh", WorkPath: filepath.Join(e.work, "fg"), StartGracePeriod: 0.2, StartCmd: "sleep 0.5; exit 3",
+	}}
+	e.launch(t, "fg.0", spec)
+	e.rec.awaitState("fg.0", executor.Running, 0)
+	rep := e.rec.awaitTerminal("fg.0")
+	info := processInfo(t, rep)
+	if rep.State != executor.Failed || info.ExitCode == nil || *info.ExitCode != 3 || !strings.Contains(rep.Message, "exited with status 3") {
+		t.Errorf("%+v %+v", rep, info)
+	}
+}
+
+// limits.memory is enforced by the task's memory cgroup: a process that
+// grows beyond it is OOM-killed and the task fails with
+// REASON_CONTAINER_LIMITATION_MEMORY.
+func TestMemoryLimitKill(t *testing.T) {
+	e := newEnv(t, nil)
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "hog", Process: &proto.ProcessSpec{
+		ProcName: "sh", WorkPath: filepath.Join(e.work, "hog"), StartGracePeriod: 0.2,
+		StartCmd: "sleep 0.4; head -c 200000000 /dev/zero | tail",
+	}, Resources: proto.Resources{MemLimitMB: 32}}
+	e.launch(t, "hog.0", spec)
+	e.rec.awaitState("hog.0", executor.Running, 0)
+	rep := e.rec.awaitTerminal("hog.0")
+	if rep.State != executor.Failed || rep.Reason == nil || *rep.Reason != mesos.REASON_CONTAINER_LIMITATION_MEMORY || !strings.Contains(rep.Message, "memory limit of 32 MB") {
+		t.Errorf("%+v", rep)
+	}
+}
+
+// Seed 000 health checks: after consecutiveFailures failed checks the
+// task is killed and reported TASK_FAILED, unhealthy, with the reason.
+func TestHealthCheckKillsAfterFailures(t *testing.T) {
+	e := newEnv(t, nil)
+	closed := freePort(t)
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "sick", Process: &proto.ProcessSpec{
+		ProcName: "sleep", WorkPath: filepath.Join(e.work, "sick"), StartGracePeriod: 0.1, StartCmd: "exec sleep 60",
+	}, Ports: []proto.Port{{Name: "metric_port", HostPort: closed}},
+		HealthChecks:           []proto.HealthCheck{{Type: "TCP", PortName: "metric_port", IntervalSeconds: 0.05, TimeoutSeconds: 0.5, ConsecutiveFailures: 3}},
+		KillGracePeriodSeconds: 0.2}
+	e.launch(t, "sick.0", spec)
+	unhealthy, _ := e.rec.await("unhealthy", 0, func(r executor.Report) bool { return r.Healthy != nil && !*r.Healthy && r.State == executor.Running })
+	if !strings.Contains(unhealthy.Message, fmt.Sprintf("connect 127.0.0.1:%d", closed)) {
+		t.Errorf("unhealthy message %q", unhealthy.Message)
+	}
+	rep := e.rec.awaitTerminal("sick.0")
+	if rep.State != executor.Failed || rep.Reason == nil || *rep.Reason != mesos.REASON_TASK_HEALTH_CHECK_STATUS_UPDATED ||
+		rep.Healthy == nil || *rep.Healthy || !strings.Contains(rep.Message, "failed 3 times in a row") {
+		t.Errorf("%+v", rep)
+	}
+}
+
+// restartCmd replaces stop + start; exec, update-resources and signal
+// messages act on the task; unknown tasks, missing commands and
+// unsupported messages are errors.
+func TestMessages(t *testing.T) {
+	e := newEnv(t, nil)
+	pidFile := filepath.Join(e.run, "msg", "app.pid")
+	start := `ln -sf "$(command -v sleep)" ./gamesvr; ./gamesvr 300 & echo $! > ` + pidFile
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "msg", Process: &proto.ProcessSpec{
+		ProcName: "gamesvr", User: "nobody", WorkPath: filepath.Join(e.work, "msg"), PidFile: pidFile, StartGracePeriod: 0.2,
+		StartCmd: start, RestartCmd: `kill "$(cat ` + pidFile + `)"; echo restarted >> restart.log; ` + start,
+	}, Env: []proto.EnvVar{{Name: "GREETING", Value: "hi"}}}
+	e.launch(t, "msg.0", spec)
+	first, at := e.rec.awaitState("msg.0", executor.Running, 0)
+	ctx := context.Background()
+
+	res := e.rt.Message(ctx, &proto.Message{Type: proto.MessageExec, TaskID: "msg.0", Command: []string{"sh", "-c", "echo $GREETING; id -u; exit 4"}})
+	if res.OK || res.ExitCode != 4 || res.Output != "hi\n65534\n" {
+		t.Errorf("exec %+v", res)
+	}
+	res = e.rt.Message(ctx, &proto.Message{Type: proto.MessageRestart, TaskID: "msg.0"})
+	if !res.OK {
+		t.Fatalf("restart %+v", res)
+	}
+	second, _ := e.rec.awaitState("msg.0", executor.Running, at+1)
+	oldPid, newPid := processInfo(t, first).Pid, processInfo(t, second).Pid
+	if oldPid == newPid || readTrim(t, filepath.Join(spec.Process.WorkPath, "restart.log")) != "restarted" {
+		t.Errorf("restartCmd: pid %d → %d", oldPid, newPid)
+	}
+	res = e.rt.Message(ctx, &proto.Message{Type: proto.MessageUpdateResources, TaskID: "msg.0", Resources: &proto.Resources{CPULimit: 0.25, MemLimitMB: 100}})
+	mem, cpu := cgroupDirs("msg.0", e)[0], cgroupDirs("msg.0", e)[1]
+	if !res.OK || readTrim(t, filepath.Join(cpu, "cpu.cfs_quota_us")) != "25000" || readTrim(t, filepath.Join(mem, "memory.limit_in_bytes")) != strconv.Itoa(100<<20) {
+		t.Errorf("update-resources %+v", res)
+	}
+	res = e.rt.Message(ctx, &proto.Message{Type: proto.MessageSignal, TaskID: "msg.0", Signal: int(syscall.SIGKILL)})
+	if !res.OK {
+		t.Errorf("signal %+v", res)
+	}
+	if rep := e.rec.awaitTerminal("msg.0"); rep.State != executor.Failed || !strings.Contains(rep.Message, strconv.Itoa(newPid)) {
+		t.Errorf("after SIGKILL of the main process: %+v", rep)
+	}
+	for _, m := range []proto.Message{
+		{Type: proto.MessageReload, TaskID: "msg.0"},
+		{Type: proto.MessageReload, TaskID: "nope"},
+		{Type: proto.MessageUpdateResources, TaskID: "msg.0"},
+		{Type: proto.MessageUpdateFile, TaskID: "msg.0"},
+	} {
+		if res := e.rt.Message(ctx, &m); res.OK || res.Error == "" {
+			t.Errorf("%s %s: %+v", m.Type, m.TaskID, res)
+		}
+	}
+}
+
+// A spec whose package tries to write outside outputDir fails the task
+// and writes nothing outside.
+func TestPathTraversalPackageFailsTask(t *testing.T) {
+	e := newEnv(t, nil)
+	srv := newPackageServer(t)
+	url := srv.put("/repo/evil.tgz", tarGz(t, member{Name: "gamesvc/start.sh", Body: "#!/bin/sh\n"}, member{Name: "../../escaped.txt", Body: "pwned"}))
+	spec := e.seedSpec(url, srv.user, srv.pwd, freePort(t))
+	e.launch(t, "evil.0", spec)
+	rep := e.rec.awaitTerminal("evil.0")
+	if rep.State != executor.Failed || !strings.Contains(rep.Message, "escapes the output directory") {
+		t.Errorf("%+v", rep)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(e.work), "escaped.txt")); !os.IsNotExist(err) {
+		t.Errorf("escaped.txt written: %v", err)
+	}
+}
+
+func TestResourceLimitsNeedCgroups(t *testing.T) {
+	e := newEnv(t, func(c *process.Config) { c.Cgroups = nil })
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "lim", Process: &proto.ProcessSpec{
+		ProcName: "sleep", WorkPath: filepath.Join(e.work, "lim"), StartCmd: "exec sleep 10",
+	}, Resources: proto.Resources{MemLimitMB: 64}}
+	e.launch(t, "lim.0", spec)
+	if rep := e.rec.awaitTerminal("lim.0"); rep.State != executor.Failed || !strings.Contains(rep.Message, "need cgroups") {
+		t.Errorf("%+v", rep)
+	}
+}

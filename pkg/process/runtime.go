@@ -1,0 +1,233 @@
+package process
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
+	"github.com/bcs-mesos/bcs-mesos/proto"
+)
+
+// Config configures the process runtime.
+type Config struct {
+	// WorkBaseDir and RunBaseDir are the ${work_base_dir} and
+	// ${run_base_dir} roots; New creates them (0755).
+	WorkBaseDir string
+	RunBaseDir  string
+	// CacheDir holds IfNotPresent packages.
+	CacheDir string
+	// LogDir receives <task>.stdout and <task>.stderr; default the
+	// working directory (the sandbox).
+	LogDir string
+	// DefaultUser runs processes whose spec names no user; default
+	// "nobody". Root runs a process only when the spec says "root" (or
+	// DefaultUser is root).
+	DefaultUser string
+	// Cgroups enforces limits and tracks every process of a task; nil
+	// leaves only the process group (no limits).
+	Cgroups *Cgroups
+	// HostIP is where HTTP and TCP health checks connect; default
+	// 127.0.0.1 (processes share the host's network).
+	HostIP string
+	Clock  executor.Clock
+	Logf   func(format string, args ...any)
+	// HTTPClient fetches packages; default http.DefaultClient.
+	HTTPClient *http.Client
+	// LivenessInterval is how often a running process is checked;
+	// default 1s.
+	LivenessInterval time.Duration
+	// CommandTimeout bounds reload, exec and stop commands without a
+	// timeout of their own; default 60s.
+	CommandTimeout time.Duration
+	// TermWait is how long SIGTERM gets after stopCmd and the grace
+	// period, before SIGKILL; default 1s.
+	TermWait time.Duration
+}
+
+// Runtime runs each task of a group as one bare process (seed 000
+// "process"). It implements executor.Runtime.
+type Runtime struct {
+	cfg     Config
+	fetcher *Fetcher
+
+	mu    sync.Mutex
+	tasks map[string]*task
+}
+
+var _ executor.Runtime = (*Runtime)(nil)
+
+// New prepares the roots and returns a runtime.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.DefaultUser == "" {
+		cfg.DefaultUser = "nobody"
+	}
+	if cfg.HostIP == "" {
+		cfg.HostIP = "127.0.0.1"
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = executor.RealClock
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.LivenessInterval <= 0 {
+		cfg.LivenessInterval = time.Second
+	}
+	if cfg.CommandTimeout <= 0 {
+		cfg.CommandTimeout = time.Minute
+	}
+	if cfg.TermWait <= 0 {
+		cfg.TermWait = time.Second
+	}
+	if cfg.LogDir == "" {
+		cfg.LogDir = "."
+	}
+	for _, dir := range []string{cfg.WorkBaseDir, cfg.RunBaseDir} {
+		if dir == "" {
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("base dir: %w", err)
+		}
+	}
+	if cfg.CacheDir == "" {
+		return nil, fmt.Errorf("process runtime: no cache dir: %w", errdefs.ErrInvalidArgument)
+	}
+	return &Runtime{
+		cfg:     cfg,
+		fetcher: &Fetcher{CacheDir: cfg.CacheDir, Client: cfg.HTTPClient, Logf: cfg.Logf},
+		tasks:   map[string]*task{},
+	}, nil
+}
+
+// Launch implements executor.Runtime: each task starts on its own.
+func (r *Runtime) Launch(_ context.Context, group []executor.Task, rep executor.Reporter) {
+	for _, et := range group {
+		t := r.newTask(et, rep)
+		r.mu.Lock()
+		r.tasks[et.ID()] = t
+		r.mu.Unlock()
+		if et.Spec.Process == nil {
+			reason := reasonInvalid
+			go t.finish(executor.Failed, &reason, "the process executor runs process tasks only; this spec has a container", nil)
+			continue
+		}
+		go t.launch()
+	}
+}
+
+// Kill implements executor.Runtime.
+func (r *Runtime) Kill(id string, grace time.Duration) {
+	if t := r.task(id); t != nil {
+		go t.kill(grace, executor.Killed, nil, "killed")
+	}
+}
+
+// Shutdown implements executor.Runtime: every task is killed with its
+// own grace period capped at grace.
+func (r *Runtime) Shutdown(grace time.Duration) {
+	r.mu.Lock()
+	var all []*task
+	for _, t := range r.tasks {
+		all = append(all, t)
+	}
+	r.mu.Unlock()
+	for _, t := range all {
+		g := t.killGrace
+		if g > grace {
+			g = grace
+		}
+		go t.kill(g, executor.Killed, nil, "executor shutdown")
+	}
+	deadline := time.After(grace + 5*time.Second)
+	for _, t := range all {
+		select {
+		case <-t.finished:
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// Message implements executor.Runtime: reload, restart, exec, signal,
+// update-env (for the next start) and update-resources (cgroup limits in
+// place).
+func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.MessageResult {
+	res := proto.MessageResult{}
+	t := r.task(msg.TaskID)
+	if t == nil {
+		res.Error = fmt.Sprintf("task %q: %v", msg.TaskID, errdefs.ErrNotFound)
+		return res
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.cfg.CommandTimeout)
+		defer cancel()
+	}
+	var err error
+	switch msg.Type {
+	case proto.MessageReload:
+		if t.proc.ReloadCmd == "" {
+			err = fmt.Errorf("task %q has no reloadCmd: %w", t.id, errdefs.ErrInvalidArgument)
+			break
+		}
+		res.Output, res.ExitCode, err = t.runCommand(ctx, t.proc.ReloadCmd)
+	case proto.MessageExec:
+		if len(msg.Command) == 0 {
+			err = fmt.Errorf("exec without a command: %w", errdefs.ErrInvalidArgument)
+			break
+		}
+		res.Output, res.ExitCode, err = t.runCommand(ctx, shellJoin(msg.Command))
+	case proto.MessageRestart:
+		err = t.restart()
+	case proto.MessageSignal:
+		err = t.signal(syscall.Signal(msg.Signal))
+	case proto.MessageUpdateEnv:
+		t.updateEnv(msg.Env)
+	case proto.MessageUpdateResources:
+		err = t.updateResources(msg.Resources)
+	default:
+		err = fmt.Errorf("message %q is not supported by the process executor: %w", msg.Type, errdefs.ErrInvalidArgument)
+	}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	res.OK = err == nil && res.ExitCode == 0
+	return res
+}
+
+func (r *Runtime) task(id string) *task {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.tasks[id]
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+
+// cgroupName is a task's cgroup directory name.
+func cgroupName(taskID string) string { return unsafeName.ReplaceAllString(taskID, "_") }
+
+// shellJoin quotes argv for /bin/sh -c.
+func shellJoin(argv []string) string {
+	if len(argv) == 1 {
+		return argv[0]
+	}
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(quoted, " ")
+}
+
+func logFile(dir, taskID, stream string) (*os.File, error) {
+	return os.OpenFile(filepath.Join(dir, cgroupName(taskID)+"."+stream), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+}

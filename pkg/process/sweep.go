@@ -1,0 +1,128 @@
+package process
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// An executor killed outright (SIGKILL, OOM, a crash) cannot stop its
+// tasks, and daemonised processes outlive it. So every executor keeps its
+// task cgroups under <parent>/<owner> and records itself (pid and start
+// time) in a state directory before creating them; a later executor on
+// the agent sweeps the cgroups of owners that no longer run: it kills
+// their processes and removes them. An executor that ends normally
+// releases its own.
+
+// Claim records owner (this process) in stateDir, sweeps the cgroups of
+// dead owners, and returns the cgroups of owner.
+func (c *Cgroups) Claim(stateDir, owner string, logf func(string, ...any)) (*Cgroups, error) {
+	owner = cgroupName(owner)
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, err
+	}
+	self := os.Getpid()
+	if err := os.WriteFile(filepath.Join(stateDir, owner), []byte(fmt.Sprintf("%d %s\n", self, startTime(self))), 0o600); err != nil {
+		return nil, err
+	}
+	entries, _ := os.ReadDir(c.trackingDir(c.Parent))
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == owner || ownerAlive(filepath.Join(stateDir, e.Name())) {
+			continue
+		}
+		swept := c.sweep(e.Name())
+		if logf != nil {
+			logf("swept the cgroups of executor %q, which is gone: killed %d processes", e.Name(), swept)
+		}
+		_ = os.Remove(filepath.Join(stateDir, e.Name()))
+	}
+	own := &Cgroups{Root: c.Root, Parent: filepath.Join(c.Parent, owner), V2: c.V2}
+	if c.V2 {
+		dir := filepath.Join(c.Root, own.Parent)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+memory +cpu"), 0); err != nil {
+			return nil, fmt.Errorf("cgroup v2 %s: enable memory and cpu: %w", dir, err)
+		}
+	}
+	return own, nil
+}
+
+// Release removes owner's (now empty) cgroups and its record.
+func (c *Cgroups) Release(stateDir, owner string) {
+	owner = cgroupName(owner)
+	c.sweep(owner)
+	_ = os.Remove(filepath.Join(stateDir, owner))
+}
+
+// trackingDir is where parent's children are listed: the memory
+// hierarchy on v1, the unified one on v2.
+func (c *Cgroups) trackingDir(parent string) string {
+	if c.V2 {
+		return filepath.Join(c.Root, parent)
+	}
+	return filepath.Join(c.Root, "memory", parent)
+}
+
+// sweep kills every process in the task cgroups of owner and removes
+// them and owner's directories; it returns how many processes it killed.
+func (c *Cgroups) sweep(owner string) int {
+	var dirs []string
+	if c.V2 {
+		dirs = []string{filepath.Join(c.Root, c.Parent, owner)}
+	} else {
+		dirs = []string{filepath.Join(c.Root, "memory", c.Parent, owner), filepath.Join(c.Root, "cpu", c.Parent, owner)}
+	}
+	killed := 0
+	for _, dir := range dirs {
+		tasks, _ := os.ReadDir(dir)
+		for _, task := range tasks {
+			if !task.IsDir() {
+				continue
+			}
+			g := &Cgroup{v2: c.V2, dirs: []string{filepath.Join(dir, task.Name())}}
+			killed += len(g.Pids())
+			_ = g.Remove() // kills what is left first
+		}
+		_ = os.Remove(dir)
+	}
+	return killed
+}
+
+// ownerAlive reads an owner record: alive when that pid runs and started
+// when recorded (pids are reused).
+func ownerAlive(record string) bool {
+	b, err := os.ReadFile(record)
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return false
+	}
+	var pid int
+	if _, err := fmt.Sscanf(f[0], "%d", &pid); err != nil || pid <= 0 {
+		return false
+	}
+	return alive(pid) && startTime(pid) == f[1]
+}
+
+// startTime is field 22 of /proc/<pid>/stat (clock ticks since boot).
+func startTime(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19]
+}

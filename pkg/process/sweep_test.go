@@ -1,0 +1,97 @@
+package process_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/process"
+)
+
+// startInCgroup starts sleep in a new task cgroup of cgs.
+func startInCgroup(t *testing.T, cgs *process.Cgroups, name string) (*process.Cgroup, *exec.Cmd, chan error) {
+	t.Helper()
+	g, err := cgs.Create(name, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	if err := g.Add(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	return g, cmd, done
+}
+
+// An executor killed outright leaves its tasks' processes behind; the
+// next executor on the agent finds their cgroups without a live owner,
+// kills them and removes the cgroups. Cgroups of running executors are
+// left alone.
+func TestClaimSweepsDeadExecutors(t *testing.T) {
+	parent := "bcs-process-test/sweep-" + strconv.Itoa(os.Getpid())
+	base, err := process.DetectCgroups("/sys/fs/cgroup", parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	t.Cleanup(func() {
+		for _, owner := range []string{"fw.alive", "fw.me"} {
+			base.Release(state, owner)
+		}
+		for _, c := range []string{"memory", "cpu"} {
+			os.Remove(filepath.Join("/sys/fs/cgroup", c, parent))
+		}
+	})
+	dead, err := base.Claim(state, "fw.dead", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadGroup, _, deadDone := startInCgroup(t, dead, "task-1")
+	alive, err := base.Claim(state, "fw.alive", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aliveGroup, aliveCmd, aliveDone := startInCgroup(t, alive, "task-2")
+	// The dead executor's record names a process that no longer runs.
+	if err := os.WriteFile(filepath.Join(state, "fw.dead"), []byte("999999999 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	var logs []string
+	if _, err := base.Claim(state, "fw.me", func(f string, a ...any) { logs = append(logs, f) }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-deadDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the dead executor's task survived the sweep")
+	}
+	for _, d := range deadGroup.Dirs() {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s not removed", d)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(state, "fw.dead")); !os.IsNotExist(err) {
+		t.Error("dead owner's record kept")
+	}
+	if len(logs) != 1 {
+		t.Errorf("logs %v", logs)
+	}
+	select {
+	case err := <-aliveDone:
+		t.Fatalf("a live executor's task was swept: %v", err)
+	default:
+	}
+	if pids := aliveGroup.Pids(); len(pids) != 1 || pids[0] != aliveCmd.Process.Pid {
+		t.Errorf("live executor's cgroup %v", pids)
+	}
+	base.Release(state, "fw.alive")
+	<-aliveDone
+}
