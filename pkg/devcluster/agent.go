@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -346,6 +348,11 @@ func (c *Cluster) executorTerminated(ex *executorRun, waitStatus int32, msg stri
 		c.agentStatusUpdate(t, c.newStatus(t, state, mesos.SOURCE_AGENT, reason, msg), false)
 	}
 	ex.tasks = map[string]*task{}
+	if ex.sandbox != "" {
+		// The executor's directory holds its runs: gone after the GC delay.
+		dir := filepath.Dir(filepath.Dir(ex.sandbox))
+		time.AfterFunc(c.cfg.SandboxGCDelay.D(), func() { _ = os.RemoveAll(dir) })
+	}
 	if c.frameworks[ex.fw.id] == ex.fw && ex.fw.stream != nil {
 		status := waitStatus
 		ex.fw.stream.send(&scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{

@@ -68,6 +68,9 @@ type Config struct {
 	// checkpointing frameworks; defaults 15m and 2s like Mesos.
 	RecoveryTimeout        Duration `json:"recovery_timeout,omitempty"`
 	SubscriptionBackoffMax Duration `json:"subscription_backoff_max,omitempty"`
+	// SandboxGCDelay removes an executor's sandbox that long after the
+	// executor ended; default one week like the Mesos agent's --gc_delay.
+	SandboxGCDelay Duration `json:"sandbox_gc_delay,omitempty"`
 
 	// Logf receives the cluster's log lines; default log.Printf. Tests pass
 	// t.Logf.
@@ -207,6 +210,7 @@ func (cfg Config) withDefaults() Config {
 	def(&cfg.ExecutorShutdownGracePeriod, 5*time.Second)
 	def(&cfg.ExecutorRegistrationTimeout, time.Minute)
 	def(&cfg.RecoveryTimeout, 15*time.Minute)
+	def(&cfg.SandboxGCDelay, 7*24*time.Hour)
 	def(&cfg.SubscriptionBackoffMax, 2*time.Second)
 	if cfg.Logf == nil {
 		cfg.Logf = log.Printf

@@ -85,6 +85,9 @@ func Run(ctx context.Context, o Options) error {
 		if cfg.WorkDir == "" {
 			cfg.WorkDir = filepath.Join(o.DataDir, "mesos")
 		}
+		if len(cfg.Agents) == 0 && !cfg.NoAgents && cfg.ExecutorMode == devcluster.ExecutorProcess {
+			cfg.Agents = sharedHostAgents()
+		}
 		cluster, err := devcluster.Start(ctx, cfg)
 		if err != nil {
 			return fmt.Errorf("dev cluster: %w", err)
@@ -237,6 +240,16 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 
 	cfg := o.Scheduler
 	cfg.ContainerExecutor.URI, cfg.ProcessExecutor.URI = o.ContainerExecutorURI, o.ProcessExecutorURI
+	// The process executors prepare the roots the scheduler expands
+	// ${work_base_dir} and ${run_base_dir} to.
+	if cfg.WorkBaseDir == "" {
+		cfg.WorkBaseDir = "/data/bcs/work"
+	}
+	if cfg.RunBaseDir == "" {
+		cfg.RunBaseDir = "/data/bcs/run"
+	}
+	cfg.ProcessExecutor.Args = append(cfg.ProcessExecutor.Args,
+		"--work-base-dir="+cfg.WorkBaseDir, "--run-base-dir="+cfg.RunBaseDir)
 	driver, err := scheduler.NewDriver(scheduler.DriverConfig{
 		Masters: masters, User: o.User, Role: o.Role, FailoverTimeout: o.FailoverTimeout,
 		Registry: reg, Store: st, Core: cfg, TickInterval: o.TickInterval, Logger: o.Logger,
@@ -300,4 +313,17 @@ func (op *operator) Operate(ctx context.Context, taskGroupID, what string) error
 		return fmt.Errorf("this replica does not lead: %w", errdefs.ErrUnavailable)
 	}
 	return d.Operate(ctx, scheduler.Operate{TaskGroupID: taskGroupID, Op: scheduler.Operation(what)})
+}
+
+// sharedHostAgents are the default dev agents for real executors: they
+// all run on this machine, so each offers its own slice of 31000-32000
+// and two instances never get the same host port.
+func sharedHostAgents() []devcluster.AgentSpec {
+	agents := devcluster.DefaultAgents()
+	width := uint64(32000-31000+1) / uint64(len(agents))
+	for i := range agents {
+		begin := 31000 + uint64(i)*width
+		agents[i].Resources.Ports = []devcluster.PortRange{{Begin: begin, End: begin + width - 1}}
+	}
+	return agents
 }

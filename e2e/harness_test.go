@@ -1,0 +1,323 @@
+package e2e_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// bin holds the binaries TestMain builds.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "bcs-e2e-bin")
+	if err != nil {
+		panic(err)
+	}
+	bin = dir
+	for _, b := range []struct{ name, pkg string }{
+		{"bcs-scheduler", "./cmd/bcs-scheduler"},
+		{"bcs-process-executor", "./cmd/bcs-process-executor"},
+		{"devcluster", "./pkg/devcluster/cmd/devcluster"},
+		{"gamesvr", "./examples/gamesvr"},
+	} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(bin, b.name), b.pkg)
+		cmd.Dir = ".."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", b.name, err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(bin)
+	os.Exit(code)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// system is one machine's bcs: a dev cluster process with three agents
+// running real executors, and a bcs-scheduler process pointed at it.
+type system struct {
+	t         *testing.T
+	dir       string
+	api       string // http://127.0.0.1:port
+	master    string
+	cluster   *exec.Cmd
+	scheduler *exec.Cmd
+}
+
+func startSystem(t *testing.T) *system {
+	t.Helper()
+	s := &system{t: t, dir: t.TempDir()}
+	for _, d := range []string{"data/files", "work", "run", "mesos"} {
+		if err := os.MkdirAll(filepath.Join(s.dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Processes run as nobody: every directory above their work paths
+	// must be searchable (t.TempDir makes them 0700).
+	for _, d := range []string{filepath.Dir(s.dir), s.dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.packageGamesvr()
+	masterPort := freePort(t)
+	s.master = fmt.Sprintf("http://127.0.0.1:%d", masterPort)
+	// Three agents on one machine: each gets its own slice of 31000-32000.
+	config := map[string]any{
+		"allocation_interval": "200ms", "default_refuse": "1s", "sandbox_gc_delay": "1s",
+		"agents": []map[string]any{
+			{"hostname": "agent-1", "resources": map[string]any{"ports": []map[string]int{{"begin": 31000, "end": 31332}}},
+				"attributes": []map[string]any{{"name": "rack", "text": "r1"}}},
+			{"hostname": "agent-2", "resources": map[string]any{"ports": []map[string]int{{"begin": 31333, "end": 31665}}},
+				"attributes": []map[string]any{{"name": "rack", "text": "r2"}}},
+			{"hostname": "agent-3", "resources": map[string]any{"ports": []map[string]int{{"begin": 31666, "end": 32000}}},
+				"attributes": []map[string]any{{"name": "rack", "text": "r3"}}},
+		},
+	}
+	data, _ := json.Marshal(config)
+	configFile := filepath.Join(s.dir, "cluster.json")
+	if err := os.WriteFile(configFile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.cluster = s.spawn("devcluster", filepath.Join(bin, "devcluster"), "-config", configFile,
+		"-listen", fmt.Sprintf("127.0.0.1:%d", masterPort), "-executors", "process", "-work-dir", filepath.Join(s.dir, "mesos"))
+	s.api = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	s.startScheduler()
+	t.Cleanup(s.stop)
+	return s
+}
+
+func (s *system) packageGamesvr() {
+	pkg := filepath.Join(s.dir, "gamesvr-package")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	cp := exec.Command("sh", "-c", fmt.Sprintf("cp %s %s/ && cp ../examples/gamesvr/package/*.sh %s/ && tar -C %s -czf %s .",
+		filepath.Join(bin, "gamesvr"), pkg, pkg, pkg, filepath.Join(s.dir, "data", "files", "gamesvr.tar.gz")))
+	if out, err := cp.CombinedOutput(); err != nil {
+		s.t.Fatalf("package gamesvr: %v %s", err, out)
+	}
+}
+
+func (s *system) startScheduler() {
+	s.t.Helper()
+	listen := strings.TrimPrefix(s.api, "http://")
+	s.scheduler = s.spawn("bcs-scheduler", filepath.Join(bin, "bcs-scheduler"),
+		"--listen", listen, "--data-dir", filepath.Join(s.dir, "data"), "--master", s.master,
+		"--process-executor-uri", "file://"+filepath.Join(bin, "bcs-process-executor"),
+		"--work-base-dir", filepath.Join(s.dir, "work"), "--run-base-dir", filepath.Join(s.dir, "run"))
+	s.eventually("the API", func() (bool, string) {
+		resp, err := http.Get(s.api + "/healthz")
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200, resp.Status
+	})
+}
+
+// spawn starts a binary in its own process group, logging to a file.
+func (s *system) spawn(name, path string, args ...string) *exec.Cmd {
+	s.t.Helper()
+	logFile, err := os.Create(filepath.Join(s.dir, name+".log"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	return cmd
+}
+
+// killScheduler ends bcs-scheduler with SIGKILL, as a crash would.
+func (s *system) killScheduler() {
+	_ = s.scheduler.Process.Kill()
+	_, _ = s.scheduler.Process.Wait()
+}
+
+func (s *system) stop() {
+	for _, cmd := range []*exec.Cmd{s.scheduler, s.cluster} {
+		if cmd != nil && cmd.ProcessState == nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { _, _ = cmd.Process.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-done
+			}
+		}
+	}
+	if s.t.Failed() {
+		for _, name := range []string{"bcs-scheduler", "devcluster"} {
+			if data, err := os.ReadFile(filepath.Join(s.dir, name+".log")); err == nil {
+				s.t.Logf("%s.log (last 4000 bytes):\n%s", name, tail(data, 4000))
+			}
+		}
+		logs, _ := filepath.Glob(filepath.Join(s.dir, "mesos", "agents", "*", "frameworks", "*", "executors", "*", "runs", "*", "stderr"))
+		for _, f := range logs[max(0, len(logs)-2):] {
+			data, _ := os.ReadFile(f)
+			s.t.Logf("%s:\n%s", f, tail(data, 2000))
+		}
+	}
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
+func (s *system) eventually(what string, cond func() (bool, string)) {
+	s.t.Helper()
+	deadline := time.Now().Add(40 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		time.Sleep(200 * time.Millisecond)
+	}
+	s.t.Fatalf("timed out waiting for %s; last: %s", what, last)
+}
+
+// call sends a JSON request and returns the status and body.
+func (s *system) call(method, path string, body []byte) (int, []byte) {
+	s.t.Helper()
+	req, err := http.NewRequest(method, s.api+path, bytes.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, data
+}
+
+type instanceView struct {
+	ID          int               `json:"id"`
+	TaskGroupID string            `json:"taskGroupID"`
+	State       string            `json:"state"`
+	Agent       string            `json:"agent"`
+	Host        string            `json:"host"`
+	Ports       map[string]uint32 `json:"ports"`
+	Healthy     *bool             `json:"healthy"`
+	Restarts    int               `json:"restarts"`
+	Message     string            `json:"message"`
+}
+
+type appView struct {
+	Version   int `json:"version"`
+	Instances int `json:"instances"`
+	Status    struct {
+		State     string         `json:"state"`
+		Message   string         `json:"message"`
+		Instances []instanceView `json:"instances"`
+	} `json:"status"`
+}
+
+func (s *system) app(ns, name string) (appView, int) {
+	code, body := s.call("GET", "/v1/apps/"+ns+"/"+name, nil)
+	var v appView
+	_ = json.Unmarshal(body, &v)
+	return v, code
+}
+
+// running waits for n running instances on n distinct agents.
+func (s *system) running(ns, name string, n int) []instanceView {
+	s.t.Helper()
+	var got []instanceView
+	s.eventually(fmt.Sprintf("%d running instances of %s/%s", n, ns, name), func() (bool, string) {
+		v, _ := s.app(ns, name)
+		got = v.Status.Instances
+		agents := map[string]bool{}
+		running := 0
+		for _, i := range got {
+			if i.State == "TASK_RUNNING" {
+				running++
+				agents[i.Agent] = true
+			}
+		}
+		return running == n && len(got) == n && v.Status.State == "Running", fmt.Sprintf("%s %q %+v", v.Status.State, v.Status.Message, got)
+	})
+	return got
+}
+
+// get fetches a URL on this machine.
+func get(url string) (int, string) {
+	client := http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// manifest reads an example manifest with its package URL pointing at
+// this system's API.
+func (s *system) manifest(file string, edit func(m map[string]any)) []byte {
+	s.t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "examples", file))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	data = bytes.ReplaceAll(data, []byte("http://127.0.0.1:8080"), []byte(s.api))
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		s.t.Fatal(err)
+	}
+	if edit != nil {
+		edit(m)
+	}
+	out, _ := json.Marshal(m)
+	return out
+}
+
+func pidOf(t *testing.T, pidFile string) int {
+	t.Helper()
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
