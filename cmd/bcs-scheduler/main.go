@@ -72,23 +72,26 @@ func configureDev(o *schedulerd.Options, configFile, mode string) error {
 	if err != nil {
 		return err
 	}
-	found := true
+	found := map[string]bool{}
 	for _, exec := range []struct {
 		uri  *string
 		name string
 	}{{&o.ContainerExecutorURI, "bcs-container-executor"}, {&o.ProcessExecutorURI, "bcs-process-executor"}} {
 		path := filepath.Join(filepath.Dir(self), exec.name)
-		if _, err := os.Stat(path); err != nil {
-			found = false
+		if _, err := os.Stat(path); err == nil {
+			found[exec.name] = true
 		}
 		if *exec.uri == "" {
 			*exec.uri = "file://" + path
 		}
 	}
+	if !found["bcs-container-executor"] {
+		slog.Warn("bcs-container-executor is not next to bcs-scheduler: container applications will fail to launch")
+	}
 	switch mode {
 	case "":
 		o.DevConfig.ExecutorMode = devcluster.ExecutorSimulated
-		if found {
+		if found["bcs-process-executor"] {
 			o.DevConfig.ExecutorMode = devcluster.ExecutorProcess
 		}
 	case "process", "simulated":
@@ -96,8 +99,8 @@ func configureDev(o *schedulerd.Options, configFile, mode string) error {
 	default:
 		return fmt.Errorf("--dev-executors %q: want process or simulated", mode)
 	}
-	if !found && o.DevConfig.ExecutorMode == devcluster.ExecutorProcess {
-		return fmt.Errorf("--dev-executors process: the executor binaries are not next to %s (run make build)", self)
+	if !found["bcs-process-executor"] && o.DevConfig.ExecutorMode == devcluster.ExecutorProcess {
+		return fmt.Errorf("--dev-executors process: bcs-process-executor is not next to %s (run make build)", self)
 	}
 	return nil
 }
