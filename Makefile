@@ -29,7 +29,8 @@ test-deps:
 ## dev cluster, real executors), API on 127.0.0.1:8080, master on 127.0.0.1:5050,
 ## everything under $(DATA). dockerd and the example image come from test-deps.
 run: build examples test-deps
-	exec $(BIN)/bcs-scheduler --dev --data-dir $(DATA)
+	exec $(BIN)/bcs-scheduler --dev --data-dir $(DATA) \
+		--work-base-dir $(abspath $(DATA))/work --run-base-dir $(abspath $(DATA))/run
 
 ## examples: the quick start's package, served by bcs-scheduler at /files/gamesvr.tar.gz
 examples:

@@ -147,7 +147,7 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, user, pwd, policy st
 	sum := sha256.Sum256([]byte(u.String()))
 	key := hex.EncodeToString(sum[:])
 	dir := filepath.Join(f.CacheDir, key)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := mkdirPrivate(dir); err != nil {
 		return "", stats, err
 	}
 	unlock := f.lock(key)

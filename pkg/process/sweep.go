@@ -1,7 +1,9 @@
 package process
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +21,7 @@ import (
 // dead owners, and returns the cgroups of owner.
 func (c *Cgroups) Claim(stateDir, owner string, logf func(string, ...any)) (*Cgroups, error) {
 	owner = cgroupName(owner)
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+	if err := mkdirPrivate(stateDir); err != nil {
 		return nil, err
 	}
 	self := os.Getpid()
@@ -125,4 +127,18 @@ func startTime(pid int) string {
 		return ""
 	}
 	return f[19]
+}
+
+// mkdirPrivate creates dir readable by root only, and the directories
+// above it that are missing with the usual 0755: MkdirAll(dir, 0700) would
+// make shared parents such as /data unsearchable for the users processes
+// run as.
+func mkdirPrivate(dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
 }

@@ -69,6 +69,11 @@ func Run(ctx context.Context, o Options) error {
 	if o.FilesDir == "" {
 		o.FilesDir = filepath.Join(o.DataDir, "files")
 	}
+	// Searchable: with --dev, processes running as other users live under
+	// it. etcd keeps its own directory private; the key file is 0600.
+	if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(o.FilesDir, 0o755); err != nil {
 		return err
 	}
