@@ -179,10 +179,15 @@ func (s *system) stop() {
 				s.t.Logf("%s.log (last 4000 bytes):\n%s", name, tail(data, 4000))
 			}
 		}
+		// The executors whose tasks failed, and the last one.
 		logs, _ := filepath.Glob(filepath.Join(s.dir, "mesos", "agents", "*", "frameworks", "*", "executors", "*", "runs", "*", "stderr"))
-		for _, f := range logs[max(0, len(logs)-2):] {
+		shown := 0
+		for i, f := range logs {
 			data, _ := os.ReadFile(f)
-			s.t.Logf("%s:\n%s", f, tail(data, 2000))
+			if (bytes.Contains(data, []byte("TASK_FAILED")) && shown < 3) || i == len(logs)-1 {
+				shown++
+				s.t.Logf("%s:\n%s", f, tail(data, 2000))
+			}
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"log"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -32,7 +31,6 @@ func run() error {
 		cacheDir   = flag.String("cache-dir", "/data/bcs/cache/process-executor", "IfNotPresent package cache")
 		cgroupRoot = flag.String("cgroup-root", "/sys/fs/cgroup", "cgroup mount point (v1 hierarchies or v2)")
 		cgroupPar  = flag.String("cgroup-parent", "bcs-process", "parent cgroup of the executors' task cgroups")
-		stateDir   = flag.String("state-dir", "", "where executors record themselves as owners of their cgroups (default <cache-dir>/executors)")
 		noCgroups  = flag.Bool("no-cgroups", false, "run without cgroups: no resource limits, process groups only")
 		user       = flag.String("default-user", "nobody", "user of processes whose spec names none")
 		hostIP     = flag.String("host-ip", "127.0.0.1", "address HTTP and TCP health checks connect to")
@@ -49,23 +47,21 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if *stateDir == "" {
-		*stateDir = filepath.Join(*cacheDir, "executors")
-	}
 	var cgroups *process.Cgroups
 	if !*noCgroups {
-		// Task cgroups live under <parent>/<framework>.<executor>; claiming
-		// them sweeps those of executors that died without cleaning up.
+		// Task cgroups live under <parent>/<framework>.<executor>@<pid>-<start>;
+		// claiming them sweeps those of executors that died without
+		// cleaning up.
 		owner := env.FrameworkID + "." + env.ExecutorID
 		all, err := process.DetectCgroups(*cgroupRoot, *cgroupPar)
 		if err == nil {
-			cgroups, err = all.Claim(*stateDir, owner, log.Printf)
+			cgroups, err = all.Claim(owner, log.Printf)
 		}
 		if err != nil {
 			log.Printf("no cgroups (%v): tasks with resource limits will fail", err)
 			cgroups = nil
 		} else {
-			defer all.Release(*stateDir, owner)
+			defer all.Release(owner)
 		}
 	}
 	rt, err := process.New(process.Config{

@@ -6,40 +6,35 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
 // An executor killed outright (SIGKILL, OOM, a crash) cannot stop its
 // tasks, and daemonised processes outlive it. So every executor keeps its
-// task cgroups under <parent>/<owner> and records itself (pid and start
-// time) in a state directory before creating them; a later executor on
-// the agent sweeps the cgroups of owners that no longer run: it kills
-// their processes and removes them. An executor that ends normally
-// releases its own.
+// task cgroups under <parent>/<owner>@<pid>-<start time>: the directory
+// name itself says which process owns it. A later executor on the agent
+// sweeps the cgroups whose owner no longer runs (that pid is gone, or
+// started at another time): it kills their processes and removes them.
+// Nothing else is shared between executors, so two executors configured
+// differently cannot mistake each other for dead. An executor that ends
+// normally releases its own.
 
-// Claim records owner (this process) in stateDir, sweeps the cgroups of
-// dead owners, and returns the cgroups of owner.
-func (c *Cgroups) Claim(stateDir, owner string, logf func(string, ...any)) (*Cgroups, error) {
-	owner = cgroupName(owner)
-	if err := mkdirPrivate(stateDir); err != nil {
-		return nil, err
-	}
-	self := os.Getpid()
-	if err := os.WriteFile(filepath.Join(stateDir, owner), []byte(fmt.Sprintf("%d %s\n", self, startTime(self))), 0o600); err != nil {
-		return nil, err
-	}
+// Claim sweeps the cgroups of dead owners under c and returns the
+// cgroups of owner (this process).
+func (c *Cgroups) Claim(owner string, logf func(string, ...any)) (*Cgroups, error) {
+	self := ownerDir(owner, os.Getpid())
 	entries, _ := os.ReadDir(c.trackingDir(c.Parent))
 	for _, e := range entries {
-		if !e.IsDir() || e.Name() == owner || ownerAlive(filepath.Join(stateDir, e.Name())) {
+		if !e.IsDir() || e.Name() == self || ownerAlive(e.Name()) {
 			continue
 		}
 		swept := c.sweep(e.Name())
 		if logf != nil {
 			logf("swept the cgroups of executor %q, which is gone: killed %d processes", e.Name(), swept)
 		}
-		_ = os.Remove(filepath.Join(stateDir, e.Name()))
 	}
-	own := &Cgroups{Root: c.Root, Parent: filepath.Join(c.Parent, owner), V2: c.V2}
+	own := &Cgroups{Root: c.Root, Parent: filepath.Join(c.Parent, self), V2: c.V2}
 	if c.V2 {
 		dir := filepath.Join(c.Root, own.Parent)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -52,11 +47,30 @@ func (c *Cgroups) Claim(stateDir, owner string, logf func(string, ...any)) (*Cgr
 	return own, nil
 }
 
-// Release removes owner's (now empty) cgroups and its record.
-func (c *Cgroups) Release(stateDir, owner string) {
-	owner = cgroupName(owner)
-	c.sweep(owner)
-	_ = os.Remove(filepath.Join(stateDir, owner))
+// Release removes owner's (now empty) cgroups.
+func (c *Cgroups) Release(owner string) {
+	c.sweep(ownerDir(owner, os.Getpid()))
+}
+
+// ownerDir names the cgroup directory of owner run by process pid.
+func ownerDir(owner string, pid int) string {
+	return fmt.Sprintf("%s@%d-%s", cgroupName(owner), pid, startTime(pid))
+}
+
+// ownerAlive reads an owner directory's name: alive when that pid runs
+// and started when recorded (pids are reused). A name without an owner
+// suffix is nobody's.
+func ownerAlive(dir string) bool {
+	at := strings.LastIndexByte(dir, '@')
+	if at < 0 {
+		return false
+	}
+	pidText, start, ok := strings.Cut(dir[at+1:], "-")
+	pid, err := strconv.Atoi(pidText)
+	if !ok || err != nil || pid <= 0 {
+		return false
+	}
+	return alive(pid) && startTime(pid) == start
 }
 
 // trackingDir is where parent's children are listed: the memory
@@ -91,24 +105,6 @@ func (c *Cgroups) sweep(owner string) int {
 		_ = os.Remove(dir)
 	}
 	return killed
-}
-
-// ownerAlive reads an owner record: alive when that pid runs and started
-// when recorded (pids are reused).
-func ownerAlive(record string) bool {
-	b, err := os.ReadFile(record)
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b))
-	if len(f) != 2 {
-		return false
-	}
-	var pid int
-	if _, err := fmt.Sscanf(f[0], "%d", &pid); err != nil || pid <= 0 {
-		return false
-	}
-	return alive(pid) && startTime(pid) == f[1]
 }
 
 // startTime is field 22 of /proc/<pid>/stat (clock ticks since boot).

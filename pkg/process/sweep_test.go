@@ -40,32 +40,25 @@ func TestClaimSweepsDeadExecutors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := t.TempDir()
 	t.Cleanup(func() {
 		for _, owner := range []string{"fw.alive", "fw.me"} {
-			base.Release(state, owner)
+			base.Release(owner)
 		}
 		for _, c := range []string{"memory", "cpu"} {
 			os.Remove(filepath.Join("/sys/fs/cgroup", c, parent))
 		}
 	})
-	dead, err := base.Claim(state, "fw.dead", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadGroup, _, deadDone := startInCgroup(t, dead, "task-1")
-	alive, err := base.Claim(state, "fw.alive", nil)
+	alive, err := base.Claim("fw.alive", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	aliveGroup, aliveCmd, aliveDone := startInCgroup(t, alive, "task-2")
-	// The dead executor's record names a process that no longer runs.
-	if err := os.WriteFile(filepath.Join(state, "fw.dead"), []byte("999999999 1\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	// A dead executor: its cgroup names a process that no longer runs.
+	dead := &process.Cgroups{Root: base.Root, Parent: filepath.Join(parent, "fw.dead@999999999-1"), V2: base.V2}
+	deadGroup, _, deadDone := startInCgroup(t, dead, "task-1")
 
 	var logs []string
-	if _, err := base.Claim(state, "fw.me", func(f string, a ...any) { logs = append(logs, f) }); err != nil {
+	if _, err := base.Claim("fw.me", func(f string, a ...any) { logs = append(logs, f) }); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -78,9 +71,6 @@ func TestClaimSweepsDeadExecutors(t *testing.T) {
 			t.Errorf("%s not removed", d)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(state, "fw.dead")); !os.IsNotExist(err) {
-		t.Error("dead owner's record kept")
-	}
 	if len(logs) != 1 {
 		t.Errorf("logs %v", logs)
 	}
@@ -92,6 +82,6 @@ func TestClaimSweepsDeadExecutors(t *testing.T) {
 	if pids := aliveGroup.Pids(); len(pids) != 1 || pids[0] != aliveCmd.Process.Pid {
 		t.Errorf("live executor's cgroup %v", pids)
 	}
-	base.Release(state, "fw.alive")
+	base.Release("fw.alive")
 	<-aliveDone
 }
