@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	docker "github.com/fsouza/go-dockerclient"
+	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
+	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
+	"github.com/bcs-mesos/bcs-mesos/pkg/numa"
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
+	"github.com/bcs-mesos/bcs-mesos/pkg/podruntime"
+)
+
+func main() {
+	if err := run(); err != nil {
+		log.Printf("bcs-container-executor: %v", err)
+		os.Exit(1)
+	}
+}
+
+// labels is a repeatable key=value flag.
+type labels map[string]string
+
+func (l labels) String() string { return fmt.Sprint(map[string]string(l)) }
+
+func (l labels) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("label %q: want key=value", s)
+	}
+	l[k] = v
+	return nil
+}
+
+func run() error {
+	extraLabels := labels{}
+	var (
+		endpoint    = flag.String("docker-endpoint", "unix:///var/run/docker.sock", "dockerd address")
+		networkMode = flag.String("network-mode", "", `"" for CNM (HOST, BRIDGE, NONE, USER per task group), "cni" for CNI`)
+		pluginDir   = flag.String("cni-plugin-dir", pod.DefaultCNIPluginDir, "CNI plugin binaries (comma-separated list of directories)")
+		confDir     = flag.String("cni-conf-dir", pod.DefaultCNIConfDir, "CNI network configuration lists")
+		cacheDir    = flag.String("cni-cache-dir", "", "libcni result cache; empty is /var/lib/cni")
+		netImage    = flag.String("cni-network-image", "registry.k8s.io/pause:3.9", "image of the CNI network container")
+		netCommand  = flag.String("cni-network-command", "", "command of the network container (space-separated); empty is the image's")
+		nodeAddr    = flag.String("node-addr", "", "agent address (BCS_NODE_ADDR); empty is the host of MESOS_AGENT_ENDPOINT")
+		portBindIP  = flag.String("port-bind-ip", "", "host address BRIDGE ports are published on; empty is every address")
+		numaState   = flag.String("numa-state", numa.DefaultStatePath, "agent-wide CPU pinning state file (shared by every executor of the agent)")
+		sysfsRoot   = flag.String("sysfs-root", "/sys", "where devices/system/node is read from")
+		ackTimeout  = flag.Duration("ack-timeout", 10*time.Second, "wait for acknowledgements once every task is terminal")
+		codec       = flag.String("codec", "protobuf", "executor API encoding: protobuf or json")
+	)
+	flag.Var(extraLabels, "label", "key=value label put on every container (repeatable)")
+	flag.Parse()
+	log.SetPrefix("bcs-container-executor: ")
+	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
+
+	env, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	var network pod.NetworkType
+	switch *networkMode {
+	case "":
+	case "cni":
+		network = pod.NetworkCNI
+	default:
+		return fmt.Errorf("--network-mode %q: want \"\" or \"cni\"", *networkMode)
+	}
+	c, ok := codecs.ByMediaType[codecs.MediaTypeProtobuf], true
+	if *codec == "json" {
+		c = codecs.ByMediaType[codecs.MediaTypeJSON]
+	} else if *codec != "protobuf" {
+		ok = false
+	}
+	if !ok {
+		return fmt.Errorf("codec %q: want protobuf or json", *codec)
+	}
+	if *nodeAddr == "" {
+		if host, _, err := net.SplitHostPort(env.AgentEndpoint); err == nil {
+			*nodeAddr = host
+		}
+	}
+	cli, err := docker.NewClient(*endpoint)
+	if err != nil {
+		return fmt.Errorf("docker endpoint %q: %w", *endpoint, err)
+	}
+	var netCmd []string
+	if *netCommand != "" {
+		netCmd = strings.Fields(*netCommand)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	rt, err := podruntime.New(ctx, podruntime.Config{
+		Docker:     cli,
+		ExecutorID: env.ExecutorID,
+		SandboxDir: env.Sandbox,
+		NodeAddr:   *nodeAddr,
+		PortBindIP: *portBindIP,
+		Network:    network,
+		CNI: pod.CNIConfig{
+			PluginDirs: strings.Split(*pluginDir, ","), ConfDir: *confDir, CacheDir: *cacheDir,
+			NetworkImage: *netImage, NetworkCommand: netCmd,
+		},
+		CPUSets: &numa.Allocator{SysfsRoot: *sysfsRoot, StatePath: *numaState},
+		Labels:  extraLabels,
+		Logf:    log.Printf,
+	})
+	if err != nil {
+		return err
+	}
+	d := executor.New(executor.Config{Env: env, Runtime: rt, Logf: log.Printf, Codec: c, AckTimeout: *ackTimeout})
+	log.Printf("executor %s of framework %s starting (agent %s, docker %s, network %q)", env.ExecutorID, env.FrameworkID, env.AgentEndpoint, *endpoint, *networkMode)
+	runErr := d.Run(ctx)
+	// Containers must not outlive the executor: wait for the teardown.
+	wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if runErr != nil {
+		rt.Shutdown(5 * time.Second)
+	}
+	if err := rt.Wait(wctx); err != nil {
+		log.Printf("waiting for the pods to be torn down: %v", err)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	log.Print("all tasks terminal; exiting")
+	return nil
+}

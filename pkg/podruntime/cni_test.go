@@ -1,0 +1,105 @@
+package podruntime
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
+	"github.com/bcs-mesos/bcs-mesos/proto"
+)
+
+// debianCNIPlugins is where Debian's containernetworking-plugins installs
+// bridge, host-local and portmap (scripts/test-deps).
+const debianCNIPlugins = "/usr/lib/cni"
+
+// withCNI configures --network-mode cni with a bridge + host-local conf
+// list (cniVersion 1.0.0) on a bridge and /24 of the test's own; it
+// returns the host-local data dir. The bridge is deleted in t.Cleanup.
+func withCNI(t *testing.T, cfg *Config) (ipamDir string) {
+	t.Helper()
+	for _, plugin := range []string{"bridge", "host-local", "portmap"} {
+		if _, err := os.Stat(filepath.Join(debianCNIPlugins, plugin)); err != nil {
+			t.Fatalf("CNI plugin %s missing (%v): run scripts/test-deps", plugin, err)
+		}
+	}
+	const bridge, subnet, name = "bcsrt231", "10.254.231.0/24", "bcs-rt-net"
+	dir := t.TempDir()
+	ipamDir = filepath.Join(dir, "ipam")
+	_ = exec.Command("ip", "link", "del", bridge).Run()
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", bridge).Run() })
+	conf := map[string]any{
+		"cniVersion": "1.0.0",
+		"name":       name,
+		"plugins": []any{
+			map[string]any{
+				"type": "bridge", "bridge": bridge, "isGateway": true, "ipMasq": false,
+				"ipam": map[string]any{"type": "host-local", "dataDir": ipamDir, "ranges": [][]map[string]string{{{"subnet": subnet}}}},
+			},
+			map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}},
+		},
+	}
+	data, _ := json.Marshal(conf)
+	confDir := filepath.Join(dir, "conf")
+	if err := os.MkdirAll(confDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(confDir, "10-test.conflist"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Network = pod.NetworkCNI
+	cfg.CNI = pod.CNIConfig{
+		PluginDirs: []string{debianCNIPlugins}, ConfDir: confDir, CacheDir: filepath.Join(dir, "cache"),
+		Network: name, NetworkImage: testImage, NetworkCommand: []string{"sleep", "100000"},
+	}
+	return ipamDir
+}
+
+// CNI mode (--network-mode cni): RUNNING data carries the CNI address and
+// network mode "cni"; an HTTP check by port name without a hostPort
+// probes the container's own address; KILL tears down the containers and
+// the CNI attachment (no host-local reservation left).
+func TestCNIPodHealthCheckOnContainerIP(t *testing.T) {
+	c := dockerClient(t)
+	var ipamDir string
+	rt, cfg := newRuntime(t, c, func(cfg *Config) { ipamDir = withCNI(t, cfg) })
+	rep := newReporter(t)
+	web := containerTask("web.0", "web", httpdScript)
+	web.Spec.Container.NetworkMode = "bcs-rt-net"
+	web.Spec.Ports = []proto.Port{{Name: "http", ContainerPort: 8080}}
+	check := fastCheck("HTTP")
+	check.PortName, check.Path = "http", "/health"
+	web.Spec.HealthChecks = []proto.HealthCheck{check}
+	side := containerTask("side.0", "side", "exec sleep 100000")
+	side.Spec.Container.NetworkMode = "bcs-rt-net"
+	rt.Launch(context.Background(), []executor.Task{web, side}, rep)
+
+	for _, task := range []executor.Task{web, side} {
+		info := containerInfo(t, rep.awaitState(task.ID(), executor.Running))
+		_, subnet, _ := net.ParseCIDR("10.254.231.0/24")
+		if info.NetworkMode != "cni" || !subnet.Contains(net.ParseIP(info.IPAddress)) {
+			t.Errorf("task %q RUNNING data %+v, want a CNI address", task.ID(), info)
+		}
+	}
+	rep.awaitHealthy(web.ID(), true)
+
+	rep.Report(executor.Report{TaskID: web.ID(), State: executor.Killing})
+	rt.Kill(web.ID(), 0)
+	rep.awaitState(web.ID(), executor.Killed)
+	rep.awaitState(side.ID(), executor.Killed)
+	waitDone(t, rt)
+	if left := labelledContainers(t, c, cfg.Labels[labelTest]); len(left) != 0 {
+		t.Errorf("%d containers left", len(left))
+	}
+	entries, _ := os.ReadDir(filepath.Join(ipamDir, "bcs-rt-net"))
+	for _, e := range entries {
+		if net.ParseIP(e.Name()) != nil {
+			t.Errorf("host-local reservation %s left", e.Name())
+		}
+	}
+}
