@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 	for _, b := range []struct{ name, pkg string }{
 		{"bcs-scheduler", "./cmd/bcs-scheduler"},
 		{"bcs-process-executor", "./cmd/bcs-process-executor"},
+		{"bcs-container-executor", "./cmd/bcs-container-executor"},
 		{"devcluster", "./pkg/devcluster/cmd/devcluster"},
 		{"gamesvr", "./examples/gamesvr"},
 	} {
@@ -126,6 +127,7 @@ func (s *system) startScheduler() {
 	s.scheduler = s.spawn("bcs-scheduler", filepath.Join(bin, "bcs-scheduler"),
 		"--listen", listen, "--data-dir", filepath.Join(s.dir, "data"), "--master", s.master,
 		"--process-executor-uri", "file://"+filepath.Join(bin, "bcs-process-executor"),
+		"--container-executor-uri", "file://"+filepath.Join(bin, "bcs-container-executor"),
 		"--work-base-dir", filepath.Join(s.dir, "work"), "--run-base-dir", filepath.Join(s.dir, "run"))
 	s.eventually("the API", func() (bool, string) {
 		resp, err := http.Get(s.api + "/healthz")

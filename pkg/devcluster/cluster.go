@@ -14,6 +14,7 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
@@ -140,6 +141,31 @@ func (c *Cluster) Stop() {
 	c.stopped = true
 	close(c.stop)
 	c.cancelCtx()
+	// Executors first get SHUTDOWN, as an agent that drains: they kill
+	// their tasks (which may live outside their process group) and exit.
+	// What is left after the grace period is killed below.
+	var exits []chan struct{}
+	for _, a := range c.agentOrder {
+		for _, ex := range a.executors {
+			if ex.stream != nil && ex.launched && ex.exited != nil {
+				ex.terminating = true
+				ex.stream.send(&executor.Event{Type: executor.Event_SHUTDOWN})
+				exits = append(exits, ex.exited)
+			}
+		}
+	}
+	c.mu.Unlock()
+	deadline := time.After(c.cfg.ExecutorShutdownGracePeriod.D())
+waiting:
+	for _, exited := range exits {
+		select {
+		case <-exited:
+		case <-deadline:
+			break waiting
+		}
+	}
+
+	c.mu.Lock()
 	var pgids []int
 	var servers []*http.Server
 	for _, fw := range c.frameworks {
