@@ -60,15 +60,16 @@ func freePort(t *testing.T) int {
 type system struct {
 	t         *testing.T
 	dir       string
+	extraArgs []string // more bcs-scheduler flags
 	api       string // http://127.0.0.1:port
 	master    string
 	cluster   *exec.Cmd
 	scheduler *exec.Cmd
 }
 
-func startSystem(t *testing.T) *system {
+func startSystem(t *testing.T, schedulerArgs ...string) *system {
 	t.Helper()
-	s := &system{t: t, dir: t.TempDir()}
+	s := &system{t: t, dir: t.TempDir(), extraArgs: schedulerArgs}
 	for _, d := range []string{"data/files", "work", "run", "mesos"} {
 		if err := os.MkdirAll(filepath.Join(s.dir, d), 0o755); err != nil {
 			t.Fatal(err)
@@ -124,11 +125,11 @@ func (s *system) packageGamesvr() {
 func (s *system) startScheduler() {
 	s.t.Helper()
 	listen := strings.TrimPrefix(s.api, "http://")
-	s.scheduler = s.spawn("bcs-scheduler", filepath.Join(bin, "bcs-scheduler"),
-		"--listen", listen, "--data-dir", filepath.Join(s.dir, "data"), "--master", s.master,
-		"--process-executor-uri", "file://"+filepath.Join(bin, "bcs-process-executor"),
-		"--container-executor-uri", "file://"+filepath.Join(bin, "bcs-container-executor"),
-		"--work-base-dir", filepath.Join(s.dir, "work"), "--run-base-dir", filepath.Join(s.dir, "run"))
+	args := append([]string{"--listen", listen, "--data-dir", filepath.Join(s.dir, "data"), "--master", s.master,
+		"--process-executor-uri", "file://" + filepath.Join(bin, "bcs-process-executor"),
+		"--container-executor-uri", "file://" + filepath.Join(bin, "bcs-container-executor"),
+		"--work-base-dir", filepath.Join(s.dir, "work"), "--run-base-dir", filepath.Join(s.dir, "run")}, s.extraArgs...)
+	s.scheduler = s.spawn("bcs-scheduler", filepath.Join(bin, "bcs-scheduler"), args...)
 	s.eventually("the API", func() (bool, string) {
 		resp, err := http.Get(s.api + "/healthz")
 		if err != nil {
@@ -264,19 +265,17 @@ func (s *system) app(ns, name string) (appView, int) {
 	return v, code
 }
 
-// running waits for n running instances on n distinct agents.
+// running waits for n running instances and the application Running.
 func (s *system) running(ns, name string, n int) []instanceView {
 	s.t.Helper()
 	var got []instanceView
 	s.eventually(fmt.Sprintf("%d running instances of %s/%s", n, ns, name), func() (bool, string) {
 		v, _ := s.app(ns, name)
 		got = v.Status.Instances
-		agents := map[string]bool{}
 		running := 0
 		for _, i := range got {
 			if i.State == "TASK_RUNNING" {
 				running++
-				agents[i.Agent] = true
 			}
 		}
 		return running == n && len(got) == n && v.Status.State == "Running", fmt.Sprintf("%s %q %+v", v.Status.State, v.Status.Message, got)

@@ -30,6 +30,8 @@ func main() {
 	flag.DurationVar(&o.Scheduler.ReconcileInterval, "reconcile-interval", 10*time.Minute, "interval of implicit task reconciliation")
 	flag.StringVar(&o.ContainerExecutorURI, "container-executor-uri", "", "file:// or http(s):// address of bcs-container-executor for agents to fetch")
 	flag.StringVar(&o.ProcessExecutorURI, "process-executor-uri", "", "file:// or http(s):// address of bcs-process-executor for agents to fetch")
+	flag.Var((*repeated)(&o.Scheduler.ContainerExecutor.Args), "container-executor-arg", "an argument for bcs-container-executor, e.g. --cni-conf-dir=/etc/cni (repeatable)")
+	flag.Var((*repeated)(&o.Scheduler.ProcessExecutor.Args), "process-executor-arg", "an argument for bcs-process-executor, e.g. --default-user=game (repeatable)")
 	flag.StringVar(&o.Scheduler.WorkBaseDir, "work-base-dir", "/data/bcs/work", "${work_base_dir} of process applications on agents")
 	flag.StringVar(&o.Scheduler.RunBaseDir, "run-base-dir", "/data/bcs/run", "${run_base_dir} of process applications on agents")
 	flag.BoolVar(&o.Dev, "dev", false, "also run an embedded Mesos-compatible dev cluster (the whole system on this machine)")
@@ -113,4 +115,14 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// repeated is a flag that may be given several times.
+type repeated []string
+
+func (r *repeated) String() string { return strings.Join(*r, " ") }
+
+func (r *repeated) Set(v string) error {
+	*r = append(*r, v)
+	return nil
 }

@@ -399,13 +399,25 @@ func (d *Deployment) Validate(r Resolver) field.ErrorList {
 	return v.errs
 }
 
+// cniNetworkName is what libcni accepts as a network name.
+var cniNetworkName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
 func (v *validator) podSpec(p field.Path, s *PodSpec, meta ObjectMeta) {
 	if len(s.Containers) == 0 {
 		v.required(p.Child("containers"))
 	}
-	oneOf(v, p.Child("networkMode"), s.NetworkMode, NetworkHost, NetworkBridge, NetworkNone, NetworkUser)
 	if s.NetworkType != "" {
 		oneOf(v, p.Child("networkType"), s.NetworkType, "cnm", "cni")
+	}
+	if strings.EqualFold(s.NetworkType, "cni") {
+		// Seed 001: in CNI mode networkMode names the CNI network.
+		if s.NetworkMode == "" {
+			v.required(p.Child("networkMode"))
+		} else if !cniNetworkName.MatchString(string(s.NetworkMode)) {
+			v.invalid(p.Child("networkMode"), "a CNI network name of letters, digits, '.', '_' and '-', got %q", s.NetworkMode)
+		}
+	} else {
+		oneOf(v, p.Child("networkMode"), s.NetworkMode, NetworkHost, NetworkBridge, NetworkNone, NetworkUser)
 	}
 	if s.NetLimit != nil {
 		v.nonNegative(p.Child("netLimit").Child("egressLimit"), s.NetLimit.EgressLimit)

@@ -29,6 +29,15 @@ func TestValidateApplication(t *testing.T) {
 		{"networkMode lower case", func(a *manifest.Application) { a.Spec.Template.Spec.NetworkMode = "bridge" },
 			[]string{`spec.template.spec.networkMode: want one of HOST, BRIDGE, NONE, USER, got "bridge"`}},
 		{"networkMode USER", func(a *manifest.Application) { a.Spec.Template.Spec.NetworkMode = manifest.NetworkUser }, nil},
+		{"seed 001: with networkType cni, networkMode names the CNI network", func(a *manifest.Application) {
+			a.Spec.Template.Spec.NetworkType, a.Spec.Template.Spec.NetworkMode = "cni", "bcs-overlay"
+		}, nil},
+		{"CNI network name", func(a *manifest.Application) {
+			a.Spec.Template.Spec.NetworkType, a.Spec.Template.Spec.NetworkMode = "cni", "bad name"
+		}, []string{`spec.template.spec.networkMode: a CNI network name of letters, digits, '.', '_' and '-', got "bad name"`}},
+		{"CNI network required", func(a *manifest.Application) {
+			a.Spec.Template.Spec.NetworkType, a.Spec.Template.Spec.NetworkMode = "cni", ""
+		}, []string{"spec.template.spec.networkMode: required"}},
 		{"networkType cni", func(a *manifest.Application) { a.Spec.Template.Spec.NetworkType = "cni" }, nil},
 		{"networkType optional", func(a *manifest.Application) { a.Spec.Template.Spec.NetworkType = "" }, nil},
 		{"networkType unknown", func(a *manifest.Application) { a.Spec.Template.Spec.NetworkType = "flannel" },

@@ -1,0 +1,114 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cniNetwork writes a CNI network "bcs-e2e": a bridge of its own and a
+// private /24 from host-local (Debian's containernetworking-plugins, which
+// make test installs), and returns the container executor's flags for it.
+func cniNetwork(t *testing.T) (args []string, bridge, ipamDir string) {
+	t.Helper()
+	dir := t.TempDir()
+	bridge, ipamDir = "bcse2e0", filepath.Join(dir, "ipam")
+	_ = exec.Command("ip", "link", "del", bridge).Run()
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", bridge).Run() })
+	conf := map[string]any{
+		"cniVersion": "1.0.0", "name": "bcs-e2e",
+		"plugins": []any{map[string]any{
+			"type": "bridge", "bridge": bridge, "isGateway": true, "ipMasq": false,
+			"ipam": map[string]any{"type": "host-local", "dataDir": ipamDir,
+				"ranges": [][]map[string]string{{{"subnet": "10.254.199.0/24"}}}},
+		}},
+	}
+	data, _ := json.Marshal(conf)
+	confDir := filepath.Join(dir, "conf")
+	if err := os.MkdirAll(confDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(confDir, "10-bcs-e2e.conflist"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{
+		"--cni-plugin-dir=/usr/lib/cni", "--cni-conf-dir=" + confDir, "--cni-cache-dir=" + filepath.Join(dir, "cache"),
+		"--cni-network-image=bcs-test/busybox:latest", "--cni-network-command=sleep 2147483647",
+	} {
+		args = append(args, "--container-executor-arg="+a)
+	}
+	return args, bridge, ipamDir
+}
+
+const cniApp = `{
+  "apiVersion": "v4", "kind": "application",
+  "metadata": {"name": "cnisvc", "namespace": "demo"},
+  "restartPolicy": {"policy": "Always", "interval": 2},
+  "killPolicy": {"gracePeriod": 1},
+  "spec": {"instance": 3, "template": {"spec": {
+    "networkType": "cni", "networkMode": "bcs-e2e",
+    "containers": [{
+      "image": "bcs-test/busybox:latest", "imagePullPolicy": "IfNotPresent",
+      "command": "/bin/sh", "args": ["-c", "mkdir -p /www && echo ok >/www/check && exec httpd -f -p 8080 -h /www"],
+      "ports": [{"name": "http", "containerPort": 8080, "protocol": "HTTP"}],
+      "healthChecks": [{"type": "HTTP", "intervalSeconds": 2, "timeoutSeconds": 1, "consecutiveFailures": 3,
+                        "gracePeriodSeconds": 10, "http": {"portName": "http", "path": "/check"}}],
+      "resources": {"limits": {"cpu": "0.1", "memory": "16"}}
+    }]
+  }}}
+}`
+
+// Issue 8 scenario 4, CNI half: a CNI application scaled 3→5→2 and
+// deleted leaves no container, no veth on the bridge, no host-local IP
+// allocation and no sandbox directory.
+func TestCNIScaleAndDelete(t *testing.T) {
+	args, bridge, ipamDir := cniNetwork(t)
+	s := startSystem(t, args...)
+	if code, body := s.call("POST", "/v1/apps", []byte(cniApp)); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	s.running("demo", "cnisvc", 3)
+	for _, n := range []int{5, 2} {
+		if code, body := s.call("POST", "/v1/apps/demo/cnisvc/scale", []byte(fmt.Sprintf(`{"instances":%d}`, n))); code != 202 {
+			t.Fatalf("scale %d: %d %s", n, code, body)
+		}
+		s.running("demo", "cnisvc", n)
+	}
+	if leases := allocations(ipamDir); len(leases) != 2 {
+		t.Errorf("host-local allocations %v with 2 instances", leases)
+	}
+	if code, body := s.call("DELETE", "/v1/apps/demo/cnisvc", nil); code != 202 {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	s.eventually("no container, veth, IP or sandbox of the application", func() (bool, string) {
+		var left []string
+		if out := docker(t, "ps", "-aq", "--filter", "label=io.bcs.pod"); out != "" {
+			left = append(left, "containers "+strings.ReplaceAll(out, "\n", " "))
+		}
+		if ports, _ := os.ReadDir(filepath.Join("/sys/class/net", bridge, "brif")); len(ports) > 0 {
+			left = append(left, fmt.Sprintf("%d veths on %s", len(ports), bridge))
+		}
+		if leases := allocations(ipamDir); len(leases) > 0 {
+			left = append(left, "IPs "+strings.Join(leases, " "))
+		}
+		left = append(left, matching(filepath.Join(s.dir, "mesos"), "demo_cnisvc_")...)
+		_, code := s.app("demo", "cnisvc")
+		return len(left) == 0 && code == 404, strings.Join(left, ", ")
+	})
+}
+
+// allocations lists the IPs host-local holds for the network.
+func allocations(ipamDir string) []string {
+	entries, _ := os.ReadDir(filepath.Join(ipamDir, "bcs-e2e"))
+	var ips []string
+	for _, e := range entries {
+		if strings.Count(e.Name(), ".") == 3 {
+			ips = append(ips, e.Name())
+		}
+	}
+	return ips
+}
