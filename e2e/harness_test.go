@@ -61,7 +61,7 @@ type system struct {
 	t         *testing.T
 	dir       string
 	extraArgs []string // more bcs-scheduler flags
-	api       string // http://127.0.0.1:port
+	api       string   // http://127.0.0.1:port
 	master    string
 	cluster   *exec.Cmd
 	scheduler *exec.Cmd
