@@ -10,19 +10,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	docker "github.com/fsouza/go-dockerclient"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
-	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
-	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster/devclustertest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/numa"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
 	"github.com/bcs-mesos/bcs-mesos/proto"
@@ -37,127 +34,11 @@ const labelTest = "io.bcs.test"
 
 const httpdScript = "mkdir -p /www && echo ok > /www/health && exec httpd -f -p 8080 -h /www"
 
-// framework is a minimal scheduler on mesos-go's own HTTP client.
-type framework struct {
-	t      *testing.T
-	caller calls.Caller
-	fwID   string
-	mu     sync.Mutex
-	events []*scheduler.Event
-	closed bool
-	notify chan struct{}
-}
-
-func subscribe(t *testing.T, c *devcluster.Cluster) *framework {
-	t.Helper()
-	cli := httpcli.New(httpcli.Endpoint(c.MasterURL()+"/api/v1/scheduler"), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeJSON]))
-	f := &framework{t: t, caller: httpsched.NewCaller(cli), notify: make(chan struct{}, 1)}
-	timeout := 60.0
-	info := &mesos.FrameworkInfo{User: "root", Name: "container-executor-test", FailoverTimeout: &timeout,
-		Capabilities: []mesos.FrameworkInfo_Capability{{Type: mesos.FrameworkInfo_Capability_PARTITION_AWARE}}}
-	resp, err := f.caller.Call(context.Background(), calls.Subscribe(info))
-	if err != nil {
-		t.Fatalf("SUBSCRIBE: %v", err)
-	}
-	t.Cleanup(func() { resp.Close() })
-	go func() {
-		for {
-			var e scheduler.Event
-			err := resp.Decode(&e)
-			f.mu.Lock()
-			if err != nil {
-				f.closed = true
-			} else {
-				f.events = append(f.events, &e)
-			}
-			f.mu.Unlock()
-			select {
-			case f.notify <- struct{}{}:
-			default:
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	f.fwID = f.await("SUBSCRIBED", func(e *scheduler.Event) bool { return e.Type == scheduler.Event_SUBSCRIBED }).Subscribed.FrameworkID.Value
-	return f
-}
-
-func (f *framework) await(what string, pred func(*scheduler.Event) bool) *scheduler.Event {
-	f.t.Helper()
-	deadline := time.After(60 * time.Second)
-	for {
-		f.mu.Lock()
-		for i, e := range f.events {
-			if pred(e) {
-				f.events = append(f.events[:i:i], f.events[i+1:]...)
-				f.mu.Unlock()
-				return e
-			}
-		}
-		var seen []string
-		for _, e := range f.events {
-			if e.Type == scheduler.Event_UPDATE {
-				st := e.Update.Status
-				seen = append(seen, fmt.Sprintf("UPDATE(%s %s %q)", st.TaskID.Value, st.GetState(), st.GetMessage()))
-			} else {
-				seen = append(seen, e.Type.String())
-			}
-		}
-		closed := f.closed
-		f.mu.Unlock()
-		if closed {
-			f.t.Fatalf("stream closed waiting for %s; have %v", what, seen)
-		}
-		select {
-		case <-f.notify:
-		case <-time.After(50 * time.Millisecond):
-		case <-deadline:
-			f.t.Fatalf("no %s; have %v", what, seen)
-		}
-	}
-}
-
-func (f *framework) call(c *scheduler.Call) {
-	f.t.Helper()
-	if err := calls.CallNoData(context.Background(), f.caller, c.With(calls.Framework(f.fwID))); err != nil {
-		f.t.Fatalf("%s: %v", c.Type, err)
-	}
-}
-
-// awaitAck waits for an update of task in state (matching pred when not
-// nil) and returns it. Every update of task up to it is acknowledged: the
-// agent forwards a task's next update only once the previous one is (as
-// Mesos' status update manager does).
-func (f *framework) awaitAck(task string, state mesos.TaskState, pred func(mesos.TaskStatus) bool) mesos.TaskStatus {
-	f.t.Helper()
-	for {
-		e := f.await(fmt.Sprintf("%s %s", task, state), func(e *scheduler.Event) bool {
-			return e.Type == scheduler.Event_UPDATE && e.Update.Status.TaskID.Value == task
-		})
-		st := e.Update.Status
-		f.call(calls.Acknowledge(st.AgentID.Value, st.TaskID.Value, st.UUID))
-		if st.GetState() == state && (pred == nil || pred(st)) {
-			return st
-		}
-	}
-}
-
-func (f *framework) awaitOffer() mesos.Offer {
-	f.t.Helper()
-	return f.await("OFFERS", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_OFFERS }).Offers.Offers[0]
-}
-
-func scalar(name string, v float64) mesos.Resource {
-	return mesos.Resource{Name: name, Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: v}}
-}
-
 // e2e is a dev cluster with one agent running real executors, a
 // subscribed framework, the executor binary and a docker client.
 type e2e struct {
 	c           *devcluster.Cluster
-	f           *framework
+	f           *devclustertest.Framework
 	docker      *docker.Client
 	executorBin string
 	label       string
@@ -226,7 +107,7 @@ func setup(t *testing.T) *e2e {
 			t.Logf("%s:\n%s", l, b)
 		}
 	})
-	e.f = subscribe(t, e.c)
+	e.f = devclustertest.Subscribe(t, e.c.MasterURL(), "container-executor-test")
 	return e
 }
 
@@ -286,16 +167,16 @@ type taskDef struct {
 // offer, with the real executor binary and the given kill grace.
 func (e *e2e) launch(t *testing.T, execID string, grace time.Duration, tasks ...taskDef) mesos.Offer {
 	t.Helper()
-	o := e.f.awaitOffer()
+	o := e.f.AwaitOffer()
 	cmdline := fmt.Sprintf("./bcs-container-executor --label %s=%s --numa-state %s --sysfs-root %s --ack-timeout 3s --codec json %s",
 		labelTest, e.label, e.numaState, e.sysfsRoot, e.extraArgs)
 	executable := true
 	ex := mesos.ExecutorInfo{
 		Type:        mesos.ExecutorInfo_CUSTOM,
 		ExecutorID:  mesos.ExecutorID{Value: execID},
-		FrameworkID: &mesos.FrameworkID{Value: e.f.fwID},
+		FrameworkID: &mesos.FrameworkID{Value: e.f.ID},
 		Command:     &mesos.CommandInfo{Value: &cmdline, URIs: []mesos.CommandInfo_URI{{Value: "file://" + e.executorBin, Executable: &executable}}},
-		Resources:   []mesos.Resource{scalar("cpus", 0.1), scalar("mem", 32), scalar("disk", 10)},
+		Resources:   []mesos.Resource{devclustertest.Scalar("cpus", 0.1), devclustertest.Scalar("mem", 32), devclustertest.Scalar("disk", 10)},
 	}
 	infos := make([]mesos.TaskInfo, len(tasks))
 	for i, td := range tasks {
@@ -305,18 +186,18 @@ func (e *e2e) launch(t *testing.T, execID string, grace time.Duration, tasks ...
 		}
 		infos[i] = mesos.TaskInfo{
 			Name: td.spec.Name, TaskID: mesos.TaskID{Value: td.id}, AgentID: o.AgentID, Data: data,
-			Resources:  []mesos.Resource{scalar("cpus", 0.1), scalar("mem", 32)},
+			Resources:  []mesos.Resource{devclustertest.Scalar("cpus", 0.1), devclustertest.Scalar("mem", 32)},
 			KillPolicy: &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: int64(grace)}},
 		}
 	}
-	e.f.call(calls.Accept(calls.OfferOperations{calls.OpLaunchGroup(ex, infos...)}.WithOffers(o.ID)).With(calls.RefuseSeconds(0)))
+	e.f.Call(calls.Accept(calls.OfferOperations{calls.OpLaunchGroup(ex, infos...)}.WithOffers(o.ID)).With(calls.RefuseSeconds(0)))
 	return o
 }
 
 // running waits until every task is RUNNING.
 func (e *e2e) running(ids ...string) {
 	for _, id := range ids {
-		e.f.awaitAck(id, mesos.TASK_RUNNING, nil)
+		e.f.AwaitAck(id, mesos.TASK_RUNNING, nil)
 	}
 }
 
@@ -364,8 +245,8 @@ func TestBridgePodThroughDevCluster(t *testing.T) {
 
 	var infos []proto.ContainerInfo
 	for _, td := range []taskDef{web, side} {
-		f.awaitAck(td.id, mesos.TASK_STARTING, nil)
-		st := f.awaitAck(td.id, mesos.TASK_RUNNING, nil)
+		f.AwaitAck(td.id, mesos.TASK_STARTING, nil)
+		st := f.AwaitAck(td.id, mesos.TASK_RUNNING, nil)
 		info := containerInfo(t, st)
 		if info.Status != "running" || info.Pid <= 0 || info.IPAddress == "" || info.NetworkMode != "bridge" {
 			t.Errorf("task %q RUNNING data %+v", td.id, info)
@@ -375,14 +256,14 @@ func TestBridgePodThroughDevCluster(t *testing.T) {
 	if infos[0].IPAddress != infos[1].IPAddress {
 		t.Errorf("side %s does not share web's network %s", infos[1].IPAddress, infos[0].IPAddress)
 	}
-	f.awaitAck(web.id, mesos.TASK_RUNNING, func(s mesos.TaskStatus) bool { return s.Healthy != nil && s.GetHealthy() })
+	f.AwaitAck(web.id, mesos.TASK_RUNNING, func(s mesos.TaskStatus) bool { return s.Healthy != nil && s.GetHealthy() })
 
 	// A framework MESSAGE exec runs in the container (docker exec) and
 	// comes back as a MessageResult with the same id.
 	msg := proto.Message{ID: "exec-1", Type: proto.MessageExec, TaskID: side.id, Command: []string{"wget", "-qO-", "http://127.0.0.1:8080/health"}}
 	mdata, _ := msg.Encode()
-	f.call(calls.Message(o.AgentID.Value, "exec-bridge", mdata))
-	m := f.await("MESSAGE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_MESSAGE }).Message
+	f.Call(calls.Message(o.AgentID.Value, "exec-bridge", mdata))
+	m := f.Await("MESSAGE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_MESSAGE }).Message
 	if res, err := proto.DecodeMessageResult(m.Data); err != nil || !res.OK || res.ID != "exec-1" || res.Output != "ok\n" {
 		t.Errorf("exec result %+v (%v)", res, err)
 	}
@@ -391,12 +272,12 @@ func TestBridgePodThroughDevCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, td := range []taskDef{web, side} {
-		st := f.awaitAck(td.id, mesos.TASK_FAILED, nil)
+		st := f.AwaitAck(td.id, mesos.TASK_FAILED, nil)
 		if !strings.Contains(st.GetMessage(), `task "side.0" failed: container exited with code 137`) {
 			t.Errorf("task %q FAILED message %q", td.id, st.GetMessage())
 		}
 	}
-	failure := f.await("FAILURE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_FAILURE }).Failure
+	failure := f.Await("FAILURE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_FAILURE }).Failure
 	if failure.GetStatus() != 0 {
 		t.Errorf("executor exit status %d", failure.GetStatus())
 	}
@@ -415,9 +296,9 @@ func TestKillWithGraceThroughDevCluster(t *testing.T) {
 	e.running(stubborn.id, polite.id)
 
 	start := time.Now()
-	e.f.call(calls.Kill(stubborn.id, o.AgentID.Value))
+	e.f.Call(calls.Kill(stubborn.id, o.AgentID.Value))
 	for _, td := range []taskDef{stubborn, polite} {
-		e.f.awaitAck(td.id, mesos.TASK_KILLED, nil)
+		e.f.AwaitAck(td.id, mesos.TASK_KILLED, nil)
 	}
 	if took := time.Since(start); took < 2*time.Second || took > 15*time.Second {
 		t.Errorf("KILLED after %v, want the 2s grace period then SIGKILL", took)
@@ -433,12 +314,12 @@ func TestUnhealthyPodFailsThroughDevCluster(t *testing.T) {
 	web, side := bridgePod(t, "/missing")
 	e.launch(t, "exec-unhealthy", time.Second, web, side)
 	e.running(web.id, side.id)
-	st := e.f.awaitAck(web.id, mesos.TASK_FAILED, nil)
+	st := e.f.AwaitAck(web.id, mesos.TASK_FAILED, nil)
 	if st.GetReason() != mesos.REASON_TASK_HEALTH_CHECK_STATUS_UPDATED || st.Healthy == nil || st.GetHealthy() ||
 		!strings.Contains(st.GetMessage(), "failed 3 times in a row") || !strings.Contains(st.GetMessage(), "status 404") {
 		t.Errorf("FAILED reason %s healthy %v message %q", st.GetReason(), st.Healthy, st.GetMessage())
 	}
-	e.f.awaitAck(side.id, mesos.TASK_FAILED, nil)
+	e.f.AwaitAck(side.id, mesos.TASK_FAILED, nil)
 	e.noContainersLeft(t, "after the health check failed")
 }
 
@@ -468,10 +349,10 @@ func TestExecutorCrashIsCleanedUp(t *testing.T) {
 	if all, _ := alloc.Allocations(); len(all) != 2 {
 		t.Errorf("allocations while running: %v", all)
 	}
-	if err := e.c.KillExecutor(e.f.fwID, o.AgentID.Value, "exec-crash"); err != nil {
+	if err := e.c.KillExecutor(e.f.ID, o.AgentID.Value, "exec-crash"); err != nil {
 		t.Fatal(err)
 	}
-	st := e.f.awaitAck("crash.0", mesos.TASK_FAILED, nil)
+	st := e.f.AwaitAck("crash.0", mesos.TASK_FAILED, nil)
 	if st.GetReason() != mesos.REASON_EXECUTOR_TERMINATED {
 		t.Errorf("reason %s", st.GetReason())
 	}
@@ -490,8 +371,8 @@ func TestExecutorCrashIsCleanedUp(t *testing.T) {
 	if all, _ := alloc.Allocations(); len(all) != 1 || all["other-pod/x"].Node != 1 {
 		t.Errorf("allocations after recovery: %v, want only other-pod's", all)
 	}
-	e.f.call(calls.Kill("next.0", o.AgentID.Value))
-	e.f.awaitAck("next.0", mesos.TASK_KILLED, nil)
+	e.f.Call(calls.Kill("next.0", o.AgentID.Value))
+	e.f.AwaitAck("next.0", mesos.TASK_KILLED, nil)
 	e.noContainersLeft(t, "after KILL")
 }
 
@@ -571,7 +452,7 @@ func TestCNIPodCrashIsCleanedUp(t *testing.T) {
 	o := e.launch(t, "exec-cni", time.Second, web, taskDef{id, spec})
 	var ips []string
 	for _, id := range []string{"web.0", "side.0"} {
-		info := containerInfo(t, e.f.awaitAck(id, mesos.TASK_RUNNING, nil))
+		info := containerInfo(t, e.f.AwaitAck(id, mesos.TASK_RUNNING, nil))
 		if info.NetworkMode != "cni" || !strings.HasPrefix(info.IPAddress, "10.254.232.") {
 			t.Errorf("task %q RUNNING data %+v, want a CNI address", id, info)
 		}
@@ -580,13 +461,13 @@ func TestCNIPodCrashIsCleanedUp(t *testing.T) {
 	if ips[0] != ips[1] {
 		t.Errorf("containers do not share the pod's address: %v", ips)
 	}
-	e.f.awaitAck("web.0", mesos.TASK_RUNNING, func(s mesos.TaskStatus) bool { return s.Healthy != nil && s.GetHealthy() })
+	e.f.AwaitAck("web.0", mesos.TASK_RUNNING, func(s mesos.TaskStatus) bool { return s.Healthy != nil && s.GetHealthy() })
 
-	if err := e.c.KillExecutor(e.f.fwID, o.AgentID.Value, "exec-cni"); err != nil {
+	if err := e.c.KillExecutor(e.f.ID, o.AgentID.Value, "exec-cni"); err != nil {
 		t.Fatal(err)
 	}
-	e.f.awaitAck("web.0", mesos.TASK_FAILED, nil)
-	e.f.awaitAck("side.0", mesos.TASK_FAILED, nil)
+	e.f.AwaitAck("web.0", mesos.TASK_FAILED, nil)
+	e.f.AwaitAck("side.0", mesos.TASK_FAILED, nil)
 	if n := len(e.containers()); n != 3 {
 		t.Fatalf("after the crash: %d containers, want 2 business + 1 network", n)
 	}
@@ -597,7 +478,7 @@ func TestCNIPodCrashIsCleanedUp(t *testing.T) {
 	id, spec = task("next.0", "main", "exec sleep 100000")
 	spec.Container.NetworkMode = network
 	o = e.launch(t, "exec-next", time.Second, taskDef{id, spec})
-	e.f.awaitAck("next.0", mesos.TASK_RUNNING, nil)
+	e.f.AwaitAck("next.0", mesos.TASK_RUNNING, nil)
 	for _, c := range e.containers() {
 		if c.Labels[pod.LabelPod] != "exec-next" {
 			t.Errorf("container %v of pod %q survived the next executor's start", c.Names, c.Labels[pod.LabelPod])
@@ -606,8 +487,8 @@ func TestCNIPodCrashIsCleanedUp(t *testing.T) {
 	if got := reservations(t, ipamDir, network); len(got) != 1 {
 		t.Errorf("after recovery: reservations %v, want only the new pod's", got)
 	}
-	e.f.call(calls.Kill("next.0", o.AgentID.Value))
-	e.f.awaitAck("next.0", mesos.TASK_KILLED, nil)
+	e.f.Call(calls.Kill("next.0", o.AgentID.Value))
+	e.f.AwaitAck("next.0", mesos.TASK_KILLED, nil)
 	e.noContainersLeft(t, "after KILL")
 	if got := reservations(t, ipamDir, network); len(got) != 0 {
 		t.Errorf("after KILL: reservations %v", got)

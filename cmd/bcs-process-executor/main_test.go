@@ -15,19 +15,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
-	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
-	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster/devclustertest"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -64,117 +61,11 @@ func tarGz(t *testing.T, files map[string][]byte) []byte {
 	return buf.Bytes()
 }
 
-// framework is a minimal scheduler on mesos-go's own HTTP client.
-type framework struct {
-	t      *testing.T
-	caller calls.Caller
-	fwID   string
-	mu     sync.Mutex
-	events []*scheduler.Event
-	closed bool
-	notify chan struct{}
-}
-
-func subscribe(t *testing.T, c *devcluster.Cluster) *framework {
-	t.Helper()
-	cli := httpcli.New(httpcli.Endpoint(c.MasterURL()+"/api/v1/scheduler"), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeJSON]))
-	f := &framework{t: t, caller: httpsched.NewCaller(cli), notify: make(chan struct{}, 1)}
-	timeout := 60.0
-	info := &mesos.FrameworkInfo{User: "root", Name: "process-executor-test", FailoverTimeout: &timeout,
-		Capabilities: []mesos.FrameworkInfo_Capability{{Type: mesos.FrameworkInfo_Capability_PARTITION_AWARE}}}
-	resp, err := f.caller.Call(context.Background(), calls.Subscribe(info))
-	if err != nil {
-		t.Fatalf("SUBSCRIBE: %v", err)
-	}
-	t.Cleanup(func() { resp.Close() })
-	go func() {
-		for {
-			var e scheduler.Event
-			err := resp.Decode(&e)
-			f.mu.Lock()
-			if err != nil {
-				f.closed = true
-			} else {
-				f.events = append(f.events, &e)
-			}
-			f.mu.Unlock()
-			select {
-			case f.notify <- struct{}{}:
-			default:
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	f.fwID = f.await("SUBSCRIBED", func(e *scheduler.Event) bool { return e.Type == scheduler.Event_SUBSCRIBED }).Subscribed.FrameworkID.Value
-	return f
-}
-
-func (f *framework) await(what string, pred func(*scheduler.Event) bool) *scheduler.Event {
-	f.t.Helper()
-	deadline := time.After(30 * time.Second)
-	for {
-		f.mu.Lock()
-		for i, e := range f.events {
-			if pred(e) {
-				f.events = append(f.events[:i:i], f.events[i+1:]...)
-				f.mu.Unlock()
-				return e
-			}
-		}
-		var seen []string
-		for _, e := range f.events {
-			if e.Type == scheduler.Event_UPDATE {
-				st := e.Update.Status
-				seen = append(seen, fmt.Sprintf("UPDATE(%s %s %q)", st.TaskID.Value, st.GetState(), st.GetMessage()))
-			} else {
-				seen = append(seen, e.Type.String())
-			}
-		}
-		closed := f.closed
-		f.mu.Unlock()
-		if closed {
-			f.t.Fatalf("stream closed waiting for %s; have %v", what, seen)
-		}
-		select {
-		case <-f.notify:
-		case <-time.After(50 * time.Millisecond):
-		case <-deadline:
-			f.t.Fatalf("no %s; have %v", what, seen)
-		}
-	}
-}
-
-func (f *framework) call(c *scheduler.Call) {
-	f.t.Helper()
-	if err := calls.CallNoData(context.Background(), f.caller, c.With(calls.Framework(f.fwID))); err != nil {
-		f.t.Fatalf("%s: %v", c.Type, err)
-	}
-}
-
-// awaitAck waits for an update of task in state, acknowledges it and
-// returns it.
-func (f *framework) awaitAck(task string, state mesos.TaskState, pred func(mesos.TaskStatus) bool) mesos.TaskStatus {
-	f.t.Helper()
-	e := f.await(fmt.Sprintf("%s %s", task, state), func(e *scheduler.Event) bool {
-		return e.Type == scheduler.Event_UPDATE && e.Update.Status.TaskID.Value == task && e.Update.Status.GetState() == state &&
-			(pred == nil || pred(e.Update.Status))
-	})
-	st := e.Update.Status
-	f.call(calls.Acknowledge(st.AgentID.Value, st.TaskID.Value, st.UUID))
-	return st
-}
-
-func scalar(name string, v float64) mesos.Resource {
-	return mesos.Resource{Name: name, Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: v}}
-}
-
 // e2e is a dev cluster with one process agent, a framework holding an
 // offer, the executor binary and /tmp roots reachable by nobody.
 type e2e struct {
 	c                 *devcluster.Cluster
-	f                 *framework
+	f                 *devclustertest.Framework
 	offer             mesos.Offer
 	bin               string
 	executorBin       string
@@ -225,8 +116,8 @@ func setup(t *testing.T) *e2e {
 			t.Logf("executor log %s:\n%s", l, b)
 		}
 	})
-	e.f = subscribe(t, e.c)
-	e.offer = e.f.await("OFFERS", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_OFFERS }).Offers.Offers[0]
+	e.f = devclustertest.Subscribe(t, e.c.MasterURL(), "process-executor-test")
+	e.offer = e.f.Await("OFFERS", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_OFFERS }).Offers.Offers[0]
 	return e
 }
 
@@ -243,16 +134,16 @@ func (e *e2e) launch(t *testing.T, execID, id string, spec *proto.TaskSpec) {
 	ex := mesos.ExecutorInfo{
 		Type:        mesos.ExecutorInfo_CUSTOM,
 		ExecutorID:  mesos.ExecutorID{Value: execID},
-		FrameworkID: &mesos.FrameworkID{Value: e.f.fwID},
+		FrameworkID: &mesos.FrameworkID{Value: e.f.ID},
 		Command:     &mesos.CommandInfo{Value: &cmdline, URIs: []mesos.CommandInfo_URI{{Value: "file://" + e.executorBin, Executable: &executable}}},
-		Resources:   []mesos.Resource{scalar("cpus", 0.1), scalar("mem", 32), scalar("disk", 10)},
+		Resources:   []mesos.Resource{devclustertest.Scalar("cpus", 0.1), devclustertest.Scalar("mem", 32), devclustertest.Scalar("disk", 10)},
 	}
 	task := mesos.TaskInfo{
 		Name: id, TaskID: mesos.TaskID{Value: id}, AgentID: e.offer.AgentID, Data: data,
-		Resources:  []mesos.Resource{scalar("cpus", 0.5), scalar("mem", 64)},
+		Resources:  []mesos.Resource{devclustertest.Scalar("cpus", 0.5), devclustertest.Scalar("mem", 64)},
 		KillPolicy: &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: int64(2 * time.Second)}},
 	}
-	e.f.call(calls.Accept(calls.OfferOperations{calls.OpLaunchGroup(ex, task)}.WithOffers(e.offer.ID)).With(calls.RefuseSeconds(0)))
+	e.f.Call(calls.Accept(calls.OfferOperations{calls.OpLaunchGroup(ex, task)}.WithOffers(e.offer.ID)).With(calls.RefuseSeconds(0)))
 }
 
 // The seed 000 process example through the dev cluster and the real
@@ -305,8 +196,8 @@ func TestSeedProcessThroughDevCluster(t *testing.T) {
 	e.launch(t, "exec-gamesvc-0", "gamesvc.0", spec)
 	f, offer := e.f, e.offer
 
-	f.awaitAck("gamesvc.0", mesos.TASK_STARTING, nil)
-	st := f.awaitAck("gamesvc.0", mesos.TASK_RUNNING, nil)
+	f.AwaitAck("gamesvc.0", mesos.TASK_STARTING, nil)
+	st := f.AwaitAck("gamesvc.0", mesos.TASK_RUNNING, nil)
 	var info proto.ProcessInfo
 	if err := json.Unmarshal(st.Data, &info); err != nil || info.Pid <= 0 || info.ProcName != "gamesvr" || info.Ports["http_port"] != port {
 		t.Errorf("RUNNING data %s (%v)", st.Data, err)
@@ -314,20 +205,20 @@ func TestSeedProcessThroughDevCluster(t *testing.T) {
 	if st.GetSource() != mesos.SOURCE_EXECUTOR || len(st.UUID) != 16 {
 		t.Errorf("RUNNING status %+v", st)
 	}
-	f.awaitAck("gamesvc.0", mesos.TASK_RUNNING, func(s mesos.TaskStatus) bool { return s.GetHealthy() })
+	f.AwaitAck("gamesvc.0", mesos.TASK_RUNNING, func(s mesos.TaskStatus) bool { return s.GetHealthy() })
 
 	msg := proto.Message{ID: "reload-1", Type: proto.MessageReload, TaskID: "gamesvc.0"}
 	mdata, _ := msg.Encode()
-	f.call(calls.Message(offer.AgentID.Value, "exec-gamesvc-0", mdata))
-	m := f.await("MESSAGE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_MESSAGE }).Message
+	f.Call(calls.Message(offer.AgentID.Value, "exec-gamesvc-0", mdata))
+	m := f.Await("MESSAGE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_MESSAGE }).Message
 	res, err := proto.DecodeMessageResult(m.Data)
 	if err != nil || !res.OK || res.ID != "reload-1" || strings.TrimSpace(res.Output) != "reloaded" {
 		t.Errorf("reload result %+v (%v)", res, err)
 	}
 
-	f.call(calls.Kill("gamesvc.0", offer.AgentID.Value))
-	f.awaitAck("gamesvc.0", mesos.TASK_KILLED, nil)
-	failure := f.await("FAILURE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_FAILURE }).Failure
+	f.Call(calls.Kill("gamesvc.0", offer.AgentID.Value))
+	f.AwaitAck("gamesvc.0", mesos.TASK_KILLED, nil)
+	failure := f.Await("FAILURE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_FAILURE }).Failure
 	if failure.GetStatus() != 0 || failure.GetExecutorID().GetValue() != "exec-gamesvc-0" {
 		t.Errorf("FAILURE %+v", failure)
 	}
@@ -350,14 +241,14 @@ func TestShutdownLeavesNoOrphans(t *testing.T) {
 	e.launch(t, "exec-orphans", "orphans.0", spec)
 	// The agent forwards a task's updates one at a time, each after the
 	// previous one is acknowledged (Mesos status update manager).
-	e.f.awaitAck("orphans.0", mesos.TASK_STARTING, nil)
-	e.f.awaitAck("orphans.0", mesos.TASK_RUNNING, nil)
+	e.f.AwaitAck("orphans.0", mesos.TASK_STARTING, nil)
+	e.f.AwaitAck("orphans.0", mesos.TASK_RUNNING, nil)
 	if pids := markerPids(marker); len(pids) != 3 {
 		t.Fatalf("want 3 task processes, have %v", pids)
 	}
-	e.f.call(calls.Shutdown("exec-orphans", e.offer.AgentID.Value))
-	e.f.awaitAck("orphans.0", mesos.TASK_KILLED, nil)
-	failure := e.f.await("FAILURE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_FAILURE }).Failure
+	e.f.Call(calls.Shutdown("exec-orphans", e.offer.AgentID.Value))
+	e.f.AwaitAck("orphans.0", mesos.TASK_KILLED, nil)
+	failure := e.f.Await("FAILURE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_FAILURE }).Failure
 	if failure.GetStatus() != 0 {
 		t.Errorf("executor exit status %d", failure.GetStatus())
 	}
@@ -433,19 +324,19 @@ func TestCrashedExecutorTasksAreSwept(t *testing.T) {
 		}}
 	}
 	e.launch(t, "exec-1", "crashy.0", daemon("5"))
-	e.f.awaitAck("crashy.0", mesos.TASK_STARTING, nil)
-	e.f.awaitAck("crashy.0", mesos.TASK_RUNNING, nil)
-	if err := e.c.KillExecutor(e.f.fwID, e.offer.AgentID.Value, "exec-1"); err != nil {
+	e.f.AwaitAck("crashy.0", mesos.TASK_STARTING, nil)
+	e.f.AwaitAck("crashy.0", mesos.TASK_RUNNING, nil)
+	if err := e.c.KillExecutor(e.f.ID, e.offer.AgentID.Value, "exec-1"); err != nil {
 		t.Fatal(err)
 	}
-	e.f.await("FAILURE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_FAILURE })
+	e.f.Await("FAILURE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_FAILURE })
 	if pids := markerPids(marker + "5"); len(pids) != 2 {
 		t.Fatalf("the crashed executor's task processes: %v (want both still running)", pids)
 	}
-	e.offer = e.f.await("OFFERS", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_OFFERS }).Offers.Offers[0]
+	e.offer = e.f.Await("OFFERS", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_OFFERS }).Offers.Offers[0]
 	e.launch(t, "exec-2", "next.0", daemon("6"))
-	e.f.awaitAck("next.0", mesos.TASK_STARTING, nil)
-	e.f.awaitAck("next.0", mesos.TASK_RUNNING, nil)
+	e.f.AwaitAck("next.0", mesos.TASK_STARTING, nil)
+	e.f.AwaitAck("next.0", mesos.TASK_RUNNING, nil)
 	if pids := markerPids(marker + "5"); len(pids) != 0 {
 		t.Errorf("orphans of the crashed executor survived: %v", pids)
 	}
