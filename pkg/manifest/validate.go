@@ -303,58 +303,57 @@ func (v *validator) item(p field.Path, typ, key, keyOrPath string) {
 
 func (v *validator) configMapRefs(p field.Path, refs []ConfigMapRef) {
 	for i, ref := range refs {
-		rp := p.Index(i)
-		var found *ConfigMap
-		if ref.Name == "" {
-			v.required(rp.Child("name"))
-		} else if v.resolver != nil {
-			cm, ok := v.resolver.ConfigMap(v.namespace, ref.Name)
-			if ok {
-				found = cm
-			} else {
-				v.invalid(rp.Child("name"), "configmap %q not found in namespace %q", ref.Name, v.namespace)
-			}
-		}
-		if len(ref.Items) == 0 {
-			v.invalid(rp.Child("items"), "must hold at least one item")
-		}
+		items := make([]refItem, len(ref.Items))
 		for j, it := range ref.Items {
-			ip := rp.Child("items").Index(j)
-			v.item(ip, it.Type, it.DataKey, it.KeyOrPath)
-			if found != nil && it.DataKey != "" {
-				if _, ok := found.Datas[it.DataKey]; !ok {
-					v.invalid(ip.Child("dataKey"), "configmap %q has no item %q", ref.Name, it.DataKey)
-				}
-			}
+			items[j] = refItem{it.Type, it.DataKey, it.KeyOrPath}
 		}
+		v.dataRef(p.Index(i), "configmap", "name", ref.Name, items, func(name string) (func(string) bool, bool) {
+			cm, ok := v.resolver.ConfigMap(v.namespace, name)
+			return func(key string) bool { _, ok := cm.Datas[key]; return ok }, ok
+		})
 	}
 }
 
 func (v *validator) secretRefs(p field.Path, refs []SecretRef) {
 	for i, ref := range refs {
-		rp := p.Index(i)
-		var found *Secret
-		if ref.SecretName == "" {
-			v.required(rp.Child("secretName"))
-		} else if v.resolver != nil {
-			s, ok := v.resolver.Secret(v.namespace, ref.SecretName)
-			if ok {
-				found = s
-			} else {
-				v.invalid(rp.Child("secretName"), "secret %q not found in namespace %q", ref.SecretName, v.namespace)
-			}
-		}
-		if len(ref.Items) == 0 {
-			v.invalid(rp.Child("items"), "must hold at least one item")
-		}
+		items := make([]refItem, len(ref.Items))
 		for j, it := range ref.Items {
-			ip := rp.Child("items").Index(j)
-			v.item(ip, it.Type, it.DataKey, it.KeyOrPath)
-			if found != nil && it.DataKey != "" {
-				if _, ok := found.Datas[it.DataKey]; !ok {
-					v.invalid(ip.Child("dataKey"), "secret %q has no item %q", ref.SecretName, it.DataKey)
-				}
-			}
+			items[j] = refItem{it.Type, it.DataKey, it.KeyOrPath}
+		}
+		v.dataRef(p.Index(i), "secret", "secretName", ref.SecretName, items, func(name string) (func(string) bool, bool) {
+			s, ok := v.resolver.Secret(v.namespace, name)
+			return func(key string) bool { _, ok := s.Datas[key]; return ok }, ok
+		})
+	}
+}
+
+// refItem is what validation reads of a configmap or secret item.
+type refItem struct{ typ, dataKey, keyOrPath string }
+
+// dataRef checks one configmap or secret reference at rp: its name
+// (field nameField) resolves through lookup, which returns whether the
+// object holds a data key, and every item is well formed and names a key
+// the object holds.
+func (v *validator) dataRef(rp field.Path, kind, nameField, name string, items []refItem, lookup func(name string) (func(string) bool, bool)) {
+	var has func(string) bool
+	switch {
+	case name == "":
+		v.required(rp.Child(nameField))
+	case v.resolver != nil:
+		var ok bool
+		if has, ok = lookup(name); !ok {
+			has = nil
+			v.invalid(rp.Child(nameField), "%s %q not found in namespace %q", kind, name, v.namespace)
+		}
+	}
+	if len(items) == 0 {
+		v.invalid(rp.Child("items"), "must hold at least one item")
+	}
+	for j, it := range items {
+		ip := rp.Child("items").Index(j)
+		v.item(ip, it.typ, it.dataKey, it.keyOrPath)
+		if has != nil && it.dataKey != "" && !has(it.dataKey) {
+			v.invalid(ip.Child("dataKey"), "%s %q has no item %q", kind, name, it.dataKey)
 		}
 	}
 }
