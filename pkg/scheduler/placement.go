@@ -40,20 +40,31 @@ func (c *Core) learnAgent(o mesos.Offer) {
 	c.write(Write{Agent: &AgentRecord{ID: info.id, Hostname: info.hostname, Attributes: attrs}})
 }
 
-// launchable returns the instances waiting for an offer now.
-func (c *Core) launchable() []*instance {
+// pending returns the instances waiting for a launch, in their backoff
+// or not.
+func (c *Core) pending() []*instance {
 	var out []*instance
 	for _, a := range c.sortedApps() {
 		if a.tmpl == nil || a.rec.State == registry.AppDeleting {
 			continue
 		}
 		for _, inst := range a.sortedInstances() {
-			if Phase(inst.rec.Phase) == PhasePending && !inst.rec.NotBefore.After(c.now) {
+			if Phase(inst.rec.Phase) == PhasePending {
 				out = append(out, inst)
 			}
 		}
 	}
 	return out
+}
+
+// launchable reports whether an instance could be launched now.
+func (c *Core) launchable() bool {
+	for _, inst := range c.pending() {
+		if !inst.rec.NotBefore.After(c.now) {
+			return true
+		}
+	}
+	return false
 }
 
 // waiting reports whether any instance waits for a launch, now or after
@@ -72,18 +83,19 @@ func (c *Core) waiting() bool {
 	return false
 }
 
-// schedule places the launchable instances on the outstanding offers.
+// schedule places the pending instances on the outstanding offers; the
+// matcher defers those still in their restart backoff.
 func (c *Core) schedule() {
-	pending := c.launchable()
-	if len(pending) == 0 || len(c.offers) == 0 {
+	if len(c.offers) == 0 || !c.launchable() {
 		return
 	}
+	pending := c.pending()
 	byID := map[string]*instance{}
 	var groups []offer.TaskGroup
 	for _, inst := range pending {
 		id := fmt.Sprintf("%s/%d", inst.app.key(), inst.rec.Index)
 		byID[id] = inst
-		groups = append(groups, offer.TaskGroup{ID: id, Req: c.requirements(inst)})
+		groups = append(groups, offer.TaskGroup{ID: id, Req: c.requirements(inst), NotBefore: inst.rec.NotBefore})
 	}
 	plan := c.matcher.Place(c.snapshot(), groups, c.now, c.cfg.Seed+c.passes)
 	c.passes++
@@ -101,8 +113,14 @@ func (c *Core) schedule() {
 			unplaced[a] = u.Rejections.String()
 		}
 	}
-	for _, inst := range pending {
-		inst.app.unplaced = unplaced[inst.app]
+	deferred := map[string]bool{}
+	for _, id := range plan.Deferred {
+		deferred[id] = true
+	}
+	for id, inst := range byID {
+		if !deferred[id] {
+			inst.app.unplaced = unplaced[inst.app]
+		}
 	}
 }
 
@@ -363,7 +381,7 @@ func (c *Core) adjustOffers() {
 		c.call(calls.Decline(offerIDs...).With(calls.RefuseSeconds(c.refuse())))
 	}
 	switch waiting := c.waiting(); {
-	case waiting && c.suppressed && len(c.launchable()) > 0:
+	case waiting && c.suppressed && c.launchable():
 		c.call(calls.Revive())
 		c.suppressed = false
 	case !waiting && !c.suppressed:
