@@ -8,9 +8,10 @@
 // (command and args, docker parameters, volumes, resources, env injection,
 // configmap/secret files), the pod and task lifecycle (State and its one
 // transition function), killing with a grace period, the in-place
-// operations (signal, exec, restart one container, update limits) and the
-// sandbox state file that lets a restarted executor tear down what a
-// crashed one left behind (containers, CNI attachment, network container).
+// operations (signal, exec, restart one container, re-create one with a new
+// environment in the same network, update limits) and the sandbox state
+// file that lets a restarted executor tear down what a crashed one left
+// behind (containers, CNI attachment, network container).
 //
 // It talks to dockerd through go-dockerclient and runs CNI plugins through
 // libcni. It must not import the Mesos client, the executor protocol driver

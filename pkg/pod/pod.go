@@ -114,7 +114,8 @@ type task struct {
 	exited      chan struct{} // closed (by markExited) once the task is over
 	exitOnce    sync.Once
 	restartGen  int           // bumped by each in-place restart
-	restarting  chan struct{} // non-nil while Restart runs; closed when it ends
+	restarting  chan struct{} // non-nil while Restart or UpdateEnv runs; closed when it ends
+	spare       string        // UpdateEnv: the next container before the switch, the old one after
 	monitoring  bool
 	cpuset      *CPUSet
 	autoRemoved bool
@@ -392,7 +393,13 @@ func (p *Pod) startTask(ctx context.Context, t *task, first bool) error {
 
 // createOptions translates t into docker's create options.
 func (p *Pod) createOptions(ctx context.Context, t *task, first bool) (docker.CreateContainerOptions, error) {
-	c := t.spec.Container
+	return p.createOptionsFor(ctx, t, t.spec, first)
+}
+
+// createOptionsFor is createOptions with spec in place of t's own (UpdateEnv
+// creates t's next container from a changed copy).
+func (p *Pod) createOptionsFor(ctx context.Context, t *task, spec *proto.TaskSpec, first bool) (docker.CreateContainerOptions, error) {
+	c := spec.Container
 	img, err := p.cfg.Docker.InspectImage(c.Image)
 	if err != nil {
 		return docker.CreateContainerOptions{}, fmt.Errorf("image %q: %v: %w", c.Image, err, dockerClass(err))
@@ -430,7 +437,7 @@ func (p *Pod) createOptions(ctx context.Context, t *task, first bool) (docker.Cr
 
 	cfg := &docker.Config{
 		Image:      c.Image,
-		Env:        buildEnv(env, t.spec),
+		Env:        buildEnv(env, spec),
 		Cmd:        cmd,
 		Entrypoint: entrypoint,
 		Labels:     labels,
@@ -445,7 +452,7 @@ func (p *Pod) createOptions(ctx context.Context, t *task, first bool) (docker.Cr
 		AutoRemove:     params.autoRemove,
 		ShmSize:        params.shmSize,
 	}
-	if err := applyResources(hc, t.spec.Resources); err != nil {
+	if err := applyResources(hc, spec.Resources); err != nil {
 		return docker.CreateContainerOptions{}, err
 	}
 	if t.cpuset != nil {
@@ -470,8 +477,11 @@ func (p *Pod) createOptions(ctx context.Context, t *task, first bool) (docker.Cr
 		}
 		if mode == "bridge" {
 			specs := make([]*proto.TaskSpec, len(p.tasks))
-			for i, t := range p.tasks {
-				specs[i] = t.spec
+			for i, o := range p.tasks {
+				specs[i] = o.spec
+				if o == t {
+					specs[i] = spec
+				}
 			}
 			cfg.ExposedPorts, hc.PortBindings = portBindings(specs, p.cfg.PortBindIP)
 		}
@@ -718,19 +728,21 @@ func (p *Pod) Kill(ctx context.Context, sig syscall.Signal, grace time.Duration)
 		p.setPod(StateKilling)
 	}
 	var running []*task
+	var graces []time.Duration // read under mu: UpdateEnv swaps t.spec
 	for _, t := range p.tasks {
 		if t.state == StateRunning || t.state == StateStarting {
 			p.setTask(t, StateKilling, "")
 			running = append(running, t)
+			g := grace
+			if g < 0 {
+				g = time.Duration(t.spec.KillGracePeriodSeconds * float64(time.Second))
+			}
+			graces = append(graces, g)
 		}
 	}
 	p.mu.Unlock()
-	for _, t := range running {
-		g := grace
-		if g < 0 {
-			g = time.Duration(t.spec.KillGracePeriodSeconds * float64(time.Second))
-		}
-		go p.killTask(t, sig, g)
+	for i, t := range running {
+		go p.killTask(t, sig, graces[i])
 	}
 	select {
 	case <-p.done:

@@ -53,6 +53,9 @@ func (p *Pod) record() *record {
 		if t.containerID != "" {
 			r.Containers = append(r.Containers, t.containerID)
 		}
+		if t.spare != "" {
+			r.Containers = append(r.Containers, t.spare)
+		}
 		if t.cpuset != nil {
 			r.CPUSetOwners = append(r.CPUSetOwners, p.cpusetOwner(t))
 		}

@@ -18,6 +18,7 @@
 //     with the health check's reason;
 //   - killing (one task's KILL stops the whole pod: its tasks share one
 //     lifecycle, seed 001) and the scheduler messages signal, exec, restart,
+//     update-env (the container is re-created, the task stays RUNNING),
 //     update-file, update-resources and report-status;
 //   - crash recovery: New tears down, with pod.Cleanup, every pod left in
 //     this sandbox and in the sandboxes of dead executors of the same

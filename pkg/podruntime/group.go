@@ -197,9 +197,23 @@ func (g *group) kill(taskID string, grace time.Duration) {
 	}()
 }
 
-// restarted reports a task restarted in place with its new container
-// data and starts its health checks afresh.
-func (g *group) restarted(taskID string) {
+// pauseHealth stops taskID's health checks while its container is stopped
+// and restarted or replaced (restart, update-env): a check failing against
+// a container being replaced is no verdict on the task. rearm starts them
+// again.
+func (g *group) pauseHealth(taskID string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if gt := g.tasks[taskID]; gt != nil {
+		g.stopHealthLocked(gt)
+	}
+}
+
+// rearm starts taskID's health checks afresh against its container as it
+// is now. A non-empty msg says the container was restarted in place or
+// re-created: the task is reported RUNNING again with its new container
+// data and msg.
+func (g *group) rearm(taskID, msg string) {
 	p := g.getPod()
 	info, err := p.Info(taskID)
 	if err != nil {
@@ -212,8 +226,10 @@ func (g *group) restarted(taskID string) {
 		return
 	}
 	gt.info = info
-	data, _ := json.Marshal(info)
-	g.push(executor.Report{TaskID: taskID, State: executor.Running, Message: "restarted in place", Data: data, Healthy: gt.lastHealthy})
+	if msg != "" {
+		data, _ := json.Marshal(info)
+		g.push(executor.Report{TaskID: taskID, State: executor.Running, Message: msg, Data: data, Healthy: gt.lastHealthy})
+	}
 	g.startHealthLocked(gt, info)
 }
 

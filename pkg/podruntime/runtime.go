@@ -250,7 +250,7 @@ func (r *Runtime) group(taskID string) *group {
 	return r.byTask[taskID]
 }
 
-// Message implements executor.Runtime: signal, exec, restart,
+// Message implements executor.Runtime: signal, exec, restart, update-env,
 // update-file, update-resources and report-status for a container task.
 func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.MessageResult {
 	res := proto.MessageResult{ID: msg.ID, Type: msg.Type, TaskID: msg.TaskID}
@@ -281,8 +281,22 @@ func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.Message
 		out, err = p.Exec(ctx, msg.TaskID, msg.Command)
 		res.Output, res.ExitCode = out.Output, out.ExitCode
 	case proto.MessageRestart:
+		g.pauseHealth(msg.TaskID)
 		if err = p.Restart(ctx, msg.TaskID); err == nil {
-			g.restarted(msg.TaskID)
+			g.rearm(msg.TaskID, "restarted in place")
+		} else {
+			g.rearm(msg.TaskID, "")
+		}
+	case proto.MessageUpdateEnv:
+		if len(msg.Env) == 0 {
+			err = fmt.Errorf("update-env without env: %w", errdefs.ErrInvalidArgument)
+			break
+		}
+		g.pauseHealth(msg.TaskID)
+		if err = p.UpdateEnv(ctx, msg.TaskID, msg.Env); err == nil {
+			g.rearm(msg.TaskID, "re-created with a new environment")
+		} else {
+			g.rearm(msg.TaskID, "")
 		}
 	case proto.MessageUpdateFile:
 		if msg.File == nil {
