@@ -4,67 +4,26 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
 )
 
 // One embedded etcd serves the whole test binary; every test gets its own
 // key prefix (store.Config.Prefix), so tests never see each other's keys.
-var (
-	sharedEtcd   *store.Embedded
-	sharedSealer *store.Sealer
-	prefixSeq    atomic.Int64
-)
+var shared storetest.Shared
 
-func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "bcs-api-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	sharedEtcd, err = store.StartEmbedded(ctx, dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "embedded etcd:", err)
-		return 1
-	}
-	defer sharedEtcd.Close()
-	sharedSealer, err = sealerIn(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
-}
-
-// sealerIn returns the Sealer of the key file <dir>/secret.key, creating
-// the key on first use as bcs-scheduler does.
-func sealerIn(dir string) (*store.Sealer, error) {
-	key, err := store.LoadOrCreateKey(filepath.Join(dir, "secret.key"))
-	if err != nil {
-		return nil, err
-	}
-	return store.NewSealer(key)
-}
+func TestMain(m *testing.M) { os.Exit(storetest.RunShared(m, &shared)) }
 
 // env is one API server over a private prefix of an etcd.
 type env struct {
@@ -79,7 +38,7 @@ type env struct {
 // adjusts the server's Config.
 func newEnv(t testing.TB, change ...func(*api.Config)) *env {
 	t.Helper()
-	return newEnvOn(t, sharedEtcd.Endpoints(), fmt.Sprintf("/api-test-%d/", prefixSeq.Add(1)), sharedSealer, change...)
+	return newEnvOn(t, shared.Etcd.Endpoints(), shared.Prefix("api-test"), shared.Sealer, change...)
 }
 
 func newEnvOn(t testing.TB, endpoints []string, prefix string, sealer *store.Sealer, change ...func(*api.Config)) *env {

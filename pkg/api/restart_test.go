@@ -10,6 +10,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
 )
 
 // Issue 3: "restart the server on the same data directory and read
@@ -24,7 +25,7 @@ func TestRestartReadsEverythingBack(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(etcd.Close)
-		sealer, err := sealerIn(dataDir) // as bcs-scheduler: <data-dir>/secret.key
+		sealer, err := storetest.SealerIn(dataDir) // as bcs-scheduler: <data-dir>/secret.key
 		if err != nil {
 			t.Fatal(err)
 		}

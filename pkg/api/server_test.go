@@ -105,7 +105,7 @@ func TestHealthz(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(etcd.Close)
-	e := newEnvOn(t, etcd.Endpoints(), "/healthz-test/", sharedSealer)
+	e := newEnvOn(t, etcd.Endpoints(), "/healthz-test/", shared.Sealer)
 	var ok map[string]string
 	e.expect(t, http.StatusOK, "GET", "/healthz", nil, &ok)
 	if ok["status"] != "ok" {

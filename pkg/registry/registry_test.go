@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,52 +18,21 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
 )
 
 // One embedded etcd for the test binary; each test uses its own prefix.
-var (
-	sharedEtcd   *store.Embedded
-	sharedSealer *store.Sealer
-	prefixSeq    atomic.Int64
-)
+var shared storetest.Shared
 
-func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "bcs-registry-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	sharedEtcd, err = store.StartEmbedded(ctx, dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "embedded etcd:", err)
-		return 1
-	}
-	defer sharedEtcd.Close()
-	key, err := store.LoadOrCreateKey(filepath.Join(dir, "secret.key"))
-	if err == nil {
-		sharedSealer, err = store.NewSealer(key)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
-}
+func TestMain(m *testing.M) { os.Exit(storetest.RunShared(m, &shared)) }
 
 // newStore opens a store on a fresh prefix of the shared etcd.
 func newStore(t *testing.T) (*store.Store, string) {
 	t.Helper()
-	prefix := fmt.Sprintf("/registry-test-%d/", prefixSeq.Add(1))
+	prefix := shared.Prefix("registry-test")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	st, err := store.Open(ctx, store.Config{Endpoints: sharedEtcd.Endpoints(), Prefix: prefix, Sealer: sharedSealer})
+	st, err := store.Open(ctx, store.Config{Endpoints: shared.Etcd.Endpoints(), Prefix: prefix, Sealer: shared.Sealer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -659,7 +626,7 @@ func TestSecretsAreSealedAtRest(t *testing.T) {
 	if _, err := r.PutObject(ctx, s, -1); err != nil {
 		t.Fatal(err)
 	}
-	client, err := clientv3.New(clientv3.Config{Endpoints: sharedEtcd.Endpoints(), DialTimeout: 5 * time.Second})
+	client, err := clientv3.New(clientv3.Config{Endpoints: shared.Etcd.Endpoints(), DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
