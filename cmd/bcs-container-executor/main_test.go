@@ -22,15 +22,9 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster/devclustertest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/numa"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
-
-// testImage is built by scripts/test-deps from busybox-static.
-const testImage = "bcs-test/busybox:latest"
-
-// labelTest marks every container a test creates (--label); t.Cleanup
-// removes them.
-const labelTest = "io.bcs.test"
 
 const httpdScript = "mkdir -p /www && echo ok > /www/health && exec httpd -f -p 8080 -h /www"
 
@@ -59,8 +53,8 @@ func setup(t *testing.T) *e2e {
 	if err := e.docker.Ping(); err != nil {
 		t.Fatalf("dockerd does not answer on /var/run/docker.sock (%v): run scripts/test-deps", err)
 	}
-	if _, err := e.docker.InspectImage(testImage); err != nil {
-		t.Fatalf("image %s missing (%v): run scripts/test-deps", testImage, err)
+	if _, err := e.docker.InspectImage(podtest.Image); err != nil {
+		t.Fatalf("image %s missing (%v): run scripts/test-deps", podtest.Image, err)
 	}
 	e.label = "e2e-" + strings.ToLower(nonName.ReplaceAllString(t.Name(), "-"))
 	e.removeContainers()
@@ -112,7 +106,7 @@ func setup(t *testing.T) *e2e {
 }
 
 func (e *e2e) containers() []docker.APIContainers {
-	list, err := e.docker.ListContainers(docker.ListContainersOptions{All: true, Filters: map[string][]string{"label": {labelTest + "=" + e.label}}})
+	list, err := e.docker.ListContainers(docker.ListContainersOptions{All: true, Filters: map[string][]string{"label": {podtest.Label + "=" + e.label}}})
 	if err != nil {
 		panic(err)
 	}
@@ -150,7 +144,7 @@ func task(id, name, script string) (string, *proto.TaskSpec) {
 	return id, &proto.TaskSpec{
 		Name: name,
 		Container: &proto.ContainerSpec{
-			Image: testImage, PullPolicy: "IfNotPresent", Command: "sh", Args: []string{"-c", script},
+			Image: podtest.Image, PullPolicy: "IfNotPresent", Command: "sh", Args: []string{"-c", script},
 			NetworkMode: pod.NetworkBridge,
 		},
 		KillGracePeriodSeconds: 1,
@@ -169,7 +163,7 @@ func (e *e2e) launch(t *testing.T, execID string, grace time.Duration, tasks ...
 	t.Helper()
 	o := e.f.AwaitOffer()
 	cmdline := fmt.Sprintf("./bcs-container-executor --label %s=%s --numa-state %s --sysfs-root %s --ack-timeout 3s --codec json %s",
-		labelTest, e.label, e.numaState, e.sysfsRoot, e.extraArgs)
+		podtest.Label, e.label, e.numaState, e.sysfsRoot, e.extraArgs)
 	executable := true
 	ex := mesos.ExecutorInfo{
 		Type:        mesos.ExecutorInfo_CUSTOM,
@@ -413,7 +407,7 @@ func (e *e2e) withCNI(t *testing.T, network string) (ipamDir string) {
 		t.Fatal(err)
 	}
 	e.extraArgs = fmt.Sprintf("--network-mode cni --cni-plugin-dir %s --cni-conf-dir %s --cni-cache-dir %s --cni-network-image %s --cni-network-command 'sleep 100000'",
-		plugins, confDir, filepath.Join(dir, "cache"), testImage)
+		plugins, confDir, filepath.Join(dir, "cache"), podtest.Image)
 	return ipamDir
 }
 

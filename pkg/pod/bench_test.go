@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
 	docker "github.com/fsouza/go-dockerclient"
 )
 
@@ -22,7 +23,7 @@ func BenchmarkPodStartVsDockerRun(b *testing.B) {
 	}
 	const label = "bcs-bench"
 	clean := func() {
-		list, _ := c.ListContainers(docker.ListContainersOptions{All: true, Filters: map[string][]string{"label": {labelTest + "=" + label}}})
+		list, _ := c.ListContainers(docker.ListContainersOptions{All: true, Filters: map[string][]string{"label": {podtest.Label + "=" + label}}})
 		for _, ct := range list {
 			_ = c.RemoveContainer(docker.RemoveContainerOptions{ID: ct.ID, Force: true})
 		}
@@ -32,7 +33,7 @@ func BenchmarkPodStartVsDockerRun(b *testing.B) {
 	sandbox := b.TempDir()
 	var podTime, dockerTime time.Duration
 	for i := 0; i < b.N; i++ {
-		cfg := Config{Docker: c, PodID: "bench", SandboxDir: sandbox, NodeAddr: "127.0.0.1", Labels: map[string]string{labelTest: label}}
+		cfg := Config{Docker: c, PodID: "bench", SandboxDir: sandbox, NodeAddr: "127.0.0.1", Labels: map[string]string{podtest.Label: label}}
 		p, err := New(cfg, []Task{containerTask("a", "exec sleep 100000"), containerTask("b", "exec sleep 100000")})
 		if err != nil {
 			b.Fatal(err)
@@ -54,7 +55,7 @@ func BenchmarkPodStartVsDockerRun(b *testing.B) {
 				hc.NetworkMode = "container:" + first
 			}
 			ct, err := c.CreateContainer(docker.CreateContainerOptions{Name: name, HostConfig: hc, Config: &docker.Config{
-				Image: testImage, Cmd: []string{"sh", "-c", "exec sleep 100000"}, Labels: map[string]string{labelTest: label},
+				Image: podtest.Image, Cmd: []string{"sh", "-c", "exec sleep 100000"}, Labels: map[string]string{podtest.Label: label},
 			}})
 			if err != nil {
 				b.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -74,7 +75,7 @@ func testCNI(t *testing.T, c *docker.Client, octet int) (Config, cniNet) {
 	cfg.Network = NetworkCNI
 	cfg.CNI = CNIConfig{
 		PluginDirs: []string{debianCNIPlugins}, ConfDir: confDir, CacheDir: filepath.Join(dir, "cache"),
-		Network: n.name, NetworkImage: testImage, NetworkCommand: []string{"sleep", "100000"},
+		Network: n.name, NetworkImage: podtest.Image, NetworkCommand: []string{"sleep", "100000"},
 	}
 	return cfg, n
 }
@@ -127,7 +128,7 @@ func (n cniNet) assertTornDown(t *testing.T, c *docker.Client, cfg Config) {
 // business containers join it (one IP, one netns), HOST is the CNI IP; on
 // stop: business containers, CNI DEL, network container.
 func TestCNIPodSharesNetwork(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg, n := testCNI(t, c, 77)
 	web := containerTask("web", httpdScript)
 	web.Spec.Container.NetworkMode = n.name
@@ -191,7 +192,7 @@ func TestCNIPodSharesNetwork(t *testing.T) {
 // The original executor leaked the CNI attachment when it died. Here the
 // state file in the sandbox lets a restarted executor tear everything down.
 func TestCrashedExecutorCleanupFromStateFile(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg, n := testCNI(t, c, 78)
 	web := containerTask("web", httpdScript)
 	web.Spec.Container.NetworkMode = n.name

@@ -11,31 +11,9 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
-
-// testImage is built by scripts/test-deps from busybox-static.
-const testImage = "bcs-test/busybox:latest"
-
-// labelTest marks every container a test creates; t.Cleanup removes them.
-const labelTest = "io.bcs.test"
-
-// dockerClient returns a client of the local dockerd, failing (never
-// skipping) when it or the test image is missing.
-func dockerClient(t *testing.T) *docker.Client {
-	t.Helper()
-	c, err := docker.NewClient("unix:///var/run/docker.sock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Ping(); err != nil {
-		t.Fatalf("dockerd does not answer on /var/run/docker.sock (%v): run scripts/test-deps (make test-deps)", err)
-	}
-	if _, err := c.InspectImage(testImage); err != nil {
-		t.Fatalf("image %s missing (%v): run scripts/test-deps (make test-deps)", testImage, err)
-	}
-	return c
-}
 
 var nonName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
 
@@ -56,12 +34,12 @@ func testConfig(t *testing.T, c *docker.Client) Config {
 		SandboxDir: t.TempDir(),
 		NodeAddr:   "127.0.0.1",
 		PortBindIP: "127.0.0.1",
-		Labels:     map[string]string{labelTest: id},
+		Labels:     map[string]string{podtest.Label: id},
 	}
 }
 
 func removeLabelled(t *testing.T, c *docker.Client, id string) {
-	list, err := c.ListContainers(docker.ListContainersOptions{All: true, Filters: map[string][]string{"label": {labelTest + "=" + id}}})
+	list, err := c.ListContainers(docker.ListContainersOptions{All: true, Filters: map[string][]string{"label": {podtest.Label + "=" + id}}})
 	if err != nil {
 		t.Errorf("list test containers: %v", err)
 		return
@@ -74,7 +52,7 @@ func removeLabelled(t *testing.T, c *docker.Client, id string) {
 // labelled counts the containers still carrying the test's label.
 func labelled(t *testing.T, c *docker.Client, cfg Config) int {
 	t.Helper()
-	list, err := c.ListContainers(docker.ListContainersOptions{All: true, Filters: map[string][]string{"label": {labelTest + "=" + cfg.Labels[labelTest]}}})
+	list, err := c.ListContainers(docker.ListContainersOptions{All: true, Filters: map[string][]string{"label": {podtest.Label + "=" + cfg.Labels[podtest.Label]}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +65,7 @@ func containerTask(name, script string) Task {
 		Version: proto.Version,
 		Name:    name,
 		Container: &proto.ContainerSpec{
-			Image: testImage, PullPolicy: "IfNotPresent",
+			Image: podtest.Image, PullPolicy: "IfNotPresent",
 			Command: "sh", Args: []string{"-c", script},
 			NetworkMode: NetworkBridge,
 		},

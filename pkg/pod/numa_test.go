@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/numa"
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
 )
 
 // Seed 001 NUMA: a pinned task gets cpuset-cpus and cpuset-mems of one
@@ -16,7 +17,7 @@ import (
 // topology has two nodes (this machine has one): node 1's CPUs are already
 // held by another pod, so node 0 (CPUs 0-1, which exist here) is chosen.
 func TestPinnedCPUsFromNUMAPlanner(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
 	sysfs := t.TempDir()
 	for node, cpus := range map[string]string{"node0": "0-1", "node1": "2-3"} {

@@ -11,6 +11,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -18,7 +19,7 @@ import (
 // network, NONE has only lo, USER joins the network named by the net
 // parameter with the address of the ip parameter.
 func TestCNMNetworkModes(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	const userNet = "bcs-test-usernet"
 	_ = c.RemoveNetwork(userNet)
 	if _, err := c.CreateNetwork(docker.CreateNetworkOptions{
@@ -84,7 +85,7 @@ func TestCNMNetworkModes(t *testing.T) {
 // volumes (pod-private and $BCS_POD_ID host paths), file owners by name,
 // resources.
 func TestContainerOptionsReachDockerd(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
 	hostDir := filepath.Join(t.TempDir(), "$BCS_POD_ID")
 	if err := os.MkdirAll(strings.ReplaceAll(hostDir, "$BCS_POD_ID", cfg.PodID), 0o755); err != nil {
@@ -144,7 +145,7 @@ func errString(err error) string {
 // The rm docker parameter: dockerd removes the container itself; the pod
 // still sees the exit and finishes.
 func TestAutoRemoveContainerFinishes(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
 	task := containerTask("main", "sleep 0.3")
 	task.Spec.Container.Parameters = []proto.Parameter{{Key: "rm", Value: "true"}}
@@ -162,7 +163,7 @@ func TestAutoRemoveContainerFinishes(t *testing.T) {
 
 // A pod killed before it started ends at once, killed.
 func TestKillBeforeStart(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
 	p, err := New(cfg, []Task{containerTask("main", "true")})
 	if err != nil {
@@ -183,7 +184,7 @@ func TestKillBeforeStart(t *testing.T) {
 // runc may not grant a privileged container its capabilities, so the
 // container is not started).
 func TestPrivilegedAndHostnameOptions(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
 	task := containerTask("main", "true")
 	task.Spec.Container.Privileged = true

@@ -14,6 +14,7 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -24,7 +25,7 @@ const httpdScript = "exec httpd -f -p 8080 -h /www"
 // PORT_<name>; files are written before start; $HOST / $BCS_POD_ID in a
 // user env value take the injected value.
 func TestBridgePodSharesNetwork(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
 	rec := &recorder{}
 	cfg.OnUpdate = rec.add
@@ -118,7 +119,7 @@ func TestBridgePodSharesNetwork(t *testing.T) {
 // Seed 001: if attaching to the first container's network or starting a
 // later container fails, the whole task group fails.
 func TestFailingSecondContainerFailsGroup(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
 	rec := &recorder{}
 	cfg.OnUpdate = rec.add
@@ -149,7 +150,7 @@ func TestFailingSecondContainerFailsGroup(t *testing.T) {
 
 // Seed 001: one task failing fails every task and kills every container.
 func TestContainerExitKillsPod(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
 	long := containerTask("long", "exec sleep 100000")
 	long.Spec.KillGracePeriodSeconds = 30 // the failure kill is immediate (SIGKILL)
@@ -183,7 +184,7 @@ func TestContainerExitKillsPod(t *testing.T) {
 
 // Seed 001: all containers exited (code 0) → the pod is done, finished.
 func TestAllContainersExitFinishesPod(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
 	p, err := New(cfg, []Task{containerTask("a", "sleep 0.3"), containerTask("b", "exit 0")})
 	if err != nil {
@@ -204,7 +205,7 @@ func TestAllContainersExitFinishesPod(t *testing.T) {
 
 // Kill policy: SIGTERM, then SIGKILL once killGracePeriodSeconds passed.
 func TestKillGracePeriod(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	const grace = 1500 * time.Millisecond
 	cases := []struct {
 		name     string
@@ -272,7 +273,7 @@ func TestDockerdUnreachableFailsEveryTask(t *testing.T) {
 // imagePullPolicy: IfNotPresent uses the local image (covered by every
 // test); Always must pull, and with no registry reachable fails clearly.
 func TestPullPolicyAlwaysWithoutRegistryFails(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
 	task := containerTask("a", "true")
 	task.Spec.Container.PullPolicy = "Always"
@@ -294,7 +295,7 @@ func TestPullPolicyAlwaysWithoutRegistryFails(t *testing.T) {
 // signal, update-file, update-resources, restart one container keeping the
 // pod and its network.
 func TestInPlaceOperations(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
 	owner := containerTask("owner", httpdScript)
 	owner.Spec.Files = []proto.File{{Path: "/www/index.html", Content: []byte("owner\n")}}

@@ -15,6 +15,7 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -60,7 +61,7 @@ func execEnv(t *testing.T, p *Pod, taskID string) string {
 // gone, the task stays RUNNING and the state file names the new container.
 // The CNM network owner cannot be re-created: the others would be cut off.
 func TestUpdateEnvRecreatesJoinedContainer(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
 	rec := &recorder{}
 	cfg.OnUpdate = rec.add
@@ -115,7 +116,7 @@ func TestUpdateEnvRecreatesJoinedContainer(t *testing.T) {
 	if ins.HostConfig.NetworkMode != "container:"+ownerInfo.ID {
 		t.Errorf("network mode %q, want container:%s", ins.HostConfig.NetworkMode, ownerInfo.ID)
 	}
-	if ins.Config.Labels["app"] != "worker" || ins.Config.Labels[LabelTask] != worker.ID || ins.Config.Labels[labelTest] != cfg.PodID {
+	if ins.Config.Labels["app"] != "worker" || ins.Config.Labels[LabelTask] != worker.ID || ins.Config.Labels[podtest.Label] != cfg.PodID {
 		t.Errorf("labels %v", ins.Config.Labels)
 	}
 	if ins.HostConfig.Memory != 96<<20 || ins.HostConfig.CPUShares != 102 {
@@ -169,7 +170,7 @@ func TestUpdateEnvRecreatesJoinedContainer(t *testing.T) {
 
 // The arguments of update-env are checked before anything is touched.
 func TestUpdateEnvRejects(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
 	p, err := New(cfg, []Task{containerTask("owner", "exec sleep 100000"), containerTask("worker", "exec sleep 100000")})
 	if err != nil {
@@ -206,7 +207,7 @@ func TestUpdateEnvRejects(t *testing.T) {
 // joined it, so it can be re-created; the pod keeps running and stops
 // cleanly afterwards.
 func TestUpdateEnvSoleCNMContainer(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
 	solo := containerTask("solo", "exec sleep 100000")
 	p, err := New(cfg, []Task{solo})
@@ -247,7 +248,7 @@ func TestUpdateEnvSoleCNMContainer(t *testing.T) {
 // namespace and keeps the pod IP (HOST), its files are written again, and
 // teardown still finds everything.
 func TestUpdateEnvCNIFirstContainer(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	cfg, n := testCNI(t, c, 79)
 	web := containerTask("web", httpdScript)
 	web.Spec.Container.NetworkMode = n.name

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -55,7 +56,7 @@ func withCNI(t *testing.T, cfg *Config) (ipamDir string) {
 	cfg.Network = pod.NetworkCNI
 	cfg.CNI = pod.CNIConfig{
 		PluginDirs: []string{debianCNIPlugins}, ConfDir: confDir, CacheDir: filepath.Join(dir, "cache"),
-		Network: name, NetworkImage: testImage, NetworkCommand: []string{"sleep", "100000"},
+		Network: name, NetworkImage: podtest.Image, NetworkCommand: []string{"sleep", "100000"},
 	}
 	return ipamDir
 }
@@ -65,7 +66,7 @@ func withCNI(t *testing.T, cfg *Config) (ipamDir string) {
 // probes the container's own address; KILL tears down the containers and
 // the CNI attachment (no host-local reservation left).
 func TestCNIPodHealthCheckOnContainerIP(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	var ipamDir string
 	rt, cfg := newRuntime(t, c, func(cfg *Config) { ipamDir = withCNI(t, cfg) })
 	rep := newReporter(t)
@@ -93,7 +94,7 @@ func TestCNIPodHealthCheckOnContainerIP(t *testing.T) {
 	rep.awaitState(web.ID(), executor.Killed)
 	rep.awaitState(side.ID(), executor.Killed)
 	waitDone(t, rt)
-	if left := labelledContainers(t, c, cfg.Labels[labelTest]); len(left) != 0 {
+	if left := labelledContainers(t, c, cfg.Labels[podtest.Label]); len(left) != 0 {
 		t.Errorf("%d containers left", len(left))
 	}
 	entries, _ := os.ReadDir(filepath.Join(ipamDir, "bcs-rt-net"))

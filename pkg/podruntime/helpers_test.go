@@ -16,33 +16,11 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
-// testImage is built by scripts/test-deps from busybox-static.
-const testImage = "bcs-test/busybox:latest"
-
-// labelTest marks every container a test creates; t.Cleanup removes them.
-const labelTest = "io.bcs.test"
-
 const httpdScript = "mkdir -p /www && echo ok > /www/health && exec httpd -f -p 8080 -h /www"
-
-// dockerClient returns a client of the local dockerd, failing (never
-// skipping) when it or the test image is missing.
-func dockerClient(t *testing.T) *docker.Client {
-	t.Helper()
-	c, err := docker.NewClient("unix:///var/run/docker.sock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Ping(); err != nil {
-		t.Fatalf("dockerd does not answer on /var/run/docker.sock (%v): run scripts/test-deps", err)
-	}
-	if _, err := c.InspectImage(testImage); err != nil {
-		t.Fatalf("image %s missing (%v): run scripts/test-deps", testImage, err)
-	}
-	return c
-}
 
 var nonName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
 
@@ -68,7 +46,7 @@ func newRuntime(t *testing.T, c *docker.Client, mod func(*Config)) (*Runtime, Co
 		SandboxDir: t.TempDir(),
 		NodeAddr:   "127.0.0.1",
 		PortBindIP: "127.0.0.1",
-		Labels:     map[string]string{labelTest: id},
+		Labels:     map[string]string{podtest.Label: id},
 		Logf:       t.Logf,
 	}
 	if mod != nil {
@@ -94,7 +72,7 @@ func removeLabelled(t *testing.T, c *docker.Client, id string) {
 }
 
 func labelledContainers(t *testing.T, c *docker.Client, id string) []docker.APIContainers {
-	list, err := c.ListContainers(docker.ListContainersOptions{All: true, Filters: map[string][]string{"label": {labelTest + "=" + id}}})
+	list, err := c.ListContainers(docker.ListContainersOptions{All: true, Filters: map[string][]string{"label": {podtest.Label + "=" + id}}})
 	if err != nil {
 		t.Errorf("list test containers: %v", err)
 	}
@@ -109,7 +87,7 @@ func containerTask(id, name, script string) executor.Task {
 			Version: proto.Version,
 			Name:    name,
 			Container: &proto.ContainerSpec{
-				Image: testImage, PullPolicy: "IfNotPresent",
+				Image: podtest.Image, PullPolicy: "IfNotPresent",
 				Command: "sh", Args: []string{"-c", script},
 				NetworkMode: pod.NetworkBridge,
 			},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -34,7 +35,7 @@ func bridgePod(t *testing.T, checks ...proto.HealthCheck) (web, side executor.Ta
 // JSON as TaskStatus.data; the HTTP check probes the published hostPort
 // (BRIDGE, hostPort > 0) and reports healthy=true.
 func TestBridgePodRunsHealthy(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	rt, cfg := newRuntime(t, c, nil)
 	rep := newReporter(t)
 	check := fastCheck("HTTP")
@@ -61,7 +62,7 @@ func TestBridgePodRunsHealthy(t *testing.T) {
 // Seed 001: a container failing later fails every task and kills every
 // container; once all have exited the pod is torn down.
 func TestContainerExitFailsGroup(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	rt, cfg := newRuntime(t, c, nil)
 	rep := newReporter(t)
 	web, side, _ := bridgePod(t)
@@ -77,7 +78,7 @@ func TestContainerExitFailsGroup(t *testing.T) {
 		}
 	}
 	waitDone(t, rt)
-	if left := labelledContainers(t, c, cfg.Labels[labelTest]); len(left) != 0 {
+	if left := labelledContainers(t, c, cfg.Labels[podtest.Label]); len(left) != 0 {
 		t.Errorf("%d containers left after the group failed", len(left))
 	}
 }
@@ -86,7 +87,7 @@ func TestContainerExitFailsGroup(t *testing.T) {
 // KILL stops the pod (seed 001: shared lifecycle). The task the driver
 // reported KILLING for is not reported KILLING again.
 func TestKillWithGrace(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	rt, cfg := newRuntime(t, c, nil)
 	rep := newReporter(t)
 	stubborn := containerTask("stubborn.0", "stubborn", `trap "echo term" TERM; while true; do sleep 0.1; done`)
@@ -110,7 +111,7 @@ func TestKillWithGrace(t *testing.T) {
 		t.Errorf("stubborn states %v: KILLING twice", got)
 	}
 	waitDone(t, rt)
-	if left := labelledContainers(t, c, cfg.Labels[labelTest]); len(left) != 0 {
+	if left := labelledContainers(t, c, cfg.Labels[podtest.Label]); len(left) != 0 {
 		t.Errorf("%d containers left after KILL", len(left))
 	}
 }
@@ -141,7 +142,7 @@ func TestUnhealthyChecksFailGroup(t *testing.T) {
 		}, "exited with 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := dockerClient(t)
+			c := podtest.Docker(t)
 			rt, cfg := newRuntime(t, c, nil)
 			rep := newReporter(t)
 			web, side, hostPort := bridgePod(t)
@@ -161,7 +162,7 @@ func TestUnhealthyChecksFailGroup(t *testing.T) {
 				t.Errorf("side FAILED message %q, want the health reason", s.Message)
 			}
 			waitDone(t, rt)
-			if left := labelledContainers(t, c, cfg.Labels[labelTest]); len(left) != 0 {
+			if left := labelledContainers(t, c, cfg.Labels[podtest.Label]); len(left) != 0 {
 				t.Errorf("%d containers left", len(left))
 			}
 		})
@@ -170,7 +171,7 @@ func TestUnhealthyChecksFailGroup(t *testing.T) {
 
 // TCP by port name and COMMAND through docker exec turn healthy.
 func TestTCPAndCommandChecksHealthy(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	rt, _ := newRuntime(t, c, nil)
 	rep := newReporter(t)
 	tcp := fastCheck("TCP")
@@ -184,7 +185,7 @@ func TestTCPAndCommandChecksHealthy(t *testing.T) {
 
 // The scheduler messages of proto/message.go against a running pod.
 func TestMessages(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	rt, cfg := newRuntime(t, c, nil)
 	rep := newReporter(t)
 	web, side, _ := bridgePod(t)
@@ -282,7 +283,7 @@ func TestDockerUnreachableFailsEveryTask(t *testing.T) {
 // A group that can never run fails before anything is created:
 // REASON_TASK_INVALID for every task.
 func TestInvalidGroups(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	for _, tc := range []struct {
 		name string
 		mod  func(a *executor.Task)
@@ -315,7 +316,7 @@ func TestInvalidGroups(t *testing.T) {
 					t.Errorf("task %q: %s", task.ID(), describe(f))
 				}
 			}
-			if left := labelledContainers(t, c, cfg.Labels[labelTest]); len(left) != 0 {
+			if left := labelledContainers(t, c, cfg.Labels[podtest.Label]); len(left) != 0 {
 				t.Errorf("%d containers created for an invalid group", len(left))
 			}
 		})
@@ -327,13 +328,13 @@ func TestInvalidGroups(t *testing.T) {
 // ID) tears it down because the owner is dead, and leaves a live
 // executor's pod alone.
 func TestRecoverTearsDownDeadExecutorsPods(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	executors := filepath.Join(t.TempDir(), "frameworks", "fw-1", "executors")
 	sandbox := func(exec, run string) string { return filepath.Join(executors, exec, "runs", run) }
 	id := testID(t)
 	removeLabelled(t, c, id)
 	t.Cleanup(func() { removeLabelled(t, c, id) })
-	labels := map[string]string{labelTest: id}
+	labels := map[string]string{podtest.Label: id}
 
 	// Two pods started by hand in two sandboxes; one owner is dead.
 	startPod := func(exec, run string) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -32,7 +33,7 @@ func netns(t *testing.T, pid int) string {
 // new container's data; its COMMAND check runs against the new container.
 // The CNM network owner and malformed messages are answered with an error.
 func TestUpdateEnvMessage(t *testing.T) {
-	c := dockerClient(t)
+	c := podtest.Docker(t)
 	rt, _ := newRuntime(t, c, nil)
 	rep := newReporter(t)
 	web, side, _ := bridgePod(t)
