@@ -13,10 +13,10 @@ import (
 	"time"
 
 	docker "github.com/fsouza/go-dockerclient"
-	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
 	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 	"github.com/bcs-mesos/bcs-mesos/pkg/numa"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
 	"github.com/bcs-mesos/bcs-mesos/pkg/podruntime"
@@ -77,14 +77,9 @@ func run() error {
 	default:
 		return fmt.Errorf("--network-mode %q: want \"\" or \"cni\"", *networkMode)
 	}
-	c, ok := codecs.ByMediaType[codecs.MediaTypeProtobuf], true
-	if *codec == "json" {
-		c = codecs.ByMediaType[codecs.MediaTypeJSON]
-	} else if *codec != "protobuf" {
-		ok = false
-	}
-	if !ok {
-		return fmt.Errorf("codec %q: want protobuf or json", *codec)
+	c, err := mesoswire.ByName(*codec)
+	if err != nil {
+		return fmt.Errorf("--codec: %w", err)
 	}
 	if *nodeAddr == "" {
 		if host, _, err := net.SplitHostPort(env.AgentEndpoint); err == nil {

@@ -10,10 +10,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
 	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 	"github.com/bcs-mesos/bcs-mesos/pkg/process"
 )
 
@@ -79,14 +79,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	c, ok := codecs.ByMediaType[codecs.MediaTypeProtobuf], true
-	if *codec == "json" {
-		c = codecs.ByMediaType[codecs.MediaTypeJSON]
-	} else if *codec != "protobuf" {
-		ok = false
-	}
-	if !ok {
-		return fmt.Errorf("codec %q: want protobuf or json", *codec)
+	c, err := mesoswire.ByName(*codec)
+	if err != nil {
+		return fmt.Errorf("--codec: %w", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

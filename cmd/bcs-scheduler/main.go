@@ -24,6 +24,7 @@ func main() {
 	flag.StringVar(&etcd, "etcd-endpoints", "", "comma-separated etcd client URLs; empty runs an embedded etcd under --data-dir")
 	flag.StringVar(&o.SecretKeyFile, "secret-key-file", "", "AES key sealing secrets at rest (default <data-dir>/secret.key, created if missing)")
 	flag.StringVar(&masters, "master", "", "comma-separated Mesos master URLs, e.g. http://10.0.0.1:5050")
+	flag.StringVar(&o.MesosEncoding, "mesos-encoding", "protobuf", "media type of the Mesos scheduler API: protobuf (skips enum values newer than this build) or json")
 	flag.StringVar(&o.User, "mesos-user", "root", "FrameworkInfo.user: the user executors run as on the agents")
 	flag.StringVar(&o.Role, "mesos-role", "*", "FrameworkInfo.role")
 	flag.DurationVar(&o.FailoverTimeout, "failover-timeout", 7*24*time.Hour, "how long Mesos keeps the tasks of a disconnected scheduler")

@@ -25,6 +25,6 @@
 // containers itself. runtimetest is the conformance suite every Runtime
 // runs. Time comes from a Clock so tests can control it.
 //
-// It must not import other bcs-mesos packages except proto and errdefs,
-// and never the scheduler side or pkg/devcluster.
+// It must not import other bcs-mesos packages except proto, errdefs and
+// mesoswire, and never the scheduler side or pkg/devcluster.
 package executor

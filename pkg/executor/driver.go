@@ -13,7 +13,6 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
-	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/executor/calls"
 	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
@@ -21,6 +20,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpexec"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -42,7 +42,7 @@ type Config struct {
 	Clock Clock
 	// Logf defaults to discarding.
 	Logf func(format string, args ...any)
-	// Codec is the wire encoding; protobuf by default.
+	// Codec is the wire encoding; mesoswire.Protobuf by default.
 	Codec encoding.Codec
 	// AckTimeout bounds the wait for acknowledgements once every task is
 	// terminal; default 10s.
@@ -95,7 +95,7 @@ func New(cfg Config) *Driver {
 		cfg.Logf = func(string, ...any) {}
 	}
 	if cfg.Codec.Name == "" {
-		cfg.Codec = codecs.ByMediaType[codecs.MediaTypeProtobuf]
+		cfg.Codec = mesoswire.Protobuf
 	}
 	if cfg.AckTimeout <= 0 {
 		cfg.AckTimeout = 10 * time.Second

@@ -138,6 +138,8 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.restore(in)
 	case Subscribed:
 		c.subscribed(in.FrameworkID)
+	case LearnedFrameworkID:
+		c.learnFrameworkID(in.FrameworkID)
 	case Disconnected:
 		c.connected = false
 		clear(c.offers)
@@ -217,10 +219,7 @@ func (c *Core) restore(in Restore) {
 }
 
 func (c *Core) subscribed(id string) {
-	if id != c.frameworkID {
-		c.frameworkID = id
-		c.write(Write{FrameworkID: id})
-	}
+	c.learnFrameworkID(id)
 	c.connected, c.suppressed = true, false
 	clear(c.offers)
 	// Ask about every task we believe live, until each is answered.
@@ -232,6 +231,14 @@ func (c *Core) subscribed(id string) {
 	}
 	c.sendReconcile()
 	c.implicitSent = c.now
+}
+
+// learnFrameworkID persists the framework ID the master gave us.
+func (c *Core) learnFrameworkID(id string) {
+	if id != "" && id != c.frameworkID {
+		c.frameworkID = id
+		c.write(Write{FrameworkID: id})
+	}
 }
 
 func (c *Core) sendReconcile() {

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
+	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -19,6 +20,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
@@ -40,7 +42,10 @@ type DriverConfig struct {
 	TickInterval time.Duration
 	// BackoffMax caps the reconnect backoff (from 500ms, doubling); default 30s.
 	BackoffMax time.Duration
-	Logger     *slog.Logger
+	// Encoding is the scheduler API's media type; default
+	// mesoswire.Protobuf, which skips enum values newer than our types.
+	Encoding encoding.Codec
+	Logger   *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -57,6 +62,8 @@ type Driver struct {
 	health chan RemoteHealth
 	// checks cancels the remote health checks of each task group.
 	checks map[string]context.CancelFunc
+	// frameworkID is the core's, for the subscription goroutine.
+	frameworkID atomic.Pointer[string]
 }
 
 // NewDriver returns a driver; Run starts it.
@@ -84,6 +91,9 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Encoding.Name == "" {
+		cfg.Encoding = mesoswire.Protobuf
 	}
 	if cfg.Core.Resolver == nil {
 		cfg.Core.Resolver = registryResolver{cfg.Registry}
@@ -219,6 +229,8 @@ func appInput(we store.Event) (Input, error) {
 // step runs one input: persist, then send.
 func (d *Driver) step(ctx context.Context, in Input) error {
 	out := d.core.Step(d.cfg.Now(), in)
+	id := d.core.FrameworkID()
+	d.frameworkID.Store(&id)
 	for _, w := range out.Writes {
 		if err := d.persist(ctx, w); err != nil {
 			return fmt.Errorf("persist: %w", err)
@@ -231,7 +243,7 @@ func (d *Driver) step(ctx context.Context, in Input) error {
 		return nil
 	}
 	for _, call := range out.Calls {
-		call = call.With(calls.Framework(d.core.FrameworkID()))
+		call = call.With(calls.Framework(id))
 		if err := calls.CallNoData(ctx, d.caller, call); err != nil {
 			// The master will resend what matters (offers, updates) and
 			// the core retries kills and reconciliation.
@@ -306,14 +318,23 @@ func (d *Driver) report(ctx context.Context, h RemoteHealth) {
 // subscribeLoop keeps a subscription open, reconnecting with capped
 // exponential backoff, and forwards its events.
 func (d *Driver) subscribeLoop(ctx context.Context, events chan<- event) {
-	backoff := 500 * time.Millisecond
+	const initialBackoff = 500 * time.Millisecond
+	backoff := initialBackoff
 	for attempt := 0; ; attempt++ {
 		master := d.cfg.Masters[attempt%len(d.cfg.Masters)]
-		err := d.subscribeOnce(ctx, master, events)
+		subscribed, err := d.subscribeOnce(ctx, master, events)
 		if ctx.Err() != nil {
 			return
 		}
-		d.log.Warn("mesos subscription ended", "master", master, "err", err, "retry_in", backoff)
+		if subscribed {
+			backoff = initialBackoff
+		}
+		var undecodable *mesoswire.DecodeError
+		if errors.As(err, &undecodable) {
+			d.log.Error("undecodable event from the master; subscribing again", "master", master, "err", err, "retry_in", backoff)
+		} else {
+			d.log.Warn("mesos subscription ended", "master", master, "err", err, "retry_in", backoff)
+		}
 		select {
 		case events <- event{err: err}:
 		case <-ctx.Done():
@@ -329,11 +350,12 @@ func (d *Driver) subscribeLoop(ctx context.Context, events chan<- event) {
 }
 
 // subscribeOnce subscribes to one master and reads its events until the
-// stream ends or the heartbeats stop.
-func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<- event) error {
+// stream ends or the heartbeats stop. It reports whether the master
+// accepted the subscription (SUBSCRIBED arrived).
+func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<- event) (bool, error) {
 	cli := httpcli.New(
 		httpcli.Endpoint(strings.TrimSuffix(master, "/")+"/api/v1/scheduler"),
-		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeJSON]),
+		httpcli.Codec(d.cfg.Encoding),
 		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))),
 	)
 	caller := httpsched.NewCaller(cli, httpsched.MaxRedirects(4))
@@ -347,13 +369,13 @@ func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<-
 		},
 	}
 	subscribe := calls.Subscribe(info)
-	if id := d.core.FrameworkID(); id != "" {
+	if id := d.knownFrameworkID(); id != "" {
 		info.ID = &mesos.FrameworkID{Value: id}
 		subscribe = subscribe.With(calls.Framework(id))
 	}
 	resp, err := caller.Call(ctx, subscribe)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer resp.Close()
 
@@ -373,17 +395,37 @@ func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<-
 			}
 		}
 	}()
+	subscribed := false
+	forward := func(ev event) error {
+		select {
+		case events <- ev:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	heartbeat := 30 * time.Second
 	timer := time.NewTimer(3 * heartbeat)
 	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return subscribed, ctx.Err()
 		case err := <-decodeErr:
-			return err
+			// A SUBSCRIBED we cannot read still names our framework: keep
+			// that ID, or the next SUBSCRIBE registers another framework.
+			var undecodable *mesoswire.DecodeError
+			if !subscribed && errors.As(err, &undecodable) {
+				if id := mesoswire.SubscribedFrameworkID(undecodable); id != "" {
+					d.frameworkID.Store(&id)
+					if ferr := forward(event{in: LearnedFrameworkID{FrameworkID: id}}); ferr != nil {
+						return false, ferr
+					}
+				}
+			}
+			return subscribed, err
 		case <-timer.C:
-			return fmt.Errorf("no event for %s: missed heartbeats", 3*heartbeat)
+			return subscribed, fmt.Errorf("no event for %s: missed heartbeats", 3*heartbeat)
 		case e := <-decoded:
 			if s := e.GetSubscribed(); s != nil && s.GetHeartbeatIntervalSeconds() > 0 {
 				heartbeat = time.Duration(s.GetHeartbeatIntervalSeconds() * float64(time.Second))
@@ -391,20 +433,29 @@ func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<-
 			timer.Reset(3 * heartbeat)
 			if in := eventInput(e); in != nil {
 				ev := event{in: in}
-				if _, ok := in.(Subscribed); ok {
+				if sub, ok := in.(Subscribed); ok {
+					subscribed = true
 					ev.caller = caller
+					d.frameworkID.Store(&sub.FrameworkID)
 				}
-				select {
-				case events <- ev:
-				case <-ctx.Done():
-					return ctx.Err()
+				if err := forward(ev); err != nil {
+					return subscribed, err
 				}
 			}
 			if e.GetType() == scheduler.Event_ERROR {
-				return fmt.Errorf("master error: %s", e.GetError().GetMessage())
+				return subscribed, fmt.Errorf("master error: %s", e.GetError().GetMessage())
 			}
 		}
 	}
+}
+
+// knownFrameworkID is the ID to subscribe with; "" registers a new
+// framework.
+func (d *Driver) knownFrameworkID() string {
+	if id := d.frameworkID.Load(); id != nil {
+		return *id
+	}
+	return ""
 }
 
 // eventInput turns a Mesos event into a core input; nil when the core has

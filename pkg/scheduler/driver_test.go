@@ -31,7 +31,8 @@ type system struct {
 	done    chan error
 }
 
-func startSystem(t *testing.T, agents ...devcluster.AgentSpec) *system {
+// newStore starts an embedded etcd and opens a store on it.
+func newStore(t *testing.T) *store.Store {
 	t.Helper()
 	ctx := context.Background()
 	etcd, err := store.StartEmbedded(ctx, t.TempDir())
@@ -49,6 +50,13 @@ func startSystem(t *testing.T, agents ...devcluster.AgentSpec) *system {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func startSystem(t *testing.T, agents ...devcluster.AgentSpec) *system {
+	t.Helper()
+	ctx := context.Background()
+	st := newStore(t)
 	cluster, err := devcluster.Start(ctx, devcluster.Config{
 		ListenAddr:          "127.0.0.1:0",
 		AllocationInterval:  devcluster.Duration(50 * time.Millisecond),

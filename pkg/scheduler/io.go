@@ -22,6 +22,11 @@ type Restore struct {
 // Subscribed: the master accepted the subscription.
 type Subscribed struct{ FrameworkID string }
 
+// LearnedFrameworkID: the master named our framework ID in a SUBSCRIBED
+// that could not otherwise be read; the subscription failed, but the next
+// one must use this ID.
+type LearnedFrameworkID struct{ FrameworkID string }
+
 // Disconnected: the subscription ended; offers are gone with it.
 type Disconnected struct{}
 
@@ -76,18 +81,19 @@ type RemoteHealth struct {
 	Kill bool
 }
 
-func (Restore) input()         {}
-func (Subscribed) input()      {}
-func (Disconnected) input()    {}
-func (OffersIn) input()        {}
-func (Rescind) input()         {}
-func (StatusUpdate) input()    {}
-func (ExecutorMessage) input() {}
-func (AppChanged) input()      {}
-func (AppRemoved) input()      {}
-func (Operate) input()         {}
-func (Tick) input()            {}
-func (RemoteHealth) input()    {}
+func (Restore) input()            {}
+func (Subscribed) input()         {}
+func (LearnedFrameworkID) input() {}
+func (Disconnected) input()       {}
+func (OffersIn) input()           {}
+func (Rescind) input()            {}
+func (StatusUpdate) input()       {}
+func (ExecutorMessage) input()    {}
+func (AppChanged) input()         {}
+func (AppRemoved) input()         {}
+func (Operate) input()            {}
+func (Tick) input()               {}
+func (RemoteHealth) input()       {}
 
 // Output is what a step asks of the driver: persist Writes, in order, then
 // send Calls, in order, then start and stop remote health checks.

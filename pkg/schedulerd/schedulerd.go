@@ -12,9 +12,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mesos/mesos-go/api/v1/lib/encoding"
+
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
@@ -27,6 +30,9 @@ type Options struct {
 	EtcdEndpoints []string // external etcd; empty runs an embedded one
 	SecretKeyFile string   // default <DataDir>/secret.key
 	Masters       []string // Mesos masters; ignored with Dev
+	// MesosEncoding is the scheduler API's media type, "protobuf" (the
+	// default) or "json".
+	MesosEncoding string
 	// User, Role and FailoverTimeout go into the FrameworkInfo; defaults
 	// root, "*" and 7 days.
 	User            string
@@ -68,6 +74,13 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.FilesDir == "" {
 		o.FilesDir = filepath.Join(o.DataDir, "files")
+	}
+	if o.MesosEncoding == "" {
+		o.MesosEncoding = mesoswire.NameProtobuf
+	}
+	encoding, err := mesoswire.ByName(o.MesosEncoding)
+	if err != nil {
+		return fmt.Errorf("mesos encoding: %w", err)
 	}
 	// Searchable: with --dev, processes running as other users live under
 	// it. etcd keeps its own directory private; the key file is 0600.
@@ -133,7 +146,7 @@ func Run(ctx context.Context, o Options) error {
 	if len(masters) == 0 {
 		o.Logger.Warn("no Mesos master (--master or --dev): serving the API only")
 	} else {
-		go func() { errc <- lead.run(runCtx, st, o, masters, reg, op) }()
+		go func() { errc <- lead.run(runCtx, st, o, masters, encoding, reg, op) }()
 	}
 	select {
 	case <-ctx.Done():
@@ -207,9 +220,9 @@ func (l *leadership) set(leader string) {
 
 // run campaigns, and while leading runs the driver; when leadership or
 // the driver fails it steps down and campaigns again.
-func (l *leadership) run(ctx context.Context, st *store.Store, o Options, masters []string, reg *registry.Registry, op *operator) error {
+func (l *leadership) run(ctx context.Context, st *store.Store, o Options, masters []string, encoding encoding.Codec, reg *registry.Registry, op *operator) error {
 	for ctx.Err() == nil {
-		if err := l.term(ctx, st, o, masters, reg, op); err != nil && ctx.Err() == nil {
+		if err := l.term(ctx, st, o, masters, encoding, reg, op); err != nil && ctx.Err() == nil {
 			o.Logger.Error("leadership term ended", "err", err)
 			select {
 			case <-time.After(time.Second):
@@ -220,7 +233,7 @@ func (l *leadership) run(ctx context.Context, st *store.Store, o Options, master
 	return nil
 }
 
-func (l *leadership) term(ctx context.Context, st *store.Store, o Options, masters []string, reg *registry.Registry, op *operator) error {
+func (l *leadership) term(ctx context.Context, st *store.Store, o Options, masters []string, encoding encoding.Codec, reg *registry.Registry, op *operator) error {
 	election, err := st.NewElection(ctx, "scheduler", o.ElectionTTL)
 	if err != nil {
 		return err
@@ -256,7 +269,7 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 	cfg.ProcessExecutor.Args = append(cfg.ProcessExecutor.Args,
 		"--work-base-dir="+cfg.WorkBaseDir, "--run-base-dir="+cfg.RunBaseDir)
 	driver, err := scheduler.NewDriver(scheduler.DriverConfig{
-		Masters: masters, User: o.User, Role: o.Role, FailoverTimeout: o.FailoverTimeout,
+		Masters: masters, Encoding: encoding, User: o.User, Role: o.Role, FailoverTimeout: o.FailoverTimeout,
 		Registry: reg, Store: st, Core: cfg, TickInterval: o.TickInterval, Logger: o.Logger,
 	})
 	if err != nil {
