@@ -295,15 +295,14 @@ func get(url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// manifest reads an example manifest with its package URL pointing at
-// this system's API.
+// manifest reads an example manifest (its package URL is the scheduler's
+// own, ${scheduler_url}), edited by edit.
 func (s *system) manifest(file string, edit func(m map[string]any)) []byte {
 	s.t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "examples", file))
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	data = bytes.ReplaceAll(data, []byte("http://127.0.0.1:8080"), []byte(s.api))
 	var m map[string]any
 	if err := json.Unmarshal(data, &m); err != nil {
 		s.t.Fatal(err)

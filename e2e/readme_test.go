@@ -1,6 +1,8 @@
 package e2e_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -38,80 +40,140 @@ func quickStart(t *testing.T) []string {
 	return cmds
 }
 
-// Issue 8: every command of the README's quick start works, run as a
-// user would, against bcs-scheduler --dev started the way make run starts
-// it (API on 127.0.0.1:8080, master on 127.0.0.1:5050, real executors).
+// freshClone copies what a clone of this repository holds — the tracked
+// files and the new ones git does not ignore, as they are in the working
+// tree — into dir: no binaries, no bcs-data, nothing built.
+func freshClone(t *testing.T, dir string) {
+	t.Helper()
+	out, err := exec.Command("git", "-C", "..", "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		src := filepath.Join("..", name)
+		fi, err := os.Lstat(src)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue // deleted in the working tree, or a link
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, fi.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Issue 11: the README's quick start, verbatim, against `make run` in a
+// fresh clone with the default relative DATA, as a new user runs it: the
+// process and the container example reach Running and answer on the host
+// ports the API shows; reload, scale and delete do what they say.
 func TestReadmeQuickStart(t *testing.T) {
 	cmds := quickStart(t)
-	if len(cmds) < 6 {
+	if len(cmds) < 10 {
 		t.Fatalf("quick start has %d commands: %v", len(cmds), cmds)
 	}
-	// make run: the binaries side by side, the example package in
-	// <data>/files, work and run directories under the data directory.
-	dir := t.TempDir()
-	if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
+	base := t.TempDir()
+	// Processes run as nobody under bcs-data: the directories above it
+	// must be searchable (t.TempDir makes them 0700).
+	for _, d := range []string{filepath.Dir(base), base} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clone := filepath.Join(base, "bcs-mesos")
+	freshClone(t, clone)
+
+	logPath := filepath.Join(base, "make-run.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
 		t.Fatal(err)
 	}
-	data := filepath.Join(dir, "bcs-data")
-	s := &system{t: t, dir: dir, api: "http://127.0.0.1:8080"}
-	if err := os.MkdirAll(filepath.Join(data, "files"), 0o755); err != nil {
+	defer logFile.Close()
+	makeRun := exec.Command("make", "run")
+	makeRun.Dir = clone
+	makeRun.Env = withoutVar(os.Environ(), "DATA")
+	makeRun.Stdout, makeRun.Stderr = logFile, logFile
+	makeRun.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := makeRun.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pkg := exec.Command("sh", "-c", fmt.Sprintf("mkdir -p %[1]s/pkg && cp %[2]s/gamesvr %[1]s/pkg/ && cp ../examples/gamesvr/package/*.sh %[1]s/pkg/ && tar -C %[1]s/pkg -czf %[3]s/files/gamesvr.tar.gz .", dir, bin, data))
-	if out, err := pkg.CombinedOutput(); err != nil {
-		t.Fatalf("package: %v %s", err, out)
-	}
-	s.scheduler = s.spawn("bcs-scheduler", filepath.Join(bin, "bcs-scheduler"), "--dev", "--data-dir", data,
-		"--work-base-dir", filepath.Join(data, "work"), "--run-base-dir", filepath.Join(data, "run"))
+	exited := make(chan struct{})
+	go func() { _ = makeRun.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		_ = s.scheduler.Process.Signal(syscall.SIGTERM)
-		_, _ = s.scheduler.Process.Wait()
+		_ = syscall.Kill(-makeRun.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			t.Error("make run did not stop within 30s of SIGTERM")
+			_ = syscall.Kill(-makeRun.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+		if t.Failed() {
+			data, _ := os.ReadFile(logPath)
+			t.Logf("make run (last 6000 bytes):\n%s", tail(data, 6000))
+		}
 	})
-	s.eventually("the API on 127.0.0.1:8080", func() (bool, string) {
-		code, body := get(s.api + "/healthz")
-		return code == 200, body
-	})
+	s := &system{t: t, dir: base, api: "http://127.0.0.1:8080"}
+	// The first make run builds everything.
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		code, _ := get(s.api + "/healthz")
+		if code == 200 {
+			break
+		}
+		select {
+		case <-exited:
+			t.Fatal("make run exited before the API answered")
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the API on 127.0.0.1:8080 did not answer within 5 minutes of make run")
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 
 	run := func(cmd string) string {
 		t.Helper()
-		c := exec.Command("sh", "-c", cmd)
-		c.Dir = ".."
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		c := exec.CommandContext(ctx, "bash", "-c", cmd)
+		c.Dir = clone
 		out, err := c.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", cmd, err, out)
 		}
 		return string(out)
 	}
-	port := regexp.MustCompile(`localhost:(31\d{3})/`)
+	answers := map[string]string{"gamesvr": "gamesvr instance 0", "web": "hello from web"}
+	appOf := regexp.MustCompile(`/v1/apps/demo/([a-z]+)`)
 	for _, cmd := range cmds {
+		app := ""
+		if m := appOf.FindStringSubmatch(cmd); m != nil {
+			app = m[1]
+		}
 		switch {
 		case strings.Contains(cmd, "-XPOST") && strings.Contains(cmd, "/v1/apps -d"):
-			if out := run(cmd); !strings.Contains(out, `"state": "Deploying"`) {
+			var v appView
+			if out := run(cmd); json.Unmarshal([]byte(out), &v) != nil || v.Status.State != "Deploying" {
 				t.Errorf("%s:\n%s", cmd, out)
 			}
-		case strings.HasSuffix(cmd, "/v1/apps/demo/gamesvr") && !strings.Contains(cmd, "-X"):
-			// The README says to wait for "Running".
-			deadline := time.Now().Add(40 * time.Second)
-			out := ""
-			for time.Now().Before(deadline) && !strings.Contains(out, `"state": "Running"`) {
-				time.Sleep(300 * time.Millisecond)
-				out = run(cmd)
+		case strings.HasPrefix(cmd, "until "):
+			run(cmd) // returns once the application is Running
+		case strings.HasPrefix(cmd, "curl -s localhost:$("):
+			if out := run(cmd); !strings.Contains(out, answers[app]) {
+				t.Errorf("%s: %q, want %q", cmd, out, answers[app])
 			}
-			if !strings.Contains(out, `"state": "Running"`) {
-				t.Fatalf("%s never showed Running:\n%s", cmd, out)
-			}
-		case port.MatchString(cmd):
-			// The README's port is an example: use instance 0's.
-			v, _ := s.app("demo", "gamesvr")
-			var p uint32
-			for _, i := range v.Status.Instances {
-				if i.ID == 0 {
-					p = i.Ports["http"]
-				}
-			}
-			cmd = port.ReplaceAllString(cmd, fmt.Sprintf("localhost:%d/", p))
-			if out := run(cmd); !strings.Contains(out, "gamesvr instance 0") {
-				t.Errorf("%s: %q", cmd, out)
+		case strings.HasPrefix(cmd, "curl -s localhost:8080/v1/apps/demo/") && !strings.Contains(cmd, "-X"):
+			var v appView
+			out := run(cmd)
+			if json.Unmarshal([]byte(out), &v) != nil || v.Status.State != "Running" || len(v.Status.Instances) != v.Instances {
+				t.Errorf("%s: want Running with every instance:\n%s", cmd, out)
 			}
 		case strings.Contains(cmd, "/reload"):
 			out := run(cmd)
@@ -122,17 +184,35 @@ func TestReadmeQuickStart(t *testing.T) {
 		case strings.Contains(cmd, "/scale"):
 			run(cmd)
 			s.eventually("scaled to one instance", func() (bool, string) {
-				v, _ := s.app("demo", "gamesvr")
+				v, _ := s.app("demo", app)
 				return len(v.Status.Instances) == 1 && v.Status.State == "Running", fmt.Sprintf("%+v", v.Status)
 			})
 		case strings.Contains(cmd, "-XDELETE"):
 			run(cmd)
 			s.eventually("the application deleted", func() (bool, string) {
-				_, code := s.app("demo", "gamesvr")
+				_, code := s.app("demo", app)
 				return code == 404, fmt.Sprint(code)
 			})
 		default:
 			t.Errorf("the test does not know the README command %q: teach it", cmd)
 		}
 	}
+	// Every path the dev agents were handed was absolute (a relative one
+	// made every launch fail), and the data stayed in the clone.
+	if data, _ := os.ReadFile(logPath); bytes.Contains(data, []byte("no such file or directory")) {
+		t.Errorf("make run logged a missing file:\n%s", tail(data, 3000))
+	}
+	if _, err := os.Stat(filepath.Join(clone, "bcs-data", "mesos")); err != nil {
+		t.Errorf("the dev cluster's work dir is not under ./bcs-data: %v", err)
+	}
+}
+
+func withoutVar(env []string, name string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

@@ -20,6 +20,7 @@ func main() {
 	var o schedulerd.Options
 	var etcd, masters, devAgents, devMode string
 	flag.StringVar(&o.Listen, "listen", "127.0.0.1:8080", "address of the REST API")
+	flag.StringVar(&o.AdvertiseURL, "advertise-url", "", "URL other replicas and agents reach the API at (redirects, ${scheduler_url}); default http://<listen address>")
 	flag.StringVar(&o.DataDir, "data-dir", "./bcs-data", "directory of the embedded etcd, the secret key and the dev cluster")
 	flag.StringVar(&etcd, "etcd-endpoints", "", "comma-separated etcd client URLs; empty runs an embedded etcd under --data-dir")
 	flag.StringVar(&o.SecretKeyFile, "secret-key-file", "", "AES key sealing secrets at rest (default <data-dir>/secret.key, created if missing)")

@@ -255,6 +255,8 @@ type Instance struct {
 	Ports       []offer.AssignedPort // from the placement, one per Req.Ports entry
 	WorkBaseDir string
 	RunBaseDir  string
+	// SchedulerURL is ${scheduler_url}.
+	SchedulerURL string
 }
 
 // Specs returns the executor task specs of one instance: manifest
@@ -274,7 +276,7 @@ func (t *Template) Specs(inst Instance, r manifest.Resolver) ([]*proto.TaskSpec,
 	}
 	vars := manifest.Instance{
 		Namespace: t.Namespace, Name: t.Name, Index: inst.Index, HostIP: inst.HostIP, Ports: ports,
-		WorkBaseDir: inst.WorkBaseDir, RunBaseDir: inst.RunBaseDir,
+		WorkBaseDir: inst.WorkBaseDir, RunBaseDir: inst.RunBaseDir, SchedulerURL: inst.SchedulerURL,
 		TaskGroupID: inst.TaskGroupID, TaskGroupName: fmt.Sprintf("%s.%s.%d", t.Namespace, t.Name, inst.Index),
 	}
 	specs := make([]*proto.TaskSpec, len(t.tasks))

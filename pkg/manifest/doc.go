@@ -23,7 +23,9 @@
 // ExpandContainer return deep copies with ${...} references replaced for
 // one instance. Processes may use ${namespace}, ${processname},
 // ${instanceid}, ${hostip}, ${ports.<name>}, ${work_base_dir},
-// ${run_base_dir}, ${workPath} and ${pidFile} in every string of a process
+// ${run_base_dir}, ${workPath}, ${pidFile} and ${scheduler_url} (the
+// scheduler API's address, where agents fetch what it serves under
+// /files/) in every string of a process
 // definition; containers may use ${bcs.namespace}, ${bcs.appname},
 // ${bcs.instanceid}, ${bcs.hostip}, ${bcs.ports.<name>},
 // ${bcs.taskgroupid} and ${bcs.taskgroupname} in env values. Any other

@@ -4,6 +4,7 @@ import (
 	"net"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
@@ -31,10 +32,11 @@ var (
 // Probe values variables resolve to when a manifest is validated, before
 // any instance exists.
 const (
-	probeHostIP      = "127.0.0.1"
-	probeWorkBaseDir = "/work_base_dir"
-	probeRunBaseDir  = "/run_base_dir"
-	probeRandomPort  = 31000
+	probeHostIP       = "127.0.0.1"
+	probeWorkBaseDir  = "/work_base_dir"
+	probeRunBaseDir   = "/run_base_dir"
+	probeSchedulerURL = "http://127.0.0.1:8080"
+	probeRandomPort   = 31000
 )
 
 // validator collects the problems of one manifest.
@@ -527,15 +529,31 @@ func (pr *Process) Validate(r Resolver) field.ErrorList {
 	}
 	probe := Instance{
 		Namespace: pr.Metadata.Namespace, Name: pr.Metadata.Name, HostIP: probeHostIP, Ports: ports.probe,
-		WorkBaseDir: probeWorkBaseDir, RunBaseDir: probeRunBaseDir,
+		WorkBaseDir: probeWorkBaseDir, RunBaseDir: probeRunBaseDir, SchedulerURL: probeSchedulerURL,
 	}
 	for i := range procs {
 		pp := sp.Index(i)
 		v.process(pp, &procs[i])
-		_, errs := expandProcess(&procs[i], probe, pp)
+		expanded, errs := expandProcess(&procs[i], probe, pp)
 		v.errs = append(v.errs, errs...)
+		v.uriSchemes(pp.Child("uris"), expanded.URIs, errs)
 	}
 	return v.errs
+}
+
+// uriSchemes checks the scheme of each package URI once its variables
+// (${scheduler_url}) are expanded; values that failed to expand are
+// already reported.
+func (v *validator) uriSchemes(p field.Path, uris []URI, expandErrs field.ErrorList) {
+	for i, u := range uris {
+		vp := p.Index(i).Child("value")
+		if u.Value == "" || slices.ContainsFunc(expandErrs, func(e field.Error) bool { return e.Path == vp }) {
+			continue
+		}
+		if !strings.HasPrefix(u.Value, "http://") && !strings.HasPrefix(u.Value, "https://") && !strings.HasPrefix(u.Value, "file://") {
+			v.invalid(vp, "want an http://, https:// or file:// address, got %q", u.Value)
+		}
+	}
 }
 
 func (v *validator) process(p field.Path, proc *ProcessSpec) {
@@ -554,11 +572,8 @@ func (v *validator) process(p field.Path, proc *ProcessSpec) {
 	v.nonNegative(p.Child("startGracePeriod"), proc.StartGracePeriod)
 	for i, u := range proc.URIs {
 		up := p.Child("uris").Index(i)
-		switch {
-		case u.Value == "":
-			v.required(up.Child("value"))
-		case !strings.HasPrefix(u.Value, "http://") && !strings.HasPrefix(u.Value, "https://") && !strings.HasPrefix(u.Value, "file://"):
-			v.invalid(up.Child("value"), "want an http://, https:// or file:// address, got %q", u.Value)
+		if u.Value == "" {
+			v.required(up.Child("value")) // the scheme is checked once expanded
 		}
 		oneOf(v, up.Child("pullPolicy"), u.PullPolicy, PullAlways, PullIfNotPresent)
 	}

@@ -27,6 +27,9 @@ type Instance struct {
 	// process pod: ${work_base_dir}, ${run_base_dir}.
 	WorkBaseDir string
 	RunBaseDir  string
+	// SchedulerURL is the address of the scheduler's API, which also
+	// serves packages under /files/: ${scheduler_url}.
+	SchedulerURL string
 	// TaskGroupID and TaskGroupName name the task group of a container:
 	// ${bcs.taskgroupid}, ${bcs.taskgroupname}.
 	TaskGroupID   string
@@ -36,7 +39,7 @@ type Instance struct {
 // ExpandProcess returns a deep copy of spec with the variables of every
 // string replaced for inst (seed 000: ${namespace}, ${processname},
 // ${instanceid}, ${hostip}, ${ports.<name>}, ${work_base_dir},
-// ${run_base_dir}, ${workPath}, ${pidFile}). ${workPath} and ${pidFile} are
+// ${run_base_dir}, ${workPath}, ${pidFile}; and bcs's ${scheduler_url}). ${workPath} and ${pidFile} are
 // the expanded workPath and pidFile, which may refer to each other but not
 // in a cycle. pidFile and uris[].outputDir must be absolute once expanded.
 // The error is a field.ErrorList with paths relative to the process
@@ -76,6 +79,7 @@ func expandProcess(spec *ProcessSpec, inst Instance, base field.Path) (ProcessSp
 			"hostip":        inst.HostIP,
 			"work_base_dir": inst.WorkBaseDir,
 			"run_base_dir":  inst.RunBaseDir,
+			"scheduler_url": inst.SchedulerURL,
 		},
 		portPrefix: "ports.",
 		ports:      inst.Ports,

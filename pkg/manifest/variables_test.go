@@ -15,7 +15,7 @@ func processInstance(index int) manifest.Instance {
 	return manifest.Instance{
 		Namespace: "ns-a", Name: "gamesvc", Index: index, HostIP: "10.0.0.7",
 		Ports:       map[string]uint32{"http_port": 8899, "metric_port": uint32(31000 + index)},
-		WorkBaseDir: "/data/bcs/work", RunBaseDir: "/data/bcs/run",
+		WorkBaseDir: "/data/bcs/work", RunBaseDir: "/data/bcs/run", SchedulerURL: "http://10.0.0.1:8080",
 	}
 }
 
@@ -33,6 +33,7 @@ func snapshot(t *testing.T, v any) string {
 func TestExpandProcess(t *testing.T) {
 	spec := manifesttest.ProcessSpec()
 	spec.RestartCmd = "./restart.sh ${namespace} ${processname} ${instanceid} ${hostip} ${ports.metric_port} ${work_base_dir} ${run_base_dir}"
+	spec.URIs[0].Value = "${scheduler_url}/files/gamesvc.tgz"
 	spec.HealthChecks = append(spec.HealthChecks, manifest.HealthCheck{
 		Type: manifest.CheckRemoteHTTP,
 		HTTP: &manifest.HTTPCheck{Port: 80, Path: "/${processname}/check", Headers: map[string]string{"Host": "${hostip}"}},
@@ -59,6 +60,7 @@ func TestExpandProcess(t *testing.T) {
 			{"env ${ports.http_port}", got.Env[0].Value, "8899"},
 			{"env ${workPath}", got.Env[1].Value, workPath + "/"},
 			{"uris outputDir", got.URIs[0].OutputDir, "/data/bcs/work/ns-a.gamesvc." + id},
+			{"uris value ${scheduler_url}", got.URIs[0].Value, "http://10.0.0.1:8080/files/gamesvc.tgz"},
 			{"health check path", got.HealthChecks[1].HTTP.Path, "/gamesvc/check"},
 			{"health check header", got.HealthChecks[1].HTTP.Headers["Host"], "10.0.0.7"},
 			{"names are not variables", got.ProcName, "gamesvr"},

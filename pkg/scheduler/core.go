@@ -40,6 +40,8 @@ type Config struct {
 	// (${work_base_dir}, ${run_base_dir}); defaults /data/bcs/work and
 	// /data/bcs/run.
 	WorkBaseDir, RunBaseDir string
+	// SchedulerURL is the API's address (${scheduler_url}).
+	SchedulerURL string
 	// Resolver gives the configmaps and secrets launches inject.
 	Resolver manifest.Resolver
 	// Seed makes placements reproducible.

@@ -280,7 +280,7 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	info := c.agents[agentID]
 	specs, err := a.tmpl.Specs(launch.Instance{
 		Index: inst.rec.Index, TaskGroupID: tgID, HostIP: info.ip, Ports: pl.Ports,
-		WorkBaseDir: c.cfg.WorkBaseDir, RunBaseDir: c.cfg.RunBaseDir,
+		WorkBaseDir: c.cfg.WorkBaseDir, RunBaseDir: c.cfg.RunBaseDir, SchedulerURL: c.cfg.SchedulerURL,
 	}, c.cfg.Resolver)
 	if err != nil {
 		return mesos.Offer_Operation{}, err

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +26,11 @@ import (
 
 // Options configure a bcs-scheduler process.
 type Options struct {
-	Listen        string   // API address; default 127.0.0.1:8080
+	Listen string // API address; default 127.0.0.1:8080
+	// AdvertiseURL is how other replicas, clients following a redirect
+	// and agents (${scheduler_url}) reach this API; default
+	// http://<Listen's address>.
+	AdvertiseURL  string
 	DataDir       string   // embedded etcd, secret key, dev cluster sandboxes; default ./bcs-data
 	EtcdEndpoints []string // external etcd; empty runs an embedded one
 	SecretKeyFile string   // default <DataDir>/secret.key
@@ -65,6 +70,22 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.DataDir == "" {
 		o.DataDir = "./bcs-data"
+	}
+	// Paths reach agents and executors, which run elsewhere: absolute.
+	dataDir, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return fmt.Errorf("--data-dir %q: %w", o.DataDir, err)
+	}
+	o.DataDir = dataDir
+	if o.DevConfig.WorkDir != "" {
+		if o.DevConfig.WorkDir, err = filepath.Abs(o.DevConfig.WorkDir); err != nil {
+			return fmt.Errorf("dev cluster work dir: %w", err)
+		}
+	}
+	for flagName, dir := range map[string]string{"--work-base-dir": o.Scheduler.WorkBaseDir, "--run-base-dir": o.Scheduler.RunBaseDir} {
+		if dir != "" && !filepath.IsAbs(dir) {
+			return fmt.Errorf("%s %q: must be an absolute path (it is a directory on the agents): %w", flagName, dir, errdefs.ErrInvalidArgument)
+		}
 	}
 	if o.ElectionTTL == 0 {
 		o.ElectionTTL = 5 * time.Second
@@ -119,7 +140,10 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	self := "http://" + listener.Addr().String()
+	self := strings.TrimSuffix(o.AdvertiseURL, "/")
+	if self == "" {
+		self = "http://" + listener.Addr().String()
+	}
 	lead := &leadership{self: self}
 	op := &operator{reg: reg}
 	srv := &http.Server{
@@ -258,6 +282,9 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 
 	cfg := o.Scheduler
 	cfg.ContainerExecutor.URI, cfg.ProcessExecutor.URI = o.ContainerExecutorURI, o.ProcessExecutorURI
+	if cfg.SchedulerURL == "" {
+		cfg.SchedulerURL = l.self
+	}
 	// The process executors prepare the roots the scheduler expands
 	// ${work_base_dir} and ${run_base_dir} to.
 	if cfg.WorkBaseDir == "" {

@@ -223,3 +223,28 @@ func TestStandbyTakesOver(t *testing.T) {
 		t.Errorf("%d frameworks, want the one the new leader failed over to", n)
 	}
 }
+
+// Issue 11: paths reach agents elsewhere, so a relative work or run base
+// directory is refused naming its flag, before anything starts; an
+// unknown Mesos encoding likewise.
+func TestRunRefusesBadPathsAndEncodings(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*schedulerd.Options)
+		want string
+	}{
+		{"relative work base", func(o *schedulerd.Options) { o.Scheduler.WorkBaseDir = "bcs-data/work" }, `--work-base-dir "bcs-data/work": must be an absolute path`},
+		{"relative run base", func(o *schedulerd.Options) { o.Scheduler.RunBaseDir = "run" }, `--run-base-dir "run": must be an absolute path`},
+		{"unknown encoding", func(o *schedulerd.Options) { o.MesosEncoding = "xml" }, `encoding "xml": want protobuf or json`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := schedulerd.Options{DataDir: t.TempDir(), Listen: "127.0.0.1:0"}
+			c.edit(&o)
+			err := schedulerd.Run(context.Background(), o)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Run: %v, want %q", err, c.want)
+			}
+		})
+	}
+}
