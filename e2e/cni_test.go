@@ -89,8 +89,8 @@ func TestCNIScaleAndDelete(t *testing.T) {
 	}
 	s.eventually("no container, veth, IP or sandbox of the application", func() (bool, string) {
 		var left []string
-		if out := docker(t, "ps", "-aq", "--filter", "label=io.bcs.pod"); out != "" {
-			left = append(left, "containers "+strings.ReplaceAll(out, "\n", " "))
+		if ids := podContainers(t, "demo_cnisvc_"); len(ids) > 0 {
+			left = append(left, "containers "+strings.Join(ids, " "))
 		}
 		if ports, _ := os.ReadDir(filepath.Join("/sys/class/net", bridge, "brif")); len(ports) > 0 {
 			left = append(left, fmt.Sprintf("%d veths on %s", len(ports), bridge))

@@ -18,6 +18,20 @@ func docker(t *testing.T, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// podContainers lists the containers (any state) of the pods whose ID
+// starts with prefix, e.g. "demo_web_": other tests and packages run
+// pods of their own on the same dockerd.
+func podContainers(t *testing.T, prefix string) []string {
+	t.Helper()
+	var ids []string
+	for _, line := range strings.Split(docker(t, "ps", "-a", "--filter", "label=io.bcs.pod", "--format", `{{.ID}} {{.Label "io.bcs.pod"}}`), "\n") {
+		if id, pod, ok := strings.Cut(line, " "); ok && strings.HasPrefix(pod, prefix) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // taskContainer returns the running container of a Mesos task.
 func taskContainer(t *testing.T, taskID string) string {
 	t.Helper()
@@ -73,8 +87,8 @@ func TestContainerExample(t *testing.T) {
 		t.Fatalf("delete: %d %s", code, body)
 	}
 	s.eventually("no container of the application left", func() (bool, string) {
-		out := docker(t, "ps", "-aq", "--filter", "label=io.bcs.pod")
+		left := podContainers(t, "demo_web_")
 		_, code := s.app("demo", "web")
-		return out == "" && code == 404, out
+		return len(left) == 0 && code == 404, strings.Join(left, " ")
 	})
 }

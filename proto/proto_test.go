@@ -33,14 +33,18 @@ func TestDecodeRefusesUnknownVersionAndAmbiguousSpecs(t *testing.T) {
 	cases := map[string]string{
 		`{"version":"bcs/v2","process":{}}`:                `version "bcs/v2", this build reads "bcs/v1"`,
 		`{"process":{}}`:                                   `version "", this build reads "bcs/v1"`,
-		`{"version":"bcs/v1","name":"x"}`:                  `exactly one of container and process`,
-		`{"version":"bcs/v1","process":{},"container":{}}`: `exactly one of container and process`,
-		`{"version":`:                                      `unexpected end of JSON input`,
+		`{"version":"bcs/v1","name":"x"}`:                  `exactly one of container, process and sweep`,
+		`{"version":"bcs/v1","process":{},"container":{}}`: `exactly one of container, process and sweep`,
+		`{"version":"bcs/v1","process":{},"sweep":{}}`:     `exactly one of container, process and sweep`,
+		`{"version":`: `unexpected end of JSON input`,
 	}
 	for data, want := range cases {
 		if _, err := proto.DecodeTaskSpec([]byte(data)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", data, err, want)
 		}
+	}
+	if spec, err := proto.DecodeTaskSpec([]byte(`{"version":"bcs/v1","name":"sweep","sweep":{"reason":"r"}}`)); err != nil || spec.Sweep.Reason != "r" {
+		t.Errorf("sweep spec: %+v, %v", spec, err)
 	}
 }
 

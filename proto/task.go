@@ -19,6 +19,7 @@ type TaskSpec struct {
 	Name      string         `json:"name"`
 	Container *ContainerSpec `json:"container,omitempty"`
 	Process   *ProcessSpec   `json:"process,omitempty"`
+	Sweep     *SweepSpec     `json:"sweep,omitempty"`
 	// Ports are the task's ports with the host ports the scheduler
 	// allocated.
 	Ports []Port   `json:"ports,omitempty"`
@@ -119,6 +120,15 @@ type Volume struct {
 	ReadOnly  bool   `json:"readOnly,omitempty"`
 }
 
+// SweepSpec asks an executor to reap what dead executors of the framework
+// left on its agent — containers with their network attachments,
+// processes, cgroups — and to finish. The scheduler launches it after an
+// executor died without cleaning up (REASON_EXECUTOR_TERMINATED).
+type SweepSpec struct {
+	// Reason says which deaths made the sweep necessary, for the log.
+	Reason string `json:"reason,omitempty"`
+}
+
 // ProcessSpec is a bare process (seed 000 process fields).
 type ProcessSpec struct {
 	ProcName         string  `json:"procName"`
@@ -166,15 +176,21 @@ func (spec *TaskSpec) Encode() ([]byte, error) {
 	return json.Marshal(spec)
 }
 
-// DecodeTaskSpec reads TaskInfo.data; a spec of another version, or with
-// neither or both of container and process, is an error.
+// DecodeTaskSpec reads TaskInfo.data; a spec of another version, or
+// without exactly one of container, process and sweep, is an error.
 func DecodeTaskSpec(data []byte) (*TaskSpec, error) {
 	var spec TaskSpec
 	if err := decode(data, &spec, &spec.Version); err != nil {
 		return nil, err
 	}
-	if (spec.Container == nil) == (spec.Process == nil) {
-		return nil, fmt.Errorf("task spec %q: exactly one of container and process must be set", spec.Name)
+	set := 0
+	for _, present := range []bool{spec.Container != nil, spec.Process != nil, spec.Sweep != nil} {
+		if present {
+			set++
+		}
+	}
+	if set != 1 {
+		return nil, fmt.Errorf("task spec %q: exactly one of container, process and sweep must be set", spec.Name)
 	}
 	return &spec, nil
 }

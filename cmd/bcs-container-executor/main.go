@@ -114,7 +114,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	d := executor.New(executor.Config{Env: env, Runtime: rt, Logf: log.Printf, Codec: c, AckTimeout: *ackTimeout})
+	d := executor.New(executor.Config{Env: env, Runtime: rt, Logf: log.Printf, Codec: c, AckTimeout: *ackTimeout, Sweep: rt.SweepDead})
 	log.Printf("executor %s of framework %s starting (agent %s, docker %s, network %q)", env.ExecutorID, env.FrameworkID, env.AgentEndpoint, *endpoint, *networkMode)
 	runErr := d.Run(ctx)
 	// Containers must not outlive the executor: wait for the teardown.

@@ -48,20 +48,30 @@ func run() error {
 		return err
 	}
 	var cgroups *process.Cgroups
+	// sweep answers sweep tasks: what dead executors left is reaped at
+	// start and again for each sweep task, and the summary counts both.
+	sweep := func(context.Context) (string, error) {
+		return "nothing to sweep: without cgroups the executor cannot tell what dead executors left", nil
+	}
 	if !*noCgroups {
 		// Task cgroups live under <parent>/<framework>.<executor>@<pid>-<start>;
 		// claiming them sweeps those of executors that died without
 		// cleaning up.
 		owner := env.FrameworkID + "." + env.ExecutorID
 		all, err := process.DetectCgroups(*cgroupRoot, *cgroupPar)
+		var swept process.Swept
 		if err == nil {
-			cgroups, err = all.Claim(owner, log.Printf)
+			cgroups, swept, err = all.Claim(owner, log.Printf)
 		}
 		if err != nil {
 			log.Printf("no cgroups (%v): tasks with resource limits will fail", err)
 			cgroups = nil
 		} else {
 			defer all.Release(owner)
+			sweep = func(context.Context) (string, error) {
+				swept = swept.Add(all.SweepDead(owner, log.Printf))
+				return swept.String(), nil
+			}
 		}
 	}
 	rt, err := process.New(process.Config{
@@ -85,7 +95,7 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	d := executor.New(executor.Config{Env: env, Runtime: rt, Logf: log.Printf, Codec: c, AckTimeout: *ackTimeout})
+	d := executor.New(executor.Config{Env: env, Runtime: rt, Logf: log.Printf, Codec: c, AckTimeout: *ackTimeout, Sweep: sweep})
 	log.Printf("executor %s of framework %s starting (agent %s, checkpoint %v)", env.ExecutorID, env.FrameworkID, env.AgentEndpoint, env.Checkpoint)
 	if err := d.Run(ctx); err != nil {
 		return err

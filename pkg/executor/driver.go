@@ -52,6 +52,10 @@ type Config struct {
 	// InitialBackoff is the first wait before re-subscribing; default
 	// 100ms, doubled up to Env.SubscriptionBackoffMax.
 	InitialBackoff time.Duration
+	// Sweep reaps what dead executors left on the agent and says what it
+	// reaped; it runs for every sweep task (proto.SweepSpec). Nil fails
+	// sweep tasks.
+	Sweep func(ctx context.Context) (string, error)
 }
 
 // Driver speaks the executor API for one executor and drives a Runtime.
@@ -282,10 +286,10 @@ func (d *Driver) handle(e *executor.Event) {
 	}
 }
 
-// launch records the tasks, fails those whose spec does not decode, and
-// hands the rest to the runtime.
+// launch records the tasks, fails those whose spec does not decode, runs
+// sweep tasks itself and hands the rest to the runtime.
 func (d *Driver) launch(infos []mesos.TaskInfo) {
-	var group []Task
+	var group, sweeps []Task
 	var invalid []Report
 	d.mu.Lock()
 	for _, info := range infos {
@@ -306,30 +310,66 @@ func (d *Driver) launch(infos []mesos.TaskInfo) {
 		}
 		rec.spec = spec
 		rec.killGrace = killGrace(nil, info.KillPolicy, spec)
-		group = append(group, Task{Info: info, Spec: spec, KillGrace: rec.killGrace})
+		t := Task{Info: info, Spec: spec, KillGrace: rec.killGrace}
+		if spec.Sweep != nil {
+			sweeps = append(sweeps, t)
+		} else {
+			group = append(group, t)
+		}
 	}
 	shutting := d.shuttingDown
 	d.mu.Unlock()
-	if len(invalid) > 0 && len(group) > 0 {
+	if len(sweeps) > 0 && len(group) > 0 {
+		invalid = append(invalid, refuse(sweeps, Failed, mesos.REASON_TASK_GROUP_INVALID, "a sweep task runs alone in its group")...)
+		sweeps = nil
+	}
+	if len(invalid) > 0 {
 		// A task group is all or nothing: fail the valid tasks too.
-		for _, t := range group {
-			reason := mesos.REASON_TASK_GROUP_INVALID
-			invalid = append(invalid, Report{TaskID: t.ID(), State: Failed, Reason: &reason, Message: "another task of the group is invalid"})
-		}
-		group = nil
+		invalid = append(invalid, refuse(append(group, sweeps...), Failed, mesos.REASON_TASK_GROUP_INVALID, "another task of the group is invalid")...)
+		group, sweeps = nil, nil
 	}
 	if shutting {
-		for _, t := range group {
-			invalid = append(invalid, Report{TaskID: t.ID(), State: Killed, Message: "executor is shutting down"})
-		}
-		group = nil
+		invalid = append(invalid, refuse(append(group, sweeps...), Killed, -1, "executor is shutting down")...)
+		group, sweeps = nil, nil
 	}
 	for _, r := range invalid {
 		d.Report(r)
 	}
+	for _, t := range sweeps {
+		go d.sweep(t)
+	}
 	if len(group) > 0 {
 		d.cfg.Runtime.Launch(d.runtimeCtx, group, d)
 	}
+}
+
+// refuse reports tasks as ended in state, with reason unless it is -1.
+func refuse(tasks []Task, state State, reason mesos.TaskStatus_Reason, msg string) []Report {
+	out := make([]Report, len(tasks))
+	for i, t := range tasks {
+		out[i] = Report{TaskID: t.ID(), State: state, Message: msg}
+		if reason >= 0 {
+			out[i].Reason = reason.Enum()
+		}
+	}
+	return out
+}
+
+// sweep runs a sweep task: the executor reaps what dead executors left
+// and finishes, saying what it reaped.
+func (d *Driver) sweep(t Task) {
+	d.cfg.Logf("sweep task %q: %s", t.ID(), t.Spec.Sweep.Reason)
+	d.Report(Report{TaskID: t.ID(), State: Running})
+	if d.cfg.Sweep == nil {
+		d.Report(Report{TaskID: t.ID(), State: Failed, Reason: mesos.REASON_TASK_INVALID.Enum(), Message: "this executor cannot sweep"})
+		return
+	}
+	summary, err := d.cfg.Sweep(d.runtimeCtx)
+	if err != nil {
+		d.Report(Report{TaskID: t.ID(), State: Failed, Message: "sweep: " + err.Error()})
+		return
+	}
+	d.Report(Report{TaskID: t.ID(), State: Finished, Message: summary})
 }
 
 // killGrace picks the kill grace period: the KILL event's policy, else the
@@ -355,8 +395,12 @@ func (d *Driver) kill(id string, policy *mesos.KillPolicy) {
 		return
 	}
 	grace := killGrace(policy, rec.info.KillPolicy, rec.spec)
+	sweeping := rec.spec != nil && rec.spec.Sweep != nil
 	d.mu.Unlock()
 	d.Report(Report{TaskID: id, State: Killing})
+	if sweeping {
+		return // a sweep is short and must not be cut off: it ends by itself
+	}
 	d.cfg.Runtime.Kill(id, grace)
 }
 

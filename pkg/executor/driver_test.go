@@ -439,3 +439,60 @@ func TestResubscribeBackoffIsCapped(t *testing.T) {
 		t.Errorf("waits %v, want %v", clock.waits, want)
 	}
 }
+
+func sweepTask(id string) mesos.TaskInfo {
+	data, _ := (&proto.TaskSpec{Name: "sweep", Sweep: &proto.SweepSpec{Reason: "executor x died"}}).Encode()
+	return mesos.TaskInfo{Name: "sweep", TaskID: mesos.TaskID{Value: id}, Data: data}
+}
+
+// Issue 11: a sweep task runs the executor's Sweep, not the runtime, and
+// finishes with what it reaped; it cannot share a group with real tasks;
+// an executor without Sweep fails it.
+func TestSweepTasks(t *testing.T) {
+	t.Run("finishes with the summary", func(t *testing.T) {
+		a := newFakeAgent(t)
+		rt := newFakeRuntime()
+		swept := 0
+		r := startDriver(t, a, rt, func(c *bcsexec.Config) {
+			c.Sweep = func(context.Context) (string, error) { swept++; return "reaped 2 containers", nil }
+		})
+		a.waitFor("SUBSCRIBE", func() bool { return len(a.subscribes) == 1 })
+		a.send(launchGroupEvent(sweepTask("s1")))
+		running, finished := a.awaitUpdate(0), a.awaitUpdate(1)
+		if running.GetState() != mesos.TASK_RUNNING || finished.GetState() != mesos.TASK_FINISHED || finished.GetMessage() != "reaped 2 containers" {
+			t.Errorf("updates %s, %s %q", running.GetState(), finished.GetState(), finished.GetMessage())
+		}
+		a.ack(running)
+		a.ack(finished)
+		if err := r.wait(t); err != nil {
+			t.Fatal(err)
+		}
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		if swept != 1 || len(rt.launched) != 0 {
+			t.Errorf("swept %d times, runtime launched %d tasks", swept, len(rt.launched))
+		}
+	})
+	t.Run("alone in its group", func(t *testing.T) {
+		a := newFakeAgent(t)
+		startDriver(t, a, newFakeRuntime(), func(c *bcsexec.Config) {
+			c.Sweep = func(context.Context) (string, error) { return "", nil }
+		})
+		a.waitFor("SUBSCRIBE", func() bool { return len(a.subscribes) == 1 })
+		a.send(launchGroupEvent(processTask("t1", nil), sweepTask("s1")))
+		for i := 0; i < 2; i++ {
+			if st := a.awaitUpdate(i); st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_TASK_GROUP_INVALID {
+				t.Errorf("update %d: %s %s %q", i, st.TaskID.Value, st.GetState(), st.GetMessage())
+			}
+		}
+	})
+	t.Run("an executor that cannot sweep", func(t *testing.T) {
+		a := newFakeAgent(t)
+		startDriver(t, a, newFakeRuntime(), nil)
+		a.waitFor("SUBSCRIBE", func() bool { return len(a.subscribes) == 1 })
+		a.send(launchGroupEvent(sweepTask("s1")))
+		if st := a.awaitUpdate(1); st.GetState() != mesos.TASK_FAILED || st.GetMessage() != "this executor cannot sweep" {
+			t.Errorf("update: %s %q", st.GetState(), st.GetMessage())
+		}
+	})
+}

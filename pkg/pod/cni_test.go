@@ -216,8 +216,8 @@ func TestCrashedExecutorCleanupFromStateFile(t *testing.T) {
 
 	// The restarted executor only knows its sandbox.
 	restarted := Config{Docker: c, SandboxDir: cfg.SandboxDir}
-	if err := Cleanup(ctxT(t, time.Minute), restarted); err != nil {
-		t.Fatalf("cleanup: %v", err)
+	if pods, err := Cleanup(ctxT(t, time.Minute), restarted); err != nil || pods != 1 {
+		t.Fatalf("cleanup: %d pods, %v; want the one pod", pods, err)
 	}
 	n.assertTornDown(t, c, cfg)
 	if entries, _ := os.ReadDir(cfg.CNI.CacheDir); len(entries) > 0 {

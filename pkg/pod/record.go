@@ -91,15 +91,16 @@ func (p *Pod) saveRecord() error {
 // containers go first, then the CNI attachment, then the network
 // container; cpusets are released through cfg.CPUSets. A state file is
 // removed only once its pod is fully torn down. Call it before New when an
-// executor starts in a sandbox that may hold a previous run's pods.
-func Cleanup(ctx context.Context, cfg Config) error {
+// executor starts in a sandbox that may hold a previous run's pods. It
+// returns how many state files it found.
+func Cleanup(ctx context.Context, cfg Config) (int, error) {
 	if cfg.Docker == nil || cfg.SandboxDir == "" {
-		return fmt.Errorf("cleanup needs a docker client and a sandbox directory: %w", errdefs.ErrInvalidArgument)
+		return 0, fmt.Errorf("cleanup needs a docker client and a sandbox directory: %w", errdefs.ErrInvalidArgument)
 	}
 	cfg.CNI = cfg.CNI.withDefaults()
 	paths, err := filepath.Glob(filepath.Join(cfg.SandboxDir, recordPrefix+"*.json"))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var errs []error
 	for _, path := range paths {
@@ -117,7 +118,7 @@ func Cleanup(ctx context.Context, cfg Config) error {
 		c.PodID = r.PodID
 		errs = append(errs, teardown(ctx, c, &r))
 	}
-	return errors.Join(errs...)
+	return len(paths), errors.Join(errs...)
 }
 
 // teardown removes what r names, in order, and then the state file.

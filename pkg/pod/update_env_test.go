@@ -160,8 +160,8 @@ func TestUpdateEnvRecreatesJoinedContainer(t *testing.T) {
 	// The executor dies; its successor tears down the new container from
 	// the state file.
 	p.cancelMon()
-	if err := Cleanup(ctxT(t, time.Minute), Config{Docker: c, SandboxDir: cfg.SandboxDir}); err != nil {
-		t.Fatalf("cleanup: %v", err)
+	if pods, err := Cleanup(ctxT(t, time.Minute), Config{Docker: c, SandboxDir: cfg.SandboxDir}); err != nil || pods != 1 {
+		t.Fatalf("cleanup: %d pods, %v; want the one pod", pods, err)
 	}
 	if n := labelled(t, c, cfg); n != 0 {
 		t.Errorf("%d containers left after cleanup", n)

@@ -83,24 +83,26 @@ func procStartTime(pid int) (string, error) {
 // (bcs-scheduler gives each launch a new executor ID), so looking only at
 // one's own sandbox would leak the crashed pod. The Mesos layout is
 // <agent work dir>/…/executors/<executor>/runs/<run>; a sandbox elsewhere
-// is cleaned alone. cfg.PodID is ignored.
-func Recover(ctx context.Context, cfg pod.Config) error {
+// is cleaned alone. cfg.PodID is ignored. It returns how many pods it
+// tore down.
+func Recover(ctx context.Context, cfg pod.Config) (int, error) {
 	own := cfg.SandboxDir
 	var errs []error
-	if err := pod.Cleanup(ctx, cfg); err != nil {
+	pods, err := pod.Cleanup(ctx, cfg)
+	if err != nil {
 		errs = append(errs, fmt.Errorf("sandbox %q: %w", own, err))
 	}
 	runs := filepath.Dir(own)
 	if filepath.Base(runs) != "runs" {
-		return errors.Join(errs...)
+		return pods, errors.Join(errs...)
 	}
 	executors := filepath.Dir(filepath.Dir(runs))
 	if filepath.Base(executors) != "executors" {
-		return errors.Join(errs...)
+		return pods, errors.Join(errs...)
 	}
 	dirs, err := filepath.Glob(filepath.Join(executors, "*", "runs", "*"))
 	if err != nil {
-		return errors.Join(append(errs, err)...)
+		return pods, errors.Join(append(errs, err)...)
 	}
 	for _, dir := range dirs {
 		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || sameDir(dir, own) {
@@ -111,11 +113,13 @@ func Recover(ctx context.Context, cfg pod.Config) error {
 		}
 		c := cfg
 		c.SandboxDir = dir
-		if err := pod.Cleanup(ctx, c); err != nil {
+		n, err := pod.Cleanup(ctx, c)
+		pods += n
+		if err != nil {
 			errs = append(errs, fmt.Errorf("sandbox %q: %w", dir, err))
 		}
 	}
-	return errors.Join(errs...)
+	return pods, errors.Join(errs...)
 }
 
 func sameDir(a, b string) bool {

@@ -64,6 +64,8 @@ type Runtime struct {
 	mu     sync.Mutex
 	groups []*group
 	byTask map[string]*group
+	// swept counts the pods of dead executors torn down since start.
+	swept int
 }
 
 var _ executor.Runtime = (*Runtime)(nil)
@@ -99,10 +101,25 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if err := writeOwner(cfg.SandboxDir); err != nil {
 		return nil, err
 	}
-	if err := Recover(ctx, r.podConfig("")); err != nil {
+	if _, err := r.SweepDead(ctx); err != nil {
 		cfg.Logf("cleaning up after a previous executor: %v", err)
 	}
 	return r, nil
+}
+
+// SweepDead tears down the pods dead executors of the framework left on
+// this agent (Recover) and says how many pods the runtime has torn down
+// so since it started.
+func (r *Runtime) SweepDead(ctx context.Context) (string, error) {
+	n, err := Recover(ctx, r.podConfig(""))
+	r.mu.Lock()
+	r.swept += n
+	total := r.swept
+	r.mu.Unlock()
+	if n > 0 {
+		r.cfg.Logf("tore down %d pods of dead executors", n)
+	}
+	return fmt.Sprintf("tore down %d pods of dead executors", total), err
 }
 
 // pinOnly asks the planner only for tasks that want pinning, so that an

@@ -20,31 +20,56 @@ import (
 // differently cannot mistake each other for dead. An executor that ends
 // normally releases its own.
 
-// Claim sweeps the cgroups of dead owners under c and returns the
-// cgroups of owner (this process).
-func (c *Cgroups) Claim(owner string, logf func(string, ...any)) (*Cgroups, error) {
+// Swept counts what sweeps reaped.
+type Swept struct {
+	Executors int // dead owners whose cgroups were removed
+	Processes int // processes killed in them
+}
+
+// Add sums two counts.
+func (s Swept) Add(o Swept) Swept {
+	return Swept{Executors: s.Executors + o.Executors, Processes: s.Processes + o.Processes}
+}
+
+func (s Swept) String() string {
+	return fmt.Sprintf("swept the cgroups of %d dead executors, killing %d processes", s.Executors, s.Processes)
+}
+
+// SweepDead kills the processes in the cgroups of every owner under c that
+// no longer runs, except owner (this process), and removes those cgroups.
+func (c *Cgroups) SweepDead(owner string, logf func(string, ...any)) Swept {
 	self := ownerDir(owner, os.Getpid())
+	var total Swept
 	entries, _ := os.ReadDir(c.trackingDir(c.Parent))
 	for _, e := range entries {
 		if !e.IsDir() || e.Name() == self || ownerAlive(e.Name()) {
 			continue
 		}
-		swept := c.sweep(e.Name())
+		killed := c.sweep(e.Name())
+		total = total.Add(Swept{Executors: 1, Processes: killed})
 		if logf != nil {
-			logf("swept the cgroups of executor %q, which is gone: killed %d processes", e.Name(), swept)
+			logf("swept the cgroups of executor %q, which is gone: killed %d processes", e.Name(), killed)
 		}
 	}
+	return total
+}
+
+// Claim sweeps the cgroups of dead owners under c (SweepDead) and returns
+// the cgroups of owner (this process) and what it swept.
+func (c *Cgroups) Claim(owner string, logf func(string, ...any)) (*Cgroups, Swept, error) {
+	swept := c.SweepDead(owner, logf)
+	self := ownerDir(owner, os.Getpid())
 	own := &Cgroups{Root: c.Root, Parent: filepath.Join(c.Parent, self), V2: c.V2}
 	if c.V2 {
 		dir := filepath.Join(c.Root, own.Parent)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
+			return nil, swept, err
 		}
 		if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+memory +cpu"), 0); err != nil {
-			return nil, fmt.Errorf("cgroup v2 %s: enable memory and cpu: %w", dir, err)
+			return nil, swept, fmt.Errorf("cgroup v2 %s: enable memory and cpu: %w", dir, err)
 		}
 	}
-	return own, nil
+	return own, swept, nil
 }
 
 // Release removes owner's (now empty) cgroups.

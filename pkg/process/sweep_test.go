@@ -48,7 +48,7 @@ func TestClaimSweepsDeadExecutors(t *testing.T) {
 			os.Remove(filepath.Join("/sys/fs/cgroup", c, parent))
 		}
 	})
-	alive, err := base.Claim("fw.alive", nil)
+	alive, _, err := base.Claim("fw.alive", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +58,12 @@ func TestClaimSweepsDeadExecutors(t *testing.T) {
 	deadGroup, _, deadDone := startInCgroup(t, dead, "task-1")
 
 	var logs []string
-	if _, err := base.Claim("fw.me", func(f string, a ...any) { logs = append(logs, f) }); err != nil {
+	_, swept, err := base.Claim("fw.me", func(f string, a ...any) { logs = append(logs, f) })
+	if err != nil {
 		t.Fatal(err)
+	}
+	if swept != (process.Swept{Executors: 1, Processes: 1}) {
+		t.Errorf("swept %+v, want one executor and its process", swept)
 	}
 	select {
 	case <-deadDone:

@@ -16,6 +16,7 @@ func (a *App) setRevision(rev int64)       { a.Revision = rev }
 func (o *Object) setRevision(rev int64)    { o.Revision = rev }
 func (t *TaskGroup) setRevision(rev int64) { t.Revision = rev }
 func (a *Agent) setRevision(rev int64)     { a.Revision = rev }
+func (s *Sweep) setRevision(rev int64)     { s.Revision = rev }
 
 // list reads every record under prefix, sorted by key.
 func list[T any, P record[T]](ctx context.Context, s *store.Store, prefix string) ([]P, error) {

@@ -704,3 +704,38 @@ func TestDeleteAppRacesTheScheduler(t *testing.T) {
 		}
 	}
 }
+
+// Issue 11: the sweep owed an agent survives a scheduler restart: it is
+// stored whole, listed by agent, and deleted when done (twice is fine).
+func TestSweepRecords(t *testing.T) {
+	r, _ := newRegistry(t)
+	ctx := context.Background()
+	since := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+	want := &registry.Sweep{AgentID: "5ee7c0de-S1", Owed: []string{"container"}, Running: map[string]string{"process": "bcs-sweep.process.1.1.0"},
+		HeldPorts: []uint32{31008}, Reason: "executor x died", Since: since, Attempts: 2, NotBefore: since.Add(10 * time.Second)}
+	if err := r.PutSweep(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.PutSweep(ctx, &registry.Sweep{AgentID: "5ee7c0de-S0", Owed: []string{"process"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.ListSweeps(ctx)
+	if err != nil || len(got) != 2 || got[0].AgentID != "5ee7c0de-S0" {
+		t.Fatalf("ListSweeps = %+v, %v", got, err)
+	}
+	s := got[1]
+	if s.Running["process"] != "bcs-sweep.process.1.1.0" || s.HeldPorts[0] != 31008 || !s.NotBefore.Equal(want.NotBefore) || s.Attempts != 2 || s.Revision == 0 {
+		t.Errorf("stored %+v", s)
+	}
+	for range 2 {
+		if err := r.DeleteSweep(ctx, "5ee7c0de-S1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := r.ListSweeps(ctx); len(got) != 1 {
+		t.Errorf("after delete: %+v", got)
+	}
+	if err := r.PutSweep(ctx, &registry.Sweep{AgentID: "a/b"}); err == nil {
+		t.Error("an agent ID with a slash was stored")
+	}
+}

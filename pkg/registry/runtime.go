@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
@@ -106,4 +107,70 @@ func (r *Registry) RecordAgent(ctx context.Context, id, hostname string, attribu
 		}
 		return err
 	}
+}
+
+// Sweep is what the scheduler owes an agent after executors died there
+// without cleaning up: a run of our executors that reaps what dead
+// executors left (containers, network attachments, processes, cgroups),
+// and until it finished, the host ports the dead instances held.
+type Sweep struct {
+	AgentID string `json:"agentID"`
+	// Owed are the kinds of executor ("container", "process") that must
+	// sweep and have not started to; a kind owed while its sweep runs
+	// sweeps again after.
+	Owed []string `json:"owed,omitempty"`
+	// Running maps a kind to its sweep task in flight.
+	Running map[string]string `json:"running,omitempty"`
+	// HeldPorts are host ports orphans may still hold; no new instance
+	// gets them on this agent before the sweep finished.
+	HeldPorts []uint32 `json:"heldPorts,omitempty"`
+	// Reason names the latest executor death that made it necessary.
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since"`
+	// Attempts counts failed sweep tasks; NotBefore delays the next one.
+	Attempts  int       `json:"attempts,omitempty"`
+	NotBefore time.Time `json:"notBefore,omitempty"`
+	LastError string    `json:"lastError,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	Revision  int64     `json:"-"`
+}
+
+// PutSweep stores the sweep owed an agent.
+func (r *Registry) PutSweep(ctx context.Context, s *Sweep) error {
+	key, err := store.Key(store.KindSweep, s.AgentID)
+	if err != nil {
+		return err
+	}
+	s.UpdatedAt = r.now().UTC()
+	value, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	rev, err := r.store.Put(ctx, key, value)
+	if err != nil {
+		return fmt.Errorf("sweep of agent %s: %w", s.AgentID, err)
+	}
+	s.Revision = rev
+	return nil
+}
+
+// DeleteSweep forgets the sweep of an agent; a missing one is fine.
+func (r *Registry) DeleteSweep(ctx context.Context, agentID string) error {
+	key, err := store.Key(store.KindSweep, agentID)
+	if err != nil {
+		return err
+	}
+	if err := r.store.Delete(ctx, key, 0); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
+		return fmt.Errorf("sweep of agent %s: %w", agentID, err)
+	}
+	return nil
+}
+
+// ListSweeps returns the sweeps owed, by agent ID.
+func (r *Registry) ListSweeps(ctx context.Context) ([]*Sweep, error) {
+	prefix, err := store.Prefix(store.KindSweep)
+	if err != nil {
+		return nil, err
+	}
+	return list[Sweep](ctx, r.store, prefix)
 }

@@ -90,6 +90,11 @@ type Core struct {
 	implicitSent  time.Time
 	killSent      map[string]time.Time // task ID → last KILL
 	passes        uint64
+	// sweeps are owed to agents where executors died (sweep.go), by
+	// agent ID; sweepTasks maps their tasks in flight to the agent.
+	sweeps     map[string]*registry.Sweep
+	sweepTasks map[string]string
+	sweepSeq   int
 }
 
 type app struct {
@@ -126,6 +131,7 @@ func NewCore(cfg Config) (*Core, error) {
 		cfg: cfg, matcher: m, suppressed: false,
 		apps: map[string]*app{}, tasks: map[string]*instance{}, offers: map[string]mesos.Offer{},
 		agents: map[string]*agentInfo{}, reconciling: map[string]string{}, killSent: map[string]time.Time{},
+		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{},
 	}, nil
 }
 
@@ -175,6 +181,11 @@ func (c *Core) Step(now time.Time, in Input) Output {
 func (c *Core) write(w Write)             { c.out.Writes = append(c.out.Writes, w) }
 func (c *Core) call(call *scheduler.Call) { c.out.Calls = append(c.out.Calls, call) }
 
+// logf asks the driver to log a decision, with slog key-value pairs.
+func (c *Core) logf(msg string, args ...any) {
+	c.out.Logs = append(c.out.Logs, LogLine{Message: msg, Args: args})
+}
+
 // persist records an instance's current state.
 func (c *Core) persist(inst *instance) {
 	rec := inst.rec
@@ -215,6 +226,7 @@ func (c *Core) restore(in Restore) {
 			c.startRemoteChecks(inst)
 		}
 	}
+	c.restoreSweeps(in.Sweeps)
 	for _, a := range c.sortedApps() {
 		c.reconcileApp(a)
 	}
@@ -231,6 +243,7 @@ func (c *Core) subscribed(id string) {
 			c.reconciling[id] = agent
 		}
 	}
+	c.reconcileSweeps()
 	c.sendReconcile()
 	c.implicitSent = c.now
 }

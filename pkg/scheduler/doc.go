@@ -19,6 +19,11 @@
 //	                     └──▶ Failed / Finished (no restart)
 //	any live phase ─kill (scale-down, delete, reschedule)─▶ Killing ─▶ gone
 //
+// When an agent reports that an executor died under its tasks, the core
+// owes that agent a sweep (sweep.go): the executor binary relaunched with
+// a sweep task reaps what dead executors left, and the dead instance's
+// host ports stay out of that agent's offers until it finished.
+//
 // It must not import HTTP packages; pkg/api talks to it through the
 // registry and the Driver.
 package scheduler

@@ -156,7 +156,11 @@ func (d *Driver) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := d.step(ctx, Restore{FrameworkID: fwID, Apps: apps, Groups: groups}); err != nil {
+	sweeps, err := d.cfg.Registry.ListSweeps(ctx)
+	if err != nil {
+		return err
+	}
+	if err := d.step(ctx, Restore{FrameworkID: fwID, Apps: apps, Groups: groups, Sweeps: sweeps}); err != nil {
 		return err
 	}
 
@@ -231,6 +235,9 @@ func (d *Driver) step(ctx context.Context, in Input) error {
 	out := d.core.Step(d.cfg.Now(), in)
 	id := d.core.FrameworkID()
 	d.frameworkID.Store(&id)
+	for _, l := range out.Logs {
+		d.log.Info(l.Message, l.Args...)
+	}
 	for _, w := range out.Writes {
 		if err := d.persist(ctx, w); err != nil {
 			return fmt.Errorf("persist: %w", err)
@@ -276,6 +283,10 @@ func (d *Driver) persist(ctx context.Context, w Write) error {
 		return r.SetFrameworkID(ctx, w.FrameworkID)
 	case w.Agent != nil:
 		return r.RecordAgent(ctx, w.Agent.ID, w.Agent.Hostname, w.Agent.Attributes)
+	case w.Sweep != nil:
+		return r.PutSweep(ctx, w.Sweep)
+	case w.DeleteSweep != "":
+		return r.DeleteSweep(ctx, w.DeleteSweep)
 	}
 	return nil
 }

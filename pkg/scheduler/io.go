@@ -17,6 +17,7 @@ type Restore struct {
 	FrameworkID string
 	Apps        []*registry.App
 	Groups      []*registry.TaskGroup
+	Sweeps      []*registry.Sweep
 }
 
 // Subscribed: the master accepted the subscription.
@@ -96,11 +97,19 @@ func (Tick) input()               {}
 func (RemoteHealth) input()       {}
 
 // Output is what a step asks of the driver: persist Writes, in order, then
-// send Calls, in order, then start and stop remote health checks.
+// send Calls, in order, then start and stop remote health checks. Logs
+// are decisions an operator should find in the log.
 type Output struct {
 	Writes []Write
 	Calls  []*scheduler.Call
 	Checks []CheckChange
+	Logs   []LogLine
+}
+
+// LogLine is one structured log line: a message and slog key-value pairs.
+type LogLine struct {
+	Message string
+	Args    []any
 }
 
 // CheckChange starts (Checks set) or stops (Checks nil) the remote health
@@ -119,6 +128,8 @@ type Write struct {
 	RemoveApp   *AppRef             // delete the application (after its instances)
 	FrameworkID string              // remember the framework ID
 	Agent       *AgentRecord        // what offers told about an agent
+	Sweep       *registry.Sweep     // store the sweep owed an agent
+	DeleteSweep string              // the sweep of this agent is done
 }
 
 // AgentRecord is an agent as offers describe it.

@@ -83,10 +83,22 @@ func (c *Core) waiting() bool {
 	return false
 }
 
-// schedule places the pending instances on the outstanding offers; the
-// matcher defers those still in their restart backoff.
+// schedule launches the sweeps owed to agents that offer, and places the
+// pending instances on what is left of the offers; the matcher defers
+// instances still in their restart backoff.
 func (c *Core) schedule() {
-	if len(c.offers) == 0 || !c.launchable() {
+	if len(c.offers) == 0 {
+		return
+	}
+	_, sweepDue := c.sweepsWanted()
+	launchable := c.launchable()
+	if !launchable && !sweepDue {
+		return
+	}
+	snap := c.snapshot()
+	sweeps := c.reserveSweeps(snap)
+	defer c.acceptSweeps(sweeps) // those of agents no instance goes to
+	if !launchable {
 		return
 	}
 	pending := c.pending()
@@ -97,14 +109,11 @@ func (c *Core) schedule() {
 		byID[id] = inst
 		groups = append(groups, offer.TaskGroup{ID: id, Req: c.requirements(inst), NotBefore: inst.rec.NotBefore})
 	}
-	plan := c.matcher.Place(c.snapshot(), groups, c.now, c.cfg.Seed+c.passes)
+	plan := c.matcher.Place(snap, groups, c.now, c.cfg.Seed+c.passes)
 	c.passes++
-	placedApps := map[*app]bool{}
 	for _, l := range plan.Launches() {
-		c.accept(l, byID)
-		for _, pl := range l.Placements {
-			placedApps[byID[pl.TaskGroupID].app] = true
-		}
+		c.accept(l, byID, sweeps[l.AgentID])
+		delete(sweeps, l.AgentID)
 	}
 	unplaced := map[*app]string{}
 	for _, u := range plan.Unplaced {
@@ -173,7 +182,7 @@ func regexpQuote(s string) string {
 }
 
 // snapshot is the cluster as the matcher sees it: agents with their
-// offers, and every live instance.
+// offers, less the ports orphans may hold, and every live instance.
 func (c *Core) snapshot() *offer.Snapshot {
 	snap := &offer.Snapshot{}
 	byAgent := map[string][]mesos.Offer{}
@@ -201,6 +210,7 @@ func (c *Core) snapshot() *offer.Snapshot {
 			}
 		}
 	}
+	c.holdPorts(snap)
 	return snap
 }
 
@@ -244,9 +254,10 @@ func offeredResources(rs []mesos.Resource) offer.Resources {
 	return out
 }
 
-// accept launches the placements of one agent in one ACCEPT.
-func (c *Core) accept(l offer.Launch, byID map[string]*instance) {
-	var ops []mesos.Offer_Operation
+// accept launches the placements of one agent, after the agent's sweeps
+// (whose resources came out of its offers), in one ACCEPT.
+func (c *Core) accept(l offer.Launch, byID map[string]*instance, sweeps []mesos.Offer_Operation) {
+	ops := slices.Clone(sweeps)
 	for _, pl := range l.Placements {
 		inst := byID[pl.TaskGroupID]
 		op, err := c.launchOp(inst, l.AgentID, pl)
@@ -262,7 +273,12 @@ func (c *Core) accept(l offer.Launch, byID map[string]*instance) {
 	offerIDs := make([]mesos.OfferID, len(l.OfferIDs))
 	for i, id := range l.OfferIDs {
 		offerIDs[i] = mesos.OfferID{Value: id}
-		delete(c.offers, id)
+	}
+	if len(sweeps) > 0 {
+		offerIDs = c.agentOffers(l.AgentID) // the sweep took from whichever
+	}
+	for _, id := range offerIDs {
+		delete(c.offers, id.Value)
 	}
 	if len(ops) == 0 {
 		c.call(calls.Decline(offerIDs...).With(calls.RefuseSeconds(c.refuse())))
@@ -289,22 +305,7 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	if a.tmpl.Kind == manifest.KindApplication {
 		exec = c.cfg.ContainerExecutor
 	}
-	executor := mesos.ExecutorInfo{
-		Type:        mesos.ExecutorInfo_CUSTOM,
-		ExecutorID:  mesos.ExecutorID{Value: tgID},
-		FrameworkID: &mesos.FrameworkID{Value: c.frameworkID},
-		Name:        strPtr(fmt.Sprintf("bcs %s/%s instance %d", a.rec.Namespace, a.rec.Name, inst.rec.Index)),
-		Command: &mesos.CommandInfo{
-			Value:     strPtr("./" + path.Base(exec.URI)),
-			Arguments: append([]string{path.Base(exec.URI)}, exec.Args...),
-			Shell:     boolPtr(false),
-			URIs:      []mesos.CommandInfo_URI{{Value: exec.URI, Executable: boolPtr(true), Extract: boolPtr(false)}},
-		},
-		Resources: []mesos.Resource{
-			scalarResource("cpus", c.cfg.Executor.CPUs), scalarResource("mem", c.cfg.Executor.Mem),
-			scalarResource("disk", c.cfg.Executor.Disk),
-		},
-	}
+	executor := c.executorInfo(tgID, fmt.Sprintf("bcs %s/%s instance %d", a.rec.Namespace, a.rec.Name, inst.rec.Index), exec)
 	grace := &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: a.tmpl.KillGrace.Nanoseconds()}}
 	tasks := make([]mesos.TaskInfo, len(specs))
 	records := make([]registry.TaskRecord, len(specs))
@@ -341,6 +342,27 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	}
 	c.persist(inst)
 	return calls.OpLaunchGroup(executor, tasks...), nil
+}
+
+// executorInfo describes one of our executors: the agent fetches the
+// binary and runs it with its arguments.
+func (c *Core) executorInfo(id, name string, exec ExecutorBinary) mesos.ExecutorInfo {
+	return mesos.ExecutorInfo{
+		Type:        mesos.ExecutorInfo_CUSTOM,
+		ExecutorID:  mesos.ExecutorID{Value: id},
+		FrameworkID: &mesos.FrameworkID{Value: c.frameworkID},
+		Name:        strPtr(name),
+		Command: &mesos.CommandInfo{
+			Value:     strPtr("./" + path.Base(exec.URI)),
+			Arguments: append([]string{path.Base(exec.URI)}, exec.Args...),
+			Shell:     boolPtr(false),
+			URIs:      []mesos.CommandInfo_URI{{Value: exec.URI, Executable: boolPtr(true), Extract: boolPtr(false)}},
+		},
+		Resources: []mesos.Resource{
+			scalarResource("cpus", c.cfg.Executor.CPUs), scalarResource("mem", c.cfg.Executor.Mem),
+			scalarResource("disk", c.cfg.Executor.Disk),
+		},
+	}
 }
 
 func strPtr(s string) *string { return &s }
@@ -380,8 +402,9 @@ func (c *Core) adjustOffers() {
 		clear(c.offers)
 		c.call(calls.Decline(offerIDs...).With(calls.RefuseSeconds(c.refuse())))
 	}
-	switch waiting := c.waiting(); {
-	case waiting && c.suppressed && c.launchable():
+	sweepWaiting, sweepDue := c.sweepsWanted()
+	switch waiting := c.waiting() || sweepWaiting; {
+	case waiting && c.suppressed && (c.launchable() || sweepDue):
 		c.call(calls.Revive())
 		c.suppressed = false
 	case !waiting && !c.suppressed:

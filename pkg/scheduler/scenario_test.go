@@ -35,9 +35,10 @@ var update = flag.Bool("update", false, "rewrite the expected output of the scen
 //	app NS/NAME instances=N [policy=P interval=S backoff=S maxtimes=N unique=NAME cluster=NAME:V1,V2 grace=S]
 //	agents N            agents agent-1..N (hostname host-N, idc attribute)
 //	subscribe           SUBSCRIBED
-//	offers [AGENT ...]  one full offer from every (or the named) agent
-//	status NS/NAME IDX STATE [reason=R] [task=K] [healthy=true|false] [launch=L]
-//	unknown TASKID AGENT STATE   a status for a task the core does not know
+//	offers [AGENT ...] [ports=B-E]  one full offer from every (or the named) agent
+//	status NS/NAME IDX STATE [reason=R] [source=S] [task=K] [healthy=true|false] [launch=L]
+//	unknown TASKID AGENT STATE [reason=R] [source=S]   a status for a task the core does not know
+//	sweep AGENT KIND STATE [message=M]   a status of the sweep task running there
 //	tick DURATION       advance the clock and send Tick
 //	scale NS/NAME N | delete NS/NAME
 //	operate NS/NAME IDX OP   restart, reload or reschedule the current launch
@@ -133,6 +134,7 @@ type harness struct {
 	start   time.Time
 	apps    map[string]*registry.App
 	groups  map[string]*registry.TaskGroup // "ns/app/idx"
+	sweeps  map[string]*registry.Sweep     // by agent
 	fwID    string
 	agents  int
 	offerNo int
@@ -141,7 +143,7 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	h := &harness{t: t, now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
-		apps: map[string]*registry.App{}, groups: map[string]*registry.TaskGroup{}}
+		apps: map[string]*registry.App{}, groups: map[string]*registry.TaskGroup{}, sweeps: map[string]*registry.Sweep{}}
 	h.start = h.now
 	h.core = h.newCore()
 	return h
@@ -157,7 +159,12 @@ func (h *harness) newCore() *scheduler.Core {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	c.Step(h.now, scheduler.Restore{FrameworkID: h.fwID, Apps: h.appList(), Groups: h.groupList()})
+	var sweeps []*registry.Sweep
+	for _, k := range sortedKeys(h.sweeps) {
+		s := *h.sweeps[k]
+		sweeps = append(sweeps, &s)
+	}
+	c.Step(h.now, scheduler.Restore{FrameworkID: h.fwID, Apps: h.appList(), Groups: h.groupList(), Sweeps: sweeps})
 	return c
 }
 
@@ -208,6 +215,13 @@ func (h *harness) step(in scheduler.Input) []string {
 		}
 		lines = append(lines, fmt.Sprintf("check start %s on %s %s", ch.TaskGroupID, ch.Host, strings.Join(checks, " ")))
 	}
+	for _, l := range out.Logs {
+		line := "log " + l.Message
+		for i := 0; i+1 < len(l.Args); i += 2 {
+			line += fmt.Sprintf(" %v=%v", l.Args[i], l.Args[i+1])
+		}
+		lines = append(lines, line)
+	}
 	return lines
 }
 
@@ -256,6 +270,17 @@ func (h *harness) apply(w scheduler.Write) string {
 		return "store framework " + w.FrameworkID
 	case w.Agent != nil:
 		return fmt.Sprintf("store agent %s %s %v", w.Agent.ID, w.Agent.Hostname, w.Agent.Attributes)
+	case w.Sweep != nil:
+		s := *w.Sweep
+		h.sweeps[s.AgentID] = &s
+		line := fmt.Sprintf("store sweep %s owed=%v running=%v held=%v", s.AgentID, s.Owed, sortedKeys(s.Running), s.HeldPorts)
+		if s.Attempts > 0 {
+			line += fmt.Sprintf(" attempts=%d wait=%s", s.Attempts, s.NotBefore.Sub(h.now))
+		}
+		return line
+	case w.DeleteSweep != "":
+		delete(h.sweeps, w.DeleteSweep)
+		return "store delete sweep " + w.DeleteSweep
 	}
 	return "store ?"
 }
@@ -326,13 +351,29 @@ func (h *harness) run(command string) []string {
 	case "subscribe":
 		return h.step(scheduler.Subscribed{FrameworkID: "fw-1"})
 	case "offers":
-		return h.step(scheduler.OffersIn{Offers: h.offers(f[1:])})
+		var agents []string
+		for _, a := range f[1:] {
+			if !strings.Contains(a, "=") {
+				agents = append(agents, a)
+			}
+		}
+		return h.step(scheduler.OffersIn{Offers: h.offers(agents, args["ports"])})
 	case "rescind":
 		return h.step(scheduler.Rescind{OfferID: f[1]})
 	case "status":
 		return h.status(f[1], f[2], f[3], args)
 	case "unknown":
 		return h.step(scheduler.StatusUpdate{Status: h.taskStatus(f[1], f[2], f[3], nil, args)})
+	case "sweep":
+		s := h.sweeps[f[1]]
+		if s == nil || s.Running[f[2]] == "" {
+			h.t.Fatalf("no %s sweep runs on %s", f[2], f[1])
+		}
+		st := h.taskStatus(s.Running[f[2]], f[1], f[3], nil, args)
+		if m := args["message"]; m != "" {
+			st.Message = &m
+		}
+		return h.step(scheduler.StatusUpdate{Status: st})
 	case "tick":
 		d, err := time.ParseDuration(f[1])
 		if err != nil {
@@ -407,7 +448,11 @@ func (h *harness) createApp(key string, args map[string]string) *registry.App {
 	return &cp
 }
 
-func (h *harness) offers(agents []string) []mesos.Offer {
+func (h *harness) offers(agents []string, ports string) []mesos.Offer {
+	portRange := mesos.Value_Range{Begin: 31000, End: 31009}
+	if b, e, ok := strings.Cut(ports, "-"); ok {
+		portRange.Begin, portRange.End = uint64(atoi(b, 0)), uint64(atoi(e, 0))
+	}
 	if len(agents) == 0 {
 		for i := 1; i <= h.agents; i++ {
 			agents = append(agents, fmt.Sprintf("agent-%d", i))
@@ -430,7 +475,7 @@ func (h *harness) offers(agents []string) []mesos.Offer {
 				{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 4}},
 				{Name: "mem", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 4096}},
 				{Name: "disk", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 10000}},
-				{Name: "ports", Type: mesos.RANGES.Enum(), Ranges: &mesos.Value_Ranges{Range: []mesos.Value_Range{{Begin: 31000, End: 31009}}}},
+				{Name: "ports", Type: mesos.RANGES.Enum(), Ranges: &mesos.Value_Ranges{Range: []mesos.Value_Range{portRange}}},
 			},
 		})
 	}
@@ -440,7 +485,7 @@ func (h *harness) offers(agents []string) []mesos.Offer {
 func (h *harness) status(app, idx, state string, args map[string]string) []string {
 	g := h.groups[app+"/"+idx]
 	if g == nil {
-		h.t.Fatalf("no instance %s/%s", app, idx)
+		h.t.Fatalf("no instance %s/%s (instances %v)", app, idx, sortedKeys(h.groups))
 	}
 	var lines []string
 	for i, task := range g.Tasks {
@@ -460,6 +505,9 @@ func (h *harness) taskStatus(taskID, agent, state string, _ *registry.TaskGroup,
 	}
 	if r, ok := args["reason"]; ok {
 		st.Reason = mesos.TaskStatus_Reason(mesos.TaskStatus_Reason_value[r]).Enum()
+	}
+	if s, ok := args["source"]; ok {
+		st.Source = mesos.TaskStatus_Source(mesos.TaskStatus_Source_value[s]).Enum()
 	}
 	if v, ok := args["healthy"]; ok {
 		b := v == "true"

@@ -23,8 +23,15 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 			c.call(calls.Acknowledge(agentID, taskID, st.UUID))
 		}
 	}()
+	if agent, ok := c.sweepTasks[taskID]; ok {
+		c.sweepStatus(agent, st)
+		return
+	}
 	state := st.GetState()
 	inst := c.tasks[taskID]
+	if executorDied(st) && agentID != "" {
+		c.oweSweep(st, inst)
+	}
 	if inst == nil {
 		// A task of no current launch: an old launch, or one we lost track
 		// of. If it runs, it must not.

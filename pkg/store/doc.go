@@ -38,6 +38,7 @@
 //	secrets/<namespace>/<name>                     secret (value sealed at rest)
 //	framework/id                                   the Mesos framework ID
 //	agents/<agent id>                              agent settings
+//	sweeps/<agent id>                              the sweep owed an agent after executors died
 //
 // Key, Prefix and AppVersionKey build these keys and validate user-supplied
 // segments. An application update and its new version-history entry are

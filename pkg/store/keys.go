@@ -21,6 +21,7 @@ const (
 	KindConfigMap   Kind = "configmaps"
 	KindSecret      Kind = "secrets"
 	KindAgent       Kind = "agents"
+	KindSweep       Kind = "sweeps"
 )
 
 // FrameworkIDKey holds the Mesos framework ID the scheduler re-registers with.
@@ -36,6 +37,7 @@ var segmentsPerKind = map[Kind]int{
 	KindConfigMap:   2, // <namespace>/<name>
 	KindSecret:      2, // <namespace>/<name>
 	KindAgent:       1, // <agent id>
+	KindSweep:       1, // <agent id>
 }
 
 // maxSegmentLen bounds one segment; Mesos task IDs are long but well below it.

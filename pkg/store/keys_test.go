@@ -24,6 +24,7 @@ func TestKeyLayout(t *testing.T) {
 		{"configmap", store.KindConfigMap, []string{"ns", "cfg"}, "configmaps/ns/cfg"},
 		{"secret", store.KindSecret, []string{"ns", "db"}, "secrets/ns/db"},
 		{"agent with a Mesos agent id", store.KindAgent, []string{"b7c1a6d3-5f2e-4c1a-9d7b-0e8f1a2b3c4d-S0"}, "agents/b7c1a6d3-5f2e-4c1a-9d7b-0e8f1a2b3c4d-S0"},
+		{"sweep owed an agent", store.KindSweep, []string{"b7c1a6d3-5f2e-4c1a-9d7b-0e8f1a2b3c4d-S0"}, "sweeps/b7c1a6d3-5f2e-4c1a-9d7b-0e8f1a2b3c4d-S0"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
