@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -221,4 +222,22 @@ func matching(root, part string) []string {
 		return nil
 	})
 	return found
+}
+
+// Issue 11: deploy/mesos/verify.sh, the operator's check of a cluster,
+// passes against a working system: both examples run, answer on their
+// host ports and are deleted.
+func TestVerifyScript(t *testing.T) {
+	s := startSystem(t)
+	cmd := exec.Command("../deploy/mesos/verify.sh", s.api)
+	cmd.Env = append(os.Environ(), "VERIFY_TIMEOUT=60")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "verify: OK") {
+		t.Fatalf("verify.sh: %v\n%s", err, out)
+	}
+	for _, want := range []string{"bcs-verify/gamesvr is Running", "bcs-verify/web answers on 127.0.0.1:", "bcs-verify/web deleted"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("verify.sh output lacks %q:\n%s", want, out)
+		}
+	}
 }

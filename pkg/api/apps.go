@@ -37,13 +37,15 @@ type AppStatus struct {
 
 // InstanceView is one instance of an application.
 type InstanceView struct {
-	ID          int               `json:"id"`
-	TaskGroupID string            `json:"taskGroupID"`
-	State       string            `json:"state"`
-	Agent       string            `json:"agent,omitempty"`
-	Host        string            `json:"host,omitempty"`
-	Ports       map[string]uint32 `json:"ports,omitempty"`
-	Healthy     *bool             `json:"healthy,omitempty"`
+	ID          int    `json:"id"`
+	TaskGroupID string `json:"taskGroupID"`
+	State       string `json:"state"`
+	Agent       string `json:"agent,omitempty"`
+	Host        string `json:"host,omitempty"`
+	// HostIP is the agent's address: host ports answer there.
+	HostIP  string            `json:"hostIP,omitempty"`
+	Ports   map[string]uint32 `json:"ports,omitempty"`
+	Healthy *bool             `json:"healthy,omitempty"`
 	// RemoteHealthy is the scheduler's REMOTE_HTTP/REMOTE_TCP verdict.
 	RemoteHealthy *bool  `json:"remoteHealthy,omitempty"`
 	RemoteMessage string `json:"remoteMessage,omitempty"`
@@ -59,7 +61,7 @@ func appView(app *registry.App, groups []*registry.TaskGroup) AppView {
 	}
 	for _, g := range groups {
 		v.Status.Instances = append(v.Status.Instances, InstanceView{
-			ID: g.Index, TaskGroupID: g.ID, State: g.State, Agent: g.AgentID, Host: g.Host,
+			ID: g.Index, TaskGroupID: g.ID, State: g.State, Agent: g.AgentID, Host: g.Host, HostIP: g.HostIP,
 			Ports: g.Ports, Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
 			Restarts: g.Restarts, Message: g.Message,
 		})
