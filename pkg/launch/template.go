@@ -403,34 +403,55 @@ func executorChecks(checks []manifest.HealthCheck) []proto.HealthCheck {
 	return out
 }
 
+// MissingReference is a configmap or secret a launch needs that does not
+// exist, or lacks an item: the launch can succeed once it is written.
+type MissingReference struct {
+	Kind      manifest.Kind // KindConfigMap or KindSecret
+	Namespace string
+	Name      string
+	Item      string // the missing item; "" when the object is missing
+}
+
+// Ref names the configmap or secret: "configmap ns/name".
+func (m *MissingReference) Ref() string { return string(m.Kind) + " " + m.Namespace + "/" + m.Name }
+
+func (m *MissingReference) Error() string {
+	if m.Item != "" {
+		return fmt.Sprintf("%s has no item %q: %v", m.Ref(), m.Item, errdefs.ErrNotFound)
+	}
+	return fmt.Sprintf("%s: %v", m.Ref(), errdefs.ErrNotFound)
+}
+
+func (m *MissingReference) Unwrap() error { return errdefs.ErrNotFound }
+
 // injectData resolves configmap and secret items into env and files.
 func injectData(spec *proto.TaskSpec, namespace string, cms []manifest.ConfigMapRef, secrets []manifest.SecretRef, r manifest.Resolver) error {
 	for _, ref := range cms {
 		cm, ok := r.ConfigMap(namespace, ref.Name)
+		missing := &MissingReference{Kind: manifest.KindConfigMap, Namespace: namespace, Name: ref.Name}
 		if !ok {
-			return fmt.Errorf("configmap %s/%s: %w", namespace, ref.Name, errdefs.ErrNotFound)
+			return missing
 		}
-		source := "configmap " + namespace + "/" + ref.Name
 		for _, item := range ref.Items {
 			data, ok := cm.Datas[item.DataKey]
 			if ok && data.Type != manifest.ConfigDataFile {
 				return fmt.Errorf("%s item %q: type %q is fetched remotely, which is not supported yet: %w",
-					source, item.DataKey, data.Type, errdefs.ErrInvalidArgument)
+					missing.Ref(), item.DataKey, data.Type, errdefs.ErrInvalidArgument)
 			}
-			if err := injectItem(spec, source, item.DataKey, data.Content, ok, item.Type, item.KeyOrPath, item.ReadOnly, item.User); err != nil {
+			if err := injectItem(spec, missing, item.DataKey, data.Content, ok, item.Type, item.KeyOrPath, item.ReadOnly, item.User); err != nil {
 				return err
 			}
 		}
 	}
 	for _, ref := range secrets {
 		s, ok := r.Secret(namespace, ref.SecretName)
+		missing := &MissingReference{Kind: manifest.KindSecret, Namespace: namespace, Name: ref.SecretName}
 		if !ok {
-			return fmt.Errorf("secret %s/%s: %w", namespace, ref.SecretName, errdefs.ErrNotFound)
+			return missing
 		}
-		source := "secret " + namespace + "/" + ref.SecretName
 		for _, item := range ref.Items {
 			data, ok := s.Datas[item.DataKey]
-			if err := injectItem(spec, source, item.DataKey, data.Content, ok, item.Type, item.KeyOrPath, item.ReadOnly, item.User); err != nil {
+			if err := injectItem(spec, missing, item.DataKey, data.Content, ok, item.Type, item.KeyOrPath, item.ReadOnly, item.User); err != nil {
 				return err
 			}
 		}
@@ -438,14 +459,17 @@ func injectData(spec *proto.TaskSpec, namespace string, cms []manifest.ConfigMap
 	return nil
 }
 
-// injectItem decodes one item's base64 content into an env var or a file.
-func injectItem(spec *proto.TaskSpec, source, key, content string, found bool, typ, keyOrPath string, readOnly bool, user string) error {
+// injectItem decodes one item's base64 content into an env var or a file;
+// source names the object it comes from.
+func injectItem(spec *proto.TaskSpec, source *MissingReference, key, content string, found bool, typ, keyOrPath string, readOnly bool, user string) error {
 	if !found {
-		return fmt.Errorf("%s has no item %q: %w", source, key, errdefs.ErrNotFound)
+		missing := *source
+		missing.Item = key
+		return &missing
 	}
 	decoded, err := base64.StdEncoding.DecodeString(content)
 	if err != nil {
-		return fmt.Errorf("%s item %q: content is not base64: %w", source, key, errdefs.ErrInvalidArgument)
+		return fmt.Errorf("%s item %q: content is not base64: %w", source.Ref(), key, errdefs.ErrInvalidArgument)
 	}
 	if typ == manifest.ItemEnv {
 		spec.Env = append(spec.Env, proto.EnvVar{Name: keyOrPath, Value: string(decoded)})

@@ -196,7 +196,10 @@ type TaskGroup struct {
 	// RunningSince is when every task last became running.
 	RunningSince time.Time `json:"runningSince,omitempty"`
 	// KillReason says why the scheduler is killing the instance.
-	KillReason string    `json:"killReason,omitempty"`
+	KillReason string `json:"killReason,omitempty"`
+	// WaitingFor names the configmap or secret ("configmap ns/name") a
+	// Pending instance cannot launch without.
+	WaitingFor string    `json:"waitingFor,omitempty"`
 	UpdatedAt  time.Time `json:"updatedAt"`
 	Revision   int64     `json:"-"`
 }

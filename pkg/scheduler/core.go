@@ -12,7 +12,6 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
-	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/offer"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
@@ -42,8 +41,6 @@ type Config struct {
 	WorkBaseDir, RunBaseDir string
 	// SchedulerURL is the API's address (${scheduler_url}).
 	SchedulerURL string
-	// Resolver gives the configmaps and secrets launches inject.
-	Resolver manifest.Resolver
 	// Seed makes placements reproducible.
 	Seed uint64
 }
@@ -95,6 +92,8 @@ type Core struct {
 	sweeps     map[string]*registry.Sweep
 	sweepTasks map[string]string
 	sweepSeq   int
+	// refs are the configmaps and secrets launches inject.
+	refs *references
 }
 
 type app struct {
@@ -131,7 +130,7 @@ func NewCore(cfg Config) (*Core, error) {
 		cfg: cfg, matcher: m, suppressed: false,
 		apps: map[string]*app{}, tasks: map[string]*instance{}, offers: map[string]mesos.Offer{},
 		agents: map[string]*agentInfo{}, reconciling: map[string]string{}, killSent: map[string]time.Time{},
-		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{},
+		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{}, refs: newReferences(),
 	}, nil
 }
 
@@ -172,6 +171,10 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.tick()
 	case RemoteHealth:
 		c.remoteHealth(in)
+	case ObjectChanged:
+		c.objectChanged(in.Object)
+	case ObjectRemoved:
+		c.refs.remove(in.Kind, in.Namespace, in.Name)
 	}
 	c.adjustOffers()
 	c.refreshStatuses()
@@ -204,6 +207,9 @@ func (c *Core) setPhase(inst *instance, to Phase) {
 
 func (c *Core) restore(in Restore) {
 	c.frameworkID = in.FrameworkID
+	for _, obj := range in.Objects {
+		c.refs.put(obj)
+	}
 	for _, rec := range in.Apps {
 		c.upsertApp(rec)
 	}
@@ -215,6 +221,10 @@ func (c *Core) restore(in Restore) {
 		}
 		inst := &instance{app: a, rec: *g}
 		a.instances[g.Index] = inst
+		if inst.rec.WaitingFor != "" {
+			// What it waited for may have been written meanwhile.
+			c.stopWaiting(inst, "the scheduler restarted")
+		}
 		if Phase(g.Phase).live() {
 			for _, t := range g.Tasks {
 				if !terminal(taskState(t.State)) {
@@ -303,7 +313,12 @@ func (a *app) killGrace() time.Duration {
 
 // appChanged takes a new or changed application record.
 func (c *Core) appChanged(rec *registry.App) {
+	old := c.apps[rec.Namespace+"/"+rec.Name]
+	changed := old != nil && old.rec.Version != rec.Version
 	a := c.upsertApp(rec)
+	if changed {
+		c.retryAfterChange(a)
+	}
 	c.reconcileApp(a)
 }
 

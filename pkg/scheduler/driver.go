@@ -95,9 +95,6 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	if cfg.Encoding.Name == "" {
 		cfg.Encoding = mesoswire.Protobuf
 	}
-	if cfg.Core.Resolver == nil {
-		cfg.Core.Resolver = registryResolver{cfg.Registry}
-	}
 	core, err := NewCore(cfg.Core)
 	if err != nil {
 		return nil, err
@@ -144,6 +141,12 @@ func (d *Driver) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	objectWatches := make([]<-chan store.Event, len(referencedKinds))
+	for i, kind := range referencedKinds {
+		if objectWatches[i], err = d.cfg.Store.Watch(ctx, string(kind.store)+"/", 0); err != nil {
+			return err
+		}
+	}
 	fwID, err := d.cfg.Registry.FrameworkID(ctx)
 	if err != nil {
 		return err
@@ -160,7 +163,22 @@ func (d *Driver) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := d.step(ctx, Restore{FrameworkID: fwID, Apps: apps, Groups: groups, Sweeps: sweeps}); err != nil {
+	var objects []manifest.Object
+	for _, kind := range referencedKinds {
+		recs, err := d.cfg.Registry.ListObjects(ctx, kind.manifest, "")
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			obj, err := rec.Manifest()
+			if err != nil {
+				d.log.Error("stored object", "kind", kind.manifest, "namespace", rec.Namespace, "name", rec.Name, "err", err)
+				continue
+			}
+			objects = append(objects, obj)
+		}
+	}
+	if err := d.step(ctx, Restore{FrameworkID: fwID, Apps: apps, Groups: groups, Sweeps: sweeps, Objects: objects}); err != nil {
 		return err
 	}
 
@@ -201,6 +219,20 @@ func (d *Driver) run(ctx context.Context) error {
 				d.log.Error("application record", "key", we.Entry.Key, "err", err)
 				continue
 			}
+		case we, ok := <-objectWatches[0]:
+			if in, err = d.objectInput(ctx, referencedKinds[0], we, ok); in == nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		case we, ok := <-objectWatches[1]:
+			if in, err = d.objectInput(ctx, referencedKinds[1], we, ok); in == nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 		case op := <-d.ops:
 			in = op
 		case h := <-d.health:
@@ -212,6 +244,50 @@ func (d *Driver) run(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// referencedKind is a kind of object launches inject, with its key kind.
+type referencedKind struct {
+	manifest manifest.Kind
+	store    store.Kind
+}
+
+// referencedKinds are watched for the core: configmaps, then secrets.
+var referencedKinds = []referencedKind{{manifest.KindConfigMap, store.KindConfigMap}, {manifest.KindSecret, store.KindSecret}}
+
+// objectInput turns a change of a configmap or secret into a core input;
+// nil (and an error when the watch ended badly) when there is none.
+func (d *Driver) objectInput(ctx context.Context, kind referencedKind, we store.Event, ok bool) (Input, error) {
+	switch {
+	case !ok:
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s watch closed", kind.store)
+	case we.Err != nil:
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s watch: %w", kind.store, we.Err)
+	case we.Type == store.EventDelete:
+		parts := strings.Split(we.Entry.Key, "/")
+		if len(parts) != 3 {
+			d.log.Error("unexpected key", "key", we.Entry.Key)
+			return nil, nil
+		}
+		return ObjectRemoved{Kind: kind.manifest, Namespace: parts[1], Name: parts[2]}, nil
+	}
+	var rec registry.Object
+	if err := json.Unmarshal(we.Entry.Value, &rec); err != nil {
+		d.log.Error("stored object", "key", we.Entry.Key, "err", err)
+		return nil, nil
+	}
+	obj, err := rec.Manifest()
+	if err != nil {
+		d.log.Error("stored object", "key", we.Entry.Key, "err", err)
+		return nil, nil
+	}
+	return ObjectChanged{Object: obj}, nil
 }
 
 func appInput(we store.Event) (Input, error) {
@@ -486,31 +562,4 @@ func eventInput(e *scheduler.Event) Input {
 		return ExecutorMessage{AgentID: m.AgentID.Value, ExecutorID: m.ExecutorID.Value, Data: m.GetData()}
 	}
 	return nil
-}
-
-// registryResolver reads configmaps and secrets from the registry for
-// launches.
-type registryResolver struct{ reg *registry.Registry }
-
-func (r registryResolver) ConfigMap(namespace, name string) (*manifest.ConfigMap, bool) {
-	obj, ok := r.get(manifest.KindConfigMap, namespace, name)
-	cm, _ := obj.(*manifest.ConfigMap)
-	return cm, ok && cm != nil
-}
-
-func (r registryResolver) Secret(namespace, name string) (*manifest.Secret, bool) {
-	obj, ok := r.get(manifest.KindSecret, namespace, name)
-	s, _ := obj.(*manifest.Secret)
-	return s, ok && s != nil
-}
-
-func (r registryResolver) get(kind manifest.Kind, namespace, name string) (manifest.Object, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	rec, err := r.reg.GetObject(ctx, kind, namespace, name)
-	if err != nil {
-		return nil, false
-	}
-	obj, err := rec.Manifest()
-	return obj, err == nil
 }

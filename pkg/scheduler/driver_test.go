@@ -308,3 +308,28 @@ func TestDriverRemoteHealthChecks(t *testing.T) {
 		return g.Launches == 2 && g.Restarts == 1, fmt.Sprintf("launches=%d phase=%s msg=%q", g.Launches, g.Phase, g.Message)
 	})
 }
+
+// Issue 12: the driver feeds configmaps to the core from the store's
+// watch; an instance whose configmap is missing waits (Abnormal, saying
+// for what) and runs once the configmap is created — no read of the
+// store in the core, no instance failed for good.
+func TestDriverWaitsForAMissingConfigMap(t *testing.T) {
+	s := startSystem(t)
+	ctx := context.Background()
+	p := processApp("cfg", 1)
+	p.Spec.Template.Spec.Processes[0].ConfigMaps = []manifest.ConfigMapRef{{Name: "game-config",
+		Items: []manifest.ConfigMapItem{{DataKey: "level", Type: manifest.ItemEnv, KeyOrPath: "LEVEL"}}}}
+	if _, err := s.reg.CreateApp(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually("Abnormal, waiting for the configmap", func() (bool, string) {
+		st, msg := s.appState("cfg")
+		return st == registry.AppAbnormal && strings.Contains(msg, "waiting for configmap ns-a/game-config"), string(st) + " " + msg
+	})
+	cm := &manifest.ConfigMap{APIVersion: "v4", KindName: "configmap", Metadata: manifest.ObjectMeta{Name: "game-config", Namespace: "ns-a"},
+		Datas: map[string]manifest.ConfigMapData{"level": {Type: manifest.ConfigDataFile, Content: "OQ=="}}}
+	if _, err := s.reg.PutObject(ctx, cm, -1); err != nil {
+		t.Fatal(err)
+	}
+	s.running("cfg", 1)
+}

@@ -4,6 +4,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
@@ -18,6 +19,17 @@ type Restore struct {
 	Apps        []*registry.App
 	Groups      []*registry.TaskGroup
 	Sweeps      []*registry.Sweep
+	// Objects are the configmaps and secrets launches may inject.
+	Objects []manifest.Object
+}
+
+// ObjectChanged: a configmap or secret was written.
+type ObjectChanged struct{ Object manifest.Object }
+
+// ObjectRemoved: a configmap or secret was deleted.
+type ObjectRemoved struct {
+	Kind            manifest.Kind
+	Namespace, Name string
 }
 
 // Subscribed: the master accepted the subscription.
@@ -94,6 +106,8 @@ func (AppChanged) input()         {}
 func (AppRemoved) input()         {}
 func (Operate) input()            {}
 func (Tick) input()               {}
+func (ObjectChanged) input()      {}
+func (ObjectRemoved) input()      {}
 func (RemoteHealth) input()       {}
 
 // Output is what a step asks of the driver: persist Writes, in order, then

@@ -125,6 +125,10 @@ func decideRestart(p manifest.RestartPolicy, o outcome, restarts int) restartDec
 	if p.MaxTimes > 0 && restarts >= p.MaxTimes {
 		return restartDecision{reason: fmt.Sprintf("%s, restartPolicy.maxtimes %d reached", o, p.MaxTimes)}
 	}
-	delay := time.Duration(p.Interval+restarts*p.Backoff) * time.Second
-	return restartDecision{relaunch: true, delay: delay, counts: true}
+	return restartDecision{relaunch: true, delay: restartDelay(p, restarts), counts: true}
+}
+
+// restartDelay is the wait before the launch after restarts restarts.
+func restartDelay(p manifest.RestartPolicy, restarts int) time.Duration {
+	return time.Duration(p.Interval+restarts*p.Backoff) * time.Second
 }

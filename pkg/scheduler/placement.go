@@ -49,7 +49,7 @@ func (c *Core) pending() []*instance {
 			continue
 		}
 		for _, inst := range a.sortedInstances() {
-			if Phase(inst.rec.Phase) == PhasePending {
+			if Phase(inst.rec.Phase) == PhasePending && inst.rec.WaitingFor == "" {
 				out = append(out, inst)
 			}
 		}
@@ -75,7 +75,7 @@ func (c *Core) waiting() bool {
 			continue
 		}
 		for _, inst := range a.instances {
-			if Phase(inst.rec.Phase) == PhasePending {
+			if Phase(inst.rec.Phase) == PhasePending && inst.rec.WaitingFor == "" {
 				return true
 			}
 		}
@@ -262,10 +262,7 @@ func (c *Core) accept(l offer.Launch, byID map[string]*instance, sweeps []mesos.
 		inst := byID[pl.TaskGroupID]
 		op, err := c.launchOp(inst, l.AgentID, pl)
 		if err != nil {
-			c.setPhase(inst, PhaseLaunched)
-			c.setPhase(inst, PhaseFailed)
-			inst.rec.Message = "cannot launch: " + err.Error()
-			c.persist(inst)
+			c.launchBlocked(inst, err)
 			continue
 		}
 		ops = append(ops, op)
@@ -297,7 +294,7 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	specs, err := a.tmpl.Specs(launch.Instance{
 		Index: inst.rec.Index, TaskGroupID: tgID, HostIP: info.ip, Ports: pl.Ports,
 		WorkBaseDir: c.cfg.WorkBaseDir, RunBaseDir: c.cfg.RunBaseDir, SchedulerURL: c.cfg.SchedulerURL,
-	}, c.cfg.Resolver)
+	}, c.refs)
 	if err != nil {
 		return mesos.Offer_Operation{}, err
 	}
@@ -429,10 +426,10 @@ func (c *Core) appStatus(a *app) AppStatus {
 	running := 0
 	var failed []string
 	for _, inst := range a.sortedInstances() {
-		switch Phase(inst.rec.Phase) {
-		case PhaseRunning:
+		switch {
+		case Phase(inst.rec.Phase) == PhaseRunning:
 			running++
-		case PhaseFailed:
+		case Phase(inst.rec.Phase) == PhaseFailed, inst.rec.WaitingFor != "":
 			failed = append(failed, "instance "+strconv.Itoa(inst.rec.Index)+": "+inst.rec.Message)
 		}
 	}

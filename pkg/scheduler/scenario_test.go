@@ -40,11 +40,12 @@ var update = flag.Bool("update", false, "rewrite the expected output of the scen
 //	unknown TASKID AGENT STATE [reason=R] [source=S]   a status for a task the core does not know
 //	sweep AGENT KIND STATE [message=M]   a status of the sweep task running there
 //	tick DURATION       advance the clock and send Tick
-//	scale NS/NAME N | delete NS/NAME
+//	scale NS/NAME N | delete NS/NAME | update NS/NAME (a new version, same spec)
 //	operate NS/NAME IDX OP   restart, reload or reschedule the current launch
 //	health NS/NAME IDX healthy|unhealthy|kill   a remote check verdict
 //	rescind OFFERID
 //	restart             a new Core restored from the store, as after a crash
+//	object put|delete configmap|secret NS/NAME   write (the fixture's items) or delete one
 func TestScenarios(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.txt")
 	if len(files) == 0 {
@@ -135,6 +136,7 @@ type harness struct {
 	apps    map[string]*registry.App
 	groups  map[string]*registry.TaskGroup // "ns/app/idx"
 	sweeps  map[string]*registry.Sweep     // by agent
+	objects map[string]manifest.Object     // "kind ns/name": configmaps and secrets
 	fwID    string
 	agents  int
 	offerNo int
@@ -143,7 +145,12 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	h := &harness{t: t, now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
-		apps: map[string]*registry.App{}, groups: map[string]*registry.TaskGroup{}, sweeps: map[string]*registry.Sweep{}}
+		apps: map[string]*registry.App{}, groups: map[string]*registry.TaskGroup{}, sweeps: map[string]*registry.Sweep{},
+		objects: map[string]manifest.Object{}}
+	for _, obj := range []manifest.Object{manifesttest.ConfigMap(), manifesttest.Secret()} {
+		meta, _ := manifest.MetaOf(obj)
+		h.objects[string(obj.Kind())+" "+meta.Namespace+"/"+meta.Name] = obj
+	}
 	h.start = h.now
 	h.core = h.newCore()
 	return h
@@ -153,7 +160,6 @@ func (h *harness) newCore() *scheduler.Core {
 	c, err := scheduler.NewCore(scheduler.Config{
 		ProcessExecutor:   scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-process-executor"},
 		ContainerExecutor: scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-container-executor"},
-		Resolver:          manifesttest.NewResolver(),
 		RetryInterval:     30 * time.Second,
 	})
 	if err != nil {
@@ -164,7 +170,11 @@ func (h *harness) newCore() *scheduler.Core {
 		s := *h.sweeps[k]
 		sweeps = append(sweeps, &s)
 	}
-	c.Step(h.now, scheduler.Restore{FrameworkID: h.fwID, Apps: h.appList(), Groups: h.groupList(), Sweeps: sweeps})
+	var objects []manifest.Object
+	for _, k := range sortedKeys(h.objects) {
+		objects = append(objects, h.objects[k])
+	}
+	c.Step(h.now, scheduler.Restore{FrameworkID: h.fwID, Apps: h.appList(), Groups: h.groupList(), Sweeps: sweeps, Objects: objects})
 	return c
 }
 
@@ -386,6 +396,11 @@ func (h *harness) run(command string) []string {
 		a.Instances, _ = strconv.Atoi(f[2])
 		cp := *a
 		return h.step(scheduler.AppChanged{App: &cp})
+	case "update":
+		a := h.apps[f[1]]
+		a.Version++
+		cp := *a
+		return h.step(scheduler.AppChanged{App: &cp})
 	case "delete":
 		a := h.apps[f[1]]
 		a.State = registry.AppDeleting
@@ -401,9 +416,37 @@ func (h *harness) run(command string) []string {
 	case "restart":
 		h.core = h.newCore()
 		return []string{"(new core restored from the store)"}
+	case "object":
+		return h.object(f[1], manifest.Kind(f[2]), f[3])
 	}
 	h.t.Fatalf("unknown command %q", command)
 	return nil
+}
+
+// object writes or deletes a configmap or secret (a fixture's items under
+// another name).
+func (h *harness) object(op string, kind manifest.Kind, key string) []string {
+	ns, name, _ := strings.Cut(key, "/")
+	id := string(kind) + " " + key
+	if op == "delete" {
+		delete(h.objects, id)
+		return h.step(scheduler.ObjectRemoved{Kind: kind, Namespace: ns, Name: name})
+	}
+	var obj manifest.Object
+	switch kind {
+	case manifest.KindConfigMap:
+		cm := manifesttest.ConfigMap()
+		cm.Metadata.Namespace, cm.Metadata.Name = ns, name
+		obj = cm
+	case manifest.KindSecret:
+		s := manifesttest.Secret()
+		s.Metadata.Namespace, s.Metadata.Name = ns, name
+		obj = s
+	default:
+		h.t.Fatalf("object kind %q", kind)
+	}
+	h.objects[id] = obj
+	return h.step(scheduler.ObjectChanged{Object: obj})
 }
 
 // createApp stores a process application built from the manifest

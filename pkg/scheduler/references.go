@@ -1,0 +1,121 @@
+package scheduler
+
+import (
+	"errors"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+)
+
+// references are the configmaps and secrets launches inject, as the driver
+// last fed them (Restore, ObjectChanged, ObjectRemoved): launches read them
+// without I/O, and an instance waiting for one learns when it is written.
+type references struct {
+	configMaps map[string]*manifest.ConfigMap // by "namespace/name"
+	secrets    map[string]*manifest.Secret
+}
+
+var _ manifest.Resolver = (*references)(nil)
+
+func newReferences() *references {
+	return &references{configMaps: map[string]*manifest.ConfigMap{}, secrets: map[string]*manifest.Secret{}}
+}
+
+func (r *references) ConfigMap(namespace, name string) (*manifest.ConfigMap, bool) {
+	cm, ok := r.configMaps[namespace+"/"+name]
+	return cm, ok
+}
+
+func (r *references) Secret(namespace, name string) (*manifest.Secret, bool) {
+	s, ok := r.secrets[namespace+"/"+name]
+	return s, ok
+}
+
+// put stores a configmap or secret and returns its reference ("configmap
+// ns/name"); other kinds are ignored ("").
+func (r *references) put(obj manifest.Object) string {
+	switch o := obj.(type) {
+	case *manifest.ConfigMap:
+		r.configMaps[o.Metadata.Namespace+"/"+o.Metadata.Name] = o
+		return refName(manifest.KindConfigMap, o.Metadata.Namespace, o.Metadata.Name)
+	case *manifest.Secret:
+		r.secrets[o.Metadata.Namespace+"/"+o.Metadata.Name] = o
+		return refName(manifest.KindSecret, o.Metadata.Namespace, o.Metadata.Name)
+	}
+	return ""
+}
+
+func (r *references) remove(kind manifest.Kind, namespace, name string) {
+	switch kind {
+	case manifest.KindConfigMap:
+		delete(r.configMaps, namespace+"/"+name)
+	case manifest.KindSecret:
+		delete(r.secrets, namespace+"/"+name)
+	}
+}
+
+// refName is how launch.MissingReference names a configmap or secret.
+func refName(kind manifest.Kind, namespace, name string) string {
+	return (&launch.MissingReference{Kind: kind, Namespace: namespace, Name: name}).Ref()
+}
+
+// objectChanged takes a written configmap or secret; instances waiting
+// for it try again.
+func (c *Core) objectChanged(obj manifest.Object) {
+	ref := c.refs.put(obj)
+	if ref == "" {
+		return
+	}
+	for _, a := range c.sortedApps() {
+		for _, inst := range a.sortedInstances() {
+			if inst.rec.WaitingFor == ref {
+				c.stopWaiting(inst, ref+" was written")
+			}
+		}
+	}
+}
+
+// launchBlocked handles a launch that failed; a missing configmap or
+// secret leaves the instance Pending until it is written (or the
+// application changes), anything else fails it.
+func (c *Core) launchBlocked(inst *instance, err error) {
+	var missing *launch.MissingReference
+	if errors.As(err, &missing) {
+		inst.rec.WaitingFor = missing.Ref()
+		inst.rec.Message = "waiting for " + missing.Error()
+		c.persist(inst)
+		return
+	}
+	c.setPhase(inst, PhaseLaunched)
+	c.setPhase(inst, PhaseFailed)
+	inst.rec.Message = "cannot launch: " + err.Error()
+	c.persist(inst)
+}
+
+// stopWaiting makes a waiting instance launchable again after the restart
+// policy's delay; nothing ran, so it does not count as a restart.
+func (c *Core) stopWaiting(inst *instance, why string) {
+	p := inst.app.tmplPolicy()
+	inst.rec.WaitingFor = ""
+	inst.rec.NotBefore = c.now.Add(restartDelay(p, inst.rec.Restarts))
+	inst.rec.Message = "launching again: " + why
+	c.persist(inst)
+}
+
+// retryAfterChange gives the instances that could not launch or failed
+// for good another chance when their application changed.
+func (c *Core) retryAfterChange(a *app) {
+	for _, inst := range a.sortedInstances() {
+		switch {
+		case inst.rec.WaitingFor != "":
+			inst.rec.WaitingFor, inst.rec.NotBefore = "", c.now
+			inst.rec.Message = "launching again: the application changed"
+			c.persist(inst)
+		case Phase(inst.rec.Phase) == PhaseFailed:
+			c.setPhase(inst, PhasePending)
+			inst.rec.Restarts, inst.rec.NotBefore = 0, c.now
+			inst.rec.Message = "launching again: the application changed"
+			c.persist(inst)
+		}
+	}
+}
