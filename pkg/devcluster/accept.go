@@ -37,18 +37,18 @@ func (c *Cluster) accept(fw *framework, acc *scheduler.Call_Accept) {
 		return
 	}
 
-	// Offered resources, in the form the framework sees them: allocated to
-	// its role when MULTI_ROLE; otherwise Mesos injects the allocation
-	// itself, so compare unallocated.
+	// Like the master, allocate the operations' resources to the role of a
+	// framework that is not MULTI_ROLE (it may name them without
+	// allocation_info), then compare with what was offered to that role.
+	if !fw.multiRole {
+		injectAllocationInfo(acc.Operations, fw.role)
+	}
 	var offered mesos.Resources
 	for _, o := range offers {
 		c.removeOffer(o)
 		offered.Add(o.resources.Clone()...)
 	}
-	remaining := offered
-	if fw.multiRole {
-		remaining = offered.Allocate(fw.role)
-	}
+	remaining := offered.Allocate(fw.role)
 
 	for _, op := range acc.Operations {
 		switch op.Type {
@@ -114,13 +114,43 @@ func (c *Cluster) accept(fw *framework, acc *scheduler.Call_Accept) {
 	c.triggerAllocation()
 }
 
-// asSeen returns resources as the framework's operations must name them.
-func (c *Cluster) asSeen(fw *framework, rs []mesos.Resource) mesos.Resources {
-	out := mesos.Resources(rs).Clone()
-	if fw.multiRole {
-		return out
+// asSeen returns the resources an operation uses, allocated to the
+// framework's role like what was offered.
+func (c *Cluster) asSeen(_ *framework, rs []mesos.Resource) mesos.Resources {
+	return mesos.Resources(rs).Clone()
+}
+
+// injectAllocationInfo allocates the resources of launch operations (tasks
+// and executors) to role, as the master does for frameworks that are not
+// MULTI_ROLE (master.cpp, accept); executors then see allocation_info on
+// every resource, as in the recording of a real agent.
+func injectAllocationInfo(ops []mesos.Offer_Operation, role string) {
+	alloc := func(rs *[]mesos.Resource) {
+		if len(*rs) > 0 {
+			*rs = mesos.Resources(*rs).Clone().Unallocate().Allocate(role)
+		}
 	}
-	return out.Unallocate()
+	for i := range ops {
+		switch op := &ops[i]; {
+		case op.Launch != nil:
+			for j := range op.Launch.TaskInfos {
+				ti := &op.Launch.TaskInfos[j]
+				alloc(&ti.Resources)
+				if ti.Executor != nil {
+					alloc(&ti.Executor.Resources)
+				}
+			}
+		case op.LaunchGroup != nil:
+			alloc(&op.LaunchGroup.Executor.Resources)
+			for j := range op.LaunchGroup.TaskGroup.Tasks {
+				ti := &op.LaunchGroup.TaskGroup.Tasks[j]
+				alloc(&ti.Resources)
+				if ti.Executor != nil {
+					alloc(&ti.Executor.Resources)
+				}
+			}
+		}
+	}
 }
 
 func operationTasks(op mesos.Offer_Operation) []mesos.TaskInfo {
@@ -217,10 +247,8 @@ func (c *Cluster) validateTaskCommon(fw *framework, a *agent, ti *mesos.TaskInfo
 	if err := resources.Validate(ti.Resources...); err != nil {
 		return "Task uses invalid resources: " + err.Error()
 	}
-	if fw.multiRole {
-		if msg := allocatedToRole(ti.Resources, fw.role); msg != "" {
-			return "Invalid task resources: " + msg
-		}
+	if msg := allocatedToRole(ti.Resources, fw.role); msg != "" {
+		return "Invalid task resources: " + msg
 	}
 	return ""
 }
@@ -264,7 +292,7 @@ func (c *Cluster) validateExecutorCommon(fw *framework, a *agent, ex *mesos.Exec
 	if err := resources.Validate(ex.Resources...); err != nil {
 		return "Executor uses invalid resources: " + err.Error()
 	}
-	if fw.multiRole && len(ex.Resources) > 0 {
+	if len(ex.Resources) > 0 {
 		if msg := allocatedToRole(ex.Resources, fw.role); msg != "" {
 			return "Invalid executor resources: " + msg
 		}

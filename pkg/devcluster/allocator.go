@@ -87,23 +87,26 @@ func (c *Cluster) allocate() {
 	}
 }
 
-// wireOffer is the Offer message for o; MULTI_ROLE frameworks get
-// allocation_info on the offer and on every resource.
+// wireOffer is the Offer message for o. As a 1.12 master does (see the
+// recording), the offer and every resource carry allocation_info, MULTI_ROLE
+// framework or not, and every resource its (deprecated) role "*".
 func (c *Cluster) wireOffer(o *offer) mesos.Offer {
-	rs := o.resources.Clone()
+	role := o.fw.role
+	rs := o.resources.Clone().Allocate(role)
+	for i := range rs {
+		if rs[i].Role == nil {
+			rs[i].Role = strPtr("*")
+		}
+	}
 	m := mesos.Offer{
-		ID:          mesos.OfferID{Value: o.id},
-		FrameworkID: mesos.FrameworkID{Value: o.fw.id},
-		AgentID:     mesos.AgentID{Value: o.agent.id},
-		Hostname:    o.agent.info.Hostname,
-		Attributes:  append([]mesos.Attribute(nil), o.agent.attributes...),
+		ID:             mesos.OfferID{Value: o.id},
+		FrameworkID:    mesos.FrameworkID{Value: o.fw.id},
+		AgentID:        mesos.AgentID{Value: o.agent.id},
+		Hostname:       o.agent.info.Hostname,
+		Attributes:     append([]mesos.Attribute(nil), o.agent.attributes...),
+		AllocationInfo: &mesos.Resource_AllocationInfo{Role: &role},
+		Resources:      rs,
 	}
-	if o.fw.multiRole {
-		role := o.fw.role
-		rs = rs.Allocate(role)
-		m.AllocationInfo = &mesos.Resource_AllocationInfo{Role: &role}
-	}
-	m.Resources = rs
 	for _, ex := range o.agent.executors {
 		if ex.fw == o.fw {
 			m.ExecutorIDs = append(m.ExecutorIDs, mesos.ExecutorID{Value: ex.id})

@@ -27,8 +27,13 @@
 // registration) are Config durations so tests run in milliseconds;
 // refusal filters read Config.Now.
 //
-// Wire types are mesos-go's generated v1 types; JSON is encoding/json over
-// them, exactly as mesos-go's JSON codec does. Everything binds to
+// Wire types are mesos-go's generated v1 types. JSON is encoding/json over
+// them, rewritten as a Mesos 1.12 master writes it: unset fields left out,
+// master capabilities newer than mesos-go (QUOTA_V2) by name. Offers and
+// the resources of launched tasks and executors carry allocation_info
+// whether the framework is MULTI_ROLE or not, as in the recordings of a
+// real master and agent in testdata/mesos-1.12, which a test compares the
+// dev cluster with field by field. Everything binds to
 // loopback only. It has no ZooKeeper, no authentication, no reservations,
 // volumes, quotas, maintenance, inverse offers or operator API;
 // operations other than LAUNCH and LAUNCH_GROUP are logged and ignored,
@@ -36,6 +41,7 @@
 // all state behind one mutex; handlers only queue events, and process
 // launches run outside it.
 //
-// It must not import other bcs-mesos packages except pkg/errdefs, and no
-// production package may import it.
+// It must not import other bcs-mesos packages except pkg/errdefs (its
+// tests and devclustertest decode with pkg/mesoswire, as any client of a
+// 1.12 master must), and no production package may import it.
 package devcluster

@@ -20,10 +20,12 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 )
 
 var (
-	jsonCodec  = codecs.ByMediaType[codecs.MediaTypeJSON]
+	jsonCodec  = mesoswire.JSON
 	protoCodec = codecs.ByMediaType[codecs.MediaTypeProtobuf]
 )
 

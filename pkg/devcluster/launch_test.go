@@ -113,7 +113,7 @@ func TestLaunchGroupValidation(t *testing.T) {
 				ts[0].Resources = []mesos.Resource{scalar("cpus", 100), scalar("mem", 64)}
 				return ts
 			},
-			message: "Total resources cpus:100.6; mem:160; disk:10 required by task group and its executor are more than available",
+			message: "Total resources cpus(allocated: *):100.6; mem(allocated: *):160; disk(allocated: *):10 required by task group and its executor are more than available",
 		},
 	}
 	for _, tc := range tests {
@@ -538,7 +538,7 @@ func TestLaunchValidation(t *testing.T) {
 		}, "Task uses invalid agent elsewhere while agent "},
 		{"too many resources", func(_ string, ti *mesos.TaskInfo) {
 			ti.Resources, ti.Command = []mesos.Resource{scalar("cpus", 64)}, &mesos.CommandInfo{Value: &cmd}
-		}, "Task uses more resources cpus:64 than available"},
+		}, "Task uses more resources cpus(allocated: *):64 than available"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

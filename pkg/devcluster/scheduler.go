@@ -340,6 +340,12 @@ func (c *Cluster) masterInfo() *mesos.MasterInfo {
 		Hostname: &host,
 		Version:  &version,
 		Address:  &mesos.Address{Hostname: &host, IP: &host, Port: int32(port)},
+		// What a 1.12 master announces (recording).
+		Capabilities: []mesos.MasterInfo_Capability{
+			{Type: mesos.MasterInfo_Capability_AGENT_UPDATE},
+			{Type: mesos.MasterInfo_Capability_AGENT_DRAINING},
+			{Type: masterCapabilityQuotaV2},
+		},
 	}
 }
 

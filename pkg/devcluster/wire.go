@@ -7,6 +7,8 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
 
 // Media types of the Mesos v1 HTTP APIs.
@@ -33,7 +35,11 @@ func (c codec) encode(m message) ([]byte, error) {
 	if c.mediaType == mediaProtobuf {
 		return m.Marshal()
 	}
-	return json.Marshal(m)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return asMesosJSON(b)
 }
 
 func (c codec) decode(b []byte, m message) error {
@@ -41,6 +47,56 @@ func (c codec) decode(b []byte, m message) error {
 		return m.Unmarshal(b)
 	}
 	return json.Unmarshal(b, m)
+}
+
+// Master capabilities of Mesos 1.12 newer than mesos-go's generated types
+// (mesos.proto MasterInfo.Capability.Type). mesos-go writes an enum value
+// it does not know as its number; a real master writes the name.
+const masterCapabilityQuotaV2 mesos.MasterInfo_Capability_Type = 3
+
+var newerMasterCapabilityNames = map[string]string{"3": "QUOTA_V2"}
+
+// asMesosJSON rewrites mesos-go's JSON of an event the way Mesos writes
+// it: fields that are not set are left out (mesos-go writes null for an
+// unset repeated or map field), and master capabilities newer than
+// mesos-go carry their names.
+func asMesosJSON(event []byte) ([]byte, error) {
+	var tree any
+	if err := json.Unmarshal(event, &tree); err != nil {
+		return nil, err
+	}
+	tree = withoutNulls(tree)
+	if top, ok := tree.(map[string]any); ok {
+		sub, _ := top["subscribed"].(map[string]any)
+		info, _ := sub["master_info"].(map[string]any)
+		caps, _ := info["capabilities"].([]any)
+		for _, c := range caps {
+			if m, ok := c.(map[string]any); ok {
+				if name, ok := newerMasterCapabilityNames[fmt.Sprint(m["type"])]; ok {
+					m["type"] = name
+				}
+			}
+		}
+	}
+	return json.Marshal(tree)
+}
+
+func withoutNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if val == nil {
+				delete(x, k)
+				continue
+			}
+			x[k] = withoutNulls(val)
+		}
+	case []any:
+		for i := range x {
+			x[i] = withoutNulls(x[i])
+		}
+	}
+	return v
 }
 
 // httpError is a status code and body the handler answers with, as Mesos

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 )
 
 // Timeout bounds every wait for an event.
@@ -34,7 +35,7 @@ type Framework struct {
 // master at masterURL and waits for SUBSCRIBED.
 func Subscribe(t *testing.T, masterURL, name string) *Framework {
 	t.Helper()
-	cli := httpcli.New(httpcli.Endpoint(masterURL+"/api/v1/scheduler"), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeJSON]))
+	cli := httpcli.New(httpcli.Endpoint(masterURL+"/api/v1/scheduler"), httpcli.Codec(mesoswire.JSON))
 	f := &Framework{t: t, caller: httpsched.NewCaller(cli), notify: make(chan struct{}, 1)}
 	timeout := 60.0
 	info := &mesos.FrameworkInfo{User: "root", Name: name, FailoverTimeout: &timeout,

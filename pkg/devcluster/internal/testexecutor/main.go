@@ -21,6 +21,8 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpexec"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 )
 
 type state struct {
@@ -43,7 +45,7 @@ func main() {
 	writeEnv(cfg.Sandbox)
 	codec := codecs.ByMediaType[codecs.MediaTypeProtobuf]
 	if os.Getenv("TESTEXECUTOR_CODEC") == "json" {
-		codec = codecs.ByMediaType[codecs.MediaTypeJSON]
+		codec = mesoswire.JSON
 	}
 	endpoint := url.URL{Scheme: "http", Host: cfg.AgentEndpoint, Path: "/api/v1/executor"}
 	cli := httpcli.New(httpcli.Endpoint(endpoint.String()), httpcli.Codec(codec))
