@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -152,7 +153,7 @@ func (c *Cluster) RemoveAgent(id string) error {
 			fw.stream.send(&scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{AgentID: &mesos.AgentID{Value: a.id}}})
 		}
 	}
-	var pgids []int
+	var sessions []int
 	for _, ex := range a.executors {
 		ex.terminating = true
 		if ex.stream != nil {
@@ -161,18 +162,18 @@ func (c *Cluster) RemoveAgent(id string) error {
 		if ex.regTimer != nil {
 			ex.regTimer.Stop()
 		}
-		pgids = append(pgids, ex.pgid)
+		sessions = append(sessions, ex.sid)
 	}
 	for _, ct := range a.commandTasks {
-		pgids = append(pgids, ct.pgid)
+		sessions = append(sessions, ct.sid)
 	}
 	a.executors = map[string]*executorRun{}
 	a.tasks = map[string]*task{}
 	srv := a.srv
 	c.mu.Unlock()
 
-	for _, pgid := range pgids {
-		killProcessGroup(pgid)
+	for _, sid := range sessions {
+		killSession(sid)
 	}
 	if srv != nil {
 		_ = srv.Close()
@@ -391,13 +392,14 @@ func (c *Cluster) shutdownExecutor(ex *executorRun, why string) {
 		select {
 		case <-ex.exited:
 		case <-time.After(grace):
-			ex.killGroup()
+			ex.destroy()
 		}
 	}()
 }
 
-// KillExecutor kills an executor as if it crashed: its process group gets
-// SIGKILL (simulated executors just vanish), so its live tasks become
+// KillExecutor kills an executor as if it crashed: the executor process
+// gets SIGKILL (simulated executors just vanish) and the agent destroys its
+// container (its session) when it notices, so its live tasks become
 // TASK_FAILED with REASON_EXECUTOR_TERMINATED and the framework gets a
 // FAILURE event.
 func (c *Cluster) KillExecutor(frameworkID, agentID, executorID string) error {
@@ -417,12 +419,13 @@ func (c *Cluster) KillExecutor(frameworkID, agentID, executorID string) error {
 		c.mu.Unlock()
 		return nil
 	}
-	launched, pgid := ex.launched, ex.pgid
+	launched, pid := ex.launched, ex.sid
 	c.mu.Unlock()
 	if !launched {
 		return fmt.Errorf("executor %q has no process yet: %w", executorID, errdefs.ErrConflict)
 	}
-	killProcessGroup(pgid)
+	// kill -9 of the executor alone; the agent then destroys its container.
+	_ = syscall.Kill(pid, syscall.SIGKILL)
 	return nil
 }
 

@@ -130,7 +130,7 @@ func (c *Cluster) MasterURL() string { return "http://" + c.masterAddr }
 // WorkDir holds the agents' sandboxes.
 func (c *Cluster) WorkDir() string { return c.cfg.WorkDir }
 
-// Stop closes every stream, kills every executor process group and stops
+// Stop closes every stream, destroys every executor's session and stops
 // the HTTP servers. It is safe to call more than once.
 func (c *Cluster) Stop() {
 	c.mu.Lock()
@@ -142,7 +142,7 @@ func (c *Cluster) Stop() {
 	close(c.stop)
 	c.cancelCtx()
 	// Executors first get SHUTDOWN, as an agent that drains: they kill
-	// their tasks (which may live outside their process group) and exit.
+	// their tasks (which may live outside their session) and exit.
 	// What is left after the grace period is killed below.
 	var exits []chan struct{}
 	for _, a := range c.agentOrder {
@@ -166,7 +166,7 @@ waiting:
 	}
 
 	c.mu.Lock()
-	var pgids []int
+	var sessions []int
 	var servers []*http.Server
 	for _, fw := range c.frameworks {
 		if fw.stream != nil {
@@ -179,10 +179,10 @@ waiting:
 			if ex.stream != nil {
 				ex.stream.close()
 			}
-			pgids = append(pgids, ex.pgid)
+			sessions = append(sessions, ex.sid)
 		}
 		for _, ct := range a.commandTasks {
-			pgids = append(pgids, ct.pgid)
+			sessions = append(sessions, ct.sid)
 		}
 		if a.srv != nil {
 			servers = append(servers, a.srv)
@@ -191,8 +191,8 @@ waiting:
 	servers = append(servers, c.masterSrv)
 	c.mu.Unlock()
 
-	for _, pgid := range pgids {
-		killProcessGroup(pgid)
+	for _, sid := range sessions {
+		killSession(sid)
 	}
 	for _, s := range servers {
 		_ = s.Close()

@@ -13,8 +13,11 @@
 //   - an allocator that offers each agent's unused resources to one
 //     framework at a time, every AllocationInterval;
 //   - agents, whose executors are either simulated (no processes; cheap
-//     enough for thousands of agents) or real child processes in their own
-//     process groups and sandboxes, served by the agent's own
+//     enough for thousands of agents) or real child processes leading
+//     their own sessions in their sandboxes — when an executor ends, its
+//     container is destroyed like Mesos' posix launcher does: every process
+//     of its session is killed; setsid daemons and Docker containers
+//     survive — served by the agent's own
 //     POST /api/v1/executor endpoint on 127.0.0.1, with a status update
 //     manager that resends updates until the scheduler acknowledges them;
 //   - a Go API for tests: Start, MasterURL, Stop, AddAgent, RemoveAgent,

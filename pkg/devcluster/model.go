@@ -3,7 +3,6 @@ package devcluster
 import (
 	"net/http"
 	"os/exec"
-	"syscall"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -220,7 +219,7 @@ type executorRun struct {
 	terminating bool // SHUTDOWN sent or being killed on purpose
 	regTimedOut bool // killed for not subscribing in time
 	cmd         *exec.Cmd
-	pgid        int
+	sid         int
 	exited      chan struct{}
 	regTimer    *time.Timer
 }
@@ -234,25 +233,20 @@ func (ex *executorRun) gracePeriod(def time.Duration) time.Duration {
 	return def
 }
 
-// killGroup sends SIGKILL to the executor's process group.
-func (ex *executorRun) killGroup() { killProcessGroup(ex.pgid) }
-
-func killProcessGroup(pgid int) {
-	if pgid > 0 {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}
-}
+// destroy kills what runs in the executor's container: its session.
+func (ex *executorRun) destroy() { killSession(ex.sid) }
 
 // commandTask is a LAUNCH task without an executor, run by the agent
 // itself as a shell command in process mode.
 type commandTask struct {
 	task    *task
 	sandbox string
-	pgid    int
+	sid     int
 	exited  chan struct{}
 }
 
-func (ct *commandTask) killGroup() { killProcessGroup(ct.pgid) }
+// destroy kills what runs in the command task's container: its session.
+func (ct *commandTask) destroy() { killSession(ct.sid) }
 
 func isTerminal(s mesos.TaskState) bool {
 	switch s {

@@ -38,11 +38,11 @@ func (c *Cluster) startExecutorProcess(ex *executorRun) {
 			c.executorTerminated(ex, -1, "Failed to launch container: "+err.Error())
 			return
 		}
-		ex.cmd, ex.pgid, ex.launched = cmd, cmd.Process.Pid, true
+		ex.cmd, ex.sid, ex.launched = cmd, cmd.Process.Pid, true
 		c.procs.Add(1)
 		go c.waitExecutor(ex)
 		if c.stopped || ex.terminating || ex.agent.removed {
-			ex.killGroup()
+			ex.destroy()
 			return
 		}
 		ex.regTimer = time.AfterFunc(c.cfg.ExecutorRegistrationTimeout.D(), func() {
@@ -51,17 +51,17 @@ func (c *Cluster) startExecutorProcess(ex *executorRun) {
 			if !c.stopped && !ex.subscribed && ex.agent.executors[ex.key()] == ex {
 				c.logf("executor %s of framework %s did not subscribe within %v; killing it", ex.id, ex.fw.id, c.cfg.ExecutorRegistrationTimeout.D())
 				ex.regTimedOut = true
-				ex.killGroup()
+				ex.destroy()
 			}
 		})
-		c.logf("executor %s of framework %s started on agent %s (pid %d, sandbox %s)", ex.id, ex.fw.id, ex.agent.id, ex.pgid, sandbox)
+		c.logf("executor %s of framework %s started on agent %s (pid %d, sandbox %s)", ex.id, ex.fw.id, ex.agent.id, ex.sid, sandbox)
 	}()
 }
 
 func (c *Cluster) waitExecutor(ex *executorRun) {
 	defer c.procs.Done()
 	err := ex.cmd.Wait()
-	ex.killGroup() // the container ends with its executor: reap leftovers
+	ex.destroy() // the container ends with its executor: reap leftovers
 	close(ex.exited)
 	status := int32(-1)
 	if ws, ok := ex.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
@@ -83,7 +83,7 @@ func (c *Cluster) waitExecutor(ex *executorRun) {
 }
 
 // prepareAndStart creates the sandbox, fetches the URIs and starts the
-// command in its own process group with stdout/stderr files in the
+// command in its own session with stdout/stderr files in the
 // sandbox, like the Mesos containerizer.
 func (c *Cluster) prepareAndStart(ci mesos.CommandInfo, sandbox string, env []string) (*exec.Cmd, error) {
 	if err := os.MkdirAll(sandbox, 0o755); err != nil {
@@ -145,7 +145,9 @@ func executorCommand(ci *mesos.CommandInfo, sandbox string, env []string) *exec.
 			cmd.Env = append(cmd.Env, v.Name+"="+*v.Value)
 		}
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Like Mesos' posix launcher: the executor leads a session of its own,
+	// and destroying its container kills that session.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	return cmd
 }
 
@@ -233,16 +235,16 @@ func (c *Cluster) startCommandTask(t *task) {
 			c.mu.Unlock()
 			return
 		}
-		ct.pgid = cmd.Process.Pid
+		ct.sid = cmd.Process.Pid
 		if t.killing || c.stopped || t.agent.removed {
-			ct.killGroup()
+			ct.destroy()
 		} else if !isTerminal(t.state) {
 			c.agentStatusUpdate(t, c.newStatus(t, mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, 0, ""), false)
 		}
 		c.mu.Unlock()
 
 		err = cmd.Wait()
-		ct.killGroup()
+		ct.destroy()
 		close(ct.exited)
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -277,15 +279,15 @@ func (c *Cluster) killCommandTask(ct *commandTask, policy *mesos.KillPolicy) {
 	if policy != nil && policy.GracePeriod != nil {
 		grace = time.Duration(policy.GracePeriod.Nanoseconds)
 	}
-	if ct.pgid <= 0 {
+	if ct.sid <= 0 {
 		return // not started yet: the launcher sees t.killing
 	}
-	_ = syscall.Kill(-ct.pgid, syscall.SIGTERM)
+	_ = syscall.Kill(-ct.sid, syscall.SIGTERM)
 	go func() {
 		select {
 		case <-ct.exited:
 		case <-time.After(grace):
-			ct.killGroup()
+			ct.destroy()
 		}
 	}()
 }

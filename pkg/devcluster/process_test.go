@@ -3,10 +3,12 @@ package devcluster_test
 import (
 	"bytes"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -233,13 +235,22 @@ func TestRealExecutorCrash(t *testing.T) {
 	}
 }
 
-// KillExecutor (test API) kills the process group as a crash would.
+// KillExecutor (test API) kills the executor as kill -9 would; the agent
+// then destroys its container like Mesos' posix launcher (mesos-facts.md):
+// a process it started in a process group of its own dies with it, a
+// setsid daemon survives.
 func TestKillExecutorAPI(t *testing.T) {
 	c := startProcessCluster(t, nil)
 	s := subscribe(t, c, frameworkInfo(), jsonCodec)
 	o := s.awaitOffer()
-	launchGroup(s, o, realExecutor(t, s.fwID, "exec-1", "run", "protobuf"), taskInfo(o, "t1"))
+	ex := realExecutor(t, s.fwID, "exec-1", "run", "protobuf")
+	children := "1"
+	ex.Command.Environment.Variables = append(ex.Command.Environment.Variables, mesos.Environment_Variable{Name: "TESTEXECUTOR_CHILDREN", Value: &children})
+	launchGroup(s, o, ex, taskInfo(o, "t1"))
 	s.awaitAck("t1", mesos.TASK_RUNNING)
+	sandbox := sandboxOf(t, c, o.AgentID.Value, s.fwID, "exec-1")
+	child, daemon := pidIn(t, sandbox, "child.pid"), pidIn(t, sandbox, "daemon.pid")
+	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGKILL) })
 	if err := c.KillExecutor(s.fwID, o.AgentID.Value, "exec-1"); err != nil {
 		t.Fatal(err)
 	}
@@ -251,6 +262,31 @@ func TestKillExecutorAPI(t *testing.T) {
 	if ws := syscall.WaitStatus(f.GetStatus()); !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Errorf("FAILURE status %d, want SIGKILL", f.GetStatus())
 	}
+	if processAlive(child) {
+		t.Errorf("the executor's child %d outlived its container", child)
+	}
+	if !processAlive(daemon) {
+		t.Errorf("the setsid daemon %d died with the container; Mesos' posix launcher leaves it", daemon)
+	}
+}
+
+func pidIn(t *testing.T, dir, name string) int {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			if pid, err := strconv.Atoi(string(b)); err == nil {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no %s in %s", name, dir)
+	return 0
+}
+
+// processAlive: the pid runs and is no zombie.
+func processAlive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !strings.Contains(string(stat), ") Z ")
 }
 
 // A LAUNCH of a command task in process mode runs the shell command in a

@@ -317,7 +317,7 @@ func (c *Cluster) removeFramework(fw *framework) {
 		}
 		for _, ct := range a.commandTasks {
 			if ct.task.fw == fw {
-				ct.killGroup()
+				ct.destroy()
 			}
 		}
 	}

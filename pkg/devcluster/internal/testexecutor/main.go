@@ -9,9 +9,12 @@ import (
 	"log"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
@@ -43,6 +46,9 @@ func main() {
 		log.Fatal(err)
 	}
 	writeEnv(cfg.Sandbox)
+	if os.Getenv("TESTEXECUTOR_CHILDREN") == "1" {
+		startChildren(cfg.Sandbox)
+	}
 	codec := codecs.ByMediaType[codecs.MediaTypeProtobuf]
 	if os.Getenv("TESTEXECUTOR_CODEC") == "json" {
 		codec = mesoswire.JSON
@@ -155,6 +161,22 @@ func (s *state) update(id mesos.TaskID, st mesos.TaskState) error {
 	}
 	s.unacked[hex.EncodeToString(uuid)] = true
 	return calls.SendNoData(context.Background(), s.sender, calls.NonStreaming(calls.Update(status)))
+}
+
+// startChildren starts two sleepers and writes their pids to the sandbox:
+// child.pid in a process group of its own (still in the executor's
+// session), daemon.pid in a session of its own.
+func startChildren(dir string) {
+	for name, attr := range map[string]*syscall.SysProcAttr{"child.pid": {Setpgid: true}, "daemon.pid": {Setsid: true}} {
+		cmd := exec.Command("sleep", "1000")
+		cmd.SysProcAttr = attr
+		if err := cmd.Start(); err != nil {
+			log.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
 }
 
 func newUUID() []byte {
