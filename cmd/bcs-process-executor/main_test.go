@@ -73,7 +73,7 @@ type e2e struct {
 	workBase, runBase string
 }
 
-func setup(t *testing.T) *e2e {
+func setup(t *testing.T, framework ...func(*mesos.FrameworkInfo)) *e2e {
 	t.Helper()
 	e := &e2e{bin: t.TempDir()}
 	e.executorBin = build(t, e.bin, "bcs-process-executor", ".")
@@ -116,7 +116,7 @@ func setup(t *testing.T) *e2e {
 			t.Logf("executor log %s:\n%s", l, b)
 		}
 	})
-	e.f = devclustertest.Subscribe(t, e.c.MasterURL(), "process-executor-test")
+	e.f = devclustertest.Subscribe(t, e.c.MasterURL(), "process-executor-test", framework...)
 	e.offer = e.f.Await("OFFERS", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_OFFERS }).Offers.Offers[0]
 	return e
 }

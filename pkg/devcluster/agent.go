@@ -67,8 +67,8 @@ func (c *Cluster) AddAgent(spec AgentSpec) (string, error) {
 		a.info.Port = &p
 		mux := http.NewServeMux()
 		mux.HandleFunc("/api/v1/executor", func(w http.ResponseWriter, r *http.Request) { c.handleExecutor(a, w, r) })
-		a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = a.srv.Serve(ln) }()
+		a.handler = mux
+		a.serve(ln)
 	} else {
 		p := int32(5051)
 		a.info.Port = &p
@@ -89,6 +89,98 @@ func (c *Cluster) AddAgent(spec AgentSpec) (string, error) {
 	c.agentOrder = append(c.agentOrder, a)
 	c.triggerAllocation()
 	return a.id, nil
+}
+
+// serve starts the agent's executor API on ln.
+func (a *agent) serve(ln net.Listener) {
+	a.srv = &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second}
+	go func(srv *http.Server) { _ = srv.Serve(ln) }(a.srv)
+}
+
+// RestartAgent restarts an agent on the same work dir (process mode): its
+// executor API goes away for downtime — every executor connection closed,
+// new ones refused — then listens on the same address again with the
+// agent's checkpointed state, as Mesos' agent recovery with
+// --recover=reconnect does. Executors of checkpointing frameworks that
+// subscribe again within ExecutorReregistrationTimeout of the agent's
+// return keep their tasks (updates they send again are forwarded); those
+// that do not are killed and their tasks fail with
+// REASON_EXECUTOR_REREGISTRATION_TIMEOUT. Executors of frameworks without
+// checkpointing are not recovered: they are killed at once. The master
+// does not notice a restart this short. RestartAgent returns once the
+// agent is back.
+func (c *Cluster) RestartAgent(agentID string, downtime time.Duration) error {
+	c.mu.Lock()
+	a := c.agents[agentID]
+	switch {
+	case a == nil:
+		c.mu.Unlock()
+		return fmt.Errorf("agent %q: %w", agentID, errdefs.ErrNotFound)
+	case a.srv == nil:
+		c.mu.Unlock()
+		return fmt.Errorf("agent %q runs no executor API in %s mode: %w", agentID, c.cfg.ExecutorMode, errdefs.ErrInvalidArgument)
+	case a.down:
+		c.mu.Unlock()
+		return fmt.Errorf("agent %q is already restarting: %w", agentID, errdefs.ErrConflict)
+	}
+	a.down = true
+	var lost []*executorRun
+	for _, ex := range a.executors {
+		if ex.stream != nil {
+			ex.stream.close()
+			ex.stream = nil
+		}
+		ex.subscribed = false
+		if !ex.fw.info.GetCheckpoint() {
+			lost = append(lost, ex)
+		}
+	}
+	srv := a.srv
+	c.mu.Unlock()
+	c.logf("agent %s (%s) restarting; back in %v", a.id, a.info.Hostname, downtime)
+	_ = srv.Close()
+	for _, ex := range lost {
+		c.logf("executor %s of framework %s is not checkpointed: not recovered", ex.id, ex.fw.id)
+		killSession(ex.sid)
+	}
+	time.Sleep(downtime)
+
+	var ln net.Listener
+	var err error
+	for i := 0; i < 50; i++ {
+		if ln, err = net.Listen("tcp", a.endpoint); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a.down = false
+	if err != nil {
+		return fmt.Errorf("agent %q re-listen on %q: %v: %w", agentID, a.endpoint, err, errdefs.ErrUnavailable)
+	}
+	if c.stopped || a.removed {
+		_ = ln.Close()
+		return nil
+	}
+	a.serve(ln)
+	for _, ex := range a.executors {
+		if !ex.launched || ex.terminating || ex.simulated {
+			continue
+		}
+		ex := ex
+		ex.reregTimer = time.AfterFunc(c.cfg.ExecutorReregistrationTimeout.D(), func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if !c.stopped && !ex.subscribed && ex.agent.executors[ex.key()] == ex {
+				c.logf("executor %s of framework %s did not subscribe again within %v; killing it", ex.id, ex.fw.id, c.cfg.ExecutorReregistrationTimeout.D())
+				ex.reregTimedOut = true
+				ex.destroy()
+			}
+		})
+	}
+	c.logf("agent %s (%s) is back on %s", a.id, a.info.Hostname, a.endpoint)
+	return nil
 }
 
 // RemoveAgent takes an agent away as if it had been partitioned and
@@ -326,6 +418,9 @@ func (c *Cluster) executorTerminated(ex *executorRun, waitStatus int32, msg stri
 	if ex.regTimer != nil {
 		ex.regTimer.Stop()
 	}
+	if ex.reregTimer != nil {
+		ex.reregTimer.Stop()
+	}
 	if ex.stream != nil {
 		ex.stream.close()
 		ex.stream = nil
@@ -345,6 +440,9 @@ func (c *Cluster) executorTerminated(ex *executorRun, waitStatus int32, msg stri
 		case ex.regTimedOut:
 			reason = mesos.REASON_EXECUTOR_REGISTRATION_TIMEOUT
 			msg = "Executor did not register within " + c.cfg.ExecutorRegistrationTimeout.D().String()
+		case ex.reregTimedOut:
+			reason = mesos.REASON_EXECUTOR_REREGISTRATION_TIMEOUT
+			msg = "Executor did not reregister within " + c.cfg.ExecutorReregistrationTimeout.D().String()
 		}
 		c.agentStatusUpdate(t, c.newStatus(t, state, mesos.SOURCE_AGENT, reason, msg), false)
 	}

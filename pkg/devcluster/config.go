@@ -64,6 +64,10 @@ type Config struct {
 	// ExecutorRegistrationTimeout is how long a started executor process
 	// may take to SUBSCRIBE before the agent kills it; default 1m like Mesos.
 	ExecutorRegistrationTimeout Duration `json:"executor_registration_timeout,omitempty"`
+	// ExecutorReregistrationTimeout is how long a restarted agent
+	// (RestartAgent) waits for its executors to subscribe again before it
+	// kills them; default 2s like Mesos' --executor_reregistration_timeout.
+	ExecutorReregistrationTimeout Duration `json:"executor_reregistration_timeout,omitempty"`
 	// RecoveryTimeout and SubscriptionBackoffMax are given to executors of
 	// checkpointing frameworks; defaults 15m and 2s like Mesos.
 	RecoveryTimeout        Duration `json:"recovery_timeout,omitempty"`
@@ -209,6 +213,7 @@ func (cfg Config) withDefaults() Config {
 	def(&cfg.SimulatedStartDelay, 100*time.Millisecond)
 	def(&cfg.ExecutorShutdownGracePeriod, 5*time.Second)
 	def(&cfg.ExecutorRegistrationTimeout, time.Minute)
+	def(&cfg.ExecutorReregistrationTimeout, 2*time.Second)
 	def(&cfg.RecoveryTimeout, 15*time.Minute)
 	def(&cfg.SandboxGCDelay, 7*24*time.Hour)
 	def(&cfg.SubscriptionBackoffMax, 2*time.Second)

@@ -21,7 +21,9 @@
 //     POST /api/v1/executor endpoint on 127.0.0.1, with a status update
 //     manager that resends updates until the scheduler acknowledges them;
 //   - a Go API for tests: Start, MasterURL, Stop, AddAgent, RemoveAgent,
-//     KillExecutor, RestartMaster, FailTask and FinishTask (simulated
+//     RestartAgent (agent recovery: executors of checkpointing frameworks
+//     subscribe again and keep their tasks), KillExecutor, RestartMaster,
+//     FailTask and FinishTask (simulated
 //     mode), plus TaskState, State, Agents, Frameworks and AgentEndpoint
 //     to look inside.
 //
@@ -39,8 +41,8 @@
 // dev cluster with field by field. Everything binds to
 // loopback only. It has no ZooKeeper, no authentication, no reservations,
 // volumes, quotas, maintenance, inverse offers or operator API;
-// operations other than LAUNCH and LAUNCH_GROUP are logged and ignored,
-// and executors are not recovered after they disconnect. The master keeps
+// operations other than LAUNCH and LAUNCH_GROUP are logged and ignored.
+// The master keeps
 // all state behind one mutex; handlers only queue events, and process
 // launches run outside it.
 //

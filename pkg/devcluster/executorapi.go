@@ -114,6 +114,9 @@ func (c *Cluster) executorSubscribe(a *agent, w http.ResponseWriter, r *http.Req
 	if ex.regTimer != nil {
 		ex.regTimer.Stop()
 	}
+	if ex.reregTimer != nil {
+		ex.reregTimer.Stop()
+	}
 	fwInfo := ex.fw.info
 	containerID := mesos.ContainerID{Value: ex.containerID}
 	stream.send(&executor.Event{
@@ -129,9 +132,13 @@ func (c *Cluster) executorSubscribe(a *agent, w http.ResponseWriter, r *http.Req
 		stream.send(ev)
 	}
 	ex.queued = nil
-	// Updates the executor still holds unacknowledged are already in our
-	// status update manager (same uuid); tasks it reports we don't know
-	// of are ignored.
+	// Updates the executor still holds unacknowledged: those the agent has
+	// (same uuid) are pending already; those sent while it was away are
+	// taken now, as the real agent does on reregistration. Tasks it
+	// reports that we don't know of are ignored.
+	for _, up := range call.Subscribe.GetUnacknowledgedUpdates() {
+		c.takeExecutorUpdate(a, ex, up.Status)
+	}
 	c.mu.Unlock()
 	c.logf("executor %s of framework %s subscribed on agent %s", ex.id, ex.fw.id, a.id)
 
@@ -165,27 +172,7 @@ func (c *Cluster) executorCall(a *agent, call *executor.Call) *httpError {
 	}
 	switch call.Type {
 	case executor.Call_UPDATE:
-		st := call.Update.Status
-		if c.frameworks[ex.fw.id] != ex.fw {
-			return nil // framework removed: the update has nobody to go to
-		}
-		t := ex.fw.tasks[st.TaskID.Value]
-		if t == nil || t.exec != ex {
-			return &httpError{http.StatusBadRequest, "Task " + st.TaskID.Value + " is unknown to executor " + ex.id}
-		}
-		for _, p := range t.pending {
-			if bytes.Equal(p.status.UUID, st.UUID) {
-				return nil // a retry of an update we already hold
-			}
-		}
-		if isTerminal(t.state) {
-			// Mesos' status update manager drops updates after a terminal
-			// one.
-			return nil
-		}
-		st.AgentID = &mesos.AgentID{Value: a.id}
-		st.ExecutorID = &mesos.ExecutorID{Value: ex.id}
-		c.agentStatusUpdate(t, st, true)
+		return c.takeExecutorUpdate(a, ex, call.Update.Status)
 	case executor.Call_MESSAGE:
 		if ex.fw.stream != nil {
 			ex.fw.stream.send(&scheduler.Event{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
@@ -198,5 +185,36 @@ func (c *Cluster) executorCall(a *agent, call *executor.Call) *httpError {
 	default:
 		return &httpError{http.StatusNotImplemented, "The dev cluster does not implement " + call.Type.String() + " calls"}
 	}
+	return nil
+}
+
+// takeExecutorUpdate hands an executor's status update to the status
+// update manager. Caller holds c.mu.
+func (c *Cluster) takeExecutorUpdate(a *agent, ex *executorRun, st mesos.TaskStatus) *httpError {
+	if c.frameworks[ex.fw.id] != ex.fw {
+		return nil // framework removed: the update has nobody to go to
+	}
+	t := ex.fw.tasks[st.TaskID.Value]
+	if t == nil || t.exec != ex {
+		return &httpError{http.StatusBadRequest, "Task " + st.TaskID.Value + " is unknown to executor " + ex.id}
+	}
+	for _, p := range t.pending {
+		if bytes.Equal(p.status.UUID, st.UUID) {
+			return nil // a retry of an update we already hold
+		}
+	}
+	for _, old := range t.statuses {
+		if bytes.Equal(old.UUID, st.UUID) {
+			return nil // taken and acknowledged before
+		}
+	}
+	if isTerminal(t.state) {
+		// Mesos' status update manager drops updates after a terminal
+		// one.
+		return nil
+	}
+	st.AgentID = &mesos.AgentID{Value: a.id}
+	st.ExecutorID = &mesos.ExecutorID{Value: ex.id}
+	c.agentStatusUpdate(t, st, true)
 	return nil
 }

@@ -163,8 +163,10 @@ type agent struct {
 
 	// Process mode: the agent's own HTTP endpoint for executors.
 	endpoint string // host:port
+	handler  http.Handler
 	srv      *http.Server
 	removed  bool
+	down     bool // restarting (RestartAgent)
 }
 
 func executorKey(frameworkID, executorID string) string { return frameworkID + "/" + executorID }
@@ -218,10 +220,13 @@ type executorRun struct {
 	subscribed  bool
 	terminating bool // SHUTDOWN sent or being killed on purpose
 	regTimedOut bool // killed for not subscribing in time
-	cmd         *exec.Cmd
-	sid         int
-	exited      chan struct{}
-	regTimer    *time.Timer
+	// After an agent restart: the executor must subscribe again in time.
+	reregTimer    *time.Timer
+	reregTimedOut bool
+	cmd           *exec.Cmd
+	sid           int
+	exited        chan struct{}
+	regTimer      *time.Timer
 }
 
 func (ex *executorRun) key() string { return executorKey(ex.fw.id, ex.id) }

@@ -528,3 +528,42 @@ func TestExecutorHTTPContract(t *testing.T) {
 		})
 	}
 }
+
+// RestartAgent (Mesos agent recovery): an executor of a checkpointing
+// framework that does not subscribe again within the agent's
+// re-registration timeout is killed and its task fails with
+// REASON_EXECUTOR_REREGISTRATION_TIMEOUT; an executor of a framework
+// without checkpointing is not recovered at all. (The real executor that
+// does come back is tested in cmd/bcs-process-executor.)
+func TestRestartAgentRecoversOnlyExecutorsThatComeBack(t *testing.T) {
+	c := startProcessCluster(t, func(cfg *devcluster.Config) {
+		cfg.ExecutorReregistrationTimeout = devcluster.Duration(300 * time.Millisecond)
+	})
+	checkpoint := true
+	s := subscribe(t, c, frameworkInfo(func(info *mesos.FrameworkInfo) { info.Checkpoint = &checkpoint }), jsonCodec)
+	o := s.awaitOffer()
+	ex := realExecutor(t, s.fwID, "exec-hung", "run", "protobuf")
+	stay := "1"
+	ex.Command.Environment.Variables = append(ex.Command.Environment.Variables, mesos.Environment_Variable{Name: "TESTEXECUTOR_STAY", Value: &stay})
+	launchGroup(s, o, ex, taskInfo(o, "t1"))
+	s.awaitAck("t1", mesos.TASK_RUNNING)
+	if err := c.RestartAgent(o.AgentID.Value, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	st := s.awaitAck("t1", mesos.TASK_FAILED)
+	if st.GetReason() != mesos.REASON_EXECUTOR_REREGISTRATION_TIMEOUT || st.GetSource() != mesos.SOURCE_AGENT {
+		t.Errorf("t1: %s from %s, want REASON_EXECUTOR_REREGISTRATION_TIMEOUT from the agent", st.GetReason(), st.GetSource())
+	}
+
+	s.mustCall(&scheduler.Call{Type: scheduler.Call_TEARDOWN}) // its offers go to the next framework
+	plain := subscribe(t, c, frameworkInfo(), jsonCodec)
+	o = plain.awaitOffer()
+	launchGroup(plain, o, realExecutor(t, plain.fwID, "exec-plain", "run", "protobuf"), taskInfo(o, "t2"))
+	plain.awaitAck("t2", mesos.TASK_RUNNING)
+	if err := c.RestartAgent(o.AgentID.Value, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if st := plain.awaitAck("t2", mesos.TASK_FAILED); st.GetReason() != mesos.REASON_EXECUTOR_TERMINATED {
+		t.Errorf("t2: %s, want REASON_EXECUTOR_TERMINATED", st.GetReason())
+	}
+}

@@ -31,15 +31,25 @@ type Framework struct {
 	notify chan struct{}
 }
 
-// Subscribe subscribes a PARTITION_AWARE framework named name to the
-// master at masterURL and waits for SUBSCRIBED.
-func Subscribe(t *testing.T, masterURL, name string) *Framework {
+// Checkpointing makes a framework checkpoint: its executors survive an
+// agent restart.
+func Checkpointing(info *mesos.FrameworkInfo) {
+	on := true
+	info.Checkpoint = &on
+}
+
+// Subscribe subscribes a PARTITION_AWARE framework named name, edited by
+// opts, to the master at masterURL and waits for SUBSCRIBED.
+func Subscribe(t *testing.T, masterURL, name string, opts ...func(*mesos.FrameworkInfo)) *Framework {
 	t.Helper()
 	cli := httpcli.New(httpcli.Endpoint(masterURL+"/api/v1/scheduler"), httpcli.Codec(mesoswire.JSON))
 	f := &Framework{t: t, caller: httpsched.NewCaller(cli), notify: make(chan struct{}, 1)}
 	timeout := 60.0
 	info := &mesos.FrameworkInfo{User: "root", Name: name, FailoverTimeout: &timeout,
 		Capabilities: []mesos.FrameworkInfo_Capability{{Type: mesos.FrameworkInfo_Capability_PARTITION_AWARE}}}
+	for _, opt := range opts {
+		opt(info)
+	}
 	resp, err := f.caller.Call(context.Background(), calls.Subscribe(info))
 	if err != nil {
 		t.Fatalf("SUBSCRIBE: %v", err)

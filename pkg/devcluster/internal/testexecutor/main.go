@@ -69,7 +69,12 @@ func main() {
 		log.Fatalf("subscribe: %v", err)
 	}
 	defer resp.Close()
-	if err := s.loop(resp); err != nil && err != io.EOF {
+	err = s.loop(resp)
+	if os.Getenv("TESTEXECUTOR_STAY") == "1" {
+		log.Printf("event stream ended (%v); staying without subscribing again", err)
+		select {}
+	}
+	if err != nil && err != io.EOF {
 		log.Fatalf("event loop: %v", err)
 	}
 	if s.crashNext {
