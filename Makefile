@@ -7,7 +7,12 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 3x
 DATA      ?= ./bcs-data
 
-.PHONY: all build test test-deps run examples bench fuzz lint clean
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# The pure packages (no etcd, Docker, processes or dev cluster): seconds.
+UNIT_PKGS := ./pkg/constraint/... ./pkg/offer/... ./pkg/manifest/... ./pkg/strictjson ./pkg/field \
+	./pkg/launch ./pkg/mesoswire ./pkg/executor ./proto ./internal/...
+
+.PHONY: all build test test-unit test-deps run examples bench fuzz lint clean
 
 all: build
 
@@ -20,6 +25,11 @@ build:
 ## test: install missing test dependencies, then run every test
 test: test-deps lint
 	$(GO) test -count=1 -timeout 20m ./...
+
+## test-unit: the pure packages and the scheduler's scenario scripts, in seconds
+test-unit:
+	$(GO) test -count=1 $(UNIT_PKGS)
+	$(GO) test -count=1 -run '^TestScenarios$$' ./pkg/scheduler
 
 ## test-deps: install what the tests need when missing (Debian packages, a running dockerd, the image bcs-test/busybox)
 test-deps:
@@ -52,9 +62,11 @@ fuzz:
 		done; \
 	done
 
-## lint: go vet and gofmt must be clean
+## lint: go vet, gofmt, staticcheck and go mod tidy must be clean
 lint:
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
+	$(GO) run $(STATICCHECK) ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 

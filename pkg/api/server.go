@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
@@ -72,7 +73,7 @@ func NewServer(cfg Config) *Server {
 		Buckets: prometheus.DefBuckets,
 	}, []string{"route"})
 	s.metrics.MustRegister(s.requests, s.latency,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.routes()
 	return s
 }

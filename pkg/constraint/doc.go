@@ -9,7 +9,7 @@
 //
 // Compile turns a validated Constraint into a Compiled one that evaluates an
 // Agent against a State: the placement facts (active-instance counts, labels
-// running on agents) that the caller maintains. The package is pure: no
-// Mesos client, no I/O, no goroutines, no other bcs-mesos package but field
-// and errdefs.
+// running on agents) that the caller maintains. The package is pure and
+// starts no goroutines: it must not import Mesos, HTTP or storage packages,
+// nor any bcs-mesos package but field and errdefs.
 package constraint

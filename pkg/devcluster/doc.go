@@ -48,5 +48,6 @@
 //
 // It must not import other bcs-mesos packages except pkg/errdefs (its
 // tests and devclustertest decode with pkg/mesoswire, as any client of a
-// 1.12 master must), and no production package may import it.
+// 1.12 master must); no production package but pkg/schedulerd (for
+// bcs-scheduler --dev) may import it.
 package devcluster

@@ -55,12 +55,6 @@ func (s *eventStream) close() {
 	}
 }
 
-func (s *eventStream) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
-
 func (s *eventStream) take() []message {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -23,4 +23,7 @@
 // of the cluster size. Placements made earlier in the same pass are visible
 // to later checks: resources, ports, per-value instance counts (UNIQUE,
 // MAXPER, GROUPBY) and the label index EXCLUDE reads.
+//
+// It is pure and starts no goroutines: it must not import Mesos, HTTP or
+// storage packages, nor any bcs-mesos package but constraint and errdefs.
 package offer

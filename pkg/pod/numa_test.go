@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	docker "github.com/fsouza/go-dockerclient"
+
 	"github.com/bcs-mesos/bcs-mesos/pkg/numa"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
 )
@@ -48,7 +50,7 @@ func TestPinnedCPUsFromNUMAPlanner(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range [][2]string{{"0-1", "0"}, {"", ""}} {
-		ins, err := c.InspectContainer(p.Tasks()[i].Info.ID)
+		ins, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: p.Tasks()[i].Info.ID})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -108,7 +108,7 @@ func TestContainerOptionsReachDockerd(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = p.Kill(context.Background(), syscall.SIGKILL, 0) })
 	info, _ := p.Info(task.ID)
-	ins, err := c.InspectContainer(info.ID)
+	ins, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: info.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -337,7 +337,7 @@ func TestInPlaceOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := p.Info(worker.ID)
-	ins, err := c.InspectContainer(before.ID)
+	ins, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: before.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func TestUpdateEnvRecreatesJoinedContainer(t *testing.T) {
 		t.Errorf("worker reports IP %q, want the owner's %q", after.IPAddress, ownerInfo.IPAddress)
 	}
 	var nsc *docker.NoSuchContainer
-	if _, err := c.InspectContainer(before.ID); !errors.As(err, &nsc) {
+	if _, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: before.ID}); !errors.As(err, &nsc) {
 		t.Errorf("old container %s: %v, want it removed", before.ID, err)
 	}
 	env := execEnv(t, p, worker.ID)
@@ -109,7 +109,7 @@ func TestUpdateEnvRecreatesJoinedContainer(t *testing.T) {
 	if res, _ := p.Exec(ctxT(t, 30*time.Second), worker.ID, []string{"cat", "/etc/app/app.conf"}); res.Output != "conf v1\n" {
 		t.Errorf("configmap file in the new container: %q", res.Output)
 	}
-	ins, err := c.InspectContainer(after.ID)
+	ins, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: after.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestUpdateEnvCNIFirstContainer(t *testing.T) {
 	if err != nil || len(network) != 1 {
 		t.Fatalf("network container: %v, %v", network, err)
 	}
-	netIns, err := c.InspectContainer(network[0].ID)
+	netIns, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: network[0].ID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func TestUpdateEnvMessage(t *testing.T) {
 		t.Errorf("new side in netns %s, web in %s", got, want)
 	}
 	var nsc *docker.NoSuchContainer
-	if _, err := c.InspectContainer(before.ID); !errors.As(err, &nsc) {
+	if _, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: before.ID}); !errors.As(err, &nsc) {
 		t.Errorf("old container %s: %v, want it removed", before.ID, err)
 	}
 	// Five check intervals: a check still aimed at the old container

@@ -211,13 +211,12 @@ func (r *recorder) awaitTerminal(id string) executor.Report {
 // env is one runtime with its roots under /tmp (reachable by nobody)
 // and a private cgroup parent.
 type env struct {
-	rt       *process.Runtime
-	work     string
-	run      string
-	cache    string
-	cgroups  *process.Cgroups
-	rec      *recorder
-	launched []executor.Task
+	rt      *process.Runtime
+	work    string
+	run     string
+	cache   string
+	cgroups *process.Cgroups
+	rec     *recorder
 }
 
 func newEnv(t *testing.T, edit func(*process.Config)) *env {

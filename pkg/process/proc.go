@@ -115,17 +115,3 @@ func lookupAccount(name, defaultUser string) (*account, error) {
 	a.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}
 	return a, nil
 }
-
-// chownTree gives dir and everything below it to a (no-op for the
-// executor's own user).
-func (a *account) chownTree(dir string) error {
-	if a.cred == nil {
-		return nil
-	}
-	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, a.uid, a.gid)
-	})
-}

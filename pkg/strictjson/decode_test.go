@@ -48,7 +48,7 @@ type doc struct {
 	Anything  any                 `json:"anything"`
 	Untagged  string
 	Ignored   string `json:"-"`
-	unexposed string
+	unexposed string //lint:ignore U1000 the decoder must skip unexported fields
 }
 
 // defaulted records the defaults-before-decode contract.

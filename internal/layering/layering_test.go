@@ -1,0 +1,146 @@
+package layering_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/bcs-mesos/bcs-mesos/"
+
+// rule is what one package may import, as its doc.go says.
+type rule struct {
+	// only lists the bcs-mesos packages it may import (module-relative);
+	// nil allows any.
+	only []string
+	// forbid are import path prefixes it must not use.
+	forbid []string
+}
+
+var (
+	mesosClient = []string{"github.com/mesos/mesos-go/api/v1/lib/httpcli", "github.com/mesos/mesos-go/api/v1/lib/scheduler"}
+	mesosAll    = []string{"github.com/mesos/mesos-go"}
+	httpAll     = []string{"net/http"}
+	storage     = []string{"go.etcd.io", module + "pkg/store"}
+	docker      = []string{"github.com/fsouza/go-dockerclient"}
+	none        = []string{}
+)
+
+func join(lists ...[]string) []string { return slices.Concat(lists...) }
+
+// rules mirrors the "must not import" sentence of each doc.go.
+var rules = map[string]rule{
+	"pkg/api":                   {forbid: mesosAll},
+	"pkg/constraint":            {only: []string{"pkg/field", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
+	"pkg/devcluster":            {only: []string{"pkg/errdefs"}},
+	"pkg/errdefs":               {only: none},
+	"pkg/executor":              {only: []string{"proto", "pkg/errdefs", "pkg/mesoswire"}},
+	"pkg/field":                 {only: []string{"pkg/errdefs"}},
+	"pkg/healthcheck":           {only: []string{"proto", "pkg/errdefs"}, forbid: join(mesosAll, docker)},
+	"pkg/launch":                {forbid: join(mesosAll, httpAll, storage)},
+	"pkg/manifest":              {only: []string{"pkg/field", "pkg/errdefs", "pkg/constraint", "pkg/strictjson"}, forbid: join(mesosAll, httpAll, storage)},
+	"pkg/manifest/manifesttest": {only: []string{"pkg/manifest", "pkg/constraint"}},
+	"pkg/mesoswire":             {only: none},
+	"pkg/numa":                  {only: []string{"pkg/errdefs"}, forbid: join(mesosAll, docker)},
+	"pkg/offer":                 {only: []string{"pkg/constraint", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
+	"pkg/pod":                   {only: []string{"proto", "pkg/errdefs"}, forbid: mesosAll},
+	"pkg/podruntime":            {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck", "pkg/pod"}},
+	"pkg/process":               {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck"}, forbid: mesosClient},
+	"pkg/registry":              {forbid: join(mesosAll, httpAll)},
+	"pkg/scheduler":             {forbid: join(httpAll, []string{module + "pkg/api"})},
+	"pkg/store":                 {only: []string{"pkg/errdefs"}, forbid: join(mesosAll, httpAll)},
+	"pkg/store/storetest":       {only: []string{"pkg/errdefs", "pkg/store"}, forbid: join(mesosAll, httpAll)},
+	"pkg/strictjson":            {only: []string{"pkg/field", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
+	"proto":                     {only: none},
+}
+
+// testSupport are packages for tests only; devcluster serves tests and
+// bcs-scheduler --dev.
+var testSupport = map[string][]string{
+	"pkg/constraint/constrainttest":        nil,
+	"pkg/devcluster/devclustertest":        nil,
+	"pkg/devcluster/internal/testexecutor": nil,
+	"pkg/executor/runtimetest":             nil,
+	"pkg/manifest/manifesttest":            nil,
+	"pkg/offer/offertest":                  {"pkg/constraint/constrainttest"},
+	"pkg/pod/podtest":                      nil,
+	"pkg/store/storetest":                  nil,
+	"pkg/devcluster":                       {"pkg/schedulerd", "cmd/bcs-scheduler", "pkg/devcluster/cmd/devcluster"},
+}
+
+type pkgInfo struct {
+	ImportPath string
+	Dir        string
+	Name       string
+	Imports    []string
+}
+
+func packages(t *testing.T) []pkgInfo {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", "./...")
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkgInfo
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkgInfo
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// Issue 12: every import rule a doc.go states holds, every package has a
+// doc.go, and test support stays out of production code.
+func TestImportRulesHold(t *testing.T) {
+	pkgs := packages(t)
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		rel := strings.TrimPrefix(p.ImportPath, module)
+		seen[rel] = true
+		doc, err := os.ReadFile(filepath.Join(p.Dir, "doc.go"))
+		if err != nil {
+			t.Errorf("%s has no doc.go", rel)
+			continue
+		}
+		r, ok := rules[rel]
+		if ok && !strings.Contains(strings.ToLower(string(doc)), "must not import") {
+			t.Errorf("%s: the test has an import rule its doc.go does not state", rel)
+		}
+		if !ok && strings.Contains(string(doc), "must not import") && p.Name != "main" {
+			t.Errorf("%s: its doc.go states an import rule this test does not check; add it to rules", rel)
+		}
+		for _, imp := range p.Imports {
+			if ok {
+				if dep, isOurs := strings.CutPrefix(imp, module); isOurs && r.only != nil && !slices.Contains(r.only, dep) {
+					t.Errorf("%s imports %s; its doc.go allows only %v", rel, dep, r.only)
+				}
+				for _, f := range r.forbid {
+					if imp == f || strings.HasPrefix(imp, strings.TrimSuffix(f, "/")+"/") {
+						t.Errorf("%s imports %s, which its doc.go forbids", rel, imp)
+					}
+				}
+			}
+			if dep, isOurs := strings.CutPrefix(imp, module); isOurs {
+				if allowed, support := testSupport[dep]; support && !strings.HasSuffix(rel, "test") && !slices.Contains(allowed, rel) &&
+					!strings.HasPrefix(rel, dep+"/") && !strings.HasPrefix(rel, "e2e") {
+					t.Errorf("%s imports %s, which is for tests only", rel, dep)
+				}
+			}
+		}
+	}
+	for rel := range rules {
+		if !seen[rel] {
+			t.Errorf("rules name %s, which is no package", rel)
+		}
+	}
+}
