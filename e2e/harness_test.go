@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 		{"bcs-scheduler", "./cmd/bcs-scheduler"},
 		{"bcs-process-executor", "./cmd/bcs-process-executor"},
 		{"bcs-container-executor", "./cmd/bcs-container-executor"},
-		{"devcluster", "./pkg/devcluster/cmd/devcluster"},
+		{"devcluster", "./cmd/devcluster"},
 		{"gamesvr", "./examples/gamesvr"},
 	} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(bin, b.name), b.pkg)

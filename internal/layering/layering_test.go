@@ -69,7 +69,7 @@ var testSupport = map[string][]string{
 	"pkg/offer/offertest":                  {"pkg/constraint/constrainttest"},
 	"pkg/pod/podtest":                      nil,
 	"pkg/store/storetest":                  nil,
-	"pkg/devcluster":                       {"pkg/schedulerd", "cmd/bcs-scheduler", "pkg/devcluster/cmd/devcluster"},
+	"pkg/devcluster":                       {"pkg/schedulerd", "cmd/bcs-scheduler", "cmd/devcluster"},
 }
 
 type pkgInfo struct {
