@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -24,7 +24,7 @@ import (
 
 func main() {
 	if err := run(); err != nil {
-		log.Printf("bcs-container-executor: %v", err)
+		slog.Error("bcs-container-executor failed", "err", err)
 		os.Exit(1)
 	}
 }
@@ -62,13 +62,13 @@ func run() error {
 	)
 	flag.Var(extraLabels, "label", "key=value label put on every container (repeatable)")
 	flag.Parse()
-	log.SetPrefix("bcs-container-executor: ")
-	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 
 	env, err := config.FromEnv()
 	if err != nil {
 		return err
 	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("executor", env.ExecutorID)
+	slog.SetDefault(log)
 	var network pod.NetworkType
 	switch *networkMode {
 	case "":
@@ -109,13 +109,13 @@ func run() error {
 		},
 		CPUSets: &numa.Allocator{SysfsRoot: *sysfsRoot, StatePath: *numaState},
 		Labels:  extraLabels,
-		Logf:    log.Printf,
+		Logger:  log,
 	})
 	if err != nil {
 		return err
 	}
-	d := executor.New(executor.Config{Env: env, Runtime: rt, Logf: log.Printf, Codec: c, AckTimeout: *ackTimeout, Sweep: rt.SweepDead})
-	log.Printf("executor %s of framework %s starting (agent %s, docker %s, network %q)", env.ExecutorID, env.FrameworkID, env.AgentEndpoint, *endpoint, *networkMode)
+	d := executor.New(executor.Config{Env: env, Runtime: rt, Logger: log, Codec: c, AckTimeout: *ackTimeout, Sweep: rt.SweepDead})
+	log.Info("starting", "framework", env.FrameworkID, "agent", env.AgentEndpoint, "docker", *endpoint, "network", *networkMode)
 	runErr := d.Run(ctx)
 	// Containers must not outlive the executor: wait for the teardown.
 	wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -124,11 +124,11 @@ func run() error {
 		rt.Shutdown(5 * time.Second)
 	}
 	if err := rt.Wait(wctx); err != nil {
-		log.Printf("waiting for the pods to be torn down: %v", err)
+		log.Warn("waiting for the pods to be torn down", "err", err)
 	}
 	if runErr != nil {
 		return runErr
 	}
-	log.Print("all tasks terminal; exiting")
+	log.Info("all tasks terminal; exiting")
 	return nil
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,7 +19,7 @@ import (
 
 func main() {
 	if err := run(); err != nil {
-		log.Printf("bcs-process-executor: %v", err)
+		slog.Error("bcs-process-executor failed", "err", err)
 		os.Exit(1)
 	}
 }
@@ -40,13 +40,13 @@ func run() error {
 		codec      = flag.String("codec", "protobuf", "executor API encoding: protobuf or json")
 	)
 	flag.Parse()
-	log.SetPrefix("bcs-process-executor: ")
-	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 
 	env, err := config.FromEnv()
 	if err != nil {
 		return err
 	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("executor", env.ExecutorID)
+	slog.SetDefault(log)
 	var cgroups *process.Cgroups
 	// sweep answers sweep tasks: what dead executors left is reaped at
 	// start and again for each sweep task, and the summary counts both.
@@ -61,15 +61,15 @@ func run() error {
 		all, err := process.DetectCgroups(*cgroupRoot, *cgroupPar)
 		var swept process.Swept
 		if err == nil {
-			cgroups, swept, err = all.Claim(owner, log.Printf)
+			cgroups, swept, err = all.Claim(owner, log)
 		}
 		if err != nil {
-			log.Printf("no cgroups (%v): tasks with resource limits will fail", err)
+			log.Warn("no cgroups: tasks with resource limits will fail", "err", err)
 			cgroups = nil
 		} else {
 			defer all.Release(owner)
 			sweep = func(context.Context) (string, error) {
-				swept = swept.Add(all.SweepDead(owner, log.Printf))
+				swept = swept.Add(all.SweepDead(owner, log))
 				return swept.String(), nil
 			}
 		}
@@ -82,7 +82,7 @@ func run() error {
 		DefaultUser:      *user,
 		Cgroups:          cgroups,
 		HostIP:           *hostIP,
-		Logf:             log.Printf,
+		Logger:           log,
 		LivenessInterval: *liveness,
 		TermWait:         *termWait,
 	})
@@ -95,11 +95,11 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	d := executor.New(executor.Config{Env: env, Runtime: rt, Logf: log.Printf, Codec: c, AckTimeout: *ackTimeout, Sweep: sweep})
-	log.Printf("executor %s of framework %s starting (agent %s, checkpoint %v)", env.ExecutorID, env.FrameworkID, env.AgentEndpoint, env.Checkpoint)
+	d := executor.New(executor.Config{Env: env, Runtime: rt, Logger: log, Codec: c, AckTimeout: *ackTimeout, Sweep: sweep})
+	log.Info("starting", "framework", env.FrameworkID, "agent", env.AgentEndpoint, "checkpoint", env.Checkpoint)
 	if err := d.Run(ctx); err != nil {
 		return err
 	}
-	log.Print("all tasks terminal; exiting")
+	log.Info("all tasks terminal; exiting")
 	return nil
 }

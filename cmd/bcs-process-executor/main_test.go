@@ -23,6 +23,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster/devclustertest"
 	"github.com/bcs-mesos/bcs-mesos/proto"
@@ -99,7 +100,7 @@ func setup(t *testing.T, framework ...func(*mesos.FrameworkInfo)) *e2e {
 		ExecutorMode:                devcluster.ExecutorProcess,
 		Agents:                      []devcluster.AgentSpec{{Hostname: "proc-1"}},
 		ExecutorShutdownGracePeriod: devcluster.Duration(5 * time.Second),
-		Logf:                        t.Logf,
+		Logger:                      testlog.New(t),
 	})
 	if err != nil {
 		t.Fatal(err)

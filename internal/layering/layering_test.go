@@ -56,6 +56,7 @@ var rules = map[string]rule{
 	"pkg/store/storetest":       {only: []string{"pkg/errdefs", "pkg/store"}, forbid: join(mesosAll, httpAll)},
 	"pkg/strictjson":            {only: []string{"pkg/field", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"proto":                     {only: none},
+	"internal/testlog":          {only: none},
 }
 
 // testSupport are packages for tests only; devcluster serves tests and
@@ -68,6 +69,7 @@ var testSupport = map[string][]string{
 	"pkg/manifest/manifesttest":            nil,
 	"pkg/offer/offertest":                  {"pkg/constraint/constrainttest"},
 	"pkg/pod/podtest":                      nil,
+	"internal/testlog":                     nil,
 	"pkg/store/storetest":                  nil,
 	"pkg/devcluster":                       {"pkg/schedulerd", "cmd/bcs-scheduler", "cmd/devcluster"},
 }

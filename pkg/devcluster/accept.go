@@ -33,7 +33,7 @@ func (c *Cluster) accept(fw *framework, acc *scheduler.Call_Accept) {
 				c.sendUpdate(fw, c.masterStatus(ti.TaskID, &agentID, state, mesos.REASON_INVALID_OFFERS, "Task launched with invalid offers: "+offerErr))
 			}
 		}
-		c.logf("framework %s: ACCEPT with invalid offers: %s", fw.id, offerErr)
+		c.log().Warn("ACCEPT with invalid offers", "framework", fw.id, "err", offerErr)
 		return
 	}
 
@@ -103,7 +103,7 @@ func (c *Cluster) accept(fw *framework, acc *scheduler.Call_Accept) {
 			remaining.Subtract(used...)
 			c.launch(fw, agent, &ex, tasks, true)
 		default:
-			c.logf("framework %s: %s operations are not supported by the dev cluster; ignored", fw.id, op.Type)
+			c.log().Warn("operation not supported by the dev cluster; ignored", "framework", fw.id, "operation", op.Type.String())
 		}
 	}
 
@@ -195,7 +195,7 @@ func (c *Cluster) validateOffers(fw *framework, ids []mesos.OfferID) ([]*offer, 
 func (c *Cluster) taskError(fw *framework, ti mesos.TaskInfo, reason mesos.TaskStatus_Reason, msg string) {
 	agentID := ti.AgentID
 	c.sendUpdate(fw, c.masterStatus(ti.TaskID, &agentID, mesos.TASK_ERROR, reason, msg))
-	c.logf("framework %s: task %s: TASK_ERROR %s: %s", fw.id, ti.TaskID.Value, reason, msg)
+	c.log().Info("TASK_ERROR", "framework", fw.id, "task", ti.TaskID.Value, "reason", reason.String(), "message", msg)
 }
 
 func (c *Cluster) groupError(fw *framework, tasks []mesos.TaskInfo, msg string) {

@@ -137,10 +137,10 @@ func (c *Cluster) RestartAgent(agentID string, downtime time.Duration) error {
 	}
 	srv := a.srv
 	c.mu.Unlock()
-	c.logf("agent %s (%s) restarting; back in %v", a.id, a.info.Hostname, downtime)
+	c.log().Info("agent restarting", "agent", a.id, "hostname", a.info.Hostname, "downtime", downtime)
 	_ = srv.Close()
 	for _, ex := range lost {
-		c.logf("executor %s of framework %s is not checkpointed: not recovered", ex.id, ex.fw.id)
+		c.log().Info("executor not checkpointed: not recovered", "executor", ex.id, "framework", ex.fw.id)
 		killSession(ex.sid)
 	}
 	time.Sleep(downtime)
@@ -173,13 +173,13 @@ func (c *Cluster) RestartAgent(agentID string, downtime time.Duration) error {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			if !c.stopped && !ex.subscribed && ex.agent.executors[ex.key()] == ex {
-				c.logf("executor %s of framework %s did not subscribe again within %v; killing it", ex.id, ex.fw.id, c.cfg.ExecutorReregistrationTimeout.D())
+				c.log().Warn("executor did not subscribe again in time; killing it", "executor", ex.id, "framework", ex.fw.id, "timeout", c.cfg.ExecutorReregistrationTimeout.D())
 				ex.reregTimedOut = true
 				ex.destroy()
 			}
 		})
 	}
-	c.logf("agent %s (%s) is back on %s", a.id, a.info.Hostname, a.endpoint)
+	c.log().Info("agent back", "agent", a.id, "hostname", a.info.Hostname, "endpoint", a.endpoint)
 	return nil
 }
 
@@ -270,7 +270,7 @@ func (c *Cluster) RemoveAgent(id string) error {
 	if srv != nil {
 		_ = srv.Close()
 	}
-	c.logf("agent %s (%s) removed; %d frameworks had tasks there", a.id, a.info.Hostname, len(touched))
+	c.log().Info("agent removed", "agent", a.id, "hostname", a.info.Hostname, "frameworks_with_tasks", len(touched))
 	return nil
 }
 
@@ -470,7 +470,7 @@ func (c *Cluster) shutdownExecutor(ex *executorRun, why string) {
 		return
 	}
 	ex.terminating = true
-	c.logf("shutting down executor %s of framework %s on agent %s: %s", ex.id, ex.fw.id, ex.agent.id, why)
+	c.log().Info("shutting down executor", "executor", ex.id, "framework", ex.fw.id, "agent", ex.agent.id, "why", why)
 	if ex.simulated {
 		for _, t := range ex.tasks {
 			t.killing = true

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -104,7 +105,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			}
 		}()
 	}
-	c.logf("master %s listening on %s with %d agents (%s executors)", c.id, c.masterAddr, len(cfg.Agents), cfg.ExecutorMode)
+	c.log().Info("master listening", "master", c.id, "addr", c.masterAddr, "agents", len(cfg.Agents), "executors", string(cfg.ExecutorMode))
 	return c, nil
 }
 
@@ -202,7 +203,7 @@ waiting:
 	// waiters reap every child before Stop returns.
 	c.procs.Wait()
 	c.cleanupWorkDir()
-	c.logf("master %s stopped", c.id)
+	c.log().Info("master stopped", "master", c.id)
 	c.silenced.Store(true)
 }
 
@@ -252,15 +253,16 @@ func (c *Cluster) RestartMaster() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.serveMaster(ln)
-	c.logf("master restarted on %s", c.masterAddr)
+	c.log().Info("master restarted", "addr", c.masterAddr)
 	return nil
 }
 
-func (c *Cluster) logf(format string, args ...any) {
+// log is the cluster's logger; silent once Stop returned.
+func (c *Cluster) log() *slog.Logger {
 	if c.silenced.Load() {
-		return
+		return slog.New(slog.DiscardHandler)
 	}
-	c.cfg.Logf("devcluster: "+format, args...)
+	return c.cfg.Logger
 }
 
 func (c *Cluster) nextSeq() uint64 {

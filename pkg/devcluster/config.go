@@ -3,7 +3,7 @@ package devcluster
 import (
 	"encoding/json"
 	"fmt"
-	"log"
+	"log/slog"
 	"os"
 	"time"
 
@@ -76,9 +76,9 @@ type Config struct {
 	// executor ended; default one week like the Mesos agent's --gc_delay.
 	SandboxGCDelay Duration `json:"sandbox_gc_delay,omitempty"`
 
-	// Logf receives the cluster's log lines; default log.Printf. Tests pass
-	// t.Logf.
-	Logf func(format string, args ...any) `json:"-"`
+	// Logger receives the cluster's log lines; default slog.Default()
+	// with component=devcluster.
+	Logger *slog.Logger `json:"-"`
 	// Now is the clock used for refusal filters; default time.Now.
 	Now func() time.Time `json:"-"`
 }
@@ -217,8 +217,8 @@ func (cfg Config) withDefaults() Config {
 	def(&cfg.RecoveryTimeout, 15*time.Minute)
 	def(&cfg.SandboxGCDelay, 7*24*time.Hour)
 	def(&cfg.SubscriptionBackoffMax, 2*time.Second)
-	if cfg.Logf == nil {
-		cfg.Logf = log.Printf
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default().With("component", "devcluster")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -140,7 +140,7 @@ func (c *Cluster) executorSubscribe(a *agent, w http.ResponseWriter, r *http.Req
 		c.takeExecutorUpdate(a, ex, up.Status)
 	}
 	c.mu.Unlock()
-	c.logf("executor %s of framework %s subscribed on agent %s", ex.id, ex.fw.id, a.id)
+	c.log().Info("executor subscribed", "executor", ex.id, "framework", ex.fw.id, "agent", a.id)
 
 	flusher, _ := w.(http.Flusher)
 	flush := func() {

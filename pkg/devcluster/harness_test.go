@@ -19,6 +19,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
@@ -40,7 +41,7 @@ func startCluster(t *testing.T, edit func(*devcluster.Config)) *devcluster.Clust
 		AllocationInterval:  devcluster.Duration(50 * time.Millisecond),
 		SimulatedStartDelay: devcluster.Duration(20 * time.Millisecond),
 		WorkDir:             t.TempDir(),
-		Logf:                t.Logf,
+		Logger:              testlog.New(t),
 	}
 	if edit != nil {
 		edit(&cfg)

@@ -34,7 +34,7 @@ func (c *Cluster) startExecutorProcess(ex *executorRun) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if err != nil {
-			c.logf("executor %s of framework %s: launch failed: %v", ex.id, ex.fw.id, err)
+			c.log().Warn("executor launch failed", "executor", ex.id, "framework", ex.fw.id, "err", err)
 			c.executorTerminated(ex, -1, "Failed to launch container: "+err.Error())
 			return
 		}
@@ -49,12 +49,12 @@ func (c *Cluster) startExecutorProcess(ex *executorRun) {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			if !c.stopped && !ex.subscribed && ex.agent.executors[ex.key()] == ex {
-				c.logf("executor %s of framework %s did not subscribe within %v; killing it", ex.id, ex.fw.id, c.cfg.ExecutorRegistrationTimeout.D())
+				c.log().Warn("executor did not subscribe in time; killing it", "executor", ex.id, "framework", ex.fw.id, "timeout", c.cfg.ExecutorRegistrationTimeout.D())
 				ex.regTimedOut = true
 				ex.destroy()
 			}
 		})
-		c.logf("executor %s of framework %s started on agent %s (pid %d, sandbox %s)", ex.id, ex.fw.id, ex.agent.id, ex.sid, sandbox)
+		c.log().Info("executor started", "executor", ex.id, "framework", ex.fw.id, "agent", ex.agent.id, "pid", ex.sid, "sandbox", sandbox)
 	}()
 }
 
@@ -77,7 +77,7 @@ func (c *Cluster) waitExecutor(ex *executorRun) {
 		}
 	}
 	if !c.stopped {
-		c.logf("executor %s of framework %s exited (wait status %d)", ex.id, ex.fw.id, status)
+		c.log().Info("executor exited", "executor", ex.id, "framework", ex.fw.id, "wait_status", status)
 	}
 	c.executorTerminated(ex, status, msg)
 }

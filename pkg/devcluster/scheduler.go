@@ -134,7 +134,7 @@ func (c *Cluster) dispatch(r *http.Request, call *scheduler.Call) *httpError {
 	}
 	switch call.Type {
 	case scheduler.Call_TEARDOWN:
-		c.logf("framework %s: TEARDOWN", fw.id)
+		c.log().Info("TEARDOWN", "framework", fw.id)
 		c.removeFramework(fw)
 	case scheduler.Call_ACCEPT:
 		c.accept(fw, call.Accept)
@@ -182,7 +182,7 @@ func (c *Cluster) subscribe(w http.ResponseWriter, r *http.Request, info mesos.F
 	switch {
 	case id != "" && c.removedFrameworks[id]:
 		c.mu.Unlock()
-		c.logf("framework %s: SUBSCRIBE refused, framework has been removed", id)
+		c.log().Info("SUBSCRIBE refused: framework removed", "framework", id)
 		stream.sendAndClose(errorEvent("Framework has been removed"))
 		c.serveSchedulerStream(w, r, stream, format, nil)
 		return
@@ -196,7 +196,7 @@ func (c *Cluster) subscribe(w http.ResponseWriter, r *http.Request, info mesos.F
 			fw.failoverTimer.Stop()
 			fw.failoverTimer = nil
 		}
-		c.logf("framework %s (%s) re-subscribed", id, info.Name)
+		c.log().Info("framework subscribed again", "framework", id, "name", info.Name)
 	default:
 		if id == "" {
 			id = fmt.Sprintf("%s-%04d", c.id, c.nextSeq())
@@ -209,7 +209,7 @@ func (c *Cluster) subscribe(w http.ResponseWriter, r *http.Request, info mesos.F
 			registeredAt: time.Now(),
 		}
 		c.frameworks[id] = fw
-		c.logf("framework %s (%s) subscribed", id, info.Name)
+		c.log().Info("framework subscribed", "framework", id, "name", info.Name)
 	}
 	info.ID = &mesos.FrameworkID{Value: id}
 	fw.applyInfo(info)
@@ -276,7 +276,7 @@ func (c *Cluster) frameworkDisconnected(fw *framework) {
 		return
 	}
 	timeout := fw.failoverTimeout()
-	c.logf("framework %s disconnected; failover timeout %v", fw.id, timeout)
+	c.log().Info("framework disconnected", "framework", fw.id, "failover_timeout", timeout)
 	fw.failoverGen++
 	gen := fw.failoverGen
 	fw.failoverTimer = time.AfterFunc(timeout, func() {
@@ -285,7 +285,7 @@ func (c *Cluster) frameworkDisconnected(fw *framework) {
 		if c.stopped || fw.failoverGen != gen || fw.stream != nil || c.frameworks[fw.id] != fw {
 			return
 		}
-		c.logf("framework %s failover timeout expired; removing it", fw.id)
+		c.log().Info("failover timeout expired; removing the framework", "framework", fw.id)
 		c.removeFramework(fw)
 	})
 }
@@ -324,7 +324,7 @@ func (c *Cluster) removeFramework(fw *framework) {
 	delete(c.frameworks, fw.id)
 	c.removedFrameworks[fw.id] = true
 	c.completedFrameworks = append(c.completedFrameworks, fw)
-	c.logf("framework %s removed at %s", fw.id, now.Format(time.RFC3339))
+	c.log().Info("framework removed", "framework", fw.id, "at", now.Format(time.RFC3339))
 }
 
 func (c *Cluster) masterInfo() *mesos.MasterInfo {
@@ -437,7 +437,7 @@ func (c *Cluster) frameworkMessage(fw *framework, m *scheduler.Call_Message) {
 	}
 	ex := a.executors[executorKey(fw.id, m.ExecutorID.Value)]
 	if ex == nil || ex.stream == nil {
-		c.logf("framework %s: MESSAGE for executor %s on agent %s dropped: not subscribed", fw.id, m.ExecutorID.Value, a.id)
+		c.log().Warn("MESSAGE dropped: executor not subscribed", "framework", fw.id, "executor", m.ExecutorID.Value, "agent", a.id)
 		return
 	}
 	ex.stream.send(&executor.Event{Type: executor.Event_MESSAGE, Message: &executor.Event_Message{Data: append([]byte(nil), m.Data...)}})
@@ -451,7 +451,7 @@ func (c *Cluster) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) {
 	}
 	head := t.pending[0]
 	if !bytes.Equal(head.status.UUID, ack.UUID) {
-		c.logf("framework %s: ignoring ACKNOWLEDGE of task %s with unexpected uuid", fw.id, t.info.TaskID.Value)
+		c.log().Info("ignoring ACKNOWLEDGE with an unexpected uuid", "framework", fw.id, "task", t.info.TaskID.Value)
 		return
 	}
 	t.pending = t.pending[1:]

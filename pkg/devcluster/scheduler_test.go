@@ -17,6 +17,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 )
 
@@ -451,7 +452,7 @@ func TestLoadConfig(t *testing.T) {
 	if cfg.AllocationInterval.D() != 250*time.Millisecond || cfg.DefaultRefuse.D() != 2*time.Second || len(cfg.Agents) != 1 {
 		t.Fatalf("config %+v", cfg)
 	}
-	cfg.Logf = t.Logf
+	cfg.Logger = testlog.New(t)
 	cfg.WorkDir = t.TempDir()
 	c, err := devcluster.Start(t.Context(), cfg)
 	if err != nil {

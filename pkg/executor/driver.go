@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"sort"
 	"sync"
@@ -40,8 +41,8 @@ type Config struct {
 	Runtime Runtime
 	// Clock defaults to RealClock.
 	Clock Clock
-	// Logf defaults to discarding.
-	Logf func(format string, args ...any)
+	// Logger defaults to discarding.
+	Logger *slog.Logger
 	// Codec is the wire encoding; mesoswire.Protobuf by default.
 	Codec encoding.Codec
 	// AckTimeout bounds the wait for acknowledgements once every task is
@@ -95,8 +96,8 @@ func New(cfg Config) *Driver {
 	if cfg.Clock == nil {
 		cfg.Clock = RealClock
 	}
-	if cfg.Logf == nil {
-		cfg.Logf = func(string, ...any) {}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Codec.Name == "" {
 		cfg.Codec = mesoswire.Protobuf
@@ -153,16 +154,16 @@ func (d *Driver) Run(ctx context.Context) error {
 			}
 		}
 		if !d.cfg.Env.Checkpoint {
-			d.cfg.Logf("agent connection lost (%v) and checkpointing is off: shutting down", err)
+			d.log().Warn("agent connection lost and checkpointing is off: shutting down", "err", err)
 			d.shutdownRuntime()
 			return fmt.Errorf("%w: %v", ErrAgentGone, err)
 		}
 		if now.Sub(disconnectedAt) >= d.cfg.Env.RecoveryTimeout {
-			d.cfg.Logf("agent away for %v (recovery timeout %v): shutting down", now.Sub(disconnectedAt), d.cfg.Env.RecoveryTimeout)
+			d.log().Warn("agent away longer than the recovery timeout: shutting down", "away", now.Sub(disconnectedAt), "recovery_timeout", d.cfg.Env.RecoveryTimeout)
 			d.shutdownRuntime()
 			return fmt.Errorf("%w for longer than the recovery timeout %v: %v", ErrAgentGone, d.cfg.Env.RecoveryTimeout, err)
 		}
-		d.cfg.Logf("agent connection lost (%v); re-subscribing in %v", err, backoff)
+		d.log().Warn("agent connection lost; subscribing again", "err", err, "retry_in", backoff)
 		select {
 		case <-d.cfg.Clock.After(backoff):
 		case <-ctx.Done():
@@ -219,7 +220,7 @@ func (d *Driver) serveOnce(ctx context.Context) error {
 			if !subscribed && err != nil {
 				return err
 			}
-			d.cfg.Logf("event stream ended: %v", err)
+			d.log().Info("event stream ended", "err", err)
 			return nil
 		case <-d.done:
 			return nil
@@ -258,7 +259,7 @@ func (d *Driver) handle(e *executor.Event) {
 			}
 		}
 		d.mu.Unlock()
-		d.cfg.Logf("subscribed to agent %s (%s)", s.AgentInfo.GetID().GetValue(), s.AgentInfo.Hostname)
+		d.log().Info("subscribed", "agent", s.AgentInfo.GetID().GetValue(), "hostname", s.AgentInfo.Hostname)
 	case executor.Event_LAUNCH:
 		d.launch([]mesos.TaskInfo{e.Launch.Task})
 	case executor.Event_LAUNCH_GROUP:
@@ -270,7 +271,7 @@ func (d *Driver) handle(e *executor.Event) {
 	case executor.Event_MESSAGE:
 		d.message(e.Message.Data)
 	case executor.Event_SHUTDOWN:
-		d.cfg.Logf("SHUTDOWN from the agent")
+		d.log().Info("SHUTDOWN from the agent")
 		d.mu.Lock()
 		d.shuttingDown = true
 		d.mu.Unlock()
@@ -279,10 +280,10 @@ func (d *Driver) handle(e *executor.Event) {
 			d.checkDone()
 		}()
 	case executor.Event_ERROR:
-		d.cfg.Logf("agent ERROR: %s", e.Error.Message)
+		d.log().Error("agent ERROR", "message", e.Error.Message)
 	case executor.Event_HEARTBEAT:
 	default:
-		d.cfg.Logf("ignoring event %s", e.Type)
+		d.log().Info("ignoring event", "type", e.Type)
 	}
 }
 
@@ -295,7 +296,7 @@ func (d *Driver) launch(infos []mesos.TaskInfo) {
 	for _, info := range infos {
 		id := info.TaskID.Value
 		if _, dup := d.tasks[id]; dup {
-			d.cfg.Logf("ignoring second launch of task %q", id)
+			d.log().Warn("ignoring a second launch", "task", id)
 			continue
 		}
 		rec := &taskRecord{info: info, state: Staging}
@@ -358,7 +359,7 @@ func refuse(tasks []Task, state State, reason mesos.TaskStatus_Reason, msg strin
 // sweep runs a sweep task: the executor reaps what dead executors left
 // and finishes, saying what it reaped.
 func (d *Driver) sweep(t Task) {
-	d.cfg.Logf("sweep task %q: %s", t.ID(), t.Spec.Sweep.Reason)
+	d.log().Info("sweep task", "task", t.ID(), "reason", t.Spec.Sweep.Reason)
 	d.Report(Report{TaskID: t.ID(), State: Running})
 	if d.cfg.Sweep == nil {
 		d.Report(Report{TaskID: t.ID(), State: Failed, Reason: mesos.REASON_TASK_INVALID.Enum(), Message: "this executor cannot sweep"})
@@ -391,7 +392,7 @@ func (d *Driver) kill(id string, policy *mesos.KillPolicy) {
 	rec, ok := d.tasks[id]
 	if !ok || rec.state.Terminal() || rec.state == Killing {
 		d.mu.Unlock()
-		d.cfg.Logf("ignoring KILL of task %q: unknown, terminal or already killing", id)
+		d.log().Info("ignoring KILL: task unknown, terminal or already killing", "task", id)
 		return
 	}
 	grace := killGrace(policy, rec.info.KillPolicy, rec.spec)
@@ -452,11 +453,11 @@ func (d *Driver) message(data []byte) {
 func (d *Driver) sendResult(r proto.MessageResult) {
 	data, err := r.Encode()
 	if err != nil {
-		d.cfg.Logf("encode message result: %v", err)
+		d.log().Error("encode message result", "err", err)
 		return
 	}
 	if err := calls.SendNoData(context.Background(), d.sender, calls.NonStreaming(calls.Message(data))); err != nil {
-		d.cfg.Logf("send message result %q: %v", r.ID, err)
+		d.log().Warn("send message result", "id", r.ID, "err", err)
 	}
 }
 
@@ -467,13 +468,13 @@ func (d *Driver) Report(r Report) {
 	rec, ok := d.tasks[r.TaskID]
 	if !ok {
 		d.mu.Unlock()
-		d.cfg.Logf("report for unknown task %q dropped", r.TaskID)
+		d.log().Warn("report for an unknown task dropped", "task", r.TaskID)
 		return
 	}
 	next, err := Transition(rec.state, r.State)
 	if err != nil {
 		d.mu.Unlock()
-		d.cfg.Logf("task %q: %v (report dropped)", r.TaskID, err)
+		d.log().Warn("report dropped", "task", r.TaskID, "err", err)
 		return
 	}
 	rec.state = next
@@ -534,14 +535,14 @@ func (d *Driver) updateLocked(rec *taskRecord, r Report) executor.Call_Update {
 
 func (d *Driver) send(up executor.Call_Update) {
 	st := up.Status
+	attrs := []any{"task", st.TaskID.Value, "state", st.GetState().String(), "message", st.GetMessage()}
 	if st.Reason != nil {
-		d.cfg.Logf("task %q → %s (%s) %q", st.TaskID.Value, st.GetState(), st.GetReason(), st.GetMessage())
-	} else {
-		d.cfg.Logf("task %q → %s %q", st.TaskID.Value, st.GetState(), st.GetMessage())
+		attrs = append(attrs, "reason", st.GetReason().String())
 	}
+	d.log().Info("task update", attrs...)
 	if err := calls.SendNoData(context.Background(), d.sender, calls.NonStreaming(calls.Update(st))); err != nil {
 		// Kept in unackedUpdates: resent with the next SUBSCRIBE.
-		d.cfg.Logf("send update %s of task %q: %v", st.GetState(), st.TaskID.Value, err)
+		d.log().Warn("send update; kept for the next SUBSCRIBE", "task", st.TaskID.Value, "state", st.GetState().String(), "err", err)
 	}
 }
 
@@ -562,7 +563,7 @@ func (d *Driver) allTerminalLocked() bool {
 func (d *Driver) ackDeadline() {
 	select {
 	case <-d.cfg.Clock.After(d.cfg.AckTimeout):
-		d.cfg.Logf("not every update acknowledged within %v; exiting anyway", d.cfg.AckTimeout)
+		d.log().Warn("not every update acknowledged in time; exiting anyway", "ack_timeout", d.cfg.AckTimeout)
 		d.finish()
 	case <-d.done:
 	}
@@ -585,6 +586,8 @@ func (d *Driver) noLiveLocked() bool {
 	}
 	return true
 }
+
+func (d *Driver) log() *slog.Logger { return d.cfg.Logger }
 
 func (d *Driver) finish() { d.doneOnce.Do(func() { close(d.done) }) }
 

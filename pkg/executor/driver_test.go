@@ -12,6 +12,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	bcsexec "github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
@@ -94,7 +95,7 @@ type run struct {
 
 func startDriver(t *testing.T, a *fakeAgent, rt bcsexec.Runtime, edit func(*bcsexec.Config)) *run {
 	t.Helper()
-	cfg := bcsexec.Config{Env: a.env(false), Runtime: rt, Logf: t.Logf, Codec: mesoswire.JSON, AckTimeout: 5 * time.Second, InitialBackoff: 10 * time.Millisecond}
+	cfg := bcsexec.Config{Env: a.env(false), Runtime: rt, Logger: testlog.New(t), Codec: mesoswire.JSON, AckTimeout: 5 * time.Second, InitialBackoff: 10 * time.Millisecond}
 	if edit != nil {
 		edit(&cfg)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
 	"github.com/mesos/mesos-go/api/v1/lib/recordio"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
 	bcsexec "github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 )
@@ -103,7 +104,7 @@ func TestDriverDecodesARealAgentStream(t *testing.T) {
 				ExecutorShutdownGracePeriod: 5 * time.Second, Checkpoint: true,
 				RecoveryTimeout: 15 * time.Minute, SubscriptionBackoffMax: 2 * time.Second,
 			}
-			d := bcsexec.New(bcsexec.Config{Env: env, Runtime: rt, Logf: t.Logf, Codec: codec})
+			d := bcsexec.New(bcsexec.Config{Env: env, Runtime: rt, Logger: testlog.New(t), Codec: codec})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			go func() { _ = d.Run(ctx) }()

@@ -192,7 +192,7 @@ func (g *group) kill(taskID string, grace time.Duration) {
 		ctx, cancel := context.WithTimeout(context.Background(), grace+teardownAllowance)
 		defer cancel()
 		if err := p.Kill(ctx, syscall.SIGTERM, grace); err != nil {
-			g.rt.cfg.Logf("kill pod %q: %v", g.id, err)
+			g.rt.cfg.Logger.Warn("kill pod", "pod", g.id, "err", err)
 		}
 	}()
 }
@@ -302,12 +302,12 @@ func (g *group) healthResult(ctx context.Context, gt *groupTask, i int, res heal
 		p := g.pod
 		msg := g.healthFailure
 		g.mu.Unlock()
-		g.rt.cfg.Logf("pod %q: %s; killing the pod", g.id, msg)
+		g.rt.cfg.Logger.Warn("killing the pod", "pod", g.id, "why", msg)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), grace+teardownAllowance)
 			defer cancel()
 			if err := p.Kill(ctx, syscall.SIGTERM, grace); err != nil {
-				g.rt.cfg.Logf("kill pod %q: %v", g.id, err)
+				g.rt.cfg.Logger.Warn("kill pod", "pod", g.id, "err", err)
 			}
 		}()
 		return

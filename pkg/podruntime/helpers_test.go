@@ -14,6 +14,7 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
@@ -47,7 +48,7 @@ func newRuntime(t *testing.T, c *docker.Client, mod func(*Config)) (*Runtime, Co
 		NodeAddr:   "127.0.0.1",
 		PortBindIP: "127.0.0.1",
 		Labels:     map[string]string{podtest.Label: id},
-		Logf:       t.Logf,
+		Logger:     testlog.New(t),
 	}
 	if mod != nil {
 		mod(&cfg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strconv"
 	"sync"
@@ -49,8 +50,8 @@ type Config struct {
 	Labels map[string]string
 	// Clock drives the health checks; nil is the wall clock.
 	Clock healthcheck.Clock
-	// Logf defaults to discarding.
-	Logf func(format string, args ...any)
+	// Logger defaults to discarding.
+	Logger *slog.Logger
 	// CommandTimeout bounds exec, restart and the other messages without
 	// a timeout of their own; default 60s.
 	CommandTimeout time.Duration
@@ -88,8 +89,8 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.SandboxDir == "" || cfg.ExecutorID == "" {
 		return nil, fmt.Errorf("pod runtime: sandbox %q and executor ID %q must be set: %w", cfg.SandboxDir, cfg.ExecutorID, errdefs.ErrInvalidArgument)
 	}
-	if cfg.Logf == nil {
-		cfg.Logf = func(string, ...any) {}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.CommandTimeout <= 0 {
 		cfg.CommandTimeout = time.Minute
@@ -102,7 +103,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	if _, err := r.SweepDead(ctx); err != nil {
-		cfg.Logf("cleaning up after a previous executor: %v", err)
+		cfg.Logger.Warn("cleaning up after a previous executor", "err", err)
 	}
 	return r, nil
 }
@@ -117,7 +118,7 @@ func (r *Runtime) SweepDead(ctx context.Context) (string, error) {
 	total := r.swept
 	r.mu.Unlock()
 	if n > 0 {
-		r.cfg.Logf("tore down %d pods of dead executors", n)
+		r.cfg.Logger.Info("tore down the pods of dead executors", "pods", n)
 	}
 	return fmt.Sprintf("tore down %d pods of dead executors", total), err
 }
@@ -196,7 +197,7 @@ func (r *Runtime) Launch(ctx context.Context, tasks []executor.Task, rep executo
 	r.mu.Unlock()
 	go func() {
 		if err := p.Start(ctx); err != nil {
-			r.cfg.Logf("pod %q: %v", g.id, err)
+			r.cfg.Logger.Warn("pod start", "pod", g.id, "err", err)
 		}
 	}()
 }
@@ -207,7 +208,7 @@ func (r *Runtime) Launch(ctx context.Context, tasks []executor.Task, rep executo
 func (r *Runtime) Kill(taskID string, grace time.Duration) {
 	g := r.group(taskID)
 	if g == nil {
-		r.cfg.Logf("kill of unknown task %q ignored", taskID)
+		r.cfg.Logger.Info("kill of an unknown task ignored", "task", taskID)
 		return
 	}
 	g.kill(taskID, grace)
@@ -226,7 +227,7 @@ func (r *Runtime) Shutdown(grace time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), grace+teardownAllowance)
 	defer cancel()
 	if err := r.Wait(ctx); err != nil {
-		r.cfg.Logf("shutdown: %v", err)
+		r.cfg.Logger.Warn("shutdown", "err", err)
 	}
 }
 

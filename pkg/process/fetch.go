@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -34,7 +35,7 @@ const (
 type Fetcher struct {
 	CacheDir string
 	Client   *http.Client
-	Logf     func(format string, args ...any)
+	Logger   *slog.Logger // nil logs nothing
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
@@ -60,12 +61,6 @@ func safeURL(raw string) string {
 	}
 	u.User = nil
 	return u.String()
-}
-
-func (f *Fetcher) logf(format string, args ...any) {
-	if f.Logf != nil {
-		f.Logf(format, args...)
-	}
 }
 
 func (f *Fetcher) lock(key string) func() {
@@ -189,7 +184,9 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, user, pwd, policy st
 	resp, err := client.Do(req)
 	if err != nil {
 		if cached {
-			f.logf("revalidate %s: %v; using the cached copy", u, redactErr(err, u))
+			if f.Logger != nil {
+				f.Logger.Warn("revalidating failed; using the cached copy", "url", u, "err", redactErr(err, u))
+			}
 			stats.CacheHit = true
 			return content, stats, nil
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/process"
 	"github.com/bcs-mesos/bcs-mesos/proto"
@@ -18,7 +19,7 @@ import (
 func TestFetchPullPolicies(t *testing.T) {
 	srv := newPackageServer(t)
 	url := srv.put("/repo/app.tar.gz", tarGz(t, member{Name: "app/run.sh", Body: "echo hi\n", Mode: 0o755}))
-	f := &process.Fetcher{CacheDir: t.TempDir(), Logf: t.Logf}
+	f := &process.Fetcher{CacheDir: t.TempDir(), Logger: testlog.New(t)}
 	out := t.TempDir()
 	uri := proto.URI{Value: url, User: srv.user, Password: srv.pwd, PullPolicy: process.PullIfNotPresent, OutputDir: out}
 	for i, want := range []process.FetchStats{{Downloaded: true}, {CacheHit: true}, {CacheHit: true}} {

@@ -20,6 +20,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/process"
 	"github.com/bcs-mesos/bcs-mesos/proto"
@@ -248,7 +249,7 @@ func newEnv(t *testing.T, edit func(*process.Config)) *env {
 	}
 	cfg := process.Config{
 		WorkBaseDir: e.work, RunBaseDir: e.run, CacheDir: e.cache, LogDir: logs,
-		Cgroups: cg, Logf: t.Logf, LivenessInterval: 100 * time.Millisecond, TermWait: 500 * time.Millisecond,
+		Cgroups: cg, Logger: testlog.New(t), LivenessInterval: 100 * time.Millisecond, TermWait: 500 * time.Millisecond,
 	}
 	if edit != nil {
 		edit(&cfg)

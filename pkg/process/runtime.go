@@ -3,6 +3,7 @@ package process
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -39,7 +40,8 @@ type Config struct {
 	// 127.0.0.1 (processes share the host's network).
 	HostIP string
 	Clock  executor.Clock
-	Logf   func(format string, args ...any)
+	// Logger defaults to discarding.
+	Logger *slog.Logger
 	// HTTPClient fetches packages; default http.DefaultClient.
 	HTTPClient *http.Client
 	// LivenessInterval is how often a running process is checked;
@@ -76,8 +78,8 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = executor.RealClock
 	}
-	if cfg.Logf == nil {
-		cfg.Logf = func(string, ...any) {}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.LivenessInterval <= 0 {
 		cfg.LivenessInterval = time.Second
@@ -104,7 +106,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	return &Runtime{
 		cfg:     cfg,
-		fetcher: &Fetcher{CacheDir: cfg.CacheDir, Client: cfg.HTTPClient, Logf: cfg.Logf},
+		fetcher: &Fetcher{CacheDir: cfg.CacheDir, Client: cfg.HTTPClient, Logger: cfg.Logger},
 		tasks:   map[string]*task{},
 	}, nil
 }

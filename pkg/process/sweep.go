@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,7 +38,7 @@ func (s Swept) String() string {
 
 // SweepDead kills the processes in the cgroups of every owner under c that
 // no longer runs, except owner (this process), and removes those cgroups.
-func (c *Cgroups) SweepDead(owner string, logf func(string, ...any)) Swept {
+func (c *Cgroups) SweepDead(owner string, log *slog.Logger) Swept {
 	self := ownerDir(owner, os.Getpid())
 	var total Swept
 	entries, _ := os.ReadDir(c.trackingDir(c.Parent))
@@ -47,8 +48,8 @@ func (c *Cgroups) SweepDead(owner string, logf func(string, ...any)) Swept {
 		}
 		killed := c.sweep(e.Name())
 		total = total.Add(Swept{Executors: 1, Processes: killed})
-		if logf != nil {
-			logf("swept the cgroups of executor %q, which is gone: killed %d processes", e.Name(), killed)
+		if log != nil {
+			log.Info("swept the cgroups of a dead executor", "owner", e.Name(), "killed", killed)
 		}
 	}
 	return total
@@ -56,8 +57,8 @@ func (c *Cgroups) SweepDead(owner string, logf func(string, ...any)) Swept {
 
 // Claim sweeps the cgroups of dead owners under c (SweepDead) and returns
 // the cgroups of owner (this process) and what it swept.
-func (c *Cgroups) Claim(owner string, logf func(string, ...any)) (*Cgroups, Swept, error) {
-	swept := c.SweepDead(owner, logf)
+func (c *Cgroups) Claim(owner string, log *slog.Logger) (*Cgroups, Swept, error) {
+	swept := c.SweepDead(owner, log)
 	self := ownerDir(owner, os.Getpid())
 	own := &Cgroups{Root: c.Root, Parent: filepath.Join(c.Parent, self), V2: c.V2}
 	if c.V2 {

@@ -1,10 +1,13 @@
 package process_test
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,8 +60,8 @@ func TestClaimSweepsDeadExecutors(t *testing.T) {
 	dead := &process.Cgroups{Root: base.Root, Parent: filepath.Join(parent, "fw.dead@999999999-1"), V2: base.V2}
 	deadGroup, _, deadDone := startInCgroup(t, dead, "task-1")
 
-	var logs []string
-	_, swept, err := base.Claim("fw.me", func(f string, a ...any) { logs = append(logs, f) })
+	var logs bytes.Buffer
+	_, swept, err := base.Claim("fw.me", slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +78,8 @@ func TestClaimSweepsDeadExecutors(t *testing.T) {
 			t.Errorf("%s not removed", d)
 		}
 	}
-	if len(logs) != 1 {
-		t.Errorf("logs %v", logs)
+	if n := strings.Count(logs.String(), "swept the cgroups of a dead executor"); n != 1 || !strings.Contains(logs.String(), "fw.dead@999999999-1") {
+		t.Errorf("logs %q", logs.String())
 	}
 	select {
 	case err := <-aliveDone:

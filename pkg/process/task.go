@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,9 +100,7 @@ func portsOf(spec *proto.TaskSpec) map[string]int {
 	return m
 }
 
-func (t *task) logf(format string, args ...any) {
-	t.rt.cfg.Logf("task %q: "+format, append([]any{t.id}, args...)...)
-}
+func (t *task) log() *slog.Logger { return t.rt.cfg.Logger.With("task", t.id) }
 
 func (t *task) report(state executor.State, reason *mesos.TaskStatus_Reason, msg string, healthy *bool) {
 	t.mu.Lock()
@@ -144,7 +143,7 @@ func (t *task) endLaunch(err error, reason mesos.TaskStatus_Reason) {
 		t.finish(executor.Killed, nil, "killed during launch", nil)
 		return
 	}
-	t.logf("launch failed: %v", err)
+	t.log().Warn("launch failed", "err", err)
 	t.finish(executor.Failed, &reason, err.Error(), nil)
 }
 
@@ -212,7 +211,7 @@ func (t *task) prepare() error {
 		if err != nil {
 			return err
 		}
-		t.logf("fetched %s (downloaded %v, cache hit %v)", safeURL(uri.Value), stats.Downloaded, stats.CacheHit)
+		t.log().Info("fetched", "url", safeURL(uri.Value), "downloaded", stats.Downloaded, "cache_hit", stats.CacheHit)
 	}
 	for i, hc := range t.spec.HealthChecks {
 		if _, err := t.prober(hc); err != nil {
@@ -440,7 +439,7 @@ func (t *task) died(inst *instance, cg *Cgroup, why error) {
 		reason = &r
 		msg = fmt.Sprintf("%s: killed for exceeding the memory limit of %v MB", msg, t.spec.Resources.MemLimitMB)
 	}
-	t.logf("%s", msg)
+	t.log().Info(msg)
 	state := executor.Failed
 	if code != nil && *code == 0 && reason == nil {
 		state = executor.Finished
@@ -476,7 +475,7 @@ func (t *task) stop(inst *instance, grace time.Duration) {
 		ctx, cancel := context.WithTimeout(context.Background(), grace)
 		out, code, err := t.runCommand(ctx, t.proc.StopCmd)
 		cancel()
-		t.logf("stopCmd: exit %d, err %v, output %q", code, err, out)
+		t.log().Info("stopCmd ran", "exit", code, "err", err, "output", out)
 		if t.waitGone(inst, grace) {
 			return
 		}
@@ -581,7 +580,7 @@ func (t *task) forceKill(inst *instance) {
 		t.killInstance(inst, syscall.SIGKILL)
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.logf("processes %v survived SIGKILL", t.pids(inst))
+	t.log().Error("processes survived SIGKILL", "pids", t.pids(inst))
 }
 
 // finish kills what is left, removes the cgroup and reports the terminal
@@ -603,7 +602,7 @@ func (t *task) finish(state executor.State, reason *mesos.TaskStatus_Reason, msg
 	}
 	if cg != nil {
 		if err := cg.Remove(); err != nil {
-			t.logf("remove cgroup: %v", err)
+			t.log().Warn("remove cgroup", "err", err)
 		}
 	}
 	var healthy *bool
@@ -711,7 +710,7 @@ func (t *task) startHealthChecks() {
 	for i, hc := range t.spec.HealthChecks {
 		p, err := t.prober(hc)
 		if err != nil { // validated in prepare
-			t.logf("health check %d: %v", i, err)
+			t.log().Warn("health check", "index", i, "err", err)
 			continue
 		}
 		c := &healthcheck.Checker{Prober: p, Policy: healthcheck.PolicyOf(hc), Clock: t.rt.cfg.Clock}
@@ -761,7 +760,7 @@ func (t *task) healthResult(ctx context.Context, i int, r healthcheck.Result) {
 	if r.Kill {
 		reason := reasonHealth
 		msg := fmt.Sprintf("health check %s failed %d times in a row: %s", t.spec.HealthChecks[i].Type, r.ConsecutiveFailures, r.Message)
-		t.logf("%s", msg)
+		t.log().Info(msg)
 		go t.kill(t.killGrace, executor.Failed, &reason, msg)
 		return
 	}

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
@@ -64,7 +65,7 @@ func startSystem(t *testing.T, agents ...devcluster.AgentSpec) *system {
 		DefaultRefuse:       devcluster.Duration(100 * time.Millisecond),
 		Agents:              agents,
 		WorkDir:             t.TempDir(),
-		Logf:                func(string, ...any) {},
+		Logger:              slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -124,6 +124,9 @@ func Run(ctx context.Context, o Options) error {
 		if cfg.WorkDir == "" {
 			cfg.WorkDir = filepath.Join(o.DataDir, "mesos")
 		}
+		if cfg.Logger == nil {
+			cfg.Logger = o.Logger.With("component", "devcluster")
+		}
 		if len(cfg.Agents) == 0 && !cfg.NoAgents && cfg.ExecutorMode == devcluster.ExecutorProcess {
 			cfg.Agents = sharedHostAgents()
 		}

@@ -163,7 +163,7 @@ func TestStandbyTakesOver(t *testing.T) {
 	}
 	t.Cleanup(etcd.Close)
 	cluster, err := devcluster.Start(ctx, devcluster.Config{
-		ListenAddr: "127.0.0.1:0", WorkDir: t.TempDir(), Logf: func(string, ...any) {},
+		ListenAddr: "127.0.0.1:0", WorkDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler),
 		AllocationInterval: devcluster.Duration(50 * time.Millisecond), DefaultRefuse: devcluster.Duration(100 * time.Millisecond),
 		SimulatedStartDelay: devcluster.Duration(20 * time.Millisecond),
 	})

@@ -1,0 +1,6 @@
+// Package testlog gives tests a *slog.Logger that writes through t.Log, so
+// a component's log shows with the test that failed and nowhere else.
+//
+// It is test support: production code must not import it, and it must not
+// import other bcs-mesos packages.
+package testlog

@@ -1,0 +1,37 @@
+package testlog
+
+import (
+	"bytes"
+	"log/slog"
+	"sync"
+	"testing"
+)
+
+// New returns a logger writing text records to t.Log until t ends.
+func New(t testing.TB) *slog.Logger {
+	w := &writer{t: t}
+	t.Cleanup(w.stop)
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type writer struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+func (w *writer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done { // t.Log after the test ended panics
+		w.t.Helper()
+		w.t.Log(string(bytes.TrimRight(p, "\n")))
+	}
+	return len(p), nil
+}
+
+func (w *writer) stop() {
+	w.mu.Lock()
+	w.done = true
+	w.mu.Unlock()
+}
