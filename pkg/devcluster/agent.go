@@ -143,7 +143,7 @@ func (c *Cluster) RestartAgent(agentID string, downtime time.Duration) error {
 		c.log().Info("executor not checkpointed: not recovered", "executor", ex.id, "framework", ex.fw.id)
 		killSession(ex.sid)
 	}
-	time.Sleep(downtime)
+	c.cfg.Clock.Sleep(downtime)
 
 	var ln net.Listener
 	var err error
@@ -169,7 +169,7 @@ func (c *Cluster) RestartAgent(agentID string, downtime time.Duration) error {
 			continue
 		}
 		ex := ex
-		ex.reregTimer = time.AfterFunc(c.cfg.ExecutorReregistrationTimeout.D(), func() {
+		ex.reregTimer = c.cfg.Clock.AfterFunc(c.cfg.ExecutorReregistrationTimeout.D(), func() {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			if !c.stopped && !ex.subscribed && ex.agent.executors[ex.key()] == ex {
@@ -205,7 +205,7 @@ func (c *Cluster) RemoveAgent(id string) error {
 	for _, o := range a.offered {
 		c.rescindOffer(o)
 	}
-	now := c.cfg.Now()
+	now := c.cfg.Clock.Now()
 	unreachableAt := &mesos.TimeInfo{Nanoseconds: now.UnixNano()}
 	touched := map[*framework]bool{}
 	for _, fw := range c.frameworks {
@@ -350,7 +350,7 @@ func (c *Cluster) simulateLaunch(tasks []*task) {
 	for _, t := range tasks {
 		c.sendExecutorStatus(t, mesos.TASK_STARTING, "", nil)
 	}
-	timer := time.AfterFunc(c.cfg.SimulatedStartDelay.D(), func() {
+	timer := c.cfg.Clock.AfterFunc(c.cfg.SimulatedStartDelay.D(), func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.stopped {
@@ -450,7 +450,7 @@ func (c *Cluster) executorTerminated(ex *executorRun, waitStatus int32, msg stri
 	if ex.sandbox != "" {
 		// The executor's directory holds its runs: gone after the GC delay.
 		dir := filepath.Dir(filepath.Dir(ex.sandbox))
-		time.AfterFunc(c.cfg.SandboxGCDelay.D(), func() { _ = os.RemoveAll(dir) })
+		c.cfg.Clock.AfterFunc(c.cfg.SandboxGCDelay.D(), func() { _ = os.RemoveAll(dir) })
 	}
 	if c.frameworks[ex.fw.id] == ex.fw && ex.fw.stream != nil {
 		status := waitStatus
@@ -489,7 +489,7 @@ func (c *Cluster) shutdownExecutor(ex *executorRun, why string) {
 	go func() {
 		select {
 		case <-ex.exited:
-		case <-time.After(grace):
+		case <-c.cfg.Clock.After(grace):
 			ex.destroy()
 		}
 	}()

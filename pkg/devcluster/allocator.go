@@ -3,7 +3,6 @@ package devcluster
 import (
 	"fmt"
 	"sort"
-	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -13,13 +12,13 @@ import (
 // something frees resources or a framework (re)subscribes or revives.
 func (c *Cluster) allocationLoop() {
 	defer c.wg.Done()
-	t := time.NewTicker(c.cfg.AllocationInterval.D())
+	t := c.cfg.Clock.NewTicker(c.cfg.AllocationInterval.D())
 	defer t.Stop()
 	for {
 		select {
 		case <-c.stop:
 			return
-		case <-t.C:
+		case <-t.Chan():
 		case <-c.allocNow:
 		}
 		c.mu.Lock()
@@ -49,7 +48,7 @@ func (c *Cluster) allocate() {
 	start := c.rotation % len(fws)
 	fws = append(fws[start:], fws[:start]...)
 
-	now := c.cfg.Now()
+	now := c.cfg.Clock.Now()
 	batches := make(map[*framework][]mesos.Offer, len(fws))
 	for _, a := range c.agentOrder {
 		if a.removed {

@@ -156,7 +156,7 @@ func (c *Cluster) Stop() {
 		}
 	}
 	c.mu.Unlock()
-	deadline := time.After(c.cfg.ExecutorShutdownGracePeriod.D())
+	deadline := c.cfg.Clock.After(c.cfg.ExecutorShutdownGracePeriod.D())
 waiting:
 	for _, exited := range exits {
 		select {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/jonboulle/clockwork"
 )
 
 // ExecutorMode selects how agents run executors.
@@ -79,8 +80,10 @@ type Config struct {
 	// Logger receives the cluster's log lines; default slog.Default()
 	// with component=devcluster.
 	Logger *slog.Logger `json:"-"`
-	// Now is the clock used for refusal filters; default time.Now.
-	Now func() time.Time `json:"-"`
+	// Clock drives every timer of the cluster (heartbeats, allocation,
+	// refusal filters, update retries, grace periods, registration and
+	// failover timeouts) and its timestamps; default the wall clock.
+	Clock clockwork.Clock `json:"-"`
 }
 
 // AgentSpec describes one simulated agent.
@@ -220,8 +223,8 @@ func (cfg Config) withDefaults() Config {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default().With("component", "devcluster")
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
 	}
 	return cfg
 }

@@ -155,7 +155,7 @@ func (c *Cluster) executorSubscribe(a *agent, w http.ResponseWriter, r *http.Req
 	w.WriteHeader(http.StatusOK)
 	flush()
 	rw := &recordWriter{w: w, flush: flush, codec: format.message}
-	_ = stream.serve(r.Context(), rw, nil, 0)
+	_ = stream.serve(r.Context(), c.cfg.Clock, rw, nil, 0)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 )
@@ -27,7 +28,7 @@ type framework struct {
 	unreachable map[string]*task
 	completed   []*task
 
-	failoverTimer *time.Timer
+	failoverTimer clockwork.Timer
 	failoverGen   int
 }
 
@@ -122,11 +123,11 @@ type task struct {
 	// Status update manager: updates waiting for the scheduler's ACK, in
 	// order; the head is (re)sent until acknowledged.
 	pending    []pendingUpdate
-	retryTimer *time.Timer
+	retryTimer clockwork.Timer
 	retryGen   int
 	retryDelay time.Duration
 
-	simTimer *time.Timer // shared by the tasks of one simulated launch
+	simTimer clockwork.Timer // shared by the tasks of one simulated launch
 }
 
 type pendingUpdate struct {
@@ -221,12 +222,12 @@ type executorRun struct {
 	terminating bool // SHUTDOWN sent or being killed on purpose
 	regTimedOut bool // killed for not subscribing in time
 	// After an agent restart: the executor must subscribe again in time.
-	reregTimer    *time.Timer
+	reregTimer    clockwork.Timer
 	reregTimedOut bool
 	cmd           *exec.Cmd
 	sid           int
 	exited        chan struct{}
-	regTimer      *time.Timer
+	regTimer      clockwork.Timer
 }
 
 func (ex *executorRun) key() string { return executorKey(ex.fw.id, ex.id) }

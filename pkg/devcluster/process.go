@@ -45,7 +45,7 @@ func (c *Cluster) startExecutorProcess(ex *executorRun) {
 			ex.destroy()
 			return
 		}
-		ex.regTimer = time.AfterFunc(c.cfg.ExecutorRegistrationTimeout.D(), func() {
+		ex.regTimer = c.cfg.Clock.AfterFunc(c.cfg.ExecutorRegistrationTimeout.D(), func() {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			if !c.stopped && !ex.subscribed && ex.agent.executors[ex.key()] == ex {
@@ -286,7 +286,7 @@ func (c *Cluster) killCommandTask(ct *commandTask, policy *mesos.KillPolicy) {
 	go func() {
 		select {
 		case <-ct.exited:
-		case <-time.After(grace):
+		case <-c.cfg.Clock.After(grace):
 			ct.destroy()
 		}
 	}()

@@ -206,7 +206,7 @@ func (c *Cluster) subscribe(w http.ResponseWriter, r *http.Request, info mesos.F
 			tasks:        map[string]*task{},
 			unreachable:  map[string]*task{},
 			refusals:     map[string]refusal{},
-			registeredAt: time.Now(),
+			registeredAt: c.cfg.Clock.Now(),
 		}
 		c.frameworks[id] = fw
 		c.log().Info("framework subscribed", "framework", id, "name", info.Name)
@@ -257,7 +257,7 @@ func (c *Cluster) serveSchedulerStream(w http.ResponseWriter, r *http.Request, s
 	flush()
 	rw := &recordWriter{w: w, flush: flush, codec: format.message}
 	heartbeat := func() message { return &scheduler.Event{Type: scheduler.Event_HEARTBEAT} }
-	_ = stream.serve(r.Context(), rw, heartbeat, c.cfg.HeartbeatInterval.D())
+	_ = stream.serve(r.Context(), c.cfg.Clock, rw, heartbeat, c.cfg.HeartbeatInterval.D())
 	if fw == nil {
 		return
 	}
@@ -279,7 +279,7 @@ func (c *Cluster) frameworkDisconnected(fw *framework) {
 	c.log().Info("framework disconnected", "framework", fw.id, "failover_timeout", timeout)
 	fw.failoverGen++
 	gen := fw.failoverGen
-	fw.failoverTimer = time.AfterFunc(timeout, func() {
+	fw.failoverTimer = c.cfg.Clock.AfterFunc(timeout, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.stopped || fw.failoverGen != gen || fw.stream != nil || c.frameworks[fw.id] != fw {
@@ -299,7 +299,7 @@ func (c *Cluster) removeFramework(fw *framework) {
 	}
 	fw.stopTimers()
 	c.removeOffersOf(fw, false)
-	now := c.cfg.Now()
+	now := c.cfg.Clock.Now()
 	for _, t := range fw.tasks {
 		if !isTerminal(t.state) {
 			st := c.newStatus(t, mesos.TASK_KILLED, mesos.SOURCE_MASTER, mesos.REASON_FRAMEWORK_REMOVED, "Framework "+fw.id+" removed")
@@ -372,9 +372,9 @@ func (c *Cluster) refuse(fw *framework, a *agent, rs mesos.Resources, filters *m
 	if fw.refusals == nil {
 		fw.refusals = map[string]refusal{}
 	}
-	fw.refusals[a.id] = refusal{until: c.cfg.Now().Add(d), resources: rs.Clone()}
+	fw.refusals[a.id] = refusal{until: c.cfg.Clock.Now().Add(d), resources: rs.Clone()}
 	wait := d
-	time.AfterFunc(wait, c.triggerAllocation)
+	c.cfg.Clock.AfterFunc(wait, c.triggerAllocation)
 }
 
 // kill handles KILL. Caller holds c.mu.

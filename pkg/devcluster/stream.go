@@ -2,6 +2,7 @@ package devcluster
 
 import (
 	"context"
+	"github.com/jonboulle/clockwork"
 	"sync"
 	"time"
 )
@@ -66,12 +67,12 @@ func (s *eventStream) take() []message {
 // serve writes queued events to w until the stream is closed (after
 // flushing what is queued), the client goes away (ctx) or a write fails.
 // A heartbeat event is written every interval when heartbeat is not nil.
-func (s *eventStream) serve(ctx context.Context, w *recordWriter, heartbeat func() message, interval time.Duration) error {
+func (s *eventStream) serve(ctx context.Context, clock clockwork.Clock, w *recordWriter, heartbeat func() message, interval time.Duration) error {
 	var tick <-chan time.Time
 	if heartbeat != nil && interval > 0 {
-		t := time.NewTicker(interval)
+		t := clock.NewTicker(interval)
 		defer t.Stop()
-		tick = t.C
+		tick = t.Chan()
 	}
 	flush := func() error {
 		for _, m := range s.take() {

@@ -1,8 +1,6 @@
 package devcluster
 
 import (
-	"time"
-
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 )
@@ -11,7 +9,7 @@ const maxStatusHistory = 32
 
 // newStatus builds a status for task t. Caller holds c.mu.
 func (c *Cluster) newStatus(t *task, state mesos.TaskState, source mesos.TaskStatus_Source, reason mesos.TaskStatus_Reason, msg string) mesos.TaskStatus {
-	ts := float64(c.cfg.Now().UnixNano()) / 1e9
+	ts := float64(c.cfg.Clock.Now().UnixNano()) / 1e9
 	st := mesos.TaskStatus{
 		TaskID:    t.info.TaskID,
 		State:     state.Enum(),
@@ -34,7 +32,7 @@ func (c *Cluster) newStatus(t *task, state mesos.TaskState, source mesos.TaskSta
 // masterStatus is a status the master makes up for a task it never
 // launched or no longer tracks (no uuid, no acknowledgement).
 func (c *Cluster) masterStatus(taskID mesos.TaskID, agentID *mesos.AgentID, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) mesos.TaskStatus {
-	ts := float64(c.cfg.Now().UnixNano()) / 1e9
+	ts := float64(c.cfg.Clock.Now().UnixNano()) / 1e9
 	st := mesos.TaskStatus{
 		TaskID:    taskID,
 		State:     state.Enum(),
@@ -94,7 +92,7 @@ func (c *Cluster) agentStatusUpdate(t *task, st mesos.TaskStatus, fromExecutor b
 		st.ExecutorID = &mesos.ExecutorID{Value: t.exec.id}
 	}
 	if st.Timestamp == nil {
-		ts := float64(c.cfg.Now().UnixNano()) / 1e9
+		ts := float64(c.cfg.Clock.Now().UnixNano()) / 1e9
 		st.Timestamp = &ts
 	}
 	c.applyTaskState(t, st)
@@ -127,7 +125,7 @@ func (c *Cluster) forwardHead(t *task) {
 	if t.retryTimer != nil {
 		t.retryTimer.Stop()
 	}
-	t.retryTimer = time.AfterFunc(delay, func() {
+	t.retryTimer = c.cfg.Clock.AfterFunc(delay, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.stopped || t.retryGen != gen || len(t.pending) == 0 {
@@ -161,7 +159,7 @@ func (c *Cluster) reconcile(fw *framework, tasks []scheduler.Call_Reconcile_Task
 		st.Reason = mesos.REASON_RECONCILIATION.Enum()
 		msg := "Reconciliation: Latest task state"
 		st.Message = &msg
-		ts := float64(c.cfg.Now().UnixNano()) / 1e9
+		ts := float64(c.cfg.Clock.Now().UnixNano()) / 1e9
 		st.Timestamp = &ts
 		return st
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
@@ -39,8 +40,8 @@ type Config struct {
 	// Env is the Mesos executor environment (config.FromEnv).
 	Env     config.Config
 	Runtime Runtime
-	// Clock defaults to RealClock.
-	Clock Clock
+	// Clock defaults to the wall clock.
+	Clock clockwork.Clock
 	// Logger defaults to discarding.
 	Logger *slog.Logger
 	// Codec is the wire encoding; mesoswire.Protobuf by default.
@@ -94,7 +95,7 @@ type taskRecord struct {
 // New returns a driver for cfg.
 func New(cfg Config) *Driver {
 	if cfg.Clock == nil {
-		cfg.Clock = RealClock
+		cfg.Clock = clockwork.NewRealClock()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

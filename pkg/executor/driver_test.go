@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 
@@ -389,8 +390,10 @@ func TestLaunchSingleTaskAndNoise(t *testing.T) {
 }
 
 // autoClock is a fake clock whose After fires at once and moves time
-// forward by the wait; it records every wait.
+// forward by the wait; it records every wait. (The rest of the Clock is a
+// clockwork fake the driver does not use.)
 type autoClock struct {
+	clockwork.Clock
 	mu    sync.Mutex
 	now   time.Time
 	waits []time.Duration
@@ -418,7 +421,7 @@ func (c *autoClock) After(d time.Duration) <-chan time.Time {
 func TestResubscribeBackoffIsCapped(t *testing.T) {
 	a := newFakeAgent(t)
 	rt := newFakeRuntime()
-	clock := &autoClock{now: time.Unix(1_700_000_000, 0)}
+	clock := &autoClock{Clock: clockwork.NewFakeClock(), now: time.Unix(1_700_000_000, 0)}
 	r := startDriver(t, a, rt, func(c *bcsexec.Config) {
 		c.Env = a.env(true)
 		c.Env.SubscriptionBackoffMax = time.Second

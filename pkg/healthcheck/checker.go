@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/proto"
+	"github.com/jonboulle/clockwork"
 )
 
 // Defaults for a check that leaves a field at zero (Mesos' defaults).
@@ -90,23 +91,12 @@ func (t *Tracker) Observe(now time.Time, err error) Result {
 	}
 }
 
-// Clock is the time a Checker waits on.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // Checker runs one health check on its schedule.
 type Checker struct {
 	Prober Prober
 	Policy Policy
 	// Clock defaults to the wall clock.
-	Clock Clock
+	Clock clockwork.Clock
 }
 
 // Run checks until ctx ends or a Kill verdict, calling report after each
@@ -114,7 +104,7 @@ type Checker struct {
 func (c *Checker) Run(ctx context.Context, report func(Result)) Result {
 	clock := c.Clock
 	if clock == nil {
-		clock = realClock{}
+		clock = clockwork.NewRealClock()
 	}
 	tracker := NewTracker(c.Policy, clock.Now())
 	wait := c.Policy.Delay

@@ -17,6 +17,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
 	"github.com/bcs-mesos/bcs-mesos/proto"
+	"github.com/jonboulle/clockwork"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -254,8 +255,10 @@ func TestNewProberInvalid(t *testing.T) {
 	}
 }
 
-// fakeClock fires After channels only when the test advances it.
+// fakeClock fires After channels only when the test advances it. (The
+// rest of the Clock is a clockwork fake the checker does not use.)
 type fakeClock struct {
+	clockwork.Clock
 	mu      sync.Mutex
 	now     time.Time
 	waiters []fakeWaiter
@@ -267,7 +270,9 @@ type fakeWaiter struct {
 	ch chan time.Time
 }
 
-func newFakeClock() *fakeClock { return &fakeClock{now: t0, added: make(chan struct{}, 16)} }
+func newFakeClock() *fakeClock {
+	return &fakeClock{Clock: clockwork.NewFakeClock(), now: t0, added: make(chan struct{}, 16)}
+}
 
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	docker "github.com/fsouza/go-dockerclient"
+	"github.com/jonboulle/clockwork"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
-	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
@@ -49,7 +49,7 @@ type Config struct {
 	// Labels go on every container.
 	Labels map[string]string
 	// Clock drives the health checks; nil is the wall clock.
-	Clock healthcheck.Clock
+	Clock clockwork.Clock
 	// Logger defaults to discarding.
 	Logger *slog.Logger
 	// CommandTimeout bounds exec, restart and the other messages without

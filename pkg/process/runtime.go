@@ -16,6 +16,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/proto"
+	"github.com/jonboulle/clockwork"
 )
 
 // Config configures the process runtime.
@@ -39,7 +40,7 @@ type Config struct {
 	// HostIP is where HTTP and TCP health checks connect; default
 	// 127.0.0.1 (processes share the host's network).
 	HostIP string
-	Clock  executor.Clock
+	Clock  clockwork.Clock
 	// Logger defaults to discarding.
 	Logger *slog.Logger
 	// HTTPClient fetches packages; default http.DefaultClient.
@@ -76,7 +77,7 @@ func New(cfg Config) (*Runtime, error) {
 		cfg.HostIP = "127.0.0.1"
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = executor.RealClock
+		cfg.Clock = clockwork.NewRealClock()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
@@ -46,8 +47,9 @@ type DriverConfig struct {
 	// mesoswire.Protobuf, which skips enum values newer than our types.
 	Encoding encoding.Codec
 	Logger   *slog.Logger
-	// Now is the clock; default time.Now.
-	Now func() time.Time
+	// Clock drives ticks, backoffs and heartbeat deadlines and gives Step
+	// its time; default the wall clock.
+	Clock clockwork.Clock
 }
 
 // Driver runs a Core: it subscribes to the Mesos master, feeds the core
@@ -89,8 +91,8 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
 	}
 	if cfg.Encoding.Name == "" {
 		cfg.Encoding = mesoswire.Protobuf
@@ -184,7 +186,7 @@ func (d *Driver) run(ctx context.Context) error {
 
 	events := make(chan event, 256)
 	go d.subscribeLoop(ctx, events)
-	ticker := time.NewTicker(d.cfg.TickInterval)
+	ticker := d.cfg.Clock.NewTicker(d.cfg.TickInterval)
 	defer ticker.Stop()
 	for {
 		var in Input
@@ -237,7 +239,7 @@ func (d *Driver) run(ctx context.Context) error {
 			in = op
 		case h := <-d.health:
 			in = h
-		case <-ticker.C:
+		case <-ticker.Chan():
 			in = Tick{}
 		}
 		if err := d.step(ctx, in); err != nil {
@@ -308,7 +310,7 @@ func appInput(we store.Event) (Input, error) {
 
 // step runs one input: persist, then send.
 func (d *Driver) step(ctx context.Context, in Input) error {
-	out := d.core.Step(d.cfg.Now(), in)
+	out := d.core.Step(d.cfg.Clock.Now(), in)
 	id := d.core.FrameworkID()
 	d.frameworkID.Store(&id)
 	for _, l := range out.Logs {
@@ -428,7 +430,7 @@ func (d *Driver) subscribeLoop(ctx context.Context, events chan<- event) {
 			return
 		}
 		select {
-		case <-time.After(backoff):
+		case <-d.cfg.Clock.After(backoff):
 		case <-ctx.Done():
 			return
 		}
@@ -492,7 +494,7 @@ func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<-
 		}
 	}
 	heartbeat := 30 * time.Second
-	timer := time.NewTimer(3 * heartbeat)
+	timer := d.cfg.Clock.NewTimer(3 * heartbeat)
 	defer timer.Stop()
 	for {
 		select {
@@ -511,7 +513,7 @@ func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<-
 				}
 			}
 			return subscribed, err
-		case <-timer.C:
+		case <-timer.Chan():
 			return subscribed, fmt.Errorf("no event for %s: missed heartbeats", 3*heartbeat)
 		case e := <-decoded:
 			if s := e.GetSubscribed(); s != nil && s.GetHeartbeatIntervalSeconds() > 0 {
