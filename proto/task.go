@@ -8,6 +8,13 @@ import (
 // Version is the format version this package reads and writes.
 const Version = "bcs/v1"
 
+// The roots the process executor gives process pods, ${work_base_dir} and
+// ${run_base_dir}, unless both sides are configured otherwise.
+const (
+	DefaultWorkBaseDir = "/data/bcs/work"
+	DefaultRunBaseDir  = "/data/bcs/run"
+)
+
 // TaskSpec is the TaskInfo.data of one task of a task group: everything an
 // executor needs to run it, with manifest variables already expanded by
 // the scheduler. Exactly one of Container and Process is set.

@@ -15,6 +15,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 	"github.com/bcs-mesos/bcs-mesos/pkg/process"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 func main() {
@@ -26,8 +27,8 @@ func main() {
 
 func run() error {
 	var (
-		workBase   = flag.String("work-base-dir", "/data/bcs/work", "root of ${work_base_dir}")
-		runBase    = flag.String("run-base-dir", "/data/bcs/run", "root of ${run_base_dir}")
+		workBase   = flag.String("work-base-dir", proto.DefaultWorkBaseDir, "root of ${work_base_dir}")
+		runBase    = flag.String("run-base-dir", proto.DefaultRunBaseDir, "root of ${run_base_dir}")
 		cacheDir   = flag.String("cache-dir", "/data/bcs/cache/process-executor", "IfNotPresent package cache")
 		cgroupRoot = flag.String("cgroup-root", "/sys/fs/cgroup", "cgroup mount point (v1 hierarchies or v2)")
 		cgroupPar  = flag.String("cgroup-parent", "bcs-process", "parent cgroup of the executors' task cgroups")

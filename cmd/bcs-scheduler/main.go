@@ -10,32 +10,33 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/schedulerd"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 func main() {
 	var o schedulerd.Options
 	var etcd, masters, devAgents, devMode string
-	flag.StringVar(&o.Listen, "listen", "127.0.0.1:8080", "address of the REST API")
+	flag.StringVar(&o.Listen, "listen", schedulerd.DefaultListen, "address of the REST API")
 	flag.StringVar(&o.AdvertiseURL, "advertise-url", "", "URL other replicas and agents reach the API at (redirects, ${scheduler_url}); default http://<listen address>")
-	flag.StringVar(&o.DataDir, "data-dir", "./bcs-data", "directory of the embedded etcd, the secret key and the dev cluster")
+	flag.StringVar(&o.DataDir, "data-dir", schedulerd.DefaultDataDir, "directory of the embedded etcd, the secret key and the dev cluster")
 	flag.StringVar(&etcd, "etcd-endpoints", "", "comma-separated etcd client URLs; empty runs an embedded etcd under --data-dir")
 	flag.StringVar(&o.SecretKeyFile, "secret-key-file", "", "AES key sealing secrets at rest (default <data-dir>/secret.key, created if missing)")
 	flag.StringVar(&masters, "master", "", "comma-separated Mesos master URLs, e.g. http://10.0.0.1:5050")
 	flag.StringVar(&o.MesosEncoding, "mesos-encoding", "protobuf", "media type of the Mesos scheduler API: protobuf (skips enum values newer than this build) or json")
 	flag.StringVar(&o.User, "mesos-user", "root", "FrameworkInfo.user: the user executors run as on the agents")
 	flag.StringVar(&o.Role, "mesos-role", "*", "FrameworkInfo.role")
-	flag.DurationVar(&o.FailoverTimeout, "failover-timeout", 7*24*time.Hour, "how long Mesos keeps the tasks of a disconnected scheduler")
-	flag.DurationVar(&o.Scheduler.ReconcileInterval, "reconcile-interval", 10*time.Minute, "interval of implicit task reconciliation")
+	flag.DurationVar(&o.FailoverTimeout, "failover-timeout", scheduler.DefaultFailoverTimeout, "how long Mesos keeps the tasks of a disconnected scheduler")
+	flag.DurationVar(&o.Scheduler.ReconcileInterval, "reconcile-interval", scheduler.DefaultReconcileInterval, "interval of implicit task reconciliation")
 	flag.StringVar(&o.ContainerExecutorURI, "container-executor-uri", "", "file:// or http(s):// address of bcs-container-executor for agents to fetch")
 	flag.StringVar(&o.ProcessExecutorURI, "process-executor-uri", "", "file:// or http(s):// address of bcs-process-executor for agents to fetch")
 	flag.Var((*repeated)(&o.Scheduler.ContainerExecutor.Args), "container-executor-arg", "an argument for bcs-container-executor, e.g. --cni-conf-dir=/etc/cni (repeatable)")
 	flag.Var((*repeated)(&o.Scheduler.ProcessExecutor.Args), "process-executor-arg", "an argument for bcs-process-executor, e.g. --default-user=game (repeatable)")
-	flag.StringVar(&o.Scheduler.WorkBaseDir, "work-base-dir", "/data/bcs/work", "${work_base_dir} of process applications on agents")
-	flag.StringVar(&o.Scheduler.RunBaseDir, "run-base-dir", "/data/bcs/run", "${run_base_dir} of process applications on agents")
+	flag.StringVar(&o.Scheduler.WorkBaseDir, "work-base-dir", proto.DefaultWorkBaseDir, "${work_base_dir} of process applications on agents")
+	flag.StringVar(&o.Scheduler.RunBaseDir, "run-base-dir", proto.DefaultRunBaseDir, "${run_base_dir} of process applications on agents")
 	flag.BoolVar(&o.Dev, "dev", false, "also run an embedded Mesos-compatible dev cluster (the whole system on this machine)")
 	flag.StringVar(&o.DevConfig.ListenAddr, "dev-master-listen", "127.0.0.1:5050", "address of the dev cluster's master")
 	flag.StringVar(&devAgents, "dev-agents", "", "JSON file with the dev cluster's config (agents, timings); default three agents")

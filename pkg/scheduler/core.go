@@ -14,6 +14,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
 	"github.com/bcs-mesos/bcs-mesos/pkg/offer"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // ExecutorBinary is how agents get and start one of our executors.
@@ -53,18 +54,24 @@ func (cfg *Config) defaults() {
 		cfg.RefuseSeconds = 5
 	}
 	if cfg.ReconcileInterval == 0 {
-		cfg.ReconcileInterval = 10 * time.Minute
+		cfg.ReconcileInterval = DefaultReconcileInterval
 	}
 	if cfg.RetryInterval == 0 {
 		cfg.RetryInterval = 30 * time.Second
 	}
 	if cfg.WorkBaseDir == "" {
-		cfg.WorkBaseDir = "/data/bcs/work"
+		cfg.WorkBaseDir = proto.DefaultWorkBaseDir
 	}
 	if cfg.RunBaseDir == "" {
-		cfg.RunBaseDir = "/data/bcs/run"
+		cfg.RunBaseDir = proto.DefaultRunBaseDir
 	}
 }
+
+// Defaults the flags of bcs-scheduler show.
+const (
+	DefaultReconcileInterval = 10 * time.Minute
+	DefaultFailoverTimeout   = 7 * 24 * time.Hour
+)
 
 // Core is the scheduler state machine. It is not safe for concurrent use:
 // one goroutine (the Driver) steps it.

@@ -80,7 +80,7 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 		cfg.Role = "*"
 	}
 	if cfg.FailoverTimeout == 0 {
-		cfg.FailoverTimeout = 7 * 24 * time.Hour
+		cfg.FailoverTimeout = DefaultFailoverTimeout
 	}
 	if cfg.TickInterval == 0 {
 		cfg.TickInterval = time.Second

@@ -22,6 +22,13 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/proto"
+)
+
+// Defaults of Options, which bcs-scheduler's flags show.
+const (
+	DefaultListen  = "127.0.0.1:8080"
+	DefaultDataDir = "./bcs-data"
 )
 
 // Options configure a bcs-scheduler process.
@@ -66,10 +73,10 @@ type Options struct {
 // Run runs the process until ctx ends.
 func Run(ctx context.Context, o Options) error {
 	if o.Listen == "" {
-		o.Listen = "127.0.0.1:8080"
+		o.Listen = DefaultListen
 	}
 	if o.DataDir == "" {
-		o.DataDir = "./bcs-data"
+		o.DataDir = DefaultDataDir
 	}
 	// Paths reach agents and executors, which run elsewhere: absolute.
 	dataDir, err := filepath.Abs(o.DataDir)
@@ -291,10 +298,10 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 	// The process executors prepare the roots the scheduler expands
 	// ${work_base_dir} and ${run_base_dir} to.
 	if cfg.WorkBaseDir == "" {
-		cfg.WorkBaseDir = "/data/bcs/work"
+		cfg.WorkBaseDir = proto.DefaultWorkBaseDir
 	}
 	if cfg.RunBaseDir == "" {
-		cfg.RunBaseDir = "/data/bcs/run"
+		cfg.RunBaseDir = proto.DefaultRunBaseDir
 	}
 	cfg.ProcessExecutor.Args = append(cfg.ProcessExecutor.Args,
 		"--work-base-dir="+cfg.WorkBaseDir, "--run-base-dir="+cfg.RunBaseDir)
