@@ -1,0 +1,28 @@
+// Package schedulertest runs the scheduler core from scripts: a Harness
+// feeds a scheduler.Core one command at a time against an in-memory store
+// and fake agents and describes what the core persisted ("store …"), sent
+// ("call …"), started ("check …") and logged ("log …"), in order. The
+// scenario scripts in pkg/scheduler/testdata use it through
+// github.com/cockroachdb/datadriven; other packages (the update controller,
+// a benchmark) can drive the core the same way.
+//
+// Commands:
+//
+//	app NS/NAME instances=N [policy=P interval=S backoff=S maxtimes=N unique=NAME cluster=NAME:V1,V2 grace=S]
+//	agents N            agents agent-1..N (hostname host-N, idc attribute)
+//	subscribe           SUBSCRIBED
+//	offers [AGENT ...] [ports=B-E]  one full offer from every (or the named) agent
+//	status NS/NAME IDX STATE [reason=R] [source=S] [task=K] [healthy=true|false] [launch=L]
+//	unknown TASKID AGENT STATE [reason=R] [source=S]   a status for a task the core does not know
+//	sweep AGENT KIND STATE [message=M]   a status of the sweep task running there
+//	tick DURATION       advance the clock and send Tick
+//	scale NS/NAME N | delete NS/NAME | update NS/NAME (a new version, same spec)
+//	operate NS/NAME IDX OP   restart, reload or reschedule the current launch
+//	health NS/NAME IDX healthy|unhealthy|kill   a remote check verdict
+//	rescind OFFERID
+//	restart             a new Core restored from the store, as after a crash
+//	object put|delete configmap|secret NS/NAME   write (the fixture's items) or delete one
+//
+// It is test support: production code must not import it, and it must not
+// import HTTP, storage or Mesos client packages.
+package schedulertest

@@ -1,0 +1,472 @@
+package schedulertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	mesossched "github.com/mesos/mesos-go/api/v1/lib/scheduler"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint/constrainttest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
+)
+
+// Harness runs a scheduler.Core against an in-memory store and a fake
+// cluster of agents, one script command at a time (Run).
+type Harness struct {
+	t       testing.TB
+	core    *scheduler.Core
+	now     time.Time
+	start   time.Time
+	apps    map[string]*registry.App
+	groups  map[string]*registry.TaskGroup // "ns/app/idx"
+	sweeps  map[string]*registry.Sweep     // by agent
+	objects map[string]manifest.Object     // "kind ns/name": configmaps and secrets
+	fwID    string
+	agents  int
+	offerNo int
+	uuid    int
+}
+
+// New returns a Harness with an empty store, the fixture configmap and
+// secret, and a fresh Core restored from it.
+func New(t testing.TB) *Harness {
+	h := &Harness{t: t, now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
+		apps: map[string]*registry.App{}, groups: map[string]*registry.TaskGroup{}, sweeps: map[string]*registry.Sweep{},
+		objects: map[string]manifest.Object{}}
+	for _, obj := range []manifest.Object{manifesttest.ConfigMap(), manifesttest.Secret()} {
+		meta, _ := manifest.MetaOf(obj)
+		h.objects[string(obj.Kind())+" "+meta.Namespace+"/"+meta.Name] = obj
+	}
+	h.start = h.now
+	h.core = h.newCore()
+	return h
+}
+
+func (h *Harness) newCore() *scheduler.Core {
+	c, err := scheduler.NewCore(scheduler.Config{
+		ProcessExecutor:   scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-process-executor"},
+		ContainerExecutor: scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-container-executor"},
+		RetryInterval:     30 * time.Second,
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var sweeps []*registry.Sweep
+	for _, k := range sortedKeys(h.sweeps) {
+		s := *h.sweeps[k]
+		sweeps = append(sweeps, &s)
+	}
+	var objects []manifest.Object
+	for _, k := range sortedKeys(h.objects) {
+		objects = append(objects, h.objects[k])
+	}
+	c.Step(h.now, scheduler.Restore{FrameworkID: h.fwID, Apps: h.appList(), Groups: h.groupList(), Sweeps: sweeps, Objects: objects})
+	return c
+}
+
+func (h *Harness) appList() []*registry.App {
+	var out []*registry.App
+	for _, k := range sortedKeys(h.apps) {
+		a := *h.apps[k]
+		out = append(out, &a)
+	}
+	return out
+}
+
+func (h *Harness) groupList() []*registry.TaskGroup {
+	var out []*registry.TaskGroup
+	for _, k := range sortedKeys(h.groups) {
+		g := *h.groups[k]
+		out = append(out, &g)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (h *Harness) step(in scheduler.Input) []string {
+	out := h.core.Step(h.now, in)
+	var lines []string
+	for _, w := range out.Writes {
+		lines = append(lines, h.apply(w))
+	}
+	for _, c := range out.Calls {
+		lines = append(lines, h.describeCall(c))
+	}
+	for _, ch := range out.Checks {
+		if len(ch.Checks) == 0 {
+			lines = append(lines, "check stop "+ch.TaskGroupID)
+			continue
+		}
+		var checks []string
+		for _, c := range ch.Checks {
+			checks = append(checks, fmt.Sprintf("%s:%d", c.Type, c.Port))
+		}
+		lines = append(lines, fmt.Sprintf("check start %s on %s %s", ch.TaskGroupID, ch.Host, strings.Join(checks, " ")))
+	}
+	for _, l := range out.Logs {
+		line := "log " + l.Message
+		for i := 0; i+1 < len(l.Args); i += 2 {
+			line += fmt.Sprintf(" %v=%v", l.Args[i], l.Args[i+1])
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// apply persists a write in the in-memory store and describes it.
+func (h *Harness) apply(w scheduler.Write) string {
+	switch {
+	case w.TaskGroup != nil:
+		g := *w.TaskGroup
+		key := fmt.Sprintf("%s/%s/%d", g.Namespace, g.App, g.Index)
+		h.groups[key] = &g
+		s := fmt.Sprintf("store tg %s %s", key, g.Phase)
+		if g.State != "" {
+			s += " " + g.State
+		}
+		if g.AgentID != "" {
+			s += " on " + g.AgentID
+		}
+		s += fmt.Sprintf(" launches=%d restarts=%d", g.Launches, g.Restarts)
+		if !g.NotBefore.IsZero() && g.NotBefore.After(h.now) {
+			s += " wait=" + g.NotBefore.Sub(h.now).String()
+		}
+		if g.Healthy != nil {
+			s += fmt.Sprintf(" healthy=%v", *g.Healthy)
+		}
+		if g.RemoteHealthy != nil {
+			s += fmt.Sprintf(" remote=%v", *g.RemoteHealthy)
+		}
+		if g.Message != "" {
+			s += fmt.Sprintf(" %q", g.Message)
+		}
+		return s
+	case w.DeleteGroup != nil:
+		key := fmt.Sprintf("%s/%s/%d", w.DeleteGroup.Namespace, w.DeleteGroup.App, w.DeleteGroup.Index)
+		delete(h.groups, key)
+		return "store delete tg " + key
+	case w.AppStatus != nil:
+		if a := h.apps[w.AppStatus.Namespace+"/"+w.AppStatus.Name]; a != nil {
+			a.State, a.Message = w.AppStatus.State, w.AppStatus.Message
+		}
+		return fmt.Sprintf("store status %s/%s %s %q", w.AppStatus.Namespace, w.AppStatus.Name, w.AppStatus.State, w.AppStatus.Message)
+	case w.RemoveApp != nil:
+		delete(h.apps, w.RemoveApp.Namespace+"/"+w.RemoveApp.Name)
+		return "store remove app " + w.RemoveApp.Namespace + "/" + w.RemoveApp.Name
+	case w.FrameworkID != "":
+		h.fwID = w.FrameworkID
+		return "store framework " + w.FrameworkID
+	case w.Agent != nil:
+		return fmt.Sprintf("store agent %s %s %v", w.Agent.ID, w.Agent.Hostname, w.Agent.Attributes)
+	case w.Sweep != nil:
+		s := *w.Sweep
+		h.sweeps[s.AgentID] = &s
+		line := fmt.Sprintf("store sweep %s owed=%v running=%v held=%v", s.AgentID, s.Owed, sortedKeys(s.Running), s.HeldPorts)
+		if s.Attempts > 0 {
+			line += fmt.Sprintf(" attempts=%d wait=%s", s.Attempts, s.NotBefore.Sub(h.now))
+		}
+		return line
+	case w.DeleteSweep != "":
+		delete(h.sweeps, w.DeleteSweep)
+		return "store delete sweep " + w.DeleteSweep
+	}
+	return "store ?"
+}
+
+func (h *Harness) describeCall(c *mesossched.Call) string {
+	switch c.GetType() {
+	case mesossched.Call_ACCEPT:
+		var parts []string
+		for _, op := range c.Accept.Operations {
+			lg := op.GetLaunchGroup()
+			var ports []string
+			for _, ti := range lg.TaskGroup.Tasks {
+				for _, r := range ti.Resources {
+					if r.Name == "ports" {
+						for _, rg := range r.GetRanges().GetRange() {
+							ports = append(ports, strconv.FormatUint(rg.Begin, 10))
+						}
+					}
+				}
+			}
+			parts = append(parts, fmt.Sprintf("%s(%d tasks ports %s)", lg.Executor.ExecutorID.Value, len(lg.TaskGroup.Tasks), strings.Join(ports, ",")))
+		}
+		return fmt.Sprintf("call ACCEPT %s launch %s", offerIDs(c.Accept.OfferIDs), strings.Join(parts, " "))
+	case mesossched.Call_DECLINE:
+		return fmt.Sprintf("call DECLINE %s", offerIDs(c.Decline.OfferIDs))
+	case mesossched.Call_KILL:
+		return fmt.Sprintf("call KILL %s on %s grace=%s", c.Kill.TaskID.Value, c.Kill.GetAgentID().GetValue(),
+			time.Duration(c.Kill.GetKillPolicy().GetGracePeriod().GetNanoseconds()))
+	case mesossched.Call_ACKNOWLEDGE:
+		return fmt.Sprintf("call ACKNOWLEDGE %s", c.Acknowledge.TaskID.Value)
+	case mesossched.Call_RECONCILE:
+		var ids []string
+		for _, t := range c.Reconcile.Tasks {
+			ids = append(ids, t.TaskID.Value)
+		}
+		if len(ids) == 0 {
+			return "call RECONCILE (implicit)"
+		}
+		return "call RECONCILE " + strings.Join(ids, " ")
+	case mesossched.Call_MESSAGE:
+		return fmt.Sprintf("call MESSAGE %s %s", c.Message.ExecutorID.Value, c.Message.Data)
+	}
+	return "call " + c.GetType().String()
+}
+
+func offerIDs(ids []mesos.OfferID) string {
+	var s []string
+	for _, id := range ids {
+		s = append(s, id.Value)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+// Run runs one script command and returns what the core wrote, sent and
+// logged, one line each (see the package documentation for commands).
+func (h *Harness) Run(command string) []string {
+	h.t.Helper()
+	f := strings.Fields(command)
+	args := map[string]string{}
+	for _, a := range f[1:] {
+		if k, v, ok := strings.Cut(a, "="); ok {
+			args[k] = v
+		}
+	}
+	switch f[0] {
+	case "app":
+		return h.step(scheduler.AppChanged{App: h.createApp(f[1], args)})
+	case "agents":
+		h.agents, _ = strconv.Atoi(f[1])
+		return nil
+	case "subscribe":
+		return h.step(scheduler.Subscribed{FrameworkID: "fw-1"})
+	case "offers":
+		var agents []string
+		for _, a := range f[1:] {
+			if !strings.Contains(a, "=") {
+				agents = append(agents, a)
+			}
+		}
+		return h.step(scheduler.OffersIn{Offers: h.offers(agents, args["ports"])})
+	case "rescind":
+		return h.step(scheduler.Rescind{OfferID: f[1]})
+	case "status":
+		return h.status(f[1], f[2], f[3], args)
+	case "unknown":
+		return h.step(scheduler.StatusUpdate{Status: h.taskStatus(f[1], f[2], f[3], nil, args)})
+	case "sweep":
+		s := h.sweeps[f[1]]
+		if s == nil || s.Running[f[2]] == "" {
+			h.t.Fatalf("no %s sweep runs on %s", f[2], f[1])
+		}
+		st := h.taskStatus(s.Running[f[2]], f[1], f[3], nil, args)
+		if m := args["message"]; m != "" {
+			st.Message = &m
+		}
+		return h.step(scheduler.StatusUpdate{Status: st})
+	case "tick":
+		d, err := time.ParseDuration(f[1])
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		h.now = h.now.Add(d)
+		return h.step(scheduler.Tick{})
+	case "scale":
+		a := h.apps[f[1]]
+		a.Instances, _ = strconv.Atoi(f[2])
+		cp := *a
+		return h.step(scheduler.AppChanged{App: &cp})
+	case "update":
+		a := h.apps[f[1]]
+		a.Version++
+		cp := *a
+		return h.step(scheduler.AppChanged{App: &cp})
+	case "delete":
+		a := h.apps[f[1]]
+		a.State = registry.AppDeleting
+		cp := *a
+		return h.step(scheduler.AppChanged{App: &cp})
+	case "health":
+		g := h.groups[f[1]+"/"+f[2]]
+		return h.step(scheduler.RemoteHealth{TaskGroupID: g.ID, Healthy: f[3] == "healthy", Kill: f[3] == "kill",
+			Message: map[bool]string{true: "", false: "connection refused"}[f[3] == "healthy"]})
+	case "operate":
+		g := h.groups[f[1]+"/"+f[2]]
+		return h.step(scheduler.Operate{TaskGroupID: g.ID, Op: scheduler.Operation(f[3])})
+	case "restart":
+		h.core = h.newCore()
+		return []string{"(new core restored from the store)"}
+	case "object":
+		return h.object(f[1], manifest.Kind(f[2]), f[3])
+	}
+	h.t.Fatalf("unknown command %q", command)
+	return nil
+}
+
+// object writes or deletes a configmap or secret (a fixture's items under
+// another name).
+func (h *Harness) object(op string, kind manifest.Kind, key string) []string {
+	ns, name, _ := strings.Cut(key, "/")
+	id := string(kind) + " " + key
+	if op == "delete" {
+		delete(h.objects, id)
+		return h.step(scheduler.ObjectRemoved{Kind: kind, Namespace: ns, Name: name})
+	}
+	var obj manifest.Object
+	switch kind {
+	case manifest.KindConfigMap:
+		cm := manifesttest.ConfigMap()
+		cm.Metadata.Namespace, cm.Metadata.Name = ns, name
+		obj = cm
+	case manifest.KindSecret:
+		s := manifesttest.Secret()
+		s.Metadata.Namespace, s.Metadata.Name = ns, name
+		obj = s
+	default:
+		h.t.Fatalf("object kind %q", kind)
+	}
+	h.objects[id] = obj
+	return h.step(scheduler.ObjectChanged{Object: obj})
+}
+
+// createApp stores a process application built from the manifest
+// fixtures and the command's options.
+func (h *Harness) createApp(key string, args map[string]string) *registry.App {
+	ns, name, _ := strings.Cut(key, "/")
+	p := manifesttest.Process()
+	p.Metadata.Namespace, p.Metadata.Name = ns, name
+	p.Spec.Instance = atoi(args["instances"], 1)
+	p.RestartPolicy = manifest.RestartPolicy{Policy: manifest.RestartPolicyType(orDefault(args["policy"], "OnFailure")),
+		Interval: atoi(args["interval"], 0), Backoff: atoi(args["backoff"], 0), MaxTimes: atoi(args["maxtimes"], 0)}
+	p.KillPolicy.GracePeriod = atoi(args["grace"], 1)
+	proc := &p.Spec.Template.Spec.Processes[0]
+	proc.Ports = []manifest.ProcessPort{{Name: "http_port", Protocol: "HTTP"}}
+	proc.StartCmd = "./start.sh --port ${ports.http_port}"
+	proc.HealthChecks = nil
+	if args["remote"] == "tcp" {
+		proc.HealthChecks = []manifest.HealthCheck{{Type: manifest.CheckRemoteTCP, IntervalSeconds: 5, TimeoutSeconds: 1,
+			ConsecutiveFailures: 2, TCP: &manifest.TCPCheck{PortName: "http_port"}}}
+	}
+	proc.Resources.Limits = manifest.ResourceList{CPU: "1", Memory: "256"}
+	b := constrainttest.New()
+	if u := args["unique"]; u != "" {
+		b.Unique(u)
+	}
+	if c := args["cluster"]; c != "" {
+		attr, values, _ := strings.Cut(c, ":")
+		b.Cluster(attr, strings.Split(values, ",")...)
+	}
+	p.Constraint = b.Constraint()
+	if len(p.Constraint.IntersectionItems) == 0 {
+		p.Constraint = nil
+	}
+	if errs := p.Validate(manifesttest.NewResolver()); len(errs) > 0 {
+		h.t.Fatalf("scenario app invalid: %v", errs)
+	}
+	spec, _ := json.Marshal(p)
+	a := &registry.App{Namespace: ns, Name: name, Kind: manifest.KindProcess, Version: 1, Instances: p.Spec.Instance,
+		Spec: spec, State: registry.AppDeploying}
+	h.apps[key] = a
+	cp := *a
+	return &cp
+}
+
+func (h *Harness) offers(agents []string, ports string) []mesos.Offer {
+	portRange := mesos.Value_Range{Begin: 31000, End: 31009}
+	if b, e, ok := strings.Cut(ports, "-"); ok {
+		portRange.Begin, portRange.End = uint64(atoi(b, 0)), uint64(atoi(e, 0))
+	}
+	if len(agents) == 0 {
+		for i := 1; i <= h.agents; i++ {
+			agents = append(agents, fmt.Sprintf("agent-%d", i))
+		}
+	}
+	var out []mesos.Offer
+	for _, a := range agents {
+		h.offerNo++
+		n := strings.TrimPrefix(a, "agent-")
+		idc := "idc-a"
+		if i, _ := strconv.Atoi(n); i%2 == 0 {
+			idc = "idc-b"
+		}
+		text := func(v string) *mesos.Value_Text { return &mesos.Value_Text{Value: v} }
+		out = append(out, mesos.Offer{
+			ID: mesos.OfferID{Value: fmt.Sprintf("o-%d", h.offerNo)}, AgentID: mesos.AgentID{Value: a},
+			FrameworkID: mesos.FrameworkID{Value: "fw-1"}, Hostname: "host-" + n,
+			Attributes: []mesos.Attribute{{Name: "idc", Type: mesos.TEXT, Text: text(idc)}},
+			Resources: []mesos.Resource{
+				{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 4}},
+				{Name: "mem", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 4096}},
+				{Name: "disk", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 10000}},
+				{Name: "ports", Type: mesos.RANGES.Enum(), Ranges: &mesos.Value_Ranges{Range: []mesos.Value_Range{portRange}}},
+			},
+		})
+	}
+	return out
+}
+
+func (h *Harness) status(app, idx, state string, args map[string]string) []string {
+	g := h.groups[app+"/"+idx]
+	if g == nil {
+		h.t.Fatalf("no instance %s/%s (instances %v)", app, idx, sortedKeys(h.groups))
+	}
+	var lines []string
+	for i, task := range g.Tasks {
+		if k, ok := args["task"]; ok && k != strconv.Itoa(i) {
+			continue
+		}
+		lines = append(lines, h.step(scheduler.StatusUpdate{Status: h.taskStatus(task.ID, g.AgentID, state, g, args)})...)
+	}
+	return lines
+}
+
+func (h *Harness) taskStatus(taskID, agent, state string, _ *registry.TaskGroup, args map[string]string) mesos.TaskStatus {
+	h.uuid++
+	st := mesos.TaskStatus{
+		TaskID: mesos.TaskID{Value: taskID}, AgentID: &mesos.AgentID{Value: agent},
+		State: mesos.TaskState(mesos.TaskState_value[state]).Enum(), UUID: []byte(strconv.Itoa(h.uuid)),
+	}
+	if r, ok := args["reason"]; ok {
+		st.Reason = mesos.TaskStatus_Reason(mesos.TaskStatus_Reason_value[r]).Enum()
+	}
+	if s, ok := args["source"]; ok {
+		st.Source = mesos.TaskStatus_Source(mesos.TaskStatus_Source_value[s]).Enum()
+	}
+	if v, ok := args["healthy"]; ok {
+		b := v == "true"
+		st.Healthy = &b
+	}
+	return st
+}
+
+func atoi(s string, def int) int {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n
+	}
+	return def
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
