@@ -116,7 +116,11 @@ func (a *app) key() string { return a.rec.Namespace + "/" + a.rec.Name }
 
 type instance struct {
 	app *app
-	rec registry.TaskGroup
+	// rec is the stored record; its Phase and KillReason are written from
+	// phase and killReason when it is persisted, and read only on restore.
+	rec        registry.TaskGroup
+	phase      Phase
+	killReason KillReason
 	// avoid is an agent a rescheduled instance must not return to.
 	avoid string
 }
@@ -199,6 +203,7 @@ func (c *Core) logf(msg string, args ...any) {
 // persist records an instance's current state.
 func (c *Core) persist(inst *instance) {
 	rec := inst.rec
+	rec.Phase, rec.KillReason = string(inst.phase), string(inst.killReason)
 	rec.Tasks = slices.Clone(inst.rec.Tasks)
 	rec.Ports = maps.Clone(inst.rec.Ports)
 	c.write(Write{TaskGroup: &rec})
@@ -206,10 +211,10 @@ func (c *Core) persist(inst *instance) {
 
 // setPhase moves an instance to phase; an illegal move is a bug.
 func (c *Core) setPhase(inst *instance, to Phase) {
-	if err := transition(Phase(inst.rec.Phase), to); err != nil {
+	if err := transition(inst.phase, to); err != nil {
 		panic(fmt.Sprintf("scheduler: instance %s/%s/%d: %v", inst.rec.Namespace, inst.rec.App, inst.rec.Index, err))
 	}
-	inst.rec.Phase = string(to)
+	inst.phase = to
 }
 
 func (c *Core) restore(in Restore) {
@@ -226,20 +231,20 @@ func (c *Core) restore(in Restore) {
 			c.write(Write{DeleteGroup: &GroupRef{g.Namespace, g.App, g.Index}})
 			continue
 		}
-		inst := &instance{app: a, rec: *g}
+		inst := &instance{app: a, rec: *g, phase: parsePhase(g.Phase), killReason: KillReason(g.KillReason)}
 		a.instances[g.Index] = inst
 		if inst.rec.WaitingFor != "" {
 			// What it waited for may have been written meanwhile.
 			c.stopWaiting(inst, "the scheduler restarted")
 		}
-		if Phase(g.Phase).live() {
+		if inst.phase.live() {
 			for _, t := range g.Tasks {
 				if !terminal(taskState(t.State)) {
 					c.tasks[t.ID] = inst
 				}
 			}
 		}
-		if Phase(g.Phase) == PhaseRunning {
+		if inst.phase == PhaseRunning {
 			c.startRemoteChecks(inst)
 		}
 	}
@@ -358,7 +363,7 @@ func (c *Core) appRemoved(namespace, name string) {
 	}
 	// Removed behind our back: nothing may keep running for it.
 	for _, inst := range a.sortedInstances() {
-		c.kill(inst, "delete")
+		c.kill(inst, KillDelete)
 	}
 	a.rec.State = registry.AppDeleting
 }
@@ -368,7 +373,7 @@ func (c *Core) appRemoved(namespace, name string) {
 func (c *Core) reconcileApp(a *app) {
 	if a.rec.State == registry.AppDeleting {
 		for _, inst := range a.sortedInstances() {
-			c.kill(inst, "delete")
+			c.kill(inst, KillDelete)
 		}
 		if len(a.instances) == 0 {
 			c.write(Write{RemoveApp: &AppRef{a.rec.Namespace, a.rec.Name}})
@@ -379,8 +384,8 @@ func (c *Core) reconcileApp(a *app) {
 	for i := 0; i < a.rec.Instances; i++ {
 		if a.instances[i] == nil {
 			inst := &instance{app: a, rec: registry.TaskGroup{
-				Namespace: a.rec.Namespace, App: a.rec.Name, Index: i, Version: a.rec.Version, Phase: string(PhasePending),
-			}}
+				Namespace: a.rec.Namespace, App: a.rec.Name, Index: i, Version: a.rec.Version,
+			}, phase: PhasePending}
 			a.instances[i] = inst
 			c.persist(inst)
 		}
@@ -388,20 +393,20 @@ func (c *Core) reconcileApp(a *app) {
 	// Scale down from the highest instance ID.
 	for _, inst := range slices.Backward(a.sortedInstances()) {
 		if inst.rec.Index >= a.rec.Instances {
-			c.kill(inst, "scale-down")
+			c.kill(inst, KillScaleDown)
 		}
 	}
 }
 
 // kill stops an instance for reason (delete, scale-down, reschedule).
 // An instance with nothing running goes at once.
-func (c *Core) kill(inst *instance, reason string) {
-	phase := Phase(inst.rec.Phase)
+func (c *Core) kill(inst *instance, reason KillReason) {
+	phase := inst.phase
 	if phase == PhaseKilling {
 		return
 	}
 	if !phase.live() {
-		if reason == "reschedule" {
+		if reason == KillReschedule {
 			return // not running: it is placed afresh anyway
 		}
 		c.remove(inst)
@@ -411,7 +416,7 @@ func (c *Core) kill(inst *instance, reason string) {
 		c.stopRemoteChecks(inst)
 	}
 	c.setPhase(inst, PhaseKilling)
-	inst.rec.KillReason = reason
+	inst.killReason = reason
 	for _, t := range inst.rec.Tasks {
 		if !terminal(taskState(t.State)) {
 			c.sendKill(inst, t.ID)

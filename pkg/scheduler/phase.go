@@ -22,6 +22,27 @@ const (
 	PhaseFinished Phase = "Finished" // every task finished successfully
 )
 
+// parsePhase reads a stored phase; a value this build does not know reads
+// as Pending, which reconciliation then corrects.
+func parsePhase(s string) Phase {
+	if _, ok := transitions[Phase(s)]; ok {
+		return Phase(s)
+	}
+	return PhasePending
+}
+
+// KillReason says why the scheduler kills an instance.
+type KillReason string
+
+// The kill reasons; an instance killed for its health fails (the restart
+// policy decides), one rescheduled is placed again, the others go.
+const (
+	KillDelete     KillReason = "delete"
+	KillScaleDown  KillReason = "scale-down"
+	KillReschedule KillReason = "reschedule"
+	KillHealth     KillReason = "health"
+)
+
 // transitions is the one table of legal phase changes.
 var transitions = map[Phase][]Phase{
 	PhasePending:  {PhaseLaunched, PhaseKilling},

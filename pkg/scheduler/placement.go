@@ -49,7 +49,7 @@ func (c *Core) pending() []*instance {
 			continue
 		}
 		for _, inst := range a.sortedInstances() {
-			if Phase(inst.rec.Phase) == PhasePending && inst.rec.WaitingFor == "" {
+			if inst.phase == PhasePending && inst.rec.WaitingFor == "" {
 				out = append(out, inst)
 			}
 		}
@@ -75,7 +75,7 @@ func (c *Core) waiting() bool {
 			continue
 		}
 		for _, inst := range a.instances {
-			if Phase(inst.rec.Phase) == PhasePending && inst.rec.WaitingFor == "" {
+			if inst.phase == PhasePending && inst.rec.WaitingFor == "" {
 				return true
 			}
 		}
@@ -205,7 +205,7 @@ func (c *Core) snapshot() *offer.Snapshot {
 			labels = a.tmpl.Req.Labels
 		}
 		for _, inst := range a.sortedInstances() {
-			if Phase(inst.rec.Phase).live() && inst.rec.AgentID != "" {
+			if inst.phase.live() && inst.rec.AgentID != "" {
 				snap.Active = append(snap.Active, offer.Instance{App: a.key(), AgentID: inst.rec.AgentID, Labels: labels})
 			}
 		}
@@ -427,9 +427,9 @@ func (c *Core) appStatus(a *app) AppStatus {
 	var failed []string
 	for _, inst := range a.sortedInstances() {
 		switch {
-		case Phase(inst.rec.Phase) == PhaseRunning:
+		case inst.phase == PhaseRunning:
 			running++
-		case Phase(inst.rec.Phase) == PhaseFailed, inst.rec.WaitingFor != "":
+		case inst.phase == PhaseFailed, inst.rec.WaitingFor != "":
 			failed = append(failed, "instance "+strconv.Itoa(inst.rec.Index)+": "+inst.rec.Message)
 		}
 	}
@@ -461,12 +461,12 @@ func (c *Core) operate(op Operate) {
 		return
 	}
 	inst := a.instances[p.Index]
-	if inst == nil || inst.rec.ID != op.TaskGroupID || !Phase(inst.rec.Phase).live() {
+	if inst == nil || inst.rec.ID != op.TaskGroupID || !inst.phase.live() {
 		return
 	}
 	switch op.Op {
 	case OpReschedule:
-		c.kill(inst, "reschedule")
+		c.kill(inst, KillReschedule)
 	case OpRestart, OpReload:
 		for _, t := range inst.rec.Tasks {
 			msg := &proto.Message{ID: fmt.Sprintf("%s-%d", op.Op, c.now.UnixNano()), Type: proto.MessageType(op.Op), TaskID: t.ID}

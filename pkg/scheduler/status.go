@@ -52,7 +52,7 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 		delete(c.tasks, taskID)
 		delete(c.killSent, taskID)
 		c.taskEnded(inst, st)
-	} else if Phase(inst.rec.Phase) == PhaseLaunched && allTasks(inst, mesos.TASK_RUNNING) {
+	} else if inst.phase == PhaseLaunched && allTasks(inst, mesos.TASK_RUNNING) {
 		c.setPhase(inst, PhaseRunning)
 		inst.rec.RunningSince = c.now
 		inst.rec.Message = ""
@@ -65,24 +65,24 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 
 // taskEnded handles a task that reached a terminal (or unreachable) state.
 func (c *Core) taskEnded(inst *instance, st mesos.TaskStatus) {
-	if Phase(inst.rec.Phase) == PhaseRunning {
+	if inst.phase == PhaseRunning {
 		c.stopRemoteChecks(inst)
 	}
-	if Phase(inst.rec.Phase) == PhaseKilling {
+	if inst.phase == PhaseKilling {
 		if c.liveTasks(inst) > 0 {
 			return
 		}
-		if inst.rec.KillReason == killHealth {
+		if inst.killReason == KillHealth {
 			// Killed for failing its remote checks: a failure, and the
 			// restart policy decides.
-			inst.rec.KillReason = ""
+			inst.killReason = ""
 			c.decide(inst, outcomeFailed, "killed by the scheduler: remote health check failed: "+inst.rec.RemoteMessage)
 			return
 		}
 		c.killed(inst)
 		return
 	}
-	if !Phase(inst.rec.Phase).live() {
+	if !inst.phase.live() {
 		return // a straggler of a launch already given up
 	}
 	// One task ending ends the group (the executor kills the rest; we make
@@ -129,9 +129,9 @@ func (c *Core) decide(inst *instance, o outcome, reason string) {
 
 // killed finishes a kill the scheduler asked for.
 func (c *Core) killed(inst *instance) {
-	reason := inst.rec.KillReason
-	inst.rec.KillReason = ""
-	if reason == "reschedule" {
+	reason := inst.killReason
+	inst.killReason = ""
+	if reason == KillReschedule {
 		inst.avoid = inst.rec.AgentID
 		c.setPhase(inst, PhasePending)
 		inst.rec.NotBefore = c.now
@@ -246,9 +246,6 @@ func (c *Core) executorMessage(m ExecutorMessage) {
 	}
 }
 
-// killHealth is the kill reason of an instance failing its remote checks.
-const killHealth = "health"
-
 // startRemoteChecks asks the driver to run the instance's REMOTE_* checks
 // against its agent.
 func (c *Core) startRemoteChecks(inst *instance) {
@@ -277,13 +274,13 @@ func (c *Core) remoteHealth(h RemoteHealth) {
 		return
 	}
 	inst := a.instances[p.Index]
-	if inst == nil || inst.rec.ID != h.TaskGroupID || Phase(inst.rec.Phase) != PhaseRunning {
+	if inst == nil || inst.rec.ID != h.TaskGroupID || inst.phase != PhaseRunning {
 		return
 	}
 	healthy := h.Healthy
 	inst.rec.RemoteHealthy, inst.rec.RemoteMessage = &healthy, h.Message
 	if h.Kill {
-		c.kill(inst, killHealth)
+		c.kill(inst, KillHealth)
 		return
 	}
 	c.persist(inst)
