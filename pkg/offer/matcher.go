@@ -174,14 +174,21 @@ func (p *pass) addLabel(label string, agent int) {
 	byAgent[agent]++
 }
 
+// groupByRequirements groups the task groups that share Requirements and
+// an agent to avoid.
 func groupByRequirements(pending []TaskGroup) [][]TaskGroup {
+	type key struct {
+		req   *Requirements
+		avoid string
+	}
 	var groups [][]TaskGroup
-	index := map[*Requirements]int{}
+	index := map[key]int{}
 	for _, tg := range pending {
-		i, ok := index[tg.Req]
+		k := key{tg.Req, tg.Avoid}
+		i, ok := index[k]
 		if !ok {
 			i = len(groups)
-			index[tg.Req] = i
+			index[k] = i
 			groups = append(groups, nil)
 		}
 		groups[i] = append(groups[i], tg)
@@ -192,6 +199,7 @@ func groupByRequirements(pending []TaskGroup) [][]TaskGroup {
 // group is one application version being placed.
 type group struct {
 	req   *Requirements
+	avoid string // an agent the group must not use (TaskGroup.Avoid)
 	need  scalars
 	bound *constraint.Bound // nil: no constraint
 	app   *appState
@@ -199,7 +207,7 @@ type group struct {
 
 // placeGroup places the instances of one application version.
 func (p *pass) placeGroup(tgs []TaskGroup, now time.Time) {
-	g := &group{req: tgs[0].Req, need: scalarsOf(tgs[0].Req.Resources).plus(p.m.executor)}
+	g := &group{req: tgs[0].Req, avoid: tgs[0].Avoid, need: scalarsOf(tgs[0].Req.Resources).plus(p.m.executor)}
 	if g.req.Constraint != nil {
 		g.bound = g.req.Constraint.Bind(p.table)
 	}
@@ -304,6 +312,8 @@ func (p *pass) check(i int, g *group) (reason string, permanent bool) {
 		return ReasonDisk, true
 	case len(g.req.Ports) > 0 && !a.ports.fits(g.req.Ports):
 		return ReasonPorts, true
+	case g.avoid != "" && a.agent.ID == g.avoid:
+		return ReasonRescheduled, true
 	}
 	if g.bound == nil {
 		if p.table.Tainted(i) {

@@ -343,3 +343,26 @@ func TestExecutorBelowMesosMinimumIsRejected(t *testing.T) {
 		}
 	}
 }
+
+// A rescheduled instance avoids the agent it left — a named requirement
+// with its own rejection reason — while its siblings may still use it.
+func TestRescheduledInstanceAvoidsItsAgent(t *testing.T) {
+	snap := &offer.Snapshot{Agents: []offer.Agent{offertest.Agent(1), offertest.Agent(2)}}
+	req := offertest.Requirements("ns/game")
+	moved := offer.TaskGroup{ID: "ns/game-0", Req: req, Avoid: "agent-1"}
+	other := offer.TaskGroup{ID: "ns/game-1", Req: req}
+	for seed := uint64(0); seed < 20; seed++ {
+		plan := offertest.Matcher().Place(snap, []offer.TaskGroup{moved, other}, now, seed)
+		if got := placedOn(plan)["ns/game-0"]; got != "agent-2" {
+			t.Fatalf("seed %d: the rescheduled instance went to %q, want agent-2", seed, got)
+		}
+	}
+	alone := &offer.Snapshot{Agents: []offer.Agent{offertest.Agent(1)}}
+	plan := place(alone, []offer.TaskGroup{moved, other})
+	if len(plan.Unplaced) != 1 || plan.Unplaced[0].TaskGroupID != "ns/game-0" || placedOn(plan)["ns/game-1"] != "agent-1" {
+		t.Fatalf("plan %+v", plan)
+	}
+	if got, want := plan.Unplaced[0].Rejections.String(), "0/1 agents fit: rescheduled away 1"; got != want {
+		t.Errorf("rejections = %q, want %q", got, want)
+	}
+}

@@ -73,6 +73,9 @@ type TaskGroup struct {
 	ID        string
 	Req       *Requirements
 	NotBefore time.Time // restart backoff: not placed before this time
+	// Avoid is an agent this instance must not go back to: it was just
+	// rescheduled away from it.
+	Avoid string
 }
 
 // Plan is the outcome of one pass.
@@ -136,6 +139,9 @@ const (
 	ReasonDisk    = "disk"
 	ReasonPorts   = "ports"
 	ReasonTaint   = "taint"
+	// ReasonRescheduled: the agent a rescheduled instance was moved away
+	// from.
+	ReasonRescheduled = "rescheduled away"
 )
 
 // Rejections counts, for one task group, the agents rejected per reason.

@@ -107,7 +107,7 @@ func (c *Core) schedule() {
 	for _, inst := range pending {
 		id := fmt.Sprintf("%s/%d", inst.app.key(), inst.rec.Index)
 		byID[id] = inst
-		groups = append(groups, offer.TaskGroup{ID: id, Req: c.requirements(inst), NotBefore: inst.rec.NotBefore})
+		groups = append(groups, offer.TaskGroup{ID: id, Req: inst.app.tmpl.Req, NotBefore: inst.rec.NotBefore, Avoid: inst.avoid})
 	}
 	plan := c.matcher.Place(snap, groups, c.now, c.cfg.Seed+c.passes)
 	c.passes++
@@ -131,54 +131,6 @@ func (c *Core) schedule() {
 			inst.app.unplaced = unplaced[inst.app]
 		}
 	}
-}
-
-// requirements returns what inst needs: its application's, plus, after a
-// reschedule, staying away from the agent it left.
-func (c *Core) requirements(inst *instance) *offer.Requirements {
-	req := inst.app.tmpl.Req
-	if inst.avoid == "" {
-		return req
-	}
-	host := inst.avoid
-	if info := c.agents[inst.avoid]; info != nil {
-		host = info.hostname
-	}
-	var cons constraint.Constraint
-	if obj, err := inst.app.rec.Manifest(); err == nil {
-		switch m := obj.(type) {
-		case *manifest.Application:
-			if m.Constraint != nil {
-				cons = *m.Constraint
-			}
-		case *manifest.Process:
-			if m.Constraint != nil {
-				cons = *m.Constraint
-			}
-		}
-	}
-	cons.IntersectionItems = append(slices.Clone(cons.IntersectionItems), constraint.IntersectionItem{UnionData: []constraint.UnionData{{
-		Name: constraint.HostnameName, Operate: constraint.Unlike, Type: constraint.TypeText,
-		Text: &constraint.TextValue{Value: regexpQuote(host)},
-	}}})
-	compiled, err := constraint.Compile(&cons)
-	if err != nil {
-		return req
-	}
-	avoid := *req
-	avoid.Constraint = compiled
-	return &avoid
-}
-
-func regexpQuote(s string) string {
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		if !(s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9') {
-			out = append(out, '\\')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
 }
 
 // snapshot is the cluster as the matcher sees it: agents with their
