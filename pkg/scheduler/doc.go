@@ -19,6 +19,14 @@
 //	                     └──▶ Failed / Finished (no restart)
 //	any live phase ─kill (scale-down, delete, reschedule)─▶ Killing ─▶ gone
 //
+// The core's files, by responsibility: core.go (state, Step, instances),
+// reconcile.go (subscription, reconciliation, kill retries), offers.go
+// (offers kept or declined, SUPPRESS/REVIVE), placement.go (matching
+// pending instances), launch.go (ACCEPT and LAUNCH_GROUP), status.go
+// (task status updates), restart.go (the restart policy), remotehealth.go,
+// appstatus.go, operate.go (restart, reload, reschedule), references.go
+// (configmaps and secrets), sweep.go; driver.go is the I/O around it.
+//
 // When an agent reports that an executor died under its tasks, the core
 // owes that agent a sweep (sweep.go): the executor binary relaunched with
 // a sweep task reaps what dead executors left, and the dead instance's

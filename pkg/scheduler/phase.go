@@ -2,11 +2,8 @@ package scheduler
 
 import (
 	"fmt"
-	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-
-	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 )
 
 // Phase is the scheduler's lifecycle phase of an instance.
@@ -110,46 +107,4 @@ func classify(s mesos.TaskState) outcome {
 		return outcomeLost
 	}
 	return outcomeFailed
-}
-
-// RunningResetAfter is how long an instance must run before its restart
-// count starts again from zero (seed 000: "容器正常运行30分钟后重启次数清零").
-const RunningResetAfter = 30 * time.Minute
-
-// restartDecision says what follows a task group's end.
-type restartDecision struct {
-	relaunch bool
-	delay    time.Duration
-	counts   bool   // the relaunch counts against maxtimes
-	reason   string // why not, when not
-}
-
-// decideRestart applies seed 000's restartPolicy: Never restarts nothing;
-// OnFailure restarts after a failure; Always after a failure and after a
-// loss. The n-th restart waits interval + (n-1)·backoff seconds (interval
-// 5, backoff 10: 5s, 15s, 25s); maxtimes > 0 caps the restarts.
-// restarts is the count so far, already reset if the instance had run for
-// RunningResetAfter.
-func decideRestart(p manifest.RestartPolicy, o outcome, restarts int) restartDecision {
-	switch o {
-	case outcomeDropped:
-		return restartDecision{relaunch: true} // not the application's fault
-	case outcomeInvalid:
-		return restartDecision{reason: "Mesos rejected the task group as invalid"}
-	case outcomeFinished:
-		return restartDecision{reason: "finished"}
-	}
-	allowed := p.Policy == manifest.RestartAlways || (p.Policy == manifest.RestartOnFailure && o == outcomeFailed)
-	if !allowed {
-		return restartDecision{reason: fmt.Sprintf("%s, restartPolicy %s", o, p.Policy)}
-	}
-	if p.MaxTimes > 0 && restarts >= p.MaxTimes {
-		return restartDecision{reason: fmt.Sprintf("%s, restartPolicy.maxtimes %d reached", o, p.MaxTimes)}
-	}
-	return restartDecision{relaunch: true, delay: restartDelay(p, restarts), counts: true}
-}
-
-// restartDelay is the wait before the launch after restarts restarts.
-func restartDelay(p manifest.RestartPolicy, restarts int) time.Duration {
-	return time.Duration(p.Interval+restarts*p.Backoff) * time.Second
 }

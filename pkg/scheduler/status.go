@@ -7,9 +7,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
-	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
-	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // statusUpdate applies one task status. The acknowledgement goes out
@@ -100,54 +98,6 @@ func (c *Core) taskEnded(inst *instance, st mesos.TaskStatus) {
 	c.decide(inst, classify(st.GetState()), reason) // TASK_KILLED we did not ask for counts as a failure
 }
 
-// decide applies the restart policy to an instance whose launch ended
-// with outcome o.
-func (c *Core) decide(inst *instance, o outcome, reason string) {
-	if !inst.rec.RunningSince.IsZero() && c.now.Sub(inst.rec.RunningSince) >= RunningResetAfter {
-		inst.rec.Restarts = 0
-	}
-	d := decideRestart(inst.app.tmplPolicy(), o, inst.rec.Restarts)
-	if !d.relaunch {
-		if o == outcomeFinished {
-			c.setPhase(inst, PhaseFinished)
-		} else {
-			c.setPhase(inst, PhaseFailed)
-		}
-		inst.rec.Message = reason + " (not restarted: " + d.reason + ")"
-		return
-	}
-	c.setPhase(inst, PhasePending)
-	if d.counts {
-		inst.rec.Restarts++
-	}
-	inst.rec.NotBefore = c.now.Add(d.delay)
-	inst.rec.Message = fmt.Sprintf("%s (restart %d in %s)", reason, inst.rec.Restarts, d.delay)
-	if !d.counts {
-		inst.rec.Message = reason + " (relaunching)"
-	}
-}
-
-// killed finishes a kill the scheduler asked for.
-func (c *Core) killed(inst *instance) {
-	reason := inst.killReason
-	inst.killReason = ""
-	if reason == KillReschedule {
-		inst.avoid = inst.rec.AgentID
-		c.setPhase(inst, PhasePending)
-		inst.rec.NotBefore = c.now
-		inst.rec.Message = "rescheduled away from " + inst.rec.Host
-		return
-	}
-	c.remove(inst)
-}
-
-func (a *app) tmplPolicy() manifest.RestartPolicy {
-	if a.tmpl == nil {
-		return manifest.RestartPolicy{}
-	}
-	return a.tmpl.RestartPolicy
-}
-
 func (inst *instance) task(id string) *registry.TaskRecord {
 	for i := range inst.rec.Tasks {
 		if inst.rec.Tasks[i].ID == id {
@@ -222,66 +172,4 @@ func statusMessage(st mesos.TaskStatus) string {
 		parts = append(parts, m)
 	}
 	return strings.Join(parts, ": ")
-}
-
-// executorMessage records the answer to a reload or restart.
-func (c *Core) executorMessage(m ExecutorMessage) {
-	res, err := proto.DecodeMessageResult(m.Data)
-	if err != nil {
-		return
-	}
-	for _, a := range c.sortedApps() {
-		for _, inst := range a.sortedInstances() {
-			if inst.rec.ID != m.ExecutorID {
-				continue
-			}
-			verdict := "ok"
-			if !res.OK {
-				verdict = "failed: " + res.Error
-			}
-			inst.rec.Message = fmt.Sprintf("%s %s", res.Type, verdict)
-			c.persist(inst)
-			return
-		}
-	}
-}
-
-// startRemoteChecks asks the driver to run the instance's REMOTE_* checks
-// against its agent.
-func (c *Core) startRemoteChecks(inst *instance) {
-	tmpl := inst.app.tmpl
-	if tmpl == nil || len(tmpl.RemoteChecks) == 0 {
-		return
-	}
-	c.out.Checks = append(c.out.Checks, CheckChange{TaskGroupID: inst.rec.ID, Host: inst.rec.HostIP, Checks: tmpl.RemoteProbes(inst.rec.Ports)})
-}
-
-func (c *Core) stopRemoteChecks(inst *instance) {
-	if inst.app.tmpl != nil && len(inst.app.tmpl.RemoteChecks) > 0 && inst.rec.ID != "" {
-		c.out.Checks = append(c.out.Checks, CheckChange{TaskGroupID: inst.rec.ID})
-	}
-}
-
-// remoteHealth records a remote check verdict; a kill verdict kills the
-// instance, and its end counts as a failure.
-func (c *Core) remoteHealth(h RemoteHealth) {
-	p, err := ParseID(h.TaskGroupID)
-	if err != nil {
-		return
-	}
-	a := c.apps[p.Namespace+"/"+p.App]
-	if a == nil {
-		return
-	}
-	inst := a.instances[p.Index]
-	if inst == nil || inst.rec.ID != h.TaskGroupID || inst.phase != PhaseRunning {
-		return
-	}
-	healthy := h.Healthy
-	inst.rec.RemoteHealthy, inst.rec.RemoteMessage = &healthy, h.Message
-	if h.Kill {
-		c.kill(inst, KillHealth)
-		return
-	}
-	c.persist(inst)
 }

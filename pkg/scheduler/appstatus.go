@@ -1,0 +1,48 @@
+package scheduler
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+)
+
+// refreshStatuses writes the applications' summary state when it changed.
+func (c *Core) refreshStatuses() {
+	for _, a := range c.sortedApps() {
+		st := c.appStatus(a)
+		if st != a.status {
+			a.status = st
+			c.write(Write{AppStatus: &st})
+		}
+	}
+}
+
+func (c *Core) appStatus(a *app) AppStatus {
+	st := AppStatus{Namespace: a.rec.Namespace, Name: a.rec.Name}
+	running := 0
+	var failed []string
+	for _, inst := range a.sortedInstances() {
+		switch {
+		case inst.phase == PhaseRunning:
+			running++
+		case inst.phase == PhaseFailed, inst.rec.WaitingFor != "":
+			failed = append(failed, "instance "+strconv.Itoa(inst.rec.Index)+": "+inst.rec.Message)
+		}
+	}
+	switch {
+	case a.rec.State == registry.AppDeleting:
+		st.State = registry.AppDeleting
+	case a.tmplErr != nil:
+		st.State, st.Message = registry.AppAbnormal, a.tmplErr.Error()
+	case a.unplaced != "":
+		st.State, st.Message = registry.AppAbnormal, a.unplaced
+	case len(failed) > 0:
+		st.State, st.Message = registry.AppAbnormal, failed[0]
+	case running == a.rec.Instances:
+		st.State = registry.AppRunning
+	default:
+		st.State, st.Message = registry.AppDeploying, fmt.Sprintf("%d/%d instances running", running, a.rec.Instances)
+	}
+	return st
+}

@@ -1,0 +1,140 @@
+package scheduler
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/offer"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+)
+
+// accept launches the placements of one agent, after the agent's sweeps
+// (whose resources came out of its offers), in one ACCEPT.
+func (c *Core) accept(l offer.Launch, byID map[string]*instance, sweeps []mesos.Offer_Operation) {
+	ops := slices.Clone(sweeps)
+	for _, pl := range l.Placements {
+		inst := byID[pl.TaskGroupID]
+		op, err := c.launchOp(inst, l.AgentID, pl)
+		if err != nil {
+			c.launchBlocked(inst, err)
+			continue
+		}
+		ops = append(ops, op)
+	}
+	offerIDs := make([]mesos.OfferID, len(l.OfferIDs))
+	for i, id := range l.OfferIDs {
+		offerIDs[i] = mesos.OfferID{Value: id}
+	}
+	if len(sweeps) > 0 {
+		offerIDs = c.agentOffers(l.AgentID) // the sweep took from whichever
+	}
+	for _, id := range offerIDs {
+		delete(c.offers, id.Value)
+	}
+	if len(ops) == 0 {
+		c.call(calls.Decline(offerIDs...).With(calls.RefuseSeconds(c.refuse())))
+		return
+	}
+	c.call(calls.Accept(calls.OfferOperations(ops).WithOffers(offerIDs...)).With(calls.RefuseSeconds(c.refuse())))
+}
+
+// launchOp builds the LAUNCH_GROUP of one instance and moves it to
+// Launched.
+func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mesos.Offer_Operation, error) {
+	a := inst.app
+	launchNo := inst.rec.Launches + 1
+	tgID := TaskGroupID(a.rec.Namespace, a.rec.Name, inst.rec.Index, launchNo)
+	info := c.agents[agentID]
+	specs, err := a.tmpl.Specs(launch.Instance{
+		Index: inst.rec.Index, TaskGroupID: tgID, HostIP: info.ip, Ports: pl.Ports,
+		WorkBaseDir: c.cfg.WorkBaseDir, RunBaseDir: c.cfg.RunBaseDir, SchedulerURL: c.cfg.SchedulerURL,
+	}, c.refs)
+	if err != nil {
+		return mesos.Offer_Operation{}, err
+	}
+	exec := c.cfg.ProcessExecutor
+	if a.tmpl.Kind == manifest.KindApplication {
+		exec = c.cfg.ContainerExecutor
+	}
+	executor := c.executorInfo(tgID, fmt.Sprintf("bcs %s/%s instance %d", a.rec.Namespace, a.rec.Name, inst.rec.Index), exec)
+	grace := &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: a.tmpl.KillGrace.Nanoseconds()}}
+	tasks := make([]mesos.TaskInfo, len(specs))
+	records := make([]registry.TaskRecord, len(specs))
+	for i, spec := range specs {
+		data, err := spec.Encode()
+		if err != nil {
+			return mesos.Offer_Operation{}, err
+		}
+		cpus, mem := a.tmpl.TaskResources(i)
+		res := []mesos.Resource{scalarResource("cpus", cpus), scalarResource("mem", mem)}
+		if ports := a.tmpl.TaskHostPorts(i, pl.Ports); len(ports) > 0 {
+			res = append(res, portsResource(ports))
+		}
+		taskID := TaskID(tgID, i)
+		tasks[i] = mesos.TaskInfo{
+			Name: spec.Name, TaskID: mesos.TaskID{Value: taskID}, AgentID: mesos.AgentID{Value: agentID},
+			Resources: res, Data: data, KillPolicy: grace,
+		}
+		records[i] = registry.TaskRecord{ID: taskID, Name: spec.Name, State: mesos.TASK_STAGING.String()}
+	}
+	ports := map[string]uint32{}
+	for _, p := range pl.Ports {
+		ports[p.Name] = p.Port
+	}
+	c.setPhase(inst, PhaseLaunched)
+	inst.rec.ID, inst.rec.Launches, inst.rec.Version = tgID, launchNo, a.rec.Version
+	inst.rec.AgentID, inst.rec.Host, inst.rec.HostIP, inst.rec.Ports = agentID, info.hostname, info.ip, ports
+	inst.rec.State, inst.rec.Tasks, inst.rec.Healthy = mesos.TASK_STAGING.String(), records, nil
+	inst.rec.RemoteHealthy, inst.rec.RemoteMessage = nil, ""
+	inst.rec.NotBefore, inst.rec.RunningSince, inst.rec.Message = time.Time{}, time.Time{}, ""
+	inst.avoid = ""
+	for _, t := range records {
+		c.tasks[t.ID] = inst
+	}
+	c.persist(inst)
+	return calls.OpLaunchGroup(executor, tasks...), nil
+}
+
+// executorInfo describes one of our executors: the agent fetches the
+// binary and runs it with its arguments.
+func (c *Core) executorInfo(id, name string, exec ExecutorBinary) mesos.ExecutorInfo {
+	return mesos.ExecutorInfo{
+		Type:        mesos.ExecutorInfo_CUSTOM,
+		ExecutorID:  mesos.ExecutorID{Value: id},
+		FrameworkID: &mesos.FrameworkID{Value: c.frameworkID},
+		Name:        strPtr(name),
+		Command: &mesos.CommandInfo{
+			Value:     strPtr("./" + path.Base(exec.URI)),
+			Arguments: append([]string{path.Base(exec.URI)}, exec.Args...),
+			Shell:     boolPtr(false),
+			URIs:      []mesos.CommandInfo_URI{{Value: exec.URI, Executable: boolPtr(true), Extract: boolPtr(false)}},
+		},
+		Resources: []mesos.Resource{
+			scalarResource("cpus", c.cfg.Executor.CPUs), scalarResource("mem", c.cfg.Executor.Mem),
+			scalarResource("disk", c.cfg.Executor.Disk),
+		},
+	}
+}
+
+func strPtr(s string) *string { return &s }
+
+func boolPtr(b bool) *bool { return &b }
+
+func scalarResource(name string, v float64) mesos.Resource {
+	return mesos.Resource{Name: name, Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: v}}
+}
+
+func portsResource(ports []uint32) mesos.Resource {
+	ranges := make([]mesos.Value_Range, len(ports))
+	for i, p := range ports {
+		ranges[i] = mesos.Value_Range{Begin: uint64(p), End: uint64(p)}
+	}
+	return mesos.Resource{Name: "ports", Type: mesos.RANGES.Enum(), Ranges: &mesos.Value_Ranges{Range: ranges}}
+}

@@ -1,0 +1,62 @@
+package scheduler
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+)
+
+// learnAgent remembers what an offer tells about its agent, and records
+// an agent that is new or changed.
+func (c *Core) learnAgent(o mesos.Offer) {
+	info := &agentInfo{id: o.AgentID.Value, hostname: o.Hostname, ip: o.Hostname, attributes: o.Attributes}
+	if u := o.GetURL(); u != nil && u.Address.GetIP() != "" {
+		info.ip = u.Address.GetIP()
+	}
+	old := c.agents[info.id]
+	c.agents[info.id] = info
+	if old != nil && old.hostname == info.hostname && slices.EqualFunc(old.attributes, info.attributes,
+		func(x, y mesos.Attribute) bool { return x.Equal(&y) }) {
+		return
+	}
+	attrs := map[string]string{}
+	for name, v := range attributes(info.attributes) {
+		attrs[name] = v.String()
+	}
+	c.write(Write{Agent: &AgentRecord{ID: info.id, Hostname: info.hostname, Attributes: attrs}})
+}
+
+// adjustOffers keeps no offer it has no use for and tells the master
+// whether we want offers at all: SUPPRESS with nothing to launch, REVIVE
+// when something waits.
+func (c *Core) adjustOffers() {
+	if !c.connected {
+		return
+	}
+	c.schedule()
+	if len(c.offers) > 0 {
+		ids := slices.Sorted(maps.Keys(c.offers))
+		offerIDs := make([]mesos.OfferID, len(ids))
+		for i, id := range ids {
+			offerIDs[i] = mesos.OfferID{Value: id}
+		}
+		clear(c.offers)
+		c.call(calls.Decline(offerIDs...).With(calls.RefuseSeconds(c.refuse())))
+	}
+	sweepWaiting, sweepDue := c.sweepsWanted()
+	switch waiting := c.waiting() || sweepWaiting; {
+	case waiting && c.suppressed && (c.launchable() || sweepDue):
+		c.call(calls.Revive())
+		c.suppressed = false
+	case !waiting && !c.suppressed:
+		c.call(calls.Suppress())
+		c.suppressed = true
+	}
+}
+
+func (c *Core) refuse() time.Duration {
+	return time.Duration(c.cfg.RefuseSeconds * float64(time.Second))
+}

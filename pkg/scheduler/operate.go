@@ -1,0 +1,60 @@
+package scheduler
+
+import (
+	"fmt"
+
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/bcs-mesos/bcs-mesos/proto"
+)
+
+// operate restarts, reloads or reschedules an instance.
+func (c *Core) operate(op Operate) {
+	p, err := ParseID(op.TaskGroupID)
+	if err != nil {
+		return
+	}
+	a := c.apps[p.Namespace+"/"+p.App]
+	if a == nil {
+		return
+	}
+	inst := a.instances[p.Index]
+	if inst == nil || inst.rec.ID != op.TaskGroupID || !inst.phase.live() {
+		return
+	}
+	switch op.Op {
+	case OpReschedule:
+		c.kill(inst, KillReschedule)
+	case OpRestart, OpReload:
+		for _, t := range inst.rec.Tasks {
+			msg := &proto.Message{ID: fmt.Sprintf("%s-%d", op.Op, c.now.UnixNano()), Type: proto.MessageType(op.Op), TaskID: t.ID}
+			data, err := msg.Encode()
+			if err != nil {
+				continue
+			}
+			c.call(calls.Message(inst.rec.AgentID, inst.rec.ID, data))
+		}
+	}
+}
+
+// executorMessage records the answer to a reload or restart.
+func (c *Core) executorMessage(m ExecutorMessage) {
+	res, err := proto.DecodeMessageResult(m.Data)
+	if err != nil {
+		return
+	}
+	for _, a := range c.sortedApps() {
+		for _, inst := range a.sortedInstances() {
+			if inst.rec.ID != m.ExecutorID {
+				continue
+			}
+			verdict := "ok"
+			if !res.OK {
+				verdict = "failed: " + res.Error
+			}
+			inst.rec.Message = fmt.Sprintf("%s %s", res.Type, verdict)
+			c.persist(inst)
+			return
+		}
+	}
+}

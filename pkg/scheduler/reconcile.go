@@ -1,0 +1,72 @@
+package scheduler
+
+import (
+	"maps"
+	"slices"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+)
+
+func (c *Core) subscribed(id string) {
+	c.learnFrameworkID(id)
+	c.connected, c.suppressed = true, false
+	clear(c.offers)
+	// Ask about every task we believe live, until each is answered.
+	clear(c.reconciling)
+	for _, id := range slices.Sorted(maps.Keys(c.tasks)) {
+		if agent := c.tasks[id].rec.AgentID; agent != "" {
+			c.reconciling[id] = agent
+		}
+	}
+	c.reconcileSweeps()
+	c.sendReconcile()
+	c.implicitSent = c.now
+}
+
+// learnFrameworkID persists the framework ID the master gave us.
+func (c *Core) learnFrameworkID(id string) {
+	if id != "" && id != c.frameworkID {
+		c.frameworkID = id
+		c.write(Write{FrameworkID: id})
+	}
+}
+
+func (c *Core) sendReconcile() {
+	if len(c.reconciling) == 0 {
+		return
+	}
+	// Built here rather than with calls.ReconcileTasks, which ranges over a
+	// map: the order of the tasks must not depend on it.
+	var tasks []scheduler.Call_Reconcile_Task
+	for _, id := range slices.Sorted(maps.Keys(c.reconciling)) {
+		tasks = append(tasks, scheduler.Call_Reconcile_Task{TaskID: mesos.TaskID{Value: id}, AgentID: &mesos.AgentID{Value: c.reconciling[id]}})
+	}
+	c.call(calls.Reconcile(func(r *scheduler.Call_Reconcile) { r.Tasks = tasks }))
+	c.reconcileSent = c.now
+}
+
+func (c *Core) tick() {
+	if !c.connected {
+		return
+	}
+	if len(c.reconciling) > 0 && c.now.Sub(c.reconcileSent) >= c.cfg.RetryInterval {
+		c.sendReconcile()
+	}
+	if c.now.Sub(c.implicitSent) >= c.cfg.ReconcileInterval {
+		c.call(calls.Reconcile())
+		c.implicitSent = c.now
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.killSent)) {
+		inst := c.tasks[id]
+		if inst == nil {
+			delete(c.killSent, id)
+			continue
+		}
+		grace := inst.app.killGrace()
+		if c.now.Sub(c.killSent[id]) >= grace+c.cfg.RetryInterval {
+			c.sendKill(inst, id)
+		}
+	}
+}

@@ -1,0 +1,41 @@
+package scheduler
+
+// startRemoteChecks asks the driver to run the instance's REMOTE_* checks
+// against its agent.
+func (c *Core) startRemoteChecks(inst *instance) {
+	tmpl := inst.app.tmpl
+	if tmpl == nil || len(tmpl.RemoteChecks) == 0 {
+		return
+	}
+	c.out.Checks = append(c.out.Checks, CheckChange{TaskGroupID: inst.rec.ID, Host: inst.rec.HostIP, Checks: tmpl.RemoteProbes(inst.rec.Ports)})
+}
+
+func (c *Core) stopRemoteChecks(inst *instance) {
+	if inst.app.tmpl != nil && len(inst.app.tmpl.RemoteChecks) > 0 && inst.rec.ID != "" {
+		c.out.Checks = append(c.out.Checks, CheckChange{TaskGroupID: inst.rec.ID})
+	}
+}
+
+// remoteHealth records a remote check verdict; a kill verdict kills the
+// instance, and its end counts as a failure.
+func (c *Core) remoteHealth(h RemoteHealth) {
+	p, err := ParseID(h.TaskGroupID)
+	if err != nil {
+		return
+	}
+	a := c.apps[p.Namespace+"/"+p.App]
+	if a == nil {
+		return
+	}
+	inst := a.instances[p.Index]
+	if inst == nil || inst.rec.ID != h.TaskGroupID || inst.phase != PhaseRunning {
+		return
+	}
+	healthy := h.Healthy
+	inst.rec.RemoteHealthy, inst.rec.RemoteMessage = &healthy, h.Message
+	if h.Kill {
+		c.kill(inst, KillHealth)
+		return
+	}
+	c.persist(inst)
+}
