@@ -13,8 +13,8 @@
 //     the KILL event, the TaskInfo or the TaskSpec, in that order),
 //     ACKNOWLEDGED, MESSAGE (bcs proto.Message in, proto.MessageResult
 //     out), SHUTDOWN, ERROR and HEARTBEAT;
-//   - the task lifecycle (State, one transition table, mapped one-to-one
-//     onto mesos.TaskState) and every TaskStatus field the executor sets:
+//   - the task lifecycle (pkg/taskstate, mapped one-to-one onto
+//     mesos.TaskState) and every TaskStatus field the executor sets:
 //     uuid (16 random bytes), source SOURCE_EXECUTOR, timestamp, healthy,
 //     reason, message, data;
 //   - exiting once every task is terminal and every update acknowledged,
@@ -25,6 +25,6 @@
 // containers itself. runtimetest is the conformance suite every Runtime
 // runs. Time comes from a Clock so tests can control it.
 //
-// It must not import other bcs-mesos packages except proto, errdefs and
-// mesoswire, and never the scheduler side or pkg/devcluster.
+// It must not import other bcs-mesos packages except proto, errdefs,
+// mesoswire and taskstate, and never the scheduler side or pkg/devcluster.
 package executor

@@ -23,6 +23,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -86,7 +87,7 @@ type Driver struct {
 type taskRecord struct {
 	info      mesos.TaskInfo
 	spec      *proto.TaskSpec
-	state     State
+	state     taskstate.State
 	healthy   *bool
 	data      []byte
 	killGrace time.Duration
@@ -300,14 +301,14 @@ func (d *Driver) launch(infos []mesos.TaskInfo) {
 			d.log().Warn("ignoring a second launch", "task", id)
 			continue
 		}
-		rec := &taskRecord{info: info, state: Staging}
+		rec := &taskRecord{info: info, state: taskstate.Staging}
 		d.tasks[id] = rec
 		d.order = append(d.order, id)
 		d.unackedTasks[id] = info
 		spec, err := proto.DecodeTaskSpec(info.Data)
 		if err != nil {
 			reason := mesos.REASON_TASK_INVALID
-			invalid = append(invalid, Report{TaskID: id, State: Failed, Reason: &reason, Message: err.Error()})
+			invalid = append(invalid, Report{TaskID: id, State: taskstate.Failed, Reason: &reason, Message: err.Error()})
 			continue
 		}
 		rec.spec = spec
@@ -322,16 +323,16 @@ func (d *Driver) launch(infos []mesos.TaskInfo) {
 	shutting := d.shuttingDown
 	d.mu.Unlock()
 	if len(sweeps) > 0 && len(group) > 0 {
-		invalid = append(invalid, refuse(sweeps, Failed, mesos.REASON_TASK_GROUP_INVALID, "a sweep task runs alone in its group")...)
+		invalid = append(invalid, refuse(sweeps, taskstate.Failed, mesos.REASON_TASK_GROUP_INVALID, "a sweep task runs alone in its group")...)
 		sweeps = nil
 	}
 	if len(invalid) > 0 {
 		// A task group is all or nothing: fail the valid tasks too.
-		invalid = append(invalid, refuse(append(group, sweeps...), Failed, mesos.REASON_TASK_GROUP_INVALID, "another task of the group is invalid")...)
+		invalid = append(invalid, refuse(append(group, sweeps...), taskstate.Failed, mesos.REASON_TASK_GROUP_INVALID, "another task of the group is invalid")...)
 		group, sweeps = nil, nil
 	}
 	if shutting {
-		invalid = append(invalid, refuse(append(group, sweeps...), Killed, -1, "executor is shutting down")...)
+		invalid = append(invalid, refuse(append(group, sweeps...), taskstate.Killed, -1, "executor is shutting down")...)
 		group, sweeps = nil, nil
 	}
 	for _, r := range invalid {
@@ -346,7 +347,7 @@ func (d *Driver) launch(infos []mesos.TaskInfo) {
 }
 
 // refuse reports tasks as ended in state, with reason unless it is -1.
-func refuse(tasks []Task, state State, reason mesos.TaskStatus_Reason, msg string) []Report {
+func refuse(tasks []Task, state taskstate.State, reason mesos.TaskStatus_Reason, msg string) []Report {
 	out := make([]Report, len(tasks))
 	for i, t := range tasks {
 		out[i] = Report{TaskID: t.ID(), State: state, Message: msg}
@@ -361,17 +362,17 @@ func refuse(tasks []Task, state State, reason mesos.TaskStatus_Reason, msg strin
 // and finishes, saying what it reaped.
 func (d *Driver) sweep(t Task) {
 	d.log().Info("sweep task", "task", t.ID(), "reason", t.Spec.Sweep.Reason)
-	d.Report(Report{TaskID: t.ID(), State: Running})
+	d.Report(Report{TaskID: t.ID(), State: taskstate.Running})
 	if d.cfg.Sweep == nil {
-		d.Report(Report{TaskID: t.ID(), State: Failed, Reason: mesos.REASON_TASK_INVALID.Enum(), Message: "this executor cannot sweep"})
+		d.Report(Report{TaskID: t.ID(), State: taskstate.Failed, Reason: mesos.REASON_TASK_INVALID.Enum(), Message: "this executor cannot sweep"})
 		return
 	}
 	summary, err := d.cfg.Sweep(d.runtimeCtx)
 	if err != nil {
-		d.Report(Report{TaskID: t.ID(), State: Failed, Message: "sweep: " + err.Error()})
+		d.Report(Report{TaskID: t.ID(), State: taskstate.Failed, Message: "sweep: " + err.Error()})
 		return
 	}
-	d.Report(Report{TaskID: t.ID(), State: Finished, Message: summary})
+	d.Report(Report{TaskID: t.ID(), State: taskstate.Finished, Message: summary})
 }
 
 // killGrace picks the kill grace period: the KILL event's policy, else the
@@ -391,7 +392,7 @@ func killGrace(event, task *mesos.KillPolicy, spec *proto.TaskSpec) time.Duratio
 func (d *Driver) kill(id string, policy *mesos.KillPolicy) {
 	d.mu.Lock()
 	rec, ok := d.tasks[id]
-	if !ok || rec.state.Terminal() || rec.state == Killing {
+	if !ok || rec.state.Terminal() || rec.state == taskstate.Killing {
 		d.mu.Unlock()
 		d.log().Info("ignoring KILL: task unknown, terminal or already killing", "task", id)
 		return
@@ -399,7 +400,7 @@ func (d *Driver) kill(id string, policy *mesos.KillPolicy) {
 	grace := killGrace(policy, rec.info.KillPolicy, rec.spec)
 	sweeping := rec.spec != nil && rec.spec.Sweep != nil
 	d.mu.Unlock()
-	d.Report(Report{TaskID: id, State: Killing})
+	d.Report(Report{TaskID: id, State: taskstate.Killing})
 	if sweeping {
 		return // a sweep is short and must not be cut off: it ends by itself
 	}
@@ -472,7 +473,7 @@ func (d *Driver) Report(r Report) {
 		d.log().Warn("report for an unknown task dropped", "task", r.TaskID)
 		return
 	}
-	next, err := Transition(rec.state, r.State)
+	next, err := taskstate.Transition(rec.state, r.State)
 	if err != nil {
 		d.mu.Unlock()
 		d.log().Warn("report dropped", "task", r.TaskID, "err", err)
@@ -485,7 +486,7 @@ func (d *Driver) Report(r Report) {
 	if r.Data != nil {
 		rec.data = r.Data
 	}
-	if next == Killing && !d.killingCapable {
+	if next == taskstate.Killing && !d.killingCapable {
 		d.mu.Unlock()
 		return
 	}
@@ -509,7 +510,7 @@ func (d *Driver) updateLocked(rec *taskRecord, r Report) executor.Call_Update {
 	ts := float64(d.cfg.Clock.Now().UnixNano()) / 1e9
 	status := mesos.TaskStatus{
 		TaskID:     rec.info.TaskID,
-		State:      rec.state.Mesos().Enum(),
+		State:      mesosState(rec.state).Enum(),
 		Source:     mesos.SOURCE_EXECUTOR.Enum(),
 		ExecutorID: &mesos.ExecutorID{Value: d.cfg.Env.ExecutorID},
 		AgentID:    d.agentID,
@@ -617,10 +618,10 @@ func (d *Driver) shutdownRuntime() {
 }
 
 // Tasks returns the states of the tasks, by ID, for tests and logs.
-func (d *Driver) Tasks() map[string]State {
+func (d *Driver) Tasks() map[string]taskstate.State {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make(map[string]State, len(d.tasks))
+	out := make(map[string]taskstate.State, len(d.tasks))
 	for id, rec := range d.tasks {
 		out[id] = rec.state
 	}
@@ -641,6 +642,11 @@ func (d *Driver) Unacknowledged() (tasks []string, updates []string) {
 	sort.Strings(tasks)
 	sort.Strings(updates)
 	return tasks, updates
+}
+
+// mesosState is the Mesos TaskState a task state maps onto.
+func mesosState(s taskstate.State) mesos.TaskState {
+	return mesos.TaskState(mesos.TaskState_value[s.MesosName()])
 }
 
 func newUUID() []byte {

@@ -17,6 +17,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	bcsexec "github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -41,7 +42,7 @@ func (f *fakeRuntime) Launch(_ context.Context, group []bcsexec.Task, r bcsexec.
 	f.reporter = r
 	f.mu.Unlock()
 	for _, t := range group {
-		r.Report(bcsexec.Report{TaskID: t.ID(), State: bcsexec.Running, Healthy: ptr(true), Data: []byte(`{"pid":1}`)})
+		r.Report(bcsexec.Report{TaskID: t.ID(), State: taskstate.Running, Healthy: ptr(true), Data: []byte(`{"pid":1}`)})
 	}
 }
 
@@ -50,7 +51,7 @@ func (f *fakeRuntime) Kill(id string, grace time.Duration) {
 	f.kills[id] = grace
 	r := f.reporter
 	f.mu.Unlock()
-	r.Report(bcsexec.Report{TaskID: id, State: bcsexec.Killed, Message: "stopped"})
+	r.Report(bcsexec.Report{TaskID: id, State: taskstate.Killed, Message: "stopped"})
 }
 
 func (f *fakeRuntime) Message(_ context.Context, msg *proto.Message) proto.MessageResult {
@@ -67,7 +68,7 @@ func (f *fakeRuntime) Shutdown(time.Duration) {
 	}
 	f.mu.Unlock()
 	for _, id := range ids {
-		r.Report(bcsexec.Report{TaskID: id, State: bcsexec.Killed, Message: "executor shutdown"})
+		r.Report(bcsexec.Report{TaskID: id, State: taskstate.Killed, Message: "executor shutdown"})
 	}
 }
 
@@ -384,7 +385,7 @@ func TestLaunchSingleTaskAndNoise(t *testing.T) {
 	if err := r.wait(t); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if got := r.driver.Tasks()["solo"]; got != bcsexec.Killed {
+	if got := r.driver.Tasks()["solo"]; got != taskstate.Killed {
 		t.Errorf("state %s", got)
 	}
 }

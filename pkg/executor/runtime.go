@@ -6,6 +6,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -27,7 +28,7 @@ func (t Task) ID() string { return t.Info.TaskID.Value }
 // Report is a change of one task, from a Runtime to the driver.
 type Report struct {
 	TaskID  string
-	State   State
+	State   taskstate.State
 	Reason  *mesos.TaskStatus_Reason
 	Message string
 	// Healthy is the latest health verdict; nil when the task has no

@@ -17,6 +17,7 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -183,7 +184,7 @@ func TestCNIPodSharesNetwork(t *testing.T) {
 	if err := p.Kill(ctxT(t, 30*time.Second), syscall.SIGTERM, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if p.State() != StateKilled {
+	if p.State() != taskstate.Killed {
 		t.Errorf("pod %s, want killed", p.State())
 	}
 	n.assertTornDown(t, c, cfg)

@@ -6,8 +6,8 @@
 //
 // It owns the translation of a proto.TaskSpec into a docker container
 // (command and args, docker parameters, volumes, resources, env injection,
-// configmap/secret files), the pod and task lifecycle (State and its one
-// transition function), killing with a grace period, the in-place
+// configmap/secret files), the pod and task lifecycle (on pkg/taskstate's
+// one transition table, shared with the executors), killing with a grace period, the in-place
 // operations (signal, exec, restart one container, re-create one with a new
 // environment in the same network, update limits) and the sandbox state
 // file that lets a restarted executor tear down what a crashed one left

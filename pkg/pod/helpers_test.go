@@ -12,6 +12,7 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -87,10 +88,10 @@ func (r *recorder) add(u Update) {
 }
 
 // states is the sequence of states reported for taskID.
-func (r *recorder) states(taskID string) []State {
+func (r *recorder) states(taskID string) []taskstate.State {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []State
+	var out []taskstate.State
 	for _, u := range r.updates {
 		if u.TaskID == taskID {
 			out = append(out, u.State)

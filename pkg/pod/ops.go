@@ -13,6 +13,7 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -22,7 +23,7 @@ func (p *Pod) running(taskID string) (*task, error) {
 	defer p.mu.Unlock()
 	for _, t := range p.tasks {
 		if t.id == taskID {
-			if t.state != StateRunning {
+			if t.state != taskstate.Running {
 				return nil, fmt.Errorf("task %q is %s, not running: %w", taskID, t.state, errdefs.ErrConflict)
 			}
 			return t, nil
@@ -280,7 +281,7 @@ func (p *Pod) recreate(ctx context.Context, t *task, spec *proto.TaskSpec, oldID
 	if owner {
 		p.netID = c.ID
 	}
-	stopping := t.state != StateRunning // Kill came meanwhile
+	stopping := t.state != taskstate.Running // Kill came meanwhile
 	p.mu.Unlock()
 	if stopping {
 		_ = p.cfg.Docker.KillContainer(docker.KillContainerOptions{ID: c.ID, Signal: docker.SIGKILL, Context: rbCtx})

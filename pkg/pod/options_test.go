@@ -12,6 +12,7 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -156,7 +157,7 @@ func TestAutoRemoveContainerFinishes(t *testing.T) {
 	if err := p.Start(ctxT(t, time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := p.Wait(ctxT(t, 30*time.Second)); err != nil || st != StateFinished {
+	if st, err := p.Wait(ctxT(t, 30*time.Second)); err != nil || st != taskstate.Finished {
 		t.Fatalf("pod %s %v, want finished; tasks %+v", st, err, p.Tasks())
 	}
 }
@@ -172,7 +173,7 @@ func TestKillBeforeStart(t *testing.T) {
 	if err := p.Kill(ctxT(t, 10*time.Second), syscall.SIGTERM, -1); err != nil {
 		t.Fatal(err)
 	}
-	if p.State() != StateKilled || p.Tasks()[0].State != StateKilled {
+	if p.State() != taskstate.Killed || p.Tasks()[0].State != taskstate.Killed {
 		t.Fatalf("pod %s task %s, want killed", p.State(), p.Tasks()[0].State)
 	}
 	if err := p.Start(ctxT(t, 10*time.Second)); err == nil {

@@ -13,6 +13,7 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -35,7 +36,7 @@ type Task struct {
 // TaskStatus. Info is the seed 001 BcsContainerInfo (TaskStatus.data).
 type Update struct {
 	TaskID  string
-	State   State
+	State   taskstate.State
 	Message string
 	Info    proto.ContainerInfo
 }
@@ -87,7 +88,7 @@ type Pod struct {
 	tasks []*task
 
 	mu          sync.Mutex
-	state       State
+	state       taskstate.State
 	failure     string // why the pod failed; "" otherwise
 	killed      bool   // Kill was called
 	netID       string // the container whose network the others join
@@ -106,7 +107,7 @@ type task struct {
 	id   string
 	spec *proto.TaskSpec
 
-	state       State
+	state       taskstate.State
 	message     string
 	containerID string
 	name        string
@@ -150,7 +151,7 @@ func New(cfg Config, tasks []Task) (*Pod, error) {
 		cfg.After = time.After
 	}
 	cfg.CNI = cfg.CNI.withDefaults()
-	p := &Pod{cfg: cfg, state: StateStaging, done: make(chan struct{}), started: make(chan struct{})}
+	p := &Pod{cfg: cfg, state: taskstate.Staging, done: make(chan struct{}), started: make(chan struct{})}
 	p.monCtx, p.cancelMon = context.WithCancel(context.Background())
 	seen := map[string]bool{}
 	for _, t := range tasks {
@@ -162,7 +163,7 @@ func New(cfg Config, tasks []Task) (*Pod, error) {
 		}
 		seen[t.Spec.Name] = true
 		p.tasks = append(p.tasks, &task{
-			id: t.ID, spec: t.Spec, state: StateStaging,
+			id: t.ID, spec: t.Spec, state: taskstate.Staging,
 			name:   containerName(cfg.PodID, t.Spec.Name),
 			exited: make(chan struct{}),
 		})
@@ -175,7 +176,7 @@ var validName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
 func containerName(podID, name string) string { return "bcs-" + podID + "-" + name }
 
 // State is the pod's state.
-func (p *Pod) State() State {
+func (p *Pod) State() taskstate.State {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.state
@@ -184,7 +185,7 @@ func (p *Pod) State() State {
 // TaskStatus is a snapshot of one task.
 type TaskStatus struct {
 	TaskID  string
-	State   State
+	State   taskstate.State
 	Message string
 	Info    proto.ContainerInfo
 }
@@ -206,7 +207,7 @@ func (p *Pod) Done() <-chan struct{} { return p.done }
 // Wait blocks until the pod is done and returns its final state, and the
 // teardown error if something could not be removed (the state file then
 // stays for Cleanup).
-func (p *Pod) Wait(ctx context.Context) (State, error) {
+func (p *Pod) Wait(ctx context.Context) (taskstate.State, error) {
 	select {
 	case <-p.done:
 		return p.State(), p.teardownErr
@@ -216,11 +217,11 @@ func (p *Pod) Wait(ctx context.Context) (State, error) {
 }
 
 // setTask moves t to state with message and reports it. Caller holds mu.
-func (p *Pod) setTask(t *task, to State, msg string) {
+func (p *Pod) setTask(t *task, to taskstate.State, msg string) {
 	if t.state == to {
 		return
 	}
-	next, err := transition(t.state, to)
+	next, err := taskstate.Transition(t.state, to)
 	if err != nil {
 		return // a late event for a task already terminal
 	}
@@ -231,8 +232,8 @@ func (p *Pod) setTask(t *task, to State, msg string) {
 	}
 }
 
-func (p *Pod) setPod(to State) {
-	if next, err := transition(p.state, to); err == nil {
+func (p *Pod) setPod(to taskstate.State) {
+	if next, err := taskstate.Transition(p.state, to); err == nil {
 		p.state = next
 	}
 }
@@ -245,11 +246,11 @@ func (p *Pod) setPod(to State) {
 func (p *Pod) Start(ctx context.Context) error {
 	defer p.startOnce.Do(func() { close(p.started) })
 	p.mu.Lock()
-	if p.state != StateStaging {
+	if p.state != taskstate.Staging {
 		p.mu.Unlock()
 		return fmt.Errorf("pod %q: start in state %s: %w", p.cfg.PodID, p.state, errdefs.ErrConflict)
 	}
-	p.setPod(StateStarting)
+	p.setPod(taskstate.Starting)
 	p.mu.Unlock()
 
 	if err := p.cfg.Docker.PingWithContext(ctx); err != nil {
@@ -270,7 +271,7 @@ func (p *Pod) Start(ctx context.Context) error {
 	p.mu.Lock()
 	killed := p.killed
 	if err == nil && !killed {
-		p.setPod(StateRunning)
+		p.setPod(taskstate.Running)
 	}
 	for _, t := range p.tasks {
 		if t.containerID != "" && !t.monitoring {
@@ -338,7 +339,7 @@ func (p *Pod) start(ctx context.Context) error {
 			p.mu.Unlock()
 			return nil
 		}
-		p.setTask(t, StateStarting, "")
+		p.setTask(t, taskstate.Starting, "")
 		p.mu.Unlock()
 		if err := p.startTask(ctx, t, i == 0); err != nil {
 			if i > 0 {
@@ -353,7 +354,7 @@ func (p *Pod) start(ctx context.Context) error {
 		if err == nil {
 			t.info = info
 		}
-		p.setTask(t, StateRunning, "")
+		p.setTask(t, taskstate.Running, "")
 		p.mu.Unlock()
 	}
 	return nil
@@ -636,17 +637,17 @@ func (p *Pod) exitedTask(t *task, code *int) {
 	var killOthers bool
 	switch {
 	case p.failure != "":
-		p.setTask(t, StateFailed, p.failure)
+		p.setTask(t, taskstate.Failed, p.failure)
 	case code == nil:
-		p.setTask(t, StateKilled, "killed before its container was created")
-	case t.state == StateKilling:
-		p.setTask(t, StateKilled, fmt.Sprintf("killed; container exited with code %d", *code))
+		p.setTask(t, taskstate.Killed, "killed before its container was created")
+	case t.state == taskstate.Killing:
+		p.setTask(t, taskstate.Killed, fmt.Sprintf("killed; container exited with code %d", *code))
 	case *code == 0:
-		p.setTask(t, StateFinished, "container exited with code 0")
+		p.setTask(t, taskstate.Finished, "container exited with code 0")
 	default:
 		msg := fmt.Sprintf("task %q failed: container exited with code %d", t.id, *code)
 		p.failure = msg
-		p.setTask(t, StateFailed, msg)
+		p.setTask(t, taskstate.Failed, msg)
 		killOthers = true
 	}
 	p.markExited(t)
@@ -677,7 +678,7 @@ func (p *Pod) fail(msg string) {
 	}
 	for _, t := range p.tasks {
 		if t.containerID == "" && !t.state.Terminal() {
-			p.setTask(t, StateFailed, msg)
+			p.setTask(t, taskstate.Failed, msg)
 			p.markExited(t)
 		}
 	}
@@ -713,25 +714,25 @@ func (p *Pod) Kill(ctx context.Context, sig syscall.Signal, grace time.Duration)
 		return nil
 	}
 	p.killed = true
-	if p.state == StateStaging { // never started: nothing to stop
+	if p.state == taskstate.Staging { // never started: nothing to stop
 		for _, t := range p.tasks {
-			p.setTask(t, StateKilled, "killed before start")
+			p.setTask(t, taskstate.Killed, "killed before start")
 			p.markExited(t)
 		}
-		p.setPod(StateKilled)
+		p.setPod(taskstate.Killed)
 		p.startOnce.Do(func() { close(p.started) })
 		p.mu.Unlock()
 		p.finish()
 		return nil
 	}
-	if p.state == StateRunning {
-		p.setPod(StateKilling)
+	if p.state == taskstate.Running {
+		p.setPod(taskstate.Killing)
 	}
 	var running []*task
 	var graces []time.Duration // read under mu: UpdateEnv swaps t.spec
 	for _, t := range p.tasks {
-		if t.state == StateRunning || t.state == StateStarting {
-			p.setTask(t, StateKilling, "")
+		if t.state == taskstate.Running || t.state == taskstate.Starting {
+			p.setTask(t, taskstate.Killing, "")
 			running = append(running, t)
 			g := grace
 			if g < 0 {
@@ -788,17 +789,17 @@ func (p *Pod) finish() {
 		p.mu.Lock()
 		switch {
 		case p.failure != "":
-			p.setPod(StateFailed)
+			p.setPod(taskstate.Failed)
 		case p.killed:
-			if p.state != StateKilling {
-				p.setPod(StateKilling)
+			if p.state != taskstate.Killing {
+				p.setPod(taskstate.Killing)
 			}
-			p.setPod(StateKilled)
+			p.setPod(taskstate.Killed)
 		default:
-			p.setPod(StateFinished)
+			p.setPod(taskstate.Finished)
 		}
 		if !p.state.Terminal() { // failed before running
-			p.state = StateFailed
+			p.state = taskstate.Failed
 		}
 		p.mu.Unlock()
 		close(p.done)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -45,11 +46,11 @@ func TestBridgePodSharesNetwork(t *testing.T) {
 	if err := p.Start(ctxT(t, time.Minute)); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	if p.State() != StateRunning {
+	if p.State() != taskstate.Running {
 		t.Fatalf("pod state %s, want running", p.State())
 	}
 	for _, id := range []string{web.ID, side.ID} {
-		if got := rec.states(id); !slices.Equal(got, []State{StateStarting, StateRunning}) {
+		if got := rec.states(id); !slices.Equal(got, []taskstate.State{taskstate.Starting, taskstate.Running}) {
 			t.Errorf("task %q states %v, want [starting running]", id, got)
 		}
 	}
@@ -103,11 +104,11 @@ func TestBridgePodSharesNetwork(t *testing.T) {
 	if err := p.Kill(ctxT(t, 30*time.Second), syscall.SIGTERM, 2*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if p.State() != StateKilled {
+	if p.State() != taskstate.Killed {
 		t.Errorf("pod state %s after kill, want killed", p.State())
 	}
 	for _, ts := range p.Tasks() {
-		if ts.State != StateKilled {
+		if ts.State != taskstate.Killed {
 			t.Errorf("task %q %s after kill, want killed", ts.TaskID, ts.State)
 		}
 	}
@@ -135,11 +136,11 @@ func TestFailingSecondContainerFailsGroup(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `task "task-second"`) {
 		t.Fatalf("start error %v, want the second task's failure", err)
 	}
-	if st, _ := p.Wait(ctxT(t, 30*time.Second)); st != StateFailed {
+	if st, _ := p.Wait(ctxT(t, 30*time.Second)); st != taskstate.Failed {
 		t.Fatalf("pod %s, want failed", st)
 	}
 	for _, ts := range p.Tasks() {
-		if ts.State != StateFailed || !strings.Contains(ts.Message, "no/such/binary") {
+		if ts.State != taskstate.Failed || !strings.Contains(ts.Message, "no/such/binary") {
 			t.Errorf("task %q: %s %q, want failed naming the cause", ts.TaskID, ts.State, ts.Message)
 		}
 	}
@@ -164,17 +165,17 @@ func TestContainerExitKillsPod(t *testing.T) {
 	}
 	start := time.Now()
 	st, err := p.Wait(ctxT(t, 30*time.Second))
-	if err != nil || st != StateFailed {
+	if err != nil || st != taskstate.Failed {
 		t.Fatalf("pod %s, %v; want failed", st, err)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("pod took %v to fail; the others must be killed at once", d)
 	}
 	tasks := p.Tasks()
-	if tasks[1].State != StateFailed || tasks[1].Info.ExitCode != 3 {
+	if tasks[1].State != taskstate.Failed || tasks[1].Info.ExitCode != 3 {
 		t.Errorf("crash task %+v, want failed with exit code 3", tasks[1])
 	}
-	if tasks[0].State != StateFailed || !strings.Contains(tasks[0].Message, `task "task-crash" failed`) {
+	if tasks[0].State != taskstate.Failed || !strings.Contains(tasks[0].Message, `task "task-crash" failed`) {
 		t.Errorf("long task %s %q, want failed because of task-crash", tasks[0].State, tasks[0].Message)
 	}
 	if n := labelled(t, c, cfg); n != 0 {
@@ -193,11 +194,11 @@ func TestAllContainersExitFinishesPod(t *testing.T) {
 	if err := p.Start(ctxT(t, time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := p.Wait(ctxT(t, 30*time.Second)); err != nil || st != StateFinished {
+	if st, err := p.Wait(ctxT(t, 30*time.Second)); err != nil || st != taskstate.Finished {
 		t.Fatalf("pod %s, %v; want finished", st, err)
 	}
 	for _, ts := range p.Tasks() {
-		if ts.State != StateFinished {
+		if ts.State != taskstate.Finished {
 			t.Errorf("task %q %s, want finished", ts.TaskID, ts.State)
 		}
 	}
@@ -238,7 +239,7 @@ func TestKillGracePeriod(t *testing.T) {
 			if d < tc.min || d > tc.max {
 				t.Errorf("kill took %v, want within [%v, %v]", d, tc.min, tc.max)
 			}
-			if st := p.Tasks()[0].State; st != StateKilled {
+			if st := p.Tasks()[0].State; st != taskstate.Killed {
 				t.Errorf("task %s, want killed", st)
 			}
 		})
@@ -261,11 +262,11 @@ func TestDockerdUnreachableFailsEveryTask(t *testing.T) {
 		t.Fatalf("start: %v, want unavailable naming dockerd", err)
 	}
 	for _, ts := range p.Tasks() {
-		if ts.State != StateFailed || !strings.Contains(ts.Message, "cannot reach dockerd (unix:///nonexistent/docker.sock)") {
+		if ts.State != taskstate.Failed || !strings.Contains(ts.Message, "cannot reach dockerd (unix:///nonexistent/docker.sock)") {
 			t.Errorf("task %q: %s %q", ts.TaskID, ts.State, ts.Message)
 		}
 	}
-	if st, _ := p.Wait(ctxT(t, 10*time.Second)); st != StateFailed {
+	if st, _ := p.Wait(ctxT(t, 10*time.Second)); st != taskstate.Failed {
 		t.Errorf("pod %s, want failed", st)
 	}
 }
@@ -286,7 +287,7 @@ func TestPullPolicyAlwaysWithoutRegistryFails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `pull image "bcs-test/busybox:latest" (policy Always)`) {
 		t.Fatalf("start: %v, want a pull failure", err)
 	}
-	if ts := p.Tasks()[0]; ts.State != StateFailed || !strings.Contains(ts.Message, "pull image") {
+	if ts := p.Tasks()[0]; ts.State != taskstate.Failed || !strings.Contains(ts.Message, "pull image") {
 		t.Errorf("task %s %q", ts.State, ts.Message)
 	}
 }
@@ -356,7 +357,7 @@ func TestInPlaceOperations(t *testing.T) {
 		t.Errorf("restart: before %+v after %+v", before, after)
 	}
 	time.Sleep(300 * time.Millisecond) // the old container's wait returns
-	if p.State() != StateRunning || p.Tasks()[1].State != StateRunning {
+	if p.State() != taskstate.Running || p.Tasks()[1].State != taskstate.Running {
 		t.Fatalf("after restart: pod %s worker %s, want running", p.State(), p.Tasks()[1].State)
 	}
 	res, err = p.Exec(ctxT(t, 30*time.Second), worker.ID, []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"})

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	docker "github.com/fsouza/go-dockerclient"
@@ -189,35 +188,5 @@ func TestPortBindings(t *testing.T) {
 		!reflect.DeepEqual(b["9000/udp"], []docker.PortBinding{{HostIP: "127.0.0.1", HostPort: "31001"}}) ||
 		!reflect.DeepEqual(b["31002/tcp"], []docker.PortBinding{{HostIP: "127.0.0.1", HostPort: "31002"}}) {
 		t.Errorf("exposed %v bindings %v", exposed, b)
-	}
-}
-
-// STYLE 9: one transition table; illegal moves are conflicts; states map
-// one-to-one onto Mesos TaskState.
-func TestStateTransitions(t *testing.T) {
-	legal := [][2]State{
-		{StateStaging, StateStarting}, {StateStarting, StateRunning}, {StateRunning, StateKilling},
-		{StateKilling, StateKilled}, {StateRunning, StateFinished}, {StateRunning, StateFailed}, {StateStaging, StateFailed},
-	}
-	for _, m := range legal {
-		if got, err := transition(m[0], m[1]); err != nil || got != m[1] {
-			t.Errorf("%s → %s: %v", m[0], m[1], err)
-		}
-	}
-	illegal := [][2]State{
-		{StateFinished, StateRunning}, {StateKilled, StateFailed}, {StateRunning, StateStaging}, {StateStaging, StateRunning}, {StateRunning, StateKilled},
-	}
-	for _, m := range illegal {
-		if got, err := transition(m[0], m[1]); !errors.Is(err, errdefs.ErrConflict) || got != m[0] {
-			t.Errorf("%s → %s: %v, want conflict", m[0], m[1], err)
-		}
-	}
-	seen := map[string]bool{}
-	for s := StateStaging; s <= StateKilled; s++ {
-		name := s.MesosState()
-		if seen[name] || !strings.HasPrefix(name, "TASK_") {
-			t.Errorf("%s → %s", s, name)
-		}
-		seen[name] = true
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -130,11 +131,11 @@ func TestUpdateEnvRecreatesJoinedContainer(t *testing.T) {
 		t.Errorf("new worker → owner on 127.0.0.1: %+v, %v", res, err)
 	}
 	time.Sleep(300 * time.Millisecond) // the old container's wait returns
-	if p.State() != StateRunning {
+	if p.State() != taskstate.Running {
 		t.Errorf("pod %s, want running", p.State())
 	}
 	for _, id := range []string{owner.ID, worker.ID} {
-		if got := rec.states(id); !slices.Equal(got, []State{StateStarting, StateRunning}) {
+		if got := rec.states(id); !slices.Equal(got, []taskstate.State{taskstate.Starting, taskstate.Running}) {
 			t.Errorf("task %q states %v, want [starting running]", id, got)
 		}
 	}
@@ -229,13 +230,13 @@ func TestUpdateEnvSoleCNMContainer(t *testing.T) {
 		t.Errorf("env lacks MODE=solo:\n%s", env)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if p.State() != StateRunning {
+	if p.State() != taskstate.Running {
 		t.Fatalf("pod %s, want running", p.State())
 	}
 	if err := p.Kill(ctxT(t, 30*time.Second), syscall.SIGTERM, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := p.Wait(context.Background()); st != StateKilled || err != nil {
+	if st, err := p.Wait(context.Background()); st != taskstate.Killed || err != nil {
 		t.Errorf("pod %s (%v), want killed", st, err)
 	}
 	if n := labelled(t, c, cfg); n != 0 {
@@ -302,7 +303,7 @@ func TestUpdateEnvCNIFirstContainer(t *testing.T) {
 		t.Errorf("state file names %v, want %s and not %s", r.Containers, after.ID, before.ID)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if p.State() != StateRunning {
+	if p.State() != taskstate.Running {
 		t.Fatalf("pod %s, want running", p.State())
 	}
 	if err := p.Kill(ctxT(t, 30*time.Second), syscall.SIGTERM, time.Second); err != nil {

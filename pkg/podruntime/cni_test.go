@@ -12,6 +12,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -81,7 +82,7 @@ func TestCNIPodHealthCheckOnContainerIP(t *testing.T) {
 	rt.Launch(context.Background(), []executor.Task{web, side}, rep)
 
 	for _, task := range []executor.Task{web, side} {
-		info := containerInfo(t, rep.awaitState(task.ID(), executor.Running))
+		info := containerInfo(t, rep.awaitState(task.ID(), taskstate.Running))
 		_, subnet, _ := net.ParseCIDR("10.254.231.0/24")
 		if info.NetworkMode != "cni" || !subnet.Contains(net.ParseIP(info.IPAddress)) {
 			t.Errorf("task %q RUNNING data %+v, want a CNI address", task.ID(), info)
@@ -89,10 +90,10 @@ func TestCNIPodHealthCheckOnContainerIP(t *testing.T) {
 	}
 	rep.awaitHealthy(web.ID(), true)
 
-	rep.Report(executor.Report{TaskID: web.ID(), State: executor.Killing})
+	rep.Report(executor.Report{TaskID: web.ID(), State: taskstate.Killing})
 	rt.Kill(web.ID(), 0)
-	rep.awaitState(web.ID(), executor.Killed)
-	rep.awaitState(side.ID(), executor.Killed)
+	rep.awaitState(web.ID(), taskstate.Killed)
+	rep.awaitState(side.ID(), taskstate.Killed)
 	waitDone(t, rt)
 	if left := labelledContainers(t, c, cfg.Labels[podtest.Label]); len(left) != 0 {
 		t.Errorf("%d containers left", len(left))

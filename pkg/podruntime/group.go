@@ -15,6 +15,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -98,7 +99,7 @@ func (g *group) failAll(reason mesos.TaskStatus_Reason, msg string) {
 	g.mu.Unlock()
 	for _, id := range g.order {
 		r := reason
-		g.push(executor.Report{TaskID: id, State: executor.Failed, Reason: &r, Message: msg})
+		g.push(executor.Report{TaskID: id, State: taskstate.Failed, Reason: &r, Message: msg})
 	}
 }
 
@@ -113,29 +114,29 @@ func (g *group) onUpdate(u pod.Update) {
 	}
 	r := executor.Report{TaskID: u.TaskID, Message: u.Message}
 	switch u.State {
-	case pod.StateStarting:
-		r.State = executor.Starting
-	case pod.StateRunning:
-		r.State = executor.Running
+	case taskstate.Starting:
+		r.State = taskstate.Starting
+	case taskstate.Running:
+		r.State = taskstate.Running
 		gt.running = true
-	case pod.StateKilling:
+	case taskstate.Killing:
 		gt.stopping = true
 		g.stopHealthLocked(gt)
 		if gt.killRequested {
 			g.mu.Unlock()
 			return // the driver reported Killing when the KILL came
 		}
-		r.State = executor.Killing
-	case pod.StateFinished:
-		r.State = executor.Finished
-	case pod.StateFailed:
-		r.State = executor.Failed
+		r.State = taskstate.Killing
+	case taskstate.Finished:
+		r.State = taskstate.Finished
+	case taskstate.Failed:
+		r.State = taskstate.Failed
 		if !gt.running {
 			reason := reasonLaunchFailed
 			r.Reason = &reason
 		}
-	case pod.StateKilled:
-		r.State = executor.Killed
+	case taskstate.Killed:
+		r.State = taskstate.Killed
 	default:
 		g.mu.Unlock()
 		return
@@ -151,7 +152,7 @@ func (g *group) onUpdate(u pod.Update) {
 		g.stopHealthLocked(gt)
 		if g.healthFailure != "" {
 			reason := reasonHealth
-			r.State, r.Reason, r.Message = executor.Failed, &reason, g.healthFailure
+			r.State, r.Reason, r.Message = taskstate.Failed, &reason, g.healthFailure
 			if u.TaskID == g.unhealthyTask {
 				f := false
 				r.Healthy = &f
@@ -159,7 +160,7 @@ func (g *group) onUpdate(u pod.Update) {
 		}
 	}
 	g.push(r)
-	if u.State == pod.StateRunning {
+	if u.State == taskstate.Running {
 		g.startHealthLocked(gt, u.Info)
 	}
 	g.mu.Unlock()
@@ -228,7 +229,7 @@ func (g *group) rearm(taskID, msg string) {
 	gt.info = info
 	if msg != "" {
 		data, _ := json.Marshal(info)
-		g.push(executor.Report{TaskID: taskID, State: executor.Running, Message: msg, Data: data, Healthy: gt.lastHealthy})
+		g.push(executor.Report{TaskID: taskID, State: taskstate.Running, Message: msg, Data: data, Healthy: gt.lastHealthy})
 	}
 	g.startHealthLocked(gt, info)
 }
@@ -248,7 +249,7 @@ func (g *group) reportStatus(taskID string) error {
 	}
 	gt.info = info
 	data, _ := json.Marshal(info)
-	g.push(executor.Report{TaskID: taskID, State: executor.Running, Data: data, Healthy: gt.lastHealthy})
+	g.push(executor.Report{TaskID: taskID, State: taskstate.Running, Data: data, Healthy: gt.lastHealthy})
 	return nil
 }
 
@@ -331,7 +332,7 @@ func (g *group) healthResult(ctx context.Context, gt *groupTask, i int, res heal
 			msg = res.Message
 		}
 		data, _ := json.Marshal(gt.info)
-		g.push(executor.Report{TaskID: gt.t.ID(), State: executor.Running, Reason: &reason, Message: msg, Healthy: &verdict, Data: data})
+		g.push(executor.Report{TaskID: gt.t.ID(), State: taskstate.Running, Reason: &reason, Message: msg, Healthy: &verdict, Data: data})
 	}
 	g.mu.Unlock()
 }

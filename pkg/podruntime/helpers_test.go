@@ -18,6 +18,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -109,19 +110,19 @@ func fastCheck(typ string) proto.HealthCheck {
 type reporter struct {
 	t       *testing.T
 	mu      sync.Mutex
-	state   map[string]executor.State
+	state   map[string]taskstate.State
 	reports []executor.Report
 	notify  chan struct{}
 }
 
 func newReporter(t *testing.T) *reporter {
-	return &reporter{t: t, state: map[string]executor.State{}, notify: make(chan struct{}, 1)}
+	return &reporter{t: t, state: map[string]taskstate.State{}, notify: make(chan struct{}, 1)}
 }
 
 func (r *reporter) Report(rep executor.Report) {
 	r.mu.Lock()
 	from := r.state[rep.TaskID]
-	next, err := executor.Transition(from, rep.State)
+	next, err := taskstate.Transition(from, rep.State)
 	if err != nil {
 		r.t.Errorf("task %q: illegal report %s → %s (%q)", rep.TaskID, from, rep.State, rep.Message)
 	} else {
@@ -162,7 +163,7 @@ func (r *reporter) await(task string, what string, pred func(executor.Report) bo
 	}
 }
 
-func (r *reporter) awaitState(task string, s executor.State) executor.Report {
+func (r *reporter) awaitState(task string, s taskstate.State) executor.Report {
 	r.t.Helper()
 	return r.await(task, s.String(), func(rep executor.Report) bool { return rep.State == s })
 }
@@ -175,10 +176,10 @@ func (r *reporter) awaitHealthy(task string, healthy bool) executor.Report {
 }
 
 // states is the sequence of states reported for task.
-func (r *reporter) states(task string) []executor.State {
+func (r *reporter) states(task string) []taskstate.State {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []executor.State
+	var out []taskstate.State
 	for _, rep := range r.reports {
 		if rep.TaskID == task {
 			out = append(out, rep.State)

@@ -18,6 +18,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -341,11 +342,11 @@ func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.Message
 }
 
 // Tasks returns the pod state of every task by ID, for logs and tests.
-func (r *Runtime) Tasks() map[string]pod.State {
+func (r *Runtime) Tasks() map[string]taskstate.State {
 	r.mu.Lock()
 	groups := append([]*group(nil), r.groups...)
 	r.mu.Unlock()
-	out := map[string]pod.State{}
+	out := map[string]taskstate.State{}
 	for _, g := range groups {
 		if p := g.getPod(); p != nil {
 			for _, s := range p.Tasks() {

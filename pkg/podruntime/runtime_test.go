@@ -17,6 +17,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -44,7 +45,7 @@ func TestBridgePodRunsHealthy(t *testing.T) {
 	rt.Launch(context.Background(), []executor.Task{web, side}, rep)
 
 	for _, task := range []executor.Task{web, side} {
-		st := rep.awaitState(task.ID(), executor.Running)
+		st := rep.awaitState(task.ID(), taskstate.Running)
 		info := containerInfo(t, st)
 		if info.ID == "" || info.Pid <= 0 || info.Status != "running" || info.IPAddress == "" || info.StartAt.IsZero() {
 			t.Errorf("task %q RUNNING data %+v", task.ID(), info)
@@ -54,7 +55,7 @@ func TestBridgePodRunsHealthy(t *testing.T) {
 		}
 	}
 	rep.awaitHealthy(web.ID(), true)
-	if got := rep.states(web.ID())[:2]; !slices.Equal(got, []executor.State{executor.Starting, executor.Running}) {
+	if got := rep.states(web.ID())[:2]; !slices.Equal(got, []taskstate.State{taskstate.Starting, taskstate.Running}) {
 		t.Errorf("web states %v", got)
 	}
 }
@@ -67,12 +68,12 @@ func TestContainerExitFailsGroup(t *testing.T) {
 	rep := newReporter(t)
 	web, side, _ := bridgePod(t)
 	rt.Launch(context.Background(), []executor.Task{web, side}, rep)
-	st := rep.awaitState(side.ID(), executor.Running)
+	st := rep.awaitState(side.ID(), taskstate.Running)
 	if err := c.KillContainer(docker.KillContainerOptions{ID: containerInfo(t, st).ID, Signal: docker.SIGKILL}); err != nil {
 		t.Fatal(err)
 	}
 	for _, task := range []executor.Task{web, side} {
-		f := rep.awaitState(task.ID(), executor.Failed)
+		f := rep.awaitState(task.ID(), taskstate.Failed)
 		if !strings.Contains(f.Message, `task "side.0" failed: container exited with code 137`) {
 			t.Errorf("task %q FAILED message %q", task.ID(), f.Message)
 		}
@@ -93,21 +94,21 @@ func TestKillWithGrace(t *testing.T) {
 	stubborn := containerTask("stubborn.0", "stubborn", `trap "echo term" TERM; while true; do sleep 0.1; done`)
 	polite := containerTask("polite.0", "polite", "exec sleep 100000")
 	rt.Launch(context.Background(), []executor.Task{stubborn, polite}, rep)
-	rep.awaitState(stubborn.ID(), executor.Running)
-	rep.awaitState(polite.ID(), executor.Running)
+	rep.awaitState(stubborn.ID(), taskstate.Running)
+	rep.awaitState(polite.ID(), taskstate.Running)
 
-	rep.Report(executor.Report{TaskID: stubborn.ID(), State: executor.Killing}) // as the driver does
+	rep.Report(executor.Report{TaskID: stubborn.ID(), State: taskstate.Killing}) // as the driver does
 	start := time.Now()
 	rt.Kill(stubborn.ID(), 2*time.Second)
-	rep.awaitState(stubborn.ID(), executor.Killed)
+	rep.awaitState(stubborn.ID(), taskstate.Killed)
 	if took := time.Since(start); took < 2*time.Second || took > 10*time.Second {
 		t.Errorf("stubborn task killed after %v, want the 2s grace then SIGKILL", took)
 	}
-	rep.awaitState(polite.ID(), executor.Killed)
-	if got := rep.states(polite.ID()); !slices.Contains(got, executor.Killing) {
+	rep.awaitState(polite.ID(), taskstate.Killed)
+	if got := rep.states(polite.ID()); !slices.Contains(got, taskstate.Killing) {
 		t.Errorf("polite states %v, want KILLING reported", got)
 	}
-	if got := rep.states(stubborn.ID()); count(got, executor.Killing) != 1 {
+	if got := rep.states(stubborn.ID()); count(got, taskstate.Killing) != 1 {
 		t.Errorf("stubborn states %v: KILLING twice", got)
 	}
 	waitDone(t, rt)
@@ -148,8 +149,8 @@ func TestUnhealthyChecksFailGroup(t *testing.T) {
 			web, side, hostPort := bridgePod(t)
 			web.Spec.HealthChecks = []proto.HealthCheck{tc.check(hostPort)}
 			rt.Launch(context.Background(), []executor.Task{web, side}, rep)
-			rep.awaitState(web.ID(), executor.Running)
-			f := rep.awaitState(web.ID(), executor.Failed)
+			rep.awaitState(web.ID(), taskstate.Running)
+			f := rep.awaitState(web.ID(), taskstate.Failed)
 			if f.Reason == nil || *f.Reason != mesos.REASON_TASK_HEALTH_CHECK_STATUS_UPDATED ||
 				!strings.Contains(f.Message, "failed 3 times in a row") || !strings.Contains(f.Message, tc.want) {
 				t.Errorf("FAILED reason %v message %q", f.Reason, f.Message)
@@ -157,7 +158,7 @@ func TestUnhealthyChecksFailGroup(t *testing.T) {
 			if f.Healthy == nil || *f.Healthy {
 				t.Errorf("FAILED healthy %v, want false", f.Healthy)
 			}
-			s := rep.awaitState(side.ID(), executor.Failed)
+			s := rep.awaitState(side.ID(), taskstate.Failed)
 			if s.Message != f.Message {
 				t.Errorf("side FAILED message %q, want the health reason", s.Message)
 			}
@@ -191,8 +192,8 @@ func TestMessages(t *testing.T) {
 	web, side, _ := bridgePod(t)
 	side.Spec.Container.Args = []string{"-c", `trap "echo hup >> /tmp/signals" HUP; while true; do sleep 0.1; done`}
 	rt.Launch(context.Background(), []executor.Task{web, side}, rep)
-	rep.awaitState(web.ID(), executor.Running)
-	before := containerInfo(t, rep.awaitState(side.ID(), executor.Running))
+	rep.awaitState(web.ID(), taskstate.Running)
+	before := containerInfo(t, rep.awaitState(side.ID(), taskstate.Running))
 	ctx := context.Background()
 	send := func(m proto.Message) proto.MessageResult {
 		t.Helper()
@@ -234,7 +235,7 @@ func TestMessages(t *testing.T) {
 		t.Fatalf("restart: %+v", res)
 	}
 	after := containerInfo(t, rep.await(side.ID(), "RUNNING after restart", func(r executor.Report) bool {
-		return r.State == executor.Running && r.Message == "restarted in place"
+		return r.State == taskstate.Running && r.Message == "restarted in place"
 	}))
 	if after.ID != before.ID || after.Pid == before.Pid || after.IPAddress != before.IPAddress {
 		t.Errorf("restart: before %+v after %+v", before, after)
@@ -273,7 +274,7 @@ func TestDockerUnreachableFailsEveryTask(t *testing.T) {
 	a, b := containerTask("a.0", "a", "true"), containerTask("b.0", "b", "true")
 	rt.Launch(context.Background(), []executor.Task{a, b}, rep)
 	for _, task := range []executor.Task{a, b} {
-		f := rep.awaitState(task.ID(), executor.Failed)
+		f := rep.awaitState(task.ID(), taskstate.Failed)
 		if !strings.Contains(f.Message, "cannot reach dockerd") || f.Reason == nil || *f.Reason != mesos.REASON_CONTAINER_LAUNCH_FAILED {
 			t.Errorf("task %q: %s", task.ID(), describe(f))
 		}
@@ -311,7 +312,7 @@ func TestInvalidGroups(t *testing.T) {
 			tc.mod(&a)
 			rt.Launch(context.Background(), []executor.Task{a, b}, rep)
 			for _, task := range []executor.Task{a, b} {
-				f := rep.awaitState(task.ID(), executor.Failed)
+				f := rep.awaitState(task.ID(), taskstate.Failed)
 				if f.Reason == nil || *f.Reason != mesos.REASON_TASK_INVALID || !strings.Contains(f.Message, tc.want) {
 					t.Errorf("task %q: %s", task.ID(), describe(f))
 				}
@@ -391,7 +392,7 @@ func eventually(t *testing.T, d time.Duration, f func() string) {
 	}
 }
 
-func count(states []executor.State, s executor.State) int {
+func count(states []taskstate.State, s taskstate.State) int {
 	n := 0
 	for _, x := range states {
 		if x == s {

@@ -12,8 +12,8 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
-	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -43,8 +43,8 @@ func TestUpdateEnvMessage(t *testing.T) {
 	check.Command = "test -f /etc/app/ready"
 	side.Spec.HealthChecks = []proto.HealthCheck{check}
 	rt.Launch(context.Background(), []executor.Task{web, side}, rep)
-	webInfo := containerInfo(t, rep.awaitState(web.ID(), executor.Running))
-	before := containerInfo(t, rep.awaitState(side.ID(), executor.Running))
+	webInfo := containerInfo(t, rep.awaitState(web.ID(), taskstate.Running))
+	before := containerInfo(t, rep.awaitState(side.ID(), taskstate.Running))
 	rep.awaitHealthy(side.ID(), true)
 	send := func(m proto.Message) proto.MessageResult {
 		t.Helper()
@@ -61,7 +61,7 @@ func TestUpdateEnvMessage(t *testing.T) {
 		t.Fatalf("update-env: %+v", res)
 	}
 	after := containerInfo(t, rep.await(side.ID(), "RUNNING after update-env", func(r executor.Report) bool {
-		return r.State == executor.Running && r.Message == "re-created with a new environment"
+		return r.State == taskstate.Running && r.Message == "re-created with a new environment"
 	}))
 	if after.ID == before.ID || after.Pid == before.Pid || after.Status != "running" || after.IPAddress != before.IPAddress || after.Name != before.Name {
 		t.Errorf("update-env: before %+v after %+v", before, after)
@@ -79,11 +79,11 @@ func TestUpdateEnvMessage(t *testing.T) {
 	// Five check intervals: a check still aimed at the old container
 	// would fail three times in a row and kill the pod.
 	time.Sleep(time.Second)
-	if st := rt.Tasks(); st[side.ID()] != pod.StateRunning || st[web.ID()] != pod.StateRunning {
+	if st := rt.Tasks(); st[side.ID()] != taskstate.Running || st[web.ID()] != taskstate.Running {
 		t.Errorf("after update-env: tasks %v, want both running", st)
 	}
 	for _, s := range rep.states(side.ID()) {
-		if s != executor.Starting && s != executor.Running {
+		if s != taskstate.Starting && s != taskstate.Running {
 			t.Errorf("side reported %s: %v", s, rep.states(side.ID()))
 		}
 	}

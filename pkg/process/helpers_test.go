@@ -23,6 +23,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/process"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -198,7 +199,7 @@ func (r *recorder) await(what string, from int, pred func(executor.Report) bool)
 	}
 }
 
-func (r *recorder) awaitState(id string, s executor.State, from int) (executor.Report, int) {
+func (r *recorder) awaitState(id string, s taskstate.State, from int) (executor.Report, int) {
 	r.t.Helper()
 	return r.await(fmt.Sprintf("%s %s", id, s), from, func(rep executor.Report) bool { return rep.TaskID == id && rep.State == s })
 }

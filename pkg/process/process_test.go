@@ -16,6 +16,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/process"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -58,8 +59,8 @@ func TestSeedProcessLifecycle(t *testing.T) {
 	spec := e.seedSpec(url, srv.user, srv.pwd, port)
 	e.launch(t, "gamesvc.0", spec)
 
-	e.rec.awaitState("gamesvc.0", executor.Starting, 0)
-	running, at := e.rec.awaitState("gamesvc.0", executor.Running, 0)
+	e.rec.awaitState("gamesvc.0", taskstate.Starting, 0)
+	running, at := e.rec.awaitState("gamesvc.0", taskstate.Running, 0)
 	info := processInfo(t, running)
 	if info.Pid <= 0 || info.ProcName != "gamesvr" || info.WorkPath != spec.Process.WorkPath || info.Ports["http_port"] != port || info.StartedAt.IsZero() {
 		t.Errorf("ProcessInfo %+v", info)
@@ -90,7 +91,7 @@ func TestSeedProcessLifecycle(t *testing.T) {
 		t.Errorf("server %d not in the task cgroup: %q", info.Pid, procs)
 	}
 	healthy, at := e.rec.await("healthy", at, func(r executor.Report) bool { return r.Healthy != nil && *r.Healthy })
-	if healthy.State != executor.Running || healthy.Reason == nil || *healthy.Reason != mesos.REASON_TASK_HEALTH_CHECK_STATUS_UPDATED {
+	if healthy.State != taskstate.Running || healthy.Reason == nil || *healthy.Reason != mesos.REASON_TASK_HEALTH_CHECK_STATUS_UPDATED {
 		t.Errorf("healthy report %+v", healthy)
 	}
 
@@ -103,7 +104,7 @@ func TestSeedProcessLifecycle(t *testing.T) {
 	if !res.OK {
 		t.Fatalf("restart %+v", res)
 	}
-	again, at := e.rec.awaitState("gamesvc.0", executor.Running, at+1)
+	again, at := e.rec.awaitState("gamesvc.0", taskstate.Running, at+1)
 	newInfo := processInfo(t, again)
 	if newInfo.Pid == info.Pid || newInfo.Pid <= 0 {
 		t.Errorf("restart kept pid %d", newInfo.Pid)
@@ -119,7 +120,7 @@ func TestSeedProcessLifecycle(t *testing.T) {
 	start := time.Now()
 	e.rt.Kill("gamesvc.0", 2*time.Second)
 	killed := e.rec.awaitTerminal("gamesvc.0")
-	if killed.State != executor.Killed {
+	if killed.State != taskstate.Killed {
 		t.Fatalf("after kill: %+v", killed)
 	}
 	if d := time.Since(start); d >= 2*time.Second {
@@ -157,12 +158,12 @@ echo $! > %[2]s`, marker, pidFile)
 		ProcName: "gamesvr", User: "nobody", WorkPath: dir, PidFile: pidFile, StartCmd: start, StartGracePeriod: 0.3,
 	}}
 	e.launch(t, "daemon.0", spec)
-	e.rec.awaitState("daemon.0", executor.Running, 0)
+	e.rec.awaitState("daemon.0", taskstate.Running, 0)
 	if pids := markerPids(marker); len(pids) != 4 {
 		t.Fatalf("want 4 processes with marker, got %v", pids)
 	}
 	e.rt.Kill("daemon.0", 300*time.Millisecond)
-	if rep := e.rec.awaitTerminal("daemon.0"); rep.State != executor.Killed {
+	if rep := e.rec.awaitTerminal("daemon.0"); rep.State != taskstate.Killed {
 		t.Fatalf("%+v", rep)
 	}
 	if pids := markerPids(marker); len(pids) != 0 {
@@ -179,7 +180,7 @@ func TestKillGracePeriod(t *testing.T) {
 		StartCmd: `trap 'echo term >> term.log' TERM; while :; do sleep 0.05; done`,
 	}}
 	e.launch(t, "stubborn.0", spec)
-	e.rec.awaitState("stubborn.0", executor.Running, 0)
+	e.rec.awaitState("stubborn.0", taskstate.Running, 0)
 	start := time.Now()
 	e.rt.Kill("stubborn.0", 700*time.Millisecond)
 	e.rec.awaitTerminal("stubborn.0")
@@ -200,7 +201,7 @@ func TestDownloadFailureNamesURLNotCredentials(t *testing.T) {
 	spec := e.seedSpec(url, srv.user, "wrong-password-xyz", freePort(t))
 	e.launch(t, "gamesvc.0", spec)
 	rep := e.rec.awaitTerminal("gamesvc.0")
-	if rep.State != executor.Failed || rep.Reason == nil || *rep.Reason != mesos.REASON_CONTAINER_LAUNCH_FAILED {
+	if rep.State != taskstate.Failed || rep.Reason == nil || *rep.Reason != mesos.REASON_CONTAINER_LAUNCH_FAILED {
 		t.Fatalf("%+v", rep)
 	}
 	if !strings.Contains(rep.Message, url) || !strings.Contains(rep.Message, "401") {
@@ -223,7 +224,7 @@ func TestWrongProcNameFails(t *testing.T) {
 	}}
 	e.launch(t, "wrong.0", spec)
 	rep := e.rec.awaitTerminal("wrong.0")
-	if rep.State != executor.Failed || !strings.Contains(rep.Message, `"sleep"`) || !strings.Contains(rep.Message, `not procName "gamesvr"`) {
+	if rep.State != taskstate.Failed || !strings.Contains(rep.Message, `"sleep"`) || !strings.Contains(rep.Message, `not procName "gamesvr"`) {
 		t.Errorf("%+v", rep)
 	}
 }
@@ -236,10 +237,10 @@ func TestForegroundDeathReportsExitCode(t *testing.T) {
 		ProcName: "sh", WorkPath: filepath.Join(e.work, "fg"), StartGracePeriod: 0.2, StartCmd: "sleep 0.5; exit 3",
 	}}
 	e.launch(t, "fg.0", spec)
-	e.rec.awaitState("fg.0", executor.Running, 0)
+	e.rec.awaitState("fg.0", taskstate.Running, 0)
 	rep := e.rec.awaitTerminal("fg.0")
 	info := processInfo(t, rep)
-	if rep.State != executor.Failed || info.ExitCode == nil || *info.ExitCode != 3 || !strings.Contains(rep.Message, "exited with status 3") {
+	if rep.State != taskstate.Failed || info.ExitCode == nil || *info.ExitCode != 3 || !strings.Contains(rep.Message, "exited with status 3") {
 		t.Errorf("%+v %+v", rep, info)
 	}
 }
@@ -254,9 +255,9 @@ func TestMemoryLimitKill(t *testing.T) {
 		StartCmd: "sleep 0.4; head -c 200000000 /dev/zero | tail",
 	}, Resources: proto.Resources{MemLimitMB: 32}}
 	e.launch(t, "hog.0", spec)
-	e.rec.awaitState("hog.0", executor.Running, 0)
+	e.rec.awaitState("hog.0", taskstate.Running, 0)
 	rep := e.rec.awaitTerminal("hog.0")
-	if rep.State != executor.Failed || rep.Reason == nil || *rep.Reason != mesos.REASON_CONTAINER_LIMITATION_MEMORY || !strings.Contains(rep.Message, "memory limit of 32 MB") {
+	if rep.State != taskstate.Failed || rep.Reason == nil || *rep.Reason != mesos.REASON_CONTAINER_LIMITATION_MEMORY || !strings.Contains(rep.Message, "memory limit of 32 MB") {
 		t.Errorf("%+v", rep)
 	}
 }
@@ -272,12 +273,12 @@ func TestHealthCheckKillsAfterFailures(t *testing.T) {
 		HealthChecks:           []proto.HealthCheck{{Type: "TCP", PortName: "metric_port", IntervalSeconds: 0.05, TimeoutSeconds: 0.5, ConsecutiveFailures: 3}},
 		KillGracePeriodSeconds: 0.2}
 	e.launch(t, "sick.0", spec)
-	unhealthy, _ := e.rec.await("unhealthy", 0, func(r executor.Report) bool { return r.Healthy != nil && !*r.Healthy && r.State == executor.Running })
+	unhealthy, _ := e.rec.await("unhealthy", 0, func(r executor.Report) bool { return r.Healthy != nil && !*r.Healthy && r.State == taskstate.Running })
 	if !strings.Contains(unhealthy.Message, fmt.Sprintf("connect 127.0.0.1:%d", closed)) {
 		t.Errorf("unhealthy message %q", unhealthy.Message)
 	}
 	rep := e.rec.awaitTerminal("sick.0")
-	if rep.State != executor.Failed || rep.Reason == nil || *rep.Reason != mesos.REASON_TASK_HEALTH_CHECK_STATUS_UPDATED ||
+	if rep.State != taskstate.Failed || rep.Reason == nil || *rep.Reason != mesos.REASON_TASK_HEALTH_CHECK_STATUS_UPDATED ||
 		rep.Healthy == nil || *rep.Healthy || !strings.Contains(rep.Message, "failed 3 times in a row") {
 		t.Errorf("%+v", rep)
 	}
@@ -295,7 +296,7 @@ func TestMessages(t *testing.T) {
 		StartCmd: start, RestartCmd: `kill "$(cat ` + pidFile + `)"; echo restarted >> restart.log; ` + start,
 	}, Env: []proto.EnvVar{{Name: "GREETING", Value: "hi"}}}
 	e.launch(t, "msg.0", spec)
-	first, at := e.rec.awaitState("msg.0", executor.Running, 0)
+	first, at := e.rec.awaitState("msg.0", taskstate.Running, 0)
 	ctx := context.Background()
 
 	res := e.rt.Message(ctx, &proto.Message{Type: proto.MessageExec, TaskID: "msg.0", Command: []string{"sh", "-c", "echo $GREETING; id -u; exit 4"}})
@@ -306,7 +307,7 @@ func TestMessages(t *testing.T) {
 	if !res.OK {
 		t.Fatalf("restart %+v", res)
 	}
-	second, _ := e.rec.awaitState("msg.0", executor.Running, at+1)
+	second, _ := e.rec.awaitState("msg.0", taskstate.Running, at+1)
 	oldPid, newPid := processInfo(t, first).Pid, processInfo(t, second).Pid
 	if oldPid == newPid || readTrim(t, filepath.Join(spec.Process.WorkPath, "restart.log")) != "restarted" {
 		t.Errorf("restartCmd: pid %d → %d", oldPid, newPid)
@@ -320,7 +321,7 @@ func TestMessages(t *testing.T) {
 	if !res.OK {
 		t.Errorf("signal %+v", res)
 	}
-	if rep := e.rec.awaitTerminal("msg.0"); rep.State != executor.Failed || !strings.Contains(rep.Message, strconv.Itoa(newPid)) {
+	if rep := e.rec.awaitTerminal("msg.0"); rep.State != taskstate.Failed || !strings.Contains(rep.Message, strconv.Itoa(newPid)) {
 		t.Errorf("after SIGKILL of the main process: %+v", rep)
 	}
 	for _, m := range []proto.Message{
@@ -344,7 +345,7 @@ func TestPathTraversalPackageFailsTask(t *testing.T) {
 	spec := e.seedSpec(url, srv.user, srv.pwd, freePort(t))
 	e.launch(t, "evil.0", spec)
 	rep := e.rec.awaitTerminal("evil.0")
-	if rep.State != executor.Failed || !strings.Contains(rep.Message, "escapes the output directory") {
+	if rep.State != taskstate.Failed || !strings.Contains(rep.Message, "escapes the output directory") {
 		t.Errorf("%+v", rep)
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(e.work), "escaped.txt")); !os.IsNotExist(err) {
@@ -358,7 +359,7 @@ func TestResourceLimitsNeedCgroups(t *testing.T) {
 		ProcName: "sleep", WorkPath: filepath.Join(e.work, "lim"), StartCmd: "exec sleep 10",
 	}, Resources: proto.Resources{MemLimitMB: 64}}
 	e.launch(t, "lim.0", spec)
-	if rep := e.rec.awaitTerminal("lim.0"); rep.State != executor.Failed || !strings.Contains(rep.Message, "need cgroups") {
+	if rep := e.rec.awaitTerminal("lim.0"); rep.State != taskstate.Failed || !strings.Contains(rep.Message, "need cgroups") {
 		t.Errorf("%+v", rep)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 	"github.com/jonboulle/clockwork"
 )
@@ -121,7 +122,7 @@ func (r *Runtime) Launch(_ context.Context, group []executor.Task, rep executor.
 		r.mu.Unlock()
 		if et.Spec.Process == nil {
 			reason := reasonInvalid
-			go t.finish(executor.Failed, &reason, "the process executor runs process tasks only; this spec has a container", nil)
+			go t.finish(taskstate.Failed, &reason, "the process executor runs process tasks only; this spec has a container", nil)
 			continue
 		}
 		go t.launch()
@@ -131,7 +132,7 @@ func (r *Runtime) Launch(_ context.Context, group []executor.Task, rep executor.
 // Kill implements executor.Runtime.
 func (r *Runtime) Kill(id string, grace time.Duration) {
 	if t := r.task(id); t != nil {
-		go t.kill(grace, executor.Killed, nil, "killed")
+		go t.kill(grace, taskstate.Killed, nil, "killed")
 	}
 }
 
@@ -149,7 +150,7 @@ func (r *Runtime) Shutdown(grace time.Duration) {
 		if g > grace {
 			g = grace
 		}
-		go t.kill(g, executor.Killed, nil, "executor shutdown")
+		go t.kill(g, taskstate.Killed, nil, "executor shutdown")
 	}
 	deadline := time.After(grace + 5*time.Second)
 	for _, t := range all {

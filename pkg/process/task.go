@@ -21,6 +21,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -102,7 +103,7 @@ func portsOf(spec *proto.TaskSpec) map[string]int {
 
 func (t *task) log() *slog.Logger { return t.rt.cfg.Logger.With("task", t.id) }
 
-func (t *task) report(state executor.State, reason *mesos.TaskStatus_Reason, msg string, healthy *bool) {
+func (t *task) report(state taskstate.State, reason *mesos.TaskStatus_Reason, msg string, healthy *bool) {
 	t.mu.Lock()
 	data, _ := json.Marshal(t.info)
 	t.mu.Unlock()
@@ -119,7 +120,7 @@ func (t *task) launch() {
 	if done {
 		return
 	}
-	t.report(executor.Starting, nil, "", nil)
+	t.report(taskstate.Starting, nil, "", nil)
 	if err := t.prepare(); err != nil {
 		reason := reasonLaunchFailed
 		if errors.Is(err, errdefs.ErrInvalidArgument) {
@@ -140,11 +141,11 @@ func (t *task) launch() {
 // task's context was cancelled, else failed.
 func (t *task) endLaunch(err error, reason mesos.TaskStatus_Reason) {
 	if t.ctx.Err() != nil {
-		t.finish(executor.Killed, nil, "killed during launch", nil)
+		t.finish(taskstate.Killed, nil, "killed during launch", nil)
 		return
 	}
 	t.log().Warn("launch failed", "err", err)
-	t.finish(executor.Failed, &reason, err.Error(), nil)
+	t.finish(taskstate.Failed, &reason, err.Error(), nil)
 }
 
 // running records inst as the live instance, reports RUNNING and starts
@@ -159,7 +160,7 @@ func (t *task) running(inst *instance) {
 	t.lastHealthy = nil
 	t.healthy = map[int]bool{}
 	t.mu.Unlock()
-	t.report(executor.Running, nil, "", nil)
+	t.report(taskstate.Running, nil, "", nil)
 	t.startHealthChecks()
 	go t.monitor(inst)
 }
@@ -440,9 +441,9 @@ func (t *task) died(inst *instance, cg *Cgroup, why error) {
 		msg = fmt.Sprintf("%s: killed for exceeding the memory limit of %v MB", msg, t.spec.Resources.MemLimitMB)
 	}
 	t.log().Info(msg)
-	state := executor.Failed
+	state := taskstate.Failed
 	if code != nil && *code == 0 && reason == nil {
-		state = executor.Finished
+		state = taskstate.Finished
 	}
 	t.finish(state, reason, msg, code)
 }
@@ -450,7 +451,7 @@ func (t *task) died(inst *instance, cg *Cgroup, why error) {
 // kill stops the task: stopCmd, the grace period, SIGTERM, TermWait,
 // SIGKILL (without stopCmd: SIGTERM, grace, SIGKILL), to the whole
 // process group and everything in the cgroup; then reports state.
-func (t *task) kill(grace time.Duration, state executor.State, reason *mesos.TaskStatus_Reason, msg string) {
+func (t *task) kill(grace time.Duration, state taskstate.State, reason *mesos.TaskStatus_Reason, msg string) {
 	t.cancel()
 	t.opMu.Lock()
 	defer t.opMu.Unlock()
@@ -585,7 +586,7 @@ func (t *task) forceKill(inst *instance) {
 
 // finish kills what is left, removes the cgroup and reports the terminal
 // state once.
-func (t *task) finish(state executor.State, reason *mesos.TaskStatus_Reason, msg string, code *int) {
+func (t *task) finish(state taskstate.State, reason *mesos.TaskStatus_Reason, msg string, code *int) {
 	t.mu.Lock()
 	if t.done {
 		t.mu.Unlock()
@@ -606,7 +607,7 @@ func (t *task) finish(state executor.State, reason *mesos.TaskStatus_Reason, msg
 		}
 	}
 	var healthy *bool
-	if state == executor.Failed && reason != nil && *reason == reasonHealth {
+	if state == taskstate.Failed && reason != nil && *reason == reasonHealth {
 		f := false
 		healthy = &f
 	}
@@ -651,7 +652,7 @@ func (t *task) restart() error {
 	if err != nil {
 		reason := reasonLaunchFailed
 		msg := "restart: " + err.Error()
-		go t.finish(executor.Failed, &reason, msg, nil)
+		go t.finish(taskstate.Failed, &reason, msg, nil)
 		return errors.New(msg)
 	}
 	t.running(inst)
@@ -761,7 +762,7 @@ func (t *task) healthResult(ctx context.Context, i int, r healthcheck.Result) {
 		reason := reasonHealth
 		msg := fmt.Sprintf("health check %s failed %d times in a row: %s", t.spec.HealthChecks[i].Type, r.ConsecutiveFailures, r.Message)
 		t.log().Info(msg)
-		go t.kill(t.killGrace, executor.Failed, &reason, msg)
+		go t.kill(t.killGrace, taskstate.Failed, &reason, msg)
 		return
 	}
 	if changed {
@@ -770,7 +771,7 @@ func (t *task) healthResult(ctx context.Context, i int, r healthcheck.Result) {
 		if !*verdict {
 			msg = r.Message
 		}
-		t.report(executor.Running, &reason, msg, verdict)
+		t.report(taskstate.Running, &reason, msg, verdict)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -34,9 +35,9 @@ func Run(t *testing.T, h Harness) {
 	t.Run("RunningThenKilled", func(t *testing.T) {
 		rt, rec := h.New(t), NewRecorder(t, h.Timeout)
 		launch(t, rt, rec, h.LongRunning(t, "a"), "a")
-		rec.Await("a", executor.Running)
+		rec.Await("a", taskstate.Running)
 		rt.Kill("a", 500*time.Millisecond)
-		if got := rec.AwaitTerminal("a"); got.State != executor.Killed {
+		if got := rec.AwaitTerminal("a"); got.State != taskstate.Killed {
 			t.Errorf("after Kill: %s %q", got.State, got.Message)
 		}
 		rec.CheckLifecycle("a")
@@ -44,7 +45,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("FailingStartFails", func(t *testing.T) {
 		rt, rec := h.New(t), NewRecorder(t, h.Timeout)
 		launch(t, rt, rec, h.Failing(t, "f"), "f")
-		if got := rec.AwaitTerminal("f"); got.State != executor.Failed || got.Message == "" {
+		if got := rec.AwaitTerminal("f"); got.State != taskstate.Failed || got.Message == "" {
 			t.Errorf("failing task: %s %q", got.State, got.Message)
 		}
 		rec.CheckLifecycle("f")
@@ -53,8 +54,8 @@ func Run(t *testing.T, h Harness) {
 		rt, rec := h.New(t), NewRecorder(t, h.Timeout)
 		launch(t, rt, rec, h.LongRunning(t, "s1"), "s1")
 		launch(t, rt, rec, h.LongRunning(t, "s2"), "s2")
-		rec.Await("s1", executor.Running)
-		rec.Await("s2", executor.Running)
+		rec.Await("s1", taskstate.Running)
+		rec.Await("s2", taskstate.Running)
 		rt.Shutdown(2 * time.Second)
 		for _, id := range []string{"s1", "s2"} {
 			if s, ok := rec.Last(id); !ok || !s.State.Terminal() {
@@ -67,7 +68,7 @@ func Run(t *testing.T, h Harness) {
 		rt, rec := h.New(t), NewRecorder(t, h.Timeout)
 		launch(t, rt, rec, h.LongRunning(t, "k"), "k")
 		rt.Kill("k", 200*time.Millisecond)
-		if got := rec.AwaitTerminal("k"); got.State != executor.Killed {
+		if got := rec.AwaitTerminal("k"); got.State != taskstate.Killed {
 			t.Errorf("killed during launch: %s %q", got.State, got.Message)
 		}
 		rec.CheckLifecycle("k")
@@ -150,7 +151,7 @@ func (r *Recorder) await(what string, pred func(executor.Report) bool) executor.
 }
 
 // Await waits for a report of id in state.
-func (r *Recorder) Await(id string, state executor.State) executor.Report {
+func (r *Recorder) Await(id string, state taskstate.State) executor.Report {
 	r.t.Helper()
 	return r.await(fmt.Sprintf("%s %s", id, state), func(rep executor.Report) bool { return rep.TaskID == id && rep.State == state })
 }
@@ -161,15 +162,15 @@ func (r *Recorder) AwaitTerminal(id string) executor.Report {
 	return r.await(id+" terminal", func(rep executor.Report) bool { return rep.TaskID == id && rep.State.Terminal() })
 }
 
-// CheckLifecycle checks that id's reports follow executor.Transition from
+// CheckLifecycle checks that id's reports follow taskstate.Transition from
 // Staging and end with exactly one terminal report (also a moment later).
 func (r *Recorder) CheckLifecycle(id string) {
 	r.t.Helper()
 	time.Sleep(100 * time.Millisecond)
-	state := executor.Staging
+	state := taskstate.Staging
 	terminal := 0
 	for _, rep := range r.of(id) {
-		next, err := executor.Transition(state, rep.State)
+		next, err := taskstate.Transition(state, rep.State)
 		if err != nil {
 			r.t.Errorf("task %s: %v; reports: %s", id, err, r.describe())
 			return

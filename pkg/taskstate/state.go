@@ -1,32 +1,29 @@
-package executor
+package taskstate
 
 import (
 	"fmt"
 
-	mesos "github.com/mesos/mesos-go/api/v1/lib"
-
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 )
 
-// State is the executor-side lifecycle of one task. Each state maps onto
-// exactly one mesos.TaskState (Mesos).
+// State is the lifecycle state of one task.
 type State int
 
-// The task states, in lifecycle order.
+// The states, in lifecycle order.
 const (
-	// Staging: the executor has the task but has not started it.
+	// Staging: accepted, nothing started yet.
 	Staging State = iota
-	// Starting: fetching packages, creating the process or containers.
+	// Starting: fetching packages or images, creating the process or
+	// container.
 	Starting
-	// Running: the task runs (and, when it has a start grace period, has
-	// survived it).
+	// Running: the task runs (and, with a start grace period, survived it).
 	Running
 	// Killing: a kill is in progress (stop command, grace period).
 	Killing
 	// Finished: the task ended by itself with success.
 	Finished
-	// Failed: the task could not start, died, or was killed by its health
-	// check.
+	// Failed: the task could not start, died, or was killed because it or
+	// another task of its group failed.
 	Failed
 	// Killed: the task was killed on request.
 	Killed
@@ -34,34 +31,30 @@ const (
 	Errored
 )
 
-var stateNames = [...]string{"Staging", "Starting", "Running", "Killing", "Finished", "Failed", "Killed", "Errored"}
+var names = [...]string{"Staging", "Starting", "Running", "Killing", "Finished", "Failed", "Killed", "Errored"}
 
-var mesosStates = [...]mesos.TaskState{
-	Staging:  mesos.TASK_STAGING,
-	Starting: mesos.TASK_STARTING,
-	Running:  mesos.TASK_RUNNING,
-	Killing:  mesos.TASK_KILLING,
-	Finished: mesos.TASK_FINISHED,
-	Failed:   mesos.TASK_FAILED,
-	Killed:   mesos.TASK_KILLED,
-	Errored:  mesos.TASK_ERROR,
-}
+var mesosNames = [...]string{"TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING", "TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_ERROR"}
 
 func (s State) String() string {
-	if s < 0 || int(s) >= len(stateNames) {
+	if s < 0 || int(s) >= len(names) {
 		return fmt.Sprintf("State(%d)", int(s))
 	}
-	return stateNames[s]
+	return names[s]
 }
 
-// Mesos is the TaskState reported for s.
-func (s State) Mesos() mesos.TaskState { return mesosStates[s] }
+// MesosName is the Mesos v1 TaskState of s, e.g. "TASK_RUNNING".
+func (s State) MesosName() string {
+	if s < 0 || int(s) >= len(mesosNames) {
+		return "TASK_ERROR"
+	}
+	return mesosNames[s]
+}
 
 // Terminal reports whether no transition leaves s.
 func (s State) Terminal() bool { return s >= Finished }
 
 // transitions is the one table of legal moves. Running → Running is a
-// status refresh (health changed, data changed, report-status).
+// status refresh (health or data changed).
 var transitions = map[State][]State{
 	Staging:  {Starting, Running, Killing, Failed, Killed, Errored},
 	Starting: {Running, Killing, Finished, Failed, Killed},
