@@ -176,6 +176,14 @@ func (s *system) stop() {
 			}
 		}
 	}
+	// Nothing the system started may outlive it: a leftover holds ports
+	// and cgroups the next test needs.
+	if pids := processesUnder(s.dir); len(pids) > 0 {
+		s.t.Errorf("processes left running under %s after the system stopped: %v", s.dir, pids)
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 	if s.t.Failed() {
 		for _, name := range []string{"bcs-scheduler", "devcluster"} {
 			if data, err := os.ReadFile(filepath.Join(s.dir, name+".log")); err == nil {
@@ -325,4 +333,21 @@ func pidOf(t *testing.T, pidFile string) int {
 		t.Fatal(err)
 	}
 	return pid
+}
+
+// processesUnder lists the processes whose working directory is under dir.
+func processesUnder(dir string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err == nil && strings.HasPrefix(strings.TrimSuffix(cwd, " (deleted)"), dir+"/") && alive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

@@ -114,6 +114,12 @@ func TestReadmeQuickStart(t *testing.T) {
 			_ = syscall.Kill(-makeRun.Process.Pid, syscall.SIGKILL)
 			<-exited
 		}
+		if pids := processesUnder(base); len(pids) > 0 {
+			t.Errorf("processes left running under %s after make run stopped: %v", base, pids)
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
 		if t.Failed() {
 			data, _ := os.ReadFile(logPath)
 			t.Logf("make run (last 6000 bytes):\n%s", tail(data, 6000))

@@ -32,6 +32,7 @@ type Cluster struct {
 
 	mu                  sync.Mutex
 	stopped             bool
+	stoppedDone         chan struct{} // closed when Stop has finished
 	frameworks          map[string]*framework
 	removedFrameworks   map[string]bool
 	completedFrameworks []*framework
@@ -70,6 +71,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		agents:            map[string]*agent{},
 		offers:            map[string]*offer{},
 		allocNow:          make(chan struct{}, 1),
+		stoppedDone:       make(chan struct{}),
 		stop:              make(chan struct{}),
 	}
 	c.procCtx, c.cancelCtx = context.WithCancel(context.Background())
@@ -132,13 +134,17 @@ func (c *Cluster) MasterURL() string { return "http://" + c.masterAddr }
 func (c *Cluster) WorkDir() string { return c.cfg.WorkDir }
 
 // Stop closes every stream, destroys every executor's session and stops
-// the HTTP servers. It is safe to call more than once.
+// the HTTP servers. It is safe to call more than once, from any goroutine:
+// every call returns once the cluster is stopped, so a process that exits
+// after Stop leaves no executor behind.
 func (c *Cluster) Stop() {
 	c.mu.Lock()
 	if c.stopped {
 		c.mu.Unlock()
+		<-c.stoppedDone
 		return
 	}
+	defer close(c.stoppedDone)
 	c.stopped = true
 	close(c.stop)
 	c.cancelCtx()

@@ -567,3 +567,30 @@ func TestRestartAgentRecoversOnlyExecutorsThatComeBack(t *testing.T) {
 		t.Errorf("t2: %s, want REASON_EXECUTOR_TERMINATED", st.GetReason())
 	}
 }
+
+// Stop returns, from every caller, only once the cluster has stopped: the
+// devcluster command stops on a signal both from Start's context and from
+// its own deferred Stop, and used to exit while the first Stop still
+// waited for executors, leaving them and their tasks running.
+func TestConcurrentStopsWaitForTheExecutors(t *testing.T) {
+	c := startProcessCluster(t, nil)
+	s := subscribe(t, c, frameworkInfo(), jsonCodec)
+	o := s.awaitOffer()
+	ex := realExecutor(t, s.fwID, "exec-1", "run", "protobuf")
+	on := "1" // a child to outlive, and no exit after SHUTDOWN: Stop must kill
+	ex.Command.Environment.Variables = append(ex.Command.Environment.Variables,
+		mesos.Environment_Variable{Name: "TESTEXECUTOR_CHILDREN", Value: &on}, mesos.Environment_Variable{Name: "TESTEXECUTOR_STAY", Value: &on})
+	launchGroup(s, o, ex, taskInfo(o, "t1"))
+	s.awaitAck("t1", mesos.TASK_RUNNING)
+	sandbox := sandboxOf(t, c, o.AgentID.Value, s.fwID, "exec-1")
+	child, daemon := pidIn(t, sandbox, "child.pid"), pidIn(t, sandbox, "daemon.pid")
+	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGKILL) })
+	first := make(chan struct{})
+	go func() { c.Stop(); close(first) }()
+	time.Sleep(10 * time.Millisecond)
+	c.Stop()
+	if processAlive(child) {
+		t.Errorf("a second Stop returned while the executor's child %d still ran", child)
+	}
+	<-first
+}
