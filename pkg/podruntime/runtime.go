@@ -121,7 +121,7 @@ func (r *Runtime) SweepDead(ctx context.Context) (string, error) {
 	if n > 0 {
 		r.cfg.Logger.Info("tore down the pods of dead executors", "pods", n)
 	}
-	return fmt.Sprintf("tore down %d pods of dead executors", total), err
+	return fmt.Sprintf("pods of dead executors torn down: %d", total), err
 }
 
 // pinOnly asks the planner only for tasks that want pinning, so that an

@@ -33,7 +33,7 @@ func (s Swept) Add(o Swept) Swept {
 }
 
 func (s Swept) String() string {
-	return fmt.Sprintf("swept the cgroups of %d dead executors, killing %d processes", s.Executors, s.Processes)
+	return fmt.Sprintf("dead executors swept: %d, their processes killed: %d", s.Executors, s.Processes)
 }
 
 // SweepDead kills the processes in the cgroups of every owner under c that
