@@ -66,17 +66,7 @@ func (s *system) relaunched(ns, name, old string) instanceView {
 // for reaping what a dead executor left.
 func (s *system) within30s(what string, cond func() (bool, string)) {
 	s.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(250 * time.Millisecond)
-	}
-	s.t.Fatalf("30s after the executor's kill -9, still: %s (%s)", last, what)
+	s.eventuallyWithin(30*time.Second, "30s after the executor's kill -9: "+what, cond)
 }
 
 // Issue 11: kill -9 of a process executor. Its game server left the

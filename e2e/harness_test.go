@@ -212,7 +212,14 @@ func tail(b []byte, n int) []byte {
 
 func (s *system) eventually(what string, cond func() (bool, string)) {
 	s.t.Helper()
-	deadline := time.Now().Add(40 * time.Second)
+	s.eventuallyWithin(40*time.Second, "timed out waiting for "+what, cond)
+}
+
+// eventuallyWithin polls cond until it holds or d passes, then fails with
+// failure and cond's last word.
+func (s *system) eventuallyWithin(d time.Duration, failure string, cond func() (bool, string)) {
+	s.t.Helper()
+	deadline := time.Now().Add(d)
 	last := ""
 	for time.Now().Before(deadline) {
 		ok, state := cond()
@@ -222,7 +229,7 @@ func (s *system) eventually(what string, cond func() (bool, string)) {
 		last = state
 		time.Sleep(200 * time.Millisecond)
 	}
-	s.t.Fatalf("timed out waiting for %s; last: %s", what, last)
+	s.t.Fatalf("%s; last: %s", failure, last)
 }
 
 // call sends a JSON request and returns the status and body.

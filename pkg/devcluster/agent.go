@@ -168,16 +168,7 @@ func (c *Cluster) RestartAgent(agentID string, downtime time.Duration) error {
 		if !ex.launched || ex.terminating || ex.simulated {
 			continue
 		}
-		ex := ex
-		ex.reregTimer = c.cfg.Clock.AfterFunc(c.cfg.ExecutorReregistrationTimeout.D(), func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			if !c.stopped && !ex.subscribed && ex.agent.executors[ex.key()] == ex {
-				c.log().Warn("executor did not subscribe again in time; killing it", "executor", ex.id, "framework", ex.fw.id, "timeout", c.cfg.ExecutorReregistrationTimeout.D())
-				ex.reregTimedOut = true
-				ex.destroy()
-			}
-		})
+		ex.reregTimer = c.killUnlessSubscribed(ex, c.cfg.ExecutorReregistrationTimeout.D(), &ex.reregTimedOut, "executor did not subscribe again in time; killing it")
 	}
 	c.log().Info("agent back", "agent", a.id, "hostname", a.info.Hostname, "endpoint", a.endpoint)
 	return nil

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire/mesoswiretest"
 )
 
 // Real Mesos is the oracle: testdata/mesos-1.12 holds what a real 1.12
@@ -26,11 +27,7 @@ import (
 // recordedEvents reads a recording: RecordIO frames of JSON.
 func recordedEvents(t *testing.T, name string) []map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mesos-1.12", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return decodeRecordIO(t, data)
+	return decodeRecordIO(t, mesoswiretest.Recording(t, name))
 }
 
 func decodeRecordIO(t *testing.T, data []byte) []map[string]any {
@@ -176,7 +173,7 @@ func TestEventsMatchTheMesos112Recordings(t *testing.T) {
 			dev[typ] = e
 		}
 	}
-	for _, real := range recordedEvents(t, "mesos-1.12-scheduler-subscribe.recordio") {
+	for _, real := range recordedEvents(t, mesoswiretest.SchedulerSubscribe) {
 		typ := real["type"].(string)
 		if dev[typ] == nil {
 			t.Fatalf("the dev cluster sent no %s", typ)
@@ -213,7 +210,7 @@ func TestEventsMatchTheMesos112Recordings(t *testing.T) {
 			got = decodeRecordIO(t, data)
 		}
 	}
-	real := recordedEvents(t, "mesos-1.12-executor-subscribe.recordio")
+	real := recordedEvents(t, mesoswiretest.ExecutorSubscribe)
 	if len(got) < 2 {
 		t.Fatalf("the executor got %d events, want SUBSCRIBED and LAUNCH_GROUP", len(got))
 	}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
 
@@ -45,17 +46,23 @@ func (c *Cluster) startExecutorProcess(ex *executorRun) {
 			ex.destroy()
 			return
 		}
-		ex.regTimer = c.cfg.Clock.AfterFunc(c.cfg.ExecutorRegistrationTimeout.D(), func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			if !c.stopped && !ex.subscribed && ex.agent.executors[ex.key()] == ex {
-				c.log().Warn("executor did not subscribe in time; killing it", "executor", ex.id, "framework", ex.fw.id, "timeout", c.cfg.ExecutorRegistrationTimeout.D())
-				ex.regTimedOut = true
-				ex.destroy()
-			}
-		})
+		ex.regTimer = c.killUnlessSubscribed(ex, c.cfg.ExecutorRegistrationTimeout.D(), &ex.regTimedOut, "executor did not subscribe in time; killing it")
 		c.log().Info("executor started", "executor", ex.id, "framework", ex.fw.id, "agent", ex.agent.id, "pid", ex.sid, "sandbox", sandbox)
 	}()
+}
+
+// killUnlessSubscribed destroys ex's container when it has not subscribed
+// within timeout, marking why in timedOut. Caller holds c.mu.
+func (c *Cluster) killUnlessSubscribed(ex *executorRun, timeout time.Duration, timedOut *bool, why string) clockwork.Timer {
+	return c.cfg.Clock.AfterFunc(timeout, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.stopped && !ex.subscribed && ex.agent.executors[ex.key()] == ex {
+			c.log().Warn(why, "executor", ex.id, "framework", ex.fw.id, "timeout", timeout)
+			*timedOut = true
+			ex.destroy()
+		}
+	})
 }
 
 func (c *Cluster) waitExecutor(ex *executorRun) {

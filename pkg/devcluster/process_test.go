@@ -35,8 +35,9 @@ func startProcessCluster(t *testing.T, edit func(*devcluster.Config)) *devcluste
 }
 
 // realExecutor is an ExecutorInfo that fetches the test executor binary
-// with a file:// URI (executable) and runs it from the sandbox.
-func realExecutor(t *testing.T, fwID, id, mode, codec string) mesos.ExecutorInfo {
+// with a file:// URI (executable) and runs it from the sandbox, with the
+// extra environment variables env ("NAME=value").
+func realExecutor(t *testing.T, fwID, id, mode, codec string, env ...string) mesos.ExecutorInfo {
 	bin := buildTestExecutor(t)
 	ex := executorInfo(fwID, id)
 	cmd := "./testexecutor"
@@ -48,6 +49,10 @@ func realExecutor(t *testing.T, fwID, id, mode, codec string) mesos.ExecutorInfo
 			{Name: "TESTEXECUTOR_MODE", Value: &mode},
 			{Name: "TESTEXECUTOR_CODEC", Value: &codec},
 		}},
+	}
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		ex.Command.Environment.Variables = append(ex.Command.Environment.Variables, mesos.Environment_Variable{Name: name, Value: &value})
 	}
 	return ex
 }
@@ -243,10 +248,7 @@ func TestKillExecutorAPI(t *testing.T) {
 	c := startProcessCluster(t, nil)
 	s := subscribe(t, c, frameworkInfo(), jsonCodec)
 	o := s.awaitOffer()
-	ex := realExecutor(t, s.fwID, "exec-1", "run", "protobuf")
-	children := "1"
-	ex.Command.Environment.Variables = append(ex.Command.Environment.Variables, mesos.Environment_Variable{Name: "TESTEXECUTOR_CHILDREN", Value: &children})
-	launchGroup(s, o, ex, taskInfo(o, "t1"))
+	launchGroup(s, o, realExecutor(t, s.fwID, "exec-1", "run", "protobuf", "TESTEXECUTOR_CHILDREN=1"), taskInfo(o, "t1"))
 	s.awaitAck("t1", mesos.TASK_RUNNING)
 	sandbox := sandboxOf(t, c, o.AgentID.Value, s.fwID, "exec-1")
 	child, daemon := pidIn(t, sandbox, "child.pid"), pidIn(t, sandbox, "daemon.pid")
@@ -542,10 +544,7 @@ func TestRestartAgentRecoversOnlyExecutorsThatComeBack(t *testing.T) {
 	checkpoint := true
 	s := subscribe(t, c, frameworkInfo(func(info *mesos.FrameworkInfo) { info.Checkpoint = &checkpoint }), jsonCodec)
 	o := s.awaitOffer()
-	ex := realExecutor(t, s.fwID, "exec-hung", "run", "protobuf")
-	stay := "1"
-	ex.Command.Environment.Variables = append(ex.Command.Environment.Variables, mesos.Environment_Variable{Name: "TESTEXECUTOR_STAY", Value: &stay})
-	launchGroup(s, o, ex, taskInfo(o, "t1"))
+	launchGroup(s, o, realExecutor(t, s.fwID, "exec-hung", "run", "protobuf", "TESTEXECUTOR_STAY=1"), taskInfo(o, "t1"))
 	s.awaitAck("t1", mesos.TASK_RUNNING)
 	if err := c.RestartAgent(o.AgentID.Value, 100*time.Millisecond); err != nil {
 		t.Fatal(err)
@@ -576,11 +575,8 @@ func TestConcurrentStopsWaitForTheExecutors(t *testing.T) {
 	c := startProcessCluster(t, nil)
 	s := subscribe(t, c, frameworkInfo(), jsonCodec)
 	o := s.awaitOffer()
-	ex := realExecutor(t, s.fwID, "exec-1", "run", "protobuf")
-	on := "1" // a child to outlive, and no exit after SHUTDOWN: Stop must kill
-	ex.Command.Environment.Variables = append(ex.Command.Environment.Variables,
-		mesos.Environment_Variable{Name: "TESTEXECUTOR_CHILDREN", Value: &on}, mesos.Environment_Variable{Name: "TESTEXECUTOR_STAY", Value: &on})
-	launchGroup(s, o, ex, taskInfo(o, "t1"))
+	// A child to outlive, and no exit after SHUTDOWN: Stop must kill.
+	launchGroup(s, o, realExecutor(t, s.fwID, "exec-1", "run", "protobuf", "TESTEXECUTOR_CHILDREN=1", "TESTEXECUTOR_STAY=1"), taskInfo(o, "t1"))
 	s.awaitAck("t1", mesos.TASK_RUNNING)
 	sandbox := sandboxOf(t, c, o.AgentID.Value, s.fwID, "exec-1")
 	child, daemon := pidIn(t, sandbox, "child.pid"), pidIn(t, sandbox, "daemon.pid")

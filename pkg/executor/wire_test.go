@@ -1,14 +1,11 @@
 package executor_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,45 +15,21 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
-	"github.com/mesos/mesos-go/api/v1/lib/recordio"
 
 	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
 	bcsexec "github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire/mesoswiretest"
 )
 
 // executorRecording is a real Mesos 1.12 agent's SUBSCRIBED and
 // LAUNCH_GROUP for a custom executor of a checkpointing framework, in JSON
 // as recorded or transcoded to protobuf.
 func executorRecording(t *testing.T, codec encoding.Codec) []byte {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mesos-1.12", "mesos-1.12-executor-subscribe.recordio"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if codec.Name == mesoswire.NameJSON {
-		return data
+		return mesoswiretest.Recording(t, mesoswiretest.ExecutorSubscribe)
 	}
-	r := recordio.NewReader(bytes.NewReader(data))
-	var out bytes.Buffer
-	w := recordio.NewWriter(&out)
-	for {
-		frame, err := r.ReadFrame()
-		if err == io.EOF {
-			return out.Bytes()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var e executor.Event
-		if err := mesoswire.UnmarshalJSON(frame, &e); err != nil {
-			t.Fatal(err)
-		}
-		pb, _ := e.Marshal()
-		if err := w.WriteFrame(pb); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return mesoswiretest.Protobuf[executor.Event](t, mesoswiretest.ExecutorSubscribe, nil)
 }
 
 // Issue 11: the recorded agent stream goes through the executor driver's

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -16,17 +14,8 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire/mesoswiretest"
 )
-
-// recording opens one of the real Mesos 1.12 recordings.
-func recording(t *testing.T, name string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mesos-1.12", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
 
 func decoder(codec encoding.Codec, stream []byte) encoding.Decoder {
 	return codec.NewDecoder(func() framing.Reader { return recordio.NewReader(bytes.NewReader(stream)) })
@@ -44,7 +33,7 @@ func capabilities(mi *mesos.MasterInfo) []mesos.MasterInfo_Capability_Type {
 // do not know (mesos-facts.md): the JSON codec drops that value as
 // protobuf would, and decodes the rest of the stream unchanged.
 func TestJSONDecodesTheSchedulerRecording(t *testing.T) {
-	dec := decoder(mesoswire.JSON, recording(t, "mesos-1.12-scheduler-subscribe.recordio"))
+	dec := decoder(mesoswire.JSON, mesoswiretest.Recording(t, mesoswiretest.SchedulerSubscribe))
 	var sub, hb, offers scheduler.Event
 	for _, e := range []*scheduler.Event{&sub, &hb, &offers} {
 		if err := dec.Decode(e); err != nil {
@@ -93,7 +82,7 @@ func TestJSONDecodesTheSchedulerRecording(t *testing.T) {
 }
 
 func TestJSONDecodesTheExecutorRecording(t *testing.T) {
-	dec := decoder(mesoswire.JSON, recording(t, "mesos-1.12-executor-subscribe.recordio"))
+	dec := decoder(mesoswire.JSON, mesoswiretest.Recording(t, mesoswiretest.ExecutorSubscribe))
 	var sub, launch executor.Event
 	for _, e := range []*executor.Event{&sub, &launch} {
 		if err := dec.Decode(e); err != nil {
@@ -117,7 +106,7 @@ func TestJSONDecodesTheExecutorRecording(t *testing.T) {
 // decoding.
 func TestProtobufSkipsUnknownEnumValues(t *testing.T) {
 	var sub scheduler.Event
-	if err := decoder(mesoswire.JSON, recording(t, "mesos-1.12-scheduler-subscribe.recordio")).Decode(&sub); err != nil {
+	if err := decoder(mesoswire.JSON, mesoswiretest.Recording(t, mesoswiretest.SchedulerSubscribe)).Decode(&sub); err != nil {
 		t.Fatal(err)
 	}
 	sub.Subscribed.MasterInfo.Capabilities[2].Type = 3

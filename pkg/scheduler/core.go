@@ -386,6 +386,23 @@ func (c *Core) remove(inst *instance) {
 	}
 }
 
+// currentLaunch returns the instance whose current launch is the task
+// group taskGroupID; nil for an older launch or an unknown ID.
+func (c *Core) currentLaunch(taskGroupID string) *instance {
+	p, err := ParseID(taskGroupID)
+	if err != nil {
+		return nil
+	}
+	a := c.apps[p.Namespace+"/"+p.App]
+	if a == nil {
+		return nil
+	}
+	if inst := a.instances[p.Index]; inst != nil && inst.rec.ID == taskGroupID {
+		return inst
+	}
+	return nil
+}
+
 func (c *Core) sortedApps() []*app {
 	return slices.SortedFunc(maps.Values(c.apps), func(x, y *app) int { return cmp.Compare(x.key(), y.key()) })
 }

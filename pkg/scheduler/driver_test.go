@@ -110,17 +110,7 @@ func (s *system) stopDriver() {
 // eventually polls cond until it holds or 15 s pass.
 func (s *system) eventually(what string, cond func() (bool, string)) {
 	s.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(50 * time.Millisecond)
-	}
-	s.t.Fatalf("timed out waiting for %s; last: %s", what, last)
+	eventually(s.t, what, cond)
 }
 
 func (s *system) groups(name string) []*registry.TaskGroup {

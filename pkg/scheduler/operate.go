@@ -10,16 +10,8 @@ import (
 
 // operate restarts, reloads or reschedules an instance.
 func (c *Core) operate(op Operate) {
-	p, err := ParseID(op.TaskGroupID)
-	if err != nil {
-		return
-	}
-	a := c.apps[p.Namespace+"/"+p.App]
-	if a == nil {
-		return
-	}
-	inst := a.instances[p.Index]
-	if inst == nil || inst.rec.ID != op.TaskGroupID || !inst.phase.live() {
+	inst := c.currentLaunch(op.TaskGroupID)
+	if inst == nil || !inst.phase.live() {
 		return
 	}
 	switch op.Op {

@@ -19,16 +19,8 @@ func (c *Core) stopRemoteChecks(inst *instance) {
 // remoteHealth records a remote check verdict; a kill verdict kills the
 // instance, and its end counts as a failure.
 func (c *Core) remoteHealth(h RemoteHealth) {
-	p, err := ParseID(h.TaskGroupID)
-	if err != nil {
-		return
-	}
-	a := c.apps[p.Namespace+"/"+p.App]
-	if a == nil {
-		return
-	}
-	inst := a.instances[p.Index]
-	if inst == nil || inst.rec.ID != h.TaskGroupID || inst.phase != PhaseRunning {
+	inst := c.currentLaunch(h.TaskGroupID)
+	if inst == nil || inst.phase != PhaseRunning {
 		return
 	}
 	healthy := h.Healthy

@@ -9,8 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire/mesoswiretest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	bcsscheduler "github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 )
@@ -91,40 +90,14 @@ func (m *recordedMaster) snapshot() (subscribes, calls []scheduler.Call) {
 // OFFERS, in JSON as recorded or transcoded to protobuf, where the
 // capability QUOTA_V2 (3 in Mesos 1.12) stays as the number it is.
 func schedulerRecording(t *testing.T, codec encoding.Codec) []byte {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mesos-1.12", "mesos-1.12-scheduler-subscribe.recordio"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if codec.Name == mesoswire.NameJSON {
-		return data
+		return mesoswiretest.Recording(t, mesoswiretest.SchedulerSubscribe)
 	}
-	r := recordio.NewReader(bytes.NewReader(data))
-	var out bytes.Buffer
-	w := recordio.NewWriter(&out)
-	for {
-		frame, err := r.ReadFrame()
-		if err == io.EOF {
-			return out.Bytes()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var e scheduler.Event
-		if err := mesoswire.UnmarshalJSON(frame, &e); err != nil {
-			t.Fatal(err)
-		}
+	return mesoswiretest.Protobuf(t, mesoswiretest.SchedulerSubscribe, func(e *scheduler.Event) {
 		if s := e.GetSubscribed(); s != nil {
 			s.MasterInfo.Capabilities[2].Type = 3
 		}
-		pb, err := e.Marshal()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.WriteFrame(pb); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 }
 
 func runDriver(t *testing.T, cfg bcsscheduler.DriverConfig) {
@@ -146,7 +119,7 @@ func runDriver(t *testing.T, cfg bcsscheduler.DriverConfig) {
 
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	last := ""
 	for time.Now().Before(deadline) {
 		ok, state := cond()
