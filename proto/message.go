@@ -30,6 +30,10 @@ const (
 	MessageReportStatus MessageType = "report-status"
 	// MessageUpdateResources changes cpu and memory limits in place.
 	MessageUpdateResources MessageType = "update-resources"
+	// MessageUpdate moves the whole task group to a new revision without
+	// a new launch (a rollout's InplaceUpdate or HotPatchUpdate): Update
+	// holds it, TaskID names any task of the group. See GroupUpdate.
+	MessageUpdate MessageType = "update"
 )
 
 // Message is the data of a framework MESSAGE from the scheduler.
@@ -44,8 +48,71 @@ type Message struct {
 	Env       []EnvVar   `json:"env,omitempty"`
 	File      *File      `json:"file,omitempty"`
 	Resources *Resources `json:"resources,omitempty"`
+	// Update is the new revision of MessageUpdate.
+	Update *GroupUpdate `json:"update,omitempty"`
 	// Timeout bounds exec, reload and restart; 0 means the executor's default.
 	Timeout time.Duration `json:"timeout,omitempty"`
+}
+
+// UpdateMode says how MessageUpdate reaches the running tasks.
+type UpdateMode string
+
+// The update modes (seed 004's InplaceUpdate and HotPatchUpdate).
+const (
+	// UpdateInPlace restarts the tasks whose spec changed, in the same
+	// task group: the pod keeps its network (host ports, CNI IP) and the
+	// process pod its work path; containers are re-created from their new
+	// spec, processes stop, get their new packages, files and environment,
+	// and start again (a new pid). First every changed task reports
+	// TASK_RUNNING with healthy=false and waits GracePeriodSeconds, so
+	// that traffic drains; after the restart it is healthy again by its
+	// checks (true at once without checks). With Restart every task
+	// restarts, changed or not (a rolling restart).
+	UpdateInPlace UpdateMode = "InPlace"
+	// UpdateHotPatch restarts nothing: the pid stays. Containers get the
+	// files their new image changed copied in, new limits (docker
+	// update) and new configmap/secret files, then ReloadSignal or
+	// ReloadCommand; processes get their new packages unpacked into place,
+	// new files and cgroup limits, then their reloadCmd. A change that
+	// cannot be applied without a restart (command, args, env, ports,
+	// volumes, network, user, work path …) refuses the whole update,
+	// naming the fields, and changes nothing.
+	UpdateHotPatch UpdateMode = "HotPatch"
+)
+
+// GroupUpdate is a task group's next revision, for MessageUpdate.
+//
+// The executor applies one update at a time per task group and is
+// idempotent: an update to the revision the group already runs changes
+// nothing and reports the tasks' status again, so the scheduler may
+// resend it when a message or a status was lost. Progress travels in
+// TaskStatus: the tasks' data carries the revision they run (Revision of
+// ContainerInfo / ProcessInfo) and changes to the new revision when the
+// update applied; the MessageResult says OK or why not (a failed in-place
+// update leaves the old revision running where it can, else the task
+// fails).
+type GroupUpdate struct {
+	Revision uint64     `json:"revision"`
+	Mode     UpdateMode `json:"mode"`
+	// GracePeriodSeconds is InplaceUpdate's wait between reporting
+	// unhealthy and restarting (inPlaceUpdateStrategy.gracePeriodSeconds).
+	GracePeriodSeconds float64 `json:"gracePeriodSeconds,omitempty"`
+	// Restart restarts every task in place, changed or not.
+	Restart bool `json:"restart,omitempty"`
+	// Tasks are the new specs, one per task of the group, by task ID; the
+	// specs' Instance.Version is Revision.
+	Tasks []TaskUpdate `json:"tasks"`
+	// ReloadSignal and ReloadCommand (argv) tell a hot-patched container's
+	// process to pick up its new files (hotPatchUpdateStrategy); at most
+	// one is set; neither: the files are copied and nothing is signalled.
+	ReloadSignal  int      `json:"reloadSignal,omitempty"`
+	ReloadCommand []string `json:"reloadCommand,omitempty"`
+}
+
+// TaskUpdate is one task's spec in a GroupUpdate.
+type TaskUpdate struct {
+	TaskID string    `json:"taskID"`
+	Spec   *TaskSpec `json:"spec"`
 }
 
 // MessageResult is the data of the executor's MESSAGE answering one.
