@@ -192,7 +192,7 @@ func TestReferenceFilesDecodeEveryField(t *testing.T) {
 	}{
 		{"IntersectionItem/UnionData", dep.Constraint.IntersectionItems[0].UnionData[0].Operate, constraint.Cluster},
 		{"networktype", dep.Spec.Template.Spec.NetworkType, "cnm"},
-		{"maxUnavilable", dep.Spec.Strategy.RollingUpdate.MaxUnavailable, 1},
+		{"maxUnavilable", *dep.Spec.Strategy.RollingUpdate.MaxUnavailable, *manifest.Count(1)},
 		{"rollingOrder", dep.Spec.Strategy.RollingUpdate.RollingOrder, "CreateFirst"},
 		{"selector", dep.Spec.Selector["podname"], "app-test-001"},
 		{"template name", dep.Spec.Template.Metadata.Name, "deployment-test-001"},
@@ -312,7 +312,8 @@ func TestSpellingVariants(t *testing.T) {
 		{"networktype", sprintf(net, `"networktype"`), ""},
 		{"NetworkType", sprintf(net, `"NetworkType"`), `spec.template.spec.NetworkType: unknown field`},
 		{"maxUnavilable", sprintf(roll, `"maxUnavilable"`), ""},
-		{"maxUnavailable does not appear in the references", sprintf(roll, `"maxUnavailable"`), `spec.strategy.rollingupdate.maxUnavailable: unknown field`},
+		{"maxUnavailable, the right spelling (issue 13)", sprintf(roll, `"maxUnavailable"`), ""},
+		{"maxunavailable", sprintf(roll, `"maxunavailable"`), `spec.strategy.rollingupdate.maxunavailable: unknown field`},
 		{"intersectionItem unionData", sprintf(cons, `"intersectionItem"`, `"unionData"`), ""},
 		{"IntersectionItem UnionData", sprintf(cons, `"IntersectionItem"`, `"UnionData"`), ""},
 		{"intersectionitem", sprintf(cons, `"intersectionitem"`, `"unionData"`), `constraint.intersectionitem: unknown field`},

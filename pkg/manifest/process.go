@@ -27,9 +27,13 @@ func (p *Process) Default() {
 func (p *Process) normalize() {
 	p.Metadata.normalize()
 	for i := range p.Spec.Template.Spec.Processes {
-		for j := range p.Spec.Template.Spec.Processes[i].HealthChecks {
-			p.Spec.Template.Spec.Processes[i].HealthChecks[j].normalize()
-		}
+		p.Spec.Template.Spec.Processes[i].normalize()
+	}
+}
+
+func (p *ProcessSpec) normalize() {
+	for i := range p.HealthChecks {
+		p.HealthChecks[i].normalize()
 	}
 }
 

@@ -373,33 +373,6 @@ func (a *Application) Validate(r Resolver) field.ErrorList {
 	return v.errs
 }
 
-// Validate implements Object.
-func (d *Deployment) Validate(r Resolver) field.ErrorList {
-	v := newValidator(r, d.Metadata.Namespace)
-	v.meta("metadata", d.Metadata)
-	v.restartPolicy("restartPolicy", d.RestartPolicy)
-	v.killPolicy("killPolicy", d.KillPolicy)
-	v.constraint(d.Constraint)
-	v.nonNegative("spec.instance", d.Spec.Instance)
-	sp := field.Path("spec.strategy")
-	oneOf(v, sp.Child("type"), d.Spec.Strategy.Type, "RollingUpdate")
-	if ru := d.Spec.Strategy.RollingUpdate; ru != nil {
-		rp := sp.Child("rollingupdate")
-		v.nonNegative(rp.Child("maxUnavilable"), ru.MaxUnavailable)
-		v.nonNegative(rp.Child("maxSurge"), ru.MaxSurge)
-		if ru.MaxUnavailable == 0 && ru.MaxSurge == 0 {
-			v.invalid(rp.Child("maxSurge"), "maxSurge and maxUnavilable cannot both be 0: the update could never progress")
-		}
-		v.nonNegative(rp.Child("upgradeDuration"), ru.UpgradeDuration)
-		if ru.RollingOrder != "" {
-			oneOf(v, rp.Child("rollingOrder"), ru.RollingOrder, RollingCreateFirst, RollingDeleteFirst)
-		}
-	}
-	v.templateMeta("spec.template.metadata", d.Spec.Template.Metadata)
-	v.podSpec("spec.template.spec", &d.Spec.Template.Spec, d.Metadata)
-	return v.errs
-}
-
 // cniNetworkName is what libcni accepts as a network name.
 var cniNetworkName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 

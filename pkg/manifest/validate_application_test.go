@@ -128,47 +128,6 @@ func TestValidateApplication(t *testing.T) {
 	}
 }
 
-func TestValidateDeployment(t *testing.T) {
-	const R = "spec.strategy.rollingupdate"
-	tests := []struct {
-		name   string
-		mutate func(d *manifest.Deployment)
-		want   []string
-	}{
-		{"metadata checked", func(d *manifest.Deployment) { d.Metadata.Namespace = "" }, []string{"metadata.namespace: required"}},
-		{"restart policy checked", func(d *manifest.Deployment) { d.RestartPolicy.Backoff = -1 }, []string{"restartPolicy.backoff: must be ≥ 0, got -1"}},
-		{"instance negative", func(d *manifest.Deployment) { d.Spec.Instance = -1 }, []string{"spec.instance: must be ≥ 0, got -1"}},
-		{"strategy type required", func(d *manifest.Deployment) { d.Spec.Strategy.Type = "" }, []string{"spec.strategy.type: required"}},
-		{"strategy type unknown", func(d *manifest.Deployment) { d.Spec.Strategy.Type = "Recreate" },
-			[]string{`spec.strategy.type: want one of RollingUpdate, got "Recreate"`}},
-		{"rollingupdate optional", func(d *manifest.Deployment) { d.Spec.Strategy.RollingUpdate = nil }, nil},
-		{"maxUnavilable negative", func(d *manifest.Deployment) { d.Spec.Strategy.RollingUpdate.MaxUnavailable = -1 },
-			[]string{R + ".maxUnavilable: must be ≥ 0, got -1"}},
-		{"maxSurge negative", func(d *manifest.Deployment) { d.Spec.Strategy.RollingUpdate.MaxSurge = -1 }, []string{R + ".maxSurge: must be ≥ 0, got -1"}},
-		{"maxSurge and maxUnavilable 0", func(d *manifest.Deployment) {
-			d.Spec.Strategy.RollingUpdate.MaxSurge, d.Spec.Strategy.RollingUpdate.MaxUnavailable = 0, 0
-		}, []string{R + ".maxSurge: maxSurge and maxUnavilable cannot both be 0: the update could never progress"}},
-		{"upgradeDuration negative", func(d *manifest.Deployment) { d.Spec.Strategy.RollingUpdate.UpgradeDuration = -1 },
-			[]string{R + ".upgradeDuration: must be ≥ 0, got -1"}},
-		{"rollingOrder DeleteFirst", func(d *manifest.Deployment) { d.Spec.Strategy.RollingUpdate.RollingOrder = manifest.RollingDeleteFirst }, nil},
-		{"rollingOrder unknown", func(d *manifest.Deployment) { d.Spec.Strategy.RollingUpdate.RollingOrder = "Random" },
-			[]string{R + `.rollingOrder: want one of CreateFirst, DeleteFirst, got "Random"`}},
-		{"template namespace checked", func(d *manifest.Deployment) { d.Spec.Template.Metadata.Namespace = "NS" },
-			[]string{"spec.template.metadata.namespace: " + nameRule + `"NS"`}},
-		{"template containers checked", func(d *manifest.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "" },
-			[]string{C + ".image: required"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := manifesttest.Deployment()
-			tt.mutate(d)
-			if got := messages(d.Validate(manifesttest.NewResolver())); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("Validate:\n got %q\nwant %q", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestValidateConfigMapAndSecret(t *testing.T) {
 	tests := []struct {
 		name string

@@ -155,15 +155,15 @@ func Deployment() *manifest.Deployment {
 		Spec: manifest.DeploymentSpec{
 			Instance: 2,
 			Selector: map[string]string{"podname": "app-test-001"},
-			Strategy: manifest.UpdateStrategy{
-				Type: "RollingUpdate",
+			Strategy: &manifest.Strategy{
+				Type: manifest.UpdateRolling,
 				RollingUpdate: &manifest.RollingUpdate{
-					MaxUnavailable: 1, MaxSurge: 1, UpgradeDuration: 60, RollingOrder: manifest.RollingCreateFirst,
+					MaxUnavailable: manifest.Count(1), MaxSurge: manifest.Count(1), UpgradeDuration: 60, RollingOrder: manifest.RollingCreateFirst,
 				},
 			},
-			Template: manifest.PodTemplate{
+			Template: manifest.DeploymentTemplate{
 				Metadata: manifest.TemplateMeta{Name: "deployment-test-001", Namespace: Namespace},
-				Spec:     PodSpec(),
+				Spec:     manifest.DeploymentTemplateSpec{PodSpec: PodSpec()},
 			},
 		},
 	}
