@@ -28,6 +28,28 @@
 //   - messages: reload (reloadCmd), restart (restartCmd, or stop + start),
 //     exec, signal, update-env (next start), update-resources (cgroup
 //     limits in place);
+//   - updates (proto.MessageUpdate, update.go): a task group moves to a
+//     new revision, one update at a time, idempotent per revision (the
+//     revision every task runs already is only reported again; a
+//     duplicate of the update under way answers with its outcome). The
+//     whole update is checked first and refused, naming tasks and fields,
+//     when it is malformed, a task is not running, or a task would change
+//     its name, instance, ports, workPath or pidFile. InPlace restarts the
+//     changed tasks (every task with restart): TASK_RUNNING unhealthy, the
+//     grace period on Config.Clock, the stop of a kill without ending the
+//     task, then prepare and start from the new spec — new pid, same task
+//     ID, work path, ports and cgroup; healthy by its checks, at once
+//     without. HotPatch keeps the pid: only uris, files, resources,
+//     healthChecks and reloadCmd may change; packages and files go over
+//     the old ones, limits change in place, checks restart, then the new
+//     reloadCmd runs (its failure is the answer's error; the revision
+//     moves on anyway). Unchanged tasks only take the revision. Every task
+//     reports its revision (ProcessInfo.Revision: Instance.Version at
+//     launch) in TaskStatus.data. A kill or executor shutdown interrupts
+//     an update; a new start that fails fails the task. ReloadSignal and
+//     ReloadCommand of the update are for containers and ignored;
+//     killGracePeriod stays the one of the launch (the driver's kill
+//     policy comes from the TaskInfo);
 //   - limits (Cgroups): limits.cpu as a CFS quota and limits.memory in MB,
 //     cgroup v1 or v2, one cgroup per task, removed when the task ends;
 //     an executor's task cgroups sit under its own directory, claimed in a

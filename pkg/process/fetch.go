@@ -84,12 +84,9 @@ func (f *Fetcher) lock(key string) func() {
 // What is written belongs to uid:gid (uid < 0: the executor).
 func (f *Fetcher) Fetch(ctx context.Context, uri proto.URI, uid, gid int) (FetchStats, error) {
 	var stats FetchStats
-	u, err := url.Parse(uri.Value)
+	u, err := parseURI(uri)
 	if err != nil {
-		return stats, fmt.Errorf("uri %s: %w", safeURL(uri.Value), errdefs.ErrInvalidArgument)
-	}
-	if uri.OutputDir == "" {
-		return stats, fmt.Errorf("uri %s: no outputDir: %w", safeURL(uri.Value), errdefs.ErrInvalidArgument)
+		return stats, err
 	}
 	user, pwd := uri.User, uri.Password
 	if u.User != nil && user == "" {
@@ -98,13 +95,7 @@ func (f *Fetcher) Fetch(ctx context.Context, uri proto.URI, uid, gid int) (Fetch
 	}
 	u.User = nil
 	var local string
-	switch u.Scheme {
-	case "file", "":
-		local = u.Path
-		if _, err := os.Stat(local); err != nil {
-			return stats, fmt.Errorf("fetch %s: %w", u, err)
-		}
-	case "http", "https":
+	if u.Scheme == "http" || u.Scheme == "https" {
 		local, stats, err = f.download(ctx, u, user, pwd, uri.PullPolicy)
 		if err != nil {
 			return stats, err
@@ -112,8 +103,11 @@ func (f *Fetcher) Fetch(ctx context.Context, uri proto.URI, uid, gid int) (Fetch
 		if uri.PullPolicy != PullIfNotPresent {
 			defer os.Remove(local)
 		}
-	default:
-		return stats, fmt.Errorf("fetch %s: scheme %q not supported: %w", u, u.Scheme, errdefs.ErrInvalidArgument)
+	} else {
+		local = u.Path
+		if _, err := os.Stat(local); err != nil {
+			return stats, fmt.Errorf("fetch %s: %w", u, err)
+		}
 	}
 	name := path.Base(u.Path)
 	if kind := archiveKind(name); kind != "" {
@@ -133,6 +127,24 @@ func (f *Fetcher) Fetch(ctx context.Context, uri proto.URI, uid, gid int) (Fetch
 		return stats, os.Lchown(dst, uid, gid)
 	}
 	return stats, nil
+}
+
+// parseURI checks what Fetch can tell before fetching anything: the URL
+// parses, has a scheme Fetch speaks (http, https, file) and an output
+// directory. The URL it returns keeps its userinfo.
+func parseURI(uri proto.URI) (*url.URL, error) {
+	u, err := url.Parse(uri.Value)
+	if err != nil {
+		return nil, fmt.Errorf("uri %s: %w", safeURL(uri.Value), errdefs.ErrInvalidArgument)
+	}
+	if uri.OutputDir == "" {
+		return nil, fmt.Errorf("uri %s: no outputDir: %w", safeURL(uri.Value), errdefs.ErrInvalidArgument)
+	}
+	switch u.Scheme {
+	case "http", "https", "file", "":
+		return u, nil
+	}
+	return nil, fmt.Errorf("fetch %s: scheme %q not supported: %w", safeURL(uri.Value), u.Scheme, errdefs.ErrInvalidArgument)
 }
 
 // download returns a local file with the body of u. With IfNotPresent

@@ -9,20 +9,18 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
-// prober builds a health check's probe: ports by name from the task's
-// ports (processes share the host network: hostPort, else
-// containerPort), commands through the shell as the task's user.
-func (t *task) prober(hc proto.HealthCheck) (healthcheck.Prober, error) {
+// prober builds a health check of spec's: ports by name from spec's ports
+// (processes share the host network: hostPort, else containerPort),
+// commands through run.
+func (r *Runtime) prober(spec *proto.TaskSpec, hc proto.HealthCheck, run healthcheck.ExecFunc) (healthcheck.Prober, error) {
 	ports := func(name string) (int, bool) {
-		p, ok := portsOf(t.spec)[name]
+		p, ok := portsOf(spec)[name]
 		return p, ok
 	}
-	t.mu.Lock()
-	run := healthcheck.Shell(t.proc.WorkPath, append([]string(nil), t.env...), t.acct.cred)
-	t.mu.Unlock()
-	return healthcheck.NewProber(hc, t.rt.cfg.HostIP, ports, run)
+	return healthcheck.NewProber(hc, r.cfg.HostIP, ports, run)
 }
 
+// startHealthChecks runs the spec's checks. Caller holds opMu.
 func (t *task) startHealthChecks() {
 	if len(t.spec.HealthChecks) == 0 {
 		return
@@ -30,10 +28,11 @@ func (t *task) startHealthChecks() {
 	ctx, cancel := context.WithCancel(t.ctx)
 	t.mu.Lock()
 	t.healthCancel = cancel
+	run := healthcheck.Shell(t.proc.WorkPath, append([]string(nil), t.env...), t.acct.cred)
 	t.mu.Unlock()
 	for i, hc := range t.spec.HealthChecks {
-		p, err := t.prober(hc)
-		if err != nil { // validated in prepare
+		p, err := t.rt.prober(t.spec, hc, run)
+		if err != nil { // checkSpec refused specs with bad checks
 			t.log().Warn("health check", "index", i, "err", err)
 			continue
 		}
@@ -80,10 +79,11 @@ func (t *task) healthResult(ctx context.Context, i int, r healthcheck.Result) {
 	if verdict != nil {
 		t.lastHealthy = verdict
 	}
+	checkType := t.spec.HealthChecks[i].Type
 	t.mu.Unlock()
 	if r.Kill {
 		reason := reasonHealth
-		msg := fmt.Sprintf("health check %s failed %d times in a row: %s", t.spec.HealthChecks[i].Type, r.ConsecutiveFailures, r.Message)
+		msg := fmt.Sprintf("health check %s failed %d times in a row: %s", checkType, r.ConsecutiveFailures, r.Message)
 		t.log().Info(msg)
 		go t.kill(t.killGrace, taskstate.Failed, &reason, msg)
 		return

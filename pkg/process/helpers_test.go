@@ -199,6 +199,26 @@ func (r *recorder) await(what string, from int, pred func(executor.Report) bool)
 	}
 }
 
+// of returns the reports of taskID from index from on.
+func (r *recorder) of(taskID string, from int) []executor.Report {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []executor.Report
+	for _, rep := range r.reports[min(from, len(r.reports)):] {
+		if rep.TaskID == taskID {
+			out = append(out, rep)
+		}
+	}
+	return out
+}
+
+// next is the index the next report will have.
+func (r *recorder) next() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.reports)
+}
+
 func (r *recorder) awaitState(id string, s taskstate.State, from int) (executor.Report, int) {
 	r.t.Helper()
 	return r.await(fmt.Sprintf("%s %s", id, s), from, func(rep executor.Report) bool { return rep.TaskID == id && rep.State == s })
@@ -264,11 +284,27 @@ func newEnv(t *testing.T, edit func(*process.Config)) *env {
 	return e
 }
 
-func (e *env) launch(t *testing.T, id string, spec *proto.TaskSpec) executor.Task {
+// groupTask is one task of a task group to launch.
+type groupTask struct {
+	id   string
+	spec *proto.TaskSpec
+}
+
+// launch starts spec as task id, a group of one.
+func (e *env) launch(t *testing.T, id string, spec *proto.TaskSpec) {
 	t.Helper()
-	task := executor.Task{Info: mesos.TaskInfo{TaskID: mesos.TaskID{Value: id}}, Spec: spec, KillGrace: time.Duration(spec.KillGracePeriodSeconds * float64(time.Second))}
-	e.rt.Launch(t.Context(), []executor.Task{task}, e.rec)
-	return task
+	e.launchGroup(t, groupTask{id, spec})
+}
+
+// launchGroup starts tasks as one task group.
+func (e *env) launchGroup(t *testing.T, tasks ...groupTask) {
+	t.Helper()
+	var group []executor.Task
+	for _, gt := range tasks {
+		group = append(group, executor.Task{Info: mesos.TaskInfo{TaskID: mesos.TaskID{Value: gt.id}}, Spec: gt.spec,
+			KillGrace: time.Duration(gt.spec.KillGracePeriodSeconds * float64(time.Second))})
+	}
+	e.rt.Launch(t.Context(), group, e.rec)
 }
 
 // seedSpec is seed 000's process example with variables expanded for
@@ -328,28 +364,32 @@ func gamesvr(t *testing.T) []byte {
 }
 
 // seedPackage is the package of the seed example: the gamesvr binary,
-// start.sh (daemonises it; the daemon writes the pid file), stop.sh and
-// reload.sh (act on the pid in the pid file).
-func seedPackage(t *testing.T) []byte {
-	return tarGz(t,
-		member{Name: "gamesvc/", Dir: true},
-		member{Name: "gamesvc/gamesvr", Mode: 0o755, Body: string(gamesvr(t))},
-		member{Name: "gamesvc/start.sh", Mode: 0o755, Body: `#!/bin/sh
+// start.sh (daemonises it; the daemon writes the pid file; it records
+// what it saw: its uid, conf/game.conf, the package's VERSION and
+// $release), stop.sh and reload.sh (act on the pid in the pid file),
+// and extra.
+func seedPackage(t *testing.T, extra ...member) []byte {
+	return tarGz(t, append([]member{
+		{Name: "gamesvc/", Dir: true},
+		{Name: "gamesvc/gamesvr", Mode: 0o755, Body: string(gamesvr(t))},
+		{Name: "gamesvc/start.sh", Mode: 0o755, Body: `#!/bin/sh
 # start.sh --port PORT --pidfile FILE
 while [ $# -gt 0 ]; do case "$1" in --port) port=$2; shift;; --pidfile) pidfile=$2; shift;; esac; shift; done
 id -u > started-as.txt
 cat conf/game.conf > seen-conf.txt
+cat VERSION > seen-version.txt 2>/dev/null
+echo "$release" > seen-release.txt
 exec ./gamesvr -daemon -addr "127.0.0.1:$port" -pidfile "$pidfile"
 `},
-		member{Name: "gamesvc/stop.sh", Mode: 0o755, Body: `#!/bin/sh
+		{Name: "gamesvc/stop.sh", Mode: 0o755, Body: `#!/bin/sh
 echo stop >> stop.log
 kill "$(cat "$2")"
 `},
-		member{Name: "gamesvc/reload.sh", Mode: 0o755, Body: `#!/bin/sh
+		{Name: "gamesvc/reload.sh", Mode: 0o755, Body: `#!/bin/sh
 kill -HUP "$(cat "$2")"
 echo reload-ok pid=$(cat "$2") port=$http_port
 `},
-	)
+	}, extra...)...)
 }
 
 func freePort(t *testing.T) int {

@@ -6,25 +6,21 @@ import (
 	"path/filepath"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // prepare resolves the user, creates the work path and pid file
 // directories, writes the configmap and secret files, fetches every URI
-// and creates the cgroup.
+// and creates the cgroup, or sets its limits when the task has one from
+// an earlier start (an in-place update).
 func (t *task) prepare() error {
 	p := t.proc
-	if p.WorkPath == "" || p.StartCmd == "" {
-		return fmt.Errorf("process %q needs workPath and startCmd: %w", p.ProcName, errdefs.ErrInvalidArgument)
-	}
-	acct, err := lookupAccount(p.User, t.rt.cfg.DefaultUser)
+	acct, err := t.rt.checkSpec(t.spec)
 	if err != nil {
 		return err
 	}
-	uid, gid := -1, -1
-	if acct.cred != nil {
-		uid, gid = acct.uid, acct.gid
-	}
+	uid, gid := acct.owner()
 	env := []string{
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME=" + acct.home, "USER=" + acct.name, "LOGNAME=" + acct.name,
@@ -34,6 +30,7 @@ func (t *task) prepare() error {
 	}
 	t.mu.Lock()
 	t.acct, t.env = acct, env
+	cg := t.cg
 	t.mu.Unlock()
 	if err := mkdirOwned(p.WorkPath, uid, gid); err != nil {
 		return err
@@ -46,30 +43,17 @@ func (t *task) prepare() error {
 			return err
 		}
 	}
-	for _, f := range t.spec.Files {
-		if err := writeTaskFile(f, p.WorkPath, acct); err != nil {
+	if err := t.install(t.spec, acct); err != nil {
+		return err
+	}
+	limits := t.spec.Resources
+	switch {
+	case cg != nil:
+		if err := cg.SetLimits(limits.CPULimit, limits.MemLimitMB); err != nil {
 			return err
 		}
-	}
-	for _, uri := range p.URIs {
-		stats, err := t.rt.fetcher.Fetch(t.ctx, uri, uid, gid)
-		if err != nil {
-			return err
-		}
-		t.log().Info("fetched", "url", safeURL(uri.Value), "downloaded", stats.Downloaded, "cache_hit", stats.CacheHit)
-	}
-	for i, hc := range t.spec.HealthChecks {
-		if _, err := t.prober(hc); err != nil {
-			return fmt.Errorf("health check %d: %w", i, err)
-		}
-	}
-	limited := t.spec.Resources.CPULimit > 0 || t.spec.Resources.MemLimitMB > 0
-	if limited && t.rt.cfg.Cgroups == nil {
-		return fmt.Errorf("resource limits (cpu %v, memory %v MB) need cgroups, which this executor has not: %w",
-			t.spec.Resources.CPULimit, t.spec.Resources.MemLimitMB, errdefs.ErrUnavailable)
-	}
-	if t.rt.cfg.Cgroups != nil {
-		cg, err := t.rt.cfg.Cgroups.Create(cgroupName(t.id), t.spec.Resources.CPULimit, t.spec.Resources.MemLimitMB)
+	case t.rt.cfg.Cgroups != nil:
+		cg, err := t.rt.cfg.Cgroups.Create(cgroupName(t.id), limits.CPULimit, limits.MemLimitMB)
 		if err != nil {
 			return err
 		}
@@ -78,6 +62,58 @@ func (t *task) prepare() error {
 		t.mu.Unlock()
 	}
 	return t.ctx.Err()
+}
+
+// checkSpec refuses a process spec that cannot be prepared, before
+// anything is touched, and resolves its user: workPath and startCmd are
+// required, URIs and health checks must be usable, and limits need
+// cgroups.
+func (r *Runtime) checkSpec(spec *proto.TaskSpec) (*account, error) {
+	p := spec.Process
+	if p.WorkPath == "" || p.StartCmd == "" {
+		return nil, fmt.Errorf("process %q needs workPath and startCmd: %w", p.ProcName, errdefs.ErrInvalidArgument)
+	}
+	acct, err := lookupAccount(p.User, r.cfg.DefaultUser)
+	if err != nil {
+		return nil, err
+	}
+	for _, uri := range p.URIs {
+		if _, err := parseURI(uri); err != nil {
+			return nil, err
+		}
+	}
+	// The probes are only built here, never run.
+	run := healthcheck.Shell(p.WorkPath, nil, acct.cred)
+	for i, hc := range spec.HealthChecks {
+		if _, err := r.prober(spec, hc, run); err != nil {
+			return nil, fmt.Errorf("health check %d: %w", i, err)
+		}
+	}
+	limited := spec.Resources.CPULimit > 0 || spec.Resources.MemLimitMB > 0
+	if limited && r.cfg.Cgroups == nil {
+		return nil, fmt.Errorf("resource limits (cpu %v, memory %v MB) need cgroups, which this executor has not: %w",
+			spec.Resources.CPULimit, spec.Resources.MemLimitMB, errdefs.ErrUnavailable)
+	}
+	return acct, nil
+}
+
+// install writes spec's configmap and secret files and fetches its URIs
+// into their output directories, over what is there.
+func (t *task) install(spec *proto.TaskSpec, acct *account) error {
+	for _, f := range spec.Files {
+		if err := writeTaskFile(f, spec.Process.WorkPath, acct); err != nil {
+			return err
+		}
+	}
+	uid, gid := acct.owner()
+	for _, uri := range spec.Process.URIs {
+		stats, err := t.rt.fetcher.Fetch(t.ctx, uri, uid, gid)
+		if err != nil {
+			return err
+		}
+		t.log().Info("fetched", "url", safeURL(uri.Value), "downloaded", stats.Downloaded, "cache_hit", stats.CacheHit)
+	}
+	return nil
 }
 
 func mkdirOwned(dir string, uid, gid int) error {

@@ -87,6 +87,15 @@ type account struct {
 	cred     *syscall.Credential // nil: the executor's own user
 }
 
+// owner is the uid and gid files of the account's processes get; -1, -1
+// for the executor's own user (nothing to change).
+func (a *account) owner() (uid, gid int) {
+	if a.cred == nil {
+		return -1, -1
+	}
+	return a.uid, a.gid
+}
+
 // lookupAccount resolves name (empty: defaultUser) to a credential with
 // its supplementary groups. Running as the executor's own user needs no
 // credential.

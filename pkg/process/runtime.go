@@ -114,13 +114,17 @@ func New(cfg Config) (*Runtime, error) {
 }
 
 // Launch implements executor.Runtime: each task starts on its own.
-func (r *Runtime) Launch(_ context.Context, group []executor.Task, rep executor.Reporter) {
-	for _, et := range group {
-		t := r.newTask(et, rep)
+func (r *Runtime) Launch(_ context.Context, tasks []executor.Task, rep executor.Reporter) {
+	g := &group{pending: map[uint64]*groupUpdate{}}
+	for _, et := range tasks {
+		t := r.newTask(et, g, rep)
+		g.tasks = append(g.tasks, t)
+	}
+	for _, t := range g.tasks {
 		r.mu.Lock()
-		r.tasks[et.ID()] = t
+		r.tasks[t.id] = t
 		r.mu.Unlock()
-		if et.Spec.Process == nil {
+		if t.proc == nil {
 			reason := reasonInvalid
 			go t.finish(taskstate.Failed, &reason, "the process executor runs process tasks only; this spec has a container", nil)
 			continue
@@ -163,8 +167,9 @@ func (r *Runtime) Shutdown(grace time.Duration) {
 }
 
 // Message implements executor.Runtime: reload, restart, exec, signal,
-// update-env (for the next start) and update-resources (cgroup limits in
-// place).
+// update-env (for the next start), update-resources (cgroup limits in
+// place) and update (the task's group to a new revision, see
+// group.update).
 func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.MessageResult {
 	res := proto.MessageResult{}
 	t := r.task(msg.TaskID)
@@ -172,19 +177,22 @@ func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.Message
 		res.Error = fmt.Sprintf("task %q: %v", msg.TaskID, errdefs.ErrNotFound)
 		return res
 	}
-	if _, ok := ctx.Deadline(); !ok {
+	if msg.Type != proto.MessageUpdate {
+		// An update lasts as long as its grace periods and starts do; it
+		// bounds its reloadCmds itself.
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, r.cfg.CommandTimeout)
+		ctx, cancel = r.commandContext(ctx)
 		defer cancel()
 	}
 	var err error
 	switch msg.Type {
 	case proto.MessageReload:
-		if t.proc.ReloadCmd == "" {
+		reloadCmd := t.currentSpec().Process.ReloadCmd
+		if reloadCmd == "" {
 			err = fmt.Errorf("task %q has no reloadCmd: %w", t.id, errdefs.ErrInvalidArgument)
 			break
 		}
-		res.Output, res.ExitCode, err = t.runCommand(ctx, t.proc.ReloadCmd)
+		res.Output, res.ExitCode, err = t.runCommand(ctx, reloadCmd)
 	case proto.MessageExec:
 		if len(msg.Command) == 0 {
 			err = fmt.Errorf("exec without a command: %w", errdefs.ErrInvalidArgument)
@@ -199,6 +207,8 @@ func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.Message
 		t.updateEnv(msg.Env)
 	case proto.MessageUpdateResources:
 		err = t.updateResources(msg.Resources)
+	case proto.MessageUpdate:
+		err = t.group.update(ctx, msg.Update)
 	default:
 		err = fmt.Errorf("message %q is not supported by the process executor: %w", msg.Type, errdefs.ErrInvalidArgument)
 	}
@@ -207,6 +217,14 @@ func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.Message
 	}
 	res.OK = err == nil && res.ExitCode == 0
 	return res
+}
+
+// commandContext bounds ctx by CommandTimeout unless it has a deadline.
+func (r *Runtime) commandContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, r.cfg.CommandTimeout)
 }
 
 func (r *Runtime) task(id string) *task {

@@ -124,16 +124,20 @@ func exitCode(err error) int {
 }
 
 // monitor watches inst's main process until it dies (TASK_FAILED, or
-// TASK_FINISHED on exit 0), or the task stops following inst.
+// TASK_FINISHED on exit 0, when the task was running; when a kill,
+// restart or update was stopping it, that reports), or the task stops
+// following inst.
 func (t *task) monitor(inst *instance) {
 	var exited <-chan struct{}
 	if inst.mainPid == inst.pgid {
 		exited = inst.exited // foreground: our own child, exit code known
 	}
 	procName := ""
+	t.mu.Lock()
 	if t.proc.PidFile != "" {
 		procName = t.proc.ProcName
 	}
+	t.mu.Unlock()
 	for {
 		var why error
 		select {
@@ -149,9 +153,13 @@ func (t *task) monitor(inst *instance) {
 			t.mu.Unlock()
 			return
 		}
-		if why == nil || t.life != lifeRunning {
+		if why == nil {
 			t.mu.Unlock()
 			continue
+		}
+		if t.life != lifeRunning {
+			t.mu.Unlock()
+			return
 		}
 		t.advance(lifeStopping)
 		cg := t.cg
@@ -178,7 +186,7 @@ func (t *task) died(inst *instance, cg *Cgroup, why error) {
 	if cg != nil && cg.OOMKills() > 0 {
 		r := reasonMemory
 		reason = &r
-		msg = fmt.Sprintf("%s: killed for exceeding the memory limit of %v MB", msg, t.spec.Resources.MemLimitMB)
+		msg = fmt.Sprintf("%s: killed for exceeding the memory limit of %v MB", msg, t.currentSpec().Resources.MemLimitMB)
 	}
 	t.log().Info(msg)
 	state := taskstate.Failed

@@ -29,15 +29,15 @@ var (
 )
 
 // task is one process task. opMu serialises the operations that take
-// time and do I/O — launch, restart, kill — so a kill waits for a launch
-// or restart to settle; mu guards the fields below it and is never held
+// time and do I/O — launch, restart, update, kill — so a kill waits for
+// a launch, restart or update to settle (each gives up early once the
+// kill cancels ctx); mu guards the fields below it and is never held
 // across I/O, so the liveness monitor and health checks are not blocked
 // behind a stop command.
 type task struct {
 	rt        *Runtime
 	id        string
-	spec      *proto.TaskSpec
-	proc      *proto.ProcessSpec
+	group     *group
 	killGrace time.Duration
 	rep       executor.Reporter
 	ctx       context.Context // cancelled when the task is killed
@@ -46,7 +46,11 @@ type task struct {
 
 	opMu sync.Mutex
 
-	mu           sync.Mutex
+	mu sync.Mutex
+	// spec and proc (spec.Process) change with an update, which holds
+	// opMu and mu: read them under either.
+	spec         *proto.TaskSpec
+	proc         *proto.ProcessSpec
 	acct         *account
 	env          []string
 	cg           *Cgroup
@@ -67,14 +71,28 @@ type instance struct {
 	exitCode int           // valid once exited is closed
 }
 
-func (r *Runtime) newTask(et executor.Task, rep executor.Reporter) *task {
+func (r *Runtime) newTask(et executor.Task, g *group, rep executor.Reporter) *task {
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &task{rt: r, id: et.ID(), spec: et.Spec, proc: et.Spec.Process, killGrace: et.KillGrace, rep: rep,
+	t := &task{rt: r, id: et.ID(), group: g, spec: et.Spec, proc: et.Spec.Process, killGrace: et.KillGrace, rep: rep,
 		ctx: ctx, cancel: cancel, finished: make(chan struct{}), healthy: map[int]bool{}}
 	if t.proc != nil {
-		t.info = proto.ProcessInfo{ProcName: t.proc.ProcName, WorkPath: t.proc.WorkPath, Ports: portsOf(et.Spec)}
+		t.info = proto.ProcessInfo{ProcName: t.proc.ProcName, WorkPath: t.proc.WorkPath, Ports: portsOf(et.Spec),
+			Revision: et.Spec.Instance.Version}
 	}
 	return t
+}
+
+// setSpec makes spec the task's spec. Caller holds opMu and mu.
+func (t *task) setSpec(spec *proto.TaskSpec) {
+	t.spec, t.proc = spec, spec.Process
+	t.info.ProcName = spec.Process.ProcName
+}
+
+// currentSpec is the task's spec now, for readers outside opMu.
+func (t *task) currentSpec() *proto.TaskSpec {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.spec
 }
 
 func portsOf(spec *proto.TaskSpec) map[string]int {
@@ -125,7 +143,7 @@ func (t *task) launch() {
 		t.endLaunch(err, reasonLaunchFailed)
 		return
 	}
-	t.running(inst)
+	t.running(inst, "", nil)
 }
 
 // endLaunch reports a launch that did not get to RUNNING: killed when the
@@ -139,9 +157,10 @@ func (t *task) endLaunch(err error, reason mesos.TaskStatus_Reason) {
 	t.finish(taskstate.Failed, &reason, err.Error(), nil)
 }
 
-// running records inst as the live instance, reports RUNNING and starts
-// the liveness monitor and the health checks.
-func (t *task) running(inst *instance) {
+// running records inst as the live instance, reports RUNNING (with msg
+// and healthy, nil to keep the last verdict) and starts the liveness
+// monitor and the health checks.
+func (t *task) running(inst *instance, msg string, healthy *bool) {
 	t.mu.Lock()
 	t.inst = inst
 	t.advance(lifeRunning)
@@ -151,7 +170,7 @@ func (t *task) running(inst *instance) {
 	t.lastHealthy = nil
 	t.healthy = map[int]bool{}
 	t.mu.Unlock()
-	t.report(taskstate.Running, nil, "", nil)
+	t.report(taskstate.Running, nil, msg, healthy)
 	t.startHealthChecks()
 	go t.monitor(inst)
 }
@@ -160,12 +179,12 @@ func (t *task) running(inst *instance) {
 // its work path.
 func (t *task) runCommand(ctx context.Context, command string) (string, int, error) {
 	t.mu.Lock()
-	acct, env := t.acct, append([]string(nil), t.env...)
+	acct, env, workPath := t.acct, append([]string(nil), t.env...), t.proc.WorkPath
 	t.mu.Unlock()
 	if acct == nil {
 		return "", -1, fmt.Errorf("task %q has not started: %w", t.id, errdefs.ErrConflict)
 	}
-	out, code, err := healthcheck.Shell(t.proc.WorkPath, env, acct.cred)(ctx, command)
+	out, code, err := healthcheck.Shell(workPath, env, acct.cred)(ctx, command)
 	return string(out), code, err
 }
 
@@ -191,13 +210,27 @@ func (t *task) restart() error {
 	}
 	inst, err := t.start(command)
 	if err != nil {
-		reason := reasonLaunchFailed
-		msg := "restart: " + err.Error()
-		go t.finish(taskstate.Failed, &reason, msg, nil)
-		return errors.New(msg)
+		return t.failRestart("restart", err)
 	}
-	t.running(inst)
+	t.running(inst, "", nil)
 	return nil
+}
+
+// failRestart ends a task whose process did not start again (what: the
+// restart or update it was part of). A kill that cancelled the start
+// waits for opMu and reports the task killed; otherwise it failed.
+func (t *task) failRestart(what string, err error) error {
+	if t.ctx.Err() != nil {
+		return fmt.Errorf("%s of task %q: interrupted, the task is being killed: %w", what, t.id, errdefs.ErrConflict)
+	}
+	reason := reasonLaunchFailed
+	if errors.Is(err, errdefs.ErrInvalidArgument) {
+		reason = reasonInvalid
+	}
+	msg := fmt.Sprintf("%s: %v", what, err)
+	t.log().Warn("restart failed", "what", what, "err", err)
+	t.finish(taskstate.Failed, &reason, msg, nil)
+	return fmt.Errorf("task %q failed: %s", t.id, msg)
 }
 
 func (t *task) signal(sig syscall.Signal) error {
