@@ -6,9 +6,18 @@
 // flags set the ${work_base_dir} and ${run_base_dir} roots, the package
 // cache, cgroups and the default user. Task cgroups live under
 // <cgroup-parent>/<framework>.<executor>; at start it sweeps those of
-// executors that died without cleaning up, at exit it removes its own. It exits 0 once every task is
-// terminal and acknowledged (or after SHUTDOWN), 1 when the agent is gone
-// for longer than the recovery timeout or the setup fails.
+// executors that died without cleaning up, at exit it removes its own.
+//
+// Framework messages (proto.Message) act on running tasks: reload, exec,
+// signal, restart, update-env, update-resources, and update, which moves
+// the task group to a new revision in place (new pids, same task IDs,
+// work paths and ports) or by hot-patch (same pids, new packages and
+// files, then reloadCmd); the tasks report the revision they run in
+// TaskStatus.data (see pkg/process).
+//
+// It exits 0 once every task is terminal and acknowledged (or after
+// SHUTDOWN), 1 when the agent is gone for longer than the recovery
+// timeout or the setup fails.
 //
 // It must import only pkg/executor, pkg/process and what they import.
 package main

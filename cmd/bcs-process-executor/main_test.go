@@ -147,13 +147,12 @@ func (e *e2e) launch(t *testing.T, execID, id string, spec *proto.TaskSpec) {
 	e.f.Call(calls.Accept(calls.OfferOperations{calls.OpLaunchGroup(ex, task)}.WithOffers(e.offer.ID)).With(calls.RefuseSeconds(0)))
 }
 
-// The seed 000 process example through the dev cluster and the real
-// executor binary: LAUNCH_GROUP → STARTING, RUNNING with ProcessInfo,
-// healthy by the HTTP check; a framework MESSAGE reload answered with a
-// MessageResult; KILL → KILLED; the executor then exits (FAILURE, status
-// 0: normal).
-func TestSeedProcessThroughDevCluster(t *testing.T) {
-	e := setup(t)
+// gamesvc is the seed 000 process example on this cluster at revision 1:
+// the gamesvr package (start.sh daemonises it on $http_port, writing
+// $pid_file; stop.sh and reload.sh act on that pid) served with basic
+// auth, a free host port and an HTTP check.
+func (e *e2e) gamesvc(t *testing.T) *proto.TaskSpec {
+	t.Helper()
 	server, err := os.ReadFile(build(t, e.bin, "gamesvr", "../../pkg/process/internal/gamesvr"))
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +170,7 @@ func TestSeedProcessThroughDevCluster(t *testing.T) {
 		}
 		_, _ = w.Write(pkg)
 	}))
-	defer repo.Close()
+	t.Cleanup(repo.Close)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -181,8 +180,8 @@ func TestSeedProcessThroughDevCluster(t *testing.T) {
 	ln.Close()
 	outDir := filepath.Join(e.workBase, "ns-a.gamesvc.0")
 	pidFile := filepath.Join(e.runBase, "ns-a.gamesvc.0", "pid", "gamesvc.pid")
-	spec := &proto.TaskSpec{
-		Instance: proto.Instance{Namespace: "ns-a", App: "gamesvc"},
+	return &proto.TaskSpec{
+		Instance: proto.Instance{Namespace: "ns-a", App: "gamesvc", Version: 1},
 		Name:     "gamesvr",
 		Process: &proto.ProcessSpec{
 			ProcName: "gamesvr", User: "nobody", WorkPath: filepath.Join(outDir, "gamesvc"), PidFile: pidFile,
@@ -194,14 +193,25 @@ func TestSeedProcessThroughDevCluster(t *testing.T) {
 		HealthChecks: []proto.HealthCheck{{Type: "HTTP", PortName: "http_port", Path: "/check", IntervalSeconds: 0.2, TimeoutSeconds: 1, ConsecutiveFailures: 3}},
 		Resources:    proto.Resources{CPUs: 0.5, MemMB: 64, CPULimit: 1, MemLimitMB: 128},
 	}
+}
+
+// The seed 000 process example through the dev cluster and the real
+// executor binary: LAUNCH_GROUP → STARTING, RUNNING with ProcessInfo,
+// healthy by the HTTP check; a framework MESSAGE reload answered with a
+// MessageResult; KILL → KILLED; the executor then exits (FAILURE, status
+// 0: normal).
+func TestSeedProcessThroughDevCluster(t *testing.T) {
+	e := setup(t)
+	spec := e.gamesvc(t)
+	port := spec.Ports[0].HostPort
 	e.launch(t, "exec-gamesvc-0", "gamesvc.0", spec)
 	f, offer := e.f, e.offer
 
 	f.AwaitAck("gamesvc.0", mesos.TASK_STARTING, nil)
 	st := f.AwaitAck("gamesvc.0", mesos.TASK_RUNNING, nil)
-	var info proto.ProcessInfo
-	if err := json.Unmarshal(st.Data, &info); err != nil || info.Pid <= 0 || info.ProcName != "gamesvr" || info.Ports["http_port"] != port {
-		t.Errorf("RUNNING data %s (%v)", st.Data, err)
+	info := processInfo(t, st)
+	if info.Pid <= 0 || info.ProcName != "gamesvr" || info.Ports["http_port"] != port || info.Revision != 1 {
+		t.Errorf("RUNNING data %s", st.Data)
 	}
 	if st.GetSource() != mesos.SOURCE_EXECUTOR || len(st.UUID) != 16 {
 		t.Errorf("RUNNING status %+v", st)
@@ -226,6 +236,63 @@ func TestSeedProcessThroughDevCluster(t *testing.T) {
 	if running(info.Pid) {
 		t.Errorf("server %d still runs", info.Pid)
 	}
+}
+
+// An InplaceUpdate through the dev cluster and the real executor binary:
+// the task stays TASK_RUNNING under its task ID, unhealthy while it
+// drains, then runs a new pid on the same port with revision 2 in its
+// data and is healthy again by its check; the framework MESSAGE update is
+// answered OK.
+func TestInPlaceUpdateThroughDevCluster(t *testing.T) {
+	e := setup(t)
+	v1 := e.gamesvc(t)
+	e.launch(t, "exec-gamesvc-0", "gamesvc.0", v1)
+	e.f.AwaitAck("gamesvc.0", mesos.TASK_STARTING, nil)
+	before := processInfo(t, e.f.AwaitAck("gamesvc.0", mesos.TASK_RUNNING, nil))
+	e.f.AwaitAck("gamesvc.0", mesos.TASK_RUNNING, func(s mesos.TaskStatus) bool { return s.GetHealthy() })
+
+	data, err := v1.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := proto.DecodeTaskSpec(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2.Instance.Version = 2
+	v2.Env = append(v2.Env, proto.EnvVar{Name: "release", Value: "2"})
+	msg := proto.Message{ID: "update-2", Type: proto.MessageUpdate, TaskID: "gamesvc.0", Update: &proto.GroupUpdate{
+		Revision: 2, Mode: proto.UpdateInPlace, GracePeriodSeconds: 0.2, Tasks: []proto.TaskUpdate{{TaskID: "gamesvc.0", Spec: v2}},
+	}}
+	mdata, err := msg.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.f.Call(calls.Message(e.offer.AgentID.Value, "exec-gamesvc-0", mdata))
+	e.f.AwaitAck("gamesvc.0", mesos.TASK_RUNNING, func(s mesos.TaskStatus) bool { return s.Healthy != nil && !s.GetHealthy() })
+	after := processInfo(t, e.f.AwaitAck("gamesvc.0", mesos.TASK_RUNNING, func(s mesos.TaskStatus) bool { return proto.RevisionOf(s.Data) == 2 }))
+	if after.Pid == before.Pid || after.Ports["http_port"] != before.Ports["http_port"] || after.WorkPath != before.WorkPath || running(before.Pid) {
+		t.Errorf("before the update %+v, after %+v", before, after)
+	}
+	e.f.AwaitAck("gamesvc.0", mesos.TASK_RUNNING, func(s mesos.TaskStatus) bool { return s.GetHealthy() })
+	m := e.f.Await("MESSAGE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_MESSAGE }).Message
+	if res, err := proto.DecodeMessageResult(m.Data); err != nil || !res.OK || res.ID != "update-2" {
+		t.Errorf("update result %+v (%v)", res, err)
+	}
+	e.f.Call(calls.Kill("gamesvc.0", e.offer.AgentID.Value))
+	e.f.AwaitAck("gamesvc.0", mesos.TASK_KILLED, nil)
+	if running(after.Pid) {
+		t.Errorf("server %d still runs", after.Pid)
+	}
+}
+
+func processInfo(t *testing.T, st mesos.TaskStatus) proto.ProcessInfo {
+	t.Helper()
+	var info proto.ProcessInfo
+	if err := json.Unmarshal(st.Data, &info); err != nil {
+		t.Fatalf("TaskStatus.data %q: %v", st.Data, err)
+	}
+	return info
 }
 
 // SHUTDOWN of the executor (scheduler SHUTDOWN call) kills a task whose
