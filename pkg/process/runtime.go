@@ -113,7 +113,8 @@ func New(cfg Config) (*Runtime, error) {
 	}, nil
 }
 
-// Launch implements executor.Runtime: each task starts on its own.
+// Launch implements executor.Runtime: each task starts on its own; the
+// group stays together for updates.
 func (r *Runtime) Launch(_ context.Context, tasks []executor.Task, rep executor.Reporter) {
 	g := &group{pending: map[uint64]*groupUpdate{}}
 	for _, et := range tasks {

@@ -291,6 +291,9 @@ func (t *task) restartInPlace(spec *proto.TaskSpec, revision uint64, grace time.
 	old := t.inst
 	t.mu.Unlock()
 	t.stop(old, t.killGrace)
+	if err := t.ctx.Err(); err != nil { // killed while stopping: nothing to prepare
+		return t.failRestart(what, err)
+	}
 	t.mu.Lock()
 	t.setSpec(spec)
 	t.mu.Unlock()
