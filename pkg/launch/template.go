@@ -1,7 +1,10 @@
 package launch
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -26,6 +29,8 @@ type Template struct {
 	Namespace string
 	Name      string
 	Version   uint64
+	// Hash identifies what the instances run (see TemplateHash).
+	Hash string
 	// Req is what every instance needs from an agent.
 	Req           *offer.Requirements
 	RestartPolicy manifest.RestartPolicy
@@ -83,6 +88,7 @@ type task struct {
 	ports     []port
 	process   *manifest.ProcessSpec
 	container *manifest.Container
+	checks    bool // it has executor-side health checks
 }
 
 // port is one port of a task; request indexes Req.Ports when the scheduler
@@ -95,13 +101,30 @@ type port struct {
 	request       int
 }
 
-// Compile prepares a validated application or process manifest.
-func Compile(obj manifest.Object, version uint64) (*Template, error) {
+// Revision names what Compile compiles: an application version and its
+// restart generation (a rolling restart makes a new template of the same
+// spec).
+type Revision struct {
+	Version           uint64
+	RestartGeneration int
+}
+
+// Compile prepares a validated application, process or deployment
+// manifest (a deployment runs its template).
+func Compile(obj manifest.Object, rev Revision) (*Template, error) {
 	meta, ok := manifest.MetaOf(obj)
 	if !ok {
 		return nil, fmt.Errorf("kind %q cannot run: %w", obj.Kind(), errdefs.ErrInvalidArgument)
 	}
-	t := &Template{Kind: obj.Kind(), Namespace: meta.Namespace, Name: meta.Name, Version: version}
+	obj, err := manifest.Workload(obj)
+	if err != nil {
+		return nil, fmt.Errorf("%v: %w", err, errdefs.ErrInvalidArgument)
+	}
+	hash, err := TemplateHash(obj, rev.RestartGeneration)
+	if err != nil {
+		return nil, err
+	}
+	t := &Template{Kind: obj.Kind(), Namespace: meta.Namespace, Name: meta.Name, Version: rev.Version, Hash: hash}
 	var cons *constraint.Constraint
 	switch m := obj.(type) {
 	case *manifest.Process:
@@ -148,6 +171,49 @@ func Compile(obj manifest.Object, version uint64) (*Template, error) {
 	return t, nil
 }
 
+// TemplateHash identifies what the instances of a workload manifest run:
+// its pod template, constraint and kill policy, and the restart
+// generation. The instance count, the restart policy, the metadata and
+// the update strategy are left out: changing them updates no instance.
+func TemplateHash(workload manifest.Object, restartGeneration int) (string, error) {
+	var part struct {
+		Kind              manifest.Kind          `json:"kind"`
+		KillPolicy        manifest.KillPolicy    `json:"killPolicy"`
+		Constraint        *constraint.Constraint `json:"constraint,omitempty"`
+		Template          any                    `json:"template"`
+		RestartGeneration int                    `json:"restartGeneration,omitempty"`
+	}
+	part.Kind, part.RestartGeneration = workload.Kind(), restartGeneration
+	switch m := workload.(type) {
+	case *manifest.Application:
+		part.KillPolicy, part.Constraint, part.Template = m.KillPolicy, m.Constraint, m.Spec.Template
+	case *manifest.Process:
+		part.KillPolicy, part.Constraint, part.Template = m.KillPolicy, m.Constraint, m.Spec.Template
+	default:
+		return "", fmt.Errorf("kind %q has no pod template: %w", workload.Kind(), errdefs.ErrInvalidArgument)
+	}
+	data, err := json.Marshal(part)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// Network names how instances are networked: "process" (the agent's
+// network), or the containers' mode and type. An in-place update keeps
+// the task group's network, so it needs the same.
+func (t *Template) Network() string {
+	if t.Kind == manifest.KindProcess {
+		return "process"
+	}
+	return string(t.network) + "/" + strings.ToLower(t.networkType)
+}
+
+// TaskHasChecks reports whether task i has health checks the executor
+// runs: it is ready only once they pass.
+func (t *Template) TaskHasChecks(i int) bool { return t.tasks[i].checks }
+
 // addTask adds a task, its resources to the requirements and its host
 // ports to the port requests.
 func (t *Template) addTask(tk task, res manifest.Resources, checks []manifest.HealthCheck) error {
@@ -180,6 +246,7 @@ func (t *Template) addTask(tk task, res manifest.Resources, checks []manifest.He
 			t.RemoteChecks = append(t.RemoteChecks, RemoteCheck{Task: len(t.tasks), Check: hc})
 		}
 	}
+	tk.checks = len(executorChecks(checks)) > 0
 	t.tasks = append(t.tasks, tk)
 	return nil
 }

@@ -23,7 +23,7 @@ func resolver() *manifesttest.Resolver {
 func TestProcessTemplate(t *testing.T) {
 	p := manifesttest.Process()
 	stored, _ := json.Marshal(p)
-	tmpl, err := launch.Compile(p, 4)
+	tmpl, err := launch.Compile(p, launch.Revision{Version: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestProcessTemplate(t *testing.T) {
 
 func TestApplicationTemplate(t *testing.T) {
 	app := manifesttest.Application()
-	tmpl, err := launch.Compile(app, 1)
+	tmpl, err := launch.Compile(app, launch.Revision{Version: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestApplicationTemplate(t *testing.T) {
 }
 
 func TestMissingConfigMapFailsTheInstance(t *testing.T) {
-	tmpl, err := launch.Compile(manifesttest.Process(), 1)
+	tmpl, err := launch.Compile(manifesttest.Process(), launch.Revision{Version: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestRemoteProbes(t *testing.T) {
 		{Type: manifest.CheckRemoteTCP, IntervalSeconds: 5, TimeoutSeconds: 1, TCP: &manifest.TCPCheck{Port: 8899}},
 		{Type: manifest.CheckTCP, TCP: &manifest.TCPCheck{PortName: "http_port"}},
 	}
-	tmpl, err := launch.Compile(p, 1)
+	tmpl, err := launch.Compile(p, launch.Revision{Version: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

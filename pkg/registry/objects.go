@@ -13,7 +13,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
 
-// Object is the stored record of a deployment, configmap or secret.
+// Object is the stored record of a configmap or secret.
 type Object struct {
 	Kind      manifest.Kind   `json:"kind"`
 	Namespace string          `json:"namespace"`
@@ -29,7 +29,6 @@ func (o *Object) Manifest() (manifest.Object, error) { return manifest.Parse(o.S
 
 // objectKinds maps the kinds stored as Objects to their key kind.
 var objectKinds = map[manifest.Kind]store.Kind{
-	manifest.KindDeployment: store.KindDeployment,
 	manifest.KindConfigMap:  store.KindConfigMap,
 	manifest.KindSecret:     store.KindSecret,
 }
@@ -37,14 +36,14 @@ var objectKinds = map[manifest.Kind]store.Kind{
 func objectMeta(obj manifest.Object) (manifest.ObjectMeta, store.Kind, error) {
 	kind, ok := objectKinds[obj.Kind()]
 	if !ok {
-		return manifest.ObjectMeta{}, "", fmt.Errorf("kind %q is not a deployment, configmap or secret: %w", obj.Kind(), errdefs.ErrInvalidArgument)
+		return manifest.ObjectMeta{}, "", fmt.Errorf("kind %q is not a configmap or secret: %w", obj.Kind(), errdefs.ErrInvalidArgument)
 	}
 	meta, _ := manifest.MetaOf(obj)
 	return meta, kind, nil
 }
 
 // PutObject creates (expectRev -1), updates (expectRev > 0: only that
-// revision; 0: whatever is current) a deployment, configmap or secret.
+// revision; 0: whatever is current) a configmap or secret.
 func (r *Registry) PutObject(ctx context.Context, obj manifest.Object, expectRev int64) (*Object, error) {
 	meta, kind, err := objectMeta(obj)
 	if err != nil {
@@ -80,7 +79,7 @@ func (r *Registry) PutObject(ctx context.Context, obj manifest.Object, expectRev
 	return rec, nil
 }
 
-// GetObject returns one deployment, configmap or secret.
+// GetObject returns one configmap or secret.
 func (r *Registry) GetObject(ctx context.Context, kind manifest.Kind, namespace, name string) (*Object, error) {
 	sk, ok := objectKinds[kind]
 	if !ok {
@@ -111,7 +110,7 @@ func (r *Registry) ListObjects(ctx context.Context, kind manifest.Kind, namespac
 	return list[Object](ctx, r.store, prefix)
 }
 
-// DeleteObject removes a deployment, configmap or secret.
+// DeleteObject removes a configmap or secret.
 func (r *Registry) DeleteObject(ctx context.Context, kind manifest.Kind, namespace, name string) error {
 	sk, ok := objectKinds[kind]
 	if !ok {
@@ -176,6 +175,15 @@ type TaskGroup struct {
 	App       string            `json:"app"`
 	Index     int               `json:"index"`   // the instance ID, from 0
 	Version   uint64            `json:"version"` // the application version it runs
+	// Template identifies what Version's instances run (a hash of the pod
+	// template): versions that only changed replicas or the strategy share
+	// it, and an instance moves to a new version without any update.
+	Template string `json:"template,omitempty"`
+	// Network is how the current launch is networked ("process", or the
+	// containers' mode and type): an in-place update keeps it.
+	Network string `json:"network,omitempty"`
+	// Update is the rollout's update of this instance under way.
+	Update *InstanceUpdate `json:"update,omitempty"`
 	State     string            `json:"state"`   // Mesos TaskState of the group, e.g. TASK_RUNNING
 	Phase     string            `json:"phase"`   // the scheduler's lifecycle phase (pkg/scheduler)
 	AgentID   string            `json:"agentID,omitempty"`
@@ -211,6 +219,38 @@ type TaskRecord struct {
 	State   string `json:"state"`
 	Healthy *bool  `json:"healthy,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Revision is the application version the executor says the task
+	// runs (TaskStatus.data).
+	Revision uint64 `json:"revision,omitempty"`
+	// CPUs and MemMB are what the launch took from Mesos: an in-place
+	// update may not grow past them.
+	CPUs  float64 `json:"cpus,omitempty"`
+	MemMB float64 `json:"memMB,omitempty"`
+}
+
+// UpdateMode is how the rollout updates an instance.
+type UpdateMode string
+
+// The update modes; see pkg/scheduler.
+const (
+	UpdateReplace  UpdateMode = "Replace"  // killed, then launched anew
+	UpdateInPlace  UpdateMode = "InPlace"  // restarted in its task group
+	UpdateHotPatch UpdateMode = "HotPatch" // patched without a restart
+)
+
+// InstanceUpdate is a rollout's update of one instance, under way.
+type InstanceUpdate struct {
+	Version  uint64     `json:"version"`
+	Template string     `json:"template"`
+	Mode     UpdateMode `json:"mode"`
+	Since    time.Time  `json:"since"`
+	// Sent is when the update message last went to the executor.
+	Sent time.Time `json:"sent,omitzero"`
+	// Message says what is being done, and why this mode.
+	Message string `json:"message,omitempty"`
+	// Error is why the executor refused a hot patch; the rollout waits
+	// (abort, or a new spec, ends it).
+	Error string `json:"error,omitempty"`
 }
 
 // TaskGroupKey returns the store key of instance index of an application.

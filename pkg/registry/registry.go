@@ -9,6 +9,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/rollout"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
 
@@ -31,7 +32,8 @@ const (
 	AppDeleting AppState = "Deleting"
 )
 
-// App is the stored record of an application.
+// App is the stored record of a workload: an application, a process or
+// a deployment (whose instances run its template).
 type App struct {
 	Namespace string        `json:"namespace"`
 	Name      string        `json:"name"`
@@ -47,8 +49,29 @@ type App struct {
 	Message   string          `json:"message,omitempty"`
 	CreatedAt time.Time       `json:"createdAt"`
 	UpdatedAt time.Time       `json:"updatedAt"`
+	// Cause says why Version was made; RolledBackTo names the version a
+	// rollback copied.
+	Cause        rollout.Cause `json:"cause,omitempty"`
+	RolledBackTo uint64        `json:"rolledBackTo,omitempty"`
+	// RestartGeneration counts rolling restarts: it is part of the
+	// instances' template, so a restart is a new template with the same
+	// spec.
+	RestartGeneration int `json:"restartGeneration,omitempty"`
+	// The operator's rollout controls: Paused holds the rollout (set from
+	// the manifest's updateStrategy.paused with each version, changed by
+	// pause and resume); Promote ends the wait it names; AbortVersion
+	// aborts the rollout of that version.
+	Paused       bool     `json:"paused,omitempty"`
+	Promote      *Promote `json:"promote,omitempty"`
+	AbortVersion uint64   `json:"abortVersion,omitempty"`
 	// Revision is the etcd revision the record was read at.
 	Revision int64 `json:"-"`
+}
+
+// Promote asks the rollout of Version to end its wait number Seq.
+type Promote struct {
+	Version uint64 `json:"version"`
+	Seq     int    `json:"seq"`
 }
 
 // Manifest parses the stored manifest.
@@ -56,9 +79,11 @@ func (a *App) Manifest() (manifest.Object, error) { return manifest.Parse(a.Spec
 
 // AppVersion is one entry of an application's history.
 type AppVersion struct {
-	Version   uint64          `json:"version"`
-	Spec      json.RawMessage `json:"spec"`
-	CreatedAt time.Time       `json:"createdAt"`
+	Version      uint64          `json:"version"`
+	Spec         json.RawMessage `json:"spec"`
+	Cause        rollout.Cause   `json:"cause,omitempty"`
+	RolledBackTo uint64          `json:"rolledBackTo,omitempty"`
+	CreatedAt    time.Time       `json:"createdAt"`
 }
 
 // Registry reads and writes bcs objects in a store.
@@ -72,18 +97,21 @@ func New(s *store.Store, now func() time.Time) *Registry {
 	return &Registry{store: s, now: now}
 }
 
-// appIdentity returns what the registry needs of an application manifest.
+// appIdentity returns what the registry needs of a workload manifest.
 func appIdentity(obj manifest.Object) (meta manifest.ObjectMeta, instances int, err error) {
 	switch m := obj.(type) {
 	case *manifest.Application:
 		return m.Metadata, m.Spec.Instance, nil
 	case *manifest.Process:
 		return m.Metadata, m.Spec.Instance, nil
+	case *manifest.Deployment:
+		return m.Metadata, m.Spec.Instance, nil
 	}
-	return manifest.ObjectMeta{}, 0, fmt.Errorf("kind %q is not an application: %w", obj.Kind(), errdefs.ErrInvalidArgument)
+	return manifest.ObjectMeta{}, 0, fmt.Errorf("kind %q is not an application, process or deployment: %w", obj.Kind(), errdefs.ErrInvalidArgument)
 }
 
-// CreateApp stores a validated application or process manifest as version 1.
+// CreateApp stores a validated application, process or deployment
+// manifest as version 1.
 func (r *Registry) CreateApp(ctx context.Context, obj manifest.Object) (*App, error) {
 	meta, instances, err := appIdentity(obj)
 	if err != nil {
@@ -97,6 +125,7 @@ func (r *Registry) CreateApp(ctx context.Context, obj manifest.Object) (*App, er
 	app := &App{
 		Namespace: meta.Namespace, Name: meta.Name, Kind: obj.Kind(), Version: 1, Instances: instances,
 		Spec: spec, State: AppDeploying, Message: "waiting for the scheduler", CreatedAt: now, UpdatedAt: now,
+		Cause: rollout.CauseUpdate, Paused: manifest.UpdateStrategyOf(obj).Paused,
 	}
 	if instances == 0 {
 		app.State, app.Message = AppRunning, ""
@@ -116,7 +145,7 @@ func (r *Registry) CreateApp(ctx context.Context, obj manifest.Object) (*App, er
 // UpdateApp stores obj as the next version of its application. expectRev 0
 // updates whatever is current; otherwise a record changed since expectRev
 // fails with errdefs.ErrConflict. The desired instance count becomes the new
-// spec.instance.
+// spec.instance, and the rollout starts paused when the manifest says so.
 func (r *Registry) UpdateApp(ctx context.Context, obj manifest.Object, expectRev int64) (*App, error) {
 	meta, instances, err := appIdentity(obj)
 	if err != nil {
@@ -128,13 +157,103 @@ func (r *Registry) UpdateApp(ctx context.Context, obj manifest.Object, expectRev
 	}
 	return r.modifyApp(ctx, meta.Namespace, meta.Name, expectRev, func(app *App) (bool, error) {
 		if app.Kind != obj.Kind() {
-			return false, fmt.Errorf("application %s/%s is a %s, not a %s: %w", app.Namespace, app.Name, app.Kind, obj.Kind(), errdefs.ErrInvalidArgument)
+			return false, fmt.Errorf("%s %s/%s is a %s, not a %s: %w", app.Kind, app.Namespace, app.Name, app.Kind, obj.Kind(), errdefs.ErrInvalidArgument)
 		}
-		if app.State == AppDeleting {
-			return false, fmt.Errorf("application %s/%s is being deleted: %w", app.Namespace, app.Name, errdefs.ErrConflict)
+		if err := updatable(app); err != nil {
+			return false, err
 		}
 		app.Spec, app.Instances = spec, instances
+		app.Cause, app.RolledBackTo, app.Paused = rollout.CauseUpdate, 0, manifest.UpdateStrategyOf(obj).Paused
 		return true, nil
+	})
+}
+
+func updatable(app *App) error {
+	if app.State == AppDeleting {
+		return fmt.Errorf("%s %s/%s is being deleted: %w", app.Kind, app.Namespace, app.Name, errdefs.ErrConflict)
+	}
+	return nil
+}
+
+// RestartApp makes a new version with the same spec and a new restart
+// generation: every instance is restarted by the rollout strategy (in
+// place with InplaceUpdate, replaced with RollingUpdate).
+func (r *Registry) RestartApp(ctx context.Context, namespace, name string) (*App, error) {
+	return r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
+		if err := updatable(app); err != nil {
+			return false, err
+		}
+		app.RestartGeneration++
+		app.Cause, app.RolledBackTo = rollout.CauseRestart, 0
+		return true, nil
+	})
+}
+
+// RollbackApp makes a new version with the spec of version to (from the
+// history), rolled out by the strategy; the desired instance count stays.
+func (r *Registry) RollbackApp(ctx context.Context, namespace, name string, to uint64) (*App, error) {
+	key, err := store.AppVersionKey(namespace, name, to)
+	if err != nil {
+		return nil, err
+	}
+	old, _, err := store.GetJSON[AppVersion](ctx, r.store, key)
+	if errors.Is(err, errdefs.ErrNotFound) {
+		return nil, fmt.Errorf("revision %d of %s/%s is not in the history (the last %d are kept): %w", to, namespace, name, VersionsKept, errdefs.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	obj, err := manifest.Parse(old.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("stored revision %d of %s/%s: %w", to, namespace, name, err)
+	}
+	return r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
+		if err := updatable(app); err != nil {
+			return false, err
+		}
+		if app.Version == to {
+			return false, fmt.Errorf("%s/%s is at revision %d already: %w", namespace, name, to, errdefs.ErrConflict)
+		}
+		app.Spec = old.Spec
+		app.Cause, app.RolledBackTo, app.Paused = rollout.CauseRollback, to, manifest.UpdateStrategyOf(obj).Paused
+		return true, nil
+	})
+}
+
+// SetPaused pauses or resumes the rollout of an application.
+func (r *Registry) SetPaused(ctx context.Context, namespace, name string, paused bool) (*App, error) {
+	return r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
+		if err := updatable(app); err != nil {
+			return false, err
+		}
+		app.Paused = paused
+		return false, nil
+	})
+}
+
+// PromoteApp asks the rollout of version to end its wait seq.
+func (r *Registry) PromoteApp(ctx context.Context, namespace, name string, version uint64, seq int) (*App, error) {
+	return r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
+		if err := updatable(app); err != nil {
+			return false, err
+		}
+		app.Promote = &Promote{Version: version, Seq: seq}
+		return false, nil
+	})
+}
+
+// AbortApp aborts the rollout of version: its instances go back to the
+// stable revision.
+func (r *Registry) AbortApp(ctx context.Context, namespace, name string, version uint64) (*App, error) {
+	return r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
+		if err := updatable(app); err != nil {
+			return false, err
+		}
+		if app.Version != version {
+			return false, fmt.Errorf("%s/%s is at revision %d, not %d: %w", namespace, name, app.Version, version, errdefs.ErrConflict)
+		}
+		app.AbortVersion = version
+		return false, nil
 	})
 }
 
@@ -220,7 +339,7 @@ func (r *Registry) appWrite(app *App, rev int64) ([]store.Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	version, err := json.Marshal(AppVersion{Version: app.Version, Spec: app.Spec, CreatedAt: app.UpdatedAt})
+	version, err := json.Marshal(AppVersion{Version: app.Version, Spec: app.Spec, Cause: app.Cause, RolledBackTo: app.RolledBackTo, CreatedAt: app.UpdatedAt})
 	if err != nil {
 		return nil, err
 	}
@@ -360,6 +479,9 @@ func (r *Registry) RemoveApp(ctx context.Context, namespace, name string) error 
 		if err := r.store.Delete(ctx, key, 0); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
 			return err
 		}
+	}
+	if err := r.DeleteRollout(ctx, namespace, name); err != nil {
+		return err
 	}
 	key, err := store.Key(store.KindApplication, namespace, name)
 	if err != nil {

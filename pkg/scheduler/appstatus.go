@@ -24,7 +24,7 @@ func (c *Core) appStatus(a *app) AppStatus {
 	var failed []string
 	for _, inst := range a.sortedInstances() {
 		switch {
-		case inst.phase == PhaseRunning:
+		case inst.phase == PhaseRunning && inst.rec.Index < a.rec.Instances:
 			running++
 		case inst.phase == PhaseFailed, inst.rec.WaitingFor != "":
 			failed = append(failed, "instance "+strconv.Itoa(inst.rec.Index)+": "+inst.rec.Message)

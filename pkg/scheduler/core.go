@@ -12,8 +12,10 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/offer"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/rollout"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -101,12 +103,24 @@ type Core struct {
 	sweepSeq   int
 	// refs are the configmaps and secrets launches inject.
 	refs *references
+	// dirty are the applications whose rollout must be planned again.
+	dirty map[*app]bool
+	// written maps the instances persisted in this step to their write,
+	// so that a step stores each instance once, in its last state.
+	written map[*instance]int
 }
 
 type app struct {
-	rec       *registry.App
-	tmpl      *launch.Template
-	tmplErr   error
+	rec *registry.App
+	// tmpl is the current version's template: the update revision.
+	tmpl     *launch.Template
+	tmplErr  error
+	strategy rollout.Strategy
+	// stable is the stable revision's template when it differs from tmpl.
+	stable *launch.Template
+	// ro is the rollout as last persisted; plan is the latest plan.
+	ro        *registry.Rollout
+	plan      rollout.Result
 	instances map[int]*instance
 	unplaced  string // the last placement's rejections, "" when placed
 	status    AppStatus
@@ -142,6 +156,7 @@ func NewCore(cfg Config) (*Core, error) {
 		apps: map[string]*app{}, tasks: map[string]*instance{}, offers: map[string]mesos.Offer{},
 		agents: map[string]*agentInfo{}, reconciling: map[string]string{}, killSent: map[string]time.Time{},
 		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{}, refs: newReferences(),
+		dirty: map[*app]bool{}, written: map[*instance]int{},
 	}, nil
 }
 
@@ -151,6 +166,7 @@ func (c *Core) FrameworkID() string { return c.frameworkID }
 // Step feeds one input at time now and returns what to persist and send.
 func (c *Core) Step(now time.Time, in Input) Output {
 	c.now, c.out = now, Output{}
+	clear(c.written)
 	switch in := in.(type) {
 	case Restore:
 		c.restore(in)
@@ -187,6 +203,7 @@ func (c *Core) Step(now time.Time, in Input) Output {
 	case ObjectRemoved:
 		c.refs.remove(in.Kind, in.Namespace, in.Name)
 	}
+	c.progressRollouts()
 	c.adjustOffers()
 	c.refreshStatuses()
 	return c.out
@@ -200,12 +217,23 @@ func (c *Core) logf(msg string, args ...any) {
 	c.out.Logs = append(c.out.Logs, LogLine{Message: msg, Args: args})
 }
 
-// persist records an instance's current state.
+// persist records an instance's current state; its rollout is planned
+// again.
 func (c *Core) persist(inst *instance) {
 	rec := inst.rec
 	rec.Phase, rec.KillReason = string(inst.phase), string(inst.killReason)
 	rec.Tasks = slices.Clone(inst.rec.Tasks)
 	rec.Ports = maps.Clone(inst.rec.Ports)
+	if u := inst.rec.Update; u != nil {
+		cp := *u
+		rec.Update = &cp
+	}
+	c.dirty[inst.app] = true
+	if i, ok := c.written[inst]; ok {
+		c.out.Writes[i] = Write{TaskGroup: &rec}
+		return
+	}
+	c.written[inst] = len(c.out.Writes)
 	c.write(Write{TaskGroup: &rec})
 }
 
@@ -222,8 +250,16 @@ func (c *Core) restore(in Restore) {
 	for _, obj := range in.Objects {
 		c.refs.put(obj)
 	}
+	rollouts := map[string]*registry.Rollout{}
+	for _, ro := range in.Rollouts {
+		rollouts[ro.Namespace+"/"+ro.Name] = ro
+	}
 	for _, rec := range in.Apps {
-		c.upsertApp(rec)
+		a := c.upsertApp(rec)
+		if ro := rollouts[a.key()]; ro != nil {
+			a.ro = ro
+			c.compileStable(a)
+		}
 	}
 	for _, g := range in.Groups {
 		a := c.apps[g.Namespace+"/"+g.App]
@@ -231,7 +267,13 @@ func (c *Core) restore(in Restore) {
 			c.write(Write{DeleteGroup: &GroupRef{g.Namespace, g.App, g.Index}})
 			continue
 		}
+		if g.Template == "" && a.tmpl != nil && g.Version == a.rec.Version {
+			g.Template = a.tmpl.Hash // a record of a build without rollouts
+		}
 		inst := &instance{app: a, rec: *g, phase: parsePhase(g.Phase), killReason: KillReason(g.KillReason)}
+		if u := inst.rec.Update; u != nil {
+			u.Sent = time.Time{} // the message may not have gone out: send again
+		}
 		a.instances[g.Index] = inst
 		if inst.rec.WaitingFor != "" {
 			// What it waited for may have been written meanwhile.
@@ -250,6 +292,7 @@ func (c *Core) restore(in Restore) {
 	}
 	c.restoreSweeps(in.Sweeps)
 	for _, a := range c.sortedApps() {
+		c.dirty[a] = true
 		c.reconcileApp(a)
 	}
 }
@@ -276,22 +319,26 @@ func (c *Core) upsertApp(rec *registry.App) *app {
 	key := rec.Namespace + "/" + rec.Name
 	a := c.apps[key]
 	if a == nil {
-		a = &app{instances: map[int]*instance{}, status: AppStatus{Namespace: rec.Namespace, Name: rec.Name, State: rec.State, Message: rec.Message}}
+		a = &app{instances: map[int]*instance{}, status: AppStatus{Namespace: rec.Namespace, Name: rec.Name, State: rec.State, Message: rec.Message},
+			ro: &registry.Rollout{Namespace: rec.Namespace, Name: rec.Name}}
 		c.apps[key] = a
 	}
 	if a.rec == nil || a.rec.Version != rec.Version || a.tmpl == nil && a.tmplErr == nil {
-		a.tmpl, a.tmplErr = compile(rec)
+		a.tmpl, a.strategy, a.tmplErr = compile(rec.Spec, launch.Revision{Version: rec.Version, RestartGeneration: rec.RestartGeneration})
 	}
 	a.rec = rec
+	c.dirty[a] = true
 	return a
 }
 
-func compile(rec *registry.App) (*launch.Template, error) {
-	obj, err := rec.Manifest()
+// compile reads a stored manifest into its template and update strategy.
+func compile(spec []byte, rev launch.Revision) (*launch.Template, rollout.Strategy, error) {
+	obj, err := manifest.Parse(spec)
 	if err != nil {
-		return nil, fmt.Errorf("stored manifest: %w", err)
+		return nil, rollout.Strategy{}, fmt.Errorf("stored manifest: %w", err)
 	}
-	return launch.Compile(obj, rec.Version)
+	t, err := launch.Compile(obj, rev)
+	return t, rollout.StrategyOf(obj), err
 }
 
 func (c *Core) appRemoved(namespace, name string) {
@@ -319,18 +366,18 @@ func (c *Core) reconcileApp(a *app) {
 		}
 		return
 	}
-	for i := 0; i < a.rec.Instances; i++ {
-		if a.instances[i] == nil {
-			inst := &instance{app: a, rec: registry.TaskGroup{
-				Namespace: a.rec.Namespace, App: a.rec.Name, Index: i, Version: a.rec.Version,
-			}, phase: PhasePending}
+	want := a.rec.Instances + a.plan.Surge
+	for i := 0; i < want; i++ {
+		if a.instances[i] == nil && a.tmpl != nil {
+			inst := &instance{app: a, rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: i}, phase: PhasePending}
+			inst.rec.Version, inst.rec.Template = a.revision(a.plan.Target(i))
 			a.instances[i] = inst
 			c.persist(inst)
 		}
 	}
-	// Scale down from the highest instance ID.
+	// Scale down from the highest instance ID (surge instances first).
 	for _, inst := range slices.Backward(a.sortedInstances()) {
-		if inst.rec.Index >= a.rec.Instances {
+		if inst.rec.Index >= want {
 			c.kill(inst, KillScaleDown)
 		}
 	}
@@ -380,6 +427,7 @@ func (c *Core) remove(inst *instance) {
 	}
 	delete(a.instances, inst.rec.Index)
 	c.write(Write{DeleteGroup: &GroupRef{inst.rec.Namespace, inst.rec.App, inst.rec.Index}})
+	c.dirty[a] = true
 	if a.rec.State == registry.AppDeleting && len(a.instances) == 0 {
 		c.write(Write{RemoveApp: &AppRef{a.rec.Namespace, a.rec.Name}})
 		delete(c.apps, a.key())

@@ -165,6 +165,10 @@ func (d *Driver) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	rollouts, err := d.cfg.Registry.ListRollouts(ctx)
+	if err != nil {
+		return err
+	}
 	var objects []manifest.Object
 	for _, kind := range referencedKinds {
 		recs, err := d.cfg.Registry.ListObjects(ctx, kind.manifest, "")
@@ -180,7 +184,7 @@ func (d *Driver) run(ctx context.Context) error {
 			objects = append(objects, obj)
 		}
 	}
-	if err := d.step(ctx, Restore{FrameworkID: fwID, Apps: apps, Groups: groups, Sweeps: sweeps, Objects: objects}); err != nil {
+	if err := d.step(ctx, Restore{FrameworkID: fwID, Apps: apps, Groups: groups, Sweeps: sweeps, Rollouts: rollouts, Objects: objects}); err != nil {
 		return err
 	}
 
@@ -365,6 +369,8 @@ func (d *Driver) persist(ctx context.Context, w Write) error {
 		return r.PutSweep(ctx, w.Sweep)
 	case w.DeleteSweep != "":
 		return r.DeleteSweep(ctx, w.DeleteSweep)
+	case w.Rollout != nil:
+		return r.PutRollout(ctx, w.Rollout)
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ type Restore struct {
 	Apps        []*registry.App
 	Groups      []*registry.TaskGroup
 	Sweeps      []*registry.Sweep
+	Rollouts    []*registry.Rollout
 	// Objects are the configmaps and secrets launches may inject.
 	Objects []manifest.Object
 }
@@ -144,6 +145,7 @@ type Write struct {
 	Agent       *AgentRecord        // what offers told about an agent
 	Sweep       *registry.Sweep     // store the sweep owed an agent
 	DeleteSweep string              // the sweep of this agent is done
+	Rollout     *registry.Rollout   // store an application's rollout
 }
 
 // AgentRecord is an agent as offers describe it.

@@ -49,10 +49,11 @@ func (c *Core) accept(l offer.Launch, byID map[string]*instance, sweeps []mesos.
 // Launched.
 func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mesos.Offer_Operation, error) {
 	a := inst.app
+	tmpl := inst.template()
 	launchNo := inst.rec.Launches + 1
 	tgID := TaskGroupID(a.rec.Namespace, a.rec.Name, inst.rec.Index, launchNo)
 	info := c.agents[agentID]
-	specs, err := a.tmpl.Specs(launch.Instance{
+	specs, err := tmpl.Specs(launch.Instance{
 		Index: inst.rec.Index, TaskGroupID: tgID, HostIP: info.ip, Ports: pl.Ports,
 		WorkBaseDir: c.cfg.WorkBaseDir, RunBaseDir: c.cfg.RunBaseDir, SchedulerURL: c.cfg.SchedulerURL,
 	}, c.refs)
@@ -60,11 +61,11 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 		return mesos.Offer_Operation{}, err
 	}
 	exec := c.cfg.ProcessExecutor
-	if a.tmpl.Kind == manifest.KindApplication {
+	if tmpl.Kind == manifest.KindApplication {
 		exec = c.cfg.ContainerExecutor
 	}
 	executor := c.executorInfo(tgID, fmt.Sprintf("bcs %s/%s instance %d", a.rec.Namespace, a.rec.Name, inst.rec.Index), exec)
-	grace := &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: a.tmpl.KillGrace.Nanoseconds()}}
+	grace := &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: tmpl.KillGrace.Nanoseconds()}}
 	tasks := make([]mesos.TaskInfo, len(specs))
 	records := make([]registry.TaskRecord, len(specs))
 	for i, spec := range specs {
@@ -72,9 +73,9 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 		if err != nil {
 			return mesos.Offer_Operation{}, err
 		}
-		cpus, mem := a.tmpl.TaskResources(i)
+		cpus, mem := tmpl.TaskResources(i)
 		res := []mesos.Resource{scalarResource("cpus", cpus), scalarResource("mem", mem)}
-		if ports := a.tmpl.TaskHostPorts(i, pl.Ports); len(ports) > 0 {
+		if ports := tmpl.TaskHostPorts(i, pl.Ports); len(ports) > 0 {
 			res = append(res, portsResource(ports))
 		}
 		taskID := TaskID(tgID, i)
@@ -82,14 +83,15 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 			Name: spec.Name, TaskID: mesos.TaskID{Value: taskID}, AgentID: mesos.AgentID{Value: agentID},
 			Resources: res, Data: data, KillPolicy: grace,
 		}
-		records[i] = registry.TaskRecord{ID: taskID, Name: spec.Name, State: mesos.TASK_STAGING.String()}
+		records[i] = registry.TaskRecord{ID: taskID, Name: spec.Name, State: mesos.TASK_STAGING.String(), CPUs: cpus, MemMB: mem}
 	}
 	ports := map[string]uint32{}
 	for _, p := range pl.Ports {
 		ports[p.Name] = p.Port
 	}
 	c.setPhase(inst, PhaseLaunched)
-	inst.rec.ID, inst.rec.Launches, inst.rec.Version = tgID, launchNo, a.rec.Version
+	inst.rec.ID, inst.rec.Launches, inst.rec.Version, inst.rec.Template = tgID, launchNo, tmpl.Version, tmpl.Hash
+	inst.rec.Network, inst.rec.Update = tmpl.Network(), nil
 	inst.rec.AgentID, inst.rec.Host, inst.rec.HostIP, inst.rec.Ports = agentID, info.hostname, info.ip, ports
 	inst.rec.State, inst.rec.Tasks, inst.rec.Healthy = mesos.TASK_STAGING.String(), records, nil
 	inst.rec.RemoteHealthy, inst.rec.RemoteMessage = nil, ""

@@ -40,6 +40,10 @@ func (c *Core) executorMessage(m ExecutorMessage) {
 			if inst.rec.ID != m.ExecutorID {
 				continue
 			}
+			if res.Type == proto.MessageUpdate {
+				c.updateResult(inst, res)
+				return
+			}
 			verdict := "ok"
 			if !res.OK {
 				verdict = "failed: " + res.Error

@@ -32,12 +32,15 @@ func parsePhase(s string) Phase {
 type KillReason string
 
 // The kill reasons; an instance killed for its health fails (the restart
-// policy decides), one rescheduled is placed again, the others go.
+// policy decides), one rescheduled or updated is placed again, the others
+// go.
 const (
 	KillDelete     KillReason = "delete"
 	KillScaleDown  KillReason = "scale-down"
 	KillReschedule KillReason = "reschedule"
 	KillHealth     KillReason = "health"
+	// KillUpdate: a rollout replaces the instance with another revision.
+	KillUpdate KillReason = "update"
 )
 
 // transitions is the one table of legal phase changes.

@@ -80,7 +80,7 @@ func (c *Core) schedule() {
 	for _, inst := range pending {
 		id := fmt.Sprintf("%s/%d", inst.app.key(), inst.rec.Index)
 		byID[id] = inst
-		groups = append(groups, offer.TaskGroup{ID: id, Req: inst.app.tmpl.Req, NotBefore: inst.rec.NotBefore, Avoid: inst.avoid})
+		groups = append(groups, offer.TaskGroup{ID: id, Req: inst.template().Req, NotBefore: inst.rec.NotBefore, Avoid: inst.avoid})
 	}
 	plan := c.matcher.Place(snap, groups, c.now, c.cfg.Seed+c.passes)
 	c.passes++

@@ -7,6 +7,8 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/rollout"
 )
 
 func (c *Core) subscribed(id string) {
@@ -67,6 +69,12 @@ func (c *Core) tick() {
 		grace := inst.app.killGrace()
 		if c.now.Sub(c.killSent[id]) >= grace+c.cfg.RetryInterval {
 			c.sendKill(inst, id)
+		}
+	}
+	c.resendUpdates()
+	for _, a := range c.apps {
+		if a.ro.Status.Phase != rollout.PhaseCompleted {
+			c.dirty[a] = true // waits end with time
 		}
 	}
 }

@@ -3,7 +3,7 @@ package scheduler
 // startRemoteChecks asks the driver to run the instance's REMOTE_* checks
 // against its agent.
 func (c *Core) startRemoteChecks(inst *instance) {
-	tmpl := inst.app.tmpl
+	tmpl := inst.template()
 	if tmpl == nil || len(tmpl.RemoteChecks) == 0 {
 		return
 	}
@@ -11,7 +11,7 @@ func (c *Core) startRemoteChecks(inst *instance) {
 }
 
 func (c *Core) stopRemoteChecks(inst *instance) {
-	if inst.app.tmpl != nil && len(inst.app.tmpl.RemoteChecks) > 0 && inst.rec.ID != "" {
+	if tmpl := inst.template(); tmpl != nil && len(tmpl.RemoteChecks) > 0 && inst.rec.ID != "" {
 		c.out.Checks = append(c.out.Checks, CheckChange{TaskGroupID: inst.rec.ID})
 	}
 }

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
@@ -10,6 +11,12 @@ import (
 // decide applies the restart policy to an instance whose launch ended
 // with outcome o.
 func (c *Core) decide(inst *instance, o outcome, reason string) {
+	if u := inst.rec.Update; u != nil {
+		// An update that was under way ends with the launch; the rollout
+		// plans the instance again.
+		inst.rec.Update = nil
+		reason += fmt.Sprintf(" during the %s to revision %d", strings.ToLower(string(u.Mode)), u.Version)
+	}
 	if !inst.rec.RunningSince.IsZero() && c.now.Sub(inst.rec.RunningSince) >= RunningResetAfter {
 		inst.rec.Restarts = 0
 	}
@@ -38,6 +45,16 @@ func (c *Core) decide(inst *instance, o outcome, reason string) {
 func (c *Core) killed(inst *instance) {
 	reason := inst.killReason
 	inst.killReason = ""
+	if reason == KillUpdate {
+		u := inst.rec.Update
+		inst.rec.Update = nil
+		c.setPhase(inst, PhasePending)
+		inst.rec.NotBefore, inst.avoid = c.now, ""
+		if u != nil {
+			inst.rec.Version, inst.rec.Template, inst.rec.Message = u.Version, u.Template, u.Message
+		}
+		return
+	}
 	if reason == KillReschedule {
 		inst.avoid = inst.rec.AgentID
 		c.setPhase(inst, PhasePending)

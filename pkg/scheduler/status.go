@@ -8,6 +8,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // statusUpdate applies one task status. The acknowledgement goes out
@@ -43,6 +44,9 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 	task.State = state.String()
 	task.Healthy = st.Healthy
 	task.Message = statusMessage(st)
+	if rev := proto.RevisionOf(st.Data); rev != 0 {
+		task.Revision = rev
+	}
 	inst.rec.Healthy = groupHealth(inst)
 	inst.rec.State = groupState(inst).String()
 
@@ -56,6 +60,7 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 		inst.rec.Message = ""
 		c.startRemoteChecks(inst)
 	}
+	c.updateApplied(inst)
 	if inst.app.instances[inst.rec.Index] == inst {
 		c.persist(inst)
 	}

@@ -1,6 +1,6 @@
 // Package store is the etcd v3 persistence layer of bcs-scheduler: a
 // generic, versioned key-value store that typed packages (applications,
-// task groups, deployments, configmaps, secrets, …) build on.
+// task groups, rollouts, configmaps, secrets, …) build on.
 //
 // # What it owns
 //
@@ -28,12 +28,12 @@
 // Keys are relative to Config.Prefix (default "/bcs/") and are built from
 // segments joined by "/"; see ValidateSegment for what a segment may hold.
 //
-//	apps/<namespace>/<name>                        application (current definition)
+//	apps/<namespace>/<name>                        application, process or deployment (current definition)
 //	appversions/<namespace>/<name>/<seq>           application version history; seq is
 //	                                               zero-padded so keys sort numerically
 //	taskgroups/<namespace>/<app>/<taskgroup id>    task group (pod) and its instances
 //	tasks/<namespace>/<app>/<taskgroup id>/<task>  runtime state of one task
-//	deployments/<namespace>/<name>                 rolling update
+//	rollouts/<namespace>/<name>                    the update state of an application (the scheduler's)
 //	configmaps/<namespace>/<name>                  configmap
 //	secrets/<namespace>/<name>                     secret (value sealed at rest)
 //	framework/id                                   the Mesos framework ID

@@ -17,7 +17,7 @@ const (
 	KindAppVersion  Kind = "appversions"
 	KindTaskGroup   Kind = "taskgroups"
 	KindTask        Kind = "tasks"
-	KindDeployment  Kind = "deployments"
+	KindRollout     Kind = "rollouts"
 	KindConfigMap   Kind = "configmaps"
 	KindSecret      Kind = "secrets"
 	KindAgent       Kind = "agents"
@@ -33,7 +33,7 @@ var segmentsPerKind = map[Kind]int{
 	KindAppVersion:  3, // <namespace>/<name>/<seq>
 	KindTaskGroup:   3, // <namespace>/<app>/<taskgroup id>
 	KindTask:        4, // <namespace>/<app>/<taskgroup id>/<task id>
-	KindDeployment:  2, // <namespace>/<name>
+	KindRollout:     2, // <namespace>/<name>
 	KindConfigMap:   2, // <namespace>/<name>
 	KindSecret:      2, // <namespace>/<name>
 	KindAgent:       1, // <agent id>

@@ -20,7 +20,7 @@ func TestKeyLayout(t *testing.T) {
 		{"application", store.KindApplication, []string{"default", "web"}, "apps/default/web"},
 		{"task group with a Mesos-style id", store.KindTaskGroup, []string{"default", "web", "1536045411930155000.0.0.web.default.10001"}, "taskgroups/default/web/1536045411930155000.0.0.web.default.10001"},
 		{"task", store.KindTask, []string{"default", "web", "tg-0", "task-0"}, "tasks/default/web/tg-0/task-0"},
-		{"deployment", store.KindDeployment, []string{"ns", "rollout"}, "deployments/ns/rollout"},
+		{"rollout", store.KindRollout, []string{"ns", "game"}, "rollouts/ns/game"},
 		{"configmap", store.KindConfigMap, []string{"ns", "cfg"}, "configmaps/ns/cfg"},
 		{"secret", store.KindSecret, []string{"ns", "db"}, "secrets/ns/db"},
 		{"agent with a Mesos agent id", store.KindAgent, []string{"b7c1a6d3-5f2e-4c1a-9d7b-0e8f1a2b3c4d-S0"}, "agents/b7c1a6d3-5f2e-4c1a-9d7b-0e8f1a2b3c4d-S0"},

@@ -30,6 +30,12 @@ type Harness struct {
 	groups  map[string]*registry.TaskGroup // "ns/app/idx"
 	sweeps  map[string]*registry.Sweep     // by agent
 	objects map[string]manifest.Object     // "kind ns/name": configmaps and secrets
+	// rollouts are the stored rollouts; shown the last rollout line
+	// printed per application, so that only changes are shown.
+	rollouts map[string]*registry.Rollout
+	shown    map[string]string
+	// history keeps every version's spec, for rollback.
+	history map[string][][]byte
 	fwID    string
 	agents  int
 	offerNo int
@@ -41,7 +47,8 @@ type Harness struct {
 func New(t testing.TB) *Harness {
 	h := &Harness{t: t, now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
 		apps: map[string]*registry.App{}, groups: map[string]*registry.TaskGroup{}, sweeps: map[string]*registry.Sweep{},
-		objects: map[string]manifest.Object{}}
+		objects: map[string]manifest.Object{}, rollouts: map[string]*registry.Rollout{}, shown: map[string]string{},
+		history: map[string][][]byte{}}
 	for _, obj := range []manifest.Object{manifesttest.ConfigMap(), manifesttest.Secret()} {
 		meta, _ := manifest.MetaOf(obj)
 		h.objects[string(obj.Kind())+" "+meta.Namespace+"/"+meta.Name] = obj
@@ -69,7 +76,13 @@ func (h *Harness) newCore() *scheduler.Core {
 	for _, k := range sortedKeys(h.objects) {
 		objects = append(objects, h.objects[k])
 	}
-	c.Step(h.now, scheduler.Restore{FrameworkID: h.fwID, Apps: h.appList(), Groups: h.groupList(), Sweeps: sweeps, Objects: objects})
+	var rollouts []*registry.Rollout
+	for _, k := range sortedKeys(h.rollouts) {
+		ro := *h.rollouts[k]
+		rollouts = append(rollouts, &ro)
+	}
+	c.Step(h.now, scheduler.Restore{FrameworkID: h.fwID, Apps: h.appList(), Groups: h.groupList(), Sweeps: sweeps,
+		Rollouts: rollouts, Objects: objects})
 	return c
 }
 
@@ -104,7 +117,9 @@ func (h *Harness) step(in scheduler.Input) []string {
 	out := h.core.Step(h.now, in)
 	var lines []string
 	for _, w := range out.Writes {
-		lines = append(lines, h.apply(w))
+		if line := h.apply(w); line != "" {
+			lines = append(lines, line)
+		}
 	}
 	for _, c := range out.Calls {
 		lines = append(lines, h.describeCall(c))
@@ -145,6 +160,15 @@ func (h *Harness) apply(w scheduler.Write) string {
 			s += " on " + g.AgentID
 		}
 		s += fmt.Sprintf(" launches=%d restarts=%d", g.Launches, g.Restarts)
+		if a := h.apps[g.Namespace+"/"+g.App]; a != nil && a.Kind == manifest.KindDeployment {
+			s += fmt.Sprintf(" rev=%d", g.Version)
+		}
+		if u := g.Update; u != nil {
+			s += fmt.Sprintf(" update=%s:%d", u.Mode, u.Version)
+			if u.Error != "" {
+				s += fmt.Sprintf("(%s)", u.Error)
+			}
+		}
 		if !g.NotBefore.IsZero() && g.NotBefore.After(h.now) {
 			s += " wait=" + g.NotBefore.Sub(h.now).String()
 		}
@@ -169,6 +193,7 @@ func (h *Harness) apply(w scheduler.Write) string {
 		return fmt.Sprintf("store status %s/%s %s %q", w.AppStatus.Namespace, w.AppStatus.Name, w.AppStatus.State, w.AppStatus.Message)
 	case w.RemoveApp != nil:
 		delete(h.apps, w.RemoveApp.Namespace+"/"+w.RemoveApp.Name)
+		delete(h.rollouts, w.RemoveApp.Namespace+"/"+w.RemoveApp.Name)
 		return "store remove app " + w.RemoveApp.Namespace + "/" + w.RemoveApp.Name
 	case w.FrameworkID != "":
 		h.fwID = w.FrameworkID
@@ -186,6 +211,8 @@ func (h *Harness) apply(w scheduler.Write) string {
 	case w.DeleteSweep != "":
 		delete(h.sweeps, w.DeleteSweep)
 		return "store delete sweep " + w.DeleteSweep
+	case w.Rollout != nil:
+		return h.storeRollout(w.Rollout)
 	}
 	return "store ?"
 }
@@ -226,7 +253,7 @@ func (h *Harness) describeCall(c *mesossched.Call) string {
 		}
 		return "call RECONCILE " + strings.Join(ids, " ")
 	case mesossched.Call_MESSAGE:
-		return fmt.Sprintf("call MESSAGE %s %s", c.Message.ExecutorID.Value, c.Message.Data)
+		return describeMessage(c.Message.ExecutorID.Value, c.Message.Data)
 	}
 	return "call " + c.GetType().String()
 }
@@ -317,6 +344,9 @@ func (h *Harness) Run(command string) []string {
 	case "object":
 		return h.object(f[1], manifest.Kind(f[2]), f[3])
 	}
+	if lines, ok := h.runRollout(f, args); ok {
+		return lines
+	}
 	h.t.Fatalf("unknown command %q", command)
 	return nil
 }
@@ -350,6 +380,18 @@ func (h *Harness) object(op string, kind manifest.Kind, key string) []string {
 // createApp stores a process application built from the manifest
 // fixtures and the command's options.
 func (h *Harness) createApp(key string, args map[string]string) *registry.App {
+	p := h.process(key, args)
+	spec, _ := json.Marshal(p)
+	a := &registry.App{Namespace: p.Metadata.Namespace, Name: p.Metadata.Name, Kind: manifest.KindProcess, Version: 1,
+		Instances: p.Spec.Instance, Spec: spec, State: registry.AppDeploying}
+	h.apps[key] = a
+	h.history[key] = [][]byte{spec}
+	cp := *a
+	return &cp
+}
+
+// process is the fixture process application with the command's options.
+func (h *Harness) process(key string, args map[string]string) *manifest.Process {
 	ns, name, _ := strings.Cut(key, "/")
 	p := manifesttest.Process()
 	p.Metadata.Namespace, p.Metadata.Name = ns, name
@@ -365,7 +407,17 @@ func (h *Harness) createApp(key string, args map[string]string) *registry.App {
 		proc.HealthChecks = []manifest.HealthCheck{{Type: manifest.CheckRemoteTCP, IntervalSeconds: 5, TimeoutSeconds: 1,
 			ConsecutiveFailures: 2, TCP: &manifest.TCPCheck{PortName: "http_port"}}}
 	}
-	proc.Resources.Limits = manifest.ResourceList{CPU: "1", Memory: "256"}
+	if args["checks"] == "http" {
+		proc.HealthChecks = append(proc.HealthChecks, manifest.HealthCheck{Type: manifest.CheckHTTP, IntervalSeconds: 5, TimeoutSeconds: 1,
+			ConsecutiveFailures: 3, HTTP: &manifest.HTTPCheck{PortName: "http_port", Path: "/check"}})
+	}
+	if b := args["build"]; b != "" {
+		proc.StartCmd += " --build " + b
+	}
+	if args["ports"] == "2" {
+		proc.Ports = append(proc.Ports, manifest.ProcessPort{Name: "admin_port", Protocol: "TCP"})
+	}
+	proc.Resources.Limits = manifest.ResourceList{CPU: manifest.Quantity(orDefault(args["cpu"], "1")), Memory: "256"}
 	b := constrainttest.New()
 	if u := args["unique"]; u != "" {
 		b.Unique(u)
@@ -381,12 +433,7 @@ func (h *Harness) createApp(key string, args map[string]string) *registry.App {
 	if errs := p.Validate(manifesttest.NewResolver()); len(errs) > 0 {
 		h.t.Fatalf("scenario app invalid: %v", errs)
 	}
-	spec, _ := json.Marshal(p)
-	a := &registry.App{Namespace: ns, Name: name, Kind: manifest.KindProcess, Version: 1, Instances: p.Spec.Instance,
-		Spec: spec, State: registry.AppDeploying}
-	h.apps[key] = a
-	cp := *a
-	return &cp
+	return p
 }
 
 func (h *Harness) offers(agents []string, ports string) []mesos.Offer {
@@ -453,6 +500,9 @@ func (h *Harness) taskStatus(taskID, agent, state string, _ *registry.TaskGroup,
 	if v, ok := args["healthy"]; ok {
 		b := v == "true"
 		st.Healthy = &b
+	}
+	if v, ok := args["revision"]; ok {
+		st.Data = []byte(`{"revision":` + v + `}`)
 	}
 	return st
 }

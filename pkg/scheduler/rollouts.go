@@ -1,0 +1,169 @@
+package scheduler
+
+import (
+	"reflect"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/rollout"
+)
+
+// progressRollouts plans the rollout of every application something
+// happened to, and carries the plans out.
+func (c *Core) progressRollouts() {
+	for _, a := range c.sortedApps() {
+		if c.dirty[a] {
+			c.progressRollout(a)
+		}
+	}
+	clear(c.dirty)
+}
+
+// progressRollout runs the rollout controller (pkg/rollout) over one
+// application: a new version begins a rollout, the plan's moves update
+// instances, its surge is created or removed, and the rollout record is
+// stored when it changed.
+func (c *Core) progressRollout(a *app) {
+	if a.tmpl == nil || a.rec.State == registry.AppDeleting || c.apps[a.key()] != a {
+		return
+	}
+	st := a.ro.State
+	if st.UpdateVersion != a.rec.Version {
+		st = st.Begin(a.rec.Version, a.rec.Cause, a.rec.RolledBackTo, c.now)
+		if st.StableVersion != 0 {
+			c.logf("rollout begins", "app", a.key(), "revision", st.UpdateVersion, "stable", st.StableVersion,
+				"strategy", a.strategy.Type, "cause", st.Cause)
+		}
+	}
+	if a.rec.AbortVersion == st.UpdateVersion && !st.Aborted && st.StableVersion != 0 && st.StableVersion != st.UpdateVersion {
+		st.Aborted, st.AbortReason = true, "aborted by the operator"
+		c.logf("rollout aborted", "app", a.key(), "revision", st.UpdateVersion, "back_to", st.StableVersion)
+	}
+	c.compileStable(a)
+	c.relabel(a)
+	in := rollout.Input{Now: c.now, Strategy: a.strategy, Replicas: a.rec.Instances, State: st, Paused: a.rec.Paused}
+	if p := a.rec.Promote; p != nil && p.Version == st.UpdateVersion {
+		in.Promote = p.Seq
+	}
+	for _, inst := range a.sortedInstances() {
+		if inst.phase == PhaseKilling && (inst.killReason == KillScaleDown || inst.killReason == KillDelete) {
+			continue // on its way out
+		}
+		in.Instances = append(in.Instances, rollout.Instance{
+			Index: inst.rec.Index, AtUpdate: inst.rec.Template == a.tmpl.Hash,
+			AtStable: a.ro.StableTemplate != "" && inst.rec.Template == a.ro.StableTemplate,
+			Ready:    c.ready(inst), Updating: inst.rec.Update != nil,
+		})
+	}
+	res := rollout.Plan(in)
+	a.plan = res
+	for _, mv := range res.Moves {
+		c.move(a.instances[mv.Index], mv.To)
+	}
+	c.dropStaleUpdates(a)
+	if res.Completed {
+		if a.ro.StableTemplate != "" {
+			c.logf("rollout completed", "app", a.key(), "revision", res.State.UpdateVersion)
+		}
+		a.ro.StableSpec, a.ro.StableTemplate, a.ro.StableRestartGeneration = a.rec.Spec, a.tmpl.Hash, a.rec.RestartGeneration
+		a.stable = nil
+	}
+	c.reconcileApp(a)
+	if !reflect.DeepEqual(a.ro.State, res.State) || !reflect.DeepEqual(a.ro.Status, res.Status) || res.Completed {
+		a.ro.State, a.ro.Status = res.State, res.Status
+		ro := *a.ro
+		c.write(Write{Rollout: &ro})
+	}
+}
+
+// relabel moves instances whose template a newer version kept (it only
+// changed replicas or the strategy) to that version: nothing to update.
+func (c *Core) relabel(a *app) {
+	for _, inst := range a.sortedInstances() {
+		if inst.rec.Update != nil {
+			continue
+		}
+		version := inst.rec.Version
+		switch {
+		case inst.rec.Template == a.tmpl.Hash:
+			version = a.rec.Version
+		case a.ro.StableTemplate != "" && inst.rec.Template == a.ro.StableTemplate:
+			version = a.ro.State.StableVersion
+		}
+		if version != inst.rec.Version {
+			inst.rec.Version = version
+			c.persist(inst)
+		}
+	}
+}
+
+// compileStable keeps the stable revision's template when it differs
+// from the update revision's.
+func (c *Core) compileStable(a *app) {
+	ro := a.ro
+	switch {
+	case ro.StableTemplate == "" || ro.StableTemplate == a.tmpl.Hash:
+		a.stable = nil
+	case a.stable == nil || a.stable.Hash != ro.StableTemplate:
+		t, _, err := compile(ro.StableSpec, launch.Revision{Version: ro.State.StableVersion, RestartGeneration: ro.StableRestartGeneration})
+		if err != nil {
+			c.logf("stable revision cannot compile; its instances move to the update revision", "app", a.key(), "err", err)
+			ro.StableTemplate, a.stable = "", nil
+			return
+		}
+		a.stable = t
+	}
+}
+
+// revision returns the version and template hash of a rollout revision.
+func (a *app) revision(r rollout.Rev) (uint64, string) {
+	if r == rollout.RevStable && a.ro.StableTemplate != "" {
+		return a.ro.State.StableVersion, a.ro.StableTemplate
+	}
+	return a.rec.Version, a.tmpl.Hash
+}
+
+// template returns the compiled template of a template hash: the update
+// revision's or the stable one's; nil for any other.
+func (a *app) template(hash string) *launch.Template {
+	switch {
+	case a.tmpl != nil && a.tmpl.Hash == hash:
+		return a.tmpl
+	case a.stable != nil && a.stable.Hash == hash:
+		return a.stable
+	}
+	return nil
+}
+
+// template returns the template the instance runs or launches: its
+// revision's, or the update revision's for a revision no longer kept
+// (the rollout moves it before it launches).
+func (inst *instance) template() *launch.Template {
+	if t := inst.app.template(inst.rec.Template); t != nil {
+		return t
+	}
+	return inst.app.tmpl
+}
+
+// ready reports whether an instance serves: running, not being restarted
+// by an update, and healthy by every check it has.
+func (c *Core) ready(inst *instance) bool {
+	if inst.phase != PhaseRunning {
+		return false
+	}
+	if u := inst.rec.Update; u != nil && u.Mode != registry.UpdateHotPatch {
+		return false
+	}
+	t := inst.app.template(inst.rec.Template)
+	for i, task := range inst.rec.Tasks {
+		unhealthy := task.Healthy != nil && !*task.Healthy
+		unknown := task.Healthy == nil && t != nil && i < t.Tasks() && t.TaskHasChecks(i)
+		if unhealthy || unknown {
+			return false
+		}
+	}
+	if h := inst.rec.RemoteHealthy; h != nil && !*h || h == nil && t != nil && len(t.RemoteChecks) > 0 {
+		return false
+	}
+	return true
+}

@@ -1,0 +1,187 @@
+package schedulertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/rollout"
+	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
+	"github.com/bcs-mesos/bcs-mesos/proto"
+)
+
+// runRollout runs the rollout commands (deploy, pause, resume, promote,
+// abort, rollback, restartapp, result); ok is false for any other.
+func (h *Harness) runRollout(f []string, args map[string]string) (lines []string, ok bool) {
+	key := ""
+	if len(f) > 1 {
+		key = f[1]
+	}
+	switch f[0] {
+	case "deploy":
+		return h.deploy(key, args), true
+	case "pause", "resume":
+		return h.control(key, func(a *registry.App) { a.Paused = f[0] == "pause" }), true
+	case "promote":
+		ro := h.rollouts[key]
+		if ro == nil || ro.State.Wait == nil {
+			h.t.Fatalf("promote %s: the rollout waits for nothing", key)
+		}
+		return h.control(key, func(a *registry.App) { a.Promote = &registry.Promote{Version: a.Version, Seq: ro.State.Wait.Seq} }), true
+	case "abort":
+		return h.control(key, func(a *registry.App) { a.AbortVersion = a.Version }), true
+	case "rollback":
+		to, _ := strconv.Atoi(f[2])
+		return h.newVersion(key, h.history[key][to-1], rollout.CauseRollback, uint64(to)), true
+	case "restartapp":
+		h.apps[key].RestartGeneration++
+		return h.newVersion(key, h.apps[key].Spec, rollout.CauseRestart, 0), true
+	case "result":
+		g := h.groups[key+"/"+f[2]]
+		res := proto.MessageResult{Type: proto.MessageType(f[3]), TaskID: g.Tasks[0].ID, OK: f[4] == "ok"}
+		if !res.OK {
+			res.Error = strings.Join(f[4:], " ")
+		}
+		data, _ := res.Encode()
+		return h.step(scheduler.ExecutorMessage{AgentID: g.AgentID, ExecutorID: g.ID, Data: data}), true
+	}
+	return nil, false
+}
+
+// deploy creates a deployment of the fixture process (version 1) or
+// stores the next version of it, built from the command's options:
+//
+//	instances=N type=RollingUpdate|InplaceUpdate|HotPatchUpdate
+//	maxUnavailable=X maxSurge=X (a count or N%) partition=N grace=S
+//	steps=partition:3,pause,pause:60 duration=S (upgradeDuration)
+//	order=DeleteFirst manual=true paused=true
+//	build=B (changes startCmd) cpu=C ports=2 checks=http remote=tcp
+func (h *Harness) deploy(key string, args map[string]string) []string {
+	p := h.process(key, args)
+	d := &manifest.Deployment{APIVersion: "v4", KindName: "deployment", Metadata: p.Metadata, RestartPolicy: p.RestartPolicy,
+		KillPolicy: p.KillPolicy, Constraint: p.Constraint}
+	d.Spec.Instance = p.Spec.Instance
+	d.Spec.Template.Spec.Processes = p.Spec.Template.Spec.Processes
+	us := &manifest.UpdateStrategy{Type: manifest.UpdateType(orDefault(args["type"], string(manifest.UpdateRolling))),
+		Partition: atoi(args["partition"], 0), UpgradeDuration: atoi(args["duration"], 0),
+		RollingOrder: args["order"], RollingManually: args["manual"] == "true", Paused: args["paused"] == "true"}
+	us.MaxUnavailable, us.MaxSurge = intOrPercent(args["maxUnavailable"]), intOrPercent(args["maxSurge"])
+	if g, ok := args["grace"]; ok {
+		us.InPlaceUpdateStrategy = &manifest.InPlaceUpdateStrategy{GracePeriodSeconds: atoi(g, 0)}
+	}
+	if steps := args["steps"]; steps != "" {
+		us.Canary = &manifest.CanaryStrategy{}
+		for _, s := range strings.Split(steps, ",") {
+			kind, n, _ := strings.Cut(s, ":")
+			v := atoi(n, 0)
+			switch kind {
+			case "partition":
+				us.Canary.Steps = append(us.Canary.Steps, manifest.CanaryStep{Partition: &v})
+			case "pause":
+				ps := &manifest.PauseStep{}
+				if n != "" {
+					ps.Duration = &v
+				}
+				us.Canary.Steps = append(us.Canary.Steps, manifest.CanaryStep{Pause: ps})
+			}
+		}
+	}
+	d.Spec.UpdateStrategy = us
+	if errs := d.Validate(manifesttest.NewResolver()); len(errs) > 0 {
+		h.t.Fatalf("scenario deployment invalid: %v", errs)
+	}
+	spec, _ := json.Marshal(d)
+	if h.apps[key] != nil {
+		h.apps[key].Instances = d.Spec.Instance
+		h.apps[key].Paused = us.Paused
+		return h.newVersion(key, spec, rollout.CauseUpdate, 0)
+	}
+	a := &registry.App{Namespace: d.Metadata.Namespace, Name: d.Metadata.Name, Kind: manifest.KindDeployment, Version: 1,
+		Instances: d.Spec.Instance, Spec: spec, State: registry.AppDeploying, Cause: rollout.CauseUpdate, Paused: us.Paused}
+	h.apps[key] = a
+	h.history[key] = [][]byte{spec}
+	cp := *a
+	return h.step(scheduler.AppChanged{App: &cp})
+}
+
+func intOrPercent(s string) *manifest.IntOrPercent {
+	if s == "" {
+		return nil
+	}
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		return manifest.Percent(atoi(p, 0))
+	}
+	return manifest.Count(atoi(s, 0))
+}
+
+// newVersion stores spec as the next version of an application, as the
+// registry does for an update, a restart or a rollback.
+func (h *Harness) newVersion(key string, spec []byte, cause rollout.Cause, rolledBackTo uint64) []string {
+	a := h.apps[key]
+	a.Version++
+	a.Spec, a.Cause, a.RolledBackTo = spec, cause, rolledBackTo
+	h.history[key] = append(h.history[key], spec)
+	cp := *a
+	return h.step(scheduler.AppChanged{App: &cp})
+}
+
+// control changes an application's rollout controls.
+func (h *Harness) control(key string, change func(*registry.App)) []string {
+	a := h.apps[key]
+	change(a)
+	cp := *a
+	return h.step(scheduler.AppChanged{App: &cp})
+}
+
+// storeRollout keeps a rollout and describes it when what is shown of it
+// changed; the rollouts of plain applications (the older scripts) are
+// kept and not shown.
+func (h *Harness) storeRollout(ro *registry.Rollout) string {
+	key := ro.Namespace + "/" + ro.Name
+	cp := *ro
+	h.rollouts[key] = &cp
+	if a := h.apps[key]; a == nil || a.Kind != manifest.KindDeployment {
+		return ""
+	}
+	st, s := ro.State, ro.Status
+	line := fmt.Sprintf("store rollout %s %s stable=%d update=%d updated=%d/%d ready=%d total=%d", key, s.Phase,
+		st.StableVersion, st.UpdateVersion, s.Updated, s.Replicas, s.Ready, s.Total)
+	if s.Steps > 0 {
+		line += fmt.Sprintf(" step=%d/%d", s.CurrentStep, s.Steps)
+	}
+	if w := st.Wait; w != nil {
+		line += fmt.Sprintf(" wait=%s#%d", w.Kind, w.Seq)
+		if !w.Until.IsZero() {
+			line += " until=+" + w.Until.Sub(h.now).String()
+		}
+	}
+	line += fmt.Sprintf(" %q", s.Message)
+	if h.shown[key] == line {
+		return ""
+	}
+	h.shown[key] = line
+	return line
+}
+
+// describeMessage shows a framework message: an update in short, any
+// other as its JSON.
+func describeMessage(executorID string, data []byte) string {
+	msg, err := proto.DecodeMessage(data)
+	if err != nil || msg.Type != proto.MessageUpdate || msg.Update == nil {
+		return fmt.Sprintf("call MESSAGE %s %s", executorID, data)
+	}
+	u := msg.Update
+	s := fmt.Sprintf("call MESSAGE %s update revision=%d mode=%s tasks=%d", executorID, u.Revision, u.Mode, len(u.Tasks))
+	if u.GracePeriodSeconds > 0 {
+		s += " grace=" + (time.Duration(u.GracePeriodSeconds * float64(time.Second))).String()
+	}
+	if u.Restart {
+		s += " restart"
+	}
+	return s
+}

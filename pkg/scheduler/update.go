@@ -1,0 +1,240 @@
+package scheduler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/offer"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/rollout"
+	"github.com/bcs-mesos/bcs-mesos/proto"
+)
+
+// move sends an instance to a rollout revision: one that runs nothing
+// launches it next; one running is replaced, updated in place or hot
+// patched, as the strategy says and the instance allows.
+func (c *Core) move(inst *instance, to rollout.Rev) {
+	a := inst.app
+	version, hash := a.revision(to)
+	switch inst.phase {
+	case PhasePending, PhaseFailed, PhaseFinished:
+		if inst.phase != PhasePending {
+			c.setPhase(inst, PhasePending)
+			inst.rec.Restarts, inst.rec.NotBefore = 0, c.now
+		}
+		if inst.rec.WaitingFor != "" {
+			inst.rec.WaitingFor, inst.rec.NotBefore = "", c.now
+		}
+		inst.rec.Version, inst.rec.Template = version, hash
+		inst.rec.Message = joinMessage(inst.rec.Message, fmt.Sprintf("launches revision %d", version))
+		c.persist(inst)
+	case PhaseKilling:
+		// Going down for another reason: it comes back as the target.
+		inst.rec.Version, inst.rec.Template = version, hash
+		c.persist(inst)
+	case PhaseLaunched:
+		c.replace(inst, version, hash, fmt.Sprintf("replaced by revision %d while starting", version))
+	case PhaseRunning:
+		c.updateRunning(inst, version, hash)
+	}
+}
+
+// joinMessage adds what happens next to what happened.
+func joinMessage(what, next string) string {
+	if what == "" {
+		return next
+	}
+	return what + "; " + next
+}
+
+// updateRunning updates a running instance by the strategy.
+func (c *Core) updateRunning(inst *instance, version uint64, hash string) {
+	a := inst.app
+	tmpl := a.template(hash)
+	if a.strategy.Type == manifest.UpdateRolling {
+		c.replace(inst, version, hash, fmt.Sprintf("rolling update to revision %d", version))
+		return
+	}
+	mode, verb := registry.UpdateInPlace, "in-place update"
+	if a.strategy.Type == manifest.UpdateHotPatch {
+		mode, verb = registry.UpdateHotPatch, "hot patch"
+	}
+	blocker := inPlaceBlocker(inst, tmpl)
+	if blocker != "" && mode == registry.UpdateInPlace {
+		// Seed 004 keeps the instance; what Mesos cannot give in place
+		// (more resources, other ports) takes a new launch.
+		c.replace(inst, version, hash, fmt.Sprintf("in-place update to revision %d not possible (%s): replaced instead", version, blocker))
+		return
+	}
+	inst.rec.Update = &registry.InstanceUpdate{Version: version, Template: hash, Mode: mode, Since: c.now,
+		Message: fmt.Sprintf("%s to revision %d", verb, version)}
+	if blocker != "" {
+		inst.rec.Update.Error = fmt.Sprintf("cannot hot-patch: %s; nothing was changed (abort, or change the spec)", blocker)
+		c.logf("hot patch blocked", "app", a.key(), "instance", inst.rec.Index, "reason", blocker)
+		c.persist(inst)
+		return
+	}
+	c.sendUpdate(inst)
+	c.persist(inst)
+}
+
+// replace kills an instance to launch it again as version.
+func (c *Core) replace(inst *instance, version uint64, hash, why string) {
+	inst.rec.Update = &registry.InstanceUpdate{Version: version, Template: hash, Mode: registry.UpdateReplace, Since: c.now, Message: why}
+	c.logf("replacing instance", "app", inst.app.key(), "instance", inst.rec.Index, "task_group", inst.rec.ID, "revision", version, "why", why)
+	c.kill(inst, KillUpdate)
+}
+
+// inPlaceBlocker says why an instance cannot take template t in its task
+// group; "" when it can: same tasks, same network, the same port names
+// and fixed ports, and no task growing past what its launch took.
+func inPlaceBlocker(inst *instance, t *launch.Template) string {
+	if t == nil {
+		return "the revision's template is unknown"
+	}
+	if n := len(inst.rec.Tasks); n != t.Tasks() {
+		return fmt.Sprintf("the task group has %d tasks, the revision %d", n, t.Tasks())
+	}
+	if inst.rec.Network != "" && inst.rec.Network != t.Network() {
+		return fmt.Sprintf("the network changes from %s to %s", inst.rec.Network, t.Network())
+	}
+	if len(t.Req.Ports) != len(inst.rec.Ports) {
+		return fmt.Sprintf("the ports change from %d to %d", len(inst.rec.Ports), len(t.Req.Ports))
+	}
+	for _, p := range t.Req.Ports {
+		got, ok := inst.rec.Ports[p.Name]
+		switch {
+		case !ok:
+			return fmt.Sprintf("port %q is new", p.Name)
+		case p.HostPort != 0 && p.HostPort != got:
+			return fmt.Sprintf("port %q moves from %d to %d", p.Name, got, p.HostPort)
+		}
+	}
+	for i, task := range inst.rec.Tasks {
+		cpus, mem := t.TaskResources(i)
+		if task.CPUs > 0 && cpus > task.CPUs+1e-9 || task.MemMB > 0 && mem > task.MemMB+1e-9 {
+			return fmt.Sprintf("task %s grows from %g cpus %g MB to %g cpus %g MB, more than its launch took from Mesos",
+				task.Name, task.CPUs, task.MemMB, cpus, mem)
+		}
+	}
+	return ""
+}
+
+// sendUpdate sends the executor the instance's update (proto.GroupUpdate):
+// every task's spec of the new revision, for the same task group, agent
+// and host ports.
+func (c *Core) sendUpdate(inst *instance) {
+	a, u := inst.app, inst.rec.Update
+	u.Sent = c.now
+	tmpl := a.template(u.Template)
+	if tmpl == nil {
+		u.Error = fmt.Sprintf("revision %d is neither the stable nor the update revision any more", u.Version)
+		return
+	}
+	assigned := make([]offer.AssignedPort, len(tmpl.Req.Ports))
+	for i, p := range tmpl.Req.Ports {
+		assigned[i] = offer.AssignedPort{Name: p.Name, Port: inst.rec.Ports[p.Name]}
+	}
+	specs, err := tmpl.Specs(launch.Instance{
+		Index: inst.rec.Index, TaskGroupID: inst.rec.ID, HostIP: inst.rec.HostIP, Ports: assigned,
+		WorkBaseDir: c.cfg.WorkBaseDir, RunBaseDir: c.cfg.RunBaseDir, SchedulerURL: c.cfg.SchedulerURL,
+	}, c.refs)
+	if err != nil {
+		u.Message = fmt.Sprintf("%s to revision %d waits: %v", strings.ToLower(string(u.Mode)), u.Version, err)
+		return
+	}
+	upd := &proto.GroupUpdate{
+		Revision: u.Version, Mode: proto.UpdateInPlace, GracePeriodSeconds: a.strategy.InPlaceGrace.Seconds(),
+		Restart:      u.Template == a.tmpl.Hash && a.rec.Cause == rollout.CauseRestart,
+		ReloadSignal: a.strategy.ReloadSignal, ReloadCommand: a.strategy.ReloadCommand,
+	}
+	if u.Mode == registry.UpdateHotPatch {
+		upd.Mode = proto.UpdateHotPatch
+	}
+	for i, spec := range specs {
+		upd.Tasks = append(upd.Tasks, proto.TaskUpdate{TaskID: inst.rec.Tasks[i].ID, Spec: spec})
+	}
+	msg := &proto.Message{ID: fmt.Sprintf("update-%d-%d", u.Version, c.now.UnixNano()), Type: proto.MessageUpdate,
+		TaskID: inst.rec.Tasks[0].ID, Update: upd}
+	data, err := msg.Encode()
+	if err != nil {
+		u.Error = err.Error()
+		return
+	}
+	c.call(calls.Message(inst.rec.AgentID, inst.rec.ID, data))
+	c.logf("update sent", "app", a.key(), "instance", inst.rec.Index, "task_group", inst.rec.ID, "mode", u.Mode, "revision", u.Version)
+}
+
+// updateApplied finishes an in-place update or hot patch once every task
+// reports the new revision.
+func (c *Core) updateApplied(inst *instance) {
+	u := inst.rec.Update
+	if u == nil || u.Mode == registry.UpdateReplace || inst.phase != PhaseRunning {
+		return
+	}
+	if slices.ContainsFunc(inst.rec.Tasks, func(t registry.TaskRecord) bool { return t.Revision != u.Version }) {
+		return
+	}
+	inst.rec.Version, inst.rec.Template, inst.rec.Update = u.Version, u.Template, nil
+	verb := map[registry.UpdateMode]string{registry.UpdateInPlace: "updated in place", registry.UpdateHotPatch: "hot-patched"}[u.Mode]
+	inst.rec.Message = fmt.Sprintf("%s to revision %d", verb, u.Version)
+	c.logf(inst.rec.Message, "app", inst.app.key(), "instance", inst.rec.Index, "task_group", inst.rec.ID)
+}
+
+// updateResult takes the executor's answer to an update: a failed
+// in-place update replaces the instance, a refused hot patch waits with
+// the reason shown.
+func (c *Core) updateResult(inst *instance, res *proto.MessageResult) {
+	u := inst.rec.Update
+	if res.OK || u == nil || u.Mode == registry.UpdateReplace || inst.phase != PhaseRunning {
+		return
+	}
+	if u.Mode == registry.UpdateInPlace {
+		c.replace(inst, u.Version, u.Template, fmt.Sprintf("in-place update to revision %d failed (%s): replaced instead", u.Version, res.Error))
+		return
+	}
+	u.Error = "hot patch refused: " + res.Error
+	c.logf("hot patch refused", "app", inst.app.key(), "instance", inst.rec.Index, "err", res.Error)
+	c.persist(inst)
+}
+
+// dropStaleUpdates gives up updates that could not go anywhere and whose
+// revision is no longer the instance's target (an abort, a newer
+// version): the rollout plans the instance again.
+func (c *Core) dropStaleUpdates(a *app) {
+	for _, inst := range a.sortedInstances() {
+		u := inst.rec.Update
+		if u == nil || u.Error == "" {
+			continue
+		}
+		if _, hash := a.revision(a.plan.Target(inst.rec.Index)); hash != u.Template {
+			inst.rec.Update = nil
+			inst.rec.Message = fmt.Sprintf("%s to revision %d dropped: the target changed", strings.ToLower(string(u.Mode)), u.Version)
+			c.persist(inst)
+		}
+	}
+}
+
+// resendUpdates sends again the updates no answer came for: framework
+// messages may be lost, and the executor applies each revision once.
+func (c *Core) resendUpdates() {
+	for _, a := range c.sortedApps() {
+		if a.ro.Status.Phase == rollout.PhaseCompleted {
+			continue // settled: nothing in flight
+		}
+		wait := c.cfg.RetryInterval + a.strategy.InPlaceGrace
+		for _, inst := range a.sortedInstances() {
+			u := inst.rec.Update
+			if u == nil || u.Mode == registry.UpdateReplace || u.Error != "" || inst.phase != PhaseRunning || c.now.Sub(u.Sent) < wait {
+				continue
+			}
+			c.sendUpdate(inst)
+			c.persist(inst)
+		}
+	}
+}
