@@ -63,7 +63,7 @@ type DeploymentSpec struct {
 type DeploymentTemplate struct {
 	// Metadata is the original's; its name and namespace are shown and
 	// name nothing: the instances are named after the deployment.
-	Metadata TemplateMeta          `json:"metadata"`
+	Metadata TemplateMeta           `json:"metadata"`
 	Spec     DeploymentTemplateSpec `json:"spec"`
 }
 

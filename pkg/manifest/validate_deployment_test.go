@@ -61,7 +61,9 @@ func TestValidateDeployment(t *testing.T) {
 			[]string{"spec.template.metadata.namespace: " + nameRule + `"NS"`}},
 		{"template containers checked", func(d *manifest.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "" },
 			[]string{C + ".image: required"}},
-		{"both strategy shapes", func(d *manifest.Deployment) { d.Spec.UpdateStrategy = &manifest.UpdateStrategy{Type: manifest.UpdateRolling} },
+		{"both strategy shapes", func(d *manifest.Deployment) {
+			d.Spec.UpdateStrategy = &manifest.UpdateStrategy{Type: manifest.UpdateRolling}
+		},
 			[]string{"spec.strategy: give spec.strategy (the original's form) or spec.updateStrategy, not both"}},
 		{"seed 004's example", func(d *manifest.Deployment) { seed004(d) }, nil},
 		{"partition negative", func(d *manifest.Deployment) { seed004(d).Partition = -1 }, []string{U + ".partition: must be ≥ 0, got -1"}},

@@ -29,8 +29,8 @@ func (o *Object) Manifest() (manifest.Object, error) { return manifest.Parse(o.S
 
 // objectKinds maps the kinds stored as Objects to their key kind.
 var objectKinds = map[manifest.Kind]store.Kind{
-	manifest.KindConfigMap:  store.KindConfigMap,
-	manifest.KindSecret:     store.KindSecret,
+	manifest.KindConfigMap: store.KindConfigMap,
+	manifest.KindSecret:    store.KindSecret,
 }
 
 func objectMeta(obj manifest.Object) (manifest.ObjectMeta, store.Kind, error) {
@@ -170,11 +170,11 @@ func (r resolver) Secret(_, name string) (*manifest.Secret, bool) {
 // the Mesos task group currently running it. It is keyed by the instance
 // index; ID changes with every launch. Only the scheduler writes it.
 type TaskGroup struct {
-	ID        string            `json:"id"` // task group (and executor) ID of the current launch
-	Namespace string            `json:"namespace"`
-	App       string            `json:"app"`
-	Index     int               `json:"index"`   // the instance ID, from 0
-	Version   uint64            `json:"version"` // the application version it runs
+	ID        string `json:"id"` // task group (and executor) ID of the current launch
+	Namespace string `json:"namespace"`
+	App       string `json:"app"`
+	Index     int    `json:"index"`   // the instance ID, from 0
+	Version   uint64 `json:"version"` // the application version it runs
 	// Template identifies what Version's instances run (a hash of the pod
 	// template): versions that only changed replicas or the strategy share
 	// it, and an instance moves to a new version without any update.
@@ -183,14 +183,14 @@ type TaskGroup struct {
 	// containers' mode and type): an in-place update keeps it.
 	Network string `json:"network,omitempty"`
 	// Update is the rollout's update of this instance under way.
-	Update *InstanceUpdate `json:"update,omitempty"`
-	State     string            `json:"state"`   // Mesos TaskState of the group, e.g. TASK_RUNNING
-	Phase     string            `json:"phase"`   // the scheduler's lifecycle phase (pkg/scheduler)
-	AgentID   string            `json:"agentID,omitempty"`
-	Host      string            `json:"host,omitempty"`
-	HostIP    string            `json:"hostIP,omitempty"` // the agent's address, for remote checks
-	Ports     map[string]uint32 `json:"ports,omitempty"`  // port name → host port
-	Healthy   *bool             `json:"healthy,omitempty"`
+	Update  *InstanceUpdate   `json:"update,omitempty"`
+	State   string            `json:"state"` // Mesos TaskState of the group, e.g. TASK_RUNNING
+	Phase   string            `json:"phase"` // the scheduler's lifecycle phase (pkg/scheduler)
+	AgentID string            `json:"agentID,omitempty"`
+	Host    string            `json:"host,omitempty"`
+	HostIP  string            `json:"hostIP,omitempty"` // the agent's address, for remote checks
+	Ports   map[string]uint32 `json:"ports,omitempty"`  // port name → host port
+	Healthy *bool             `json:"healthy,omitempty"`
 	// RemoteHealthy is the verdict of the scheduler's REMOTE_* checks.
 	RemoteHealthy *bool        `json:"remoteHealthy,omitempty"`
 	RemoteMessage string       `json:"remoteMessage,omitempty"`

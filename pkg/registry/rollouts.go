@@ -26,9 +26,9 @@ type Rollout struct {
 	StableSpec     json.RawMessage `json:"stableSpec,omitempty"`
 	StableTemplate string          `json:"stableTemplate,omitempty"`
 	// StableRestartGeneration is the stable revision's restart generation.
-	StableRestartGeneration int `json:"stableRestartGeneration,omitempty"`
-	UpdatedAt      time.Time       `json:"updatedAt"`
-	Revision       int64           `json:"-"`
+	StableRestartGeneration int       `json:"stableRestartGeneration,omitempty"`
+	UpdatedAt               time.Time `json:"updatedAt"`
+	Revision                int64     `json:"-"`
 }
 
 func (r *Rollout) setRevision(rev int64) { r.Revision = rev }
