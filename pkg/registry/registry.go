@@ -83,7 +83,10 @@ type AppVersion struct {
 	Spec         json.RawMessage `json:"spec"`
 	Cause        rollout.Cause   `json:"cause,omitempty"`
 	RolledBackTo uint64          `json:"rolledBackTo,omitempty"`
-	CreatedAt    time.Time       `json:"createdAt"`
+	// RestartGeneration is the version's; a rollback restores it, so
+	// that instances still running that version are not restarted.
+	RestartGeneration int       `json:"restartGeneration,omitempty"`
+	CreatedAt         time.Time `json:"createdAt"`
 }
 
 // Registry reads and writes bcs objects in a store.
@@ -214,7 +217,7 @@ func (r *Registry) RollbackApp(ctx context.Context, namespace, name string, to u
 		if app.Version == to {
 			return false, fmt.Errorf("%s/%s is at revision %d already: %w", namespace, name, to, errdefs.ErrConflict)
 		}
-		app.Spec = old.Spec
+		app.Spec, app.RestartGeneration = old.Spec, old.RestartGeneration
 		app.Cause, app.RolledBackTo, app.Paused = rollout.CauseRollback, to, manifest.UpdateStrategyOf(obj).Paused
 		return true, nil
 	})
@@ -339,7 +342,8 @@ func (r *Registry) appWrite(app *App, rev int64) ([]store.Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	version, err := json.Marshal(AppVersion{Version: app.Version, Spec: app.Spec, Cause: app.Cause, RolledBackTo: app.RolledBackTo, CreatedAt: app.UpdatedAt})
+	version, err := json.Marshal(AppVersion{Version: app.Version, Spec: app.Spec, Cause: app.Cause, RolledBackTo: app.RolledBackTo,
+		RestartGeneration: app.RestartGeneration, CreatedAt: app.UpdatedAt})
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,13 @@ type State struct {
 	Seq int `json:"seq"`
 }
 
+// Abort aborts the rollout for reason: every instance targets the stable
+// revision and nothing is waited for.
+func (s *State) Abort(reason string) {
+	s.Aborted, s.AbortReason = true, reason
+	s.Wait, s.InBatch = nil, false
+}
+
 // Begin returns the state of a new rollout to version, from s.
 func (s State) Begin(version uint64, cause Cause, rolledBackTo uint64, now time.Time) State {
 	return State{StableVersion: s.StableVersion, UpdateVersion: version, Cause: cause, RolledBackTo: rolledBackTo,
@@ -295,8 +302,7 @@ func (p *planner) endWait() {
 			w.Kind, w.Message = WaitInconclusive, "hook inconclusive: "+v.Message+"; promote to go on, abort to go back"
 			return
 		default:
-			p.st.Wait = nil
-			p.abort(fmt.Sprintf("hook %s of step %d %s: %s", p.in.Strategy.Steps[w.Step].Hook.TemplateName, w.Step, strings.ToLower(string(v.Phase)), v.Message))
+			p.st.Abort(fmt.Sprintf("hook %s of step %d %s: %s", p.in.Strategy.Steps[w.Step].Hook.TemplateName, w.Step+1, strings.ToLower(string(v.Phase)), v.Message))
 			return
 		}
 	default:
@@ -306,11 +312,6 @@ func (p *planner) endWait() {
 	if w.Step >= 0 {
 		p.st.Step, p.st.StepSince = w.Step+1, p.in.Now
 	}
-}
-
-func (p *planner) abort(reason string) {
-	p.st.Aborted, p.st.AbortReason = true, reason
-	p.st.Wait, p.st.InBatch = nil, false
 }
 
 // walkSteps moves through the canary steps as far as they are done,
@@ -428,8 +429,8 @@ func (p *planner) surge() int {
 	switch {
 	case p.in.Paused:
 		return existing
-	case p.maxSurge == 0 || p.st.StableVersion == p.st.UpdateVersion || p.settled():
-		return 0
+	case p.maxSurge == 0 || p.st.StableVersion == 0 || p.st.StableVersion == p.st.UpdateVersion || p.settled():
+		return 0 // a first deployment has nothing to keep serving
 	}
 	return min(p.maxSurge, p.unsettled())
 }
@@ -530,8 +531,8 @@ func (p *planner) status(moves []Move) Status {
 	switch w := p.st.Wait; {
 	case p.st.Aborted:
 		st.Phase, progressing.Status, progressing.Reason = PhaseAborted, "False", "RolloutAborted"
-		left := p.remaining()
-		if left == 0 && p.settled() {
+		left := p.unsettled()
+		if left == 0 {
 			st.Message = fmt.Sprintf("aborted (%s): every instance back on revision %d", p.st.AbortReason, p.st.StableVersion)
 		} else {
 			st.Message = fmt.Sprintf("aborted (%s): returning to revision %d, %d/%d instances to go", p.st.AbortReason, p.st.StableVersion, left, p.in.Replicas)
@@ -570,7 +571,7 @@ func (p *planner) status(moves []Move) Status {
 			progressing.Reason = "WaitingForBudget"
 		}
 		st.Message = fmt.Sprintf("updating to revision %d: %s", p.st.UpdateVersion, progress)
-		if p.canary() {
+		if p.canary() && p.st.Step < len(p.in.Strategy.Steps) {
 			st.Message += fmt.Sprintf("; step %d/%d (partition %d)", p.st.Step+1, len(p.in.Strategy.Steps), p.partition())
 		}
 	}
@@ -591,16 +592,17 @@ func waitReason(w *Wait) string {
 }
 
 func (p *planner) waitMessage(w *Wait) string {
+	step := fmt.Sprintf("canary step %d/%d", w.Step+1, len(p.in.Strategy.Steps))
 	switch w.Kind {
 	case WaitPause:
 		if !w.Until.IsZero() {
-			return fmt.Sprintf("canary step %d: pause until %s", w.Step, w.Until.UTC().Format(time.RFC3339))
+			return fmt.Sprintf("%s: pause until %s", step, w.Until.UTC().Format(time.RFC3339))
 		}
-		return fmt.Sprintf("canary step %d: paused until promote", w.Step)
+		return step + ": paused until promote"
 	case WaitHook:
-		return fmt.Sprintf("canary step %d: waiting for hook %s", w.Step, p.in.Strategy.Steps[w.Step].Hook.TemplateName)
+		return fmt.Sprintf("%s: waiting for hook %s", step, p.in.Strategy.Steps[w.Step].Hook.TemplateName)
 	case WaitInconclusive:
-		return fmt.Sprintf("canary step %d: %s", w.Step, w.Message)
+		return fmt.Sprintf("%s: %s", step, w.Message)
 	}
 	return fmt.Sprintf("batch %d done (rollingManually): waiting for promote", p.st.Batches)
 }

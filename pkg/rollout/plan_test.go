@@ -353,7 +353,7 @@ func TestHookVerdicts(t *testing.T) {
 			if f.last.Status.Phase != tt.wantPhase || f.revs() != tt.wantRevs {
 				t.Errorf("%s: %s %+v", tt.phase, f.revs(), f.last.Status)
 			}
-			if tt.phase == rollout.HookFailed && f.state.AbortReason != "hook check of step 1 failed: value 45" {
+			if tt.phase == rollout.HookFailed && f.state.AbortReason != "hook check of step 2 failed: value 45" {
 				t.Errorf("abort reason %q", f.state.AbortReason)
 			}
 			if tt.phase == rollout.HookInconclusive {

@@ -25,7 +25,18 @@
 // pending instances), launch.go (ACCEPT and LAUNCH_GROUP), status.go
 // (task status updates), restart.go (the restart policy), remotehealth.go,
 // appstatus.go, operate.go (restart, reload, reschedule), references.go
-// (configmaps and secrets), sweep.go; driver.go is the I/O around it.
+// (configmaps and secrets), rollouts.go and update.go (updates), sweep.go;
+// driver.go is the I/O around it.
+//
+// Updates (rollouts.go, update.go): every application has a rollout
+// (pkg/rollout plans it, a registry.Rollout records it). A new version
+// with another pod template moves instances from the stable to the update
+// revision by the strategy: RollingUpdate kills and launches anew
+// (KillUpdate), InplaceUpdate and HotPatchUpdate send the executor the
+// new task specs (proto.MessageUpdate) and wait until every task reports
+// the new revision in TaskStatus.data, sending it again when no answer
+// came. An instance that cannot be updated in place (more resources than
+// its launch took, other ports) is replaced, and says why.
 //
 // When an agent reports that an executor died under its tasks, the core
 // owes that agent a sweep (sweep.go): the executor binary relaunched with

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
@@ -15,7 +14,7 @@ func (c *Core) decide(inst *instance, o outcome, reason string) {
 		// An update that was under way ends with the launch; the rollout
 		// plans the instance again.
 		inst.rec.Update = nil
-		reason += fmt.Sprintf(" during the %s to revision %d", strings.ToLower(string(u.Mode)), u.Version)
+		reason += fmt.Sprintf(" during the %s to revision %d", modeNoun[u.Mode], u.Version)
 	}
 	if !inst.rec.RunningSince.IsZero() && c.now.Sub(inst.rec.RunningSince) >= RunningResetAfter {
 		inst.rec.Restarts = 0

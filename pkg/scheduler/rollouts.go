@@ -36,11 +36,41 @@ func (c *Core) progressRollout(a *app) {
 		}
 	}
 	if a.rec.AbortVersion == st.UpdateVersion && !st.Aborted && st.StableVersion != 0 && st.StableVersion != st.UpdateVersion {
-		st.Aborted, st.AbortReason = true, "aborted by the operator"
+		st.Abort("aborted by the operator")
 		c.logf("rollout aborted", "app", a.key(), "revision", st.UpdateVersion, "back_to", st.StableVersion)
 	}
 	c.compileStable(a)
 	c.relabel(a)
+	var res rollout.Result
+	// Moves change what the next plan sees (and its status): plan again
+	// until nothing moves.
+	for range 4 {
+		res = rollout.Plan(c.rolloutInput(a, st))
+		a.plan, st = res, res.State
+		for _, mv := range res.Moves {
+			c.move(a.instances[mv.Index], mv.To)
+		}
+		if c.dropStaleUpdates(a) == 0 && len(res.Moves) == 0 {
+			break
+		}
+	}
+	if res.Completed {
+		if a.ro.StableTemplate != "" {
+			c.logf("rollout completed", "app", a.key(), "revision", res.State.UpdateVersion)
+		}
+		a.ro.StableSpec, a.ro.StableTemplate, a.ro.StableRestartGeneration = a.rec.Spec, a.tmpl.Hash, a.rec.RestartGeneration
+		a.stable = nil
+	}
+	c.reconcileApp(a)
+	if !reflect.DeepEqual(a.ro.State, res.State) || !reflect.DeepEqual(a.ro.Status, res.Status) || res.Completed {
+		a.ro.State, a.ro.Status = res.State, res.Status
+		ro := *a.ro
+		c.write(Write{Rollout: &ro})
+	}
+}
+
+// rolloutInput is what the rollout controller sees of an application.
+func (c *Core) rolloutInput(a *app, st rollout.State) rollout.Input {
 	in := rollout.Input{Now: c.now, Strategy: a.strategy, Replicas: a.rec.Instances, State: st, Paused: a.rec.Paused}
 	if p := a.rec.Promote; p != nil && p.Version == st.UpdateVersion {
 		in.Promote = p.Seq
@@ -55,25 +85,7 @@ func (c *Core) progressRollout(a *app) {
 			Ready:    c.ready(inst), Updating: inst.rec.Update != nil,
 		})
 	}
-	res := rollout.Plan(in)
-	a.plan = res
-	for _, mv := range res.Moves {
-		c.move(a.instances[mv.Index], mv.To)
-	}
-	c.dropStaleUpdates(a)
-	if res.Completed {
-		if a.ro.StableTemplate != "" {
-			c.logf("rollout completed", "app", a.key(), "revision", res.State.UpdateVersion)
-		}
-		a.ro.StableSpec, a.ro.StableTemplate, a.ro.StableRestartGeneration = a.rec.Spec, a.tmpl.Hash, a.rec.RestartGeneration
-		a.stable = nil
-	}
-	c.reconcileApp(a)
-	if !reflect.DeepEqual(a.ro.State, res.State) || !reflect.DeepEqual(a.ro.Status, res.Status) || res.Completed {
-		a.ro.State, a.ro.Status = res.State, res.Status
-		ro := *a.ro
-		c.write(Write{Rollout: &ro})
-	}
+	return in
 }
 
 // relabel moves instances whose template a newer version kept (it only

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
@@ -44,6 +43,11 @@ func (c *Core) move(inst *instance, to rollout.Rev) {
 	}
 }
 
+// modeNoun names an update mode in messages.
+var modeNoun = map[registry.UpdateMode]string{
+	registry.UpdateReplace: "replacement", registry.UpdateInPlace: "in-place update", registry.UpdateHotPatch: "hot patch",
+}
+
 // joinMessage adds what happens next to what happened.
 func joinMessage(what, next string) string {
 	if what == "" {
@@ -60,9 +64,9 @@ func (c *Core) updateRunning(inst *instance, version uint64, hash string) {
 		c.replace(inst, version, hash, fmt.Sprintf("rolling update to revision %d", version))
 		return
 	}
-	mode, verb := registry.UpdateInPlace, "in-place update"
+	mode := registry.UpdateInPlace
 	if a.strategy.Type == manifest.UpdateHotPatch {
-		mode, verb = registry.UpdateHotPatch, "hot patch"
+		mode = registry.UpdateHotPatch
 	}
 	blocker := inPlaceBlocker(inst, tmpl)
 	if blocker != "" && mode == registry.UpdateInPlace {
@@ -72,7 +76,7 @@ func (c *Core) updateRunning(inst *instance, version uint64, hash string) {
 		return
 	}
 	inst.rec.Update = &registry.InstanceUpdate{Version: version, Template: hash, Mode: mode, Since: c.now,
-		Message: fmt.Sprintf("%s to revision %d", verb, version)}
+		Message: fmt.Sprintf("%s to revision %d", modeNoun[mode], version)}
 	if blocker != "" {
 		inst.rec.Update.Error = fmt.Sprintf("cannot hot-patch: %s; nothing was changed (abort, or change the spec)", blocker)
 		c.logf("hot patch blocked", "app", a.key(), "instance", inst.rec.Index, "reason", blocker)
@@ -145,7 +149,7 @@ func (c *Core) sendUpdate(inst *instance) {
 		WorkBaseDir: c.cfg.WorkBaseDir, RunBaseDir: c.cfg.RunBaseDir, SchedulerURL: c.cfg.SchedulerURL,
 	}, c.refs)
 	if err != nil {
-		u.Message = fmt.Sprintf("%s to revision %d waits: %v", strings.ToLower(string(u.Mode)), u.Version, err)
+		u.Message = fmt.Sprintf("%s to revision %d waits: %v", modeNoun[u.Mode], u.Version, err)
 		return
 	}
 	upd := &proto.GroupUpdate{
@@ -206,7 +210,7 @@ func (c *Core) updateResult(inst *instance, res *proto.MessageResult) {
 // dropStaleUpdates gives up updates that could not go anywhere and whose
 // revision is no longer the instance's target (an abort, a newer
 // version): the rollout plans the instance again.
-func (c *Core) dropStaleUpdates(a *app) {
+func (c *Core) dropStaleUpdates(a *app) (dropped int) {
 	for _, inst := range a.sortedInstances() {
 		u := inst.rec.Update
 		if u == nil || u.Error == "" {
@@ -214,10 +218,12 @@ func (c *Core) dropStaleUpdates(a *app) {
 		}
 		if _, hash := a.revision(a.plan.Target(inst.rec.Index)); hash != u.Template {
 			inst.rec.Update = nil
-			inst.rec.Message = fmt.Sprintf("%s to revision %d dropped: the target changed", strings.ToLower(string(u.Mode)), u.Version)
+			inst.rec.Message = fmt.Sprintf("%s to revision %d dropped: the target changed", modeNoun[u.Mode], u.Version)
 			c.persist(inst)
+			dropped++
 		}
 	}
+	return dropped
 }
 
 // resendUpdates sends again the updates no answer came for: framework

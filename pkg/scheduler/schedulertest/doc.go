@@ -22,6 +22,16 @@
 //	rescind OFFERID
 //	restart             a new Core restored from the store, as after a crash
 //	object put|delete configmap|secret NS/NAME   write (the fixture's items) or delete one
+//	deploy NS/NAME [instances=N type=T maxUnavailable=X maxSurge=X partition=N inplace=S
+//	       steps=partition:3,pause,pause:60 duration=S order=DeleteFirst manual=true paused=true
+//	       build=B cpu=C ports=2 checks=http]   create a process deployment, or store its next version
+//	pause|resume|promote|abort NS/NAME   the operator's rollout controls
+//	rollback NS/NAME VERSION | restartapp NS/NAME   a new version: an older spec, or a restart
+//	result NS/NAME IDX TYPE ok|ERROR...   the executor's answer to a message (update)
+//
+// status also takes revision=N, the revision the executor reports in
+// TaskStatus.data. Rollouts are shown ("store rollout …") for
+// deployments, and only when what is shown changed.
 //
 // It is test support: production code must not import it, and it must not
 // import HTTP, storage or Mesos client packages.

@@ -34,8 +34,10 @@ type Harness struct {
 	// printed per application, so that only changes are shown.
 	rollouts map[string]*registry.Rollout
 	shown    map[string]string
-	// history keeps every version's spec, for rollback.
-	history map[string][][]byte
+	// history keeps every version's spec and restart generation, for
+	// rollback.
+	history     map[string][][]byte
+	generations map[string][]int
 	fwID    string
 	agents  int
 	offerNo int
@@ -48,7 +50,7 @@ func New(t testing.TB) *Harness {
 	h := &Harness{t: t, now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
 		apps: map[string]*registry.App{}, groups: map[string]*registry.TaskGroup{}, sweeps: map[string]*registry.Sweep{},
 		objects: map[string]manifest.Object{}, rollouts: map[string]*registry.Rollout{}, shown: map[string]string{},
-		history: map[string][][]byte{}}
+		history: map[string][][]byte{}, generations: map[string][]int{}}
 	for _, obj := range []manifest.Object{manifesttest.ConfigMap(), manifesttest.Secret()} {
 		meta, _ := manifest.MetaOf(obj)
 		h.objects[string(obj.Kind())+" "+meta.Namespace+"/"+meta.Name] = obj
@@ -385,7 +387,7 @@ func (h *Harness) createApp(key string, args map[string]string) *registry.App {
 	a := &registry.App{Namespace: p.Metadata.Namespace, Name: p.Metadata.Name, Kind: manifest.KindProcess, Version: 1,
 		Instances: p.Spec.Instance, Spec: spec, State: registry.AppDeploying}
 	h.apps[key] = a
-	h.history[key] = [][]byte{spec}
+	h.history[key], h.generations[key] = [][]byte{spec}, []int{0}
 	cp := *a
 	return &cp
 }

@@ -37,6 +37,7 @@ func (h *Harness) runRollout(f []string, args map[string]string) (lines []string
 		return h.control(key, func(a *registry.App) { a.AbortVersion = a.Version }), true
 	case "rollback":
 		to, _ := strconv.Atoi(f[2])
+		h.apps[key].RestartGeneration = h.generations[key][to-1]
 		return h.newVersion(key, h.history[key][to-1], rollout.CauseRollback, uint64(to)), true
 	case "restartapp":
 		h.apps[key].RestartGeneration++
@@ -57,7 +58,7 @@ func (h *Harness) runRollout(f []string, args map[string]string) (lines []string
 // stores the next version of it, built from the command's options:
 //
 //	instances=N type=RollingUpdate|InplaceUpdate|HotPatchUpdate
-//	maxUnavailable=X maxSurge=X (a count or N%) partition=N grace=S
+//	maxUnavailable=X maxSurge=X (a count or N%) partition=N inplace=S (grace)
 //	steps=partition:3,pause,pause:60 duration=S (upgradeDuration)
 //	order=DeleteFirst manual=true paused=true
 //	build=B (changes startCmd) cpu=C ports=2 checks=http remote=tcp
@@ -71,7 +72,7 @@ func (h *Harness) deploy(key string, args map[string]string) []string {
 		Partition: atoi(args["partition"], 0), UpgradeDuration: atoi(args["duration"], 0),
 		RollingOrder: args["order"], RollingManually: args["manual"] == "true", Paused: args["paused"] == "true"}
 	us.MaxUnavailable, us.MaxSurge = intOrPercent(args["maxUnavailable"]), intOrPercent(args["maxSurge"])
-	if g, ok := args["grace"]; ok {
+	if g, ok := args["inplace"]; ok {
 		us.InPlaceUpdateStrategy = &manifest.InPlaceUpdateStrategy{GracePeriodSeconds: atoi(g, 0)}
 	}
 	if steps := args["steps"]; steps != "" {
@@ -104,7 +105,7 @@ func (h *Harness) deploy(key string, args map[string]string) []string {
 	a := &registry.App{Namespace: d.Metadata.Namespace, Name: d.Metadata.Name, Kind: manifest.KindDeployment, Version: 1,
 		Instances: d.Spec.Instance, Spec: spec, State: registry.AppDeploying, Cause: rollout.CauseUpdate, Paused: us.Paused}
 	h.apps[key] = a
-	h.history[key] = [][]byte{spec}
+	h.history[key], h.generations[key] = [][]byte{spec}, []int{0}
 	cp := *a
 	return h.step(scheduler.AppChanged{App: &cp})
 }
@@ -126,6 +127,7 @@ func (h *Harness) newVersion(key string, spec []byte, cause rollout.Cause, rolle
 	a.Version++
 	a.Spec, a.Cause, a.RolledBackTo = spec, cause, rolledBackTo
 	h.history[key] = append(h.history[key], spec)
+	h.generations[key] = append(h.generations[key], a.RestartGeneration)
 	cp := *a
 	return h.step(scheduler.AppChanged{App: &cp})
 }
