@@ -38,10 +38,10 @@ type Harness struct {
 	// rollback.
 	history     map[string][][]byte
 	generations map[string][]int
-	fwID    string
-	agents  int
-	offerNo int
-	uuid    int
+	fwID        string
+	agents      int
+	offerNo     int
+	uuid        int
 }
 
 // New returns a Harness with an empty store, the fixture configmap and
