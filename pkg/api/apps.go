@@ -3,7 +3,9 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,10 +13,11 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/rollout"
 	"github.com/bcs-mesos/bcs-mesos/pkg/strictjson"
 )
 
-// AppView is an application as GET returns it.
+// AppView is an application, process or deployment as GET returns it.
 type AppView struct {
 	Namespace string          `json:"namespace"`
 	Name      string          `json:"name"`
@@ -33,6 +36,22 @@ type AppStatus struct {
 	State     registry.AppState `json:"state"`
 	Message   string            `json:"message,omitempty"`
 	Instances []InstanceView    `json:"instances"`
+	// Rollout is the state of its updates (seed 004's GameDeployment
+	// status); absent until the scheduler first saw the application.
+	Rollout *RolloutView `json:"rollout,omitempty"`
+}
+
+// RolloutView is an application's rollout: the counts and revisions of
+// seed 004's `kubectl get gamedeployment`, the phase and conditions, and
+// what it waits for.
+type RolloutView struct {
+	rollout.Status
+	Cause        rollout.Cause `json:"cause,omitempty"`
+	RolledBackTo uint64        `json:"rolledBackTo,omitempty"`
+	Aborted      bool          `json:"aborted,omitempty"`
+	AbortReason  string        `json:"abortReason,omitempty"`
+	// Wait is what the rollout waits for; promote ends a promotable one.
+	Wait *rollout.Wait `json:"wait,omitempty"`
 }
 
 // InstanceView is one instance of an application.
@@ -40,8 +59,12 @@ type InstanceView struct {
 	ID          int    `json:"id"`
 	TaskGroupID string `json:"taskGroupID"`
 	State       string `json:"state"`
-	Agent       string `json:"agent,omitempty"`
-	Host        string `json:"host,omitempty"`
+	// Revision is the application version whose template it runs.
+	Revision uint64 `json:"revision"`
+	// Ready: running, healthy by its checks, not being restarted.
+	Ready bool   `json:"ready"`
+	Agent string `json:"agent,omitempty"`
+	Host  string `json:"host,omitempty"`
 	// HostIP is the agent's address: host ports answer there.
 	HostIP  string            `json:"hostIP,omitempty"`
 	Ports   map[string]uint32 `json:"ports,omitempty"`
@@ -51,9 +74,11 @@ type InstanceView struct {
 	RemoteMessage string `json:"remoteMessage,omitempty"`
 	Restarts      int    `json:"restarts"`
 	Message       string `json:"message,omitempty"`
+	// Update is what the rollout is doing to it.
+	Update *registry.InstanceUpdate `json:"update,omitempty"`
 }
 
-func appView(app *registry.App, groups []*registry.TaskGroup) AppView {
+func appView(app *registry.App, groups []*registry.TaskGroup, ro *registry.Rollout) AppView {
 	v := AppView{
 		Namespace: app.Namespace, Name: app.Name, Kind: app.Kind, Version: app.Version, Revision: app.Revision,
 		Instances: app.Instances, Spec: app.Spec, CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt,
@@ -61,10 +86,15 @@ func appView(app *registry.App, groups []*registry.TaskGroup) AppView {
 	}
 	for _, g := range groups {
 		v.Status.Instances = append(v.Status.Instances, InstanceView{
-			ID: g.Index, TaskGroupID: g.ID, State: g.State, Agent: g.AgentID, Host: g.Host, HostIP: g.HostIP,
-			Ports: g.Ports, Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
-			Restarts: g.Restarts, Message: g.Message,
+			ID: g.Index, TaskGroupID: g.ID, State: g.State, Revision: g.Version, Ready: g.Ready, Agent: g.AgentID, Host: g.Host,
+			HostIP: g.HostIP, Ports: g.Ports, Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
+			Restarts: g.Restarts, Message: g.Message, Update: g.Update,
 		})
+	}
+	if ro != nil {
+		st := ro.State
+		v.Status.Rollout = &RolloutView{Status: ro.Status, Cause: st.Cause, RolledBackTo: st.RolledBackTo,
+			Aborted: st.Aborted, AbortReason: st.AbortReason, Wait: st.Wait}
 	}
 	return v
 }
@@ -153,36 +183,90 @@ func matchPath(r *http.Request, obj manifest.Object) error {
 	return errs.ToError()
 }
 
-func (s *Server) createApp(w http.ResponseWriter, r *http.Request) error {
-	obj, err := s.parse(r, manifest.KindApplication, manifest.KindProcess)
-	if err != nil {
-		return err
-	}
-	app, err := s.cfg.Registry.CreateApp(r.Context(), obj)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, appView(app, nil))
-	return nil
+// workloads are the routes that serve applications: /v1/apps for
+// applications and processes, /v1/deployments for deployments. A record
+// of another kind is not found under a route, with a pointer to its own.
+type workloads struct {
+	path  string
+	kinds []manifest.Kind
+	// list names the list in GET's answer.
+	list string
 }
 
-func (s *Server) updateApp(w http.ResponseWriter, r *http.Request) error {
-	rev, err := ifMatch(r)
+var (
+	appRoutes        = workloads{path: "apps", kinds: []manifest.Kind{manifest.KindApplication, manifest.KindProcess}, list: "apps"}
+	deploymentRoutes = workloads{path: "deployments", kinds: []manifest.Kind{manifest.KindDeployment}, list: "deployments"}
+)
+
+func (wl workloads) serves(kind manifest.Kind) bool { return slices.Contains(wl.kinds, kind) }
+
+// get reads an application of the route's kinds.
+func (s *Server) get(r *http.Request, wl workloads) (*registry.App, error) {
+	ns, name := r.PathValue("ns"), r.PathValue("name")
+	app, err := s.cfg.Registry.GetApp(r.Context(), ns, name)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	obj, err := s.parse(r, manifest.KindApplication, manifest.KindProcess)
-	if err != nil {
-		return err
+	if !wl.serves(app.Kind) {
+		other := appRoutes
+		if !other.serves(app.Kind) {
+			other = deploymentRoutes
+		}
+		return nil, fmt.Errorf("%s/%s is a %s, served at /v1/%s/%s/%s: %w", ns, name, app.Kind, other.path, ns, name, errdefs.ErrNotFound)
 	}
-	if err := matchPath(r, obj); err != nil {
-		return err
+	return app, nil
+}
+
+func (s *Server) create(wl workloads) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		obj, err := s.parse(r, wl.kinds...)
+		if err != nil {
+			return err
+		}
+		app, err := s.cfg.Registry.CreateApp(r.Context(), obj)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, appView(app, nil, nil))
+		return nil
 	}
-	app, err := s.cfg.Registry.UpdateApp(r.Context(), obj, rev)
-	if err != nil {
-		return err
+}
+
+// update stores a new version; the scheduler rolls it out by the
+// strategy. A HotPatchUpdate whose change needs a restart is refused here,
+// naming the fields, rather than stalling the rollout.
+func (s *Server) update(wl workloads) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		rev, err := ifMatch(r)
+		if err != nil {
+			return err
+		}
+		obj, err := s.parse(r, wl.kinds...)
+		if err != nil {
+			return err
+		}
+		if err := matchPath(r, obj); err != nil {
+			return err
+		}
+		current, err := s.get(r, wl)
+		if err != nil {
+			return err
+		}
+		if manifest.UpdateStrategyOf(obj).Type == manifest.UpdateHotPatch {
+			old, err := current.Manifest()
+			if err != nil {
+				return err
+			}
+			if errs := manifest.HotPatchChanges(old, obj); len(errs) > 0 {
+				return errs
+			}
+		}
+		app, err := s.cfg.Registry.UpdateApp(r.Context(), obj, rev)
+		if err != nil {
+			return err
+		}
+		return s.writeApp(w, r, http.StatusOK, app)
 	}
-	return s.writeApp(w, r, http.StatusOK, app)
 }
 
 func (s *Server) writeApp(w http.ResponseWriter, r *http.Request, status int, app *registry.App) error {
@@ -190,81 +274,121 @@ func (s *Server) writeApp(w http.ResponseWriter, r *http.Request, status int, ap
 	if err != nil {
 		return err
 	}
-	writeJSON(w, status, appView(app, groups))
+	ro, err := s.rollout(r, app)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, status, appView(app, groups, ro))
 	return nil
 }
 
-func (s *Server) getApp(w http.ResponseWriter, r *http.Request) error {
-	app, err := s.cfg.Registry.GetApp(r.Context(), r.PathValue("ns"), r.PathValue("name"))
-	if err != nil {
-		return err
+// rollout reads an application's rollout; nil before the scheduler
+// wrote one.
+func (s *Server) rollout(r *http.Request, app *registry.App) (*registry.Rollout, error) {
+	ro, err := s.cfg.Registry.GetRollout(r.Context(), app.Namespace, app.Name)
+	if errors.Is(err, errdefs.ErrNotFound) {
+		return nil, nil
 	}
-	return s.writeApp(w, r, http.StatusOK, app)
+	return ro, err
 }
 
-func (s *Server) listApps(w http.ResponseWriter, r *http.Request) error {
-	apps, err := s.cfg.Registry.ListApps(r.Context(), r.URL.Query().Get("namespace"))
-	if err != nil {
-		return err
-	}
-	views := make([]AppView, 0, len(apps))
-	for _, app := range apps {
-		groups, err := s.cfg.Registry.TaskGroups(r.Context(), app.Namespace, app.Name)
+func (s *Server) getOne(wl workloads) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		app, err := s.get(r, wl)
 		if err != nil {
 			return err
 		}
-		views = append(views, appView(app, groups))
+		return s.writeApp(w, r, http.StatusOK, app)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"apps": views})
-	return nil
 }
 
-// deleteApp answers 202: the scheduler kills the instances, then removes
-// the application; GET shows state Deleting until then, 404 after.
-func (s *Server) deleteApp(w http.ResponseWriter, r *http.Request) error {
-	ns, name := r.PathValue("ns"), r.PathValue("name")
-	app, err := s.cfg.Registry.DeleteApp(r.Context(), ns, name)
-	if err != nil {
-		return err
-	}
-	if app == nil {
-		writeJSON(w, http.StatusAccepted, map[string]string{"namespace": ns, "name": name, "state": "Deleted"})
+func (s *Server) list(wl workloads) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		apps, err := s.cfg.Registry.ListApps(r.Context(), r.URL.Query().Get("namespace"))
+		if err != nil {
+			return err
+		}
+		views := []AppView{}
+		for _, app := range apps {
+			if !wl.serves(app.Kind) {
+				continue
+			}
+			groups, err := s.cfg.Registry.TaskGroups(r.Context(), app.Namespace, app.Name)
+			if err != nil {
+				return err
+			}
+			ro, err := s.rollout(r, app)
+			if err != nil {
+				return err
+			}
+			views = append(views, appView(app, groups, ro))
+		}
+		writeJSON(w, http.StatusOK, map[string]any{wl.list: views})
 		return nil
 	}
-	return s.writeApp(w, r, http.StatusAccepted, app)
+}
+
+// remove answers 202: the scheduler kills the instances, then removes
+// the application; GET shows state Deleting until then, 404 after.
+func (s *Server) remove(wl workloads) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if _, err := s.get(r, wl); err != nil {
+			return err
+		}
+		ns, name := r.PathValue("ns"), r.PathValue("name")
+		app, err := s.cfg.Registry.DeleteApp(r.Context(), ns, name)
+		if err != nil {
+			return err
+		}
+		if app == nil {
+			writeJSON(w, http.StatusAccepted, map[string]string{"namespace": ns, "name": name, "state": "Deleted"})
+			return nil
+		}
+		return s.writeApp(w, r, http.StatusAccepted, app)
+	}
 }
 
 type scaleRequest struct {
 	Instances *int `json:"instances"`
 }
 
-func (s *Server) scaleApp(w http.ResponseWriter, r *http.Request) error {
-	body, err := s.readBody(r)
-	if err != nil {
-		return err
+func (s *Server) scale(wl workloads) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		body, err := s.readBody(r)
+		if err != nil {
+			return err
+		}
+		var req scaleRequest
+		if err := strictjson.Decode(body, &req); err != nil {
+			return err
+		}
+		if req.Instances == nil {
+			return field.ErrorList{field.Required("instances")}
+		}
+		if *req.Instances < 0 {
+			return field.ErrorList{field.Invalid("instances", "must be ≥ 0, got %d", *req.Instances)}
+		}
+		if _, err := s.get(r, wl); err != nil {
+			return err
+		}
+		app, err := s.cfg.Registry.ScaleApp(r.Context(), r.PathValue("ns"), r.PathValue("name"), *req.Instances)
+		if err != nil {
+			return err
+		}
+		return s.writeApp(w, r, http.StatusAccepted, app)
 	}
-	var req scaleRequest
-	if err := strictjson.Decode(body, &req); err != nil {
-		return err
-	}
-	if req.Instances == nil {
-		return field.ErrorList{field.Required("instances")}
-	}
-	if *req.Instances < 0 {
-		return field.ErrorList{field.Invalid("instances", "must be ≥ 0, got %d", *req.Instances)}
-	}
-	app, err := s.cfg.Registry.ScaleApp(r.Context(), r.PathValue("ns"), r.PathValue("name"), *req.Instances)
-	if err != nil {
-		return err
-	}
-	return s.writeApp(w, r, http.StatusAccepted, app)
 }
 
-func (s *Server) appVersions(w http.ResponseWriter, r *http.Request) error {
-	versions, err := s.cfg.Registry.AppVersions(r.Context(), r.PathValue("ns"), r.PathValue("name"))
-	if err != nil {
-		return err
+func (s *Server) versions(wl workloads) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if _, err := s.get(r, wl); err != nil {
+			return err
+		}
+		versions, err := s.cfg.Registry.AppVersions(r.Context(), r.PathValue("ns"), r.PathValue("name"))
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"versions": nonNil(versions)})
+		return nil
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"versions": nonNil(versions)})
-	return nil
 }

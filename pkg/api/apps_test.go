@@ -268,9 +268,9 @@ func TestGetAppShowsSpecWithDefaultsVersionAndStatus(t *testing.T) {
 			got.Version, got.Instances, got.Status.State, got.Status.Message)
 	}
 	wantInstances := []api.InstanceView{
-		{ID: 0, TaskGroupID: "0.mini.defaultGroup.1700000000", State: "TASK_RUNNING", Agent: "agent-1", Host: "10.0.0.1",
+		{ID: 0, TaskGroupID: "0.mini.defaultGroup.1700000000", State: "TASK_RUNNING", Revision: 1, Agent: "agent-1", Host: "10.0.0.1",
 			Ports: map[string]uint32{"http_port": 31000}, Healthy: &healthy, Restarts: 2},
-		{ID: 1, TaskGroupID: "1.mini.defaultGroup.1700000000", State: "TASK_STAGING", Message: "pulling"},
+		{ID: 1, TaskGroupID: "1.mini.defaultGroup.1700000000", State: "TASK_STAGING", Revision: 1, Message: "pulling"},
 	}
 	if !reflect.DeepEqual(got.Status.Instances, wantInstances) {
 		t.Errorf("status.instances:\n got %+v\nwant %+v", got.Status.Instances, wantInstances)

@@ -7,9 +7,12 @@
 //	{"error":{"code":"InvalidArgument","message":"…","details":["spec.instance: must be ≥ 0"]}}
 //
 // mapped from the errdefs classes in one place (errors.go). Operations the
-// scheduler carries out later (delete, scale) answer 202 Accepted and their
-// progress is read back with GET. On a follower replica, writes are
-// redirected to the leader with 307.
+// scheduler carries out later (delete, scale, and the rollout operations
+// pause, resume, promote, abort, rollback and restart) answer 202 Accepted
+// and their progress is read back with GET. Applications and processes are
+// served at /v1/apps, deployments at /v1/deployments: the same records
+// (workloads), each with its instances and its rollout (rollouts.go). On a
+// follower replica, writes are redirected to the leader with 307.
 //
 // It must not import Mesos packages; it knows the scheduler only through the
 // registry and the Leadership interface.

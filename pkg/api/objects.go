@@ -16,12 +16,11 @@ type objectKind struct {
 }
 
 var objectKinds = []objectKind{
-	{manifest.KindDeployment, "deployments"},
 	{manifest.KindConfigMap, "configmaps"},
 	{manifest.KindSecret, "secrets"},
 }
 
-// ObjectView is a deployment, configmap or secret as the API returns it.
+// ObjectView is a configmap or secret as the API returns it.
 // A secret's spec never carries its values.
 type ObjectView struct {
 	Kind      manifest.Kind   `json:"kind"`

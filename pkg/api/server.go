@@ -83,13 +83,17 @@ func NewServer(cfg Config) *Server {
 func (s *Server) Metrics() *prometheus.Registry { return s.metrics }
 
 func (s *Server) routes() {
-	s.handle("POST /v1/apps", s.createApp)
-	s.handle("GET /v1/apps", s.listApps)
-	s.handle("GET /v1/apps/{ns}/{name}", s.getApp)
-	s.handle("PUT /v1/apps/{ns}/{name}", s.updateApp)
-	s.handle("DELETE /v1/apps/{ns}/{name}", s.deleteApp)
-	s.handle("POST /v1/apps/{ns}/{name}/scale", s.scaleApp)
-	s.handle("GET /v1/apps/{ns}/{name}/versions", s.appVersions)
+	for _, wl := range []workloads{appRoutes, deploymentRoutes} {
+		base := "/v1/" + wl.path
+		s.handle("POST "+base, s.create(wl))
+		s.handle("GET "+base, s.list(wl))
+		s.handle("GET "+base+"/{ns}/{name}", s.getOne(wl))
+		s.handle("PUT "+base+"/{ns}/{name}", s.update(wl))
+		s.handle("DELETE "+base+"/{ns}/{name}", s.remove(wl))
+		s.handle("POST "+base+"/{ns}/{name}/scale", s.scale(wl))
+		s.handle("GET "+base+"/{ns}/{name}/versions", s.versions(wl))
+		s.handle("POST "+base+"/{ns}/{name}/{op}", s.operateRollout(wl))
+	}
 	for _, k := range objectKinds {
 		s.handle("POST /v1/"+k.path, s.createObject(k))
 		s.handle("GET /v1/"+k.path, s.listObjects(k))

@@ -191,6 +191,9 @@ type TaskGroup struct {
 	HostIP  string            `json:"hostIP,omitempty"` // the agent's address, for remote checks
 	Ports   map[string]uint32 `json:"ports,omitempty"`  // port name → host port
 	Healthy *bool             `json:"healthy,omitempty"`
+	// Ready: running, healthy by every check it has, not being restarted
+	// by an update (the rollout's readiness).
+	Ready bool `json:"ready"`
 	// RemoteHealthy is the verdict of the scheduler's REMOTE_* checks.
 	RemoteHealthy *bool        `json:"remoteHealthy,omitempty"`
 	RemoteMessage string       `json:"remoteMessage,omitempty"`

@@ -222,6 +222,7 @@ func (c *Core) logf(msg string, args ...any) {
 func (c *Core) persist(inst *instance) {
 	rec := inst.rec
 	rec.Phase, rec.KillReason = string(inst.phase), string(inst.killReason)
+	rec.Ready = c.ready(inst)
 	rec.Tasks = slices.Clone(inst.rec.Tasks)
 	rec.Ports = maps.Clone(inst.rec.Ports)
 	if u := inst.rec.Update; u != nil {
