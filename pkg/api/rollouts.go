@@ -14,8 +14,12 @@ import (
 // answering 202 with the application: the scheduler carries them out and
 // GET shows the progress.
 var rolloutOps = map[string]func(s *Server, r *http.Request, app *registry.App) (*registry.App, error){
-	"pause":    func(s *Server, r *http.Request, app *registry.App) (*registry.App, error) { return s.setPaused(r, app, true) },
-	"resume":   func(s *Server, r *http.Request, app *registry.App) (*registry.App, error) { return s.setPaused(r, app, false) },
+	"pause": func(s *Server, r *http.Request, app *registry.App) (*registry.App, error) {
+		return s.setPaused(r, app, true)
+	},
+	"resume": func(s *Server, r *http.Request, app *registry.App) (*registry.App, error) {
+		return s.setPaused(r, app, false)
+	},
 	"promote":  (*Server).promote,
 	"abort":    (*Server).abort,
 	"rollback": (*Server).rollback,
