@@ -37,10 +37,13 @@ test-deps:
 
 ## run: the whole system on one machine: bcs-scheduler --dev (embedded etcd,
 ## dev cluster, real executors), API on 127.0.0.1:8080, master on 127.0.0.1:5050,
-## everything under $(DATA). dockerd and the example image come from test-deps.
+## everything under $(DATA). dockerd and the example image come from test-deps;
+## the pods' network containers run that image too (no registry needed).
 run: build examples test-deps
 	exec $(BIN)/bcs-scheduler --dev --data-dir $(DATA) \
-		--work-base-dir $(abspath $(DATA))/work --run-base-dir $(abspath $(DATA))/run
+		--work-base-dir $(abspath $(DATA))/work --run-base-dir $(abspath $(DATA))/run \
+		--container-executor-arg=--network-image=bcs-test/busybox:latest \
+		'--container-executor-arg=--network-command=sleep 2147483647'
 
 ## examples: the quick start's package, served by bcs-scheduler at /files/gamesvr.tar.gz
 examples:

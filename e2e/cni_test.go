@@ -37,7 +37,6 @@ func cniNetwork(t *testing.T) (args []string, bridge, ipamDir string) {
 	}
 	for _, a := range []string{
 		"--cni-plugin-dir=/usr/lib/cni", "--cni-conf-dir=" + confDir, "--cni-cache-dir=" + filepath.Join(dir, "cache"),
-		"--cni-network-image=bcs-test/busybox:latest", "--cni-network-command=sleep 2147483647",
 	} {
 		args = append(args, "--container-executor-arg="+a)
 	}

@@ -128,7 +128,10 @@ func (s *system) startScheduler() {
 	args := append([]string{"--listen", listen, "--data-dir", filepath.Join(s.dir, "data"), "--master", s.master,
 		"--process-executor-uri", "file://" + filepath.Join(bin, "bcs-process-executor"),
 		"--container-executor-uri", "file://" + filepath.Join(bin, "bcs-container-executor"),
-		"--work-base-dir", filepath.Join(s.dir, "work"), "--run-base-dir", filepath.Join(s.dir, "run")}, s.extraArgs...)
+		"--work-base-dir", filepath.Join(s.dir, "work"), "--run-base-dir", filepath.Join(s.dir, "run"),
+		// No registry: pods' network containers run the test image.
+		"--container-executor-arg=--network-image=bcs-test/busybox:latest",
+		"--container-executor-arg=--network-command=sleep 2147483647"}, s.extraArgs...)
 	s.scheduler = s.spawn("bcs-scheduler", filepath.Join(bin, "bcs-scheduler"), args...)
 	s.eventually("the API", func() (bool, string) {
 		resp, err := http.Get(s.api + "/healthz")

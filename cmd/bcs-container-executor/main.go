@@ -51,8 +51,6 @@ func run() error {
 		pluginDir   = flag.String("cni-plugin-dir", pod.DefaultCNIPluginDir, "CNI plugin binaries (comma-separated list of directories)")
 		confDir     = flag.String("cni-conf-dir", pod.DefaultCNIConfDir, "CNI network configuration lists")
 		cacheDir    = flag.String("cni-cache-dir", "", "libcni result cache; empty is /var/lib/cni")
-		netImage    = flag.String("cni-network-image", "registry.k8s.io/pause:3.9", "image of the CNI network container")
-		netCommand  = flag.String("cni-network-command", "", "command of the network container (space-separated); empty is the image's")
 		nodeAddr    = flag.String("node-addr", "", "agent address (BCS_NODE_ADDR); empty is the host of MESOS_AGENT_ENDPOINT")
 		portBindIP  = flag.String("port-bind-ip", "", "host address BRIDGE ports are published on; empty is every address")
 		numaState   = flag.String("numa-state", numa.DefaultStatePath, "agent-wide CPU pinning state file (shared by every executor of the agent)")
@@ -61,6 +59,12 @@ func run() error {
 		codec       = flag.String("codec", "protobuf", "executor API encoding: protobuf or json")
 	)
 	flag.Var(extraLabels, "label", "key=value label put on every container (repeatable)")
+	var netImage, netCommand string
+	for _, prefix := range []string{"", "cni-"} { // the cni- names are older aliases
+		flag.StringVar(&netImage, prefix+"network-image", pod.DefaultNetworkImage,
+			"image of the network container holding a pod's network (CNI pods, CNM pods of several containers outside HOST mode); agents need it")
+		flag.StringVar(&netCommand, prefix+"network-command", "", "command of the network container (space-separated); empty is the image's")
+	}
 	flag.Parse()
 
 	env, err := config.FromEnv()
@@ -90,10 +94,7 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("docker endpoint %q: %w", *endpoint, err)
 	}
-	var netCmd []string
-	if *netCommand != "" {
-		netCmd = strings.Fields(*netCommand)
-	}
+	netCmd := strings.Fields(netCommand)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	rt, err := podruntime.New(ctx, podruntime.Config{
@@ -105,8 +106,8 @@ func run() error {
 		Network:    network,
 		CNI: pod.CNIConfig{
 			PluginDirs: strings.Split(*pluginDir, ","), ConfDir: *confDir, CacheDir: *cacheDir,
-			NetworkImage: *netImage, NetworkCommand: netCmd,
 		},
+		NetworkImage: netImage, NetworkCommand: netCmd,
 		CPUSets: &numa.Allocator{SysfsRoot: *sysfsRoot, StatePath: *numaState},
 		Labels:  extraLabels,
 		Logger:  log,

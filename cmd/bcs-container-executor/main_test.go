@@ -163,8 +163,9 @@ type taskDef struct {
 func (e *e2e) launch(t *testing.T, execID string, grace time.Duration, tasks ...taskDef) mesos.Offer {
 	t.Helper()
 	o := e.f.AwaitOffer()
-	cmdline := fmt.Sprintf("./bcs-container-executor --label %s=%s --numa-state %s --sysfs-root %s --ack-timeout 3s --codec json %s",
-		podtest.Label, e.label, e.numaState, e.sysfsRoot, e.extraArgs)
+	// No registry: network containers run the test image.
+	cmdline := fmt.Sprintf("./bcs-container-executor --label %s=%s --numa-state %s --sysfs-root %s --ack-timeout 3s --codec json --network-image %s --network-command '%s' %s",
+		podtest.Label, e.label, e.numaState, e.sysfsRoot, podtest.Image, strings.Join(podtest.NetworkCommand(), " "), e.extraArgs)
 	executable := true
 	ex := mesos.ExecutorInfo{
 		Type:        mesos.ExecutorInfo_CUSTOM,
@@ -407,8 +408,8 @@ func (e *e2e) withCNI(t *testing.T, network string) (ipamDir string) {
 	if err := os.WriteFile(filepath.Join(confDir, "10-test.conflist"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.extraArgs = fmt.Sprintf("--network-mode cni --cni-plugin-dir %s --cni-conf-dir %s --cni-cache-dir %s --cni-network-image %s --cni-network-command 'sleep 100000'",
-		plugins, confDir, filepath.Join(dir, "cache"), podtest.Image)
+	e.extraArgs = fmt.Sprintf("--network-mode cni --cni-plugin-dir %s --cni-conf-dir %s --cni-cache-dir %s",
+		plugins, confDir, filepath.Join(dir, "cache"))
 	return ipamDir
 }
 

@@ -33,7 +33,8 @@ func BenchmarkPodStartVsDockerRun(b *testing.B) {
 	sandbox := b.TempDir()
 	var podTime, dockerTime time.Duration
 	for i := 0; i < b.N; i++ {
-		cfg := Config{Docker: c, PodID: "bench", SandboxDir: sandbox, NodeAddr: "127.0.0.1", Labels: map[string]string{podtest.Label: label}}
+		cfg := Config{Docker: c, PodID: "bench", SandboxDir: sandbox, NodeAddr: "127.0.0.1", Labels: map[string]string{podtest.Label: label},
+			NetworkImage: podtest.Image, NetworkCommand: podtest.NetworkCommand()}
 		p, err := New(cfg, []Task{containerTask("a", "exec sleep 100000"), containerTask("b", "exec sleep 100000")})
 		if err != nil {
 			b.Fatal(err)

@@ -8,10 +8,8 @@ import (
 
 	"github.com/containernetworking/cni/libcni"
 	types100 "github.com/containernetworking/cni/pkg/types/100"
-	docker "github.com/fsouza/go-dockerclient"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
-	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // Defaults of CNI mode (seed 001: CNI目录 /data/bcs/bcs-cni/bin).
@@ -37,11 +35,6 @@ type CNIConfig struct {
 	// Network names the network; "" takes the first task's networkMode
 	// (seed 001: in CNI mode networkMode is the CNI network's name).
 	Network string
-	// NetworkImage and NetworkCommand run the network (pause-like)
-	// container; the image must be present or pullable and the command
-	// must keep running.
-	NetworkImage   string
-	NetworkCommand []string
 }
 
 func (c CNIConfig) withDefaults() CNIConfig {
@@ -57,10 +50,10 @@ func (c CNIConfig) withDefaults() CNIConfig {
 	return c
 }
 
-// setupCNI creates and starts the network container with network none and
-// runs CNI ADD on its netns. The state file names the container before it
-// starts and the attachment before ADD runs.
-func (p *Pod) setupCNI(ctx context.Context) error {
+// setupCNI runs CNI ADD on the network container id (main process pid)
+// and takes the pod's address from the result. The state file names the
+// attachment before ADD runs.
+func (p *Pod) setupCNI(ctx context.Context, id string, pid int) error {
 	cc := p.cfg.CNI
 	name := cc.Network
 	if name == "" {
@@ -70,46 +63,9 @@ func (p *Pod) setupCNI(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("CNI network %q in %q: %v: %w", name, cc.ConfDir, err, errdefs.ErrInvalidArgument)
 	}
-	if cc.NetworkImage == "" {
-		return fmt.Errorf("CNI mode needs a network container image: %w", errdefs.ErrInvalidArgument)
-	}
-	if err := p.pull(ctx, &proto.ContainerSpec{Image: cc.NetworkImage}); err != nil {
-		return fmt.Errorf("network container: %w", err)
-	}
-	labels := map[string]string{}
-	for k, v := range p.cfg.Labels {
-		labels[k] = v
-	}
-	labels[LabelPod] = p.cfg.PodID
-	labels[LabelRole] = "network"
-	c, err := p.cfg.Docker.CreateContainer(docker.CreateContainerOptions{
-		Name: containerName(p.cfg.PodID, "network"),
-		Config: &docker.Config{
-			Image: cc.NetworkImage, Cmd: cc.NetworkCommand, Labels: labels,
-			Hostname: p.tasks[0].spec.Container.Hostname,
-		},
-		HostConfig: &docker.HostConfig{NetworkMode: "none"},
-		Context:    ctx,
-	})
-	if err != nil {
-		return fmt.Errorf("create network container: %v: %w", err, dockerClass(err))
-	}
-	p.mu.Lock()
-	p.netID = c.ID
-	p.mu.Unlock()
-	if err := p.saveRecord(); err != nil {
-		return err
-	}
-	if err := p.cfg.Docker.StartContainerWithContext(c.ID, nil, ctx); err != nil {
-		return fmt.Errorf("start network container: %v: %w", err, dockerClass(err))
-	}
-	ins, err := p.cfg.Docker.InspectContainerWithOptions(docker.InspectContainerOptions{ID: c.ID, Context: ctx})
-	if err != nil || ins.State.Pid == 0 {
-		return fmt.Errorf("network container %q is not running: %v: %w", c.ID, err, errdefs.ErrUnavailable)
-	}
 	rec := &cniRecord{
 		ConfList: list.Bytes, PluginDirs: cc.PluginDirs, CacheDir: cc.CacheDir,
-		ContainerID: c.ID, NetNS: "/proc/" + strconv.Itoa(ins.State.Pid) + "/ns/net", IfName: cc.IfName,
+		ContainerID: id, NetNS: "/proc/" + strconv.Itoa(pid) + "/ns/net", IfName: cc.IfName,
 	}
 	for _, t := range p.tasks {
 		for _, port := range t.spec.Ports {
@@ -142,11 +98,12 @@ func (p *Pod) setupCNI(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("CNI ADD network %q: result: %v: %w", name, err, errdefs.ErrUnavailable)
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.podNetMode = "cni"
 	for _, ip := range cur.IPs {
 		if ip.Address.IP.To4() != nil {
-			p.mu.Lock()
-			p.hostIP = ip.Address.IP.String()
-			p.mu.Unlock()
+			p.podIP = ip.Address.IP.String()
 			break
 		}
 	}

@@ -76,7 +76,7 @@ func testCNI(t *testing.T, c *docker.Client, octet int) (Config, cniNet) {
 	cfg.Network = NetworkCNI
 	cfg.CNI = CNIConfig{
 		PluginDirs: []string{debianCNIPlugins}, ConfDir: confDir, CacheDir: filepath.Join(dir, "cache"),
-		Network: n.name, NetworkImage: podtest.Image, NetworkCommand: []string{"sleep", "100000"},
+		Network: n.name,
 	}
 	return cfg, n
 }

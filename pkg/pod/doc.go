@@ -1,20 +1,63 @@
 // Package pod runs the tasks of one Mesos task group as a pod of Docker
-// containers (seed 001, bcs-container-executor): the first container owns
-// the network and the others join it with `container:<id>` (CNM: HOST,
-// BRIDGE, NONE, USER), or a network container is created first and wired up
-// with CNI through libcni and every business container joins it.
+// containers (seed 001, bcs-container-executor) sharing one network. The
+// network is held by a network (pause) container that every business
+// container joins with `container:<id>`: in CNI mode it is wired up with
+// CNI through libcni; in CNM mode (BRIDGE, NONE, USER) a pod of several
+// containers gets one in the first task's network mode, publishing every
+// task's ports. So any business container, the first one included, can be
+// re-created in place while the others keep the pod's namespace, host
+// ports and address. In HOST mode every container uses the host's
+// network, and a CNM pod of one container has a network of its own (an
+// in-place update keeps its host ports; in BRIDGE mode docker may give
+// the new container another bridge address, which ContainerInfo reports).
 //
 // It owns the translation of a proto.TaskSpec into a docker container
 // (command and args, docker parameters, volumes, resources, env injection,
 // configmap/secret files), the pod and task lifecycle (on pkg/taskstate's
-// one transition table, shared with the executors), killing with a grace period, the in-place
-// operations (signal, exec, restart one container, re-create one with a new
-// environment in the same network, update limits) and the sandbox state
-// file that lets a restarted executor tear down what a crashed one left
-// behind (containers, CNI attachment, network container).
+// one transition table, shared with the executors), killing with a grace
+// period, the in-place operations (signal, exec, restart one container,
+// re-create one with a new environment in the same network, update
+// limits), the update of the whole pod to a new revision
+// (proto.GroupUpdate: PlanUpdate, then Update), and the sandbox state file
+// that lets a restarted executor tear down what a crashed one left behind
+// (containers, CNI attachment, network container).
 //
-// It talks to dockerd through go-dockerclient and runs CNI plugins through
-// libcni. It must not import the Mesos client, the executor protocol driver
+// An in-place update re-creates the changed containers from their new
+// specs (new image per pullPolicy, env, command, args, resources, files)
+// in the same pod and network, all or none: if a new container cannot be
+// created or started, the old ones run again.
+//
+// A hot-patch restarts nothing: container IDs and processes stay. What it
+// changes in a running container:
+//   - its files: those the new image added or changed against the image
+//     the container's files came from are copied in, those it deleted are
+//     removed (both images' root filesystems are read through temporary,
+//     never started containers and compared by type, mode, owner, size,
+//     link target and content digest; mounts, /dev, /proc, /sys and
+//     docker's /etc/hosts, /etc/hostname, /etc/resolv.conf are left
+//     alone). Files the process changed at run time that the images do not
+//     differ in are kept;
+//   - cpu shares, CPU quota and memory limits (docker update);
+//   - its configmap/secret files (written; those dropped from the spec
+//     removed);
+//   - then the update's reload signal or command for each container whose
+//     files changed; the executor re-arms health checks of the new spec.
+//
+// What it does not change: the container's image in docker's eyes (stock
+// Docker cannot swap a running container's image, so `docker inspect`
+// still shows the old image ID and name; TaskStatus data and the pod track
+// the new one), the image's configuration (entrypoint, env, user,
+// working dir, exposed ports, volumes), nor anything of the spec that
+// needs a new container (command, args, env, ports, volumes, privileged,
+// network, hostname, labels, docker parameters, pinned CPUs, device
+// limits, swappiness): such a change refuses the whole hot-patch before
+// anything is touched. Running processes keep files they opened; only
+// what they read again (after the reload) is new.
+//
+// It talks to dockerd through go-dockerclient, runs CNI plugins through
+// libcni and reaches a running container's root filesystem through
+// /proc/<pid>/root (the executor shares the agent's pid namespace). It
+// must not import the Mesos client, the executor protocol driver
 // (pkg/executor) or pkg/healthcheck: the executor drives a Pod, not the
 // other way round. CPU pinning is asked of a CPUSetPlanner (pkg/numa
 // implements it) through a small interface defined here.

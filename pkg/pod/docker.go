@@ -12,18 +12,21 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
-// createOptions translates t into docker's create options.
-func (p *Pod) createOptions(ctx context.Context, t *task, first bool) (docker.CreateContainerOptions, error) {
-	return p.createOptionsFor(ctx, t, t.spec, first)
+// containerPlan is what a business container is created from.
+type containerPlan struct {
+	opts docker.CreateContainerOptions
+	// imageID is the image opts.Config.Image named when it was checked.
+	imageID string
 }
 
-// createOptionsFor is createOptions with spec in place of t's own (UpdateEnv
-// creates t's next container from a changed copy).
-func (p *Pod) createOptionsFor(ctx context.Context, t *task, spec *proto.TaskSpec, first bool) (docker.CreateContainerOptions, error) {
+// createOptions translates spec, t's spec or the one it is re-created
+// from, into docker's create options. It checks everything about spec
+// that docker would refuse later, and changes nothing.
+func (p *Pod) createOptions(ctx context.Context, t *task, spec *proto.TaskSpec) (containerPlan, error) {
 	c := spec.Container
 	img, err := p.cfg.Docker.InspectImage(c.Image)
 	if err != nil {
-		return docker.CreateContainerOptions{}, fmt.Errorf("image %q: %v: %w", c.Image, err, dockerClass(err))
+		return containerPlan{}, fmt.Errorf("image %q: %v: %w", c.Image, err, dockerClass(err))
 	}
 	var imageEntrypoint []string
 	if img.Config != nil {
@@ -31,19 +34,38 @@ func (p *Pod) createOptionsFor(ctx context.Context, t *task, spec *proto.TaskSpe
 	}
 	entrypoint, cmd, err := commandFor(c, imageEntrypoint)
 	if err != nil {
-		return docker.CreateContainerOptions{}, err
+		return containerPlan{}, err
 	}
 	params, err := parseParams(c.Parameters)
 	if err != nil {
-		return docker.CreateContainerOptions{}, err
+		return containerPlan{}, err
 	}
 	env := containerEnv{podID: p.cfg.PodID, nodeAddr: p.cfg.NodeAddr, hostIP: p.cfg.NodeAddr}
 	p.mu.Lock()
-	netID := p.netID
+	netContainer := p.netContainer
 	if p.cfg.Network == NetworkCNI {
-		env.hostIP = p.hostIP
+		env.hostIP = p.podIP
 		env.cniName = p.cfg.CNI.IfName
 	}
+	// A pod without a network container is HOST (every container takes
+	// the first task's mode) or has one container.
+	netSpec, netParams := p.tasks[0].spec.Container, params
+	if t != p.tasks[0] {
+		if netParams, err = parseParams(netSpec.Parameters); err != nil {
+			p.mu.Unlock()
+			return containerPlan{}, fmt.Errorf("task %q: %w", p.tasks[0].id, err)
+		}
+	} else {
+		netSpec = c
+	}
+	specs := make([]*proto.TaskSpec, len(p.tasks))
+	for i, o := range p.tasks {
+		specs[i] = o.spec
+		if o == t {
+			specs[i] = spec
+		}
+	}
+	cpuset := t.cpuset
 	p.mu.Unlock()
 	labels := map[string]string{}
 	for k, v := range c.Labels {
@@ -74,45 +96,34 @@ func (p *Pod) createOptionsFor(ctx context.Context, t *task, spec *proto.TaskSpe
 		ShmSize:        params.shmSize,
 	}
 	if err := applyResources(hc, spec.Resources); err != nil {
-		return docker.CreateContainerOptions{}, err
+		return containerPlan{}, err
 	}
-	if t.cpuset != nil {
-		hc.CPUSetCPUs = t.cpuset.CPUs
-		hc.CPUSetMEMs = t.cpuset.Mems
+	if cpuset != nil {
+		hc.CPUSetCPUs = cpuset.CPUs
+		hc.CPUSetMEMs = cpuset.Mems
 	}
 	if hc.Binds, err = binds(c.Volumes, p.cfg.PodID, p.cfg.SandboxDir); err != nil {
-		return docker.CreateContainerOptions{}, err
+		return containerPlan{}, err
 	}
 	var netCfg *docker.NetworkingConfig
-	switch {
-	case p.cfg.Network == NetworkCNI || !first:
-		hc.NetworkMode = "container:" + netID
-	default:
-		mode, err := cnmNetworkMode(c.NetworkMode, params)
+	if netContainer != "" {
+		hc.NetworkMode = "container:" + netContainer
+	} else {
+		mode, err := cnmNetworkMode(netSpec.NetworkMode, netParams)
 		if err != nil {
-			return docker.CreateContainerOptions{}, err
+			return containerPlan{}, err
 		}
 		hc.NetworkMode = mode
 		if mode != "host" {
 			cfg.Hostname = c.Hostname
 		}
 		if mode == "bridge" {
-			specs := make([]*proto.TaskSpec, len(p.tasks))
-			for i, o := range p.tasks {
-				specs[i] = o.spec
-				if o == t {
-					specs[i] = spec
-				}
-			}
 			cfg.ExposedPorts, hc.PortBindings = portBindings(specs, p.cfg.PortBindIP)
 		}
-		if params.ip != "" {
-			netCfg = &docker.NetworkingConfig{EndpointsConfig: map[string]*docker.EndpointConfig{
-				mode: {IPAMConfig: &docker.EndpointIPAMConfig{IPv4Address: params.ip}},
-			}}
-		}
+		netCfg = ipConfig(mode, params.ip)
 	}
-	return docker.CreateContainerOptions{Name: t.name, Config: cfg, HostConfig: hc, NetworkingConfig: netCfg}, nil
+	opts := docker.CreateContainerOptions{Name: t.name, Config: cfg, HostConfig: hc, NetworkingConfig: netCfg}
+	return containerPlan{opts: opts, imageID: img.ID}, nil
 }
 
 // pull fetches c's image per its pull policy: Always pulls, IfNotPresent
@@ -172,30 +183,17 @@ func (p *Pod) inspect(t *task) (proto.ContainerInfo, error) {
 	if c.HostConfig != nil {
 		info.NetworkMode = c.HostConfig.NetworkMode
 	}
-	if c.NetworkSettings != nil {
-		info.IPAddress = c.NetworkSettings.IPAddress
-		for _, n := range c.NetworkSettings.Networks {
-			if info.IPAddress == "" {
-				info.IPAddress = n.IPAddress
-			}
-		}
-	}
+	info.IPAddress = containerIP(c)
 	p.mu.Lock()
-	if p.cfg.Network == NetworkCNI {
-		info.IPAddress = p.hostIP
-		info.NetworkMode = "cni"
-	} else if strings.HasPrefix(info.NetworkMode, "container:") {
-		// A joined container reports its network owner's address.
-		for _, o := range p.tasks {
-			if o.containerID == p.netID && o != t {
-				info.IPAddress = o.info.IPAddress
-				info.NetworkMode = o.info.NetworkMode
-			}
-		}
+	if isJoined(info.NetworkMode) {
+		// A joined container reports the pod's network: the network
+		// container's address and mode ("cni" in CNI mode).
+		info.IPAddress, info.NetworkMode = p.podIP, p.podNetMode
 	}
 	if info.NetworkMode == "host" && info.IPAddress == "" {
 		info.IPAddress = p.cfg.NodeAddr
 	}
+	info.Revision = t.revision
 	p.mu.Unlock()
 	return info, nil
 }

@@ -27,15 +27,15 @@ func (p *Pod) writeFiles(ctx context.Context, id string, files []proto.File) err
 	if len(files) == 0 {
 		return nil
 	}
+	if err := checkFiles(files); err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	var passwd map[string][2]int
 	now := time.Now()
 	for _, f := range files {
-		clean := path.Clean("/" + f.Path)
-		if f.Path == "" || !path.IsAbs(f.Path) || clean == "/" {
-			return fmt.Errorf("file path %q is not an absolute file path: %w", f.Path, errdefs.ErrInvalidArgument)
-		}
+		clean := path.Clean(f.Path)
 		uid, gid, err := parseOwner(f.User)
 		if err != nil {
 			if passwd == nil {
@@ -117,4 +117,15 @@ func (p *Pod) readPasswd(ctx context.Context, id string) map[string][2]int {
 		}
 	}
 	return out
+}
+
+// checkFiles refuses configmap/secret items whose path is not an absolute
+// file path.
+func checkFiles(files []proto.File) error {
+	for _, f := range files {
+		if f.Path == "" || !path.IsAbs(f.Path) || path.Clean(f.Path) == "/" {
+			return fmt.Errorf("file path %q is not an absolute file path: %w", f.Path, errdefs.ErrInvalidArgument)
+		}
+	}
+	return nil
 }

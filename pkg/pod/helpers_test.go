@@ -36,6 +36,9 @@ func testConfig(t *testing.T, c *docker.Client) Config {
 		NodeAddr:   "127.0.0.1",
 		PortBindIP: "127.0.0.1",
 		Labels:     map[string]string{podtest.Label: id},
+		// No registry: the network container runs the test image.
+		NetworkImage:   podtest.Image,
+		NetworkCommand: podtest.NetworkCommand(),
 	}
 }
 

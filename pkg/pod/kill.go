@@ -38,6 +38,7 @@ func (p *Pod) Kill(ctx context.Context, sig syscall.Signal, grace time.Duration)
 		return nil
 	}
 	p.killed = true
+	p.halt()
 	if p.state == taskstate.Staging { // never started: nothing to stop
 		for _, t := range p.tasks {
 			p.setTask(t, taskstate.Killed, "killed before start")
@@ -90,7 +91,7 @@ func (p *Pod) killTask(t *task, sig syscall.Signal, grace time.Duration) {
 		select {
 		case <-t.exited:
 			return
-		case <-p.cfg.After(grace):
+		case <-p.cfg.Clock.After(grace):
 		}
 	}
 	_ = p.cfg.Docker.KillContainer(docker.KillContainerOptions{ID: id, Signal: docker.SIGKILL})

@@ -37,10 +37,12 @@ func (p *Pod) setPod(to taskstate.State) {
 }
 
 // Start pulls the images, sets up the network and starts the containers in
-// group order (seed 001): the first container starts first and owns the
-// network (CNM), or a network container does (CNI); the others join it.
-// Any failure fails every task, kills what was started and tears the pod
-// down; the error is returned as well.
+// group order (seed 001). The pod's network is held by a network container
+// that every business container joins (CNI; CNM with several containers
+// outside HOST mode), so that any of them can be re-created in place; a
+// HOST pod's containers all use the host's network and a CNM pod of one
+// container has its own. Any failure fails every task, kills what was
+// started and tears the pod down; the error is returned as well.
 func (p *Pod) Start(ctx context.Context) error {
 	defer p.startOnce.Do(func() { close(p.started) })
 	p.mu.Lock()
@@ -76,6 +78,9 @@ func (p *Pod) Start(ctx context.Context) error {
 			t.monitoring = true
 			go p.monitor(t)
 		}
+	}
+	if err == nil && !killed && p.netContainer != "" {
+		go p.monitorNetwork()
 	}
 	var pending []*task
 	for _, t := range p.tasks {
@@ -126,12 +131,12 @@ func (p *Pod) start(ctx context.Context) error {
 			return err
 		}
 	}
-	if p.cfg.Network == NetworkCNI {
-		if err := p.setupCNI(ctx); err != nil {
+	if p.netShared {
+		if err := p.setupNetwork(ctx); err != nil {
 			return err
 		}
 	}
-	for i, t := range p.tasks {
+	for _, t := range p.tasks {
 		p.mu.Lock()
 		if p.killed {
 			p.mu.Unlock()
@@ -139,10 +144,7 @@ func (p *Pod) start(ctx context.Context) error {
 		}
 		p.setTask(t, taskstate.Starting, "")
 		p.mu.Unlock()
-		if err := p.startTask(ctx, t, i == 0); err != nil {
-			if i > 0 {
-				return fmt.Errorf("task %q: joining the network of task %q: %w", t.id, p.tasks[0].id, err)
-			}
+		if err := p.startTask(ctx, t); err != nil {
 			return fmt.Errorf("task %q: %w", t.id, err)
 		}
 	}
@@ -159,30 +161,29 @@ func (p *Pod) start(ctx context.Context) error {
 }
 
 // startTask creates, fills and starts t's container.
-func (p *Pod) startTask(ctx context.Context, t *task, first bool) error {
-	opts, err := p.createOptions(ctx, t, first)
+func (p *Pod) startTask(ctx context.Context, t *task) error {
+	c, err := p.createOptions(ctx, t, t.spec)
 	if err != nil {
 		return err
 	}
+	opts := c.opts
 	opts.Context = ctx
-	c, err := p.cfg.Docker.CreateContainer(opts)
+	created, err := p.cfg.Docker.CreateContainer(opts)
 	if err != nil {
 		return fmt.Errorf("create container %q: %v: %w", opts.Name, err, dockerClass(err))
 	}
 	p.mu.Lock()
-	t.containerID = c.ID
+	t.containerID = created.ID
 	t.autoRemoved = opts.HostConfig.AutoRemove
-	if first && p.netID == "" {
-		p.netID = c.ID
-	}
+	t.imageID = c.imageID
 	p.mu.Unlock()
 	if err := p.saveRecord(); err != nil {
 		return err
 	}
-	if err := p.writeFiles(ctx, c.ID, t.spec.Files); err != nil {
+	if err := p.writeFiles(ctx, created.ID, t.spec.Files); err != nil {
 		return err
 	}
-	if err := p.cfg.Docker.StartContainerWithContext(c.ID, nil, ctx); err != nil {
+	if err := p.cfg.Docker.StartContainerWithContext(created.ID, nil, ctx); err != nil {
 		return fmt.Errorf("start container %q: %v: %w", opts.Name, err, dockerClass(err))
 	}
 	return nil
@@ -259,6 +260,7 @@ func (p *Pod) exitedTask(t *task, code *int) {
 		p.failure = msg
 		p.setTask(t, taskstate.Failed, msg)
 		killOthers = true
+		p.halt()
 	}
 	p.markExited(t)
 	all := true
@@ -286,6 +288,7 @@ func (p *Pod) fail(msg string) {
 	if p.failure == "" {
 		p.failure = msg
 	}
+	p.halt()
 	for _, t := range p.tasks {
 		if t.containerID == "" && !t.state.Terminal() {
 			p.setTask(t, taskstate.Failed, msg)
@@ -306,6 +309,7 @@ func (p *Pod) finishAfterStart() {
 // attachment, then the network container, then cpusets and the state file.
 func (p *Pod) finish() {
 	p.finishOnce.Do(func() {
+		p.halt()
 		p.cancelMon()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

@@ -3,12 +3,10 @@ package pod
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"syscall"
-	"time"
 
 	docker "github.com/fsouza/go-dockerclient"
 
@@ -89,44 +87,30 @@ func (p *Pod) WriteFiles(ctx context.Context, taskID string, files []proto.File)
 }
 
 // Restart restarts taskID's container in place: same container, same pod,
-// same network. The container owning the network in CNM mode cannot be
-// restarted (the others would lose their network namespace).
+// same network.
 func (p *Pod) Restart(ctx context.Context, taskID string) error {
 	t, err := p.running(taskID)
 	if err != nil {
 		return err
 	}
+	release, err := p.claim([]*task{t}, false)
+	if err != nil {
+		return err
+	}
+	defer release()
 	p.mu.Lock()
-	if p.cfg.Network == NetworkCNM && t.containerID == p.netID && len(p.tasks) > 1 {
-		p.mu.Unlock()
-		return fmt.Errorf("task %q owns the pod's network and cannot restart in place: %w", taskID, errdefs.ErrInvalidArgument)
-	}
-	if t.restarting != nil {
-		p.mu.Unlock()
-		return fmt.Errorf("task %q is already restarting: %w", taskID, errdefs.ErrConflict)
-	}
-	done := make(chan struct{})
-	t.restarting = done
-	t.restartGen++
-	grace := uint(math.Ceil(t.spec.KillGracePeriodSeconds))
+	id, grace := t.containerID, uint(math.Ceil(t.spec.KillGracePeriodSeconds))
 	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		t.restarting = nil
-		p.mu.Unlock()
-		close(done)
-	}()
-	if err := p.cfg.Docker.StopContainerWithContext(t.containerID, grace, ctx); err != nil {
+	if err := p.cfg.Docker.StopContainerWithContext(id, grace, ctx); err != nil {
 		if _, notRunning := err.(*docker.ContainerNotRunning); !notRunning {
 			return fmt.Errorf("restart task %q: stop: %v: %w", taskID, err, dockerClass(err))
 		}
 	}
-	if err := p.cfg.Docker.StartContainerWithContext(t.containerID, nil, ctx); err != nil {
+	if err := p.cfg.Docker.StartContainerWithContext(id, nil, ctx); err != nil {
 		return fmt.Errorf("restart task %q: start: %v: %w", taskID, err, dockerClass(err))
 	}
 	if info, err := p.inspect(t); err == nil {
 		p.mu.Lock()
-		info.IPAddress, info.NetworkMode = t.info.IPAddress, t.info.NetworkMode
 		t.info = info
 		p.mu.Unlock()
 	}
@@ -137,20 +121,9 @@ func (p *Pod) Restart(ctx context.Context, taskID string) error {
 // the task's own (a variable of the same name takes the new value, a new
 // one is appended; "$HOST" and "$BCS_POD_ID" are replaced as at launch).
 // A container's environment is fixed when it is created, so the container
-// is re-created with everything else kept: name, image, command and args,
-// mounts, resources and cpuset, labels, and the pod's network, which the
-// new container joins as the old one did (container:<network owner> in
-// CNM, the network container in CNI). The configmap/secret files are
-// written before it starts, then the old container is stopped (with the
-// task's grace period) and the new one started. The task stays running;
-// Info reports the new container.
-//
-// In CNM mode the first container owns the network the others joined:
-// re-creating it would cut them off, so it is refused (ErrInvalidArgument)
-// unless it is the pod's only container. Nothing changes when the new
-// container cannot be created or filled; when it cannot start, it is
-// removed and the old one started again. The state file names both
-// containers while both exist, so Cleanup finds whichever is left.
+// is re-created (recreate) with everything else kept: name, image, command
+// and args, mounts, resources and cpuset, labels, and the pod's network.
+// The task stays running; Info reports the new container.
 func (p *Pod) UpdateEnv(ctx context.Context, taskID string, env []proto.EnvVar) error {
 	if len(env) == 0 {
 		return fmt.Errorf("update env of task %q: no variables: %w", taskID, errdefs.ErrInvalidArgument)
@@ -165,30 +138,19 @@ func (p *Pod) UpdateEnv(ctx context.Context, taskID string, env []proto.EnvVar) 
 		return err
 	}
 	p.mu.Lock()
-	ownsNetwork := p.cfg.Network == NetworkCNM && t.containerID == p.netID
-	if ownsNetwork && len(p.tasks) > 1 {
-		p.mu.Unlock()
-		return fmt.Errorf("task %q owns the pod's network in CNM mode (the other containers joined it as container:%s): "+
-			"re-creating its container to change the environment would cut them off: %w", taskID, t.containerID, errdefs.ErrInvalidArgument)
-	}
-	if t.restarting != nil {
-		p.mu.Unlock()
-		return fmt.Errorf("task %q is already restarting: %w", taskID, errdefs.ErrConflict)
-	}
-	done := make(chan struct{})
-	t.restarting = done
-	t.restartGen++
-	oldID := t.containerID
 	spec := *t.spec
-	spec.Env = mergeEnv(t.spec.Env, env)
 	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		t.restarting = nil
-		p.mu.Unlock()
-		close(done)
-	}()
-	if err := p.recreate(ctx, t, &spec, oldID, ownsNetwork); err != nil {
+	spec.Env = mergeEnv(spec.Env, env)
+	plan, err := p.createOptions(ctx, t, &spec)
+	if err != nil {
+		return fmt.Errorf("update env of task %q: %w", taskID, err)
+	}
+	release, err := p.claim([]*task{t}, false)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := p.recreate(ctx, []recreation{{t: t, spec: &spec, plan: plan}}); err != nil {
 		return fmt.Errorf("update env of task %q: %w", taskID, err)
 	}
 	return nil
@@ -211,99 +173,6 @@ func mergeEnv(old, update []proto.EnvVar) []proto.EnvVar {
 	return out
 }
 
-// recreate replaces t's container oldID by a new one made from spec, in the
-// pod's network (owner: it is the CNM network owner, alone in its pod).
-// Caller has set t.restarting so that the monitor follows the switch.
-func (p *Pod) recreate(ctx context.Context, t *task, spec *proto.TaskSpec, oldID string, owner bool) error {
-	opts, err := p.createOptionsFor(ctx, t, spec, owner)
-	if err != nil {
-		return err
-	}
-	opts.Context = ctx
-	// Rollback runs even when ctx is over.
-	rbCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	p.mu.Lock()
-	aside := fmt.Sprintf("%s-replaced-%d", t.name, t.restartGen)
-	p.mu.Unlock()
-	// The old container steps aside so the new one takes its name.
-	if err := p.cfg.Docker.RenameContainer(docker.RenameContainerOptions{ID: oldID, Name: aside, Context: ctx}); err != nil {
-		return fmt.Errorf("rename container %q: %v: %w", oldID, err, dockerClass(err))
-	}
-	restoreName := func() {
-		_ = p.cfg.Docker.RenameContainer(docker.RenameContainerOptions{ID: oldID, Name: t.name, Context: rbCtx})
-	}
-	c, err := p.cfg.Docker.CreateContainer(opts)
-	if err != nil {
-		restoreName()
-		return fmt.Errorf("create container %q: %v: %w", opts.Name, err, dockerClass(err))
-	}
-	p.mu.Lock()
-	t.spare = c.ID
-	p.mu.Unlock()
-	discardNew := func() {
-		_ = p.cfg.Docker.RemoveContainer(docker.RemoveContainerOptions{ID: c.ID, Force: true, RemoveVolumes: true, Context: rbCtx})
-		p.mu.Lock()
-		t.spare = ""
-		p.mu.Unlock()
-		restoreName()
-		_ = p.saveRecord()
-	}
-	if err := p.saveRecord(); err != nil {
-		discardNew()
-		return err
-	}
-	if err := p.writeFiles(ctx, c.ID, spec.Files); err != nil {
-		discardNew()
-		return err
-	}
-	grace := uint(math.Ceil(spec.KillGracePeriodSeconds))
-	if err := p.cfg.Docker.StopContainerWithContext(oldID, grace, ctx); err != nil {
-		if _, notRunning := err.(*docker.ContainerNotRunning); !notRunning {
-			discardNew()
-			return fmt.Errorf("stop container %q: %v: %w", oldID, err, dockerClass(err))
-		}
-	}
-	if err := p.cfg.Docker.StartContainerWithContext(c.ID, nil, ctx); err != nil {
-		discardNew()
-		if startErr := p.cfg.Docker.StartContainerWithContext(oldID, nil, rbCtx); startErr != nil {
-			return fmt.Errorf("start container %q: %v; restarting the old container %q: %v: %w", opts.Name, err, oldID, startErr, dockerClass(err))
-		}
-		return fmt.Errorf("start container %q: %v (the old container runs again): %w", opts.Name, err, dockerClass(err))
-	}
-
-	// The switch: from here on the task is the new container.
-	p.mu.Lock()
-	t.containerID, t.spare = c.ID, oldID
-	t.spec = spec
-	t.autoRemoved = opts.HostConfig.AutoRemove
-	t.restartGen++ // a monitor still waiting on oldID lets go of it
-	if owner {
-		p.netID = c.ID
-	}
-	stopping := t.state != taskstate.Running // Kill came meanwhile
-	p.mu.Unlock()
-	if stopping {
-		_ = p.cfg.Docker.KillContainer(docker.KillContainerOptions{ID: c.ID, Signal: docker.SIGKILL, Context: rbCtx})
-	}
-	if info, err := p.inspect(t); err == nil {
-		p.mu.Lock()
-		t.info = info
-		p.mu.Unlock()
-	}
-	// The update is done: an old container that cannot be removed now stays
-	// in the state file (and carries the pod's label) for teardown.
-	err = p.cfg.Docker.RemoveContainer(docker.RemoveContainerOptions{ID: oldID, Force: true, RemoveVolumes: true, Context: rbCtx})
-	var nsc *docker.NoSuchContainer
-	if err == nil || errors.As(err, &nsc) {
-		p.mu.Lock()
-		t.spare = ""
-		p.mu.Unlock()
-	}
-	_ = p.saveRecord()
-	return nil
-}
-
 // UpdateResources changes taskID's cpu-shares, CPU quota and memory limits
 // in place (docker update).
 func (p *Pod) UpdateResources(ctx context.Context, taskID string, r proto.Resources) error {
@@ -311,6 +180,12 @@ func (p *Pod) UpdateResources(ctx context.Context, taskID string, r proto.Resour
 	if err != nil {
 		return err
 	}
+	return p.updateResources(ctx, t, r)
+}
+
+// updateResources applies the cpu and memory fields of r to t's running
+// container (docker update) and to its spec.
+func (p *Pod) updateResources(ctx context.Context, t *task, r proto.Resources) error {
 	var hc docker.HostConfig
 	if err := applyResources(&hc, proto.Resources{CPUs: r.CPUs, CPULimit: r.CPULimit, MemMB: r.MemMB, MemLimitMB: r.MemLimitMB, MemSwapMB: r.MemSwapMB}); err != nil {
 		return err
@@ -322,12 +197,17 @@ func (p *Pod) UpdateResources(ctx context.Context, taskID string, r proto.Resour
 	if opts.Memory > 0 && opts.MemorySwap == 0 {
 		opts.MemorySwap = -1 // unlimited swap, so a lower memory is accepted
 	}
-	if err := p.cfg.Docker.UpdateContainer(t.containerID, opts); err != nil {
-		return fmt.Errorf("update resources of task %q: %v: %w", taskID, err, dockerClass(err))
+	p.mu.Lock()
+	id := t.containerID
+	p.mu.Unlock()
+	if err := p.cfg.Docker.UpdateContainer(id, opts); err != nil {
+		return fmt.Errorf("update resources of task %q: %v: %w", t.id, err, dockerClass(err))
 	}
 	p.mu.Lock()
-	t.spec.Resources.CPUs, t.spec.Resources.CPULimit = r.CPUs, r.CPULimit
-	t.spec.Resources.MemMB, t.spec.Resources.MemLimitMB = r.MemMB, r.MemLimitMB
+	spec := *t.spec // t.spec may be shared with a caller's snapshot
+	spec.Resources.CPUs, spec.Resources.CPULimit = r.CPUs, r.CPULimit
+	spec.Resources.MemMB, spec.Resources.MemLimitMB, spec.Resources.MemSwapMB = r.MemMB, r.MemLimitMB, r.MemSwapMB
+	t.spec = &spec
 	p.mu.Unlock()
 	return nil
 }

@@ -78,6 +78,11 @@ func TestCNMNetworkModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.check(t, info, addrs.Output)
+			// HOST containers share the host's network; the others join a
+			// network container, so that each can be re-created.
+			if network := readRecord(t, cfg).NetworkContainer; (network == "") != (tc.mode == NetworkHost) {
+				t.Errorf("network container %q in mode %s", network, tc.mode)
+			}
 		})
 	}
 }
@@ -194,10 +199,11 @@ func TestPrivilegedAndHostnameOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts, err := p.createOptions(ctxT(t, 10*time.Second), p.tasks[0], true)
+	plan, err := p.createOptions(ctxT(t, 10*time.Second), p.tasks[0], p.tasks[0].spec)
 	if err != nil {
 		t.Fatal(err)
 	}
+	opts := plan.opts
 	if !opts.HostConfig.Privileged || opts.Config.Hostname != "gamesvr-0" || opts.HostConfig.NetworkMode != "bridge" || opts.Name != "bcs-"+cfg.PodID+"-main" {
 		t.Errorf("create options %+v %+v", opts.Config, opts.HostConfig)
 	}

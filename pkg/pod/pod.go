@@ -6,9 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"time"
 
 	docker "github.com/fsouza/go-dockerclient"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
@@ -23,6 +23,10 @@ const (
 	NetworkCNM NetworkType = "cnm"
 	NetworkCNI NetworkType = "cni"
 )
+
+// DefaultNetworkImage runs the network container when Config.NetworkImage
+// is empty; agents must have it or reach its registry.
+const DefaultNetworkImage = "registry.k8s.io/pause:3.9"
 
 // Task is one task of the group: a Mesos TaskID and its TaskInfo.data.
 type Task struct {
@@ -68,6 +72,13 @@ type Config struct {
 	Network NetworkType
 	// CNI configures CNI mode.
 	CNI CNIConfig
+	// NetworkImage and NetworkCommand run the network (pause-like)
+	// container that holds the network of a CNI pod and of a CNM pod of
+	// several containers (not HOST); the image must be present or
+	// pullable (default DefaultNetworkImage) and the command must keep
+	// running (nil is the image's own).
+	NetworkImage   string
+	NetworkCommand []string
 	// CPUSets pins CPUs; nil never pins.
 	CPUSets CPUSetPlanner
 	// Labels are added to every container (tests use them to clean up).
@@ -75,8 +86,9 @@ type Config struct {
 	// OnUpdate receives every task state change, in order. It is called
 	// with the pod's lock held: it must not call back into the Pod.
 	OnUpdate func(Update)
-	// After is the timer used for kill grace periods; nil is time.After.
-	After func(time.Duration) <-chan time.Time
+	// Clock times kill grace periods and an in-place update's drain
+	// period; nil is the wall clock.
+	Clock clockwork.Clock
 }
 
 // Pod is a task group running as Docker containers sharing one network.
@@ -85,20 +97,29 @@ type Pod struct {
 	cfg   Config
 	tasks []*task
 
-	mu          sync.Mutex
-	state       taskstate.State
-	failure     string // why the pod failed; "" otherwise
-	killed      bool   // Kill was called
-	netID       string // the container whose network the others join
-	hostIP      string // HOST
-	cni         *cniRecord
-	done        chan struct{}
-	started     chan struct{} // closed when Start returns
-	cancelMon   context.CancelFunc
-	monCtx      context.Context
-	finishOnce  sync.Once
-	startOnce   sync.Once
-	teardownErr error // set before done closes
+	// netShared: the business containers join a network container
+	// (CNI, or CNM with several containers outside HOST mode); else
+	// each container has a network of its own (HOST, or a pod of one).
+	netShared bool
+
+	mu           sync.Mutex
+	state        taskstate.State
+	failure      string // why the pod failed; "" otherwise
+	killed       bool   // Kill was called
+	netContainer string // the network container the business containers join
+	podIP        string // the network container's address (CNI: HOST)
+	podNetMode   string // what joined containers report as NetworkMode: "cni", or the network container's
+	cni          *cniRecord
+	updating     uint64 // the revision an Update is moving the pod to; 0 when none runs
+	done         chan struct{}
+	started      chan struct{} // closed when Start returns
+	halted       chan struct{} // closed once the pod is killed or failed
+	cancelMon    context.CancelFunc
+	monCtx       context.Context
+	finishOnce   sync.Once
+	startOnce    sync.Once
+	haltOnce     sync.Once
+	teardownErr  error // set before done closes
 }
 
 type task struct {
@@ -113,11 +134,18 @@ type task struct {
 	exited      chan struct{} // closed (by markExited) once the task is over
 	exitOnce    sync.Once
 	restartGen  int           // bumped by each in-place restart
-	restarting  chan struct{} // non-nil while Restart or UpdateEnv runs; closed when it ends
-	spare       string        // UpdateEnv: the next container before the switch, the old one after
+	restarting  chan struct{} // non-nil while Restart, UpdateEnv or an in-place update runs; closed when it ends
+	spare       string        // re-creation: the next container before the switch, the old one after
 	monitoring  bool
 	cpuset      *CPUSet
 	autoRemoved bool
+	// revision is the application revision the container runs
+	// (ContainerInfo.Revision).
+	revision uint64
+	// imageID is the image whose files the container has: the image it
+	// was created from, or the one a hot-patch copied in last (docker
+	// still names the first).
+	imageID string
 }
 
 // New checks the tasks and returns a staged pod. It talks to nobody.
@@ -145,12 +173,16 @@ func New(cfg Config, tasks []Task) (*Pod, error) {
 	default:
 		return nil, fmt.Errorf("pod %q: network type %q (cnm, cni): %w", cfg.PodID, cfg.Network, errdefs.ErrInvalidArgument)
 	}
-	if cfg.After == nil {
-		cfg.After = time.After
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
+	}
+	if cfg.NetworkImage == "" {
+		cfg.NetworkImage = DefaultNetworkImage
 	}
 	cfg.CNI = cfg.CNI.withDefaults()
-	p := &Pod{cfg: cfg, state: taskstate.Staging, done: make(chan struct{}), started: make(chan struct{})}
+	p := &Pod{cfg: cfg, state: taskstate.Staging, done: make(chan struct{}), started: make(chan struct{}), halted: make(chan struct{})}
 	p.monCtx, p.cancelMon = context.WithCancel(context.Background())
+	p.netShared = cfg.Network == NetworkCNI || (len(tasks) > 1 && !hostNetwork(tasks[0].Spec))
 	seen := map[string]bool{}
 	for _, t := range tasks {
 		if t.Spec == nil || t.Spec.Container == nil {
@@ -159,11 +191,15 @@ func New(cfg Config, tasks []Task) (*Pod, error) {
 		if !validName.MatchString(t.Spec.Name) || seen[t.Spec.Name] {
 			return nil, fmt.Errorf("task %q: container name %q empty, invalid or repeated: %w", t.ID, t.Spec.Name, errdefs.ErrInvalidArgument)
 		}
+		if p.netShared && t.Spec.Name == networkContainerName {
+			return nil, fmt.Errorf("task %q: container name %q is the pod's network container's: %w", t.ID, t.Spec.Name, errdefs.ErrInvalidArgument)
+		}
 		seen[t.Spec.Name] = true
 		p.tasks = append(p.tasks, &task{
 			id: t.ID, spec: t.Spec, state: taskstate.Staging,
-			name:   containerName(cfg.PodID, t.Spec.Name),
-			exited: make(chan struct{}),
+			name:     containerName(cfg.PodID, t.Spec.Name),
+			exited:   make(chan struct{}),
+			revision: t.Spec.Instance.Version,
 		})
 	}
 	return p, nil
@@ -186,6 +222,9 @@ type TaskStatus struct {
 	State   taskstate.State
 	Message string
 	Info    proto.ContainerInfo
+	// Spec is the spec the task's container runs (the launch's, or the
+	// last update's); callers must not modify it.
+	Spec *proto.TaskSpec
 }
 
 // Tasks returns a snapshot of every task, in group order.
@@ -194,7 +233,7 @@ func (p *Pod) Tasks() []TaskStatus {
 	defer p.mu.Unlock()
 	out := make([]TaskStatus, len(p.tasks))
 	for i, t := range p.tasks {
-		out[i] = TaskStatus{TaskID: t.id, State: t.state, Message: t.message, Info: t.info}
+		out[i] = TaskStatus{TaskID: t.id, State: t.state, Message: t.message, Info: t.info, Spec: t.spec}
 	}
 	return out
 }

@@ -21,10 +21,11 @@ import (
 
 const httpdScript = "exec httpd -f -p 8080 -h /www"
 
-// Seed 001: the first TaskInfo starts first and owns the network, the
-// others join it (container:<id>); BRIDGE publishes hostPort, exported as
-// PORT_<name>; files are written before start; $HOST / $BCS_POD_ID in a
-// user env value take the injected value.
+// Seed 001: the containers share one network; BRIDGE publishes hostPort,
+// exported as PORT_<name>; files are written before start; $HOST /
+// $BCS_POD_ID in a user env value take the injected value. The network is
+// held by a network container that every business container joins
+// (container:<id>), with the first task's hostname.
 func TestBridgePodSharesNetwork(t *testing.T) {
 	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
@@ -92,13 +93,25 @@ func TestBridgePodSharesNetwork(t *testing.T) {
 	}
 	hn, _ := p.Exec(ctxT(t, 30*time.Second), side.ID, []string{"hostname"})
 	if hn.Output != "gamesvr\n" {
-		t.Errorf("side hostname %q, want the owner's gamesvr", hn.Output)
+		t.Errorf("side hostname %q, want the first task's gamesvr", hn.Output)
+	}
+	r := readRecord(t, cfg)
+	netIns, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: r.NetworkContainer})
+	if err != nil || netIns.Config.Labels[LabelRole] != "network" || netIns.HostConfig.NetworkMode != "bridge" {
+		t.Fatalf("network container %q: %+v, %v", r.NetworkContainer, netIns, err)
+	}
+	for _, id := range []string{web.ID, side.ID} {
+		info, _ := p.Info(id)
+		ins, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: info.ID})
+		if err != nil || ins.HostConfig.NetworkMode != "container:"+netIns.ID || netns(t, info.Pid) != netns(t, netIns.State.Pid) {
+			t.Errorf("task %q: network mode %q (%v), want container:%s and its netns", id, ins.HostConfig.NetworkMode, err, netIns.ID)
+		}
 	}
 
 	webInfo, _ := p.Info(web.ID)
 	sideInfo, _ := p.Info(side.ID)
-	if webInfo.NetworkMode != "bridge" || webInfo.IPAddress == "" || sideInfo.IPAddress != webInfo.IPAddress || sideInfo.Pid == 0 || sideInfo.Status != "running" {
-		t.Errorf("container info: web %+v side %+v", webInfo, sideInfo)
+	if webInfo.NetworkMode != "bridge" || webInfo.IPAddress != containerIP(netIns) || sideInfo.IPAddress != webInfo.IPAddress || sideInfo.Pid == 0 || sideInfo.Status != "running" {
+		t.Errorf("container info: web %+v side %+v, want the network container's address %s", webInfo, sideInfo, containerIP(netIns))
 	}
 
 	if err := p.Kill(ctxT(t, 30*time.Second), syscall.SIGTERM, 2*time.Second); err != nil {
@@ -346,9 +359,25 @@ func TestInPlaceOperations(t *testing.T) {
 		t.Errorf("after update: memory %d shares %d quota %d", ins.HostConfig.Memory, ins.HostConfig.CPUShares, ins.HostConfig.CPUQuota)
 	}
 
-	if err := p.Restart(ctxT(t, 30*time.Second), owner.ID); !errors.Is(err, errdefs.ErrInvalidArgument) {
-		t.Errorf("restart of the network owner: %v, want invalid argument", err)
+	// The first container restarts in place too: the network container
+	// holds the pod's network, so the worker keeps it.
+	ownerBefore, _ := p.Info(owner.ID)
+	if err := p.Restart(ctxT(t, 30*time.Second), owner.ID); err != nil {
+		t.Fatalf("restart of the first container: %v", err)
 	}
+	if now, _ := p.Info(owner.ID); now.ID != ownerBefore.ID || now.Pid == ownerBefore.Pid || now.IPAddress != ownerBefore.IPAddress {
+		t.Errorf("restart of the first container: before %+v after %+v", ownerBefore, now)
+	}
+	if now, _ := p.Info(worker.ID); now.Pid != before.Pid {
+		t.Errorf("the worker restarted with the first container: pid %d → %d", before.Pid, now.Pid)
+	}
+	eventually(t, 10*time.Second, func() string {
+		res, err := p.Exec(ctxT(t, 10*time.Second), worker.ID, []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"})
+		if err != nil || res.Output != "owner\n" {
+			return fmt.Sprintf("worker → restarted first container: %+v, %v", res, err)
+		}
+		return ""
+	})
 	if err := p.Restart(ctxT(t, 30*time.Second), worker.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -60,9 +60,7 @@ func (p *Pod) record() *record {
 			r.CPUSetOwners = append(r.CPUSetOwners, p.cpusetOwner(t))
 		}
 	}
-	if p.cfg.Network == NetworkCNI {
-		r.NetworkContainer = p.netID
-	}
+	r.NetworkContainer = p.netContainer
 	return r
 }
 

@@ -57,10 +57,10 @@ func execEnv(t *testing.T, p *Pod, taskID string) string {
 // update-env (proto.MessageUpdateEnv, issue 6): a container's environment
 // is fixed when it is created, so the task's container is re-created with
 // the new variables merged over its own, keeping name, command, files,
-// labels and resources, and joining the network owner's namespace
-// (container:<owner>, seed 001) like the original. The old container is
-// gone, the task stays RUNNING and the state file names the new container.
-// The CNM network owner cannot be re-created: the others would be cut off.
+// labels and resources, and joining the pod's network container
+// (container:<id>) like the original. The old container is gone, the task
+// stays RUNNING and the state file names the new container. The first
+// container is re-created the same way: the others keep the network.
 func TestUpdateEnvRecreatesJoinedContainer(t *testing.T) {
 	c := podtest.Docker(t)
 	cfg := testConfig(t, c)
@@ -114,8 +114,9 @@ func TestUpdateEnvRecreatesJoinedContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ins.HostConfig.NetworkMode != "container:"+ownerInfo.ID {
-		t.Errorf("network mode %q, want container:%s", ins.HostConfig.NetworkMode, ownerInfo.ID)
+	network := readRecord(t, cfg).NetworkContainer
+	if network == "" || ins.HostConfig.NetworkMode != "container:"+network {
+		t.Errorf("network mode %q, want container:%s (the network container)", ins.HostConfig.NetworkMode, network)
 	}
 	if ins.Config.Labels["app"] != "worker" || ins.Config.Labels[LabelTask] != worker.ID || ins.Config.Labels[podtest.Label] != cfg.PodID {
 		t.Errorf("labels %v", ins.Config.Labels)
@@ -143,19 +144,30 @@ func TestUpdateEnvRecreatesJoinedContainer(t *testing.T) {
 		t.Errorf("state file names %v, want [%s %s]", r.Containers, ownerInfo.ID, after.ID)
 	}
 
-	// The network owner: refused, nothing changed.
-	err = p.UpdateEnv(ctxT(t, time.Minute), owner.ID, []proto.EnvVar{{Name: "MODE", Value: "owner"}})
-	if !errors.Is(err, errdefs.ErrInvalidArgument) || !strings.Contains(err.Error(), "owns the pod's network") {
-		t.Errorf("update env of the network owner: %v, want an invalid-argument error naming the network", err)
+	// The first container: re-created in the same network; the worker
+	// keeps running and reaches it.
+	if err := p.UpdateEnv(ctxT(t, time.Minute), owner.ID, []proto.EnvVar{{Name: "MODE", Value: "owner"}}); err != nil {
+		t.Fatalf("update env of the first container: %v", err)
 	}
-	if now, _ := p.Info(owner.ID); now.ID != ownerInfo.ID || now.Pid != ownerInfo.Pid {
-		t.Errorf("owner changed: before %+v now %+v", ownerInfo, now)
+	ownerAfter, _ := p.Info(owner.ID)
+	if ownerAfter.ID == ownerInfo.ID || ownerAfter.IPAddress != ownerInfo.IPAddress || netns(t, ownerAfter.Pid) != netns(t, after.Pid) {
+		t.Errorf("first container: before %+v after %+v, want a new container in the same network", ownerInfo, ownerAfter)
 	}
-	if env := execEnv(t, p, owner.ID); strings.Contains(env, "MODE=") {
-		t.Errorf("owner env changed:\n%s", env)
+	if env := execEnv(t, p, owner.ID); !strings.Contains(env, "MODE=owner\n") {
+		t.Errorf("first container env:\n%s", env)
 	}
-	if n := labelled(t, c, cfg); n != 2 {
-		t.Errorf("%d containers, want 2", n)
+	if now, _ := p.Info(worker.ID); now.ID != after.ID || now.Pid != after.Pid {
+		t.Errorf("worker changed with the first container: before %+v now %+v", after, now)
+	}
+	eventually(t, 10*time.Second, func() string {
+		res, err := p.Exec(ctxT(t, 10*time.Second), worker.ID, []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"})
+		if err != nil || res.Output != "owner\n" {
+			return fmt.Sprintf("worker → new first container: %+v, %v", res, err)
+		}
+		return ""
+	})
+	if n := labelled(t, c, cfg); n != 3 {
+		t.Errorf("%d containers, want 2 and the network container", n)
 	}
 
 	// The executor dies; its successor tears down the new container from

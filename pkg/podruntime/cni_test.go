@@ -57,7 +57,7 @@ func withCNI(t *testing.T, cfg *Config) (ipamDir string) {
 	cfg.Network = pod.NetworkCNI
 	cfg.CNI = pod.CNIConfig{
 		PluginDirs: []string{debianCNIPlugins}, ConfDir: confDir, CacheDir: filepath.Join(dir, "cache"),
-		Network: name, NetworkImage: podtest.Image, NetworkCommand: []string{"sleep", "100000"},
+		Network: name,
 	}
 	return ipamDir
 }
@@ -98,10 +98,23 @@ func TestCNIPodHealthCheckOnContainerIP(t *testing.T) {
 	if left := labelledContainers(t, c, cfg.Labels[podtest.Label]); len(left) != 0 {
 		t.Errorf("%d containers left", len(left))
 	}
-	entries, _ := os.ReadDir(filepath.Join(ipamDir, "bcs-rt-net"))
+	if ips := reservationsIn(t, ipamDir); len(ips) != 0 {
+		t.Errorf("host-local reservations left: %v", ips)
+	}
+}
+
+// reservationsIn lists the host-local IP reservations of withCNI's network.
+func reservationsIn(t *testing.T, ipamDir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(ipamDir, "bcs-rt-net"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var ips []string
 	for _, e := range entries {
 		if net.ParseIP(e.Name()) != nil {
-			t.Errorf("host-local reservation %s left", e.Name())
+			ips = append(ips, e.Name())
 		}
 	}
+	return ips
 }

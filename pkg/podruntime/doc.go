@@ -20,6 +20,11 @@
 //     lifecycle, seed 001) and the scheduler messages signal, exec, restart,
 //     update-env (the container is re-created, the task stays RUNNING),
 //     update-file, update-resources and report-status;
+//   - the update message (proto.GroupUpdate): one update per pod at a
+//     time, idempotent per revision, with its reports: the tasks an
+//     in-place update restarts go RUNNING healthy=false for the grace
+//     period and come back with their new container data, healthy by
+//     their new checks; every task's data carries the revision it runs;
 //   - crash recovery: New tears down, with pod.Cleanup, every pod left in
 //     this sandbox and in the sandboxes of dead executors of the same
 //     framework on the agent (a Mesos sandbox is

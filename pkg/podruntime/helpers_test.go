@@ -50,6 +50,9 @@ func newRuntime(t *testing.T, c *docker.Client, mod func(*Config)) (*Runtime, Co
 		PortBindIP: "127.0.0.1",
 		Labels:     map[string]string{podtest.Label: id},
 		Logger:     testlog.New(t),
+		// No registry: the network containers run the test image.
+		NetworkImage:   podtest.Image,
+		NetworkCommand: podtest.NetworkCommand(),
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -139,8 +142,13 @@ func (r *reporter) Report(rep executor.Report) {
 // await waits for a report of task matching pred and returns it.
 func (r *reporter) await(task string, what string, pred func(executor.Report) bool) executor.Report {
 	r.t.Helper()
+	return r.awaitSince(0, task, what, pred)
+}
+
+// awaitSince is await among the reports after the first seen ones.
+func (r *reporter) awaitSince(seen int, task string, what string, pred func(executor.Report) bool) executor.Report {
+	r.t.Helper()
 	deadline := time.After(60 * time.Second)
-	seen := 0
 	for {
 		r.mu.Lock()
 		for _, rep := range r.reports[seen:] {
@@ -173,6 +181,13 @@ func (r *reporter) awaitHealthy(task string, healthy bool) executor.Report {
 	return r.await(task, fmt.Sprintf("healthy=%v", healthy), func(rep executor.Report) bool {
 		return rep.Healthy != nil && *rep.Healthy == healthy
 	})
+}
+
+// snapshot is every report so far, in order.
+func (r *reporter) snapshot() []executor.Report {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]executor.Report(nil), r.reports...)
 }
 
 // states is the sequence of states reported for task.

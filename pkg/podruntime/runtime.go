@@ -44,6 +44,10 @@ type Config struct {
 	Network pod.NetworkType
 	// CNI configures CNI mode.
 	CNI pod.CNIConfig
+	// NetworkImage and NetworkCommand run the pods' network containers
+	// (pod.Config); "" is pod.DefaultNetworkImage.
+	NetworkImage   string
+	NetworkCommand []string
 	// CPUSets pins CPUs (pkg/numa); nil never pins. It is asked only for
 	// tasks that want pinning.
 	CPUSets pod.CPUSetPlanner
@@ -56,7 +60,14 @@ type Config struct {
 	// CommandTimeout bounds exec, restart and the other messages without
 	// a timeout of their own; default 60s.
 	CommandTimeout time.Duration
+	// UpdateTimeout bounds an update message without a timeout of its
+	// own, on top of its grace period: pulling a new image may take
+	// minutes; default DefaultUpdateTimeout.
+	UpdateTimeout time.Duration
 }
+
+// DefaultUpdateTimeout is Config.UpdateTimeout's default.
+const DefaultUpdateTimeout = 10 * time.Minute
 
 // Runtime runs task groups as Docker pods. It implements executor.Runtime.
 type Runtime struct {
@@ -95,6 +106,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	if cfg.CommandTimeout <= 0 {
 		cfg.CommandTimeout = time.Minute
+	}
+	if cfg.UpdateTimeout <= 0 {
+		cfg.UpdateTimeout = DefaultUpdateTimeout
 	}
 	if cfg.CPUSets != nil {
 		cfg.CPUSets = pinOnly{cfg.CPUSets}
@@ -147,6 +161,10 @@ func (r *Runtime) podConfig(podID string) pod.Config {
 		CNI:        r.cfg.CNI,
 		CPUSets:    r.cfg.CPUSets,
 		Labels:     r.cfg.Labels,
+		Clock:      r.cfg.Clock,
+
+		NetworkImage:   r.cfg.NetworkImage,
+		NetworkCommand: r.cfg.NetworkCommand,
 	}
 }
 
@@ -270,7 +288,8 @@ func (r *Runtime) group(taskID string) *group {
 }
 
 // Message implements executor.Runtime: signal, exec, restart, update-env,
-// update-file, update-resources and report-status for a container task.
+// update-file, update-resources, report-status and update for a container
+// task.
 func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.MessageResult {
 	res := proto.MessageResult{ID: msg.ID, Type: msg.Type, TaskID: msg.TaskID}
 	g := r.group(msg.TaskID)
@@ -283,8 +302,12 @@ func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.Message
 		return res
 	}
 	if _, ok := ctx.Deadline(); !ok {
+		timeout := r.cfg.CommandTimeout
+		if msg.Type == proto.MessageUpdate && msg.Update != nil {
+			timeout = r.cfg.UpdateTimeout + time.Duration(msg.Update.GracePeriodSeconds*float64(time.Second))
+		}
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, r.cfg.CommandTimeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	var err error
@@ -331,6 +354,8 @@ func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.Message
 		err = p.UpdateResources(ctx, msg.TaskID, *msg.Resources)
 	case proto.MessageReportStatus:
 		err = g.reportStatus(msg.TaskID)
+	case proto.MessageUpdate:
+		err = g.update(ctx, msg.Update)
 	default:
 		err = fmt.Errorf("message %q is not supported by the container executor: %w", msg.Type, errdefs.ErrInvalidArgument)
 	}

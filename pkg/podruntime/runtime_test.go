@@ -240,9 +240,17 @@ func TestMessages(t *testing.T) {
 	if after.ID != before.ID || after.Pid == before.Pid || after.IPAddress != before.IPAddress {
 		t.Errorf("restart: before %+v after %+v", before, after)
 	}
-	// The network owner cannot restart in place.
-	if res := send(proto.Message{Type: proto.MessageRestart, TaskID: web.ID()}); res.OK || !strings.Contains(res.Error, "owns the pod's network") {
-		t.Errorf("restart of the network owner: %+v", res)
+	// The first container restarts in place too: the pod's network
+	// container keeps the network.
+	webBefore, _ := rt.group(web.ID()).getPod().Info(web.ID())
+	if res := send(proto.Message{Type: proto.MessageRestart, TaskID: web.ID()}); !res.OK {
+		t.Errorf("restart of the first container: %+v", res)
+	}
+	webAfter := containerInfo(t, rep.await(web.ID(), "RUNNING after restart", func(r executor.Report) bool {
+		return r.State == taskstate.Running && r.Message == "restarted in place"
+	}))
+	if webAfter.ID != webBefore.ID || webAfter.Pid == webBefore.Pid || webAfter.IPAddress != webBefore.IPAddress {
+		t.Errorf("restart of the first container: before %+v after %+v", webBefore, webAfter)
 	}
 	if res := send(proto.Message{Type: proto.MessageReportStatus, TaskID: web.ID()}); !res.OK {
 		t.Errorf("report-status: %+v", res)

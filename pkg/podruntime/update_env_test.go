@@ -31,7 +31,7 @@ func netns(t *testing.T, pid int) string {
 // the task's container is re-created with the new environment in the
 // pod's network; the task stays RUNNING and a fresh RUNNING carries the
 // new container's data; its COMMAND check runs against the new container.
-// The CNM network owner and malformed messages are answered with an error.
+// Malformed messages are answered with an error.
 func TestUpdateEnvMessage(t *testing.T) {
 	c := podtest.Docker(t)
 	rt, _ := newRuntime(t, c, nil)
@@ -93,7 +93,6 @@ func TestUpdateEnvMessage(t *testing.T) {
 		msg  proto.Message
 		want string
 	}{
-		{"network owner", proto.Message{Type: proto.MessageUpdateEnv, TaskID: web.ID(), Env: []proto.EnvVar{{Name: "MODE", Value: "x"}}}, "owns the pod's network"},
 		{"no env", proto.Message{Type: proto.MessageUpdateEnv, TaskID: side.ID()}, "without env"},
 		{"unknown task", proto.Message{Type: proto.MessageUpdateEnv, TaskID: "nope", Env: []proto.EnvVar{{Name: "MODE", Value: "x"}}}, "not found"},
 	} {
