@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 )
@@ -27,6 +28,14 @@ func main() {
 	http.HandleFunc("/check", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	http.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, "pid %d reloads %d instance %s\n", os.Getpid(), reloads.Load(), os.Getenv("instanceid"))
+	})
+	// /version shows what an update changed: the package's VERSION file,
+	// read at each request (a hot patch replaces it under the running
+	// process), the BUILD variable (an in-place update restarts with it)
+	// and the pid.
+	http.HandleFunc("/version", func(w http.ResponseWriter, _ *http.Request) {
+		version, _ := os.ReadFile("VERSION")
+		fmt.Fprintf(w, "version=%s build=%s pid=%d reloads=%d\n", strings.TrimSpace(string(version)), os.Getenv("BUILD"), os.Getpid(), reloads.Load())
 	})
 	http.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, "gamesvr instance %s on %s\n", os.Getenv("instanceid"), host)
