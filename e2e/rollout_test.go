@@ -70,8 +70,9 @@ func (s *system) processDeployment(name string, n int, strategy map[string]any, 
 	procs := example["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["processes"].([]any)
 	proc := procs[0].(map[string]any)
 	proc["env"] = append(proc["env"].([]any), map[string]any{"name": "BUILD", "value": build})
-	// Checks every second: readiness follows an update quickly.
-	proc["healthChecks"].([]any)[0].(map[string]any)["intervalSeconds"] = 1
+	// Frequent checks: readiness follows an update quickly.
+	check := proc["healthChecks"].([]any)[0].(map[string]any)
+	check["intervalSeconds"], check["timeoutSeconds"] = 2, 1
 	uris := proc["uris"].([]any)
 	uris[0].(map[string]any)["value"] = "${scheduler_url}/files/" + pkg
 	d := map[string]any{
