@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"syscall"
 	"time"
 
@@ -131,9 +132,23 @@ func (p *Pod) start(ctx context.Context) error {
 			return err
 		}
 	}
+	// The network container's start (veth, addresses, published ports) is
+	// the slowest step: in CNM mode the business containers are created
+	// meanwhile; in CNI mode they wait for the address (their HOST).
+	networkUp := func() error { return nil }
 	if p.netShared {
-		if err := p.setupNetwork(ctx); err != nil {
+		id, err := p.createNetwork(ctx)
+		if err != nil {
 			return err
+		}
+		started := make(chan error, 1)
+		go func() { started <- p.startNetwork(ctx, id) }()
+		networkUp = sync.OnceValue(func() error { return <-started })
+		defer networkUp() // nothing returns while it starts
+		if p.cfg.Network == NetworkCNI {
+			if err := networkUp(); err != nil {
+				return err
+			}
 		}
 	}
 	for _, t := range p.tasks {
@@ -144,8 +159,22 @@ func (p *Pod) start(ctx context.Context) error {
 		}
 		p.setTask(t, taskstate.Starting, "")
 		p.mu.Unlock()
-		if err := p.startTask(ctx, t); err != nil {
+		if err := p.createTask(ctx, t); err != nil {
 			return fmt.Errorf("task %q: %w", t.id, err)
+		}
+	}
+	if err := networkUp(); err != nil {
+		return err
+	}
+	for _, t := range p.tasks {
+		p.mu.Lock()
+		killed, id := p.killed, t.containerID
+		p.mu.Unlock()
+		if killed {
+			return nil
+		}
+		if err := p.cfg.Docker.StartContainerWithContext(id, nil, ctx); err != nil {
+			return fmt.Errorf("task %q: start container %q: %v: %w", t.id, t.name, err, dockerClass(err))
 		}
 	}
 	for _, t := range p.tasks {
@@ -160,8 +189,8 @@ func (p *Pod) start(ctx context.Context) error {
 	return nil
 }
 
-// startTask creates, fills and starts t's container.
-func (p *Pod) startTask(ctx context.Context, t *task) error {
+// createTask creates t's container and writes its files into it.
+func (p *Pod) createTask(ctx context.Context, t *task) error {
 	c, err := p.createOptions(ctx, t, t.spec)
 	if err != nil {
 		return err
@@ -180,13 +209,7 @@ func (p *Pod) startTask(ctx context.Context, t *task) error {
 	if err := p.saveRecord(); err != nil {
 		return err
 	}
-	if err := p.writeFiles(ctx, created.ID, t.spec.Files); err != nil {
-		return err
-	}
-	if err := p.cfg.Docker.StartContainerWithContext(created.ID, nil, ctx); err != nil {
-		return fmt.Errorf("start container %q: %v: %w", opts.Name, err, dockerClass(err))
-	}
-	return nil
+	return p.writeFiles(ctx, created.ID, t.spec.Files)
 }
 
 func (p *Pod) cpusetOwner(t *task) string { return p.cfg.PodID + "/" + t.spec.Name }

@@ -32,17 +32,16 @@ func hostNetwork(spec *proto.TaskSpec) bool {
 	return err == nil && mode == "host"
 }
 
-// setupNetwork creates and starts the network container that holds the
-// pod's network namespace, so that every business container can be
-// re-created while the others keep the namespace, the published ports
-// and the address: in CNI mode with network none, then wired up by CNI
-// ADD; in CNM mode in the first task's network mode (BRIDGE, NONE,
-// USER), publishing every task's ports (BRIDGE) and taking its ip
-// parameter and hostname. The state file names the container before it
-// starts.
-func (p *Pod) setupNetwork(ctx context.Context) error {
+// createNetwork creates the network container that holds the pod's
+// network namespace, so that every business container can be re-created
+// while the others keep the namespace, the published ports and the
+// address: in CNI mode with network none (startNetwork wires it up); in
+// CNM mode in the first task's network mode (BRIDGE, NONE, USER),
+// publishing every task's ports (BRIDGE) and taking its ip parameter and
+// hostname. The state file names it before it starts.
+func (p *Pod) createNetwork(ctx context.Context) (string, error) {
 	if err := p.pull(ctx, &proto.ContainerSpec{Image: p.cfg.NetworkImage}); err != nil {
-		return fmt.Errorf("network container: %w", err)
+		return "", fmt.Errorf("network container: %w", err)
 	}
 	first := p.tasks[0].spec
 	labels := map[string]string{}
@@ -57,10 +56,10 @@ func (p *Pod) setupNetwork(ctx context.Context) error {
 	if p.cfg.Network == NetworkCNM {
 		params, err := parseParams(first.Container.Parameters)
 		if err != nil {
-			return fmt.Errorf("task %q: %w", p.tasks[0].id, err)
+			return "", fmt.Errorf("task %q: %w", p.tasks[0].id, err)
 		}
 		if hc.NetworkMode, err = cnmNetworkMode(first.Container.NetworkMode, params); err != nil {
-			return fmt.Errorf("task %q: %w", p.tasks[0].id, err)
+			return "", fmt.Errorf("task %q: %w", p.tasks[0].id, err)
 		}
 		if hc.NetworkMode == "bridge" {
 			specs := make([]*proto.TaskSpec, len(p.tasks))
@@ -75,26 +74,29 @@ func (p *Pod) setupNetwork(ctx context.Context) error {
 		Name: containerName(p.cfg.PodID, networkContainerName), Config: cfg, HostConfig: hc, NetworkingConfig: netCfg, Context: ctx,
 	})
 	if err != nil {
-		return fmt.Errorf("create network container: %v: %w", err, dockerClass(err))
+		return "", fmt.Errorf("create network container: %v: %w", err, dockerClass(err))
 	}
 	p.mu.Lock()
 	p.netContainer = c.ID
 	p.mu.Unlock()
-	if err := p.saveRecord(); err != nil {
-		return err
-	}
-	if err := p.cfg.Docker.StartContainerWithContext(c.ID, nil, ctx); err != nil {
+	return c.ID, p.saveRecord()
+}
+
+// startNetwork starts the network container id and takes the pod's
+// address from it, or in CNI mode from CNI ADD on its namespace.
+func (p *Pod) startNetwork(ctx context.Context, id string) error {
+	if err := p.cfg.Docker.StartContainerWithContext(id, nil, ctx); err != nil {
 		return fmt.Errorf("start network container: %v: %w", err, dockerClass(err))
 	}
-	ins, err := p.cfg.Docker.InspectContainerWithOptions(docker.InspectContainerOptions{ID: c.ID, Context: ctx})
+	ins, err := p.cfg.Docker.InspectContainerWithOptions(docker.InspectContainerOptions{ID: id, Context: ctx})
 	if err != nil || ins.State.Pid == 0 {
-		return fmt.Errorf("network container %q is not running: %v: %w", c.ID, err, errdefs.ErrUnavailable)
+		return fmt.Errorf("network container %q is not running: %v: %w", id, err, errdefs.ErrUnavailable)
 	}
 	if p.cfg.Network == NetworkCNI {
-		return p.setupCNI(ctx, c.ID, ins.State.Pid)
+		return p.setupCNI(ctx, id, ins.State.Pid)
 	}
 	p.mu.Lock()
-	p.podIP, p.podNetMode = containerIP(ins), hc.NetworkMode
+	p.podIP, p.podNetMode = containerIP(ins), ins.HostConfig.NetworkMode
 	p.mu.Unlock()
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -254,6 +255,7 @@ func TestUpdateIsIdempotent(t *testing.T) {
 		t.Fatalf("side not re-created: %+v", sideAfter)
 	}
 
+	rt.queue.flush() // every report of the first update is in
 	seen := len(rep.snapshot())
 	if res := sendUpdate(rt, side.ID(), u); !res.OK {
 		t.Errorf("the same update again: %+v", res)
@@ -316,8 +318,8 @@ func TestInPlaceUpdateCNIKeepsIP(t *testing.T) {
 	if res := sendUpdate(rt, web.ID(), u); !res.OK {
 		t.Fatalf("update: %+v", res)
 	}
-	seen := len(rep.snapshot())
 	recreated := rep.await(web.ID(), "re-created", revisionReport(t, 2, "container re-created"))
+	seen := slices.IndexFunc(rep.snapshot(), func(r executor.Report) bool { return r.TaskID == web.ID() && r.Message == recreated.Message }) + 1
 	after := containerInfo(t, recreated)
 	if after.ID == before.ID || after.IPAddress != before.IPAddress || after.NetworkMode != "cni" {
 		t.Errorf("web: before %+v after %+v, want a new container with the same CNI address", before, after)
