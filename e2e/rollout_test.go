@@ -78,7 +78,7 @@ func (s *system) processDeployment(name string, n int, strategy map[string]any, 
 	d := map[string]any{
 		"apiVersion": "v4", "kind": "deployment",
 		"metadata":      map[string]any{"name": name, "namespace": "demo"},
-		"restartPolicy": example["restartPolicy"], "killPolicy": example["killPolicy"],
+		"restartPolicy": example["restartPolicy"], "killPolicy": map[string]any{"gracePeriod": 1},
 		"spec": map[string]any{"instance": n, "updateStrategy": strategy,
 			"template": map[string]any{"spec": map[string]any{"processes": procs}}},
 	}

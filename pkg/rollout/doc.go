@@ -25,6 +25,9 @@
 // when every instance of the step runs its target and is ready. Highest
 // IDs go first.
 //
+// Canary steps apply to updates from a stable revision: not to a first
+// deployment, an aborted rollout or a rollback.
+//
 // Waits. Canary pause steps wait for promote or a duration, hook steps for
 // a verdict (Successful: next step; Failed or Error: abort; Inconclusive:
 // pause until promote), upgradeDuration between batches, rollingManually a

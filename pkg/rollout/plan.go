@@ -224,10 +224,12 @@ func (p *planner) run() Result {
 }
 
 // canary reports whether the canary steps apply: a rollout from a stable
-// revision, not aborted (a first deployment has nothing to compare with).
+// revision, not aborted (a first deployment has nothing to compare with)
+// and not a rollback (a known spec going back, in a hurry, under the same
+// budget).
 func (p *planner) canary() bool {
 	return len(p.in.Strategy.Steps) > 0 && p.st.StableVersion != 0 &&
-		p.st.StableVersion != p.st.UpdateVersion && !p.st.Aborted
+		p.st.StableVersion != p.st.UpdateVersion && !p.st.Aborted && p.st.Cause != CauseRollback
 }
 
 // partition is the effective partition: the latest partition step's

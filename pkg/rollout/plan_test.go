@@ -314,6 +314,16 @@ func TestCanarySteps(t *testing.T) {
 	}
 }
 
+// A rollback goes back without the canary steps, under the same budget.
+func TestRollbackSkipsCanary(t *testing.T) {
+	f := newFleet(t, 4, canary(rollout.Step{Kind: rollout.StepPartition, Partition: 3}, rollout.Step{Kind: rollout.StepPause}))
+	f.state = rollout.State{StableVersion: 1, UpdateVersion: 1}.Begin(2, rollout.CauseRollback, 1, t0)
+	f.run(20)
+	if f.revs() != "uuuu" || f.last.Status.Phase != rollout.PhaseRolledBack {
+		t.Errorf("rollback: %s %+v", f.revs(), f.last.Status)
+	}
+}
+
 // A first deployment has no stable revision to canary against: the
 // steps are skipped.
 func TestFirstDeploymentSkipsCanary(t *testing.T) {
