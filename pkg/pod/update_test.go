@@ -177,4 +177,8 @@ func TestNetworkContainerExitFailsPod(t *testing.T) {
 	if n := labelled(t, c, cfg); n != 0 {
 		t.Errorf("%d containers left", n)
 	}
+	u := &proto.GroupUpdate{Revision: 2, Mode: proto.UpdateInPlace}
+	if _, err := p.PlanUpdate(u); !errors.Is(err, errdefs.ErrConflict) || !strings.Contains(err.Error(), "not running") {
+		t.Errorf("update of a failed pod: %v, want a conflict", err)
+	}
 }

@@ -49,6 +49,11 @@ func (g *group) update(ctx context.Context, u *proto.GroupUpdate) error {
 	p := g.pod
 	g.mu.Unlock()
 	run.err = g.apply(ctx, p, u)
+	if run.err != nil {
+		g.rt.cfg.Logger.Warn("update failed", "pod", g.id, "revision", u.Revision, "mode", u.Mode, "err", run.err)
+	} else {
+		g.rt.cfg.Logger.Info("update applied", "pod", g.id, "revision", u.Revision, "mode", u.Mode)
+	}
 	g.mu.Lock()
 	g.updating = nil
 	g.mu.Unlock()
