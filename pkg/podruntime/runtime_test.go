@@ -332,10 +332,11 @@ func TestInvalidGroups(t *testing.T) {
 	}
 }
 
-// An executor killed mid-run leaves its pod behind; the next executor of
-// the framework on the agent (a new run directory, maybe a new executor
-// ID) tears it down because the owner is dead, and leaves a live
-// executor's pod alone.
+// An executor killed mid-run leaves its pod behind (two containers and the
+// network container holding their network); the next executor of the
+// framework on the agent (a new run directory, maybe a new executor ID)
+// tears it down because the owner is dead, and leaves a live executor's
+// pod alone.
 func TestRecoverTearsDownDeadExecutorsPods(t *testing.T) {
 	c := podtest.Docker(t)
 	executors := filepath.Join(t.TempDir(), "frameworks", "fw-1", "executors")
@@ -348,9 +349,10 @@ func TestRecoverTearsDownDeadExecutorsPods(t *testing.T) {
 	// Two pods started by hand in two sandboxes; one owner is dead.
 	startPod := func(exec, run string) string {
 		dir := sandbox(exec, run)
-		cfg := pod.Config{Docker: c, PodID: exec, SandboxDir: dir, NodeAddr: "127.0.0.1", Labels: labels}
-		tk := containerTask(exec+".0", "main", "exec sleep 100000")
-		p, err := pod.New(cfg, []pod.Task{{ID: tk.ID(), Spec: tk.Spec}})
+		cfg := pod.Config{Docker: c, PodID: exec, SandboxDir: dir, NodeAddr: "127.0.0.1", Labels: labels,
+			NetworkImage: podtest.Image, NetworkCommand: podtest.NetworkCommand()}
+		main, side := containerTask(exec+".0", "main", "exec sleep 100000"), containerTask(exec+".1", "side", "exec sleep 100000")
+		p, err := pod.New(cfg, []pod.Task{{ID: main.ID(), Spec: main.Spec}, {ID: side.ID(), Spec: side.Spec}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -367,18 +369,29 @@ func TestRecoverTearsDownDeadExecutorsPods(t *testing.T) {
 	if err := writeOwner(alive); err != nil { // this test process is its owner
 		t.Fatal(err)
 	}
-	if n := len(labelledContainers(t, c, id)); n != 2 {
-		t.Fatalf("%d containers, want 2", n)
+	if n := len(labelledContainers(t, c, id)); n != 6 {
+		t.Fatalf("%d containers, want 2 pods of 2 and their network containers", n)
 	}
 
 	_, err := New(context.Background(), Config{Docker: c, ExecutorID: "next-exec", SandboxDir: sandbox("next-exec", "run-1"), Labels: labels})
 	if err != nil {
 		t.Fatal(err)
 	}
-	left := labelledContainers(t, c, id)
-	if len(left) != 1 || left[0].Labels[pod.LabelPod] != "live-exec" {
-		t.Errorf("after recovery: %+v, want only live-exec's container", left)
-	}
+	// The dead pod's goroutines still run in this process and race the
+	// recovery to remove its containers: a removal in progress ends soon.
+	eventually(t, 10*time.Second, func() string {
+		var dead []string
+		left := labelledContainers(t, c, id)
+		for _, ct := range left {
+			if ct.Labels[pod.LabelPod] != "live-exec" {
+				dead = append(dead, fmt.Sprintf("%v of pod %q (%s)", ct.Names, ct.Labels[pod.LabelPod], ct.State))
+			}
+		}
+		if len(dead) > 0 || len(left) != 3 {
+			return fmt.Sprintf("after recovery: %d containers, want live-exec's 3; dead pod's: %v", len(left), dead)
+		}
+		return ""
+	})
 	if _, err := os.Stat(filepath.Join(dead, "bcs-pod-dead-exec.json")); !os.IsNotExist(err) {
 		t.Errorf("dead pod's state file: %v", err)
 	}
