@@ -489,9 +489,11 @@ func TestHotPatchUpdate(t *testing.T) {
 		}),
 		nextSpec(side, 2, nil),
 	}}
+	start := time.Now()
 	if res := sendUpdate(rt, game.ID(), u); !res.OK {
 		t.Fatalf("hot-patch: %+v", res)
 	}
+	t.Logf("hot-patch of one container (image, limits, files, signal): %v", time.Since(start))
 	after := containerInfo(t, rep.await(game.ID(), "hot-patched", revisionReport(t, 2, "hot-patched to revision 2")))
 	if after.ID != before.ID || after.Pid != before.Pid || inspectPid(t, c, before.ID) != before.Pid {
 		t.Errorf("hot-patch restarted the container: before %+v after %+v", before, after)
