@@ -72,7 +72,7 @@ func (s *system) processDeployment(name string, n int, strategy map[string]any, 
 	proc["env"] = append(proc["env"].([]any), map[string]any{"name": "BUILD", "value": build})
 	// Frequent checks: readiness follows an update quickly.
 	check := proc["healthChecks"].([]any)[0].(map[string]any)
-	check["intervalSeconds"], check["timeoutSeconds"] = 2, 1
+	check["delaySeconds"], check["intervalSeconds"], check["timeoutSeconds"] = 1, 2, 1
 	uris := proc["uris"].([]any)
 	uris[0].(map[string]any)["value"] = "${scheduler_url}/files/" + pkg
 	d := map[string]any{
