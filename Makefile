@@ -45,12 +45,16 @@ run: build examples test-deps
 		--container-executor-arg=--network-image=bcs-test/busybox:latest \
 		'--container-executor-arg=--network-command=sleep 2147483647'
 
-## examples: the quick start's package, served by bcs-scheduler at /files/gamesvr.tar.gz
+## examples: the quick start's packages, served by bcs-scheduler at /files/: gamesvr.tar.gz,
+## and gamesvr-v2.tar.gz (the same with a VERSION file) for the hot patch example
 examples:
 	@mkdir -p $(DATA)/files $(BIN)/gamesvr-package
 	$(GO) build -o $(BIN)/gamesvr-package/gamesvr ./examples/gamesvr
 	cp examples/gamesvr/package/*.sh $(BIN)/gamesvr-package/
+	rm -f $(BIN)/gamesvr-package/VERSION
 	tar -C $(BIN)/gamesvr-package -czf $(DATA)/files/gamesvr.tar.gz .
+	echo v2 >$(BIN)/gamesvr-package/VERSION
+	tar -C $(BIN)/gamesvr-package -czf $(DATA)/files/gamesvr-v2.tar.gz .
 
 ## bench: the placement benchmarks (figures reported as placements/s)
 bench:

@@ -15,21 +15,22 @@ import (
 	"time"
 )
 
-// quickStart returns the commands of the README's quick start block.
-func quickStart(t *testing.T) []string {
+// readmeBlock returns the commands of the first sh block of a README
+// section.
+func readmeBlock(t *testing.T, heading string) []string {
 	t.Helper()
 	data, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(data)
-	start := strings.Index(text, "## Quick start")
+	start := strings.Index(text, "## "+heading)
 	if start < 0 {
-		t.Fatal("README has no Quick start section")
+		t.Fatalf("README has no %s section", heading)
 	}
 	block := regexp.MustCompile("(?s)```sh\n(.*?)```").FindStringSubmatch(text[start:])
 	if block == nil {
-		t.Fatal("the Quick start section has no sh block")
+		t.Fatalf("the %s section has no sh block", heading)
 	}
 	var cmds []string
 	for _, line := range strings.Split(block[1], "\n") {
@@ -72,12 +73,15 @@ func freshClone(t *testing.T, dir string) {
 // Issue 11: the README's quick start, verbatim, against `make run` in a
 // fresh clone with the default relative DATA, as a new user runs it: the
 // process and the container example reach Running and answer on the host
-// ports the API shows; reload, scale and delete do what they say.
+// ports the API shows; reload, scale and delete do what they say. Then
+// (issue 13) the "Updating a fleet" block: each strategy's update shows on
+// the game server's /version.
 func TestReadmeQuickStart(t *testing.T) {
-	cmds := quickStart(t)
+	cmds := readmeBlock(t, "Quick start")
 	if len(cmds) < 10 {
 		t.Fatalf("quick start has %d commands: %v", len(cmds), cmds)
 	}
+	updates := readmeBlock(t, "Updating a fleet")
 	base := t.TempDir()
 	// Processes run as nobody under bcs-data: the directories above it
 	// must be searchable (t.TempDir makes them 0700).
@@ -203,6 +207,7 @@ func TestReadmeQuickStart(t *testing.T) {
 			t.Errorf("the test does not know the README command %q: teach it", cmd)
 		}
 	}
+	runUpdates(t, s, updates, run)
 	// Every path the dev agents were handed was absolute (a relative one
 	// made every launch fail), and the data stayed in the clone.
 	if data, _ := os.ReadFile(logPath); bytes.Contains(data, []byte("no such file or directory")) {
@@ -221,4 +226,70 @@ func withoutVar(env []string, name string) []string {
 		}
 	}
 	return out
+}
+
+// runUpdates runs the README's "Updating a fleet" commands and checks
+// what each shows: the version each update PUT makes, and what instance
+// 0's game server answers after each kind of update — a new launch
+// (RollingUpdate), a new pid in the same task group (InplaceUpdate), the
+// new package under the same pid (HotPatchUpdate).
+func runUpdates(t *testing.T, s *system, cmds []string, run func(string) string) {
+	t.Helper()
+	versions := []string{"2", "3", "4", "5", "6"}
+	answers := []string{"version= build=v2", "version= build=v3", "version=v2 build=v3"}
+	var pids []string
+	for _, cmd := range cmds {
+		switch {
+		case strings.Contains(cmd, "-XPOST") && strings.Contains(cmd, "/v1/deployments -d"):
+			var v appView
+			if out := run(cmd); json.Unmarshal([]byte(out), &v) != nil || v.Version != 1 {
+				t.Errorf("%s:\n%s", cmd, out)
+			}
+		case strings.HasSuffix(cmd, "| jq .version"):
+			if out := strings.TrimSpace(run(cmd)); len(versions) == 0 || out != versions[0] {
+				t.Errorf("%s: version %q, want %v", cmd, out, versions)
+			} else {
+				versions = versions[1:]
+			}
+		case strings.HasPrefix(cmd, "until "):
+			run(cmd)
+		case strings.HasSuffix(cmd, "/version"):
+			out := run(cmd)
+			if len(answers) == 0 || !strings.HasPrefix(out, answers[0]) {
+				t.Errorf("%s: %q, want %v", cmd, out, answers)
+			} else {
+				answers = answers[1:]
+			}
+			pids = append(pids, pidOfVersion(out))
+		case strings.HasSuffix(cmd, "/promote | jq -r .status.rollout.phase"):
+			if out := strings.TrimSpace(run(cmd)); out != "Paused" {
+				t.Errorf("%s: %q", cmd, out)
+			}
+		case strings.Contains(cmd, "{id, revision, ready}"):
+			want := `[{"id":0,"revision":4,"ready":true},{"id":1,"revision":4,"ready":true},{"id":2,"revision":5,"ready":true},{"id":3,"revision":5,"ready":true}]`
+			if out := strings.TrimSpace(run(cmd)); out != want {
+				t.Errorf("%s: %s, want %s", cmd, out, want)
+			}
+		case strings.Contains(cmd, "{phase, replicas"):
+			want := `{"phase":"RolledBack","replicas":4,"updated":4,"updatedReady":4,"ready":4,"total":4,"currentRevision":6,"updateRevision":6}`
+			if out := strings.TrimSpace(run(cmd)); out != want {
+				t.Errorf("%s: %s, want %s", cmd, out, want)
+			}
+		case strings.Contains(cmd, "-XDELETE"):
+			run(cmd)
+			s.eventually("the deployment deleted", func() (bool, string) {
+				code, _ := get(s.api + "/v1/deployments/demo/fleet")
+				return code == 404, fmt.Sprint(code)
+			})
+		default:
+			t.Errorf("the test does not know the README command %q: teach it", cmd)
+		}
+	}
+	if len(versions) != 0 || len(answers) != 0 {
+		t.Errorf("README commands missing: versions %v, answers %v", versions, answers)
+	}
+	// In place restarts (a new pid); a hot patch does not.
+	if len(pids) == 3 && (pids[1] == pids[0] || pids[2] != pids[1]) {
+		t.Errorf("pids after rolling, in-place, hot patch: %v; want a new one in place and the same after the hot patch", pids)
+	}
 }
