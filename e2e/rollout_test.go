@@ -370,3 +370,60 @@ func TestSchedulerKilledMidRollout(t *testing.T) {
 		t.Errorf("pid files %v, want 3", files)
 	}
 }
+
+// Issue 13: "an application/process PUT also rolls out, with
+// RollingUpdate defaults, so no spec change is ever silently left
+// unapplied": the process example's instances each get a new launch of
+// version 2; a PUT that only scales updates nothing.
+func TestApplicationPutRollsOut(t *testing.T) {
+	s := startSystem(t)
+	if code, body := s.call("POST", "/v1/apps", s.manifest("process.json", nil)); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	before := s.running("demo", "gamesvr", 3)
+	edit := func(build string, instances int) []byte {
+		return s.manifest("process.json", func(m map[string]any) {
+			m["spec"].(map[string]any)["instance"] = instances
+			proc := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["processes"].([]any)[0].(map[string]any)
+			proc["env"] = append(proc["env"].([]any), map[string]any{"name": "BUILD", "value": build})
+		})
+	}
+	if code, body := s.call("PUT", "/v1/apps/demo/gamesvr", edit("v2", 3)); code != 200 {
+		t.Fatalf("update: %d %s", code, body)
+	}
+	var after []instanceView
+	s.eventuallyWithin(90*time.Second, "every instance replaced by version 2", func() (bool, string) {
+		_, body := s.call("GET", "/v1/apps/demo/gamesvr", nil)
+		var v struct {
+			Status struct {
+				Instances []rolloutInstance
+				Rollout   struct{ Phase string }
+			}
+		}
+		_ = json.Unmarshal(body, &v)
+		done := v.Status.Rollout.Phase == "Completed"
+		for _, i := range v.Status.Instances {
+			done = done && i.Revision == 2 && i.Ready
+		}
+		after = s.running("demo", "gamesvr", 3)
+		return done, fmt.Sprintf("%+v", v.Status)
+	})
+	for i := range after {
+		if after[i].TaskGroupID == before[i].TaskGroupID {
+			t.Errorf("instance %d kept %s", i, after[i].TaskGroupID)
+		}
+		if _, body := get(fmt.Sprintf("http://127.0.0.1:%d/version", after[i].Ports["http"])); !strings.Contains(body, "build=v2") {
+			t.Errorf("instance %d answers %q", i, body)
+		}
+	}
+	// Version 3 only scales: the instances keep running, relabelled.
+	if code, body := s.call("PUT", "/v1/apps/demo/gamesvr", edit("v2", 2)); code != 200 {
+		t.Fatalf("scale by PUT: %d %s", code, body)
+	}
+	two := s.running("demo", "gamesvr", 2)
+	for i := range two {
+		if two[i].TaskGroupID != after[i].TaskGroupID {
+			t.Errorf("instance %d relaunched by a PUT that only scaled: %s → %s", i, after[i].TaskGroupID, two[i].TaskGroupID)
+		}
+	}
+}
