@@ -51,7 +51,7 @@ func (s *system) containerDeployment(name, image, greeting string, strategy map[
 		"apiVersion": "v4", "kind": "deployment",
 		"metadata":      map[string]any{"name": name, "namespace": "demo"},
 		"restartPolicy": example["restartPolicy"], "killPolicy": map[string]any{"gracePeriod": 1},
-		"spec":          map[string]any{"instance": 1, "updateStrategy": strategy, "template": template},
+		"spec": map[string]any{"instance": 1, "updateStrategy": strategy, "template": template},
 	}
 	out, _ := json.Marshal(d)
 	return out
