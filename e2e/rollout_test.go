@@ -132,14 +132,13 @@ func launchOf(taskGroupID string) int {
 // fewest ready instances and the most instances seen, and whether an
 // instance was seen not ready while updated in place.
 type sampler struct {
-	s           *system
-	name        string
-	stop, done  chan struct{}
-	mu          sync.Mutex
-	minReady    int
-	maxTotal    int
-	sawInPlace  bool
-	readyDuring []string
+	s          *system
+	name       string
+	stop, done chan struct{}
+	mu         sync.Mutex
+	minReady   int
+	maxTotal   int
+	sawInPlace bool
 }
 
 func (s *system) sample(name string) *sampler {
