@@ -128,3 +128,101 @@ func TestContainerHotPatch(t *testing.T) {
 	}
 	docker(t, "exec", web, "test", "-f", "/tmp/reloaded")
 }
+
+// Issue 13 RollingUpdate of containers, with a surge instance: at every
+// sampled instant at least replicas − maxUnavailable instances are ready
+// and at most replicas + maxSurge exist; each instance ends in a new
+// launch answering with the new spec.
+func TestContainerRollingUpdate(t *testing.T) {
+	s := startSystem(t)
+	strategy := map[string]any{"type": "RollingUpdate", "maxUnavailable": 1, "maxSurge": 1}
+	image := webImage(t, "rolling", "web v1")
+	create := s.containerDeployment("roll", image, "hello-1", strategy)
+	var m map[string]any
+	_ = json.Unmarshal(create, &m)
+	m["spec"].(map[string]any)["instance"] = 3
+	create, _ = json.Marshal(m)
+	if code, body := s.call("POST", "/v1/deployments", create); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	before := s.completed("roll", 1, "Completed")
+	sm := s.sample("roll")
+	update := []byte(strings.Replace(string(create), "hello-1", "hello-2", 1))
+	if code, body := s.call("PUT", "/v1/deployments/demo/roll", update); code != 200 {
+		t.Fatalf("update: %d %s", code, body)
+	}
+	after := s.completed("roll", 2, "Completed")
+	minReady, maxTotal, _ := sm.finish()
+	if minReady < 2 || maxTotal > 4 {
+		t.Errorf("during the rollout: at least %d ready (want ≥ 2), at most %d instances (want ≤ 4)", minReady, maxTotal)
+	}
+	for i, inst := range after {
+		if inst.TaskGroupID == before[i].TaskGroupID || inst.Revision != 2 {
+			t.Errorf("instance %d: %+v, was %s", i, inst, before[i].TaskGroupID)
+		}
+		if _, body := get(fmt.Sprintf("http://127.0.0.1:%d/greeting", inst.Ports["http"])); !strings.Contains(body, "hello-2") {
+			t.Errorf("instance %d answers %q", i, body)
+		}
+	}
+}
+
+// Issue 13 InplaceUpdate in CNI mode: the pod keeps its CNI IP (the
+// network container keeps its host-local lease) while its container is
+// re-created.
+func TestCNIInPlaceUpdate(t *testing.T) {
+	args, _, ipamDir := cniNetwork(t)
+	s := startSystem(t, args...)
+	var app map[string]any
+	if err := json.Unmarshal([]byte(cniApp), &app); err != nil {
+		t.Fatal(err)
+	}
+	deployment := func(greeting string) []byte {
+		spec := app["spec"].(map[string]any)
+		template := spec["template"].(map[string]any)
+		c := template["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+		c["args"] = []any{"-c", "mkdir -p /www && echo ok >/www/check && echo " + greeting + " >/www/greeting && exec httpd -f -p 8080 -h /www"}
+		c["healthChecks"].([]any)[0].(map[string]any)["delaySeconds"] = 1
+		d := map[string]any{"apiVersion": "v4", "kind": "deployment",
+			"metadata": map[string]any{"name": "cnipod", "namespace": "demo"}, "restartPolicy": app["restartPolicy"], "killPolicy": app["killPolicy"],
+			"spec": map[string]any{"instance": 2, "template": template,
+				"updateStrategy": map[string]any{"type": "InplaceUpdate", "maxUnavailable": 1}}}
+		out, _ := json.Marshal(d)
+		return out
+	}
+	if code, body := s.call("POST", "/v1/deployments", deployment("hello-1")); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	before := s.completed("cnipod", 1, "Completed")
+	leases := leaseHolders(ipamDir)
+	containers := map[int]string{}
+	for _, inst := range before {
+		containers[inst.ID] = taskContainer(t, inst.TaskGroupID+"_0")
+	}
+	if code, body := s.call("PUT", "/v1/deployments/demo/cnipod", deployment("hello-2")); code != 200 {
+		t.Fatalf("update: %d %s", code, body)
+	}
+	after := s.completed("cnipod", 2, "Completed")
+	if got := leaseHolders(ipamDir); fmt.Sprint(got) != fmt.Sprint(leases) {
+		t.Errorf("host-local leases %v, were %v: want the same IPs held by the same network containers", got, leases)
+	}
+	for i, inst := range after {
+		c := taskContainer(t, inst.TaskGroupID+"_0")
+		if inst.TaskGroupID != before[i].TaskGroupID || c == containers[inst.ID] {
+			t.Errorf("instance %d: %+v container %s, was %+v container %s", i, inst, c, before[i], containers[inst.ID])
+		}
+		if out := docker(t, "exec", c, "cat", "/www/greeting"); out != "hello-2" {
+			t.Errorf("instance %d greets %q", i, out)
+		}
+	}
+}
+
+// leaseHolders maps each IP host-local leased to what holds it (the
+// network container's ID and interface).
+func leaseHolders(ipamDir string) map[string]string {
+	out := map[string]string{}
+	for _, ip := range allocations(ipamDir) {
+		data, _ := os.ReadFile(filepath.Join(ipamDir, "bcs-e2e", ip))
+		out[ip] = string(data)
+	}
+	return out
+}
