@@ -111,7 +111,8 @@ func (s *system) completed(name string, revision int, phase string) []rolloutIns
 		if ro == nil {
 			return false, "no rollout yet"
 		}
-		return ro.Phase == phase && ro.UpdateRevision == revision && ro.Ready == ro.Replicas && ro.Total == ro.Replicas,
+		return ro.Phase == phase && ro.UpdateRevision == revision && ro.Ready == ro.Replicas && ro.Total == ro.Replicas &&
+				len(v.Status.Instances) == ro.Replicas, // the surge instances are gone too
 			fmt.Sprintf("%s %q %+v", ro.Phase, ro.Message, v.Status.Instances)
 	})
 	return v.Status.Instances
