@@ -73,6 +73,18 @@ type DeploymentTemplateSpec struct {
 	Processes []ProcessSpec `json:"processes,omitempty"`
 }
 
+// MarshalJSON writes a template of processes without the containers'
+// fields, which mean nothing to it.
+func (s DeploymentTemplateSpec) MarshalJSON() ([]byte, error) {
+	if len(s.Processes) > 0 && len(s.Containers) == 0 && s.NetworkMode == "" && s.NetworkType == "" && s.NetLimit == nil {
+		return json.Marshal(struct {
+			Processes []ProcessSpec `json:"processes"`
+		}{s.Processes})
+	}
+	type plain DeploymentTemplateSpec // without this method
+	return json.Marshal(plain(s))
+}
+
 // Workload returns what runs for obj: an application or process manifest
 // as is, and for a deployment the application (containers) or process
 // manifest of its template, under the deployment's name.

@@ -3,6 +3,7 @@ package manifest_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
@@ -128,6 +129,14 @@ func TestValidateProcessDeployment(t *testing.T) {
 	if got := messages(d.Validate(manifesttest.NewResolver())); !reflect.DeepEqual(got, want) {
 		t.Errorf("Validate:\n got %q\nwant %q", got, want)
 	}
+	// Stored and shown without the containers' fields.
+	if data, _ := json.Marshal(processDeployment()); strings.Contains(string(data), `"containers"`) || strings.Contains(string(data), `"networkMode"`) {
+		t.Errorf("a process deployment encodes container fields: %s", data)
+	}
+	back, err := manifest.Parse(mustMarshal(t, processDeployment()))
+	if err != nil || !reflect.DeepEqual(back.(*manifest.Deployment).Spec.Template.Spec.Processes, processDeployment().Spec.Template.Spec.Processes) {
+		t.Errorf("round trip: %v", err)
+	}
 	w, err := manifest.Workload(d)
 	if err != nil {
 		t.Fatal(err)
@@ -195,4 +204,13 @@ func TestIntOrPercent(t *testing.T) {
 	if d, u := q.Resolve(10, false), q.Resolve(10, true); d != 2 || u != 3 {
 		t.Errorf("25%% of 10: down %d up %d", d, u)
 	}
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
