@@ -18,7 +18,9 @@
 //     uuid (16 random bytes), source SOURCE_EXECUTOR, timestamp, healthy,
 //     reason, message, data;
 //   - exiting once every task is terminal and every update acknowledged,
-//     or AckTimeout after every task became terminal.
+//     or AckTimeout after every task became terminal;
+//   - Updates, which both runtimes apply a task group's update messages
+//     with: one at a time, duplicates sharing the outcome.
 //
 // A Runtime (processes, Docker pods) runs the tasks and reports their
 // changes through a Reporter; the driver never touches processes or

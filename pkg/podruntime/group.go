@@ -36,8 +36,8 @@ type group struct {
 	// the pod: every task then ends TASK_FAILED with this message.
 	healthFailure string
 	unhealthyTask string
-	// updating is the update message being applied; nil when none.
-	updating *updateRun
+	// updates applies the update messages one at a time.
+	updates executor.Updates
 }
 
 // groupTask is the runtime's view of one task of the group.

@@ -13,14 +13,6 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
-// updateRun is an update message being applied to a group; duplicates
-// wait for its outcome.
-type updateRun struct {
-	revision uint64
-	done     chan struct{}
-	err      error // set before done closes
-}
-
 // update moves the group's pod to u's revision (MessageUpdate). One update
 // runs at a time: a duplicate of the one under way (same revision) waits
 // for it and shares its outcome, another revision is refused meanwhile.
@@ -31,34 +23,18 @@ func (g *group) update(ctx context.Context, u *proto.GroupUpdate) error {
 	if u == nil {
 		return fmt.Errorf("update message without an update: %w", errdefs.ErrInvalidArgument)
 	}
-	g.mu.Lock()
-	if run := g.updating; run != nil {
+	return g.updates.Do(ctx, u.Revision, func() error {
+		g.mu.Lock()
+		p := g.pod
 		g.mu.Unlock()
-		if run.revision != u.Revision {
-			return fmt.Errorf("an update to revision %d is under way: %w", run.revision, errdefs.ErrConflict)
+		err := g.apply(ctx, p, u)
+		if err != nil {
+			g.rt.cfg.Logger.Warn("update failed", "pod", g.id, "revision", u.Revision, "mode", u.Mode, "err", err)
+		} else {
+			g.rt.cfg.Logger.Info("update applied", "pod", g.id, "revision", u.Revision, "mode", u.Mode)
 		}
-		select {
-		case <-run.done:
-			return run.err
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for the update to revision %d under way: %w", run.revision, ctx.Err())
-		}
-	}
-	run := &updateRun{revision: u.Revision, done: make(chan struct{})}
-	g.updating = run
-	p := g.pod
-	g.mu.Unlock()
-	run.err = g.apply(ctx, p, u)
-	if run.err != nil {
-		g.rt.cfg.Logger.Warn("update failed", "pod", g.id, "revision", u.Revision, "mode", u.Mode, "err", run.err)
-	} else {
-		g.rt.cfg.Logger.Info("update applied", "pod", g.id, "revision", u.Revision, "mode", u.Mode)
-	}
-	g.mu.Lock()
-	g.updating = nil
-	g.mu.Unlock()
-	close(run.done)
-	return run.err
+		return err
+	})
 }
 
 // apply plans and applies u to p and reports the tasks.

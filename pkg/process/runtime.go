@@ -116,7 +116,7 @@ func New(cfg Config) (*Runtime, error) {
 // Launch implements executor.Runtime: each task starts on its own; the
 // group stays together for updates.
 func (r *Runtime) Launch(_ context.Context, tasks []executor.Task, rep executor.Reporter) {
-	g := &group{pending: map[uint64]*groupUpdate{}}
+	g := &group{}
 	for _, et := range tasks {
 		t := r.newTask(et, g, rep)
 		g.tasks = append(g.tasks, t)

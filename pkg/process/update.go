@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
@@ -18,53 +19,19 @@ import (
 // group is one task group as launched: what a proto.GroupUpdate moves to
 // a new revision.
 type group struct {
-	tasks []*task // in launch order
-
-	// applying is held by the one update being applied.
-	applying sync.Mutex
-
-	mu      sync.Mutex
-	pending map[uint64]*groupUpdate // applying or waiting, by revision
+	tasks   []*task // in launch order
+	updates executor.Updates
 }
 
-// groupUpdate is the outcome of one update, shared with its duplicates.
-type groupUpdate struct {
-	done chan struct{}
-	err  error // set before done closes
-}
-
-// update moves the group to u.Revision (proto.MessageUpdate). Updates
-// apply one at a time; a duplicate of one applying or waiting answers
-// with its outcome, and one to the revision every task runs already only
-// reports the tasks again, since the scheduler resends an update whose
-// answer or statuses it lost.
+// update moves the group to u.Revision (proto.MessageUpdate), one update
+// at a time (executor.Updates); one to the revision every task runs
+// already only reports the tasks again, since the scheduler resends an
+// update whose answer or statuses it lost.
 func (g *group) update(ctx context.Context, u *proto.GroupUpdate) error {
 	if u == nil {
 		return fmt.Errorf("update message without an update: %w", errdefs.ErrInvalidArgument)
 	}
-	g.mu.Lock()
-	if p, ok := g.pending[u.Revision]; ok {
-		g.mu.Unlock()
-		select {
-		case <-p.done:
-			return p.err
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for the update to revision %d under way: %w", u.Revision, ctx.Err())
-		}
-	}
-	p := &groupUpdate{done: make(chan struct{})}
-	g.pending[u.Revision] = p
-	g.mu.Unlock()
-
-	g.applying.Lock()
-	p.err = g.apply(ctx, u)
-	g.applying.Unlock()
-
-	g.mu.Lock()
-	delete(g.pending, u.Revision)
-	g.mu.Unlock()
-	close(p.done)
-	return p.err
+	return g.updates.Do(ctx, u.Revision, func() error { return g.apply(ctx, u) })
 }
 
 // apply checks the whole update before touching any task, then moves
