@@ -270,16 +270,26 @@ func (s *Server) update(wl workloads) handlerFunc {
 }
 
 func (s *Server) writeApp(w http.ResponseWriter, r *http.Request, status int, app *registry.App) error {
-	groups, err := s.cfg.Registry.TaskGroups(r.Context(), app.Namespace, app.Name)
+	v, err := s.view(r, app)
 	if err != nil {
 		return err
+	}
+	writeJSON(w, status, v)
+	return nil
+}
+
+// view reads what GET shows of an application: its instances and its
+// rollout.
+func (s *Server) view(r *http.Request, app *registry.App) (AppView, error) {
+	groups, err := s.cfg.Registry.TaskGroups(r.Context(), app.Namespace, app.Name)
+	if err != nil {
+		return AppView{}, err
 	}
 	ro, err := s.rollout(r, app)
 	if err != nil {
-		return err
+		return AppView{}, err
 	}
-	writeJSON(w, status, appView(app, groups, ro))
-	return nil
+	return appView(app, groups, ro), nil
 }
 
 // rollout reads an application's rollout; nil before the scheduler
@@ -313,15 +323,11 @@ func (s *Server) list(wl workloads) handlerFunc {
 			if !wl.serves(app.Kind) {
 				continue
 			}
-			groups, err := s.cfg.Registry.TaskGroups(r.Context(), app.Namespace, app.Name)
+			v, err := s.view(r, app)
 			if err != nil {
 				return err
 			}
-			ro, err := s.rollout(r, app)
-			if err != nil {
-				return err
-			}
-			views = append(views, appView(app, groups, ro))
+			views = append(views, v)
 		}
 		writeJSON(w, http.StatusOK, map[string]any{wl.list: views})
 		return nil

@@ -3,11 +3,9 @@ package registry
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/rollout"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
@@ -39,17 +37,7 @@ func (r *Registry) PutRollout(ctx context.Context, ro *Rollout) error {
 	if err != nil {
 		return err
 	}
-	ro.UpdatedAt = r.now().UTC()
-	value, err := json.Marshal(ro)
-	if err != nil {
-		return err
-	}
-	rev, err := r.store.Put(ctx, key, value)
-	if err != nil {
-		return fmt.Errorf("rollout of %s/%s: %w", ro.Namespace, ro.Name, err)
-	}
-	ro.Revision = rev
-	return nil
+	return r.put(ctx, key, ro, fmt.Sprintf("rollout of %s/%s", ro.Namespace, ro.Name))
 }
 
 // GetRollout returns the rollout of an application.
@@ -80,8 +68,5 @@ func (r *Registry) DeleteRollout(ctx context.Context, namespace, name string) er
 	if err != nil {
 		return err
 	}
-	if err := r.store.Delete(ctx, key, 0); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
-		return fmt.Errorf("rollout of %s/%s: %w", namespace, name, err)
-	}
-	return nil
+	return r.remove(ctx, key, fmt.Sprintf("rollout of %s/%s", namespace, name))
 }

@@ -20,17 +20,7 @@ func (r *Registry) PutTaskGroup(ctx context.Context, tg *TaskGroup) error {
 	if err != nil {
 		return err
 	}
-	tg.UpdatedAt = r.now().UTC()
-	value, err := json.Marshal(tg)
-	if err != nil {
-		return err
-	}
-	rev, err := r.store.Put(ctx, key, value)
-	if err != nil {
-		return fmt.Errorf("task group %s/%s/%d: %w", tg.Namespace, tg.App, tg.Index, err)
-	}
-	tg.Revision = rev
-	return nil
+	return r.put(ctx, key, tg, fmt.Sprintf("task group %s/%s/%d", tg.Namespace, tg.App, tg.Index))
 }
 
 // DeleteTaskGroup removes an instance's record; a missing one is fine.
@@ -39,10 +29,7 @@ func (r *Registry) DeleteTaskGroup(ctx context.Context, namespace, app string, i
 	if err != nil {
 		return err
 	}
-	if err := r.store.Delete(ctx, key, 0); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
-		return fmt.Errorf("task group %s/%s/%d: %w", namespace, app, index, err)
-	}
-	return nil
+	return r.remove(ctx, key, fmt.Sprintf("task group %s/%s/%d", namespace, app, index))
 }
 
 // AllTaskGroups returns every task group of every application.
@@ -141,17 +128,7 @@ func (r *Registry) PutSweep(ctx context.Context, s *Sweep) error {
 	if err != nil {
 		return err
 	}
-	s.UpdatedAt = r.now().UTC()
-	value, err := json.Marshal(s)
-	if err != nil {
-		return err
-	}
-	rev, err := r.store.Put(ctx, key, value)
-	if err != nil {
-		return fmt.Errorf("sweep of agent %s: %w", s.AgentID, err)
-	}
-	s.Revision = rev
-	return nil
+	return r.put(ctx, key, s, "sweep of agent "+s.AgentID)
 }
 
 // DeleteSweep forgets the sweep of an agent; a missing one is fine.
@@ -160,10 +137,7 @@ func (r *Registry) DeleteSweep(ctx context.Context, agentID string) error {
 	if err != nil {
 		return err
 	}
-	if err := r.store.Delete(ctx, key, 0); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
-		return fmt.Errorf("sweep of agent %s: %w", agentID, err)
-	}
-	return nil
+	return r.remove(ctx, key, "sweep of agent "+agentID)
 }
 
 // ListSweeps returns the sweeps owed, by agent ID.
