@@ -119,8 +119,11 @@ type app struct {
 	// stable is the stable revision's template when it differs from tmpl.
 	stable *launch.Template
 	// ro is the rollout as last persisted; plan is the latest plan.
-	ro        *registry.Rollout
-	plan      rollout.Result
+	ro   *registry.Rollout
+	plan rollout.Result
+	// labeled are the update and stable versions the instances were last
+	// relabelled for.
+	labeled   [2]uint64
 	instances map[int]*instance
 	unplaced  string // the last placement's rejections, "" when placed
 	status    AppStatus
@@ -377,6 +380,9 @@ func (c *Core) reconcileApp(a *app) {
 		}
 	}
 	// Scale down from the highest instance ID (surge instances first).
+	if a.tmpl != nil && len(a.instances) <= want {
+		return // every ID below want exists: none above it
+	}
 	for _, inst := range slices.Backward(a.sortedInstances()) {
 		if inst.rec.Index >= want {
 			c.kill(inst, KillScaleDown)

@@ -1,7 +1,10 @@
 package scheduler
 
 import (
+	"cmp"
+	"maps"
 	"reflect"
+	"slices"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
@@ -11,12 +14,12 @@ import (
 // progressRollouts plans the rollout of every application something
 // happened to, and carries the plans out.
 func (c *Core) progressRollouts() {
-	for _, a := range c.sortedApps() {
-		if c.dirty[a] {
-			c.progressRollout(a)
-		}
-	}
+	dirty := slices.SortedFunc(maps.Keys(c.dirty), func(x, y *app) int { return cmp.Compare(x.key(), y.key()) })
 	clear(c.dirty)
+	for _, a := range dirty {
+		c.progressRollout(a)
+	}
+	clear(c.dirty) // what the plans changed is planned already
 }
 
 // progressRollout runs the rollout controller (pkg/rollout) over one
@@ -40,7 +43,10 @@ func (c *Core) progressRollout(a *app) {
 		c.logf("rollout aborted", "app", a.key(), "revision", st.UpdateVersion, "back_to", st.StableVersion)
 	}
 	c.compileStable(a)
-	c.relabel(a)
+	if a.labeled != [2]uint64{a.rec.Version, a.ro.State.StableVersion} {
+		c.relabel(a)
+		a.labeled = [2]uint64{a.rec.Version, a.ro.State.StableVersion}
+	}
 	var res rollout.Result
 	// Moves change what the next plan sees (and its status): plan again
 	// until nothing moves.
@@ -75,7 +81,7 @@ func (c *Core) rolloutInput(a *app, st rollout.State) rollout.Input {
 	if p := a.rec.Promote; p != nil && p.Version == st.UpdateVersion {
 		in.Promote = p.Seq
 	}
-	for _, inst := range a.sortedInstances() {
+	for _, inst := range a.instances { // Plan does not depend on the order
 		if inst.phase == PhaseKilling && (inst.killReason == KillScaleDown || inst.killReason == KillDelete) {
 			continue // on its way out
 		}

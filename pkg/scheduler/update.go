@@ -211,6 +211,13 @@ func (c *Core) updateResult(inst *instance, res *proto.MessageResult) {
 // revision is no longer the instance's target (an abort, a newer
 // version): the rollout plans the instance again.
 func (c *Core) dropStaleUpdates(a *app) (dropped int) {
+	stuck := false
+	for _, inst := range a.instances {
+		stuck = stuck || inst.rec.Update != nil && inst.rec.Update.Error != ""
+	}
+	if !stuck {
+		return 0
+	}
 	for _, inst := range a.sortedInstances() {
 		u := inst.rec.Update
 		if u == nil || u.Error == "" {
