@@ -181,9 +181,15 @@ func (r Result) Target(index int) Rev {
 func Plan(in Input) Result {
 	p := &planner{in: in, st: in.State}
 	p.maxUnavailable, p.maxSurge = in.Strategy.Budget(in.Replicas)
-	p.byIndex = map[int]Instance{}
-	for _, inst := range in.Instances {
-		p.byIndex[inst.Index] = inst
+	p.wanted = make([]*Instance, in.Replicas)
+	for i := range in.Instances {
+		inst := &in.Instances[i]
+		if inst.Index < in.Replicas {
+			p.wanted[inst.Index] = inst
+		}
+		if inst.Ready && !inst.Updating {
+			p.serving++
+		}
 	}
 	return p.run()
 }
@@ -192,7 +198,49 @@ type planner struct {
 	in                       Input
 	st                       State
 	maxUnavailable, maxSurge int
-	byIndex                  map[int]Instance
+	// wanted are the instances with IDs below Replicas, by ID (nil:
+	// missing); serving counts the instances ready and not updated.
+	wanted  []*Instance
+	serving int
+	// counts is the tally of the wanted instances for the targets of
+	// countsFor (the targets change with the step and an abort).
+	counts    tally
+	countsFor *[3]int
+}
+
+// tally counts the wanted instances against their targets.
+type tally struct {
+	unsettled int // not on their target and ready
+	remaining int // not on their target yet
+	inFlight  int // on their way to their target
+}
+
+// tally returns the counts for the current targets, counting once per
+// targets.
+func (p *planner) tally() tally {
+	aborted := 0
+	if p.st.Aborted {
+		aborted = 1
+	}
+	key := [3]int{p.partition(), aborted, int(p.st.StableVersion)}
+	if p.countsFor != nil && *p.countsFor == key {
+		return p.counts
+	}
+	var t tally
+	for _, inst := range p.wanted {
+		at := inst != nil && p.atTarget(*inst)
+		if inst == nil || !at || inst.Updating || !inst.Ready {
+			t.unsettled++
+		}
+		if inst == nil || !at || inst.Updating {
+			t.remaining++
+		}
+		if inst != nil && (inst.Updating || at && !inst.Ready) {
+			t.inFlight++
+		}
+	}
+	p.counts, p.countsFor = t, &key
+	return t
 }
 
 func (p *planner) run() Result {
@@ -265,27 +313,11 @@ func (p *planner) atTarget(inst Instance) bool {
 func (p *planner) settled() bool { return p.unsettled() == 0 }
 
 // remaining counts the wanted instances not on their target yet.
-func (p *planner) remaining() int {
-	n := 0
-	for i := 0; i < p.in.Replicas; i++ {
-		if inst, ok := p.byIndex[i]; !ok || !p.atTarget(inst) || inst.Updating {
-			n++
-		}
-	}
-	return n
-}
+func (p *planner) remaining() int { return p.tally().remaining }
 
 // unsettled counts the wanted instances not yet on their target and
 // ready.
-func (p *planner) unsettled() int {
-	n := 0
-	for i := 0; i < p.in.Replicas; i++ {
-		if inst, ok := p.byIndex[i]; !ok || !p.atTarget(inst) || inst.Updating || !inst.Ready {
-			n++
-		}
-	}
-	return n
-}
+func (p *planner) unsettled() int { return p.tally().unsettled }
 
 // endWait ends the current wait when its promote, duration or hook
 // verdict came.
@@ -360,15 +392,7 @@ func (p *planner) finishBatch() {
 }
 
 // inFlight counts the instances on their way to their target.
-func (p *planner) inFlight() int {
-	n := 0
-	for i := 0; i < p.in.Replicas; i++ {
-		if inst, ok := p.byIndex[i]; ok && (inst.Updating || p.atTarget(inst) && !inst.Ready) {
-			n++
-		}
-	}
-	return n
-}
+func (p *planner) inFlight() int { return p.tally().inFlight }
 
 func (p *planner) batchMayStart() bool {
 	if p.st.InBatch {
@@ -382,14 +406,14 @@ func (p *planner) batchMayStart() bool {
 func (p *planner) moves() []Move {
 	var free, costly []Instance
 	for i := p.in.Replicas - 1; i >= 0; i-- {
-		inst, ok := p.byIndex[i]
-		if !ok || inst.Updating || p.atTarget(inst) {
+		inst := p.wanted[i]
+		if inst == nil || inst.Updating || p.atTarget(*inst) {
 			continue
 		}
 		if inst.Ready {
-			costly = append(costly, inst)
+			costly = append(costly, *inst)
 		} else {
-			free = append(free, inst)
+			free = append(free, *inst)
 		}
 	}
 	budget := p.ready() - (p.in.Replicas - p.maxUnavailable)
@@ -408,15 +432,7 @@ func (p *planner) moves() []Move {
 }
 
 // ready counts the instances that serve and are not being changed.
-func (p *planner) ready() int {
-	n := 0
-	for _, inst := range p.in.Instances {
-		if inst.Ready && !inst.Updating {
-			n++
-		}
-	}
-	return n
-}
+func (p *planner) ready() int { return p.serving }
 
 // surge is how many surge instances to keep: up to maxSurge while
 // instances of the step still have to move, none once they all run

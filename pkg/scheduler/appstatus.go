@@ -21,13 +21,15 @@ func (c *Core) refreshStatuses() {
 func (c *Core) appStatus(a *app) AppStatus {
 	st := AppStatus{Namespace: a.rec.Namespace, Name: a.rec.Name}
 	running := 0
-	var failed []string
-	for _, inst := range a.sortedInstances() {
+	var failed *instance // the lowest ID failed or waiting
+	for _, inst := range a.instances {
 		switch {
 		case inst.phase == PhaseRunning && inst.rec.Index < a.rec.Instances:
 			running++
 		case inst.phase == PhaseFailed, inst.rec.WaitingFor != "":
-			failed = append(failed, "instance "+strconv.Itoa(inst.rec.Index)+": "+inst.rec.Message)
+			if failed == nil || inst.rec.Index < failed.rec.Index {
+				failed = inst
+			}
 		}
 	}
 	switch {
@@ -37,8 +39,8 @@ func (c *Core) appStatus(a *app) AppStatus {
 		st.State, st.Message = registry.AppAbnormal, a.tmplErr.Error()
 	case a.unplaced != "":
 		st.State, st.Message = registry.AppAbnormal, a.unplaced
-	case len(failed) > 0:
-		st.State, st.Message = registry.AppAbnormal, failed[0]
+	case failed != nil:
+		st.State, st.Message = registry.AppAbnormal, "instance "+strconv.Itoa(failed.rec.Index)+": "+failed.rec.Message
 	case running == a.rec.Instances:
 		st.State = registry.AppRunning
 	default:

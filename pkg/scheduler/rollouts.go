@@ -77,7 +77,8 @@ func (c *Core) progressRollout(a *app) {
 
 // rolloutInput is what the rollout controller sees of an application.
 func (c *Core) rolloutInput(a *app, st rollout.State) rollout.Input {
-	in := rollout.Input{Now: c.now, Strategy: a.strategy, Replicas: a.rec.Instances, State: st, Paused: a.rec.Paused}
+	in := rollout.Input{Now: c.now, Strategy: a.strategy, Replicas: a.rec.Instances, State: st, Paused: a.rec.Paused,
+		Instances: make([]rollout.Instance, 0, len(a.instances))}
 	if p := a.rec.Promote; p != nil && p.Version == st.UpdateVersion {
 		in.Promote = p.Seq
 	}

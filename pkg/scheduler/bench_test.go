@@ -1,0 +1,91 @@
+package scheduler_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
+)
+
+// BenchmarkStatusUpdate is the core's cost of one status update of an
+// instance of a large application: the update itself, the instance's
+// write, and the rollout planned again (pkg/rollout), which is linear in
+// the application's instances. Run with -bench StatusUpdate.
+func BenchmarkStatusUpdate(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			core, tasks := launchedCore(b, n)
+			now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+			healthy := []bool{true, false}
+			b.ResetTimer()
+			for i := range b.N {
+				h := healthy[i%2]
+				t := tasks[i%len(tasks)]
+				core.Step(now, scheduler.StatusUpdate{Status: mesos.TaskStatus{
+					TaskID: mesos.TaskID{Value: t.task}, AgentID: &mesos.AgentID{Value: t.agent},
+					State: mesos.TASK_RUNNING.Enum(), Healthy: &h, UUID: []byte{1},
+				}})
+			}
+		})
+	}
+}
+
+type launchedTask struct{ task, agent string }
+
+// launchedCore is a core with one process application of n instances,
+// every one launched on one of 100 agents and running.
+func launchedCore(b *testing.B, n int) (*scheduler.Core, []launchedTask) {
+	b.Helper()
+	core, err := scheduler.NewCore(scheduler.Config{ProcessExecutor: scheduler.ExecutorBinary{URI: "file:///bcs-process-executor"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	p := manifesttest.Process()
+	p.Metadata.Namespace, p.Metadata.Name = "bench", "game"
+	p.Spec.Instance = n
+	p.Constraint = nil
+	proc := &p.Spec.Template.Spec.Processes[0]
+	proc.Ports, proc.Env, proc.HealthChecks, proc.Secrets, proc.ConfigMaps = nil, nil, nil, nil, nil
+	proc.StartCmd = "./start.sh"
+	proc.Resources.Limits = manifest.ResourceList{CPU: "0.01", Memory: "1"}
+	spec, _ := json.Marshal(p)
+	core.Step(now, scheduler.Restore{})
+	core.Step(now, scheduler.AppChanged{App: &registry.App{Namespace: "bench", Name: "game", Kind: manifest.KindProcess,
+		Version: 1, Instances: n, Spec: spec, State: registry.AppDeploying}})
+	core.Step(now, scheduler.Subscribed{FrameworkID: "fw"})
+	var offers []mesos.Offer
+	for i := range 100 {
+		offers = append(offers, mesos.Offer{
+			ID: mesos.OfferID{Value: fmt.Sprint("o", i)}, AgentID: mesos.AgentID{Value: fmt.Sprint("agent-", i)},
+			FrameworkID: mesos.FrameworkID{Value: "fw"}, Hostname: fmt.Sprint("host-", i),
+			Resources: []mesos.Resource{
+				{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 1000}},
+				{Name: "mem", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 1 << 20}},
+				{Name: "disk", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 1 << 20}},
+			},
+		})
+	}
+	out := core.Step(now, scheduler.OffersIn{Offers: offers})
+	var tasks []launchedTask
+	for _, w := range out.Writes {
+		if tg := w.TaskGroup; tg != nil && tg.AgentID != "" {
+			tasks = append(tasks, launchedTask{tg.Tasks[0].ID, tg.AgentID})
+		}
+	}
+	if len(tasks) != n {
+		b.Fatalf("%d of %d launched", len(tasks), n)
+	}
+	for _, t := range tasks {
+		core.Step(now, scheduler.StatusUpdate{Status: mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.task},
+			AgentID: &mesos.AgentID{Value: t.agent}, State: mesos.TASK_RUNNING.Enum(), UUID: []byte{1}}})
+	}
+	return core, tasks
+}
