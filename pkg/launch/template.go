@@ -31,6 +31,10 @@ type Template struct {
 	Version   uint64
 	// Hash identifies what the instances run (see TemplateHash).
 	Hash string
+	// RestartGeneration is the revision's: a template that differs from
+	// an instance's only by it restarts the instance with nothing to
+	// change.
+	RestartGeneration int
 	// Req is what every instance needs from an agent.
 	Req           *offer.Requirements
 	RestartPolicy manifest.RestartPolicy
@@ -124,7 +128,8 @@ func Compile(obj manifest.Object, rev Revision) (*Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Template{Kind: obj.Kind(), Namespace: meta.Namespace, Name: meta.Name, Version: rev.Version, Hash: hash}
+	t := &Template{Kind: obj.Kind(), Namespace: meta.Namespace, Name: meta.Name, Version: rev.Version, Hash: hash,
+		RestartGeneration: rev.RestartGeneration}
 	var cons *constraint.Constraint
 	switch m := obj.(type) {
 	case *manifest.Process:

@@ -179,6 +179,8 @@ type TaskGroup struct {
 	// template): versions that only changed replicas or the strategy share
 	// it, and an instance moves to a new version without any update.
 	Template string `json:"template,omitempty"`
+	// RestartGeneration is the restart generation of Template.
+	RestartGeneration int `json:"restartGeneration,omitempty"`
 	// Network is how the current launch is networked ("process", or the
 	// containers' mode and type): an in-place update keeps it.
 	Network string `json:"network,omitempty"`

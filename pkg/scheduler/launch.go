@@ -91,7 +91,7 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	}
 	c.setPhase(inst, PhaseLaunched)
 	inst.rec.ID, inst.rec.Launches, inst.rec.Version, inst.rec.Template = tgID, launchNo, tmpl.Version, tmpl.Hash
-	inst.rec.Network, inst.rec.Update = tmpl.Network(), nil
+	inst.rec.Network, inst.rec.Update, inst.rec.RestartGeneration = tmpl.Network(), nil, tmpl.RestartGeneration
 	inst.rec.AgentID, inst.rec.Host, inst.rec.HostIP, inst.rec.Ports = agentID, info.hostname, info.ip, ports
 	inst.rec.State, inst.rec.Tasks, inst.rec.Healthy = mesos.TASK_STAGING.String(), records, nil
 	inst.rec.RemoteHealthy, inst.rec.RemoteMessage = nil, ""

@@ -50,7 +50,7 @@ func (c *Core) killed(inst *instance) {
 		c.setPhase(inst, PhasePending)
 		inst.rec.NotBefore, inst.avoid = c.now, ""
 		if u != nil {
-			inst.rec.Version, inst.rec.Template, inst.rec.Message = u.Version, u.Template, u.Message
+			inst.rec.Version, inst.rec.Template, inst.rec.Message = inst.app.versionOf(u.Template, u.Version), u.Template, u.Message
 		}
 		return
 	}

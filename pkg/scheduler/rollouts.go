@@ -102,18 +102,23 @@ func (c *Core) relabel(a *app) {
 		if inst.rec.Update != nil {
 			continue
 		}
-		version := inst.rec.Version
-		switch {
-		case inst.rec.Template == a.tmpl.Hash:
-			version = a.rec.Version
-		case a.ro.StableTemplate != "" && inst.rec.Template == a.ro.StableTemplate:
-			version = a.ro.State.StableVersion
-		}
-		if version != inst.rec.Version {
+		if version := a.versionOf(inst.rec.Template, inst.rec.Version); version != inst.rec.Version {
 			inst.rec.Version = version
 			c.persist(inst)
 		}
 	}
+}
+
+// versionOf is the newest version whose template is hash: the update
+// revision's or the stable one's, else version.
+func (a *app) versionOf(hash string, version uint64) uint64 {
+	switch {
+	case hash == a.tmpl.Hash:
+		return a.rec.Version
+	case a.ro.StableTemplate != "" && hash == a.ro.StableTemplate:
+		return a.ro.State.StableVersion
+	}
+	return version
 }
 
 // compileStable keeps the stable revision's template when it differs

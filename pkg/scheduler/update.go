@@ -154,7 +154,7 @@ func (c *Core) sendUpdate(inst *instance) {
 	}
 	upd := &proto.GroupUpdate{
 		Revision: u.Version, Mode: proto.UpdateInPlace, GracePeriodSeconds: a.strategy.InPlaceGrace.Seconds(),
-		Restart:      u.Template == a.tmpl.Hash && a.rec.Cause == rollout.CauseRestart,
+		Restart:      tmpl.RestartGeneration != inst.rec.RestartGeneration,
 		ReloadSignal: a.strategy.ReloadSignal, ReloadCommand: a.strategy.ReloadCommand,
 	}
 	if u.Mode == registry.UpdateHotPatch {
@@ -184,7 +184,10 @@ func (c *Core) updateApplied(inst *instance) {
 	if slices.ContainsFunc(inst.rec.Tasks, func(t registry.TaskRecord) bool { return t.Revision != u.Version }) {
 		return
 	}
-	inst.rec.Version, inst.rec.Template, inst.rec.Update = u.Version, u.Template, nil
+	inst.rec.Version, inst.rec.Template, inst.rec.Update = inst.app.versionOf(u.Template, u.Version), u.Template, nil
+	if t := inst.app.template(u.Template); t != nil {
+		inst.rec.RestartGeneration = t.RestartGeneration
+	}
 	verb := map[registry.UpdateMode]string{registry.UpdateInPlace: "updated in place", registry.UpdateHotPatch: "hot-patched"}[u.Mode]
 	inst.rec.Message = fmt.Sprintf("%s to revision %d", verb, u.Version)
 	c.logf(inst.rec.Message, "app", inst.app.key(), "instance", inst.rec.Index, "task_group", inst.rec.ID)
