@@ -154,3 +154,51 @@ func TestRemoteProbes(t *testing.T) {
 		t.Errorf("remote probes:\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// Issue 13: instances are compared by their template, so that a version
+// that only changes replicas, the restart policy or the strategy updates
+// nothing, and a restart (a new generation) or a changed image does.
+func TestTemplateHash(t *testing.T) {
+	hash := func(obj manifest.Object, gen int) string {
+		t.Helper()
+		tmpl, err := launch.Compile(obj, launch.Revision{Version: 1, RestartGeneration: gen})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tmpl.Hash
+	}
+	base := hash(manifesttest.Deployment(), 0)
+	same := []func(d *manifest.Deployment){
+		func(d *manifest.Deployment) { d.Spec.Instance = 9 },
+		func(d *manifest.Deployment) { d.RestartPolicy.MaxTimes = 7 },
+		func(d *manifest.Deployment) { d.Spec.Strategy = nil },
+		func(d *manifest.Deployment) { d.Metadata.Labels = map[string]string{"team": "b"} },
+	}
+	for i, change := range same {
+		d := manifesttest.Deployment()
+		change(d)
+		if h := hash(d, 0); h != base {
+			t.Errorf("change %d updates the instances: %s != %s", i, h, base)
+		}
+	}
+	different := []func(d *manifest.Deployment){
+		func(d *manifest.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "game:v2" },
+		func(d *manifest.Deployment) { d.KillPolicy.GracePeriod = 30 },
+		func(d *manifest.Deployment) { d.Constraint = manifesttest.Unique() },
+	}
+	for i, change := range different {
+		d := manifesttest.Deployment()
+		change(d)
+		if hash(d, 0) == base {
+			t.Errorf("change %d does not update the instances", i)
+		}
+	}
+	if hash(manifesttest.Deployment(), 1) == base {
+		t.Error("a restart generation does not update the instances")
+	}
+	// A deployment runs the application its template makes.
+	w, _ := manifest.Workload(manifesttest.Deployment())
+	if hash(w, 0) != base {
+		t.Error("a deployment and its application differ")
+	}
+}
