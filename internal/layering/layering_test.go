@@ -53,6 +53,7 @@ var rules = map[string]rule{
 	"pkg/process":                 {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck", "pkg/taskstate"}, forbid: mesosClient},
 	"pkg/registry":                {forbid: join(mesosAll, httpAll)},
 	"pkg/rollout":                 {only: []string{"pkg/manifest"}, forbid: join(mesosAll, httpAll, storage)},
+	"pkg/hook":                    {only: []string{"pkg/manifest", "pkg/field", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/scheduler":               {forbid: join(httpAll, []string{module + "pkg/api"})},
 	"pkg/scheduler/schedulertest": {forbid: join(httpAll, storage, mesosClient[:1])},
 	"pkg/store":                   {only: []string{"pkg/errdefs"}, forbid: join(mesosAll, httpAll)},

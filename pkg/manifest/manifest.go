@@ -21,13 +21,15 @@ const (
 	KindSecret      Kind = "secret"
 	KindService     Kind = "service"
 	KindCommand     Kind = "command"
+	// KindHookTemplate is seed 003's HookTemplate.
+	KindHookTemplate Kind = "hooktemplate"
 )
 
 // DefaultNamespace is the namespace of a manifest that names none (seed 000).
 const DefaultNamespace = "defaultGroup"
 
 // Object is one parsed manifest: *Application, *Deployment, *Process,
-// *ConfigMap, *Secret, *Service or *Command.
+// *ConfigMap, *Secret, *Service, *Command or *HookTemplate.
 type Object interface {
 	// Kind is the canonical kind, whatever case the manifest used.
 	Kind() Kind
@@ -44,6 +46,7 @@ var (
 	_ Object = (*Secret)(nil)
 	_ Object = (*Service)(nil)
 	_ Object = (*Command)(nil)
+	_ Object = (*HookTemplate)(nil)
 )
 
 // Resolver looks up the configmaps and secrets a manifest references, in
@@ -90,6 +93,8 @@ func Parse(data []byte) (Object, error) {
 		obj = &Service{}
 	case KindCommand:
 		obj = &Command{}
+	case KindHookTemplate:
+		obj = &HookTemplate{}
 	default:
 		return nil, field.ErrorList{field.Invalid("kind", "unknown kind %q (want one of %s)", kind, kindList())}
 	}
@@ -100,7 +105,7 @@ func Parse(data []byte) (Object, error) {
 
 func kindList() string {
 	kinds := []string{string(KindApplication), string(KindDeployment), string(KindProcess),
-		string(KindConfigMap), string(KindSecret), string(KindService), string(KindCommand)}
+		string(KindConfigMap), string(KindSecret), string(KindService), string(KindCommand), string(KindHookTemplate)}
 	sort.Strings(kinds)
 	return strings.Join(kinds, ", ")
 }
@@ -202,6 +207,8 @@ func MetaOf(obj Object) (meta ObjectMeta, ok bool) {
 	case *Secret:
 		return m.Metadata, true
 	case *Service:
+		return m.Metadata, true
+	case *HookTemplate:
 		return m.Metadata, true
 	}
 	return ObjectMeta{}, false

@@ -13,7 +13,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
 
-// Object is the stored record of a configmap or secret.
+// Object is the stored record of a configmap, secret or hook template.
 type Object struct {
 	Kind      manifest.Kind   `json:"kind"`
 	Namespace string          `json:"namespace"`
@@ -29,14 +29,15 @@ func (o *Object) Manifest() (manifest.Object, error) { return manifest.Parse(o.S
 
 // objectKinds maps the kinds stored as Objects to their key kind.
 var objectKinds = map[manifest.Kind]store.Kind{
-	manifest.KindConfigMap: store.KindConfigMap,
-	manifest.KindSecret:    store.KindSecret,
+	manifest.KindConfigMap:    store.KindConfigMap,
+	manifest.KindSecret:       store.KindSecret,
+	manifest.KindHookTemplate: store.KindHookTemplate,
 }
 
 func objectMeta(obj manifest.Object) (manifest.ObjectMeta, store.Kind, error) {
 	kind, ok := objectKinds[obj.Kind()]
 	if !ok {
-		return manifest.ObjectMeta{}, "", fmt.Errorf("kind %q is not a configmap or secret: %w", obj.Kind(), errdefs.ErrInvalidArgument)
+		return manifest.ObjectMeta{}, "", fmt.Errorf("kind %q is not a configmap, secret or hook template: %w", obj.Kind(), errdefs.ErrInvalidArgument)
 	}
 	meta, _ := manifest.MetaOf(obj)
 	return meta, kind, nil

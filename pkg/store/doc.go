@@ -34,6 +34,8 @@
 //	taskgroups/<namespace>/<app>/<taskgroup id>    task group (pod) and its instances
 //	tasks/<namespace>/<app>/<taskgroup id>/<task>  runtime state of one task
 //	rollouts/<namespace>/<name>                    the update state of an application (the scheduler's)
+//	hooktemplates/<namespace>/<name>               hook template (seed 003)
+//	hookruns/<namespace>/<name>                    hook run: its spec and its measurements
 //	configmaps/<namespace>/<name>                  configmap
 //	secrets/<namespace>/<name>                     secret (value sealed at rest)
 //	framework/id                                   the Mesos framework ID

@@ -13,15 +13,17 @@ type Kind string
 
 // The kinds of object bcs-scheduler stores; doc.go shows the full layout.
 const (
-	KindApplication Kind = "apps"
-	KindAppVersion  Kind = "appversions"
-	KindTaskGroup   Kind = "taskgroups"
-	KindTask        Kind = "tasks"
-	KindRollout     Kind = "rollouts"
-	KindConfigMap   Kind = "configmaps"
-	KindSecret      Kind = "secrets"
-	KindAgent       Kind = "agents"
-	KindSweep       Kind = "sweeps"
+	KindApplication  Kind = "apps"
+	KindAppVersion   Kind = "appversions"
+	KindTaskGroup    Kind = "taskgroups"
+	KindTask         Kind = "tasks"
+	KindRollout      Kind = "rollouts"
+	KindHookTemplate Kind = "hooktemplates"
+	KindHookRun      Kind = "hookruns"
+	KindConfigMap    Kind = "configmaps"
+	KindSecret       Kind = "secrets"
+	KindAgent        Kind = "agents"
+	KindSweep        Kind = "sweeps"
 )
 
 // FrameworkIDKey holds the Mesos framework ID the scheduler re-registers with.
@@ -29,15 +31,17 @@ const FrameworkIDKey = "framework/id"
 
 // segmentsPerKind is how many segments follow the kind in an object key.
 var segmentsPerKind = map[Kind]int{
-	KindApplication: 2, // <namespace>/<name>
-	KindAppVersion:  3, // <namespace>/<name>/<seq>
-	KindTaskGroup:   3, // <namespace>/<app>/<taskgroup id>
-	KindTask:        4, // <namespace>/<app>/<taskgroup id>/<task id>
-	KindRollout:     2, // <namespace>/<name>
-	KindConfigMap:   2, // <namespace>/<name>
-	KindSecret:      2, // <namespace>/<name>
-	KindAgent:       1, // <agent id>
-	KindSweep:       1, // <agent id>
+	KindApplication:  2, // <namespace>/<name>
+	KindAppVersion:   3, // <namespace>/<name>/<seq>
+	KindTaskGroup:    3, // <namespace>/<app>/<taskgroup id>
+	KindTask:         4, // <namespace>/<app>/<taskgroup id>/<task id>
+	KindRollout:      2, // <namespace>/<name>
+	KindHookTemplate: 2, // <namespace>/<name>
+	KindHookRun:      2, // <namespace>/<name>
+	KindConfigMap:    2, // <namespace>/<name>
+	KindSecret:       2, // <namespace>/<name>
+	KindAgent:        1, // <agent id>
+	KindSweep:        1, // <agent id>
 }
 
 // maxSegmentLen bounds one segment; Mesos task IDs are long but well below it.
