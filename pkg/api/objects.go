@@ -18,6 +18,7 @@ type objectKind struct {
 var objectKinds = []objectKind{
 	{manifest.KindConfigMap, "configmaps"},
 	{manifest.KindSecret, "secrets"},
+	{manifest.KindHookTemplate, "hooktemplates"},
 }
 
 // ObjectView is a configmap or secret as the API returns it.

@@ -101,6 +101,10 @@ func (s *Server) routes() {
 		s.handle("PUT /v1/"+k.path+"/{ns}/{name}", s.updateObject(k))
 		s.handle("DELETE /v1/"+k.path+"/{ns}/{name}", s.deleteObject(k))
 	}
+	s.handle("POST /v1/hookruns", s.createHookRun)
+	s.handle("GET /v1/hookruns", s.listHookRuns)
+	s.handle("GET /v1/hookruns/{ns}/{name}", s.getHookRun)
+	s.handle("POST /v1/hookruns/{ns}/{name}/terminate", s.terminateHookRun)
 	s.handle("POST /v1/taskgroups/{id}/{op}", s.operateTaskGroup)
 	s.handle("GET /v1/agents", s.listAgents)
 	s.handle("GET /v1/leader", s.leader)

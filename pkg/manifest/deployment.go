@@ -217,9 +217,14 @@ type HookArg struct {
 }
 
 // PreDeleteUpdateStrategy is seed 004's preDeleteUpdateStrategy: a hook
-// that must succeed before an instance is deleted or updated.
+// that must succeed before an instance is deleted (scale-down, delete)
+// or restarted by an update (rolling, in place); the instance waits,
+// running a new run while one fails ("如果返回不 ok,那么就继续等待").
 type PreDeleteUpdateStrategy struct {
 	Hook *HookStep `json:"hook,omitempty"`
+	// TimeoutSeconds ends the wait: the instance goes after that long
+	// even without a successful run (0: it waits for as long as it takes).
+	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
 }
 
 // Strategy is the original's spec.strategy.

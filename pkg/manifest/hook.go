@@ -102,6 +102,39 @@ type PrometheusProvider struct {
 	Query   string `json:"query"`
 }
 
+// HookTemplates looks up hook templates; a Resolver that implements it
+// lets validation check a manifest's hooks.
+type HookTemplates interface {
+	HookTemplate(namespace, name string) (*HookTemplate, bool)
+}
+
+// The arguments the scheduler gives the hook runs it makes, besides the
+// template's defaults and the step's args (issue 14): every run gets
+// Namespace, AppName and Revision (a canary step's also StableRevision);
+// a PreDeleteHook's run also the instance: PodName (its task group ID),
+// InstanceID, HostIP and PodIP (the agent's address, where its ports
+// answer) and Port.<name> for each of its ports.
+const (
+	ArgNamespace      = "Namespace"
+	ArgAppName        = "AppName"
+	ArgRevision       = "Revision"
+	ArgStableRevision = "StableRevision"
+	ArgPodName        = "PodName"
+	ArgInstanceID     = "InstanceID"
+	ArgHostIP         = "HostIP"
+	ArgPodIP          = "PodIP"
+	ArgPortPrefix     = "Port."
+)
+
+// SchedulerArg reports whether the scheduler gives argument name.
+func SchedulerArg(name string) bool {
+	switch name {
+	case ArgNamespace, ArgAppName, ArgRevision, ArgStableRevision, ArgPodName, ArgInstanceID, ArgHostIP, ArgPodIP:
+		return true
+	}
+	return strings.HasPrefix(name, ArgPortPrefix)
+}
+
 // Duration is a Go duration string ("60s", "2m").
 type Duration string
 
@@ -247,4 +280,28 @@ func (v *validator) argRefs(p field.Path, s string, args map[string]bool) {
 			v.invalid(p, "{{ args.%s }}: no argument %q in spec.args", name, name)
 		}
 	}
+}
+
+// HookArgProblems lists what is wrong with the arguments a run of
+// template t is given, at path at: an argument t does not declare, or one
+// it declares without a value and args do not give. provided names the
+// arguments the caller fills in itself (the scheduler's); nil: none.
+func HookArgProblems(t *HookTemplate, args []HookArg, at field.Path, provided func(name string) bool) field.ErrorList {
+	var errs field.ErrorList
+	declared, given := map[string]bool{}, map[string]bool{}
+	for _, a := range t.Spec.Args {
+		declared[a.Name] = true
+	}
+	for i, a := range args {
+		if !declared[a.Name] {
+			errs = append(errs, field.Invalid(at.Child("args").Index(i).Child("name"), "hook template %s has no argument %q", t.Metadata.Name, a.Name))
+		}
+		given[a.Name] = true
+	}
+	for _, a := range t.Spec.Args {
+		if a.Value == "" && !given[a.Name] && (provided == nil || !provided(a.Name)) {
+			errs = append(errs, field.Invalid(at.Child("args"), "hook template %s needs a value for argument %q", t.Metadata.Name, a.Name))
+		}
+	}
+	return errs
 }

@@ -40,8 +40,11 @@ func (d *Deployment) Validate(r Resolver) field.ErrorList {
 	case d.Spec.UpdateStrategy != nil:
 		v.updateStrategy("spec.updateStrategy", d.Spec.UpdateStrategy, d.Spec.Instance, len(ts.Processes) > 0)
 	}
-	if pd := d.Spec.PreDeleteUpdateStrategy; pd != nil && pd.Hook != nil {
-		v.hookStep(field.Path("spec.preDeleteUpdateStrategy.hook"), pd.Hook)
+	if pd := d.Spec.PreDeleteUpdateStrategy; pd != nil {
+		v.nonNegative("spec.preDeleteUpdateStrategy.timeoutSeconds", pd.TimeoutSeconds)
+		if pd.Hook != nil {
+			v.hookStep(field.Path("spec.preDeleteUpdateStrategy.hook"), pd.Hook)
+		}
 	}
 	return v.errs
 }
@@ -139,15 +142,24 @@ func (v *validator) canaryStep(p field.Path, s CanaryStep, instances int) {
 	}
 }
 
-// hookStep checks a hook's shape. Hook runs (HookTemplate, HookRun) are
-// not in this build yet: a manifest relying on one is refused rather
-// than accepted and never gated.
+// hookStep checks a hook: its template exists (when the resolver knows
+// hook templates) and takes the step's arguments, the scheduler giving
+// the ones SchedulerArg names.
 func (v *validator) hookStep(p field.Path, h *HookStep) {
 	if h.TemplateName == "" {
 		v.required(p.Child("templateName"))
 		return
 	}
-	v.invalid(p, "hooks (HookTemplate %q) are not supported by this build yet", h.TemplateName)
+	templates, ok := v.resolver.(HookTemplates)
+	if !ok {
+		return
+	}
+	t, found := templates.HookTemplate(v.namespace, h.TemplateName)
+	if !found {
+		v.invalid(p.Child("templateName"), "hook template %q not found in namespace %q", h.TemplateName, v.namespace)
+		return
+	}
+	v.errs = append(v.errs, HookArgProblems(t, h.Args, p, SchedulerArg)...)
 }
 
 // ParseSignal reads a signal name ("SIGHUP", "HUP", any case) or number.

@@ -77,10 +77,22 @@ func TestValidateDeployment(t *testing.T) {
 		{"no steps", func(d *manifest.Deployment) { seed004(d).Canary.Steps = nil }, []string{U + ".canary.steps: required"}},
 		{"pause duration 0", func(d *manifest.Deployment) { seed004(d).Canary.Steps[3].Pause.Duration = intPtr(0) },
 			[]string{U + ".canary.steps[3].pause.duration: want seconds > 0, or no duration to pause until promote, got 0"}},
-		{"hook step refused until hooks exist", func(d *manifest.Deployment) {
+		{"hook step (seed 004)", func(d *manifest.Deployment) {
 			s := seed004(d)
 			s.Canary.Steps = append(s.Canary.Steps, manifest.CanaryStep{Hook: &manifest.HookStep{TemplateName: "test"}})
-		}, []string{U + `.canary.steps[4].hook: hooks (HookTemplate "test") are not supported by this build yet`}},
+			d.Spec.PreDeleteUpdateStrategy = &manifest.PreDeleteUpdateStrategy{Hook: &manifest.HookStep{TemplateName: "test"}}
+		}, nil},
+		{"hook template missing", func(d *manifest.Deployment) {
+			s := seed004(d)
+			s.Canary.Steps = append(s.Canary.Steps, manifest.CanaryStep{Hook: &manifest.HookStep{TemplateName: "nope"}})
+		}, []string{U + `.canary.steps[4].hook.templateName: hook template "nope" not found in namespace "ns-a"`}},
+		{"hook argument unknown", func(d *manifest.Deployment) {
+			d.Spec.PreDeleteUpdateStrategy = &manifest.PreDeleteUpdateStrategy{Hook: &manifest.HookStep{TemplateName: "test",
+				Args: []manifest.HookArg{{Name: "age", Value: "3"}}}}
+		}, []string{`spec.preDeleteUpdateStrategy.hook.args[0].name: hook template test has no argument "age"`}},
+		{"predelete timeout negative", func(d *manifest.Deployment) {
+			d.Spec.PreDeleteUpdateStrategy = &manifest.PreDeleteUpdateStrategy{TimeoutSeconds: -1}
+		}, []string{"spec.preDeleteUpdateStrategy.timeoutSeconds: must be ≥ 0, got -1"}},
 		{"hook without template", func(d *manifest.Deployment) {
 			d.Spec.PreDeleteUpdateStrategy = &manifest.PreDeleteUpdateStrategy{Hook: &manifest.HookStep{}}
 		}, []string{"spec.preDeleteUpdateStrategy.hook.templateName: required"}},

@@ -127,11 +127,12 @@ func (r *Registry) DeleteObject(ctx context.Context, kind manifest.Kind, namespa
 	return nil
 }
 
-// Resolver returns the configmaps and secrets of namespace, for validating
-// the references of a manifest in it.
+// Resolver returns the configmaps, secrets and hook templates of
+// namespace, for validating the references of a manifest in it.
 func (r *Registry) Resolver(ctx context.Context, namespace string) (manifest.Resolver, error) {
-	res := resolver{configMaps: map[string]*manifest.ConfigMap{}, secrets: map[string]*manifest.Secret{}}
-	for _, kind := range []manifest.Kind{manifest.KindConfigMap, manifest.KindSecret} {
+	res := resolver{configMaps: map[string]*manifest.ConfigMap{}, secrets: map[string]*manifest.Secret{},
+		hookTemplates: map[string]*manifest.HookTemplate{}}
+	for _, kind := range []manifest.Kind{manifest.KindConfigMap, manifest.KindSecret, manifest.KindHookTemplate} {
 		objs, err := r.ListObjects(ctx, kind, namespace)
 		if err != nil {
 			return nil, err
@@ -146,6 +147,8 @@ func (r *Registry) Resolver(ctx context.Context, namespace string) (manifest.Res
 				res.configMaps[o.Name] = m
 			case *manifest.Secret:
 				res.secrets[o.Name] = m
+			case *manifest.HookTemplate:
+				res.hookTemplates[o.Name] = m
 			}
 		}
 	}
@@ -153,8 +156,16 @@ func (r *Registry) Resolver(ctx context.Context, namespace string) (manifest.Res
 }
 
 type resolver struct {
-	configMaps map[string]*manifest.ConfigMap
-	secrets    map[string]*manifest.Secret
+	configMaps    map[string]*manifest.ConfigMap
+	secrets       map[string]*manifest.Secret
+	hookTemplates map[string]*manifest.HookTemplate
+}
+
+var _ manifest.HookTemplates = resolver{}
+
+func (r resolver) HookTemplate(_, name string) (*manifest.HookTemplate, bool) {
+	t, ok := r.hookTemplates[name]
+	return t, ok
 }
 
 func (r resolver) ConfigMap(_, name string) (*manifest.ConfigMap, bool) {

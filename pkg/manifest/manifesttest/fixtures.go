@@ -230,17 +230,51 @@ func Unique() *constraint.Constraint {
 	}}}
 }
 
-// Resolver holds configmaps and secrets by namespace and name.
+// Resolver holds configmaps, secrets and hook templates by namespace and
+// name.
 type Resolver struct {
-	ConfigMaps []*manifest.ConfigMap
-	Secrets    []*manifest.Secret
+	ConfigMaps    []*manifest.ConfigMap
+	Secrets       []*manifest.Secret
+	HookTemplates []*manifest.HookTemplate
 }
 
-var _ manifest.Resolver = (*Resolver)(nil)
+var (
+	_ manifest.Resolver      = (*Resolver)(nil)
+	_ manifest.HookTemplates = (*Resolver)(nil)
+)
 
-// NewResolver returns a Resolver holding ConfigMap() and Secret().
+// NewResolver returns a Resolver holding ConfigMap(), Secret() and
+// HookTemplate().
 func NewResolver() *Resolver {
-	return &Resolver{ConfigMaps: []*manifest.ConfigMap{ConfigMap()}, Secrets: []*manifest.Secret{Secret()}}
+	return &Resolver{ConfigMaps: []*manifest.ConfigMap{ConfigMap()}, Secrets: []*manifest.Secret{Secret()},
+		HookTemplates: []*manifest.HookTemplate{HookTemplate()}}
+}
+
+// HookTemplate returns seed 003's example template "test": one web
+// metric, asInt(result) < 30 on {$.age}; argument PodName comes from the
+// run (the scheduler gives it to PreDeleteHook runs).
+func HookTemplate() *manifest.HookTemplate {
+	return &manifest.HookTemplate{
+		APIVersion: "v4", KindName: "hooktemplate",
+		Metadata: manifest.ObjectMeta{Name: "test", Namespace: Namespace},
+		Spec: manifest.HookTemplateSpec{
+			Args: []manifest.HookArg{{Name: "service-name", Value: "test-gamedeployment-svc"}, {Name: "PodName"}},
+			Metrics: []manifest.HookMetric{{
+				Name: "webtest", Count: 2, Interval: "60s", SuccessCondition: "asInt(result) < 30",
+				Provider: manifest.HookProvider{Web: &manifest.WebProvider{URL: "http://1.1.1.1:9091", JSONPath: "{$.age}"}},
+			}},
+		},
+	}
+}
+
+// HookTemplate implements manifest.HookTemplates.
+func (r *Resolver) HookTemplate(namespace, name string) (*manifest.HookTemplate, bool) {
+	for _, t := range r.HookTemplates {
+		if t.Metadata.Namespace == namespace && t.Metadata.Name == name {
+			return t, true
+		}
+	}
+	return nil, false
 }
 
 // ConfigMap implements manifest.Resolver.
