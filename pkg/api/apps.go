@@ -342,7 +342,11 @@ func (s *Server) remove(wl workloads) handlerFunc {
 			return err
 		}
 		ns, name := r.PathValue("ns"), r.PathValue("name")
-		app, err := s.cfg.Registry.DeleteApp(r.Context(), ns, name)
+		force, err := forceOf(r)
+		if err != nil {
+			return err
+		}
+		app, err := s.cfg.Registry.DeleteApp(r.Context(), ns, name, force)
 		if err != nil {
 			return err
 		}
@@ -356,6 +360,20 @@ func (s *Server) remove(wl workloads) handlerFunc {
 
 type scaleRequest struct {
 	Instances *int `json:"instances"`
+	// Force skips the PreDeleteHook of the instances removed.
+	Force bool `json:"force,omitempty"`
+}
+
+// forceOf reads ?force=true: skip the PreDeleteHook of what is deleted.
+func forceOf(r *http.Request) (bool, error) {
+	switch v := r.URL.Query().Get("force"); v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	default:
+		return false, field.ErrorList{field.Invalid("force", "want true or false, got %q", v)}
+	}
 }
 
 func (s *Server) scale(wl workloads) handlerFunc {
@@ -377,7 +395,7 @@ func (s *Server) scale(wl workloads) handlerFunc {
 		if _, err := s.get(r, wl); err != nil {
 			return err
 		}
-		app, err := s.cfg.Registry.ScaleApp(r.Context(), r.PathValue("ns"), r.PathValue("name"), *req.Instances)
+		app, err := s.cfg.Registry.ScaleApp(r.Context(), r.PathValue("ns"), r.PathValue("name"), *req.Instances, req.Force)
 		if err != nil {
 			return err
 		}

@@ -197,14 +197,17 @@ type TaskGroup struct {
 	// containers' mode and type): an in-place update keeps it.
 	Network string `json:"network,omitempty"`
 	// Update is the rollout's update of this instance under way.
-	Update  *InstanceUpdate   `json:"update,omitempty"`
-	State   string            `json:"state"` // Mesos TaskState of the group, e.g. TASK_RUNNING
-	Phase   string            `json:"phase"` // the scheduler's lifecycle phase (pkg/scheduler)
-	AgentID string            `json:"agentID,omitempty"`
-	Host    string            `json:"host,omitempty"`
-	HostIP  string            `json:"hostIP,omitempty"` // the agent's address, for remote checks
-	Ports   map[string]uint32 `json:"ports,omitempty"`  // port name → host port
-	Healthy *bool             `json:"healthy,omitempty"`
+	Update *InstanceUpdate `json:"update,omitempty"`
+	// PreDelete is the PreDeleteHook the instance waits for before it is
+	// deleted or restarted.
+	PreDelete *PreDeleteWait    `json:"preDelete,omitempty"`
+	State     string            `json:"state"` // Mesos TaskState of the group, e.g. TASK_RUNNING
+	Phase     string            `json:"phase"` // the scheduler's lifecycle phase (pkg/scheduler)
+	AgentID   string            `json:"agentID,omitempty"`
+	Host      string            `json:"host,omitempty"`
+	HostIP    string            `json:"hostIP,omitempty"` // the agent's address, for remote checks
+	Ports     map[string]uint32 `json:"ports,omitempty"`  // port name → host port
+	Healthy   *bool             `json:"healthy,omitempty"`
 	// Ready: running, healthy by every check it has, not being restarted
 	// by an update (the rollout's readiness).
 	Ready bool `json:"ready"`
@@ -243,6 +246,24 @@ type TaskRecord struct {
 	// update may not grow past them.
 	CPUs  float64 `json:"cpus,omitempty"`
 	MemMB float64 `json:"memMB,omitempty"`
+}
+
+// PreDeleteWait is an instance waiting for its PreDeleteHook (seed 004):
+// it goes (or restarts) once a run succeeds; a failed run is followed by
+// another.
+type PreDeleteWait struct {
+	// Reason is what waits: a kill reason (scale-down, delete, update) or
+	// "in-place".
+	Reason string `json:"reason"`
+	// Run is the current run; Attempt counts them.
+	Run     string    `json:"run"`
+	Attempt int       `json:"attempt"`
+	Since   time.Time `json:"since"`
+	// NotBefore delays the next run after a failed one.
+	NotBefore time.Time `json:"notBefore,omitzero"`
+	// Passed: a run succeeded (or the wait timed out); the instance goes.
+	Passed  bool   `json:"passed,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // UpdateMode is how the rollout updates an instance.

@@ -64,6 +64,10 @@ type App struct {
 	Paused       bool     `json:"paused,omitempty"`
 	Promote      *Promote `json:"promote,omitempty"`
 	AbortVersion uint64   `json:"abortVersion,omitempty"`
+	// Force skips the PreDeleteHook of the instances a delete or scale
+	// removes (their request said force); the next scale or update
+	// without it clears it.
+	Force bool `json:"force,omitempty"`
 	// Revision is the etcd revision the record was read at.
 	Revision int64 `json:"-"`
 }
@@ -165,7 +169,7 @@ func (r *Registry) UpdateApp(ctx context.Context, obj manifest.Object, expectRev
 		if err := updatable(app); err != nil {
 			return false, err
 		}
-		app.Spec, app.Instances = spec, instances
+		app.Spec, app.Instances, app.Force = spec, instances, false
 		app.Cause, app.RolledBackTo, app.Paused = rollout.CauseUpdate, 0, manifest.UpdateStrategyOf(obj).Paused
 		return true, nil
 	})
@@ -260,8 +264,9 @@ func (r *Registry) AbortApp(ctx context.Context, namespace, name string, version
 	})
 }
 
-// ScaleApp sets the desired instance count.
-func (r *Registry) ScaleApp(ctx context.Context, namespace, name string, instances int) (*App, error) {
+// ScaleApp sets the desired instance count; force skips the
+// PreDeleteHook of the instances it removes.
+func (r *Registry) ScaleApp(ctx context.Context, namespace, name string, instances int, force bool) (*App, error) {
 	if instances < 0 {
 		return nil, fmt.Errorf("instances: must be ≥ 0, got %d: %w", instances, errdefs.ErrInvalidArgument)
 	}
@@ -269,7 +274,7 @@ func (r *Registry) ScaleApp(ctx context.Context, namespace, name string, instanc
 		if app.State == AppDeleting {
 			return false, fmt.Errorf("application %s/%s is being deleted: %w", namespace, name, errdefs.ErrConflict)
 		}
-		app.Instances = instances
+		app.Instances, app.Force = instances, force
 		return false, nil
 	})
 }
@@ -427,12 +432,13 @@ func (r *Registry) AppVersions(ctx context.Context, namespace, name string) ([]A
 // Marking first means a crash during the removal leaves a record still
 // marked for deletion (see RemoveApp), never a live-looking application
 // whose history is gone.
-func (r *Registry) DeleteApp(ctx context.Context, namespace, name string) (*App, error) {
+// force skips the instances' PreDeleteHook.
+func (r *Registry) DeleteApp(ctx context.Context, namespace, name string, force bool) (*App, error) {
 	app, err := r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
-		if app.State == AppDeleting {
+		if app.State == AppDeleting && (app.Force || !force) {
 			return false, errUnchanged
 		}
-		app.State, app.Message = AppDeleting, ""
+		app.State, app.Message, app.Force = AppDeleting, "", force
 		return false, nil
 	})
 	if errors.Is(err, errUnchanged) {

@@ -187,13 +187,13 @@ func TestUpdateAppRefusals(t *testing.T) {
 		t.Errorf("UpdateApp changing the kind = %v, want ErrInvalidArgument", err)
 	}
 	putTaskGroup(t, st, "ns-a", "gamesvc")
-	if _, err := r.DeleteApp(ctx, "ns-a", "gamesvc"); err != nil {
+	if _, err := r.DeleteApp(ctx, "ns-a", "gamesvc", false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.UpdateApp(ctx, process(4), 0); !errors.Is(err, errdefs.ErrConflict) {
 		t.Errorf("UpdateApp while deleting = %v, want ErrConflict", err)
 	}
-	if _, err := r.ScaleApp(ctx, "ns-a", "gamesvc", 4); !errors.Is(err, errdefs.ErrConflict) {
+	if _, err := r.ScaleApp(ctx, "ns-a", "gamesvc", 4, false); !errors.Is(err, errdefs.ErrConflict) {
 		t.Errorf("ScaleApp while deleting = %v, want ErrConflict", err)
 	}
 	if got := versionNumbers(t, r, "ns-a", "gamesvc"); !slices.Equal(got, []uint64{1, 2}) {
@@ -225,7 +225,7 @@ func TestScaleAppRetriesOnConcurrentWrite(t *testing.T) {
 		}
 		interfered = true
 	}))
-	app, err := r.ScaleApp(ctx, "ns-a", "gamesvc", 7)
+	app, err := r.ScaleApp(ctx, "ns-a", "gamesvc", 7, false)
 	if err != nil {
 		t.Fatalf("ScaleApp: %v", err)
 	}
@@ -257,7 +257,7 @@ func TestConcurrentScaleAndStatusLoseNothing(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			_, err := r.ScaleApp(ctx, "ns-a", "gamesvc", 10+i)
+			_, err := r.ScaleApp(ctx, "ns-a", "gamesvc", 10+i, false)
 			errs <- err
 		}()
 		go func() {
@@ -299,7 +299,7 @@ func TestSetAppStatusDoesNotOverrideDeleting(t *testing.T) {
 	r, st := newRegistry(t)
 	mustCreate(t, r, process(2))
 	putTaskGroup(t, st, "ns-a", "gamesvc")
-	deleting, err := r.DeleteApp(ctx, "ns-a", "gamesvc")
+	deleting, err := r.DeleteApp(ctx, "ns-a", "gamesvc", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +396,7 @@ func TestDeleteAppMarksBeforeRemoving(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if app, err := r.DeleteApp(ctx, "ns-a", "gamesvc"); err != nil || app != nil {
+	if app, err := r.DeleteApp(ctx, "ns-a", "gamesvc", false); err != nil || app != nil {
 		t.Fatalf("DeleteApp without task groups = %+v, %v; want nil, nil (removed)", app, err)
 	}
 	var seen []string
@@ -425,7 +425,7 @@ func TestDeleteAppMarksBeforeRemoving(t *testing.T) {
 	if !slices.Equal(seen, want) {
 		t.Errorf("DeleteApp wrote\n %q\nwant\n %q", seen, want)
 	}
-	if _, err := r.DeleteApp(ctx, "ns-a", "gamesvc"); !errors.Is(err, errdefs.ErrNotFound) {
+	if _, err := r.DeleteApp(ctx, "ns-a", "gamesvc", false); !errors.Is(err, errdefs.ErrNotFound) {
 		t.Errorf("DeleteApp of a missing application = %v, want ErrNotFound", err)
 	}
 }
@@ -436,7 +436,7 @@ func TestDeleteAppFinishesAfterCrash(t *testing.T) {
 	r, st := newRegistry(t)
 	mustCreate(t, r, process(1))
 	putTaskGroup(t, st, "ns-a", "gamesvc")
-	if _, err := r.DeleteApp(ctx, "ns-a", "gamesvc"); err != nil {
+	if _, err := r.DeleteApp(ctx, "ns-a", "gamesvc", false); err != nil {
 		t.Fatal(err)
 	}
 	key, err := store.AppVersionKey("ns-a", "gamesvc", 1)
@@ -456,7 +456,7 @@ func TestDeleteAppFinishesAfterCrash(t *testing.T) {
 	if _, err := r.UpdateApp(ctx, process(2), 0); !errors.Is(err, errdefs.ErrConflict) {
 		t.Errorf("UpdateApp after the crash = %v, want ErrConflict (being deleted)", err)
 	}
-	if app, err := r.DeleteApp(ctx, "ns-a", "gamesvc"); err != nil || app != nil {
+	if app, err := r.DeleteApp(ctx, "ns-a", "gamesvc", false); err != nil || app != nil {
 		t.Errorf("DeleteApp again = %+v, %v; want nil, nil", app, err)
 	}
 	if entries, err := st.List(ctx, ""); err != nil || len(entries) != 0 {
@@ -692,7 +692,7 @@ func TestDeleteAppRacesTheScheduler(t *testing.T) {
 					}
 				}
 			}()
-			if app, err := r.DeleteApp(ctx, "ns-a", name); err != nil || app != nil {
+			if app, err := r.DeleteApp(ctx, "ns-a", name, false); err != nil || app != nil {
 				t.Errorf("%s race %d: DeleteApp = %+v, %v; want nil, nil", racer, i, app, err)
 			}
 			if err := <-done; err != nil {

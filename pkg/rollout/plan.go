@@ -555,9 +555,12 @@ func (p *planner) status(moves []Move) Status {
 		} else {
 			st.Message = fmt.Sprintf("aborted (%s): returning to revision %d, %d/%d instances to go", p.st.AbortReason, p.st.StableVersion, left, p.in.Replicas)
 		}
-	case p.st.StableVersion == p.st.UpdateVersion && p.settled() && st.Total == st.Replicas:
+	case p.st.StableVersion == p.st.UpdateVersion && p.settled():
 		st.Phase, progressing.Reason = PhaseCompleted, "RolloutCompleted"
 		st.Message = fmt.Sprintf("every instance runs revision %d", p.st.UpdateVersion)
+		if extra := st.Total - st.Replicas; extra > 0 {
+			st.Message += fmt.Sprintf("; %d more going away", extra)
+		}
 		if p.st.Cause == CauseRollback {
 			st.Phase, progressing.Reason = PhaseRolledBack, "RolledBack"
 			st.Message = fmt.Sprintf("rolled back to the spec of revision %d (as revision %d): every instance runs it", p.st.RolledBackTo, p.st.UpdateVersion)

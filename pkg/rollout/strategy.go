@@ -30,6 +30,11 @@ type Strategy struct {
 	DeleteFirst bool
 	// Manual waits for promote after every batch (rollingManually).
 	Manual bool
+	// PreDelete is the hook an instance must pass before it is deleted
+	// or restarted by an update (preDeleteUpdateStrategy); nil: none.
+	// PreDeleteTimeout ends the wait (0: none).
+	PreDelete        *manifest.HookStep
+	PreDeleteTimeout time.Duration
 }
 
 // StepKind is what a canary step does.
@@ -77,6 +82,10 @@ func StrategyOf(obj manifest.Object) Strategy {
 			s.ReloadSignal = int(sig)
 		}
 		s.ReloadCommand = hp.Command
+	}
+	if d, ok := obj.(*manifest.Deployment); ok && d.Spec.PreDeleteUpdateStrategy != nil {
+		s.PreDelete = d.Spec.PreDeleteUpdateStrategy.Hook
+		s.PreDeleteTimeout = time.Duration(d.Spec.PreDeleteUpdateStrategy.TimeoutSeconds) * time.Second
 	}
 	if us.Canary != nil {
 		for _, cs := range us.Canary.Steps {

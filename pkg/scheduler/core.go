@@ -108,6 +108,10 @@ type Core struct {
 	// written maps the instances persisted in this step to their write,
 	// so that a step stores each instance once, in its last state.
 	written map[*instance]int
+	// hookRuns are the hook runs by "namespace/name" (hooks.go);
+	// preDeleting the instances waiting for their PreDeleteHook.
+	hookRuns    map[string]*registry.HookRun
+	preDeleting map[*instance]bool
 }
 
 type app struct {
@@ -160,6 +164,7 @@ func NewCore(cfg Config) (*Core, error) {
 		agents: map[string]*agentInfo{}, reconciling: map[string]string{}, killSent: map[string]time.Time{},
 		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{}, refs: newReferences(),
 		dirty: map[*app]bool{}, written: map[*instance]int{},
+		hookRuns: map[string]*registry.HookRun{}, preDeleting: map[*instance]bool{},
 	}, nil
 }
 
@@ -201,6 +206,8 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.tick()
 	case RemoteHealth:
 		c.remoteHealth(in)
+	case HookRunChanged:
+		c.hookRunChanged(in.Run)
 	case ObjectChanged:
 		c.objectChanged(in.Object)
 	case ObjectRemoved:
@@ -254,6 +261,9 @@ func (c *Core) restore(in Restore) {
 	for _, obj := range in.Objects {
 		c.refs.put(obj)
 	}
+	for _, run := range in.HookRuns {
+		c.hookRuns[runKey(run.Namespace, run.Name)] = run
+	}
 	rollouts := map[string]*registry.Rollout{}
 	for _, ro := range in.Rollouts {
 		rollouts[ro.Namespace+"/"+ro.Name] = ro
@@ -292,6 +302,12 @@ func (c *Core) restore(in Restore) {
 		}
 		if inst.phase == PhaseRunning {
 			c.startRemoteChecks(inst)
+		}
+		if pd := inst.rec.PreDelete; pd != nil && !pd.Passed {
+			c.preDeleting[inst] = true
+			if run := c.hookRuns[runKey(g.Namespace, pd.Run)]; run != nil {
+				c.preDeleteVerdict(inst, run) // it may have ended meanwhile
+			}
 		}
 	}
 	c.restoreSweeps(in.Sweeps)
@@ -365,8 +381,7 @@ func (c *Core) reconcileApp(a *app) {
 			c.kill(inst, KillDelete)
 		}
 		if len(a.instances) == 0 {
-			c.write(Write{RemoveApp: &AppRef{a.rec.Namespace, a.rec.Name}})
-			delete(c.apps, a.key())
+			c.removeApp(a)
 		}
 		return
 	}
@@ -391,11 +406,18 @@ func (c *Core) reconcileApp(a *app) {
 }
 
 // kill stops an instance for reason (delete, scale-down, reschedule).
-// An instance with nothing running goes at once.
+// An instance with nothing running goes at once; one with a
+// PreDeleteHook first passes it (scale-down, delete, update).
 func (c *Core) kill(inst *instance, reason KillReason) {
 	phase := inst.phase
 	if phase == PhaseKilling {
 		return
+	}
+	switch reason {
+	case KillScaleDown, KillDelete, KillUpdate:
+		if c.preDeleteHeld(inst, string(reason)) {
+			return
+		}
 	}
 	if !phase.live() {
 		if reason == KillReschedule {
@@ -433,12 +455,20 @@ func (c *Core) remove(inst *instance) {
 		delete(c.killSent, t.ID)
 	}
 	delete(a.instances, inst.rec.Index)
+	c.endPreDelete(inst)
 	c.write(Write{DeleteGroup: &GroupRef{inst.rec.Namespace, inst.rec.App, inst.rec.Index}})
 	c.dirty[a] = true
 	if a.rec.State == registry.AppDeleting && len(a.instances) == 0 {
-		c.write(Write{RemoveApp: &AppRef{a.rec.Namespace, a.rec.Name}})
-		delete(c.apps, a.key())
+		c.removeApp(a)
 	}
+}
+
+// removeApp removes an application whose instances are gone, and its
+// hook runs.
+func (c *Core) removeApp(a *app) {
+	c.removeRuns(a)
+	c.write(Write{RemoveApp: &AppRef{a.rec.Namespace, a.rec.Name}})
+	delete(c.apps, a.key())
 }
 
 // currentLaunch returns the instance whose current launch is the task

@@ -143,6 +143,10 @@ func (d *Driver) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	runWatch, err := d.cfg.Store.Watch(ctx, string(store.KindHookRun)+"/", 0)
+	if err != nil {
+		return err
+	}
 	objectWatches := make([]<-chan store.Event, len(referencedKinds))
 	for i, kind := range referencedKinds {
 		if objectWatches[i], err = d.cfg.Store.Watch(ctx, string(kind.store)+"/", 0); err != nil {
@@ -169,6 +173,10 @@ func (d *Driver) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	runs, err := d.cfg.Registry.ListHookRuns(ctx, "")
+	if err != nil {
+		return err
+	}
 	var objects []manifest.Object
 	for _, kind := range referencedKinds {
 		recs, err := d.cfg.Registry.ListObjects(ctx, kind.manifest, "")
@@ -184,7 +192,8 @@ func (d *Driver) run(ctx context.Context) error {
 			objects = append(objects, obj)
 		}
 	}
-	if err := d.step(ctx, Restore{FrameworkID: fwID, Apps: apps, Groups: groups, Sweeps: sweeps, Rollouts: rollouts, Objects: objects}); err != nil {
+	if err := d.step(ctx, Restore{FrameworkID: fwID, Apps: apps, Groups: groups, Sweeps: sweeps, Rollouts: rollouts,
+		HookRuns: runs, Objects: objects}); err != nil {
 		return err
 	}
 
@@ -234,6 +243,13 @@ func (d *Driver) run(ctx context.Context) error {
 			}
 		case we, ok := <-objectWatches[1]:
 			if in, err = d.objectInput(ctx, referencedKinds[1], we, ok); in == nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		case we, ok := <-runWatch:
+			if in, err = d.hookRunInput(ctx, we, ok); in == nil {
 				if err != nil {
 					return err
 				}
@@ -294,6 +310,33 @@ func (d *Driver) objectInput(ctx context.Context, kind referencedKind, we store.
 		return nil, nil
 	}
 	return ObjectChanged{Object: obj}, nil
+}
+
+// hookRunInput turns a written hook run into a core input; nil for a
+// deletion (the core forgets runs itself) or a record it cannot read, and
+// an error when the watch ended badly.
+func (d *Driver) hookRunInput(ctx context.Context, we store.Event, ok bool) (Input, error) {
+	switch {
+	case !ok:
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("hook run watch closed")
+	case we.Err != nil:
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("hook run watch: %w", we.Err)
+	case we.Type == store.EventDelete:
+		return nil, nil
+	}
+	var run registry.HookRun
+	if err := json.Unmarshal(we.Entry.Value, &run); err != nil {
+		d.log.Error("stored hook run", "key", we.Entry.Key, "err", err)
+		return nil, nil
+	}
+	run.Revision = we.Entry.Revision
+	return HookRunChanged{Run: &run}, nil
 }
 
 func appInput(we store.Event) (Input, error) {
@@ -371,6 +414,13 @@ func (d *Driver) persist(ctx context.Context, w Write) error {
 		return r.DeleteSweep(ctx, w.DeleteSweep)
 	case w.Rollout != nil:
 		return r.PutRollout(ctx, w.Rollout)
+	case w.HookRun != nil:
+		if err := r.CreateHookRun(ctx, w.HookRun); err != nil && !errors.Is(err, errdefs.ErrAlreadyExists) {
+			return err
+		}
+		return nil
+	case w.DeleteHook != nil:
+		return r.DeleteHookRun(ctx, w.DeleteHook.Namespace, w.DeleteHook.Name)
 	}
 	return nil
 }

@@ -197,7 +197,7 @@ func TestDriverRunsApplicationsOnDevCluster(t *testing.T) {
 	})
 
 	// 5 instances cannot be unique on 3 agents.
-	if _, err := s.reg.ScaleApp(ctx, "ns-a", "game", 5); err != nil {
+	if _, err := s.reg.ScaleApp(ctx, "ns-a", "game", 5, false); err != nil {
 		t.Fatal(err)
 	}
 	s.eventually("Abnormal with the rejections", func() (bool, string) {
@@ -205,7 +205,7 @@ func TestDriverRunsApplicationsOnDevCluster(t *testing.T) {
 		return st == registry.AppAbnormal && strings.Contains(msg, "0/3 agents fit: hostname UNIQUE 3"), string(st) + " " + msg
 	})
 
-	if _, err := s.reg.ScaleApp(ctx, "ns-a", "game", 2); err != nil {
+	if _, err := s.reg.ScaleApp(ctx, "ns-a", "game", 2, false); err != nil {
 		t.Fatal(err)
 	}
 	kept := s.running("game", 2)
@@ -219,7 +219,7 @@ func TestDriverRunsApplicationsOnDevCluster(t *testing.T) {
 		t.Errorf("instance 2's task is %v (%v), want TASK_KILLED", state, err)
 	}
 
-	if _, err := s.reg.DeleteApp(ctx, "ns-a", "game"); err != nil {
+	if _, err := s.reg.DeleteApp(ctx, "ns-a", "game", false); err != nil {
 		t.Fatal(err)
 	}
 	s.eventually("application removed", func() (bool, string) {

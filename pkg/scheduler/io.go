@@ -20,6 +20,9 @@ type Restore struct {
 	Groups      []*registry.TaskGroup
 	Sweeps      []*registry.Sweep
 	Rollouts    []*registry.Rollout
+	// HookRuns are the hook runs, whose phases canary steps and
+	// PreDeleteHooks wait for.
+	HookRuns []*registry.HookRun
 	// Objects are the configmaps and secrets launches may inject.
 	Objects []manifest.Object
 }
@@ -32,6 +35,9 @@ type ObjectRemoved struct {
 	Kind            manifest.Kind
 	Namespace, Name string
 }
+
+// HookRunChanged: a hook run was written (created, measured, ended).
+type HookRunChanged struct{ Run *registry.HookRun }
 
 // Subscribed: the master accepted the subscription.
 type Subscribed struct{ FrameworkID string }
@@ -110,6 +116,7 @@ func (Tick) input()               {}
 func (ObjectChanged) input()      {}
 func (ObjectRemoved) input()      {}
 func (RemoteHealth) input()       {}
+func (HookRunChanged) input()     {}
 
 // Output is what a step asks of the driver: persist Writes, in order, then
 // send Calls, in order, then start and stop remote health checks. Logs
@@ -146,7 +153,12 @@ type Write struct {
 	Sweep       *registry.Sweep     // store the sweep owed an agent
 	DeleteSweep string              // the sweep of this agent is done
 	Rollout     *registry.Rollout   // store an application's rollout
+	HookRun     *registry.HookRun   // create a hook run (one that exists is left as it is)
+	DeleteHook  *HookRunRef         // delete a hook run
 }
+
+// HookRunRef names a hook run.
+type HookRunRef struct{ Namespace, Name string }
 
 // AgentRecord is an agent as offers describe it.
 type AgentRecord struct {

@@ -72,6 +72,7 @@ func (c *Core) tick() {
 		}
 	}
 	c.resendUpdates()
+	c.preDeleteTick()
 	for _, a := range c.apps {
 		if a.ro.Status.Phase != rollout.PhaseCompleted {
 			c.dirty[a] = true // waits end with time

@@ -10,6 +10,7 @@ import (
 // decide applies the restart policy to an instance whose launch ended
 // with outcome o.
 func (c *Core) decide(inst *instance, o outcome, reason string) {
+	c.endPreDelete(inst)
 	if u := inst.rec.Update; u != nil {
 		// An update that was under way ends with the launch; the rollout
 		// plans the instance again.
@@ -44,6 +45,7 @@ func (c *Core) decide(inst *instance, o outcome, reason string) {
 func (c *Core) killed(inst *instance) {
 	reason := inst.killReason
 	inst.killReason = ""
+	c.endPreDelete(inst)
 	if reason == KillUpdate {
 		u := inst.rec.Update
 		inst.rec.Update = nil

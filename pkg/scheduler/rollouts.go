@@ -60,6 +60,7 @@ func (c *Core) progressRollout(a *app) {
 			break
 		}
 	}
+	c.startCanaryHook(a, res.State) // stored before the wait it is for
 	if res.Completed {
 		if a.ro.StableTemplate != "" {
 			c.logf("rollout completed", "app", a.key(), "revision", res.State.UpdateVersion)
@@ -78,7 +79,7 @@ func (c *Core) progressRollout(a *app) {
 // rolloutInput is what the rollout controller sees of an application.
 func (c *Core) rolloutInput(a *app, st rollout.State) rollout.Input {
 	in := rollout.Input{Now: c.now, Strategy: a.strategy, Replicas: a.rec.Instances, State: st, Paused: a.rec.Paused,
-		Instances: make([]rollout.Instance, 0, len(a.instances))}
+		Instances: make([]rollout.Instance, 0, len(a.instances)), Hook: c.canaryVerdict(a, st)}
 	if p := a.rec.Promote; p != nil && p.Version == st.UpdateVersion {
 		in.Promote = p.Seq
 	}

@@ -83,6 +83,10 @@ func (c *Core) updateRunning(inst *instance, version uint64, hash string) {
 		c.persist(inst)
 		return
 	}
+	if mode == registry.UpdateInPlace && c.preDeleteHeld(inst, preDeleteInPlace) {
+		c.persist(inst)
+		return // sent once the hook passed
+	}
 	c.sendUpdate(inst)
 	c.persist(inst)
 }
@@ -185,6 +189,7 @@ func (c *Core) updateApplied(inst *instance) {
 		return
 	}
 	inst.rec.Version, inst.rec.Template, inst.rec.Update = inst.app.versionOf(u.Template, u.Version), u.Template, nil
+	c.endPreDelete(inst)
 	if t := inst.app.template(u.Template); t != nil {
 		inst.rec.RestartGeneration = t.RestartGeneration
 	}
@@ -246,7 +251,8 @@ func (c *Core) resendUpdates() {
 		wait := c.cfg.RetryInterval + a.strategy.InPlaceGrace
 		for _, inst := range a.sortedInstances() {
 			u := inst.rec.Update
-			if u == nil || u.Mode == registry.UpdateReplace || u.Error != "" || inst.phase != PhaseRunning || c.now.Sub(u.Sent) < wait {
+			held := inst.rec.PreDelete != nil && !inst.rec.PreDelete.Passed
+			if u == nil || u.Mode == registry.UpdateReplace || u.Error != "" || held || inst.phase != PhaseRunning || c.now.Sub(u.Sent) < wait {
 				continue
 			}
 			c.sendUpdate(inst)

@@ -16,7 +16,7 @@
 //	unknown TASKID AGENT STATE [reason=R] [source=S]   a status for a task the core does not know
 //	sweep AGENT KIND STATE [message=M]   a status of the sweep task running there
 //	tick DURATION       advance the clock and send Tick
-//	scale NS/NAME N | delete NS/NAME | update NS/NAME (a new version, same spec)
+//	scale NS/NAME N [force=true] | delete NS/NAME | update NS/NAME (a new version, same spec)
 //	operate NS/NAME IDX OP   restart, reload or reschedule the current launch
 //	health NS/NAME IDX healthy|unhealthy|kill   a remote check verdict
 //	rescind OFFERID
@@ -28,6 +28,10 @@
 //	pause|resume|promote|abort NS/NAME   the operator's rollout controls
 //	rollback NS/NAME VERSION | restartapp NS/NAME   a new version: an older spec, or a restart
 //	result NS/NAME IDX TYPE ok|ERROR...   the executor's answer to a message (update)
+//	hookrun NS/RUN PHASE [MESSAGE...]   a hook run the core made ends (as the hook runner would end it)
+//
+// deploy also takes predelete=TEMPLATE [predeleteTimeout=S] and hook steps
+// (steps=partition:2,hook:TEMPLATE).
 //
 // status also takes revision=N, the revision the executor reports in
 // TaskStatus.data. Rollouts are shown ("store rollout …") for

@@ -34,6 +34,8 @@ type Harness struct {
 	// printed per application, so that only changes are shown.
 	rollouts map[string]*registry.Rollout
 	shown    map[string]string
+	// hookRuns are the stored hook runs, by "ns/name".
+	hookRuns map[string]*registry.HookRun
 	// history keeps every version's spec and restart generation, for
 	// rollback.
 	history     map[string][][]byte
@@ -50,6 +52,7 @@ func New(t testing.TB) *Harness {
 	h := &Harness{t: t, now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
 		apps: map[string]*registry.App{}, groups: map[string]*registry.TaskGroup{}, sweeps: map[string]*registry.Sweep{},
 		objects: map[string]manifest.Object{}, rollouts: map[string]*registry.Rollout{}, shown: map[string]string{},
+		hookRuns: map[string]*registry.HookRun{},
 		history: map[string][][]byte{}, generations: map[string][]int{}}
 	for _, obj := range []manifest.Object{manifesttest.ConfigMap(), manifesttest.Secret()} {
 		meta, _ := manifest.MetaOf(obj)
@@ -83,8 +86,13 @@ func (h *Harness) newCore() *scheduler.Core {
 		ro := *h.rollouts[k]
 		rollouts = append(rollouts, &ro)
 	}
+	var runs []*registry.HookRun
+	for _, k := range sortedKeys(h.hookRuns) {
+		run := *h.hookRuns[k]
+		runs = append(runs, &run)
+	}
 	c.Step(h.now, scheduler.Restore{FrameworkID: h.fwID, Apps: h.appList(), Groups: h.groupList(), Sweeps: sweeps,
-		Rollouts: rollouts, Objects: objects})
+		Rollouts: rollouts, HookRuns: runs, Objects: objects})
 	return c
 }
 
@@ -165,6 +173,9 @@ func (h *Harness) apply(w scheduler.Write) string {
 		if a := h.apps[g.Namespace+"/"+g.App]; a != nil && a.Kind == manifest.KindDeployment {
 			s += fmt.Sprintf(" rev=%d", g.Version)
 		}
+		if pd := g.PreDelete; pd != nil {
+			s += fmt.Sprintf(" predelete=%s:%s#%d", pd.Reason, map[bool]string{true: "passed", false: "waiting"}[pd.Passed], pd.Attempt)
+		}
 		if u := g.Update; u != nil {
 			s += fmt.Sprintf(" update=%s:%d", u.Mode, u.Version)
 			if u.Error != "" {
@@ -215,6 +226,11 @@ func (h *Harness) apply(w scheduler.Write) string {
 		return "store delete sweep " + w.DeleteSweep
 	case w.Rollout != nil:
 		return h.storeRollout(w.Rollout)
+	case w.HookRun != nil:
+		return h.storeHookRun(w.HookRun)
+	case w.DeleteHook != nil:
+		delete(h.hookRuns, w.DeleteHook.Namespace+"/"+w.DeleteHook.Name)
+		return "store delete hookrun " + w.DeleteHook.Namespace + "/" + w.DeleteHook.Name
 	}
 	return "store ?"
 }
@@ -321,6 +337,7 @@ func (h *Harness) Run(command string) []string {
 	case "scale":
 		a := h.apps[f[1]]
 		a.Instances, _ = strconv.Atoi(f[2])
+		a.Force = args["force"] == "true"
 		cp := *a
 		return h.step(scheduler.AppChanged{App: &cp})
 	case "update":

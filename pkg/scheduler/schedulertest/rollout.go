@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/hook"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
@@ -42,6 +43,8 @@ func (h *Harness) runRollout(f []string, args map[string]string) (lines []string
 	case "restartapp":
 		h.apps[key].RestartGeneration++
 		return h.newVersion(key, h.apps[key].Spec, rollout.CauseRestart, 0), true
+	case "hookrun":
+		return h.hookRunEnds(f[1], hook.Phase(f[2]), strings.Join(f[3:], " ")), true
 	case "result":
 		g := h.groups[key+"/"+f[2]]
 		res := proto.MessageResult{Type: proto.MessageType(f[3]), TaskID: g.Tasks[0].ID, OK: f[4] == "ok"}
@@ -75,6 +78,10 @@ func (h *Harness) deploy(key string, args map[string]string) []string {
 	if g, ok := args["inplace"]; ok {
 		us.InPlaceUpdateStrategy = &manifest.InPlaceUpdateStrategy{GracePeriodSeconds: atoi(g, 0)}
 	}
+	if t := args["predelete"]; t != "" {
+		d.Spec.PreDeleteUpdateStrategy = &manifest.PreDeleteUpdateStrategy{Hook: &manifest.HookStep{TemplateName: t},
+			TimeoutSeconds: atoi(args["predeleteTimeout"], 0)}
+	}
 	if steps := args["steps"]; steps != "" {
 		us.Canary = &manifest.CanaryStrategy{}
 		for _, s := range strings.Split(steps, ",") {
@@ -83,6 +90,9 @@ func (h *Harness) deploy(key string, args map[string]string) []string {
 			switch kind {
 			case "partition":
 				us.Canary.Steps = append(us.Canary.Steps, manifest.CanaryStep{Partition: &v})
+			case "hook":
+				us.Canary.Steps = append(us.Canary.Steps, manifest.CanaryStep{Hook: &manifest.HookStep{TemplateName: n,
+					Args: []manifest.HookArg{{Name: "service-name", Value: "game-svc"}}}})
 			case "pause":
 				ps := &manifest.PauseStep{}
 				if n != "" {
@@ -118,6 +128,39 @@ func intOrPercent(s string) *manifest.IntOrPercent {
 		return manifest.Percent(atoi(p, 0))
 	}
 	return manifest.Count(atoi(s, 0))
+}
+
+// storeHookRun keeps a run the core created (one that exists stays, as
+// in the registry) and describes it.
+func (h *Harness) storeHookRun(run *registry.HookRun) string {
+	key := run.Namespace + "/" + run.Name
+	if h.hookRuns[key] == nil {
+		cp := *run
+		h.hookRuns[key] = &cp
+	}
+	o := run.Spec.Owner
+	var args []string
+	for _, a := range run.Spec.Args {
+		args = append(args, a.Name+"="+a.Value)
+	}
+	line := fmt.Sprintf("store hookrun %s template=%s owner=%s/%s rev=%d", key, run.Spec.TemplateName, o.Kind, o.App, o.Revision)
+	if o.Kind == hook.OwnerCanaryStep {
+		line += fmt.Sprintf(" step=%d seq=%d", o.Step, o.Seq)
+	} else {
+		line += fmt.Sprintf(" instance=%d", o.Instance)
+	}
+	return line + " args=" + strings.Join(args, ",")
+}
+
+// hookRunEnds ends a stored run with phase, as the hook runner would.
+func (h *Harness) hookRunEnds(key string, phase hook.Phase, message string) []string {
+	run := h.hookRuns[key]
+	if run == nil {
+		h.t.Fatalf("no hook run %s (runs %v)", key, sortedKeys(h.hookRuns))
+	}
+	run.Status.Phase, run.Status.Message = phase, message
+	cp := *run
+	return h.step(scheduler.HookRunChanged{Run: &cp})
 }
 
 // newVersion stores spec as the next version of an application, as the
