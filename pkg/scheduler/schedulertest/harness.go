@@ -53,7 +53,7 @@ func New(t testing.TB) *Harness {
 		apps: map[string]*registry.App{}, groups: map[string]*registry.TaskGroup{}, sweeps: map[string]*registry.Sweep{},
 		objects: map[string]manifest.Object{}, rollouts: map[string]*registry.Rollout{}, shown: map[string]string{},
 		hookRuns: map[string]*registry.HookRun{},
-		history: map[string][][]byte{}, generations: map[string][]int{}}
+		history:  map[string][][]byte{}, generations: map[string][]int{}}
 	for _, obj := range []manifest.Object{manifesttest.ConfigMap(), manifesttest.Secret()} {
 		meta, _ := manifest.MetaOf(obj)
 		h.objects[string(obj.Kind())+" "+meta.Namespace+"/"+meta.Name] = obj
