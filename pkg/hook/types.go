@@ -86,16 +86,22 @@ type RunStatus struct {
 
 // MetricResult is one metric's measurements and counts.
 type MetricResult struct {
-	Name             string        `json:"name"`
-	Phase            Phase         `json:"phase"`
-	Message          string        `json:"message,omitempty"`
-	Count            int           `json:"count"`
-	Successful       int           `json:"successful"`
-	Failed           int           `json:"failed"`
-	Inconclusive     int           `json:"inconclusive"`
-	Error            int           `json:"error"`
-	ConsecutiveError int           `json:"consecutiveError"`
-	Measurements     []Measurement `json:"measurements,omitempty"`
+	Name  string `json:"name"`
+	Phase Phase  `json:"phase"`
+	// Message says what decided the phase.
+	Message string `json:"message,omitempty"`
+	// Count is how many measurements gave a value (Successful, Failed
+	// and Inconclusive): the ones the metric's count counts. An error is
+	// retried instead (Argo Rollouts), counted in Error and
+	// ConsecutiveError.
+	Count            int `json:"count"`
+	Successful       int `json:"successful"`
+	Failed           int `json:"failed"`
+	Inconclusive     int `json:"inconclusive"`
+	Error            int `json:"error"`
+	ConsecutiveError int `json:"consecutiveError"`
+	// Measurements are the latest MaxMeasurements, oldest first.
+	Measurements []Measurement `json:"measurements,omitempty"`
 }
 
 // MaxMeasurements is how many measurements a metric keeps (the latest).
