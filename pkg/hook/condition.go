@@ -162,7 +162,7 @@ func Judge(m manifest.HookMetric, result any) (Phase, string) {
 func Measure(m manifest.HookMetric, result any, err error, startedAt, finishedAt time.Time) Measurement {
 	out := Measurement{StartedAt: startedAt, FinishedAt: finishedAt}
 	if err != nil {
-		out.Phase, out.Message = Error, err.Error()
+		out.Phase, out.Message = Error, truncate(err.Error(), MaxValueBytes)
 		return out
 	}
 	out.Value = truncate(FormatValue(result), MaxValueBytes)
@@ -170,9 +170,10 @@ func Measure(m manifest.HookMetric, result any, err error, startedAt, finishedAt
 	return out
 }
 
-// MaxValueBytes bounds the value a measurement keeps: a body read
-// without a jsonPath can be large, and a run record holds ten
-// measurements of each metric.
+// MaxValueBytes bounds the value a measurement keeps, and the message of
+// an erring call (which may quote the body): a body read without a
+// jsonPath can be large, and a run record holds ten measurements of each
+// metric.
 const MaxValueBytes = 1024
 
 // FormatValue writes a measured value as a measurement keeps it: a

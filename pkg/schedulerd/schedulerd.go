@@ -18,6 +18,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/hookrun"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
@@ -232,8 +233,8 @@ func openStore(ctx context.Context, o Options) (*store.Store, func(), error) {
 	return st, closeAll, nil
 }
 
-// leadership tracks who leads, for the API, and runs the driver while
-// this replica does.
+// leadership tracks who leads, for the API, and runs the driver and the
+// hook runner while this replica does.
 type leadership struct {
 	self   string
 	mu     sync.Mutex
@@ -252,8 +253,9 @@ func (l *leadership) set(leader string) {
 	l.mu.Unlock()
 }
 
-// run campaigns, and while leading runs the driver; when leadership or
-// the driver fails it steps down and campaigns again.
+// run campaigns, and while leading runs the driver and the hook runner;
+// when leadership, the driver or the runner fails it steps down and
+// campaigns again.
 func (l *leadership) run(ctx context.Context, st *store.Store, o Options, masters []string, encoding encoding.Codec, reg *registry.Registry, op *operator) error {
 	for ctx.Err() == nil {
 		if err := l.term(ctx, st, o, masters, encoding, reg, op); err != nil && ctx.Err() == nil {
@@ -312,24 +314,40 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 	if err != nil {
 		return err
 	}
-	driverCtx, stopDriver := context.WithCancel(ctx)
-	defer stopDriver()
+	// The hook runner drives the hook runs while this replica leads; the
+	// next leader's resumes them from their stored measurements.
+	hooks, err := hookrun.New(hookrun.Config{Registry: reg, Store: st, Logger: o.Logger.With("component", "hookrun")})
+	if err != nil {
+		return err
+	}
+	leadCtx, stopLeading := context.WithCancel(ctx)
+	defer stopLeading()
 	op.set(driver)
 	defer op.set(nil)
-	done := make(chan error, 1)
-	go func() { done <- driver.Run(driverCtx) }()
+	// Each returns nil only once leadCtx ends; the first to end ends the
+	// term, and the term waits for both.
+	done := make(chan error, 2)
+	go func() { done <- driver.Run(leadCtx) }()
+	go func() {
+		if err := hooks.Run(leadCtx); err != nil {
+			done <- fmt.Errorf("hook runner: %w", err)
+			return
+		}
+		done <- nil
+	}()
+	running := 2
 	select {
 	case <-election.Lost():
-		stopDriver()
-		<-done
-		return fmt.Errorf("lost the etcd session: %w", errdefs.ErrUnavailable)
-	case err := <-done:
-		return err
+		err = fmt.Errorf("lost the etcd session: %w", errdefs.ErrUnavailable)
+	case err = <-done:
+		running--
 	case <-ctx.Done():
-		stopDriver()
-		<-done
-		return nil
 	}
+	stopLeading()
+	for ; running > 0; running-- {
+		<-done
+	}
+	return err
 }
 
 // operator hands task group operations to the driver of this replica.

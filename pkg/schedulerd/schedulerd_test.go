@@ -9,13 +9,17 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/hook"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/schedulerd"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
@@ -154,7 +158,8 @@ func runningIDs(t *testing.T, addr string) []string {
 // the follower serves reads and redirects writes to it; when the leader
 // is killed (SIGKILL: no resignation) the follower takes over within
 // seconds of its etcd session expiring, and no instance is lost or
-// duplicated.
+// duplicated. Issue 14: a hook run under way goes on on the new leader,
+// its measurements kept.
 func TestStandbyTakesOver(t *testing.T) {
 	ctx := context.Background()
 	etcd, err := store.StartEmbedded(ctx, t.TempDir())
@@ -207,6 +212,7 @@ func TestStandbyTakesOver(t *testing.T) {
 		t.Fatalf("create: %d", resp.StatusCode)
 	}
 	before := runningIDs(t, follower.addr) // reads are served by the follower
+	hookServer, measuredBefore := startHookRun(t, leader.addr, follower.addr)
 
 	leader.kill()
 	eventually(t, "the follower to lead", func() (bool, string) {
@@ -222,6 +228,70 @@ func TestStandbyTakesOver(t *testing.T) {
 	if n := len(cluster.Frameworks()); n != 1 {
 		t.Errorf("%d frameworks, want the one the new leader failed over to", n)
 	}
+	// The hook run goes on on the new leader, its measurements kept.
+	calls := hookServer.calls.Load()
+	eventually(t, "the hook run measured by the new leader", func() (bool, string) {
+		run := getHookRun(t, follower.addr)
+		r := run.Status.MetricResults[0]
+		kept := len(r.Measurements) > 0 && r.Measurements[0] == measuredBefore
+		return kept && hookServer.calls.Load() > calls && r.Count > 1, fmt.Sprintf("%+v", run.Status)
+	})
+}
+
+type countingServer struct {
+	*httptest.Server
+	calls atomic.Int64
+}
+
+// startHookRun starts a hook run through the leader's API that measures
+// a web hook every second until stopped, waits (reading the follower)
+// for its first measurement, and returns it.
+func startHookRun(t *testing.T, leader, follower string) (*countingServer, hook.Measurement) {
+	t.Helper()
+	srv := &countingServer{}
+	srv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		srv.calls.Add(1)
+		io.WriteString(w, `{"name":"bryan","male":"yes","age":12}`)
+	}))
+	t.Cleanup(srv.Close)
+	template := fmt.Sprintf(`{"apiVersion":"v4","kind":"hooktemplate","metadata":{"name":"age","namespace":"ns-a"},
+	 "spec":{"metrics":[{"name":"webtest","interval":"1s","successCondition":"asInt(result) < 30",
+	  "provider":{"web":{"url":%q,"jsonPath":"{$.age}"}}}]}}`, srv.URL)
+	run := `{"kind":"hookrun","metadata":{"name":"age-check","namespace":"ns-a"},"spec":{"templateName":"age"}}`
+	post(t, "http://"+leader+"/v1/hooktemplates", template)
+	post(t, "http://"+leader+"/v1/hookruns", run)
+	var first hook.Measurement
+	eventually(t, "a hook measurement", func() (bool, string) {
+		run := getHookRun(t, follower)
+		if len(run.Status.MetricResults) == 0 || len(run.Status.MetricResults[0].Measurements) == 0 {
+			return false, fmt.Sprintf("%+v", run.Status)
+		}
+		first = run.Status.MetricResults[0].Measurements[0]
+		return true, ""
+	})
+	return srv, first
+}
+
+func post(t *testing.T, url, body string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST %s: %d %s", url, resp.StatusCode, msg)
+	}
+}
+
+func getHookRun(t *testing.T, addr string) registry.HookRun {
+	t.Helper()
+	var run registry.HookRun
+	if code := getJSON(t, "http://"+addr+"/v1/hookruns/ns-a/age-check", &run); code != http.StatusOK {
+		t.Fatalf("GET hook run: %d", code)
+	}
+	return run
 }
 
 // Issue 11: paths reach agents elsewhere, so a relative work or run base

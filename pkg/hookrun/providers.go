@@ -1,0 +1,142 @@
+package hookrun
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	promapi "github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/field"
+	"github.com/bcs-mesos/bcs-mesos/pkg/hook"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+)
+
+// defaultTimeout bounds a call whose metric sets none (the web
+// provider's timeoutSeconds default; Prometheus has no setting).
+const defaultTimeout = 10 * time.Second
+
+// maxBodyBytes bounds the body of a web call the runner reads.
+const maxBodyBytes = 1 << 20
+
+// measure calls metric's provider once, with args, and judges the value.
+func (r *Runner) measure(ctx context.Context, metric manifest.HookMetric, args []manifest.HookArg) hook.Measurement {
+	startedAt := r.cfg.Clock.Now().UTC()
+	var value any
+	provider, errs := hook.RenderProvider(field.Path("provider"), metric.Provider, args)
+	err := errs.ToError()
+	if err == nil {
+		switch {
+		case provider.Web != nil:
+			value, err = r.callWeb(ctx, provider.Web)
+		case provider.Prometheus != nil:
+			value, err = r.queryPrometheus(ctx, provider.Prometheus)
+		}
+	}
+	return hook.Measure(metric, value, err, startedAt, r.cfg.Clock.Now().UTC())
+}
+
+// callWeb makes a web metric's call; the value is the body, or the text
+// its jsonPath selects. An answer other than 2xx is an error quoting it.
+func (r *Runner) callWeb(ctx context.Context, web *manifest.WebProvider) (any, error) {
+	timeout := defaultTimeout
+	if web.TimeoutSeconds > 0 {
+		timeout = time.Duration(web.TimeoutSeconds) * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	method := cmp.Or(web.Method, http.MethodGet)
+	var body io.Reader
+	if web.Body != "" {
+		body = strings.NewReader(web.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, web.URL, body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, web.URL, err)
+	}
+	for _, h := range web.Headers {
+		req.Header.Add(h.Key, h.Value)
+	}
+	// Hook bodies are JSON (Argo Rollouts' jsonBody), unless a header
+	// says otherwise.
+	if web.Body != "" && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	call := fmt.Sprintf("%s %s", method, req.URL.Redacted())
+	client := r.web
+	if web.Insecure {
+		client = r.webInsecure
+	}
+	resp, err := client.Do(req)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("%s: no answer within %s (timeoutSeconds)", call, timeout)
+	}
+	if err != nil {
+		if urlErr := (*url.Error)(nil); errors.As(err, &urlErr) {
+			err = urlErr.Err // call names the method and URL already
+		}
+		return nil, fmt.Errorf("%s: %w", call, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: reading the body: %w", call, err)
+	case len(data) > maxBodyBytes:
+		return nil, fmt.Errorf("%s: the body is larger than %d bytes", call, maxBodyBytes)
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return nil, fmt.Errorf("%s: %s: %s", call, resp.Status, data)
+	case web.JSONPath == "":
+		return string(data), nil
+	}
+	value, err := hook.JSONPath(data, web.JSONPath)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", call, err)
+	}
+	return value, nil
+}
+
+// queryPrometheus runs a Prometheus metric's instant query, at
+// Prometheus's own now. The value: a float64 for a scalar or one sample,
+// a []float64 for several samples (empty for none), a string for a
+// string.
+func (r *Runner) queryPrometheus(ctx context.Context, prom *manifest.PrometheusProvider) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, defaultTimeout)
+	defer cancel()
+	client, err := promapi.NewClient(promapi.Config{Address: prom.Address, Client: r.web})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus address %s: %w", prom.Address, err)
+	}
+	value, _, _, err := promv1.NewAPI(client).Query(ctx, prom.Query, time.Time{})
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("prometheus %s: query %s: no answer within %s", prom.Address, prom.Query, defaultTimeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("prometheus %s: query %s: %w", prom.Address, prom.Query, err)
+	}
+	switch v := value.(type) {
+	case *model.Scalar:
+		return float64(v.Value), nil
+	case model.Vector:
+		if len(v) == 1 {
+			return float64(v[0].Value), nil
+		}
+		samples := make([]float64, len(v))
+		for i, s := range v {
+			samples[i] = float64(s.Value)
+		}
+		return samples, nil
+	case *model.String:
+		return v.Value, nil
+	}
+	return nil, fmt.Errorf("prometheus %s: query %s gave a %s, want an instant vector or a scalar (a range selector such as x[5m] needs a function: rate(x[5m]))",
+		prom.Address, prom.Query, value.Type())
+}
