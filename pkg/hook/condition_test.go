@@ -133,3 +133,20 @@ func TestCheck(t *testing.T) {
 		t.Errorf("Check:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// Conditions are compiled at every measurement, which comes seconds
+// apart: this is what that costs.
+func BenchmarkJudge(b *testing.B) {
+	m := manifest.HookMetric{SuccessCondition: "asInt(result) < 30", FailureCondition: "asInt(result) > 40"}
+	for b.Loop() {
+		hook.Judge(m, "35")
+	}
+}
+
+func BenchmarkJSONPath(b *testing.B) {
+	for b.Loop() {
+		if _, err := hook.JSONPath([]byte(seedBody), "{$.age}"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -63,7 +63,9 @@ func TestSeedExampleFails(t *testing.T) {
 		Name: "webtest", Count: 2, Interval: "60s", SuccessCondition: "asInt(result) < 30"})},
 		manifest.HookArg{Name: "service-name", Value: "test-gamedeployment-svc"}, manifest.HookArg{Name: "PodName"})
 	e.startRunner(nil)
-	e.createRun("seed", manifest.HookArg{Name: "PodName", Value: "gs-0"})
+	// As the scheduler does: its arguments, whether the template declares
+	// them or not.
+	e.createRun("seed", manifest.HookArg{Name: manifest.ArgNamespace, Value: ns}, manifest.HookArg{Name: "PodName", Value: "gs-0"})
 
 	run := e.waitPhase("seed", hook.Failed)
 	const why = "metric webtest failed: measurement 1 of 2: successCondition asInt(result) < 30 is false for 45"
@@ -77,8 +79,10 @@ func TestSeedExampleFails(t *testing.T) {
 	if m := r.Measurements[0]; m.Value != "45" || m.Phase != hook.Failed || !m.StartedAt.Equal(t0) {
 		t.Errorf("measurement: %+v", m)
 	}
-	// The template's metrics and arguments were copied into the run.
-	wantArgs := []manifest.HookArg{{Name: "service-name", Value: "test-gamedeployment-svc"}, {Name: "PodName", Value: "gs-0"}}
+	// The template's metrics and arguments were copied into the run, the
+	// run's other arguments kept.
+	wantArgs := []manifest.HookArg{{Name: "service-name", Value: "test-gamedeployment-svc"}, {Name: "PodName", Value: "gs-0"},
+		{Name: manifest.ArgNamespace, Value: ns}}
 	if len(run.Spec.Metrics) != 1 || run.Spec.Metrics[0].Name != "webtest" || !equalArgs(run.Spec.Args, wantArgs) {
 		t.Errorf("spec: %+v", run.Spec)
 	}
@@ -311,7 +315,7 @@ func TestResume(t *testing.T) {
 	}
 }
 
-// A run that cannot start ends in Error, saying why.
+// A run that cannot start ends in Error, saying why, and calls nothing.
 func TestCannotStart(t *testing.T) {
 	e := newEnv(t)
 	srv := newHookServer(t, answerWith(seedBody))
@@ -335,6 +339,29 @@ func TestCannotStart(t *testing.T) {
 	}
 	run = e.waitPhase("no-template", hook.Error)
 	if want := "cannot run: hook template ns-a/nope not found"; run.Status.Message != want {
+		t.Errorf("message %q, want %q", run.Status.Message, want)
+	}
+	// A run given its metrics (no template) that uses an argument it
+	// does not give.
+	given := &registry.HookRun{Namespace: ns, Name: "given-metrics", Spec: hook.RunSpec{
+		Metrics: []manifest.HookMetric{webMetric(srv.URL+"/{{ args.PodIP }}", manifest.HookMetric{Name: "webtest"})}}}
+	if err := e.reg.CreateHookRun(context.Background(), given); err != nil {
+		t.Fatal(err)
+	}
+	run = e.waitPhase("given-metrics", hook.Error)
+	if want := "cannot run: spec.metrics[0].provider.web.url: no value for PodIP"; run.Status.Message != want {
+		t.Errorf("message %q, want %q", run.Status.Message, want)
+	}
+	// A started run whose results do not match its metrics (written by
+	// hand) ends rather than crash the runner.
+	handMade := &registry.HookRun{Namespace: ns, Name: "by-hand",
+		Spec:   hook.RunSpec{Metrics: []manifest.HookMetric{webMetric(srv.URL, manifest.HookMetric{Name: "webtest"})}},
+		Status: hook.RunStatus{Phase: hook.Running, StartedAt: t0}}
+	if err := e.reg.CreateHookRun(context.Background(), handMade); err != nil {
+		t.Fatal(err)
+	}
+	run = e.waitPhase("by-hand", hook.Error)
+	if want := "the status has 0 metric results for 1 metrics: the record was changed by hand"; run.Status.Message != want {
 		t.Errorf("message %q, want %q", run.Status.Message, want)
 	}
 	if srv.calls() != 0 {

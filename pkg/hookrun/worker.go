@@ -81,6 +81,14 @@ func (w *worker) run(ctx context.Context) {
 			run = w.write(ctx, func(stored *registry.HookRun) bool { return stored.Status.Terminate(w.r.cfg.Clock.Now().UTC()) })
 		case run.Status.StartedAt.IsZero():
 			run = w.start(ctx, run)
+		case len(run.Status.MetricResults) != len(run.Spec.Metrics):
+			// Only a writer other than the runner makes this: end the run
+			// rather than guess which result is whose.
+			run = w.write(ctx, func(stored *registry.HookRun) bool {
+				stored.Status.Abort(fmt.Sprintf("the status has %d metric results for %d metrics: the record was changed by hand",
+					len(stored.Status.MetricResults), len(stored.Spec.Metrics)), w.r.cfg.Clock.Now().UTC())
+				return true
+			})
 		default:
 			now := w.r.cfg.Clock.Now()
 			due, next := run.Status.Next(run.Spec.Metrics, now)
@@ -164,9 +172,12 @@ func (w *worker) start(ctx context.Context, run *registry.HookRun) *registry.Hoo
 }
 
 // resolve returns the metrics and arguments of a run of spec's template:
-// the template's metrics, its arguments' values overridden by the run's.
-// A template that is missing or cannot serve the run's arguments gives
-// the reason the run cannot start; err is a store failure (try again).
+// the template's metrics; its arguments, each with the run's value or
+// else its default, then the run's other arguments (the scheduler gives
+// every run the same set, whatever the template declares: they are
+// kept, unused). A template that is missing, or declares an argument
+// without a value that the run does not give, is the reason the run
+// cannot start; err is a store failure (try again).
 func (w *worker) resolve(ctx context.Context, spec hook.RunSpec) (metrics []manifest.HookMetric, args []manifest.HookArg, cannot string, err error) {
 	if spec.TemplateName == "" {
 		return nil, nil, "cannot run: neither spec.metrics nor spec.templateName", nil
@@ -183,12 +194,22 @@ func (w *worker) resolve(ctx context.Context, spec hook.RunSpec) (metrics []mani
 		return nil, nil, fmt.Sprintf("cannot run: stored hook template %s/%s: %v", w.namespace, spec.TemplateName, err), nil
 	}
 	t := m.(*manifest.HookTemplate)
-	if problems := manifest.HookArgProblems(t, spec.Args, "spec", nil); len(problems) > 0 {
-		return nil, nil, "cannot run: " + problems.Error(), nil
+	declared := map[string]bool{}
+	for _, a := range t.Spec.Args {
+		declared[a.Name] = true
 	}
 	given := map[string]string{}
+	var declaredGiven, others []manifest.HookArg
 	for _, a := range spec.Args {
 		given[a.Name] = a.Value
+		if declared[a.Name] {
+			declaredGiven = append(declaredGiven, a)
+		} else {
+			others = append(others, a)
+		}
+	}
+	if problems := manifest.HookArgProblems(t, declaredGiven, "spec", nil); len(problems) > 0 {
+		return nil, nil, "cannot run: " + problems.Error(), nil
 	}
 	for _, a := range t.Spec.Args {
 		if v, ok := given[a.Name]; ok {
@@ -196,7 +217,7 @@ func (w *worker) resolve(ctx context.Context, spec hook.RunSpec) (metrics []mani
 		}
 		args = append(args, a)
 	}
-	return t.Spec.Metrics, args, "", nil
+	return t.Spec.Metrics, append(args, others...), "", nil
 }
 
 // measure takes metric i's measurement in a goroutine of its own and
@@ -230,8 +251,9 @@ func (w *worker) record(ctx context.Context, t taken) *registry.HookRun {
 			return false
 		case stored.Spec.Terminate:
 			return stored.Status.Terminate(w.r.cfg.Clock.Now().UTC())
-		case !stored.Status.StartedAt.Equal(t.startedAt) || stored.Status.MetricResults[t.metric].Taken() != t.before:
-			w.log.Warn("measurement dropped: the metric was measured meanwhile", "metric", t.name)
+		case !stored.Status.StartedAt.Equal(t.startedAt) || len(stored.Status.MetricResults) != len(stored.Spec.Metrics) ||
+			stored.Status.MetricResults[t.metric].Taken() != t.before:
+			w.log.Warn("measurement dropped: the run changed since it began (measured meanwhile, or made afresh)", "metric", t.name)
 			return false
 		}
 		stored.Status.Record(stored.Spec.Metrics, t.metric, m)
