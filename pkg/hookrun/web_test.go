@@ -361,7 +361,7 @@ func TestCannotStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	run = e.waitPhase("by-hand", hook.Error)
-	if want := "the status has 0 metric results for 1 metrics: the record was changed by hand"; run.Status.Message != want {
+	if want := "the status has 0 metric results for 1 metrics: the record was changed outside the hook runner"; run.Status.Message != want {
 		t.Errorf("message %q, want %q", run.Status.Message, want)
 	}
 	if srv.calls() != 0 {

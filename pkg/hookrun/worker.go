@@ -85,7 +85,7 @@ func (w *worker) run(ctx context.Context) {
 			// Only a writer other than the runner makes this: end the run
 			// rather than guess which result is whose.
 			run = w.write(ctx, func(stored *registry.HookRun) bool {
-				stored.Status.Abort(fmt.Sprintf("the status has %d metric results for %d metrics: the record was changed by hand",
+				stored.Status.Abort(fmt.Sprintf("the status has %d metric results for %d metrics: the record was changed outside the hook runner",
 					len(stored.Status.MetricResults), len(stored.Spec.Metrics)), w.r.cfg.Clock.Now().UTC())
 				return true
 			})
