@@ -391,3 +391,48 @@ func TestDeleted(t *testing.T) {
 		t.Errorf("%d calls, want 3: the deleted run's one, the new run's two", srv.calls())
 	}
 }
+
+// Two runners at once (an old leader not yet stopped and the new one)
+// both measure a metric: the run counts the measurement once.
+func TestTwoRunnersCountOnce(t *testing.T) {
+	e := newEnv(t)
+	var bothCalled sync.WaitGroup
+	bothCalled.Add(2)
+	srv := newHookServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		bothCalled.Done()
+		bothCalled.Wait() // neither answers before both runners called
+		io.WriteString(w, `{"age":12}`)
+	})
+	e.putTemplate([]manifest.HookMetric{webMetric(srv.URL, manifest.HookMetric{Name: "steady", Count: 3, Interval: "60s"})})
+	dropped := &lineWatch{want: "measurement dropped", seen: make(chan struct{})}
+	logger := slog.New(slog.NewTextHandler(dropped, nil))
+	e.startRunner(logger)
+	e.startRunner(logger)
+	e.createRun("twice")
+
+	run := e.waitRun("twice", "judged by both runners", func(r *registry.HookRun) bool {
+		select {
+		case <-dropped.seen:
+			return true
+		default:
+			return len(r.Status.MetricResults) > 0 && r.Status.MetricResults[0].Taken() > 1
+		}
+	})
+	if r := run.Status.MetricResults[0]; srv.calls() != 2 || r.Count != 1 || len(r.Measurements) != 1 {
+		t.Errorf("after %d calls: %+v", srv.calls(), r)
+	}
+}
+
+// lineWatch closes seen once a log line contains want.
+type lineWatch struct {
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (l *lineWatch) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), l.want) {
+		l.once.Do(func() { close(l.seen) })
+	}
+	return len(p), nil
+}
