@@ -117,7 +117,7 @@ func notANumber(fn string, v any) error {
 	if list, ok := v.([]float64); ok {
 		return fmt.Errorf("%s: the value is a list of %d samples, not one number (len(result) and all(result, # < 30) read lists)", fn, len(list))
 	}
-	return fmt.Errorf("%s: want a number or a numeric string, got %T %s", fn, v, FormatValue(v))
+	return fmt.Errorf("%s: want a number or a numeric string, got %T %s", fn, v, formatValue(v))
 }
 
 // Judge judges a measured value by the metric's conditions, as Argo
@@ -133,18 +133,18 @@ func Judge(m manifest.HookMetric, result any) (Phase, string) {
 	if failure != "" {
 		ok, err := evaluate(failure, result)
 		if err != nil {
-			return Error, fmt.Sprintf("failureCondition %s: %v (value %s)", failure, err, shorten(FormatValue(result)))
+			return Error, fmt.Sprintf("failureCondition %s: %v (value %s)", failure, err, shorten(formatValue(result)))
 		}
 		failed = ok
 	}
 	if success != "" {
 		ok, err := evaluate(success, result)
 		if err != nil {
-			return Error, fmt.Sprintf("successCondition %s: %v (value %s)", success, err, shorten(FormatValue(result)))
+			return Error, fmt.Sprintf("successCondition %s: %v (value %s)", success, err, shorten(formatValue(result)))
 		}
 		succeeded = ok
 	}
-	value := shorten(FormatValue(result))
+	value := shorten(formatValue(result))
 	switch {
 	case failed:
 		return Failed, fmt.Sprintf("failureCondition %s is true for %s", failure, value)
@@ -165,7 +165,7 @@ func Measure(m manifest.HookMetric, result any, err error, startedAt, finishedAt
 		out.Phase, out.Message = Error, truncate(err.Error(), MaxValueBytes)
 		return out
 	}
-	out.Value = truncate(FormatValue(result), MaxValueBytes)
+	out.Value = truncate(formatValue(result), MaxValueBytes)
 	out.Phase, out.Message = Judge(m, result)
 	return out
 }
@@ -176,10 +176,10 @@ func Measure(m manifest.HookMetric, result any, err error, startedAt, finishedAt
 // metric.
 const MaxValueBytes = 1024
 
-// FormatValue writes a measured value as a measurement keeps it: a
+// formatValue writes a measured value as a measurement keeps it: a
 // string as it is, a number in its shortest form ("45", "0.25"), a list
 // as [1, 2].
-func FormatValue(v any) string {
+func formatValue(v any) string {
 	switch v := v.(type) {
 	case string:
 		return v
@@ -188,7 +188,7 @@ func FormatValue(v any) string {
 	case []float64:
 		parts := make([]string, len(v))
 		for i, f := range v {
-			parts[i] = FormatValue(f)
+			parts[i] = formatValue(f)
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	}
