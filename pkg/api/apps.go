@@ -11,6 +11,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
+	"github.com/bcs-mesos/bcs-mesos/pkg/hook"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/rollout"
@@ -135,7 +136,7 @@ func (s *Server) parse(r *http.Request, kinds ...manifest.Kind) (manifest.Object
 	// field that failed to decode. Only decoding problems hide validation
 	// ones: two validation problems of one field are both reported.
 	decoding := errs
-	for _, e := range obj.Validate(resolver) {
+	for _, e := range slices.Concat(obj.Validate(resolver), languages(obj)) {
 		if !underAny(e.Path, decoding) {
 			errs = append(errs, e)
 		}
@@ -147,6 +148,15 @@ func (s *Server) parse(r *http.Request, kinds ...manifest.Kind) (manifest.Object
 		return nil, err
 	}
 	return obj, nil
+}
+
+// languages checks what a manifest writes in the languages its engines
+// own: a hook template's conditions (expr-lang) and jsonPath.
+func languages(obj manifest.Object) field.ErrorList {
+	if t, ok := obj.(*manifest.HookTemplate); ok {
+		return hook.Check(t)
+	}
+	return nil
 }
 
 // underAny reports whether p is, or lies under, the path of one of errs.

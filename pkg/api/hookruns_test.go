@@ -82,3 +82,17 @@ func TestHookTemplatesAndRuns(t *testing.T) {
 	}
 	errorOf(t, e.call(t, "GET", "/v1/hookruns/ns-a/nope", nil), http.StatusNotFound, "NotFound")
 }
+
+// A hook template's conditions and jsonPath are checked by the engine's
+// languages when it is stored: a typo is a 400 naming the field.
+func TestHookTemplateLanguages(t *testing.T) {
+	e := newEnv(t)
+	tmpl := manifesttest.HookTemplate()
+	tmpl.Spec.Metrics[0].SuccessCondition = "asInt(result) <"
+	tmpl.Spec.Metrics[0].Provider.Web.JSONPath = "{$.age"
+	got := errorOf(t, e.call(t, "POST", "/v1/hooktemplates", tmpl), http.StatusBadRequest, "InvalidArgument")
+	if len(got.Details) != 2 || !strings.HasPrefix(got.Details[0], "spec.metrics[0].successCondition: ") ||
+		!strings.HasPrefix(got.Details[1], "spec.metrics[0].provider.web.jsonPath: ") {
+		t.Errorf("details %q", got.Details)
+	}
+}
