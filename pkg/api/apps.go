@@ -77,6 +77,8 @@ type InstanceView struct {
 	Message       string `json:"message,omitempty"`
 	// Update is what the rollout is doing to it.
 	Update *registry.InstanceUpdate `json:"update,omitempty"`
+	// PreDelete is the PreDeleteHook it waits for before it goes.
+	PreDelete *registry.PreDeleteWait `json:"preDelete,omitempty"`
 }
 
 func appView(app *registry.App, groups []*registry.TaskGroup, ro *registry.Rollout) AppView {
@@ -89,7 +91,7 @@ func appView(app *registry.App, groups []*registry.TaskGroup, ro *registry.Rollo
 		v.Status.Instances = append(v.Status.Instances, InstanceView{
 			ID: g.Index, TaskGroupID: g.ID, State: g.State, Revision: g.Version, Ready: g.Ready, Agent: g.AgentID, Host: g.Host,
 			HostIP: g.HostIP, Ports: g.Ports, Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
-			Restarts: g.Restarts, Message: g.Message, Update: g.Update,
+			Restarts: g.Restarts, Message: g.Message, Update: g.Update, PreDelete: g.PreDelete,
 		})
 	}
 	if ro != nil {
