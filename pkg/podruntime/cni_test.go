@@ -62,6 +62,20 @@ func withCNI(t *testing.T, cfg *Config) (ipamDir string) {
 	return ipamDir
 }
 
+// cniPod is a web server with an HTTP check on its container port and a
+// sidecar, in the CNI network of withCNI.
+func cniPod() (web, side executor.Task) {
+	web = containerTask("web.0", "web", httpdScript)
+	web.Spec.Container.NetworkMode = "bcs-rt-net"
+	web.Spec.Ports = []proto.Port{{Name: "http", ContainerPort: 8080}}
+	check := fastCheck("HTTP")
+	check.PortName, check.Path = "http", "/health"
+	web.Spec.HealthChecks = []proto.HealthCheck{check}
+	side = containerTask("side.0", "side", "exec sleep 100000")
+	side.Spec.Container.NetworkMode = "bcs-rt-net"
+	return web, side
+}
+
 // CNI mode (--network-mode cni): RUNNING data carries the CNI address and
 // network mode "cni"; an HTTP check by port name without a hostPort
 // probes the container's own address; KILL tears down the containers and
@@ -71,14 +85,7 @@ func TestCNIPodHealthCheckOnContainerIP(t *testing.T) {
 	var ipamDir string
 	rt, cfg := newRuntime(t, c, func(cfg *Config) { ipamDir = withCNI(t, cfg) })
 	rep := newReporter(t)
-	web := containerTask("web.0", "web", httpdScript)
-	web.Spec.Container.NetworkMode = "bcs-rt-net"
-	web.Spec.Ports = []proto.Port{{Name: "http", ContainerPort: 8080}}
-	check := fastCheck("HTTP")
-	check.PortName, check.Path = "http", "/health"
-	web.Spec.HealthChecks = []proto.HealthCheck{check}
-	side := containerTask("side.0", "side", "exec sleep 100000")
-	side.Spec.Container.NetworkMode = "bcs-rt-net"
+	web, side := cniPod()
 	rt.Launch(context.Background(), []executor.Task{web, side}, rep)
 
 	for _, task := range []executor.Task{web, side} {

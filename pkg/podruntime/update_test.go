@@ -291,14 +291,7 @@ func TestInPlaceUpdateCNIKeepsIP(t *testing.T) {
 	var ipamDir string
 	rt, cfg := newRuntime(t, c, func(cfg *Config) { ipamDir = withCNI(t, cfg) })
 	rep := newReporter(t)
-	web := containerTask("web.0", "web", httpdScript)
-	web.Spec.Container.NetworkMode = "bcs-rt-net"
-	web.Spec.Ports = []proto.Port{{Name: "http", ContainerPort: 8080}}
-	check := fastCheck("HTTP")
-	check.PortName, check.Path = "http", "/health"
-	web.Spec.HealthChecks = []proto.HealthCheck{check}
-	side := containerTask("side.0", "side", "exec sleep 100000")
-	side.Spec.Container.NetworkMode = "bcs-rt-net"
+	web, side := cniPod()
 	rt.Launch(context.Background(), []executor.Task{web, side}, rep)
 	before := containerInfo(t, rep.awaitState(web.ID(), taskstate.Running))
 	rep.awaitState(side.ID(), taskstate.Running)
@@ -309,7 +302,7 @@ func TestInPlaceUpdateCNIKeepsIP(t *testing.T) {
 	u := proto.GroupUpdate{Revision: 2, Mode: proto.UpdateInPlace, Tasks: []proto.TaskUpdate{
 		nextSpec(web, 2, func(s *proto.TaskSpec) {
 			s.Container.Args = []string{"-c", "mkdir -p /www && echo ready > /www/ready && exec httpd -f -p 8080 -h /www"}
-			next := check
+			next := web.Spec.HealthChecks[0]
 			next.Path = "/ready"
 			s.HealthChecks = []proto.HealthCheck{next}
 		}),
