@@ -107,6 +107,12 @@ func (s *Server) routes() {
 	s.handle("POST /v1/hookruns/{ns}/{name}/terminate", s.terminateHookRun)
 	s.handle("POST /v1/taskgroups/{id}/{op}", s.operateTaskGroup)
 	s.handle("GET /v1/agents", s.listAgents)
+	s.handle("GET /v1/agents/{agent}", s.getAgent)
+	s.handle("POST /v1/agents/{agent}/drift", s.drift)
+	s.handle("POST /v1/agents/{agent}/{op}", s.operateAgent)
+	s.handle("PUT /v1/agents/{agent}/{op}", s.operateAgent)
+	s.handle("GET /v1/engine", s.getEngine)
+	s.handle("PUT /v1/engine", s.setEngine)
 	s.handle("GET /v1/leader", s.leader)
 	s.handle("GET /healthz", s.healthz)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))
@@ -244,15 +250,6 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	return nil
-}
-
-func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
-	agents, err := s.cfg.Registry.ListAgents(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"agents": nonNil(agents)})
 	return nil
 }
 

@@ -11,37 +11,87 @@ import (
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
-	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
 
-// Issue 3: "GET /v1/agents".
-func TestListAgents(t *testing.T) {
+// Issue 3: "GET /v1/agents"; issue 15: cordon, taints, drain settings by
+// ID or hostname, bad taints named, the engine's mode.
+func TestAgents(t *testing.T) {
 	e := newEnv(t)
 	r := e.expect(t, http.StatusOK, "GET", "/v1/agents", nil, nil)
 	if !strings.Contains(string(r.body), `"agents": []`) {
 		t.Errorf("no agents: body %s, want an empty list", r.body)
 	}
-	agents := []registry.Agent{
-		{ID: "agent-b", Hostname: "host-b", Attributes: map[string]string{"idc": "sz"}},
-		{ID: "agent-a", Hostname: "host-a", Taints: []constraint.Taint{{Key: "maintenance", Value: "true"}}},
-	}
-	for _, a := range agents {
-		key, err := store.Key(store.KindAgent, a.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := store.CreateJSON(context.Background(), e.store, key, a); err != nil {
+	reg := registry.New(e.store, time.Now)
+	for _, a := range []registry.Agent{{ID: "agent-b", Hostname: "host-b", Attributes: map[string]string{"idc": "sz"}}, {ID: "agent-a", Hostname: "host-a"}} {
+		if err := reg.RecordAgent(context.Background(), a.ID, a.Hostname, a.Attributes); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var got struct{ Agents []registry.Agent }
+	e.expect(t, http.StatusOK, "POST", "/v1/agents/agent-a/cordon", nil, nil)
+	e.expect(t, http.StatusOK, "PUT", "/v1/agents/host-b/taints", map[string]any{"taints": []string{"gpu=true:NoSchedule", "zone=x"}}, nil)
+	e.expect(t, http.StatusOK, "POST", "/v1/agents/host-b/drain", map[string]any{"force": true, "reason": "kernel"}, nil)
+	type view struct {
+		ID, Hostname string
+		Schedulable  bool
+		Cordoned     bool
+		Taints       []string
+		Reason       string
+		Drain        *struct{ State string }
+		Attributes   map[string]string
+	}
+	var got struct{ Agents []view }
 	e.expect(t, http.StatusOK, "GET", "/v1/agents", nil, &got)
-	want := []registry.Agent{agents[1], agents[0]} // sorted by ID
-	if !reflect.DeepEqual(got.Agents, want) {
-		t.Errorf("agents:\n got %+v\nwant %+v", got.Agents, want)
+	if len(got.Agents) != 2 {
+		t.Fatalf("agents %+v, want 2", got.Agents)
+	}
+	a, b := got.Agents[0], got.Agents[1] // sorted by hostname
+	if a.ID != "agent-a" || !a.Cordoned || a.Schedulable || len(a.Taints) != 0 {
+		t.Errorf("host-a %+v: want cordoned, unschedulable, untainted", a)
+	}
+	if b.ID != "agent-b" || b.Schedulable || b.Cordoned || b.Reason != "kernel" || b.Drain == nil || b.Drain.State != "drained" ||
+		!reflect.DeepEqual(b.Taints, []string{"gpu=true:NoSchedule", "zone=x:NoSchedule"}) || b.Attributes["idc"] != "sz" {
+		t.Errorf("host-b %+v: want draining (nothing on it: drained), the taints, the reason", b)
+	}
+	// Bad input names the field and changes nothing.
+	bad := errorOf(t, e.call(t, "PUT", "/v1/agents/agent-b/taints", map[string]any{"taints": []string{"gpu=true:NoExecute"}}), http.StatusBadRequest, "InvalidArgument")
+	if !strings.Contains(strings.Join(bad.Details, " "), "taints[0]") {
+		t.Errorf("bad taint: %+v, want taints[0] named", bad)
+	}
+	errorOf(t, e.call(t, "POST", "/v1/agents/nowhere/cordon", nil), http.StatusNotFound, "NotFound")
+	errorOf(t, e.call(t, "POST", "/v1/agents/agent-b/explode", nil), http.StatusNotFound, "NotFound")
+	var one view
+	e.expect(t, http.StatusOK, "GET", "/v1/agents/host-b", nil, &one)
+	if len(one.Taints) != 2 {
+		t.Errorf("after a bad PUT host-b has taints %v, want the 2 it had", one.Taints)
+	}
+	// Undone, the settings go.
+	e.expect(t, http.StatusOK, "POST", "/v1/agents/host-a/uncordon", nil, nil)
+	e.expect(t, http.StatusOK, "POST", "/v1/agents/host-b/undrain", nil, nil)
+	e.expect(t, http.StatusOK, "PUT", "/v1/agents/host-b/taints", map[string]any{"taints": []string{}}, nil)
+	settings, err := reg.ListAgentSettings(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(settings) != 1 || settings[0].Hostname != "host-b" || settings[0].Reason != "kernel" {
+		t.Errorf("settings left: %+v, want only host-b's reason", settings)
+	}
+
+	var engine struct{ Mode string }
+	e.expect(t, http.StatusOK, "GET", "/v1/engine", nil, &engine)
+	if engine.Mode != "running" {
+		t.Errorf("engine %+v, want running", engine)
+	}
+	bad = errorOf(t, e.call(t, "PUT", "/v1/engine", map[string]any{"mode": "asleep"}), http.StatusBadRequest, "InvalidArgument")
+	if !strings.Contains(strings.Join(bad.Details, " "), "mode") {
+		t.Errorf("bad mode: %+v, want mode named", bad)
+	}
+	e.expect(t, http.StatusOK, "PUT", "/v1/engine", map[string]any{"mode": "maintenance", "reason": "upgrade"}, nil)
+	e.expect(t, http.StatusOK, "GET", "/v1/engine", nil, &engine)
+	if engine.Mode != "maintenance" {
+		t.Errorf("engine %+v, want maintenance", engine)
 	}
 }
 
@@ -236,6 +286,11 @@ type fakeOperator struct {
 
 func (f *fakeOperator) Operate(_ context.Context, taskGroupID, op string) error {
 	f.calls = append(f.calls, op+" "+taskGroupID)
+	return f.err
+}
+
+func (f *fakeOperator) Drift(_ context.Context, req api.DriftRequest) error {
+	f.calls = append(f.calls, fmt.Sprintf("drift %s→%s %s/%s", req.FromHost, req.To, req.Namespace, req.App))
 	return f.err
 }
 

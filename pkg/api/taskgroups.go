@@ -12,6 +12,8 @@ import (
 // "reload" (sent to the executor), "reschedule" (kill and place elsewhere).
 type Operator interface {
 	Operate(ctx context.Context, taskGroupID, op string) error
+	// Drift queues the moves a drift asks for.
+	Drift(ctx context.Context, req DriftRequest) error
 }
 
 var taskGroupOps = map[string]bool{"restart": true, "reload": true, "reschedule": true}

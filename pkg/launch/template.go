@@ -39,6 +39,9 @@ type Template struct {
 	Req           *offer.Requirements
 	RestartPolicy manifest.RestartPolicy
 	KillGrace     time.Duration
+	// Stateful instances stay on their agent through drains and drifts
+	// unless forced.
+	Stateful bool
 	// RemoteChecks are the REMOTE_HTTP and REMOTE_TCP checks the scheduler
 	// runs itself, with the task they belong to.
 	RemoteChecks []RemoteCheck
@@ -133,7 +136,7 @@ func Compile(obj manifest.Object, rev Revision) (*Template, error) {
 	var cons *constraint.Constraint
 	switch m := obj.(type) {
 	case *manifest.Process:
-		t.RestartPolicy, cons = m.RestartPolicy, m.Constraint
+		t.RestartPolicy, cons, t.Stateful = m.RestartPolicy, m.Constraint, m.Stateful
 		t.KillGrace = time.Duration(m.KillPolicy.GracePeriod) * time.Second
 		for i := range m.Spec.Template.Spec.Processes {
 			p := &m.Spec.Template.Spec.Processes[i]
@@ -146,7 +149,7 @@ func Compile(obj manifest.Object, rev Revision) (*Template, error) {
 			}
 		}
 	case *manifest.Application:
-		t.RestartPolicy, cons = m.RestartPolicy, m.Constraint
+		t.RestartPolicy, cons, t.Stateful = m.RestartPolicy, m.Constraint, m.Stateful
 		t.KillGrace = time.Duration(m.KillPolicy.GracePeriod) * time.Second
 		spec := &m.Spec.Template.Spec
 		t.network, t.networkType = spec.NetworkMode, spec.NetworkType

@@ -11,7 +11,10 @@ type Application struct {
 	RestartPolicy RestartPolicy          `json:"restartPolicy"`
 	KillPolicy    KillPolicy             `json:"killPolicy"`
 	Constraint    *constraint.Constraint `json:"constraint,omitempty"`
-	Spec          ApplicationSpec        `json:"spec"`
+	// Stateful instances keep state on their agent: drains and drifts
+	// leave them where they are unless forced (seed 002).
+	Stateful bool            `json:"stateful,omitempty"`
+	Spec     ApplicationSpec `json:"spec"`
 }
 
 // Kind implements Object.

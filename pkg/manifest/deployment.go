@@ -19,7 +19,10 @@ type Deployment struct {
 	RestartPolicy RestartPolicy          `json:"restartPolicy"`
 	KillPolicy    KillPolicy             `json:"killPolicy"`
 	Constraint    *constraint.Constraint `json:"constraint,omitempty"`
-	Spec          DeploymentSpec         `json:"spec"`
+	// Stateful instances keep state on their agent: drains and drifts
+	// leave them where they are unless forced (seed 002).
+	Stateful bool           `json:"stateful,omitempty"`
+	Spec     DeploymentSpec `json:"spec"`
 }
 
 // Kind implements Object.
@@ -98,11 +101,25 @@ func Workload(obj Object) (Object, error) {
 	return nil, fmt.Errorf("kind %q does not run instances", obj.Kind())
 }
 
+// IsStateful reports whether a workload's instances keep state on their
+// agent (drains and drifts leave them unless forced).
+func IsStateful(obj Object) bool {
+	switch m := obj.(type) {
+	case *Application:
+		return m.Stateful
+	case *Process:
+		return m.Stateful
+	case *Deployment:
+		return m.Stateful
+	}
+	return false
+}
+
 func (d *Deployment) workload() Object {
 	if len(d.Spec.Template.Spec.Processes) > 0 {
 		p := &Process{
 			APIVersion: d.APIVersion, KindName: string(KindProcess), Metadata: d.Metadata,
-			RestartPolicy: d.RestartPolicy, KillPolicy: d.KillPolicy, Constraint: d.Constraint,
+			RestartPolicy: d.RestartPolicy, KillPolicy: d.KillPolicy, Constraint: d.Constraint, Stateful: d.Stateful,
 		}
 		p.Spec.Instance = d.Spec.Instance
 		p.Spec.Template.Spec.Processes = d.Spec.Template.Spec.Processes
@@ -110,7 +127,7 @@ func (d *Deployment) workload() Object {
 	}
 	a := &Application{
 		APIVersion: d.APIVersion, KindName: string(KindApplication), Metadata: d.Metadata,
-		RestartPolicy: d.RestartPolicy, KillPolicy: d.KillPolicy, Constraint: d.Constraint,
+		RestartPolicy: d.RestartPolicy, KillPolicy: d.KillPolicy, Constraint: d.Constraint, Stateful: d.Stateful,
 	}
 	a.Spec.Instance = d.Spec.Instance
 	a.Spec.Template = PodTemplate{Metadata: d.Spec.Template.Metadata, Spec: d.Spec.Template.Spec.PodSpec}

@@ -180,11 +180,12 @@ func groupByRequirements(pending []TaskGroup) [][]TaskGroup {
 	type key struct {
 		req   *Requirements
 		avoid string
+		only  string
 	}
 	var groups [][]TaskGroup
 	index := map[key]int{}
 	for _, tg := range pending {
-		k := key{tg.Req, tg.Avoid}
+		k := key{tg.Req, tg.Avoid, tg.OnlyHost}
 		i, ok := index[k]
 		if !ok {
 			i = len(groups)
@@ -200,6 +201,7 @@ func groupByRequirements(pending []TaskGroup) [][]TaskGroup {
 type group struct {
 	req   *Requirements
 	avoid string // an agent the group must not use (TaskGroup.Avoid)
+	only  string // the only hostname it may use (TaskGroup.OnlyHost)
 	need  scalars
 	bound *constraint.Bound // nil: no constraint
 	app   *appState
@@ -207,7 +209,7 @@ type group struct {
 
 // placeGroup places the instances of one application version.
 func (p *pass) placeGroup(tgs []TaskGroup, now time.Time) {
-	g := &group{req: tgs[0].Req, avoid: tgs[0].Avoid, need: scalarsOf(tgs[0].Req.Resources).plus(p.m.executor)}
+	g := &group{req: tgs[0].Req, avoid: tgs[0].Avoid, only: tgs[0].OnlyHost, need: scalarsOf(tgs[0].Req.Resources).plus(p.m.executor)}
 	if g.req.Constraint != nil {
 		g.bound = g.req.Constraint.Bind(p.table)
 	}
@@ -304,6 +306,10 @@ func (p *pass) check(i int, g *group) (reason string, permanent bool) {
 	switch {
 	case len(a.offers) == 0:
 		return ReasonNoOffer, true
+	case g.only != "" && a.agent.Hostname != g.only:
+		return ReasonNotTarget, true
+	case a.agent.Unschedulable:
+		return ReasonUnschedulable, true
 	case a.free.cpus < g.need.cpus:
 		return ReasonCPUs, true
 	case a.free.mem < g.need.mem:
@@ -313,7 +319,7 @@ func (p *pass) check(i int, g *group) (reason string, permanent bool) {
 	case len(g.req.Ports) > 0 && !a.ports.fits(g.req.Ports):
 		return ReasonPorts, true
 	case g.avoid != "" && a.agent.ID == g.avoid:
-		return ReasonRescheduled, true
+		return ReasonMovedAway, true
 	}
 	if g.bound == nil {
 		if p.table.Tainted(i) {

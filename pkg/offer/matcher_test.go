@@ -362,7 +362,7 @@ func TestRescheduledInstanceAvoidsItsAgent(t *testing.T) {
 	if len(plan.Unplaced) != 1 || plan.Unplaced[0].TaskGroupID != "ns/game-0" || placedOn(plan)["ns/game-1"] != "agent-1" {
 		t.Fatalf("plan %+v", plan)
 	}
-	if got, want := plan.Unplaced[0].Rejections.String(), "0/1 agents fit: rescheduled away 1"; got != want {
+	if got, want := plan.Unplaced[0].Rejections.String(), "0/1 agents fit: moving away 1"; got != want {
 		t.Errorf("rejections = %q, want %q", got, want)
 	}
 }

@@ -37,6 +37,8 @@ type Agent struct {
 	// Total is the agent's whole capacity, for the load share used to
 	// spread. Zero means the offered resources are taken as the capacity.
 	Total Resources
+	// Unschedulable: the operator cordoned or drains the agent.
+	Unschedulable bool
 }
 
 // Instance is an active (non-terminal) instance of an application.
@@ -73,9 +75,12 @@ type TaskGroup struct {
 	ID        string
 	Req       *Requirements
 	NotBefore time.Time // restart backoff: not placed before this time
-	// Avoid is an agent this instance must not go back to: it was just
-	// rescheduled away from it.
+	// Avoid is an agent this instance must not go to: it is moving away
+	// from it.
 	Avoid string
+	// OnlyHost, when set, is the hostname of the only agent it may go to
+	// (a drift to a named agent).
+	OnlyHost string
 }
 
 // Plan is the outcome of one pass.
@@ -139,9 +144,12 @@ const (
 	ReasonDisk    = "disk"
 	ReasonPorts   = "ports"
 	ReasonTaint   = "taint"
-	// ReasonRescheduled: the agent a rescheduled instance was moved away
-	// from.
-	ReasonRescheduled = "rescheduled away"
+	// ReasonMovedAway: the agent a moving instance leaves.
+	ReasonMovedAway = "moving away"
+	// ReasonUnschedulable: the agent is cordoned or drained.
+	ReasonUnschedulable = "cordoned"
+	// ReasonNotTarget: the move names another agent.
+	ReasonNotTarget = "not the drift target"
 )
 
 // Rejections counts, for one task group, the agents rejected per reason.

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
@@ -200,14 +199,17 @@ type TaskGroup struct {
 	Update *InstanceUpdate `json:"update,omitempty"`
 	// PreDelete is the PreDeleteHook the instance waits for before it is
 	// deleted or restarted.
-	PreDelete *PreDeleteWait    `json:"preDelete,omitempty"`
-	State     string            `json:"state"` // Mesos TaskState of the group, e.g. TASK_RUNNING
-	Phase     string            `json:"phase"` // the scheduler's lifecycle phase (pkg/scheduler)
-	AgentID   string            `json:"agentID,omitempty"`
-	Host      string            `json:"host,omitempty"`
-	HostIP    string            `json:"hostIP,omitempty"` // the agent's address, for remote checks
-	Ports     map[string]uint32 `json:"ports,omitempty"`  // port name → host port
-	Healthy   *bool             `json:"healthy,omitempty"`
+	PreDelete *PreDeleteWait `json:"preDelete,omitempty"`
+	// Move is the instance's move to another agent (drain, drift,
+	// reschedule), queued or under way.
+	Move    *InstanceMove     `json:"move,omitempty"`
+	State   string            `json:"state"` // Mesos TaskState of the group, e.g. TASK_RUNNING
+	Phase   string            `json:"phase"` // the scheduler's lifecycle phase (pkg/scheduler)
+	AgentID string            `json:"agentID,omitempty"`
+	Host    string            `json:"host,omitempty"`
+	HostIP  string            `json:"hostIP,omitempty"` // the agent's address, for remote checks
+	Ports   map[string]uint32 `json:"ports,omitempty"`  // port name → host port
+	Healthy *bool             `json:"healthy,omitempty"`
 	// Ready: running, healthy by every check it has, not being restarted
 	// by an update (the rollout's readiness).
 	Ready bool `json:"ready"`
@@ -246,6 +248,22 @@ type TaskRecord struct {
 	// update may not grow past them.
 	CPUs  float64 `json:"cpus,omitempty"`
 	MemMB float64 `json:"memMB,omitempty"`
+}
+
+// InstanceMove is an instance moving to another agent: a successor launch
+// is placed and must run (and be ready) before the instance is killed, and
+// then takes its place.
+type InstanceMove struct {
+	// Reason is "drain", "drift" or "reschedule".
+	Reason string `json:"reason"`
+	// FromHost is the agent left; ToHost, when set, the only agent the
+	// successor may go to.
+	FromHost string    `json:"fromHost"`
+	ToHost   string    `json:"toHost,omitempty"`
+	Since    time.Time `json:"since"`
+	// Successor is the new launch, once started; nil while the move waits
+	// its turn (one move at a time per agent left).
+	Successor *TaskGroup `json:"successor,omitempty"`
 }
 
 // PreDeleteWait is an instance waiting for its PreDeleteHook (seed 004):
@@ -305,15 +323,14 @@ func (r *Registry) TaskGroups(ctx context.Context, namespace, app string) ([]*Ta
 	return list[TaskGroup](ctx, r.store, prefix)
 }
 
-// Agent is what the scheduler records about a Mesos agent, and the
-// operator's settings for it (taints for maintenance).
+// Agent is what the scheduler saw of a Mesos agent; the operator's
+// settings are AgentSettings.
 type Agent struct {
-	ID         string             `json:"id"`
-	Hostname   string             `json:"hostname"`
-	Attributes map[string]string  `json:"attributes,omitempty"`
-	Taints     []constraint.Taint `json:"taints,omitempty"`
-	UpdatedAt  time.Time          `json:"updatedAt"`
-	Revision   int64              `json:"-"`
+	ID         string            `json:"id"`
+	Hostname   string            `json:"hostname"`
+	Attributes map[string]string `json:"attributes,omitempty"`
+	UpdatedAt  time.Time         `json:"updatedAt"`
+	Revision   int64             `json:"-"`
 }
 
 // ListAgents returns the recorded agents, sorted by ID.

@@ -34,6 +34,7 @@ type ownRecord interface {
 func (t *TaskGroup) setUpdatedAt(at time.Time) { t.UpdatedAt = at }
 func (s *Sweep) setUpdatedAt(at time.Time)     { s.UpdatedAt = at }
 func (r *Rollout) setUpdatedAt(at time.Time)   { r.UpdatedAt = at }
+func (a *Agent) setUpdatedAt(at time.Time)     { a.UpdatedAt = at }
 
 // put stores one of the scheduler's own records at key; what names it in
 // errors.

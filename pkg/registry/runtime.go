@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -61,39 +60,13 @@ func (r *Registry) SetFrameworkID(ctx context.Context, id string) error {
 	return err
 }
 
-// RecordAgent stores what the scheduler learned of an agent from its
-// offers, keeping the operator's settings (taints) of an existing record.
+// RecordAgent stores what the scheduler saw of an agent in its offers.
 func (r *Registry) RecordAgent(ctx context.Context, id, hostname string, attributes map[string]string) error {
 	key, err := store.Key(store.KindAgent, id)
 	if err != nil {
 		return err
 	}
-	for {
-		current, err := get[Agent](ctx, r.store, key)
-		rec := &Agent{ID: id}
-		switch {
-		case errors.Is(err, errdefs.ErrNotFound):
-			current = nil
-		case err != nil:
-			return err
-		default:
-			rec = current
-		}
-		rec.Hostname, rec.Attributes, rec.UpdatedAt = hostname, attributes, r.now().UTC()
-		value, err := json.Marshal(rec)
-		if err != nil {
-			return err
-		}
-		if current == nil {
-			_, err = r.store.Create(ctx, key, value)
-		} else {
-			_, err = r.store.Update(ctx, key, value, current.Revision)
-		}
-		if errors.Is(err, errdefs.ErrConflict) || errors.Is(err, errdefs.ErrAlreadyExists) {
-			continue // the operator changed it meanwhile
-		}
-		return err
-	}
+	return r.put(ctx, key, &Agent{ID: id, Hostname: hostname, Attributes: attributes}, "agent "+id)
 }
 
 // Sweep is what the scheduler owes an agent after executors died there

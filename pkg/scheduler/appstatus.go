@@ -24,7 +24,7 @@ func (c *Core) appStatus(a *app) AppStatus {
 	var failed *instance // the lowest ID failed or waiting
 	for _, inst := range a.instances {
 		switch {
-		case inst.phase == PhaseRunning && inst.rec.Index < a.rec.Instances:
+		case inst.rec.Index < a.rec.Instances && (inst.phase == PhaseRunning || inst.successor != nil && inst.successor.phase == PhaseRunning):
 			running++
 		case inst.phase == PhaseFailed, inst.rec.WaitingFor != "":
 			if failed == nil || inst.rec.Index < failed.rec.Index {

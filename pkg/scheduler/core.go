@@ -112,6 +112,12 @@ type Core struct {
 	// preDeleting the instances waiting for their PreDeleteHook.
 	hookRuns    map[string]*registry.HookRun
 	preDeleting map[*instance]bool
+	// settings are the operator's agent settings by hostname (agents.go);
+	// engine is the engine's mode.
+	settings map[string]*registry.AgentSettings
+	engine   registry.EngineMode
+	// moving are the instances with a move queued or under way.
+	moving map[*instance]bool
 }
 
 type app struct {
@@ -142,13 +148,18 @@ type instance struct {
 	rec        registry.TaskGroup
 	phase      Phase
 	killReason KillReason
-	// avoid is an agent a rescheduled instance must not return to.
-	avoid string
+	// successor is the launch that replaces this instance when it moves
+	// (moves.go); parent is the instance a successor replaces.
+	successor, parent *instance
+	// avoid is the agent a successor leaves; onlyHost the agent it must
+	// go to (a drift to a named agent).
+	avoid, onlyHost string
 }
 
 type agentInfo struct {
 	id, hostname, ip string
 	attributes       []mesos.Attribute
+	recorded         time.Time // when its record was last written
 }
 
 // NewCore returns a Core; Restore is its first input.
@@ -165,6 +176,7 @@ func NewCore(cfg Config) (*Core, error) {
 		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{}, refs: newReferences(),
 		dirty: map[*app]bool{}, written: map[*instance]int{},
 		hookRuns: map[string]*registry.HookRun{}, preDeleting: map[*instance]bool{},
+		settings: map[string]*registry.AgentSettings{}, engine: registry.EngineRunning, moving: map[*instance]bool{},
 	}, nil
 }
 
@@ -202,6 +214,12 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.appRemoved(in.Namespace, in.Name)
 	case Operate:
 		c.operate(in)
+	case Drift:
+		c.drift(in)
+	case AgentSettingsChanged:
+		c.agentSettingsChanged(in.Settings)
+	case EngineChanged:
+		c.engineChanged(in.Mode)
 	case Tick:
 		c.tick()
 	case RemoteHealth:
@@ -213,7 +231,11 @@ func (c *Core) Step(now time.Time, in Input) Output {
 	case ObjectRemoved:
 		c.refs.remove(in.Kind, in.Namespace, in.Name)
 	}
-	c.progressRollouts()
+	if c.acting() {
+		c.progressDrains()
+		c.progressMoves()
+		c.progressRollouts()
+	}
 	c.adjustOffers()
 	c.refreshStatuses()
 	return c.out
@@ -227,9 +249,34 @@ func (c *Core) logf(msg string, args ...any) {
 	c.out.Logs = append(c.out.Logs, LogLine{Message: msg, Args: args})
 }
 
-// persist records an instance's current state; its rollout is planned
-// again.
+// persist records an instance's current state (a successor's, in its
+// instance's record); its rollout is planned again.
 func (c *Core) persist(inst *instance) {
+	if inst.parent != nil {
+		c.persist(inst.parent)
+		return
+	}
+	rec := c.record(inst)
+	if mv := inst.rec.Move; mv != nil {
+		cp := *mv
+		if s := inst.successor; s != nil {
+			succ := c.record(s)
+			cp.Successor = &succ
+		}
+		rec.Move = &cp
+	}
+	c.dirty[inst.app] = true
+	if i, ok := c.written[inst]; ok {
+		c.out.Writes[i] = Write{TaskGroup: &rec}
+		return
+	}
+	c.written[inst] = len(c.out.Writes)
+	c.write(Write{TaskGroup: &rec})
+}
+
+// record is an instance's state as stored: a copy that later changes do
+// not reach.
+func (c *Core) record(inst *instance) registry.TaskGroup {
 	rec := inst.rec
 	rec.Phase, rec.KillReason = string(inst.phase), string(inst.killReason)
 	rec.Ready = c.ready(inst)
@@ -239,13 +286,7 @@ func (c *Core) persist(inst *instance) {
 		cp := *u
 		rec.Update = &cp
 	}
-	c.dirty[inst.app] = true
-	if i, ok := c.written[inst]; ok {
-		c.out.Writes[i] = Write{TaskGroup: &rec}
-		return
-	}
-	c.written[inst] = len(c.out.Writes)
-	c.write(Write{TaskGroup: &rec})
+	return rec
 }
 
 // setPhase moves an instance to phase; an illegal move is a bug.
@@ -258,6 +299,12 @@ func (c *Core) setPhase(inst *instance, to Phase) {
 
 func (c *Core) restore(in Restore) {
 	c.frameworkID = in.FrameworkID
+	for _, s := range in.AgentSettings {
+		c.settings[s.Hostname] = s
+	}
+	if in.Engine != "" {
+		c.engine = in.Engine
+	}
 	for _, obj := range in.Objects {
 		c.refs.put(obj)
 	}
@@ -303,6 +350,7 @@ func (c *Core) restore(in Restore) {
 		if inst.phase == PhaseRunning {
 			c.startRemoteChecks(inst)
 		}
+		c.restoreMove(inst)
 		if pd := inst.rec.PreDelete; pd != nil && !pd.Passed {
 			c.preDeleting[inst] = true
 			if run := c.hookRuns[runKey(g.Namespace, pd.Run)]; run != nil {
@@ -313,7 +361,9 @@ func (c *Core) restore(in Restore) {
 	c.restoreSweeps(in.Sweeps)
 	for _, a := range c.sortedApps() {
 		c.dirty[a] = true
-		c.reconcileApp(a)
+		if c.acting() {
+			c.reconcileApp(a)
+		}
 	}
 }
 
@@ -332,7 +382,9 @@ func (c *Core) appChanged(rec *registry.App) {
 	if changed {
 		c.retryAfterChange(a)
 	}
-	c.reconcileApp(a)
+	if c.acting() {
+		c.reconcileApp(a)
+	}
 }
 
 func (c *Core) upsertApp(rec *registry.App) *app {
@@ -367,10 +419,10 @@ func (c *Core) appRemoved(namespace, name string) {
 		return
 	}
 	// Removed behind our back: nothing may keep running for it.
-	for _, inst := range a.sortedInstances() {
-		c.kill(inst, KillDelete)
-	}
 	a.rec.State = registry.AppDeleting
+	if c.acting() {
+		c.reconcileApp(a)
+	}
 }
 
 // reconcileApp brings an application's instances to its record: as many
@@ -380,7 +432,7 @@ func (c *Core) reconcileApp(a *app) {
 		for _, inst := range a.sortedInstances() {
 			c.kill(inst, KillDelete)
 		}
-		if len(a.instances) == 0 {
+		if len(a.instances) == 0 && c.apps[a.key()] == a { // the last kill may have removed it
 			c.removeApp(a)
 		}
 		return
@@ -405,24 +457,25 @@ func (c *Core) reconcileApp(a *app) {
 	}
 }
 
-// kill stops an instance for reason (delete, scale-down, reschedule).
+// kill stops an instance for reason (delete, scale-down, update, move).
 // An instance with nothing running goes at once; one with a
-// PreDeleteHook first passes it (scale-down, delete, update).
+// PreDeleteHook first passes it (scale-down, delete, update, move). Any
+// other kill ends a move under way.
 func (c *Core) kill(inst *instance, reason KillReason) {
 	phase := inst.phase
 	if phase == PhaseKilling {
 		return
 	}
+	if inst.successor != nil && reason != KillMove {
+		c.endMove(inst, "")
+	}
 	switch reason {
-	case KillScaleDown, KillDelete, KillUpdate:
+	case KillScaleDown, KillDelete, KillUpdate, KillMove:
 		if c.preDeleteHeld(inst, string(reason)) {
 			return
 		}
 	}
 	if !phase.live() {
-		if reason == KillReschedule {
-			return // not running: it is placed afresh anyway
-		}
 		c.remove(inst)
 		return
 	}
@@ -471,8 +524,8 @@ func (c *Core) removeApp(a *app) {
 	delete(c.apps, a.key())
 }
 
-// currentLaunch returns the instance whose current launch is the task
-// group taskGroupID; nil for an older launch or an unknown ID.
+// currentLaunch returns the instance (or successor) whose current launch
+// is the task group taskGroupID; nil for an older launch or an unknown ID.
 func (c *Core) currentLaunch(taskGroupID string) *instance {
 	p, err := ParseID(taskGroupID)
 	if err != nil {
@@ -482,8 +535,14 @@ func (c *Core) currentLaunch(taskGroupID string) *instance {
 	if a == nil {
 		return nil
 	}
-	if inst := a.instances[p.Index]; inst != nil && inst.rec.ID == taskGroupID {
+	inst := a.instances[p.Index]
+	switch {
+	case inst == nil:
+		return nil
+	case inst.rec.ID == taskGroupID:
 		return inst
+	case inst.successor != nil && inst.successor.rec.ID == taskGroupID:
+		return inst.successor
 	}
 	return nil
 }

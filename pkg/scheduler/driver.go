@@ -58,7 +58,7 @@ type DriverConfig struct {
 type Driver struct {
 	cfg    DriverConfig
 	core   *Core
-	ops    chan Operate
+	ops    chan Input // operator requests: Operate, Drift
 	log    *slog.Logger
 	caller calls.Caller // owned by Run's goroutine
 	health chan RemoteHealth
@@ -101,12 +101,12 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Driver{cfg: cfg, core: core, ops: make(chan Operate, 64), log: cfg.Logger,
+	return &Driver{cfg: cfg, core: core, ops: make(chan Input, 64), log: cfg.Logger,
 		health: make(chan RemoteHealth, 64), checks: map[string]context.CancelFunc{}}, nil
 }
 
-// Operate queues an operator request for the core.
-func (d *Driver) Operate(ctx context.Context, op Operate) error {
+// Operate queues an operator request (Operate, Drift) for the core.
+func (d *Driver) Operate(ctx context.Context, op Input) error {
 	select {
 	case d.ops <- op:
 		return nil
@@ -144,6 +144,14 @@ func (d *Driver) run(ctx context.Context) error {
 		return err
 	}
 	runWatch, err := d.cfg.Store.Watch(ctx, string(store.KindHookRun)+"/", 0)
+	if err != nil {
+		return err
+	}
+	settingsWatch, err := d.cfg.Store.Watch(ctx, string(store.KindAgentSettings)+"/", 0)
+	if err != nil {
+		return err
+	}
+	engineWatch, err := d.cfg.Store.Watch(ctx, store.EnginePrefix, 0)
 	if err != nil {
 		return err
 	}
@@ -192,13 +200,25 @@ func (d *Driver) run(ctx context.Context) error {
 			objects = append(objects, obj)
 		}
 	}
+	settings, err := d.cfg.Registry.ListAgentSettings(ctx)
+	if err != nil {
+		return err
+	}
+	engine, err := d.cfg.Registry.GetEngine(ctx)
+	if err != nil {
+		return err
+	}
 	if err := d.step(ctx, Restore{FrameworkID: fwID, Apps: apps, Groups: groups, Sweeps: sweeps, Rollouts: rollouts,
-		HookRuns: runs, Objects: objects}); err != nil {
+		HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: engine.Mode}); err != nil {
 		return err
 	}
 
 	events := make(chan event, 256)
-	go d.subscribeLoop(ctx, events)
+	sub := subscription{events: events}
+	defer sub.stop()
+	if engine.Mode != registry.EngineStopped {
+		sub.start(ctx, d)
+	}
 	ticker := d.cfg.Clock.NewTicker(d.cfg.TickInterval)
 	defer ticker.Stop()
 	for {
@@ -255,6 +275,31 @@ func (d *Driver) run(ctx context.Context) error {
 				}
 				continue
 			}
+		case we, ok := <-settingsWatch:
+			if in, err = d.watchInput(ctx, "agent settings", we, ok, settingsInput); in == nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		case we, ok := <-engineWatch:
+			if in, err = d.watchInput(ctx, "engine mode", we, ok, engineInput); in == nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			// Stopped, the framework leaves Mesos (its tasks keep running
+			// for the failover timeout); started, it subscribes again.
+			if mode := in.(EngineChanged).Mode; mode == registry.EngineStopped && sub.running() {
+				sub.stop()
+				d.caller = nil
+				if err := d.step(ctx, Disconnected{}); err != nil {
+					return err
+				}
+			} else if mode != registry.EngineStopped && !sub.running() {
+				sub.start(ctx, d)
+			}
 		case op := <-d.ops:
 			in = op
 		case h := <-d.health:
@@ -266,6 +311,90 @@ func (d *Driver) run(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// subscription is the goroutine that keeps the Mesos subscription open,
+// while the engine is not stopped.
+type subscription struct {
+	events chan event
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (s *subscription) running() bool { return s.cancel != nil }
+
+func (s *subscription) start(ctx context.Context, d *Driver) {
+	subCtx, cancel := context.WithCancel(ctx)
+	s.cancel, s.done = cancel, make(chan struct{})
+	go func(done chan struct{}) {
+		defer close(done)
+		d.subscribeLoop(subCtx, s.events)
+	}(s.done)
+}
+
+// stop ends the subscription and drops what it had sent: the core is
+// told it is disconnected.
+func (s *subscription) stop() {
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	<-s.done
+	s.cancel = nil
+	for {
+		select {
+		case <-s.events:
+		default:
+			return
+		}
+	}
+}
+
+// watchInput turns one event of a store watch into a core input with
+// decode; nil (and an error when the watch ended badly) when there is none.
+// A record it cannot read is logged and skipped.
+func (d *Driver) watchInput(ctx context.Context, what string, we store.Event, ok bool, decode func(store.Event) (Input, error)) (Input, error) {
+	switch {
+	case !ok:
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s watch closed", what)
+	case we.Err != nil:
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s watch: %w", what, we.Err)
+	}
+	in, err := decode(we)
+	if err != nil {
+		d.log.Error("stored record", "what", what, "key", we.Entry.Key, "err", err)
+		return nil, nil
+	}
+	return in, nil
+}
+
+func settingsInput(we store.Event) (Input, error) {
+	if we.Type == store.EventDelete {
+		parts := strings.Split(we.Entry.Key, "/")
+		return AgentSettingsChanged{Settings: &registry.AgentSettings{Hostname: parts[len(parts)-1]}}, nil
+	}
+	var s registry.AgentSettings
+	if err := json.Unmarshal(we.Entry.Value, &s); err != nil {
+		return nil, err
+	}
+	return AgentSettingsChanged{Settings: &s}, nil
+}
+
+func engineInput(we store.Event) (Input, error) {
+	if we.Type == store.EventDelete {
+		return EngineChanged{Mode: registry.EngineRunning}, nil
+	}
+	var e registry.Engine
+	if err := json.Unmarshal(we.Entry.Value, &e); err != nil {
+		return nil, err
+	}
+	return EngineChanged{Mode: e.Mode}, nil
 }
 
 // referencedKind is a kind of object launches inject, with its key kind.

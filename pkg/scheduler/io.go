@@ -25,6 +25,10 @@ type Restore struct {
 	HookRuns []*registry.HookRun
 	// Objects are the configmaps and secrets launches may inject.
 	Objects []manifest.Object
+	// AgentSettings are the operator's settings of agents; Engine the
+	// engine's mode ("" is running).
+	AgentSettings []*registry.AgentSettings
+	Engine        registry.EngineMode
 }
 
 // ObjectChanged: a configmap or secret was written.

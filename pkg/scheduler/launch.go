@@ -96,7 +96,6 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	inst.rec.State, inst.rec.Tasks, inst.rec.Healthy = mesos.TASK_STAGING.String(), records, nil
 	inst.rec.RemoteHealthy, inst.rec.RemoteMessage = nil, ""
 	inst.rec.NotBefore, inst.rec.RunningSince, inst.rec.Message = time.Time{}, time.Time{}, ""
-	inst.avoid = ""
 	for _, t := range records {
 		c.tasks[t.ID] = inst
 	}

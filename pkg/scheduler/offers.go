@@ -10,16 +10,18 @@ import (
 )
 
 // learnAgent remembers what an offer tells about its agent, and records
-// an agent that is new or changed.
+// an agent that is new or changed, or last recorded AgentSeenEvery ago
+// (its record's time is when it was last seen).
 func (c *Core) learnAgent(o mesos.Offer) {
-	info := &agentInfo{id: o.AgentID.Value, hostname: o.Hostname, ip: o.Hostname, attributes: o.Attributes}
+	info := &agentInfo{id: o.AgentID.Value, hostname: o.Hostname, ip: o.Hostname, attributes: o.Attributes, recorded: c.now}
 	if u := o.GetURL(); u != nil && u.Address.GetIP() != "" {
 		info.ip = u.Address.GetIP()
 	}
 	old := c.agents[info.id]
 	c.agents[info.id] = info
 	if old != nil && old.hostname == info.hostname && slices.EqualFunc(old.attributes, info.attributes,
-		func(x, y mesos.Attribute) bool { return x.Equal(&y) }) {
+		func(x, y mesos.Attribute) bool { return x.Equal(&y) }) && c.now.Sub(old.recorded) < AgentSeenEvery {
+		info.recorded = old.recorded
 		return
 	}
 	attrs := map[string]string{}
@@ -28,6 +30,10 @@ func (c *Core) learnAgent(o mesos.Offer) {
 	}
 	c.write(Write{Agent: &AgentRecord{ID: info.id, Hostname: info.hostname, Attributes: attrs}})
 }
+
+// AgentSeenEvery is how often an agent that keeps offering has its record
+// written again, to show when it was last seen.
+const AgentSeenEvery = time.Minute
 
 // adjustOffers keeps no offer it has no use for and tells the master
 // whether we want offers at all: SUPPRESS with nothing to launch, REVIVE
@@ -47,7 +53,7 @@ func (c *Core) adjustOffers() {
 		c.call(calls.Decline(offerIDs...).With(calls.RefuseSeconds(c.refuse())))
 	}
 	sweepWaiting, sweepDue := c.sweepsWanted()
-	switch waiting := c.waiting() || sweepWaiting; {
+	switch waiting := c.acting() && (c.waiting() || sweepWaiting); {
 	case waiting && c.suppressed && (c.launchable() || sweepDue):
 		c.call(calls.Revive())
 		c.suppressed = false

@@ -8,7 +8,8 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
-// operate restarts, reloads or reschedules an instance.
+// operate restarts, reloads or reschedules an instance. A reschedule is
+// a move: placed elsewhere first, then killed.
 func (c *Core) operate(op Operate) {
 	inst := c.currentLaunch(op.TaskGroupID)
 	if inst == nil || !inst.phase.live() {
@@ -16,7 +17,9 @@ func (c *Core) operate(op Operate) {
 	}
 	switch op.Op {
 	case OpReschedule:
-		c.kill(inst, KillReschedule)
+		if inst.parent == nil && !c.queueMove(inst, MoveReschedule, "") {
+			c.logf("reschedule ignored", "app", inst.app.key(), "instance", inst.rec.Index, "reason", "already moving or not running")
+		}
 	case OpRestart, OpReload:
 		for _, t := range inst.rec.Tasks {
 			msg := &proto.Message{ID: fmt.Sprintf("%s-%d", op.Op, c.now.UnixNano()), Type: proto.MessageType(op.Op), TaskID: t.ID}

@@ -32,13 +32,14 @@ func parsePhase(s string) Phase {
 type KillReason string
 
 // The kill reasons; an instance killed for its health fails (the restart
-// policy decides), one rescheduled or updated is placed again, the others
-// go.
+// policy decides), one updated is placed again, one moved is replaced by
+// its successor, the others go.
 const (
-	KillDelete     KillReason = "delete"
-	KillScaleDown  KillReason = "scale-down"
-	KillReschedule KillReason = "reschedule"
-	KillHealth     KillReason = "health"
+	KillDelete    KillReason = "delete"
+	KillScaleDown KillReason = "scale-down"
+	// KillMove: the instance's successor on another agent is ready.
+	KillMove   KillReason = "move"
+	KillHealth KillReason = "health"
 	// KillUpdate: a rollout replaces the instance with another revision.
 	KillUpdate KillReason = "update"
 )

@@ -13,8 +13,8 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
-// pending returns the instances waiting for a launch, in their backoff
-// or not.
+// pending returns the instances and successors waiting for a launch, in
+// their backoff or not.
 func (c *Core) pending() []*instance {
 	var out []*instance
 	for _, a := range c.sortedApps() {
@@ -22,8 +22,10 @@ func (c *Core) pending() []*instance {
 			continue
 		}
 		for _, inst := range a.sortedInstances() {
-			if inst.phase == PhasePending && inst.rec.WaitingFor == "" {
-				out = append(out, inst)
+			for _, launch := range []*instance{inst, inst.successor} {
+				if launch != nil && launch.phase == PhasePending && launch.rec.WaitingFor == "" {
+					out = append(out, launch)
+				}
 			}
 		}
 	}
@@ -51,6 +53,9 @@ func (c *Core) waiting() bool {
 			if inst.phase == PhasePending && inst.rec.WaitingFor == "" {
 				return true
 			}
+			if s := inst.successor; s != nil && s.phase == PhasePending && s.rec.WaitingFor == "" {
+				return true
+			}
 		}
 	}
 	return false
@@ -58,9 +63,10 @@ func (c *Core) waiting() bool {
 
 // schedule launches the sweeps owed to agents that offer, and places the
 // pending instances on what is left of the offers; the matcher defers
-// instances still in their restart backoff.
+// instances still in their restart backoff. Nothing launches while the
+// engine does not act.
 func (c *Core) schedule() {
-	if len(c.offers) == 0 {
+	if len(c.offers) == 0 || !c.acting() {
 		return
 	}
 	_, sweepDue := c.sweepsWanted()
@@ -79,8 +85,12 @@ func (c *Core) schedule() {
 	var groups []offer.TaskGroup
 	for _, inst := range pending {
 		id := fmt.Sprintf("%s/%d", inst.app.key(), inst.rec.Index)
+		if inst.parent != nil {
+			id += "/successor"
+		}
 		byID[id] = inst
-		groups = append(groups, offer.TaskGroup{ID: id, Req: inst.template().Req, NotBefore: inst.rec.NotBefore, Avoid: inst.avoid})
+		groups = append(groups, offer.TaskGroup{ID: id, Req: inst.template().Req, NotBefore: inst.rec.NotBefore,
+			Avoid: inst.avoid, OnlyHost: inst.onlyHost})
 	}
 	plan := c.matcher.Place(snap, groups, c.now, c.cfg.Seed+c.passes)
 	c.passes++
@@ -117,6 +127,9 @@ func (c *Core) snapshot() *offer.Snapshot {
 	for _, id := range slices.Sorted(maps.Keys(c.agents)) {
 		info := c.agents[id]
 		a := offer.Agent{Agent: constraint.Agent{ID: id, Hostname: info.hostname, Attributes: attributes(info.attributes)}}
+		if s := c.settings[info.hostname]; s != nil {
+			a.Taints, a.Unschedulable = s.Taints, !s.Schedulable()
+		}
 		offers := byAgent[id]
 		slices.SortFunc(offers, func(x, y mesos.Offer) int { return cmp.Compare(x.ID.Value, y.ID.Value) })
 		for _, o := range offers {
@@ -130,8 +143,10 @@ func (c *Core) snapshot() *offer.Snapshot {
 			labels = a.tmpl.Req.Labels
 		}
 		for _, inst := range a.sortedInstances() {
-			if inst.phase.live() && inst.rec.AgentID != "" {
-				snap.Active = append(snap.Active, offer.Instance{App: a.key(), AgentID: inst.rec.AgentID, Labels: labels})
+			for _, launch := range []*instance{inst, inst.successor} {
+				if launch != nil && launch.phase.live() && launch.rec.AgentID != "" {
+					snap.Active = append(snap.Active, offer.Instance{App: a.key(), AgentID: launch.rec.AgentID, Labels: labels})
+				}
 			}
 		}
 	}

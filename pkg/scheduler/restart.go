@@ -10,6 +10,12 @@ import (
 // decide applies the restart policy to an instance whose launch ended
 // with outcome o.
 func (c *Core) decide(inst *instance, o outcome, reason string) {
+	if inst.successor != nil {
+		// Moving: the successor takes over rather than a restart here.
+		inst.rec.Message = reason
+		c.handOver(inst)
+		return
+	}
 	c.endPreDelete(inst)
 	if u := inst.rec.Update; u != nil {
 		// An update that was under way ends with the launch; the rollout
@@ -50,17 +56,14 @@ func (c *Core) killed(inst *instance) {
 		u := inst.rec.Update
 		inst.rec.Update = nil
 		c.setPhase(inst, PhasePending)
-		inst.rec.NotBefore, inst.avoid = c.now, ""
+		inst.rec.NotBefore = c.now
 		if u != nil {
 			inst.rec.Version, inst.rec.Template, inst.rec.Message = inst.app.versionOf(u.Template, u.Version), u.Template, u.Message
 		}
 		return
 	}
-	if reason == KillReschedule {
-		inst.avoid = inst.rec.AgentID
-		c.setPhase(inst, PhasePending)
-		inst.rec.NotBefore = c.now
-		inst.rec.Message = "rescheduled away from " + inst.rec.Host
+	if reason == KillMove && inst.successor != nil {
+		c.handOver(inst)
 		return
 	}
 	c.remove(inst)

@@ -61,7 +61,7 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 		c.startRemoteChecks(inst)
 	}
 	c.updateApplied(inst)
-	if inst.app.instances[inst.rec.Index] == inst {
+	if c.attached(inst) {
 		c.persist(inst)
 	}
 }

@@ -379,13 +379,26 @@ func (op *operator) Operate(ctx context.Context, taskGroupID, what string) error
 	if !found {
 		return fmt.Errorf("task group %q: %w", taskGroupID, errdefs.ErrNotFound)
 	}
+	return op.send(ctx, scheduler.Operate{TaskGroupID: taskGroupID, Op: scheduler.Operation(what)})
+}
+
+func (op *operator) Drift(ctx context.Context, req api.DriftRequest) error {
+	d := scheduler.Drift{FromHost: req.FromHost, ToHost: req.To, Namespace: req.Namespace, App: req.App, Index: -1, Force: req.Force}
+	if req.Instance != nil {
+		d.Index = *req.Instance
+	}
+	return op.send(ctx, d)
+}
+
+// send hands a request to the driver of this replica, which must lead.
+func (op *operator) send(ctx context.Context, in scheduler.Input) error {
 	op.mu.Lock()
 	d := op.driver
 	op.mu.Unlock()
 	if d == nil {
 		return fmt.Errorf("this replica does not lead: %w", errdefs.ErrUnavailable)
 	}
-	return d.Operate(ctx, scheduler.Operate{TaskGroupID: taskGroupID, Op: scheduler.Operation(what)})
+	return d.Operate(ctx, in)
 }
 
 // sharedHostAgents are the default dev agents for real executors: they

@@ -39,7 +39,9 @@
 //	configmaps/<namespace>/<name>                  configmap
 //	secrets/<namespace>/<name>                     secret (value sealed at rest)
 //	framework/id                                   the Mesos framework ID
-//	agents/<agent id>                              agent settings
+//	agents/<agent id>                              an agent as the scheduler saw it
+//	agentsettings/<hostname>                       the operator's settings of an agent: cordon, taints, drain
+//	engine/mode                                    the engine's mode: running, maintenance, stopped
 //	sweeps/<agent id>                              the sweep owed an agent after executors died
 //
 // Key, Prefix and AppVersionKey build these keys and validate user-supplied

@@ -24,24 +24,35 @@ const (
 	KindSecret       Kind = "secrets"
 	KindAgent        Kind = "agents"
 	KindSweep        Kind = "sweeps"
+	// KindAgentSettings are the operator's settings of an agent (cordon,
+	// taints, drain), by hostname: they outlive the agent's Mesos ID.
+	KindAgentSettings Kind = "agentsettings"
 )
 
 // FrameworkIDKey holds the Mesos framework ID the scheduler re-registers with.
 const FrameworkIDKey = "framework/id"
 
+// EnginePrefix holds the engine's settings; EngineKey its mode (running,
+// maintenance, stopped).
+const (
+	EnginePrefix = "engine/"
+	EngineKey    = EnginePrefix + "mode"
+)
+
 // segmentsPerKind is how many segments follow the kind in an object key.
 var segmentsPerKind = map[Kind]int{
-	KindApplication:  2, // <namespace>/<name>
-	KindAppVersion:   3, // <namespace>/<name>/<seq>
-	KindTaskGroup:    3, // <namespace>/<app>/<taskgroup id>
-	KindTask:         4, // <namespace>/<app>/<taskgroup id>/<task id>
-	KindRollout:      2, // <namespace>/<name>
-	KindHookTemplate: 2, // <namespace>/<name>
-	KindHookRun:      2, // <namespace>/<name>
-	KindConfigMap:    2, // <namespace>/<name>
-	KindSecret:       2, // <namespace>/<name>
-	KindAgent:        1, // <agent id>
-	KindSweep:        1, // <agent id>
+	KindApplication:   2, // <namespace>/<name>
+	KindAppVersion:    3, // <namespace>/<name>/<seq>
+	KindTaskGroup:     3, // <namespace>/<app>/<taskgroup id>
+	KindTask:          4, // <namespace>/<app>/<taskgroup id>/<task id>
+	KindRollout:       2, // <namespace>/<name>
+	KindHookTemplate:  2, // <namespace>/<name>
+	KindHookRun:       2, // <namespace>/<name>
+	KindConfigMap:     2, // <namespace>/<name>
+	KindSecret:        2, // <namespace>/<name>
+	KindAgent:         1, // <agent id>
+	KindSweep:         1, // <agent id>
+	KindAgentSettings: 1, // <hostname>
 }
 
 // maxSegmentLen bounds one segment; Mesos task IDs are long but well below it.

@@ -41,9 +41,12 @@ type Harness struct {
 	history     map[string][][]byte
 	generations map[string][]int
 	fwID        string
-	agents      int
-	offerNo     int
-	uuid        int
+	// settings are the agents' settings by hostname; engine the mode.
+	settings map[string]*registry.AgentSettings
+	engine   registry.EngineMode
+	agents   int
+	offerNo  int
+	uuid     int
 }
 
 // New returns a Harness with an empty store, the fixture configmap and
@@ -52,8 +55,8 @@ func New(t testing.TB) *Harness {
 	h := &Harness{t: t, now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
 		apps: map[string]*registry.App{}, groups: map[string]*registry.TaskGroup{}, sweeps: map[string]*registry.Sweep{},
 		objects: map[string]manifest.Object{}, rollouts: map[string]*registry.Rollout{}, shown: map[string]string{},
-		hookRuns: map[string]*registry.HookRun{},
-		history:  map[string][][]byte{}, generations: map[string][]int{}}
+		hookRuns: map[string]*registry.HookRun{}, settings: map[string]*registry.AgentSettings{},
+		history: map[string][][]byte{}, generations: map[string][]int{}}
 	for _, obj := range []manifest.Object{manifesttest.ConfigMap(), manifesttest.Secret()} {
 		meta, _ := manifest.MetaOf(obj)
 		h.objects[string(obj.Kind())+" "+meta.Namespace+"/"+meta.Name] = obj
@@ -86,13 +89,18 @@ func (h *Harness) newCore() *scheduler.Core {
 		ro := *h.rollouts[k]
 		rollouts = append(rollouts, &ro)
 	}
+	var settings []*registry.AgentSettings
+	for _, k := range sortedKeys(h.settings) {
+		cp := *h.settings[k]
+		settings = append(settings, &cp)
+	}
 	var runs []*registry.HookRun
 	for _, k := range sortedKeys(h.hookRuns) {
 		run := *h.hookRuns[k]
 		runs = append(runs, &run)
 	}
 	c.Step(h.now, scheduler.Restore{FrameworkID: h.fwID, Apps: h.appList(), Groups: h.groupList(), Sweeps: sweeps,
-		Rollouts: rollouts, HookRuns: runs, Objects: objects})
+		Rollouts: rollouts, HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: h.engine})
 	return c
 }
 
@@ -175,6 +183,9 @@ func (h *Harness) apply(w scheduler.Write) string {
 		}
 		if pd := g.PreDelete; pd != nil {
 			s += fmt.Sprintf(" predelete=%s:%s#%d", pd.Reason, map[bool]string{true: "passed", false: "waiting"}[pd.Passed], pd.Attempt)
+		}
+		if mv := g.Move; mv != nil {
+			s += describeMove(mv)
 		}
 		if u := g.Update; u != nil {
 			s += fmt.Sprintf(" update=%s:%d", u.Mode, u.Version)
@@ -366,6 +377,9 @@ func (h *Harness) Run(command string) []string {
 	if lines, ok := h.runRollout(f, args); ok {
 		return lines
 	}
+	if lines, ok := h.runAgents(f, args); ok {
+		return lines
+	}
 	h.t.Fatalf("unknown command %q", command)
 	return nil
 }
@@ -445,6 +459,11 @@ func (h *Harness) process(key string, args map[string]string) *manifest.Process 
 		attr, values, _ := strings.Cut(c, ":")
 		b.Cluster(attr, strings.Split(values, ",")...)
 	}
+	if t := args["tolerate"]; t != "" {
+		k, v, _ := strings.Cut(t, "=")
+		b.Tolerate(k, v)
+	}
+	p.Stateful = args["stateful"] == "true"
 	p.Constraint = b.Constraint()
 	if len(p.Constraint.IntersectionItems) == 0 {
 		p.Constraint = nil
@@ -493,6 +512,12 @@ func (h *Harness) status(app, idx, state string, args map[string]string) []strin
 	g := h.groups[app+"/"+idx]
 	if g == nil {
 		h.t.Fatalf("no instance %s/%s (instances %v)", app, idx, sortedKeys(h.groups))
+	}
+	if args["successor"] == "true" {
+		if g.Move == nil || g.Move.Successor == nil {
+			h.t.Fatalf("instance %s/%s has no successor", app, idx)
+		}
+		g = g.Move.Successor
 	}
 	var lines []string
 	for i, task := range g.Tasks {

@@ -1,0 +1,402 @@
+package api
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/field"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/pkg/strictjson"
+)
+
+// Agents (seed 002's node and constraint APIs): what runs where, cordon,
+// taints, drain and drift. Settings are kept by hostname; an agent is
+// named by its Mesos ID or its hostname.
+
+// agentView is an agent as GET /v1/agents shows it.
+type agentView struct {
+	ID          string            `json:"id,omitempty"`
+	Hostname    string            `json:"hostname"`
+	Attributes  map[string]string `json:"attributes,omitempty"`
+	LastSeen    *time.Time        `json:"lastSeen,omitempty"`
+	Schedulable bool              `json:"schedulable"`
+	Cordoned    bool              `json:"cordoned"`
+	Taints      []string          `json:"taints"`
+	Reason      string            `json:"reason,omitempty"`
+	Drain       *drainView        `json:"drain,omitempty"`
+	// Used is what our instances on it took (cpus, mem in MB).
+	Used      usedView        `json:"used"`
+	Instances []agentInstance `json:"instances"`
+}
+
+type usedView struct {
+	CPUs  float64 `json:"cpus"`
+	MemMB float64 `json:"memMB"`
+}
+
+type drainView struct {
+	Since time.Time `json:"since"`
+	Force bool      `json:"force,omitempty"`
+	// State is "draining" while instances are left to move, "drained"
+	// when only kept (stateful) instances or none are left.
+	State     string   `json:"state"`
+	Remaining int      `json:"remaining"`
+	Moving    []string `json:"moving"`
+	Kept      []string `json:"kept"`
+}
+
+type agentInstance struct {
+	App   string `json:"app"` // namespace/name
+	Index int    `json:"index"`
+	ID    string `json:"taskGroupID"`
+	Phase string `json:"phase"`
+	// Successor: this launch replaces the instance (a move under way).
+	Successor bool   `json:"successor,omitempty"`
+	Move      string `json:"move,omitempty"`
+}
+
+// agentViews joins the agents seen, their settings and the instances on
+// them; settings of a hostname no agent has are shown too.
+func (s *Server) agentViews(ctx context.Context) ([]*agentView, error) {
+	reg := s.cfg.Registry
+	agents, err := reg.ListAgents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	settings, err := reg.ListAgentSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := reg.AllTaskGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	apps, err := reg.ListApps(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	stateful := map[string]bool{}
+	for _, a := range apps {
+		if obj, err := a.Manifest(); err == nil {
+			stateful[a.Namespace+"/"+a.Name] = manifest.IsStateful(obj)
+		}
+	}
+	byHost := map[string]*agentView{}
+	var views []*agentView
+	view := func(host string) *agentView {
+		if v := byHost[host]; v != nil {
+			return v
+		}
+		v := &agentView{Hostname: host, Schedulable: true, Taints: []string{}, Instances: []agentInstance{}}
+		byHost[host] = v
+		views = append(views, v)
+		return v
+	}
+	for _, a := range agents {
+		v := view(a.Hostname)
+		seen := a.UpdatedAt
+		v.ID, v.Attributes, v.LastSeen = a.ID, a.Attributes, &seen
+	}
+	for _, st := range settings {
+		v := view(st.Hostname)
+		v.Cordoned, v.Schedulable, v.Reason = st.Cordoned, st.Schedulable(), st.Reason
+		for _, t := range st.Taints {
+			v.Taints = append(v.Taints, t.String()+":NoSchedule")
+		}
+		if d := st.Drain; d != nil {
+			v.Drain = &drainView{Since: d.Since, Force: d.Force, Moving: []string{}, Kept: []string{}}
+		}
+	}
+	for _, g := range groups {
+		app := g.Namespace + "/" + g.App
+		launches := []*registry.TaskGroup{g}
+		if g.Move != nil && g.Move.Successor != nil {
+			launches = append(launches, g.Move.Successor)
+		}
+		for i, l := range launches {
+			if l.Host == "" || !liveGroup(l.Phase) {
+				continue
+			}
+			v := view(l.Host)
+			inst := agentInstance{App: app, Index: g.Index, ID: l.ID, Phase: l.Phase, Successor: i == 1}
+			if i == 0 && g.Move != nil {
+				inst.Move = g.Move.Reason + " from " + g.Move.FromHost
+			}
+			v.Instances = append(v.Instances, inst)
+			for _, t := range l.Tasks {
+				v.Used.CPUs += t.CPUs
+				v.Used.MemMB += t.MemMB
+			}
+			if d := v.Drain; d != nil && i == 0 {
+				name := fmt.Sprintf("%s/%d", app, g.Index)
+				switch {
+				case stateful[app] && !d.Force:
+					d.Kept = append(d.Kept, name)
+				case g.Move != nil && g.Move.Successor != nil:
+					d.Moving = append(d.Moving, name)
+					d.Remaining++
+				default:
+					d.Remaining++
+				}
+			}
+		}
+	}
+	for _, v := range views {
+		if d := v.Drain; d != nil {
+			d.State = map[bool]string{true: "drained", false: "draining"}[d.Remaining == 0]
+		}
+	}
+	slices.SortFunc(views, func(x, y *agentView) int { return cmp.Compare(x.Hostname, y.Hostname) })
+	return views, nil
+}
+
+// liveGroup reports whether a stored phase may have tasks on an agent.
+func liveGroup(phase string) bool {
+	return phase == "Launched" || phase == "Running" || phase == "Killing"
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
+	views, err := s.agentViews(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": nonNil(views)})
+	return nil
+}
+
+// findAgent returns the view of the agent named by ID or hostname.
+func (s *Server) findAgent(r *http.Request) (*agentView, error) {
+	name := r.PathValue("agent")
+	views, err := s.agentViews(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range views {
+		if v.ID == name || v.Hostname == name {
+			return v, nil
+		}
+	}
+	return nil, fmt.Errorf("agent %q (by ID or hostname): %w", name, errdefs.ErrNotFound)
+}
+
+func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.findAgent(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// agentRequest is the optional body of cordon, drain and taints.
+type agentRequest struct {
+	Reason string   `json:"reason"`
+	Force  bool     `json:"force"`
+	Taints []string `json:"taints"`
+}
+
+// operateAgent applies cordon, uncordon, drain, undrain or taints (PUT
+// replaces the taints) and answers the agent as it is then.
+func (s *Server) operateAgent(w http.ResponseWriter, r *http.Request) error {
+	op := r.PathValue("op")
+	edits := map[string]func(*registry.AgentSettings, agentRequest) error{
+		"cordon":   func(st *registry.AgentSettings, _ agentRequest) error { st.Cordoned = true; return nil },
+		"uncordon": func(st *registry.AgentSettings, _ agentRequest) error { st.Cordoned = false; return nil },
+		"drain": func(st *registry.AgentSettings, req agentRequest) error {
+			if st.Drain == nil || st.Drain.Force != req.Force {
+				st.Drain = &registry.DrainRequest{Since: time.Now().UTC(), Force: req.Force}
+			}
+			return nil
+		},
+		"undrain": func(st *registry.AgentSettings, _ agentRequest) error { st.Drain = nil; return nil },
+		"taints": func(st *registry.AgentSettings, req agentRequest) error {
+			taints, err := parseTaints(req.Taints)
+			st.Taints = taints
+			return err
+		},
+	}
+	edit := edits[op]
+	if edit == nil || (op == "taints") != (r.Method == http.MethodPut) {
+		return &httpError{http.StatusNotFound, "NotFound", fmt.Sprintf("no operation %s %q on an agent (want POST cordon, uncordon, drain, undrain, drift or PUT taints)", r.Method, op)}
+	}
+	var req agentRequest
+	if err := s.optionalBody(r, &req); err != nil {
+		return err
+	}
+	if op == "taints" && req.Taints == nil {
+		return field.ErrorList{field.Required("taints")}
+	}
+	v, err := s.findAgent(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.cfg.Registry.ModifyAgentSettings(r.Context(), v.Hostname, func(st *registry.AgentSettings) error {
+		if req.Reason != "" {
+			st.Reason = req.Reason
+		}
+		return edit(st, req)
+	}); err != nil {
+		return err
+	}
+	if v, err = s.findAgent(r); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// parseTaints reads "key=value" or "key=value:NoSchedule" taints.
+func parseTaints(list []string) ([]constraint.Taint, error) {
+	var errs field.ErrorList
+	out := []constraint.Taint{}
+	for i, t := range list {
+		path := fmt.Sprintf("taints[%d]", i)
+		kv, effect, hasEffect := strings.Cut(t, ":")
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case hasEffect && effect != "NoSchedule":
+			errs = append(errs, field.Invalid(field.Path(path), "effect %q: only NoSchedule is supported", effect))
+		case store.ValidateSegment(k) != nil:
+			errs = append(errs, field.Invalid(field.Path(path), "want key=value[:NoSchedule] with a key of [A-Za-z0-9._-], got %q", t))
+		default:
+			out = append(out, constraint.Taint{Key: k, Value: v})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+// DriftRequest moves instances off an agent (seed 002's drift): every
+// instance on it, those of one application, or one instance, to the agent
+// To names or anywhere. Stateful applications stay unless Force.
+type DriftRequest struct {
+	FromHost  string `json:"-"`
+	To        string `json:"to"`
+	Namespace string `json:"namespace"`
+	App       string `json:"app"`
+	// Instance is the instance ID; nil moves every instance.
+	Instance *int `json:"instance"`
+	Force    bool `json:"force"`
+}
+
+func (s *Server) drift(w http.ResponseWriter, r *http.Request) error {
+	var req DriftRequest
+	if err := s.optionalBody(r, &req); err != nil {
+		return err
+	}
+	var errs field.ErrorList
+	if req.Instance != nil && req.App == "" {
+		errs = append(errs, field.Invalid("app", "required with instance"))
+	}
+	if req.App != "" && req.Namespace == "" {
+		errs = append(errs, field.Required("namespace"))
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	from, err := s.findAgent(r)
+	if err != nil {
+		return err
+	}
+	req.FromHost = from.Hostname
+	if req.To != "" {
+		to, err := s.agentNamed(r.Context(), req.To)
+		if err != nil {
+			return field.ErrorList{field.Invalid("to", "%v", err)}
+		}
+		if to == from.Hostname {
+			return field.ErrorList{field.Invalid("to", "is the agent drifted from (%s)", to)}
+		}
+		req.To = to
+	}
+	if req.App != "" {
+		if _, err := s.cfg.Registry.GetApp(r.Context(), req.Namespace, req.App); err != nil {
+			return err
+		}
+	}
+	if s.cfg.Operator == nil {
+		return fmt.Errorf("no scheduler runs in this replica: %w", errdefs.ErrUnavailable)
+	}
+	if err := s.cfg.Operator.Drift(r.Context(), req); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"drift": req, "from": req.FromHost})
+	return nil
+}
+
+// agentNamed returns the hostname of the agent named by ID or hostname.
+func (s *Server) agentNamed(ctx context.Context, name string) (string, error) {
+	views, err := s.agentViews(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, v := range views {
+		if v.ID == name || v.Hostname == name {
+			return v.Hostname, nil
+		}
+	}
+	return "", fmt.Errorf("no agent %q (by ID or hostname)", name)
+}
+
+// optionalBody decodes a JSON body when there is one.
+func (s *Server) optionalBody(r *http.Request, v any) error {
+	if r.ContentLength == 0 && r.Header.Get("Content-Type") == "" {
+		return nil
+	}
+	body, err := s.readBody(r)
+	if err != nil {
+		return err
+	}
+	if len(body) == 0 {
+		return nil
+	}
+	return strictjson.Decode(body, v)
+}
+
+// engineRequest sets the engine's mode (seed 002's engine maintenance and
+// start/stop).
+type engineRequest struct {
+	Mode   string `json:"mode"`
+	Reason string `json:"reason"`
+}
+
+func (s *Server) getEngine(w http.ResponseWriter, r *http.Request) error {
+	e, err := s.cfg.Registry.GetEngine(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+func (s *Server) setEngine(w http.ResponseWriter, r *http.Request) error {
+	body, err := s.readBody(r)
+	if err != nil {
+		return err
+	}
+	var req engineRequest
+	if err := strictjson.Decode(body, &req); err != nil {
+		return err
+	}
+	mode, err := registry.ParseEngineMode(req.Mode)
+	if err != nil {
+		return field.ErrorList{field.Invalid("mode", "%q: want running, maintenance or stopped", req.Mode)}
+	}
+	e, err := s.cfg.Registry.SetEngine(r.Context(), mode, req.Reason)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}

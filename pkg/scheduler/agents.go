@@ -1,0 +1,127 @@
+package scheduler
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+)
+
+// The operator's agent settings and the engine's mode (seed 002's node,
+// constraint, drift and engine APIs): a cordoned or draining agent takes
+// no new instance; a draining one is emptied one move at a time; a drift
+// moves chosen instances; and while the engine does not act (maintenance,
+// stopped) nothing is launched or killed — the inputs are kept and acted
+// on when it runs again.
+
+// acting reports whether the engine launches and kills.
+func (c *Core) acting() bool { return c.engine == registry.EngineRunning }
+
+// engineChanged takes the engine's new mode; back to running, every
+// application is brought to its record.
+func (c *Core) engineChanged(mode registry.EngineMode) {
+	if mode == "" || mode == c.engine {
+		return
+	}
+	was := c.acting()
+	c.engine = mode
+	c.logf("engine mode", "mode", mode)
+	if !was && c.acting() {
+		for _, a := range c.sortedApps() {
+			c.dirty[a] = true
+			c.reconcileApp(a)
+		}
+	}
+}
+
+// agentSettingsChanged takes an agent's new settings; settings that say
+// nothing remove them. A drain cancelled leaves its queued moves.
+func (c *Core) agentSettingsChanged(s *registry.AgentSettings) {
+	old := c.settings[s.Hostname]
+	if !s.Cordoned && len(s.Taints) == 0 && s.Drain == nil {
+		delete(c.settings, s.Hostname)
+	} else {
+		c.settings[s.Hostname] = s
+	}
+	if old != nil && old.Drain != nil && s.Drain == nil {
+		c.cancelMoves(s.Hostname, MoveDrain)
+	}
+}
+
+// cancelMoves ends the moves for reason off host that have not started.
+func (c *Core) cancelMoves(host string, reason MoveReason) {
+	for _, inst := range slices.SortedFunc(maps.Keys(c.moving), byInstance) {
+		if mv := inst.rec.Move; mv != nil && mv.FromHost == host && mv.Reason == string(reason) && inst.successor == nil {
+			c.endMove(inst, "")
+		}
+	}
+}
+
+// progressDrains queues a move for every instance on a draining agent
+// (stateful ones only when the drain is forced); progressMoves runs them
+// one at a time.
+func (c *Core) progressDrains() {
+	for _, host := range slices.Sorted(maps.Keys(c.settings)) {
+		s := c.settings[host]
+		if s.Drain == nil {
+			continue
+		}
+		for _, a := range c.sortedApps() {
+			if a.tmpl == nil || a.tmpl.Stateful && !s.Drain.Force {
+				continue
+			}
+			for _, inst := range a.sortedInstances() {
+				if inst.rec.Host == s.Hostname && inst.rec.Move == nil && inst.phase == PhaseRunning {
+					c.queueMove(inst, MoveDrain, "")
+				}
+			}
+		}
+	}
+}
+
+// Drift asks to move instances off an agent (seed 002's drift): every
+// instance on FromHost, or those of one application, or one instance, to
+// ToHost or anywhere. Stateful applications stay unless Force.
+type Drift struct {
+	FromHost, ToHost string
+	Namespace, App   string // "" with Index -1: every application
+	Index            int    // -1: every instance
+	Force            bool
+}
+
+func (Drift) input() {}
+
+// drift queues the moves a Drift asks for.
+func (c *Core) drift(d Drift) {
+	apps := c.sortedApps()
+	if d.App != "" {
+		apps = slices.DeleteFunc(apps, func(a *app) bool { return a.rec.Namespace != d.Namespace || a.rec.Name != d.App })
+	}
+	queued, kept := 0, 0
+	for _, a := range apps {
+		for _, inst := range a.sortedInstances() {
+			if inst.rec.Host != d.FromHost || d.Index >= 0 && inst.rec.Index != d.Index {
+				continue
+			}
+			if a.tmpl != nil && a.tmpl.Stateful && !d.Force {
+				kept++
+				continue
+			}
+			if c.queueMove(inst, MoveDrift, d.ToHost) {
+				queued++
+			}
+		}
+	}
+	c.logf("drift", "from", d.FromHost, "to", d.ToHost, "app", cmp.Or(d.Namespace+"/"+d.App, "*"), "queued", queued, "statefulKept", kept)
+}
+
+// AgentSettingsChanged: the operator changed an agent's settings (empty
+// settings: removed).
+type AgentSettingsChanged struct{ Settings *registry.AgentSettings }
+
+// EngineChanged: the engine's mode was set.
+type EngineChanged struct{ Mode registry.EngineMode }
+
+func (AgentSettingsChanged) input() {}
+func (EngineChanged) input()        {}

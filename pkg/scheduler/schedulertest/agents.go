@@ -1,0 +1,77 @@
+package schedulertest
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
+)
+
+// runAgents runs the commands of agent maintenance and the engine:
+//
+//	cordon HOST | uncordon HOST
+//	taint HOST KEY=VALUE | untaint HOST
+//	drain HOST [force=true] | undrain HOST
+//	drift from=HOST [to=HOST] [app=NS/NAME] [index=N] [force=true]
+//	engine running|maintenance|stopped
+func (h *Harness) runAgents(f []string, args map[string]string) (lines []string, ok bool) {
+	change := func(host string, edit func(*registry.AgentSettings)) []string {
+		s := h.settings[host]
+		if s == nil {
+			s = &registry.AgentSettings{Hostname: host}
+		}
+		cp := *s
+		edit(&cp)
+		h.settings[host] = &cp
+		out := []string{fmt.Sprintf("(settings %s: cordoned=%v taints=%v drain=%v)", host, cp.Cordoned, cp.Taints, cp.Drain != nil)}
+		in := cp
+		return append(out, h.step(scheduler.AgentSettingsChanged{Settings: &in})...)
+	}
+	switch f[0] {
+	case "cordon", "uncordon":
+		return change(f[1], func(s *registry.AgentSettings) { s.Cordoned = f[0] == "cordon" }), true
+	case "taint":
+		k, v, _ := strings.Cut(f[2], "=")
+		return change(f[1], func(s *registry.AgentSettings) { s.Taints = append(s.Taints, constraint.Taint{Key: k, Value: v}) }), true
+	case "untaint":
+		return change(f[1], func(s *registry.AgentSettings) { s.Taints = nil }), true
+	case "drain":
+		return change(f[1], func(s *registry.AgentSettings) {
+			s.Drain = &registry.DrainRequest{Since: h.now, Force: args["force"] == "true"}
+		}), true
+	case "undrain":
+		return change(f[1], func(s *registry.AgentSettings) { s.Drain = nil }), true
+	case "drift":
+		d := scheduler.Drift{FromHost: args["from"], ToHost: args["to"], Index: -1, Force: args["force"] == "true"}
+		if app := args["app"]; app != "" {
+			d.Namespace, d.App, _ = strings.Cut(app, "/")
+		}
+		if i, err := strconv.Atoi(args["index"]); err == nil {
+			d.Index = i
+		}
+		return h.step(d), true
+	case "engine":
+		h.engine = registry.EngineMode(f[1])
+		return h.step(scheduler.EngineChanged{Mode: h.engine}), true
+	}
+	return nil, false
+}
+
+// describeMove is how a stored instance's move shows in a "store tg" line.
+func describeMove(mv *registry.InstanceMove) string {
+	s := fmt.Sprintf(" move=%s:%s->%s", mv.Reason, mv.FromHost, mv.ToHost)
+	if g := mv.Successor; g != nil {
+		s += fmt.Sprintf(" successor=[%s", g.Phase)
+		if g.State != "" {
+			s += " " + g.State
+		}
+		if g.AgentID != "" {
+			s += " on " + g.AgentID
+		}
+		s += fmt.Sprintf(" launches=%d]", g.Launches)
+	}
+	return s
+}
