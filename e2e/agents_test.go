@@ -1,0 +1,169 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// agentView is what the agent tests read of GET /v1/agents/{agent}.
+type agentView struct {
+	ID          string `json:"id"`
+	Hostname    string `json:"hostname"`
+	Schedulable bool   `json:"schedulable"`
+	Drain       *struct {
+		State     string   `json:"state"`
+		Remaining int      `json:"remaining"`
+		Kept      []string `json:"kept"`
+	} `json:"drain"`
+	Instances []struct {
+		App string `json:"app"`
+	} `json:"instances"`
+}
+
+func (s *system) agent(name string) agentView {
+	s.t.Helper()
+	_, body := s.call("GET", "/v1/agents/"+name, nil)
+	var v agentView
+	_ = json.Unmarshal(body, &v)
+	return v
+}
+
+func (s *system) mustCall(method, path, body string, want int) {
+	s.t.Helper()
+	var data []byte
+	if body != "" {
+		data = []byte(body)
+	}
+	if code, got := s.call(method, path, data); code != want {
+		s.t.Fatalf("%s %s = %d, want %d: %s", method, path, code, want, got)
+	}
+}
+
+// Issue 15: "drain with 3 instances on an agent moves all with no moment
+// below replicas−1; a NoSchedule taint keeps a new app off until
+// tolerated; drift to a named agent" and maintenance mode holds launches —
+// through the real scheduler, dev cluster and process executor.
+func TestDrainTaintDriftAndMaintenance(t *testing.T) {
+	s := startSystem(t)
+	// Every instance on agent-1: the others cordoned while it is created.
+	s.mustCall("POST", "/v1/agents/agent-2/cordon", "", 200)
+	s.mustCall("POST", "/v1/agents/agent-3/cordon", "", 200)
+	app := s.manifest("process.json", func(m map[string]any) {
+		delete(m, "constraint") // UNIQUE hostname would keep 3 off one agent
+	})
+	s.mustCall("POST", "/v1/apps", string(app), 201)
+	for _, inst := range s.running("demo", "gamesvr", 3) {
+		if inst.Host != "agent-1" {
+			t.Fatalf("instance on %s, want every one on agent-1 (the others cordoned)", inst.Host)
+		}
+	}
+	s.mustCall("POST", "/v1/agents/agent-2/uncordon", "", 200)
+	s.mustCall("POST", "/v1/agents/agent-3/uncordon", "", 200)
+
+	// Drain agent-1, sampling the running instances all along.
+	var mu sync.Mutex
+	lowest, samples := 3, 0
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			v, code := s.app("demo", "gamesvr")
+			if code != 200 {
+				continue
+			}
+			running := 0
+			for _, i := range v.Status.Instances {
+				if i.State == "TASK_RUNNING" {
+					running++
+				}
+			}
+			mu.Lock()
+			lowest, samples = min(lowest, running), samples+1
+			mu.Unlock()
+		}
+	}()
+	s.mustCall("POST", "/v1/agents/agent-1/drain", `{"reason":"kernel upgrade"}`, 200)
+	s.eventuallyWithin(90*time.Second, "agent-1 drained", func() (bool, string) {
+		a := s.agent("agent-1")
+		return a.Drain != nil && a.Drain.State == "drained" && len(a.Instances) == 0 && !a.Schedulable, fmt.Sprintf("%+v", a)
+	})
+	close(stop)
+	<-done
+	for _, inst := range s.running("demo", "gamesvr", 3) {
+		if inst.Host == "agent-1" {
+			t.Errorf("instance %d still on the drained agent-1", inst.ID)
+		}
+	}
+	mu.Lock()
+	if lowest < 2 || samples < 10 {
+		t.Errorf("during the drain the fewest running instances seen was %d in %d samples, want ≥ 2 (replicas−1)", lowest, samples)
+	}
+	t.Logf("drain: fewest running %d of 3 over %d samples", lowest, samples)
+	mu.Unlock()
+
+	// agent-1 drained; tainted agent-2 and agent-3 keep a new application
+	// off until it tolerates the taint.
+	s.mustCall("PUT", "/v1/agents/agent-2/taints", `{"taints":["gpu=true:NoSchedule"]}`, 200)
+	s.mustCall("PUT", "/v1/agents/agent-3/taints", `{"taints":["gpu=true"]}`, 200)
+	plain := s.manifest("process.json", func(m map[string]any) {
+		m["metadata"].(map[string]any)["name"] = "plain"
+		m["spec"].(map[string]any)["instance"] = 1
+	})
+	s.mustCall("POST", "/v1/apps", string(plain), 201)
+	s.eventually("plain pending on the taints", func() (bool, string) {
+		v, _ := s.app("demo", "plain")
+		return v.Status.State == "Abnormal" && len(v.Status.Instances) == 1 && v.Status.Instances[0].State == "", fmt.Sprintf("%+v", v.Status)
+	})
+	tolerant := s.manifest("process.json", func(m map[string]any) {
+		m["metadata"].(map[string]any)["name"] = "tolerant"
+		m["spec"].(map[string]any)["instance"] = 1
+		m["constraint"] = map[string]any{"intersectionItem": []any{map[string]any{"unionData": []any{
+			map[string]any{"name": "gpu", "operate": "TOLERATION", "type": 3, "text": map[string]any{"value": "true"}}}}}}
+	})
+	s.mustCall("POST", "/v1/apps", string(tolerant), 201)
+	s.running("demo", "tolerant", 1)
+	if v, _ := s.app("demo", "plain"); v.Status.State != "Abnormal" {
+		t.Errorf("plain is %s, want still held off by the taints", v.Status.State)
+	}
+	s.mustCall("DELETE", "/v1/apps/demo/plain", "", 202)
+
+	// Drift instance 0 to agent-1 by name once it is back in service.
+	s.mustCall("POST", "/v1/agents/agent-1/undrain", "", 200)
+	s.mustCall("PUT", "/v1/agents/agent-2/taints", `{"taints":[]}`, 200)
+	s.mustCall("PUT", "/v1/agents/agent-3/taints", `{"taints":[]}`, 200)
+	from := ""
+	for _, inst := range s.running("demo", "gamesvr", 3) {
+		if inst.ID == 0 {
+			from = inst.Host
+		}
+	}
+	s.mustCall("POST", "/v1/agents/"+from+"/drift", `{"to":"agent-1","namespace":"demo","app":"gamesvr","instance":0}`, 202)
+	s.eventually("instance 0 drifted to agent-1", func() (bool, string) {
+		v, _ := s.app("demo", "gamesvr")
+		for _, i := range v.Status.Instances {
+			if i.ID == 0 {
+				return i.Host == "agent-1" && i.State == "TASK_RUNNING", fmt.Sprintf("%+v", i)
+			}
+		}
+		return false, "no instance 0"
+	})
+
+	// Maintenance: a scale-up is stored, nothing launches until it ends.
+	s.mustCall("PUT", "/v1/engine", `{"mode":"maintenance","reason":"etcd upgrade"}`, 200)
+	s.mustCall("POST", "/v1/apps/demo/gamesvr/scale", `{"instances":4}`, 202)
+	time.Sleep(3 * time.Second)
+	if v, _ := s.app("demo", "gamesvr"); len(v.Status.Instances) != 3 {
+		t.Fatalf("in maintenance the scale-up launched: %+v", v.Status.Instances)
+	}
+	s.mustCall("PUT", "/v1/engine", `{"mode":"running"}`, 200)
+	s.running("demo", "gamesvr", 4)
+}
