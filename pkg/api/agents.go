@@ -173,13 +173,18 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// findAgent returns the view of the agent named by ID or hostname.
+// findAgent returns the view of the agent the path names by ID or
+// hostname.
 func (s *Server) findAgent(r *http.Request) (*agentView, error) {
-	name := r.PathValue("agent")
 	views, err := s.agentViews(r.Context())
 	if err != nil {
 		return nil, err
 	}
+	return agentNamed(views, r.PathValue("agent"))
+}
+
+// agentNamed returns the agent named by ID or hostname.
+func agentNamed(views []*agentView, name string) (*agentView, error) {
 	for _, v := range views {
 		if v.ID == name || v.Hostname == name {
 			return v, nil
@@ -305,20 +310,24 @@ func (s *Server) drift(w http.ResponseWriter, r *http.Request) error {
 	if len(errs) > 0 {
 		return errs
 	}
-	from, err := s.findAgent(r)
+	views, err := s.agentViews(r.Context())
+	if err != nil {
+		return err
+	}
+	from, err := agentNamed(views, r.PathValue("agent"))
 	if err != nil {
 		return err
 	}
 	req.FromHost = from.Hostname
 	if req.To != "" {
-		to, err := s.agentNamed(r.Context(), req.To)
+		to, err := agentNamed(views, req.To)
 		if err != nil {
 			return field.ErrorList{field.Invalid("to", "%v", err)}
 		}
-		if to == from.Hostname {
-			return field.ErrorList{field.Invalid("to", "is the agent drifted from (%s)", to)}
+		if to.Hostname == from.Hostname {
+			return field.ErrorList{field.Invalid("to", "is the agent drifted from (%s)", to.Hostname)}
 		}
-		req.To = to
+		req.To = to.Hostname
 	}
 	if req.App != "" {
 		if _, err := s.cfg.Registry.GetApp(r.Context(), req.Namespace, req.App); err != nil {
@@ -333,20 +342,6 @@ func (s *Server) drift(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"drift": req, "from": req.FromHost})
 	return nil
-}
-
-// agentNamed returns the hostname of the agent named by ID or hostname.
-func (s *Server) agentNamed(ctx context.Context, name string) (string, error) {
-	views, err := s.agentViews(ctx)
-	if err != nil {
-		return "", err
-	}
-	for _, v := range views {
-		if v.ID == name || v.Hostname == name {
-			return v.Hostname, nil
-		}
-	}
-	return "", fmt.Errorf("no agent %q (by ID or hostname)", name)
 }
 
 // optionalBody decodes a JSON body when there is one.

@@ -264,8 +264,13 @@ func TestKillExecutorAPI(t *testing.T) {
 	if ws := syscall.WaitStatus(f.GetStatus()); !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Errorf("FAILURE status %d, want SIGKILL", f.GetStatus())
 	}
+	// The kill is sent with the FAILURE; the child's exit and its reaping by
+	// init follow asynchronously.
+	for deadline := time.Now().Add(5 * time.Second); processAlive(child) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if processAlive(child) {
-		t.Errorf("the executor's child %d outlived its container", child)
+		t.Errorf("the executor's child %d outlived its container by 5s", child)
 	}
 	if !processAlive(daemon) {
 		t.Errorf("the setsid daemon %d died with the container; Mesos' posix launcher leaves it", daemon)
