@@ -65,7 +65,7 @@ func TestDrainTaintDriftAndMaintenance(t *testing.T) {
 
 	// Drain agent-1, sampling the running instances all along.
 	var mu sync.Mutex
-	lowest, samples := 3, 0
+	lowest, samples, moves := 3, 0, 0
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -80,14 +80,17 @@ func TestDrainTaintDriftAndMaintenance(t *testing.T) {
 			if code != 200 {
 				continue
 			}
-			running := 0
+			running, moving := 0, 0
 			for _, i := range v.Status.Instances {
 				if i.State == "TASK_RUNNING" {
 					running++
 				}
+				if i.Move != nil && i.Move.Reason == "drain" && i.Move.Successor != nil && i.Move.Successor.Host != "" {
+					moving++
+				}
 			}
 			mu.Lock()
-			lowest, samples = min(lowest, running), samples+1
+			lowest, samples, moves = min(lowest, running), samples+1, moves+moving
 			mu.Unlock()
 		}
 	}()
@@ -104,6 +107,9 @@ func TestDrainTaintDriftAndMaintenance(t *testing.T) {
 		}
 	}
 	mu.Lock()
+	if moves == 0 {
+		t.Errorf("no sample showed an instance's drain move with its placed successor")
+	}
 	if lowest < 2 || samples < 10 {
 		t.Errorf("during the drain the fewest running instances seen was %d in %d samples, want ≥ 2 (replicas−1)", lowest, samples)
 	}

@@ -264,6 +264,12 @@ type instanceView struct {
 	Healthy     *bool             `json:"healthy"`
 	Restarts    int               `json:"restarts"`
 	Message     string            `json:"message"`
+	Move        *struct {
+		Reason    string `json:"reason"`
+		Successor *struct {
+			Host string `json:"host"`
+		} `json:"successor"`
+	} `json:"move"`
 }
 
 type appView struct {

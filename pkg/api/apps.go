@@ -79,6 +79,34 @@ type InstanceView struct {
 	Update *registry.InstanceUpdate `json:"update,omitempty"`
 	// PreDelete is the PreDeleteHook it waits for before it goes.
 	PreDelete *registry.PreDeleteWait `json:"preDelete,omitempty"`
+	// Move is its move to another agent (drain, drift, reschedule).
+	Move *MoveView `json:"move,omitempty"`
+}
+
+// MoveView is an instance's move: queued, or its successor launch on the
+// way (it replaces the instance once running).
+type MoveView struct {
+	Reason    string        `json:"reason"`
+	FromHost  string        `json:"fromHost"`
+	ToHost    string        `json:"toHost,omitempty"`
+	Since     time.Time     `json:"since"`
+	Successor *InstanceView `json:"successor,omitempty"`
+}
+
+func instanceView(g *registry.TaskGroup) InstanceView {
+	v := InstanceView{
+		ID: g.Index, TaskGroupID: g.ID, State: g.State, Revision: g.Version, Ready: g.Ready, Agent: g.AgentID, Host: g.Host,
+		HostIP: g.HostIP, Ports: g.Ports, Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
+		Restarts: g.Restarts, Message: g.Message, Update: g.Update, PreDelete: g.PreDelete,
+	}
+	if mv := g.Move; mv != nil {
+		v.Move = &MoveView{Reason: mv.Reason, FromHost: mv.FromHost, ToHost: mv.ToHost, Since: mv.Since}
+		if mv.Successor != nil {
+			s := instanceView(mv.Successor)
+			v.Move.Successor = &s
+		}
+	}
+	return v
 }
 
 func appView(app *registry.App, groups []*registry.TaskGroup, ro *registry.Rollout) AppView {
@@ -88,11 +116,7 @@ func appView(app *registry.App, groups []*registry.TaskGroup, ro *registry.Rollo
 		Status: AppStatus{State: app.State, Message: app.Message, Instances: []InstanceView{}},
 	}
 	for _, g := range groups {
-		v.Status.Instances = append(v.Status.Instances, InstanceView{
-			ID: g.Index, TaskGroupID: g.ID, State: g.State, Revision: g.Version, Ready: g.Ready, Agent: g.AgentID, Host: g.Host,
-			HostIP: g.HostIP, Ports: g.Ports, Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
-			Restarts: g.Restarts, Message: g.Message, Update: g.Update, PreDelete: g.PreDelete,
-		})
+		v.Status.Instances = append(v.Status.Instances, instanceView(g))
 	}
 	if ro != nil {
 		st := ro.State
