@@ -10,6 +10,7 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/allocator"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
@@ -49,6 +50,9 @@ func (c *Cluster) AddAgent(spec AgentSpec) (string, error) {
 		executors:    map[string]*executorRun{},
 		commandTasks: map[string]*commandTask{},
 		offered:      map[string]*offer{},
+
+		inverseOffers:   map[string]*inverseOffer{},
+		inverseStatuses: map[string]allocator.InverseOfferStatus{},
 	}
 	a.info = mesos.AgentInfo{
 		Hostname:   spec.Hostname,
@@ -85,8 +89,10 @@ func (c *Cluster) AddAgent(spec AgentSpec) (string, error) {
 		}
 		return "", fmt.Errorf("agent %q: %w", a.id, errdefs.ErrAlreadyExists)
 	}
+	a.registeredAt = c.cfg.Clock.Now()
 	c.agents[a.id] = a
 	c.agentOrder = append(c.agentOrder, a)
+	c.addMachineOf(a)
 	c.triggerAllocation()
 	return a.id, nil
 }
@@ -181,12 +187,32 @@ func (c *Cluster) RestartAgent(agentID string, downtime time.Duration) error {
 func (c *Cluster) RemoveAgent(id string) error {
 	c.mu.Lock()
 	a := c.agents[id]
-	if a == nil {
+	switch {
+	case c.stopped:
+		c.mu.Unlock()
+		return fmt.Errorf("cluster stopped: %w", errdefs.ErrUnavailable)
+	case a == nil:
 		c.mu.Unlock()
 		return fmt.Errorf("agent %q: %w", id, errdefs.ErrNotFound)
 	}
+	destroyed := c.removeAgent(a, "Agent "+a.info.Hostname+" is removed", true)
+	c.mu.Unlock()
+	<-destroyed
+	return nil
+}
+
+// removeAgent removes a registered agent the way the master's
+// __removeSlave does: its offers and inverse offers are rescinded, its
+// live tasks become TASK_UNREACHABLE with REASON_AGENT_REMOVED when it is
+// unreachable, else TASK_GONE_BY_OPERATOR with
+// REASON_AGENT_REMOVED_BY_OPERATOR (TASK_LOST for frameworks that are not
+// PARTITION_AWARE), every connected framework gets a FAILURE event for it,
+// and the agent shuts down: its executors' and command tasks' sessions are
+// killed and its executor API closed. That happens outside c.mu; the
+// returned channel is closed when it is done. Caller holds c.mu.
+func (c *Cluster) removeAgent(a *agent, message string, unreachable bool) <-chan struct{} {
 	a.removed = true
-	delete(c.agents, id)
+	delete(c.agents, a.id)
 	for i, x := range c.agentOrder {
 		if x == a {
 			c.agentOrder = append(c.agentOrder[:i:i], c.agentOrder[i+1:]...)
@@ -195,6 +221,9 @@ func (c *Cluster) RemoveAgent(id string) error {
 	}
 	for _, o := range a.offered {
 		c.rescindOffer(o)
+	}
+	for _, io := range a.inverseOffers {
+		c.removeInverseOffer(io, true)
 	}
 	now := c.cfg.Clock.Now()
 	unreachableAt := &mesos.TimeInfo{Nanoseconds: now.UnixNano()}
@@ -212,11 +241,14 @@ func (c *Cluster) RemoveAgent(id string) error {
 				continue
 			}
 			touched[fw] = true
-			state := mesos.TASK_LOST
-			if fw.partitionAware {
-				state = mesos.TASK_UNREACHABLE
+			state, reason := mesos.TASK_GONE_BY_OPERATOR, mesos.REASON_AGENT_REMOVED_BY_OPERATOR
+			switch {
+			case !fw.partitionAware:
+				state, reason = mesos.TASK_LOST, mesos.REASON_AGENT_REMOVED
+			case unreachable:
+				state, reason = mesos.TASK_UNREACHABLE, mesos.REASON_AGENT_REMOVED
 			}
-			st := c.newStatus(t, state, mesos.SOURCE_MASTER, mesos.REASON_AGENT_REMOVED, "Agent "+a.info.Hostname+" is removed")
+			st := c.newStatus(t, state, mesos.SOURCE_MASTER, reason, message)
 			if state == mesos.TASK_UNREACHABLE {
 				st.UnreachableTime = unreachableAt
 			}
@@ -252,17 +284,22 @@ func (c *Cluster) RemoveAgent(id string) error {
 	}
 	a.executors = map[string]*executorRun{}
 	a.tasks = map[string]*task{}
-	srv := a.srv
-	c.mu.Unlock()
+	c.log().Info("agent removed", "agent", a.id, "hostname", a.info.Hostname, "why", message, "frameworks_with_tasks", len(touched))
 
-	for _, sid := range sessions {
-		killSession(sid)
-	}
-	if srv != nil {
-		_ = srv.Close()
-	}
-	c.log().Info("agent removed", "agent", a.id, "hostname", a.info.Hostname, "frameworks_with_tasks", len(touched))
-	return nil
+	destroyed := make(chan struct{})
+	srv := a.srv
+	c.procs.Add(1)
+	go func() {
+		defer c.procs.Done()
+		defer close(destroyed)
+		for _, sid := range sessions {
+			killSession(sid)
+		}
+		if srv != nil {
+			_ = srv.Close()
+		}
+	}()
+	return destroyed
 }
 
 // launch hands tasks to an agent. Caller holds c.mu and has validated.

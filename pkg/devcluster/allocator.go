@@ -3,6 +3,7 @@ package devcluster
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -29,29 +30,45 @@ func (c *Cluster) allocationLoop() {
 	}
 }
 
-// allocate makes one offer round: each agent's unused, unoffered resources
-// go to one framework at a time (frameworks take turns first from round to
-// round), skipping suppressed frameworks and live refusal filters. Caller
-// holds c.mu.
+// allocate makes one offer round: each active agent's unused, unoffered
+// resources go to one framework at a time (frameworks take turns first
+// from round to round), skipping suppressed frameworks and live refusal
+// filters; then inverse offers go out for agents in a maintenance window,
+// as the Mesos allocator makes them in the same cycle. Caller holds c.mu.
 func (c *Cluster) allocate() {
-	fws := make([]*framework, 0, len(c.frameworks))
+	var connected []*framework
 	for _, fw := range c.frameworks {
-		if fw.stream != nil && !fw.suppressed {
+		if fw.stream != nil {
+			connected = append(connected, fw)
+		}
+	}
+	if len(connected) == 0 {
+		return
+	}
+	sort.Slice(connected, func(i, j int) bool { return connected[i].id < connected[j].id })
+	now := c.cfg.Clock.Now()
+	c.offerResources(connected, now)
+	c.offerInverse(connected, now)
+}
+
+// offerResources makes the offers of one round. Caller holds c.mu.
+func (c *Cluster) offerResources(connected []*framework, now time.Time) {
+	var fws []*framework
+	for _, fw := range connected {
+		if !fw.suppressed {
 			fws = append(fws, fw)
 		}
 	}
 	if len(fws) == 0 {
 		return
 	}
-	sort.Slice(fws, func(i, j int) bool { return fws[i].id < fws[j].id })
 	c.rotation++
 	start := c.rotation % len(fws)
 	fws = append(fws[start:], fws[:start]...)
 
-	now := c.cfg.Clock.Now()
 	batches := make(map[*framework][]mesos.Offer, len(fws))
 	for _, a := range c.agentOrder {
-		if a.removed {
+		if a.removed || a.deactivated {
 			continue
 		}
 		avail := a.available()
@@ -68,7 +85,7 @@ func (c *Cluster) allocate() {
 				}
 			}
 			o := &offer{
-				id:        fmt.Sprintf("%s-O%d", c.id, c.nextSeq()),
+				id:        c.newOfferID(),
 				fw:        fw,
 				agent:     a,
 				resources: avail,
@@ -86,17 +103,16 @@ func (c *Cluster) allocate() {
 	}
 }
 
+// newOfferID is the ID of a new offer or inverse offer: the master draws
+// both from one sequence. Caller holds c.mu.
+func (c *Cluster) newOfferID() string { return fmt.Sprintf("%s-O%d", c.id, c.nextSeq()) }
+
 // wireOffer is the Offer message for o. As a 1.12 master does (see the
 // recording), the offer and every resource carry allocation_info, MULTI_ROLE
-// framework or not, and every resource its (deprecated) role "*".
+// framework or not, and every resource its (deprecated) role "*". An
+// agent in a maintenance window offers with its unavailability.
 func (c *Cluster) wireOffer(o *offer) mesos.Offer {
 	role := o.fw.role
-	rs := o.resources.Clone().Allocate(role)
-	for i := range rs {
-		if rs[i].Role == nil {
-			rs[i].Role = strPtr("*")
-		}
-	}
 	m := mesos.Offer{
 		ID:             mesos.OfferID{Value: o.id},
 		FrameworkID:    mesos.FrameworkID{Value: o.fw.id},
@@ -104,18 +120,38 @@ func (c *Cluster) wireOffer(o *offer) mesos.Offer {
 		Hostname:       o.agent.info.Hostname,
 		Attributes:     append([]mesos.Attribute(nil), o.agent.attributes...),
 		AllocationInfo: &mesos.Resource_AllocationInfo{Role: &role},
-		Resources:      rs,
+		Resources:      withUnreservedRole(o.resources.Clone().Allocate(role)),
+		URL:            o.agent.url(),
+		Unavailability: c.unavailabilityOf(o.agent),
 	}
 	for _, ex := range o.agent.executors {
 		if ex.fw == o.fw {
 			m.ExecutorIDs = append(m.ExecutorIDs, mesos.ExecutorID{Value: ex.id})
 		}
 	}
-	if o.agent.endpoint != "" {
-		host, port := splitHostPort(o.agent.endpoint)
-		m.URL = &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &o.agent.info.Hostname, IP: &host, Port: int32(port)}, Path: strPtr("/slave(1)")}
-	}
 	return m
+}
+
+// withUnreservedRole sets the pre-refinement role "*" of unreserved
+// resources, which a 1.12 master still writes on offers and on the
+// resources of its endpoints.
+func withUnreservedRole(rs mesos.Resources) mesos.Resources {
+	for i := range rs {
+		if rs[i].Role == nil {
+			rs[i].Role = strPtr("*")
+		}
+	}
+	return rs
+}
+
+// url is where the agent's own API lives, as offers name it; simulated
+// agents have none.
+func (a *agent) url() *mesos.URL {
+	if a.endpoint == "" {
+		return nil
+	}
+	host, port := splitHostPort(a.endpoint)
+	return &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &a.info.Hostname, IP: &host, Port: int32(port)}, Path: strPtr("/slave(1)")}
 }
 
 func strPtr(s string) *string { return &s }
@@ -135,7 +171,8 @@ func (c *Cluster) rescindOffer(o *offer) {
 	}
 }
 
-// removeOffersOf drops (or rescinds) every offer of fw. Caller holds c.mu.
+// removeOffersOf drops (or rescinds) every offer and inverse offer of fw.
+// Caller holds c.mu.
 func (c *Cluster) removeOffersOf(fw *framework, rescind bool) {
 	for _, o := range c.offers {
 		if o.fw != fw {
@@ -145,6 +182,11 @@ func (c *Cluster) removeOffersOf(fw *framework, rescind bool) {
 			c.rescindOffer(o)
 		} else {
 			c.removeOffer(o)
+		}
+	}
+	for _, io := range c.inverseOffers {
+		if io.fw == fw {
+			c.removeInverseOffer(io, rescind)
 		}
 	}
 }

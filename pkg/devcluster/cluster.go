@@ -15,7 +15,9 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/allocator"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/mesos/mesos-go/api/v1/lib/maintenance"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
@@ -39,8 +41,14 @@ type Cluster struct {
 	agents              map[string]*agent
 	agentOrder          []*agent
 	offers              map[string]*offer
-	seq                 uint64
-	rotation            int
+	inverseOffers       map[string]*inverseOffer
+	// machines are the agents' machines and those of the maintenance
+	// schedule, by machineKey; like the Mesos registry they outlive
+	// their agents.
+	machines map[string]*machine
+	schedule maintenance.Schedule
+	seq      uint64
+	rotation int
 
 	masterAddr string
 	masterSrv  *http.Server
@@ -70,6 +78,8 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		removedFrameworks: map[string]bool{},
 		agents:            map[string]*agent{},
 		offers:            map[string]*offer{},
+		inverseOffers:     map[string]*inverseOffer{},
+		machines:          map[string]*machine{},
 		allocNow:          make(chan struct{}, 1),
 		stoppedDone:       make(chan struct{}),
 		stop:              make(chan struct{}),
@@ -114,6 +124,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 func (c *Cluster) serveMaster(ln net.Listener) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v1/scheduler", c.handleScheduler)
+	mux.HandleFunc("/api/v1", c.handleOperator)
 	for _, p := range []string{"/master/state", "/master/state.json", "/state", "/state.json"} {
 		mux.HandleFunc(p, c.handleState)
 	}
@@ -240,6 +251,11 @@ func (c *Cluster) RestartMaster() error {
 			fw.failoverTimer = nil
 		}
 		c.removeOffersOf(fw, false)
+	}
+	// A new master has no answers to inverse offers (they live in its
+	// allocator), only the schedule (in the registry).
+	for _, a := range c.agentOrder {
+		a.inverseStatuses = map[string]allocator.InverseOfferStatus{}
 	}
 	old := c.masterSrv
 	c.mu.Unlock()

@@ -9,8 +9,18 @@
 //     RecordIO event stream in JSON or protobuf, HEARTBEAT, ACCEPT with
 //     LAUNCH and LAUNCH_GROUP validated like Mesos, DECLINE filters, REVIVE,
 //     SUPPRESS, KILL, SHUTDOWN, ACKNOWLEDGE, RECONCILE, MESSAGE, TEARDOWN,
-//     UPDATE_FRAMEWORK), framework failover, and GET /master/state;
-//   - an allocator that offers each agent's unused resources to one
+//     UPDATE_FRAMEWORK, ACCEPT_INVERSE_OFFERS, DECLINE_INVERSE_OFFERS),
+//     framework failover, and GET /master/state;
+//   - the master's operator API, POST /api/v1 in JSON or protobuf:
+//     GET_AGENTS, DRAIN_AGENT (the agent kills every task with its kill
+//     policy capped, DRAINING turns DRAINED once the terminal updates are
+//     acknowledged, or the agent is marked gone), DEACTIVATE_AGENT,
+//     REACTIVATE_AGENT, and the maintenance primitives
+//     (GET/UPDATE_MAINTENANCE_SCHEDULE, GET_MAINTENANCE_STATUS,
+//     START/STOP_MAINTENANCE) with inverse offers to the frameworks using
+//     an agent in a maintenance window; every agent's machine is its
+//     hostname and 127.0.0.1;
+//   - an allocator that offers each active agent's unused resources to one
 //     framework at a time, every AllocationInterval;
 //   - agents, whose executors are either simulated (no processes; cheap
 //     enough for thousands of agents) or real child processes leading
@@ -40,7 +50,7 @@
 // real master and agent in testdata/mesos-1.12, which a test compares the
 // dev cluster with field by field. Everything binds to
 // loopback only. It has no ZooKeeper, no authentication, no reservations,
-// volumes, quotas, maintenance, inverse offers or operator API;
+// volumes or quotas, and of the operator API only the calls above;
 // operations other than LAUNCH and LAUNCH_GROUP are logged and ignored.
 // The master keeps
 // all state behind one mutex; handlers only queue events, and process

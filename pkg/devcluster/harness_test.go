@@ -168,6 +168,15 @@ func (s *testScheduler) take(pred func(*scheduler.Event) bool) (*scheduler.Event
 	return nil, s.closed
 }
 
+// discard drops every buffered event matching pred.
+func (s *testScheduler) discard(pred func(*scheduler.Event) bool) {
+	for {
+		if e, _ := s.take(pred); e == nil {
+			return
+		}
+	}
+}
+
 // await waits for (and consumes) the first event matching pred.
 func (s *testScheduler) await(what string, pred func(*scheduler.Event) bool) *scheduler.Event {
 	s.t.Helper()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/allocator"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 )
 
@@ -23,6 +24,9 @@ type framework struct {
 	role           string // the role offers are allocated to
 	suppressed     bool
 	refusals       map[string]refusal // by agent ID
+	// inverseRefusals: until when the framework wants no inverse offer for
+	// an agent (the filters of its last answer), by agent ID.
+	inverseRefusals map[string]time.Time
 
 	tasks       map[string]*task // live tasks and terminal ones not yet acknowledged
 	unreachable map[string]*task
@@ -104,6 +108,15 @@ type offer struct {
 	resources mesos.Resources // unallocated
 }
 
+// inverseOffer is an outstanding inverse offer: the master asks a
+// framework to give an agent back for a maintenance window.
+type inverseOffer struct {
+	id             string
+	fw             *framework
+	agent          *agent
+	unavailability mesos.Unavailability
+}
+
 // task is the master's and the agent's record of one task (the dev
 // cluster keeps one record for both).
 type task struct {
@@ -168,6 +181,19 @@ type agent struct {
 	srv      *http.Server
 	removed  bool
 	down     bool // restarting (RestartAgent)
+
+	registeredAt time.Time
+	// Operator state: a deactivated agent (DEACTIVATE_AGENT, DRAIN_AGENT)
+	// gets no offers until REACTIVATE_AGENT; drain is set while it drains
+	// and once it is drained, drainStarted when the drain began.
+	deactivated  bool
+	drain        *mesos.DrainInfo
+	drainStarted time.Time
+	// Maintenance, while the agent's machine has an unavailability: each
+	// framework's outstanding inverse offer and last answer, by framework
+	// ID.
+	inverseOffers   map[string]*inverseOffer
+	inverseStatuses map[string]allocator.InverseOfferStatus
 }
 
 func executorKey(frameworkID, executorID string) string { return frameworkID + "/" + executorID }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/allocator"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 )
@@ -160,6 +161,10 @@ func (c *Cluster) dispatch(r *http.Request, call *scheduler.Call) *httpError {
 		// Deprecated in Mesos and a no-op for the built-in allocator.
 	case scheduler.Call_UPDATE_FRAMEWORK:
 		fw.applyInfo(call.UpdateFramework.FrameworkInfo)
+	case scheduler.Call_ACCEPT_INVERSE_OFFERS:
+		c.answerInverseOffers(fw, call.AcceptInverseOffers.InverseOfferIDs, call.AcceptInverseOffers.Filters, allocator.InverseOfferStatus_ACCEPT)
+	case scheduler.Call_DECLINE_INVERSE_OFFERS:
+		c.answerInverseOffers(fw, call.DeclineInverseOffers.InverseOfferIDs, call.DeclineInverseOffers.Filters, allocator.InverseOfferStatus_DECLINE)
 	default:
 		return &httpError{http.StatusNotImplemented, "The dev cluster does not implement " + call.Type.String() + " calls"}
 	}
@@ -327,11 +332,14 @@ func (c *Cluster) removeFramework(fw *framework) {
 	c.log().Info("framework removed", "framework", fw.id, "at", now.Format(time.RFC3339))
 }
 
+// mesosVersion is the version the master and its agents report.
+const mesosVersion = "1.12.0-devcluster"
+
 func (c *Cluster) masterInfo() *mesos.MasterInfo {
 	host, port := splitHostPort(c.masterAddr)
 	p := uint32(port)
 	pid := "master@" + c.masterAddr
-	version := "1.12.0-devcluster"
+	version := mesosVersion
 	return &mesos.MasterInfo{
 		ID:       c.id,
 		IP:       0x0100007f, // 127.0.0.1 in network order, as Mesos fills it
@@ -411,6 +419,9 @@ func (c *Cluster) killTask(t *task, policy *mesos.KillPolicy) {
 		// executor in that case, and so do we.
 		c.shutdownExecutor(t.exec, "task killed while the executor is disconnected")
 	case t.command != nil:
+		if policy == nil {
+			policy = t.info.KillPolicy // as the command executor falls back
+		}
 		c.killCommandTask(t.command, policy)
 	default:
 		// Simulated command task.
@@ -474,6 +485,7 @@ func (c *Cluster) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) {
 	if isTerminal(t.state) && isTerminal(head.status.GetState()) {
 		delete(fw.tasks, t.info.TaskID.Value)
 		fw.addCompleted(t)
+		c.checkDrained(t.agent)
 	}
 }
 

@@ -32,19 +32,33 @@ func (c *Cluster) State() map[string]any {
 func (c *Cluster) stateLocked() map[string]any {
 	host, port := splitHostPort(c.masterAddr)
 	slaves := make([]any, 0, len(c.agentOrder))
+	deactivated := 0
 	for _, a := range c.agentOrder {
-		slaves = append(slaves, map[string]any{
+		slave := map[string]any{
 			"id":                   a.id,
 			"hostname":             a.info.Hostname,
 			"port":                 a.info.GetPort(),
 			"pid":                  "slave(1)@" + a.endpointOrDefault(),
-			"active":               true,
+			"active":               !a.deactivated,
+			"deactivated":          a.deactivated,
 			"resources":            stateResources(a.total),
 			"unreserved_resources": stateResources(a.total),
 			"used_resources":       stateResources(a.used()),
 			"offered_resources":    stateResources(a.offeredResources()),
 			"attributes":           stateAttributes(a.attributes),
-		})
+		}
+		if a.deactivated {
+			deactivated++
+		}
+		if d := a.drain; d != nil {
+			config := map[string]any{"mark_gone": d.Config.GetMarkGone()}
+			if g := d.Config.MaxGracePeriod; g != nil {
+				config["max_grace_period"] = map[string]any{"nanoseconds": g.Nanoseconds}
+			}
+			slave["drain_info"] = map[string]any{"state": d.State.String(), "config": config}
+			slave["estimated_drain_start_time_seconds"] = a.drainStarted.Unix()
+		}
+		slaves = append(slaves, slave)
 	}
 	fwIDs := make([]string, 0, len(c.frameworks))
 	for id := range c.frameworks {
@@ -60,14 +74,14 @@ func (c *Cluster) stateLocked() map[string]any {
 		completed = append(completed, c.stateFramework(fw))
 	}
 	return map[string]any{
-		"version":              "1.12.0-devcluster",
+		"version":              mesosVersion,
 		"id":                   c.id,
 		"pid":                  "master@" + c.masterAddr,
 		"hostname":             host,
 		"port":                 port,
 		"leader":               "master@" + c.masterAddr,
-		"activated_slaves":     len(c.agentOrder),
-		"deactivated_slaves":   0,
+		"activated_slaves":     len(c.agentOrder) - deactivated,
+		"deactivated_slaves":   deactivated,
 		"slaves":               slaves,
 		"frameworks":           frameworks,
 		"completed_frameworks": completed,

@@ -95,6 +95,7 @@ func (c *Cluster) agentStatusUpdate(t *task, st mesos.TaskStatus, fromExecutor b
 		ts := float64(c.cfg.Clock.Now().UnixNano()) / 1e9
 		st.Timestamp = &ts
 	}
+	drainingStatus(t, &st)
 	c.applyTaskState(t, st)
 	if c.frameworks[t.fw.id] == t.fw {
 		t.pending = append(t.pending, pendingUpdate{status: st, fromExecutor: fromExecutor})

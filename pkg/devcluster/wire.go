@@ -1,6 +1,7 @@
 package devcluster
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -61,8 +62,12 @@ var newerMasterCapabilityNames = map[string]string{"3": "QUOTA_V2"}
 // unset repeated or map field), and master capabilities newer than
 // mesos-go carry their names.
 func asMesosJSON(event []byte) ([]byte, error) {
+	// Numbers stay as written: an int64 such as a TimeInfo's nanoseconds
+	// does not survive a float64.
+	dec := json.NewDecoder(bytes.NewReader(event))
+	dec.UseNumber()
 	var tree any
-	if err := json.Unmarshal(event, &tree); err != nil {
+	if err := dec.Decode(&tree); err != nil {
 		return nil, err
 	}
 	tree = withoutNulls(tree)
@@ -164,13 +169,24 @@ func negotiateStream(r *http.Request) (streamFormat, *httpError) {
 		}
 		return streamFormat{}, &httpError{http.StatusNotAcceptable, "Expecting 'Message-Accept' to allow '" + mediaProtobuf + "' or '" + mediaJSON + "'"}
 	}
+	out, herr := negotiateResponse(r)
+	if herr != nil {
+		return streamFormat{}, herr
+	}
+	return streamFormat{contentType: out.mediaType, message: out}, nil
+}
+
+// negotiateResponse picks the encoding of a response from Accept: JSON
+// when it allows JSON or is absent, else protobuf when it allows that.
+func negotiateResponse(r *http.Request) (codec, *httpError) {
+	accept := r.Header.Get("Accept")
 	switch {
 	case accept == "" || accepts(accept, mediaJSON):
-		return streamFormat{contentType: mediaJSON, message: codec{mediaJSON}}, nil
+		return codec{mediaJSON}, nil
 	case accepts(accept, mediaProtobuf):
-		return streamFormat{contentType: mediaProtobuf, message: codec{mediaProtobuf}}, nil
+		return codec{mediaProtobuf}, nil
 	}
-	return streamFormat{}, &httpError{http.StatusNotAcceptable, "Expecting 'Accept' to allow '" + mediaProtobuf + "' or '" + mediaJSON + "'"}
+	return codec{}, &httpError{http.StatusNotAcceptable, "Expecting 'Accept' to allow '" + mediaProtobuf + "' or '" + mediaJSON + "'"}
 }
 
 // accepts reports whether an Accept-style header value admits media type mt

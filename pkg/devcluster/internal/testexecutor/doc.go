@@ -13,9 +13,11 @@
 //	        update is acknowledged
 //
 // TESTEXECUTOR_CODEC=json|protobuf picks the wire format (default
-// protobuf). Every ACKNOWLEDGED event is appended to acks.log and the
-// MESOS_* environment is written to env.txt in the sandbox; a MESSAGE is
-// echoed back to the scheduler prefixed with "echo:".
+// protobuf). Every KILL is appended to kills.log (the task ID and the
+// kill policy's grace period in nanoseconds, or "none"), every
+// ACKNOWLEDGED event to acks.log, and the MESOS_* environment is written
+// to env.txt in the sandbox; a MESSAGE is echoed back to the scheduler
+// prefixed with "echo:".
 //
 // It must import no bcs-mesos package: it stands for a third-party
 // executor binary.

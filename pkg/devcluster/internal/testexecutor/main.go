@@ -110,6 +110,11 @@ func (s *state) handle(e *executor.Event) error {
 			}
 		}
 	case executor.Event_KILL:
+		grace := "none"
+		if g := e.Kill.GetKillPolicy().GetGracePeriod(); g != nil {
+			grace = strconv.FormatInt(g.Nanoseconds, 10)
+		}
+		appendLine(filepath.Join(s.cfg.Sandbox, "kills.log"), e.Kill.TaskID.Value+" "+grace)
 		if s.live[e.Kill.TaskID.Value] {
 			delete(s.live, e.Kill.TaskID.Value)
 			return s.update(e.Kill.TaskID, mesos.TASK_KILLED)

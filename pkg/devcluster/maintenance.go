@@ -1,0 +1,437 @@
+package devcluster
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/allocator"
+	"github.com/mesos/mesos-go/api/v1/lib/maintenance"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+)
+
+// Maintenance primitives as the Mesos 1.12 master has them
+// (src/master/http.cpp, src/master/maintenance.cpp and the hierarchical
+// allocator): a schedule of windows naming machines; a machine in the
+// schedule is DRAINING, its agents offer with its unavailability and the
+// frameworks using them get inverse offers; START_MAINTENANCE takes it
+// DOWN (its agents are removed), STOP_MAINTENANCE brings it back UP.
+
+// agentIP is the IP every agent of the dev cluster has: all of it listens
+// on loopback.
+const agentIP = "127.0.0.1"
+
+// machine is the master's record of one machine.
+type machine struct {
+	id             mesos.MachineID
+	mode           mesos.MachineInfo_Mode
+	unavailability *mesos.Unavailability
+}
+
+// machineKey identifies a machine the way Mesos compares MachineIDs: the
+// hostname ignoring case and the IP, each present or not. An agent's
+// machine has both, so a schedule must name both to reach it.
+func machineKey(id mesos.MachineID) string {
+	return strconv.FormatBool(id.Hostname != nil) + "/" + strings.ToLower(id.GetHostname()) + "/" +
+		strconv.FormatBool(id.IP != nil) + "/" + id.GetIP()
+}
+
+// machineID is the machine an agent runs on: its hostname and IP.
+func (a *agent) machineID() mesos.MachineID {
+	hostname, ip := a.info.Hostname, agentIP
+	return mesos.MachineID{Hostname: &hostname, IP: &ip}
+}
+
+// addMachineOf records the machine of a new agent (UP unless the schedule
+// names it already). Caller holds c.mu.
+func (c *Cluster) addMachineOf(a *agent) {
+	id := a.machineID()
+	if c.machines[machineKey(id)] == nil {
+		c.machines[machineKey(id)] = &machine{id: id, mode: mesos.UP}
+	}
+}
+
+// unavailabilityOf is the maintenance window of the agent's machine, nil
+// when there is none. Caller holds c.mu.
+func (c *Cluster) unavailabilityOf(a *agent) *mesos.Unavailability {
+	m := c.machines[machineKey(a.machineID())]
+	if m == nil || m.unavailability == nil {
+		return nil
+	}
+	u := *m.unavailability
+	return &u
+}
+
+// agentsOn lists the registered agents of a machine. Caller holds c.mu.
+func (c *Cluster) agentsOn(key string) []*agent {
+	var out []*agent
+	for _, a := range c.agentOrder {
+		if machineKey(a.machineID()) == key {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// sortedMachineKeys orders machines for deterministic event order.
+func (c *Cluster) sortedMachineKeys() []string {
+	keys := make([]string, 0, len(c.machines))
+	for k := range c.machines {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// describeMachine is how Mesos prints a MachineID in messages.
+func describeMachine(id mesos.MachineID) string {
+	switch {
+	case id.Hostname != nil && id.IP != nil:
+		return id.GetHostname() + " (" + id.GetIP() + ")"
+	case id.Hostname != nil:
+		return id.GetHostname()
+	}
+	return id.GetIP()
+}
+
+// machineJSON is a MachineID as Mesos quotes it in errors: its JSON.
+func machineJSON(id mesos.MachineID) string {
+	b, err := json.Marshal(id)
+	if err != nil {
+		return describeMachine(id)
+	}
+	return string(b)
+}
+
+// updateUnavailability sets or clears a machine's unavailability, as
+// Master::updateUnavailability does: every agent on it has its offers and
+// inverse offers rescinded and starts over (frameworks' answers and their
+// inverse offer filters are forgotten). Caller holds c.mu.
+func (c *Cluster) updateUnavailability(key string, u *mesos.Unavailability) {
+	m := c.machines[key]
+	m.unavailability = u
+	for _, a := range c.agentsOn(key) {
+		for _, o := range a.offered {
+			c.rescindOffer(o)
+		}
+		for _, io := range a.inverseOffers {
+			c.removeInverseOffer(io, true)
+		}
+		a.inverseStatuses = map[string]allocator.InverseOfferStatus{}
+		for _, fw := range c.frameworks {
+			delete(fw.inverseRefusals, a.id)
+		}
+	}
+	c.triggerAllocation()
+}
+
+// updateSchedule replaces the maintenance schedule
+// (Master::Http::___updateMaintenanceSchedule). Every machine the master
+// knows is touched, so every outstanding offer is rescinded, as on a real
+// master. Caller holds c.mu.
+func (c *Cluster) updateSchedule(s maintenance.Schedule) *httpError {
+	if msg := c.validateSchedule(s); msg != "" {
+		return &httpError{http.StatusBadRequest, msg}
+	}
+	windows := map[string]mesos.Unavailability{}
+	for _, w := range s.Windows {
+		for _, id := range w.MachineIDs {
+			windows[machineKey(id)] = w.Unavailability
+		}
+	}
+	for _, key := range c.sortedMachineKeys() {
+		m := c.machines[key]
+		if u, ok := windows[key]; ok {
+			if m.mode != mesos.UP {
+				c.updateUnavailability(key, &u)
+			}
+			continue
+		}
+		m.mode = mesos.UP
+		c.updateUnavailability(key, nil)
+	}
+	for _, w := range s.Windows {
+		for _, id := range w.MachineIDs {
+			key := machineKey(id)
+			if m := c.machines[key]; m != nil && m.mode != mesos.UP {
+				continue
+			}
+			c.machines[key] = &machine{id: id, mode: mesos.DRAINING}
+			u := w.Unavailability
+			c.updateUnavailability(key, &u)
+		}
+	}
+	c.schedule = s // the decoded call's own copy
+	c.log().Info("maintenance schedule updated", "windows", len(s.Windows))
+	return nil
+}
+
+// validateSchedule is maintenance::validation::schedule.
+func (c *Cluster) validateSchedule(s maintenance.Schedule) string {
+	seen := map[string]bool{}
+	for _, w := range s.Windows {
+		if len(w.MachineIDs) == 0 {
+			return "List of machines in the maintenance window is empty"
+		}
+		if w.Unavailability.Duration != nil && w.Unavailability.Duration.Nanoseconds < 0 {
+			return "Unavailability 'duration' is negative"
+		}
+		for _, id := range w.MachineIDs {
+			if msg := validateMachine(id); msg != "" {
+				return msg
+			}
+			if seen[machineKey(id)] {
+				return "Machine '" + machineJSON(id) + "' appears more than once in the schedule"
+			}
+			seen[machineKey(id)] = true
+		}
+	}
+	for _, key := range c.sortedMachineKeys() {
+		if m := c.machines[key]; m.mode == mesos.DOWN && !seen[key] {
+			return "Machine '" + machineJSON(m.id) + "' is deactivated and cannot be removed from the schedule"
+		}
+	}
+	return ""
+}
+
+// validateMachine is maintenance::validation::machine.
+func validateMachine(id mesos.MachineID) string {
+	if id.GetHostname() == "" && id.GetIP() == "" {
+		return "Both 'hostname' and 'ip' for a machine are empty"
+	}
+	if ip := id.GetIP(); ip != "" {
+		if addr, err := netip.ParseAddr(ip); err != nil || !addr.Is4() {
+			return "Failed to parse IPv4: " + ip
+		}
+	}
+	return ""
+}
+
+// validateMachineList is maintenance::validation::machines.
+func validateMachineList(ids []mesos.MachineID) string {
+	if len(ids) == 0 {
+		return "List of machines is empty"
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if msg := validateMachine(id); msg != "" {
+			return msg
+		}
+		if seen[machineKey(id)] {
+			return "Machine '" + machineJSON(id) + "' appears more than once in the schedule"
+		}
+		seen[machineKey(id)] = true
+	}
+	return ""
+}
+
+// startMaintenance takes DRAINING machines DOWN: their agents are shut
+// down and removed, their tasks gone by operator (_startMaintenance).
+// Caller holds c.mu.
+func (c *Cluster) startMaintenance(ids []mesos.MachineID) *httpError {
+	if msg := validateMachineList(ids); msg != "" {
+		return &httpError{http.StatusBadRequest, msg}
+	}
+	for _, id := range ids {
+		m := c.machines[machineKey(id)]
+		if m == nil {
+			return &httpError{http.StatusBadRequest, "Machine '" + machineJSON(id) + "' is not part of a maintenance schedule"}
+		}
+		if m.mode != mesos.DRAINING {
+			return &httpError{http.StatusBadRequest, "Machine '" + machineJSON(id) + "' is not in DRAINING mode and cannot be brought down"}
+		}
+	}
+	for _, id := range ids {
+		key := machineKey(id)
+		for _, a := range c.agentsOn(key) {
+			c.removeAgent(a, "Operator initiated 'Machine DOWN'", false)
+		}
+		c.machines[key].mode = mesos.DOWN
+	}
+	return nil
+}
+
+// stopMaintenance brings DOWN machines back UP and takes them out of the
+// schedule (_stopMaintenance). Caller holds c.mu.
+func (c *Cluster) stopMaintenance(ids []mesos.MachineID) *httpError {
+	if msg := validateMachineList(ids); msg != "" {
+		return &httpError{http.StatusBadRequest, msg}
+	}
+	for _, id := range ids {
+		m := c.machines[machineKey(id)]
+		if m == nil {
+			return &httpError{http.StatusBadRequest, "Machine '" + machineJSON(id) + "' is not part of a maintenance schedule"}
+		}
+		if m.mode != mesos.DOWN {
+			return &httpError{http.StatusBadRequest, "Machine '" + machineJSON(id) + "' is not in DOWN mode and cannot be brought up"}
+		}
+	}
+	up := map[string]bool{}
+	for _, id := range ids {
+		m := c.machines[machineKey(id)]
+		m.mode, m.unavailability = mesos.UP, nil
+		up[machineKey(id)] = true
+	}
+	var windows []maintenance.Window
+	for _, w := range c.schedule.Windows {
+		var kept []mesos.MachineID
+		for _, id := range w.MachineIDs {
+			if !up[machineKey(id)] {
+				kept = append(kept, id)
+			}
+		}
+		if len(kept) > 0 {
+			w.MachineIDs = kept
+			windows = append(windows, w)
+		}
+	}
+	c.schedule.Windows = windows
+	return nil
+}
+
+// maintenanceStatus lists DRAINING machines with the frameworks' answers
+// to inverse offers for their agents, and DOWN machines
+// (_getMaintenanceStatus). Caller holds c.mu.
+func (c *Cluster) maintenanceStatus() maintenance.ClusterStatus {
+	var status maintenance.ClusterStatus
+	for _, key := range c.sortedMachineKeys() {
+		m := c.machines[key]
+		switch m.mode {
+		case mesos.DRAINING:
+			dm := maintenance.ClusterStatus_DrainingMachine{ID: m.id}
+			for _, a := range c.agentsOn(key) {
+				fwIDs := make([]string, 0, len(a.inverseStatuses))
+				for id := range a.inverseStatuses {
+					fwIDs = append(fwIDs, id)
+				}
+				sort.Strings(fwIDs)
+				for _, id := range fwIDs {
+					dm.Statuses = append(dm.Statuses, a.inverseStatuses[id])
+				}
+			}
+			status.DrainingMachines = append(status.DrainingMachines, dm)
+		case mesos.DOWN:
+			status.DownMachines = append(status.DownMachines, m.id)
+		}
+	}
+	return status
+}
+
+// offerInverse sends inverse offers, as the hierarchical allocator's
+// generateInverseOffers does: for every active agent whose machine has an
+// unavailability, to every connected framework with resources offered or
+// allocated there that has no inverse offer for it outstanding and has
+// not filtered it. They carry no resources (the whole agent) and the
+// unavailability. Caller holds c.mu.
+func (c *Cluster) offerInverse(connected []*framework, now time.Time) {
+	batches := map[*framework][]mesos.InverseOffer{}
+	for _, a := range c.agentOrder {
+		u := c.unavailabilityOf(a)
+		if a.removed || a.deactivated || u == nil {
+			continue
+		}
+		for _, fw := range connected {
+			if a.inverseOffers[fw.id] != nil || !a.holdsResourcesOf(fw) {
+				continue
+			}
+			if until, ok := fw.inverseRefusals[a.id]; ok {
+				if now.Before(until) {
+					continue
+				}
+				delete(fw.inverseRefusals, a.id)
+			}
+			io := &inverseOffer{id: c.newOfferID(), fw: fw, agent: a, unavailability: *u}
+			c.inverseOffers[io.id] = io
+			a.inverseOffers[fw.id] = io
+			batches[fw] = append(batches[fw], mesos.InverseOffer{
+				OfferID:        mesos.OfferID{Value: io.id},
+				URL:            a.url(),
+				FrameworkID:    mesos.FrameworkID{Value: fw.id},
+				AgentID:        &mesos.AgentID{Value: a.id},
+				Unavailability: io.unavailability,
+			})
+		}
+	}
+	for _, fw := range connected {
+		if ios := batches[fw]; len(ios) > 0 {
+			fw.stream.send(&scheduler.Event{Type: scheduler.Event_INVERSE_OFFERS, InverseOffers: &scheduler.Event_InverseOffers{InverseOffers: ios}})
+		}
+	}
+}
+
+// holdsResourcesOf reports whether fw has resources offered or allocated
+// on the agent: only such frameworks get inverse offers.
+func (a *agent) holdsResourcesOf(fw *framework) bool {
+	for _, o := range a.offered {
+		if o.fw == fw {
+			return true
+		}
+	}
+	for _, t := range a.tasks {
+		if t.fw == fw {
+			return true
+		}
+	}
+	for _, ex := range a.executors {
+		if ex.fw == fw {
+			return true
+		}
+	}
+	return false
+}
+
+// removeInverseOffer forgets an inverse offer, telling its framework when
+// rescind is set. Caller holds c.mu.
+func (c *Cluster) removeInverseOffer(io *inverseOffer, rescind bool) {
+	delete(c.inverseOffers, io.id)
+	if io.agent.inverseOffers[io.fw.id] == io {
+		delete(io.agent.inverseOffers, io.fw.id)
+	}
+	if rescind && io.fw.stream != nil {
+		io.fw.stream.send(&scheduler.Event{Type: scheduler.Event_RESCIND_INVERSE_OFFER,
+			RescindInverseOffer: &scheduler.Event_RescindInverseOffer{InverseOfferID: mesos.OfferID{Value: io.id}}})
+	}
+}
+
+// answerInverseOffers handles ACCEPT_INVERSE_OFFERS and
+// DECLINE_INVERSE_OFFERS: each of the framework's outstanding inverse
+// offers named gets the answer, which GET_MAINTENANCE_STATUS shows, and a
+// filter: no new inverse offer for that agent for filters.refuse_seconds
+// (default 5s, at most a year). Unknown IDs are ignored, as the master
+// only logs them. Caller holds c.mu.
+func (c *Cluster) answerInverseOffers(fw *framework, ids []mesos.OfferID, filters *mesos.Filters, answer allocator.InverseOfferStatus_Status) {
+	if len(ids) == 0 {
+		c.log().Warn("inverse offer answer without inverse offers", "framework", fw.id, "answer", answer.String())
+		return
+	}
+	now := c.cfg.Clock.Now()
+	refuse := c.cfg.DefaultRefuse.D()
+	if s := filters.GetRefuseSeconds(); filters != nil && filters.RefuseSeconds != nil && s >= 0 {
+		refuse = min(time.Duration(s*float64(time.Second)), 365*24*time.Hour)
+	}
+	for _, id := range ids {
+		io := c.inverseOffers[id.Value]
+		if io == nil || io.fw != fw {
+			c.log().Warn("ignoring the answer to an inverse offer that is no longer valid", "framework", fw.id, "inverse_offer", id.Value)
+			continue
+		}
+		c.removeInverseOffer(io, false)
+		io.agent.inverseStatuses[fw.id] = allocator.InverseOfferStatus{
+			Status:      answer.Enum(),
+			FrameworkID: mesos.FrameworkID{Value: fw.id},
+			Timestamp:   mesos.TimeInfo{Nanoseconds: now.UnixNano()},
+		}
+		if refuse > 0 {
+			if fw.inverseRefusals == nil {
+				fw.inverseRefusals = map[string]time.Time{}
+			}
+			fw.inverseRefusals[io.agent.id] = now.Add(refuse)
+			c.cfg.Clock.AfterFunc(refuse, c.triggerAllocation)
+		}
+	}
+}
