@@ -137,27 +137,54 @@ func (s *Store) withTimeout(ctx context.Context) (context.Context, context.Cance
 // Ping checks that etcd answers a read within the request timeout; an
 // unreachable etcd fails with errdefs.ErrUnavailable.
 func (s *Store) Ping(ctx context.Context) error {
+	_, err := s.Revision(ctx)
+	return err
+}
+
+// Revision returns the store's current revision: that of the latest write
+// to etcd, under any prefix. Watch(ctx, prefix, rev+1) sees every change
+// made after Revision answered.
+func (s *Store) Revision(ctx context.Context) (int64, error) {
 	rctx, cancel := s.withTimeout(ctx)
 	defer cancel()
-	if _, err := s.client.Get(rctx, s.prefix+FrameworkIDKey, clientv3.WithCountOnly()); err != nil {
-		return classify(ctx, "ping", err)
+	resp, err := s.client.Get(rctx, s.prefix+FrameworkIDKey, clientv3.WithCountOnly())
+	if err != nil {
+		return 0, classify(ctx, "read the revision", err)
 	}
-	return nil
+	return resp.Header.Revision, nil
 }
 
 // Get returns the entry at key, or errdefs.ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) (Entry, error) {
+	return s.get(ctx, key, 0)
+}
+
+// GetAt returns the entry key had at store revision rev: errdefs.ErrNotFound
+// when it did not exist then, ErrCompacted when etcd no longer keeps rev.
+func (s *Store) GetAt(ctx context.Context, key string, rev int64) (Entry, error) {
+	if rev <= 0 {
+		return Entry{}, fmt.Errorf("get %q: revision must be > 0, got %d: %w", key, rev, errdefs.ErrInvalidArgument)
+	}
+	return s.get(ctx, key, rev)
+}
+
+// get reads key at rev, or at the current revision when rev is 0.
+func (s *Store) get(ctx context.Context, key string, rev int64) (Entry, error) {
 	if err := validateKey(key); err != nil {
 		return Entry{}, err
 	}
+	at, opts := "", []clientv3.OpOption(nil)
+	if rev > 0 {
+		at, opts = fmt.Sprintf(" at revision %d", rev), append(opts, clientv3.WithRev(rev))
+	}
 	rctx, cancel := s.withTimeout(ctx)
 	defer cancel()
-	resp, err := s.client.Get(rctx, s.prefix+key)
+	resp, err := s.client.Get(rctx, s.prefix+key, opts...)
 	if err != nil {
-		return Entry{}, classify(ctx, fmt.Sprintf("get %q", key), err)
+		return Entry{}, classify(ctx, fmt.Sprintf("get %q%s", key, at), err)
 	}
 	if len(resp.Kvs) == 0 {
-		return Entry{}, fmt.Errorf("key %q: %w", key, errdefs.ErrNotFound)
+		return Entry{}, fmt.Errorf("key %q%s: %w", key, at, errdefs.ErrNotFound)
 	}
 	return s.entry(resp.Kvs[0])
 }

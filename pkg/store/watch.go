@@ -35,6 +35,11 @@ type Event struct {
 	// Entry is the key as written. For EventDelete only Key and Revision
 	// (the revision of the deletion) are set.
 	Entry Entry
+	// Index is the event's position, from 0, among the keys under the
+	// watched prefix that the transaction of Entry.Revision changed, in
+	// the transaction's order; keys WatchKeys drops are counted too, so
+	// (Entry.Revision, Index) names one change whatever the filter.
+	Index int
 	// Err, when set, is the last event before the channel closes: the
 	// watch failed (ErrCompacted: fromRev is too old; errdefs.ErrUnavailable:
 	// etcd lost its leader or the store was closed).
@@ -48,6 +53,13 @@ type Event struct {
 // where it stopped. The channel closes when ctx is done, or after an
 // Event with Err. The caller must keep receiving until then.
 func (s *Store) Watch(ctx context.Context, prefix string, fromRev int64) (<-chan Event, error) {
+	return s.WatchKeys(ctx, prefix, fromRev, nil)
+}
+
+// WatchKeys is Watch delivering only the keys keep accepts (nil: every
+// key). A dropped key is not even decoded: a watch that drops secrets/
+// never unseals one.
+func (s *Store) WatchKeys(ctx context.Context, prefix string, fromRev int64, keep func(key string) bool) (<-chan Event, error) {
 	if err := validateListPrefix(prefix); err != nil {
 		return nil, err
 	}
@@ -60,13 +72,13 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRev int64) (<-chan
 	}
 	responses := s.client.Watch(clientv3.WithRequireLeader(ctx), s.prefix+prefix, opts...)
 	out := make(chan Event)
-	go s.forward(ctx, prefix, responses, out)
+	go s.forward(ctx, prefix, responses, keep, out)
 	return out, nil
 }
 
 // forward turns etcd watch responses into Events until ctx ends or the
 // watch fails.
-func (s *Store) forward(ctx context.Context, prefix string, responses clientv3.WatchChan, out chan<- Event) {
+func (s *Store) forward(ctx context.Context, prefix string, responses clientv3.WatchChan, keep func(string) bool, out chan<- Event) {
 	defer close(out)
 	send := func(ev Event) bool {
 		select {
@@ -76,17 +88,29 @@ func (s *Store) forward(ctx context.Context, prefix string, responses clientv3.W
 			return false
 		}
 	}
+	// The position inside a revision; etcd never splits a revision
+	// across responses, but counting across them does not rely on it.
+	var revision int64
+	index := -1
 	for resp := range responses {
 		if err := resp.Err(); err != nil {
 			send(Event{Err: classify(ctx, fmt.Sprintf("watch %q", prefix), err)})
 			return
 		}
 		for _, ev := range resp.Events {
+			if ev.Kv.ModRevision != revision {
+				revision, index = ev.Kv.ModRevision, -1
+			}
+			index++
+			if keep != nil && !keep(s.relative(ev.Kv.Key)) {
+				continue
+			}
 			event, err := s.event(ev)
 			if err != nil {
 				send(Event{Err: fmt.Errorf("watch %q: %w", prefix, err)})
 				return
 			}
+			event.Index = index
 			if !send(event) {
 				return
 			}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -46,6 +47,8 @@ func Run(t *testing.T, cluster Cluster) {
 		{"Watch", testWatch},
 		{"WatchReplaysFromRevision", testWatchReplay},
 		{"WatchEndsWithContext", testWatchEndsWithContext},
+		{"WatchKeysCountsWhatItDrops", testWatchKeys},
+		{"RevisionAndGetAt", testRevisionAndGetAt},
 		{"SecretsSealedAtRest", testSecretsSealedAtRest},
 		{"SecretsNeedSealer", testSecretsNeedSealer},
 		{"JSON", testJSON},
@@ -523,6 +526,69 @@ func testWatchReplay(t *testing.T, h *harness) {
 	}
 }
 
+// WatchKeys delivers only the keys it keeps, each with its position in
+// its revision's transaction counting the dropped ones, and never
+// decodes a dropped key: a secret under a store without a Sealer does not
+// fail the watch.
+func testWatchKeys(t *testing.T, h *harness) {
+	s := h.open()
+	rev, err := s.Revision(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noSealer := h.open(func(c *store.Config) { c.Sealer = nil })
+	events, err := noSealer.WatchKeys(ctx(t), "", rev+1, func(key string) bool { return !strings.HasPrefix(key, "secrets/") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	txn, err := s.Apply(ctx(t), store.PutOp("apps/default/a", []byte("a")), store.PutOp("secrets/default/s", []byte("hidden")),
+		store.PutOp("apps/default/b", []byte("b")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	single := mustCreate(t, s, "agents/a1", "1")
+	for _, w := range []string{
+		fmt.Sprintf("put apps/default/a=a rev %d index 0", txn),
+		fmt.Sprintf("put apps/default/b=b rev %d index 2", txn),
+		fmt.Sprintf("put agents/a1=1 rev %d index 0", single),
+	} {
+		ev := nextEvent(t, events)
+		if got := fmt.Sprintf("%s index %d", describe(ev), ev.Index); got != w {
+			t.Fatalf("event %q, want %q", got, w)
+		}
+	}
+}
+
+// Revision is the revision of the latest write; GetAt reads a key as it
+// was at an earlier one, also after its deletion.
+func testRevisionAndGetAt(t *testing.T, h *harness) {
+	s := h.open()
+	first := mustCreate(t, s, "apps/default/web", "v1")
+	second, err := s.Update(ctx(t), "apps/default/web", []byte("v2"), first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx(t), "apps/default/web", second); err != nil {
+		t.Fatal(err)
+	}
+	current, err := s.Revision(ctx(t))
+	if err != nil || current <= second {
+		t.Fatalf("Revision = %d, %v; want > %d (the deletion's)", current, err, second)
+	}
+	for rev, want := range map[int64]string{first: "v1", second: "v2"} {
+		e, err := s.GetAt(ctx(t), "apps/default/web", rev)
+		if err != nil || string(e.Value) != want || e.Revision > rev {
+			t.Errorf("GetAt(%d) = %q at %d, %v; want %q", rev, e.Value, e.Revision, err, want)
+		}
+	}
+	_, err = s.GetAt(ctx(t), "apps/default/web", current)
+	wantClass(t, "GetAt after the deletion", err, errdefs.ErrNotFound)
+	_, err = s.GetAt(ctx(t), "apps/default/web", first-1)
+	wantClass(t, "GetAt before the creation", err, errdefs.ErrNotFound)
+	_, err = s.GetAt(ctx(t), "apps/default/web", 0)
+	wantClass(t, "GetAt revision 0", err, errdefs.ErrInvalidArgument)
+}
+
 // The channel closes once the watcher's context ends.
 func testWatchEndsWithContext(t *testing.T, h *harness) {
 	s := h.open()
@@ -559,6 +625,9 @@ func testWatchCompacted(t *testing.T, h *harness) {
 	}
 	if _, err := h.raw().Compact(ctx(t), current); err != nil {
 		t.Fatalf("compact: %v", err)
+	}
+	if _, err := s.GetAt(ctx(t), "agents/a1", old); !errors.Is(err, store.ErrCompacted) {
+		t.Errorf("GetAt a compacted revision: %v, want %v", err, store.ErrCompacted)
 	}
 	events, err := s.Watch(ctx(t), "agents/", old)
 	if err != nil {
