@@ -12,6 +12,7 @@ require (
 	github.com/mesos/mesos-go v0.0.11
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.72.0
+	github.com/tmaxmax/go-sse v0.12.0
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.etcd.io/etcd/server/v3 v3.7.3

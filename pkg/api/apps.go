@@ -34,9 +34,11 @@ type AppView struct {
 
 // AppStatus is what the scheduler reports of an application.
 type AppStatus struct {
-	State     registry.AppState `json:"state"`
-	Message   string            `json:"message,omitempty"`
-	Instances []InstanceView    `json:"instances"`
+	State   registry.AppState `json:"state"`
+	Message string            `json:"message,omitempty"`
+	// Instances is always a list in GET; an app event leaves it out
+	// (instances are events of their own).
+	Instances []InstanceView `json:"instances,omitzero"`
 	// Rollout is the state of its updates (seed 004's GameDeployment
 	// status); absent until the scheduler first saw the application.
 	Rollout *RolloutView `json:"rollout,omitempty"`
@@ -113,17 +115,22 @@ func appView(app *registry.App, groups []*registry.TaskGroup, ro *registry.Rollo
 	v := AppView{
 		Namespace: app.Namespace, Name: app.Name, Kind: app.Kind, Version: app.Version, Revision: app.Revision,
 		Instances: app.Instances, Spec: app.Spec, CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt,
-		Status: AppStatus{State: app.State, Message: app.Message, Instances: []InstanceView{}},
+		Status: AppStatus{State: app.State, Message: app.Message, Instances: []InstanceView{}, Rollout: rolloutView(ro)},
 	}
 	for _, g := range groups {
 		v.Status.Instances = append(v.Status.Instances, instanceView(g))
 	}
-	if ro != nil {
-		st := ro.State
-		v.Status.Rollout = &RolloutView{Status: ro.Status, Cause: st.Cause, RolledBackTo: st.RolledBackTo,
-			Aborted: st.Aborted, AbortReason: st.AbortReason, Wait: st.Wait}
-	}
 	return v
+}
+
+// rolloutView is nil for no rollout.
+func rolloutView(ro *registry.Rollout) *RolloutView {
+	if ro == nil {
+		return nil
+	}
+	st := ro.State
+	return &RolloutView{Status: ro.Status, Cause: st.Cause, RolledBackTo: st.RolledBackTo,
+		Aborted: st.Aborted, AbortReason: st.AbortReason, Wait: st.Wait}
 }
 
 // parse reads a manifest of one of kinds and validates it against the

@@ -14,6 +14,11 @@
 // (workloads), each with its instances and its rollout (rollouts.go). On a
 // follower replica, writes are redirected to the leader with 307.
 //
+// GET /v1/events (events.go) streams every change of the kinds its table
+// names as Server-Sent Events, read from the store's history through
+// pkg/changefeed, so a client resumes from the last event ID it saw; each
+// client's buffer is bounded.
+//
 // It must not import Mesos packages; it knows the scheduler only through the
 // registry and the Leadership interface.
 package api

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
+	"github.com/bcs-mesos/bcs-mesos/pkg/changefeed"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
@@ -54,6 +55,7 @@ func newEnvOn(t testing.TB, endpoints []string, prefix string, sealer *store.Sea
 		Registry:   reg,
 		Leadership: api.Single{URL: "http://leader.invalid"},
 		Healthy:    st.Ping,
+		Events:     api.EventsConfig{Feed: changefeed.New(st)},
 	}
 	for _, f := range change {
 		f(&cfg)

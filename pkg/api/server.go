@@ -48,6 +48,8 @@ type Config struct {
 	// FilesDir, when set, is served read-only under /files/: packages and
 	// executor binaries for agents to fetch (the dev setup's repository).
 	FilesDir string
+	// Events configures the event stream, GET /v1/events.
+	Events EventsConfig
 }
 
 // Server is the REST API. It is an http.Handler.
@@ -57,6 +59,9 @@ type Server struct {
 	metrics  *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// streams ends with EndStreams: event streams do not end by themselves.
+	streams    context.Context
+	endStreams context.CancelFunc
 }
 
 // NewServer returns the API over cfg.Registry.
@@ -64,7 +69,9 @@ func NewServer(cfg Config) *Server {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	cfg.Events = cfg.Events.withDefaults()
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: prometheus.NewRegistry()}
+	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "bcs_api_requests_total", Help: "API requests by route and status code.",
 	}, []string{"route", "code"})
@@ -77,6 +84,11 @@ func NewServer(cfg Config) *Server {
 	s.routes()
 	return s
 }
+
+// EndStreams ends every event stream, now and from now on; call it when
+// the HTTP server shuts down (http.Server.RegisterOnShutdown), which
+// waits for handlers that would otherwise never return.
+func (s *Server) EndStreams() { s.endStreams() }
 
 // Metrics is the Prometheus registry /metrics serves; the scheduler adds
 // its own collectors to it.
@@ -113,6 +125,9 @@ func (s *Server) routes() {
 	s.handle("PUT /v1/agents/{agent}/{op}", s.operateAgent)
 	s.handle("GET /v1/engine", s.getEngine)
 	s.handle("PUT /v1/engine", s.setEngine)
+	if s.cfg.Events.Feed != nil {
+		s.handle("GET /v1/events", s.events)
+	}
 	s.handle("GET /v1/leader", s.leader)
 	s.handle("GET /healthz", s.healthz)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))
@@ -191,6 +206,10 @@ func (r *statusRecorder) WriteHeader(status int) {
 	r.status = status
 	r.ResponseWriter.WriteHeader(status)
 }
+
+// Unwrap lets http.ResponseController reach the connection's Flush and
+// write deadline, which the event stream needs.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // readBody returns the request body, which must be JSON and at most
 // MaxBodyBytes long.

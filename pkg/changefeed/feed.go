@@ -90,14 +90,23 @@ func (f *Feed) Follow(ctx context.Context, after *ID, opts Options) (*Subscripti
 // the subscription began at.
 func (s *Subscription) Position() ID { return s.at }
 
+// Pause ends the store watch until the next call of Next, which follows
+// on from Position: a reader that cannot take more for a while lets etcd
+// keep the changes rather than the etcd client buffer them.
+func (s *Subscription) Pause() {
+	if s.events == nil {
+		return
+	}
+	s.stop()
+	for range s.events { // the store's contract: receive until it closes
+	}
+	s.events = nil
+}
+
 // watch (re)starts the store watch at the first revision that may hold a
 // change after s.at.
 func (s *Subscription) watch() error {
-	if s.stop != nil {
-		s.stop()
-		for range s.events { // the store's contract: receive until it closes
-		}
-	}
+	s.Pause()
 	from := s.at.Revision
 	if s.at.Index == wholeRevision {
 		from++
@@ -123,6 +132,11 @@ func (s *Subscription) Next() (Change, error) {
 		return *r, nil
 	}
 	for {
+		if s.events == nil {
+			if err := s.watch(); err != nil {
+				return Change{}, err
+			}
+		}
 		ev, ok := <-s.events
 		switch {
 		case !ok:
@@ -172,9 +186,5 @@ func (s *Subscription) restart(reason string) (Change, error) {
 	return Change{ID: s.at, Reset: true, Reason: reason}, nil
 }
 
-// Close ends the subscription's watch.
-func (s *Subscription) Close() {
-	s.stop()
-	for range s.events {
-	}
-}
+// Close ends the subscription's watch; call Next no more.
+func (s *Subscription) Close() { s.Pause() }

@@ -158,6 +158,22 @@ func TestFollowOnInsideATransaction(t *testing.T) {
 		fmt.Sprintf("%d.0 put agents/a1=4", later))
 }
 
+// A paused subscription follows on from its position: nothing written
+// meanwhile is lost, nothing is repeated, also inside a transaction.
+func TestPauseFollowsOn(t *testing.T) {
+	st := openStore(t)
+	sub := follow(t, st, nil, changefeed.Options{})
+	txn := apply(t, st, put("apps/default/a", "1"), put("apps/default/b", "2"), put("apps/default/c", "3"))
+	expect(t, sub, fmt.Sprintf("%d.0 put apps/default/a=1", txn))
+	sub.Pause()
+	later := apply(t, st, put("agents/a1", "4"))
+	sub.Pause() // twice is harmless
+	expect(t, sub,
+		fmt.Sprintf("%d.1 put apps/default/b=2", txn),
+		fmt.Sprintf("%d.2 put apps/default/c=3", txn),
+		fmt.Sprintf("%d.0 put agents/a1=4", later))
+}
+
 // A delete of a key Previous selects carries what it removed.
 func TestDeleteCarriesPrevious(t *testing.T) {
 	st := openStore(t)

@@ -16,6 +16,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
+	"github.com/bcs-mesos/bcs-mesos/pkg/changefeed"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hookrun"
@@ -157,13 +158,13 @@ func Run(ctx context.Context, o Options) error {
 	}
 	lead := &leadership{self: self}
 	op := &operator{reg: reg}
-	srv := &http.Server{
-		Handler: api.NewServer(api.Config{
-			Registry: reg, Leadership: lead, Operator: op, FilesDir: o.FilesDir,
-			Healthy: func(ctx context.Context) error { return st.Ping(ctx) },
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
+	apiServer := api.NewServer(api.Config{
+		Registry: reg, Leadership: lead, Operator: op, FilesDir: o.FilesDir,
+		Healthy: func(ctx context.Context) error { return st.Ping(ctx) },
+		Events:  api.EventsConfig{Feed: changefeed.New(st)},
+	})
+	srv := &http.Server{Handler: apiServer, ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(apiServer.EndStreams)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(listener) }()
 	defer func() {
