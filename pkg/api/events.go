@@ -91,14 +91,24 @@ type eventKind struct {
 
 // eventKinds are the stored kinds the stream sends, one line each.
 // Nothing else is sent: not configmaps or secrets (their data), nor app
-// versions, sweeps or the framework ID.
+// versions, hook templates, sweeps or the framework ID.
 var eventKinds = map[store.Kind]eventKind{
-	store.KindApplication: {types: []string{"app", "deployment"}, describe: describeWorkload},
-	store.KindTaskGroup:   eventOf("instance", false, instanceView),
-	store.KindRollout:     eventOf("rollout", false, rolloutView),
-	store.KindHookRun:     eventOf("hookrun", false, hookRunEventView),
-	store.KindAgent:       eventOf("agent", true, func(a *registry.Agent) *registry.Agent { return a }),
+	store.KindApplication:   {types: []string{"app", "deployment"}, describe: describeWorkload},
+	store.KindTaskGroup:     eventOf("instance", false, instanceView),
+	store.KindRollout:       eventOf("rollout", false, rolloutView),
+	store.KindHookRun:       eventOf("hookrun", false, hookRunEventView),
+	store.KindAgent:         eventOf("agent", true, asStored[registry.Agent]),
+	store.KindAgentSettings: eventOf("agentsettings", true, asStored[registry.AgentSettings]),
+	engineKind:              eventOf("engine", true, asStored[registry.Engine]),
 }
+
+// engineKind is the first segment of store.EngineKey, the engine's mode.
+var engineKind = store.Kind(strings.TrimSuffix(store.EnginePrefix, "/"))
+
+// asStored shows a record as it is stored: what GET shows of an agent
+// seen in offers (GET adds its settings and instances, events of their
+// own), of an agent's settings, of the engine's mode.
+func asStored[T any](rec *T) *T { return rec }
 
 // eventTypes lists every event type of eventKinds, sorted.
 var eventTypes = func() []string {

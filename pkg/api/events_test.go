@@ -236,8 +236,9 @@ func recordAgent(t *testing.T, e *env, id string) {
 }
 
 // Issue 15: "every state change of apps, instances, deployments, hook
-// runs, agents", each with its type, action and object, in order; never
-// a secret, a configmap, or a password.
+// runs, agents" (and their settings, and the engine's mode), each with
+// its type, action and object, in order; never a secret, a configmap,
+// or a password.
 func TestEventStreamShowsEveryChange(t *testing.T) {
 	e := newEnv(t)
 	events := e.subscribe(t, "")
@@ -268,6 +269,8 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	recordAgent(t, e, "agent-1")
+	e.expect(t, http.StatusOK, "POST", "/v1/agents/agent-1/cordon", nil, nil)
+	e.expect(t, http.StatusOK, "PUT", "/v1/engine", map[string]string{"mode": "maintenance"}, nil)
 	e.expect(t, http.StatusAccepted, "POST", "/v1/apps/ns-a/web/scale", map[string]int{"instances": 2}, nil)
 	if err := e.reg.DeleteTaskGroup(ctx, "ns-a", "web", 0); err != nil {
 		t.Fatal(err)
@@ -283,6 +286,8 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 		"rollout put ns-a/web",
 		"hookrun put ns-a/check",
 		"agent put /agent-1",
+		"agentsettings put /agent-1.example",
+		"engine put /mode",
 		"app put ns-a/web",
 		"instance delete ns-a/web/0",
 		"deployment put ns-a/dep", // marked Deleting
@@ -319,8 +324,8 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 		t.Errorf("app object lists instances: %s", got[0].Object)
 	}
 	var scaled api.AppView
-	if err := json.Unmarshal(got[6].Object, &scaled); err != nil || scaled.Instances != 2 {
-		t.Errorf("scaled app object %s (%v)", got[6].Object, err)
+	if err := json.Unmarshal(got[8].Object, &scaled); err != nil || scaled.Instances != 2 {
+		t.Errorf("scaled app object %s (%v)", got[8].Object, err)
 	}
 	var inst api.InstanceView
 	if err := json.Unmarshal(got[2].Object, &inst); err != nil || inst.ID != 0 || inst.State != "TASK_RUNNING" || inst.TaskGroupID != running.ID {
@@ -329,6 +334,14 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 	var agent registry.Agent
 	if err := json.Unmarshal(got[5].Object, &agent); err != nil || agent.ID != "agent-1" || agent.Hostname != "agent-1.example" {
 		t.Errorf("agent object %s (%v)", got[5].Object, err)
+	}
+	var settings registry.AgentSettings
+	if err := json.Unmarshal(got[6].Object, &settings); err != nil || !settings.Cordoned || settings.Hostname != "agent-1.example" {
+		t.Errorf("agent settings object %s (%v)", got[6].Object, err)
+	}
+	var engine registry.Engine
+	if err := json.Unmarshal(got[7].Object, &engine); err != nil || engine.Mode != registry.EngineMaintenance {
+		t.Errorf("engine object %s (%v)", got[7].Object, err)
 	}
 	var hookRun registry.HookRun
 	if err := json.Unmarshal(got[4].Object, &hookRun); err != nil || hookRun.Spec.TemplateName != "test" || hookRun.Status.Phase != hook.Pending {
@@ -454,15 +467,15 @@ func TestEventStreamRejectsBadParameters(t *testing.T) {
 		headers []string
 		want    []string
 	}{
-		{"?type=bogus", nil, []string{`type: unknown event type "bogus" (want one or more of agent, app, deployment, hookrun, instance, rollout)`}},
-		{"?type=app,", nil, []string{`type: unknown event type "" (want one or more of agent, app, deployment, hookrun, instance, rollout)`}},
+		{"?type=bogus", nil, []string{`type: unknown event type "bogus" (want one or more of agent, agentsettings, app, deployment, engine, hookrun, instance, rollout)`}},
+		{"?type=app,", nil, []string{`type: unknown event type "" (want one or more of agent, agentsettings, app, deployment, engine, hookrun, instance, rollout)`}},
 		{"?since=5&type=app", nil, []string{"since: unknown parameter (want lastEventId, namespace, type)"}},
 		{"?namespace=a%2Fb", nil, []string{`namespace: key segment "a/b": character '/' is not one of [A-Za-z0-9._-]: invalid argument`}},
 		{"?namespace=a&namespace=b", nil, []string{`namespace: give one namespace, got ["a" "b"]`}},
 		{"?lastEventId=12.x", nil, []string{`lastEventId: event ID "12.x": want <revision>.<index>, index a number ≥ 0: invalid argument`}},
 		{"", []string{"Last-Event-ID", "abc"}, []string{`Last-Event-ID: event ID "abc": want <revision> or <revision>.<index>, revision a number ≥ 0: invalid argument`}},
 		{"?type=x&foo=1", nil, []string{"foo: unknown parameter (want lastEventId, namespace, type)",
-			`type: unknown event type "x" (want one or more of agent, app, deployment, hookrun, instance, rollout)`}},
+			`type: unknown event type "x" (want one or more of agent, agentsettings, app, deployment, engine, hookrun, instance, rollout)`}},
 	} {
 		got := errorOf(t, e.call(t, "GET", "/v1/events"+tc.query, nil, tc.headers...), http.StatusBadRequest, "InvalidArgument")
 		if !reflect.DeepEqual(got.Details, tc.want) {
