@@ -173,7 +173,8 @@ type eventData struct {
 	Action    changefeed.Action `json:"action"`
 	Namespace string            `json:"namespace"`
 	// Name is the object's path in its namespace: an application's name,
-	// an instance's "<application>/<index>", an agent's ID.
+	// an instance's "<application>/<index>"; or, with no namespace, an
+	// agent's ID, its settings' hostname, the engine's "mode".
 	Name     string `json:"name"`
 	Revision int64  `json:"revision"`
 	// Object is what GET shows of it; null on delete.
