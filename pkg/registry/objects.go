@@ -227,6 +227,10 @@ type TaskGroup struct {
 	RunningSince time.Time `json:"runningSince,omitempty"`
 	// KillReason says why the scheduler is killing the instance.
 	KillReason string `json:"killReason,omitempty"`
+	// RecentRestarts are the times of its restarts within the flapping
+	// window; FlappingNotified is when it was last noticed flapping.
+	RecentRestarts   []time.Time `json:"recentRestarts,omitempty"`
+	FlappingNotified time.Time   `json:"flappingNotified,omitempty"`
 	// WaitingFor names the configmap or secret ("configmap ns/name") a
 	// Pending instance cannot launch without.
 	WaitingFor string    `json:"waitingFor,omitempty"`

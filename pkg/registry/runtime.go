@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -13,13 +14,41 @@ import (
 // The scheduler's own records: it is their only writer (the leader), so
 // they are written unconditionally.
 
-// PutTaskGroup stores an instance's runtime state.
-func (r *Registry) PutTaskGroup(ctx context.Context, tg *TaskGroup) error {
+// PutTaskGroup stores an instance's runtime state, and in the same
+// transaction the notices its change made: a notice is stored exactly
+// when the change is.
+func (r *Registry) PutTaskGroup(ctx context.Context, tg *TaskGroup, notices ...Notice) error {
 	key, err := TaskGroupKey(tg.Namespace, tg.App, tg.Index)
 	if err != nil {
 		return err
 	}
-	return r.put(ctx, key, tg, fmt.Sprintf("task group %s/%s/%d", tg.Namespace, tg.App, tg.Index))
+	what := fmt.Sprintf("task group %s/%s/%d", tg.Namespace, tg.App, tg.Index)
+	if len(notices) == 0 {
+		return r.put(ctx, key, tg, what)
+	}
+	tg.UpdatedAt = r.now().UTC()
+	value, err := json.Marshal(tg)
+	if err != nil {
+		return err
+	}
+	ops := []store.Op{store.PutOp(key, value)}
+	for _, n := range notices {
+		nkey, err := NotificationKey(n.ID)
+		if err != nil {
+			return err
+		}
+		value, err := json.Marshal(Notification{Notice: n, Deliveries: []Delivery{}})
+		if err != nil {
+			return err
+		}
+		ops = append(ops, store.CreateOp(nkey, value))
+	}
+	rev, err := r.store.Apply(ctx, ops...)
+	if err != nil {
+		return fmt.Errorf("%s and its notices: %w", what, err)
+	}
+	tg.Revision = rev
+	return nil
 }
 
 // DeleteTaskGroup removes an instance's record; a missing one is fine.

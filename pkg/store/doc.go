@@ -17,7 +17,8 @@
 //     errdefs.ErrInvalidArgument, and an unreachable or timed-out etcd is
 //     errdefs.ErrUnavailable (every request is bounded by
 //     Config.RequestTimeout).
-//   - Encryption at rest of everything under secrets/: values are sealed
+//   - Encryption at rest of everything under secrets/ and notifytargets/
+//     (callback URLs, which may carry credentials): values are sealed
 //     with AES-256-GCM (Sealer) using the object key as associated data, so
 //     a ciphertext cannot be moved to another key. The store never logs
 //     values.
@@ -43,6 +44,10 @@
 //	agentsettings/<hostname>                       the operator's settings of an agent: cordon, taints, drain
 //	engine/mode                                    the engine's mode: running, maintenance, stopped
 //	sweeps/<agent id>                              the sweep owed an agent after executors died
+//	notifycallbacks/<callback id>                  a notify callback, its URL redacted
+//	notifytargets/<callback id>                    that callback's URL (sealed at rest)
+//	notifications/<notification id>                a notification and its deliveries; ids
+//	                                               begin with the UTC time, so keys sort by time
 //
 // Key, Prefix and AppVersionKey build these keys and validate user-supplied
 // segments. An application update and its new version-history entry are

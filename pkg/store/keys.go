@@ -29,6 +29,14 @@ const (
 	KindAgentSettings Kind = "agentsettings"
 )
 
+// The notify callbacks (as shown), their URLs (sealed: they may hold
+// credentials) and the notifications with their deliveries.
+const (
+	KindNotifyCallback Kind = "notifycallbacks"
+	KindNotifyTarget   Kind = "notifytargets"
+	KindNotification   Kind = "notifications"
+)
+
 // FrameworkIDKey holds the Mesos framework ID the scheduler re-registers with.
 const FrameworkIDKey = "framework/id"
 
@@ -53,6 +61,10 @@ var segmentsPerKind = map[Kind]int{
 	KindAgent:         1, // <agent id>
 	KindSweep:         1, // <agent id>
 	KindAgentSettings: 1, // <hostname>
+
+	KindNotifyCallback: 1, // <callback id>
+	KindNotifyTarget:   1, // <callback id>
+	KindNotification:   1, // <notification id>
 }
 
 // maxSegmentLen bounds one segment; Mesos task IDs are long but well below it.
@@ -184,7 +196,8 @@ func validateListPrefix(prefix string) error {
 	return nil
 }
 
-// isSecretKey reports whether key's value is sealed at rest.
+// isSecretKey reports whether key's value is sealed at rest: secrets, and
+// callback URLs, which may carry credentials.
 func isSecretKey(key string) bool {
-	return strings.HasPrefix(key, string(KindSecret)+"/")
+	return strings.HasPrefix(key, string(KindSecret)+"/") || strings.HasPrefix(key, string(KindNotifyTarget)+"/")
 }

@@ -25,6 +25,9 @@ func TestKeyLayout(t *testing.T) {
 		{"secret", store.KindSecret, []string{"ns", "db"}, "secrets/ns/db"},
 		{"agent with a Mesos agent id", store.KindAgent, []string{"b7c1a6d3-5f2e-4c1a-9d7b-0e8f1a2b3c4d-S0"}, "agents/b7c1a6d3-5f2e-4c1a-9d7b-0e8f1a2b3c4d-S0"},
 		{"sweep owed an agent", store.KindSweep, []string{"b7c1a6d3-5f2e-4c1a-9d7b-0e8f1a2b3c4d-S0"}, "sweeps/b7c1a6d3-5f2e-4c1a-9d7b-0e8f1a2b3c4d-S0"},
+		{"notify callback", store.KindNotifyCallback, []string{"3f2a9c1d0b8e7a65"}, "notifycallbacks/3f2a9c1d0b8e7a65"},
+		{"notify callback URL", store.KindNotifyTarget, []string{"3f2a9c1d0b8e7a65"}, "notifytargets/3f2a9c1d0b8e7a65"},
+		{"notification", store.KindNotification, []string{"20261122T080000.000000000Z-ns_app_0_1-exit"}, "notifications/20261122T080000.000000000Z-ns_app_0_1-exit"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

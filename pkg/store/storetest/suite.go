@@ -51,6 +51,7 @@ func Run(t *testing.T, cluster Cluster) {
 		{"RevisionAndGetAt", testRevisionAndGetAt},
 		{"SecretsSealedAtRest", testSecretsSealedAtRest},
 		{"SecretsNeedSealer", testSecretsNeedSealer},
+		{"CallbackURLsSealedAtRest", testCallbackURLsSealedAtRest},
 		{"JSON", testJSON},
 		// Last: compaction drops history of the whole shared cluster.
 		{"WatchFromCompactedRevision", testWatchCompacted},
@@ -723,6 +724,22 @@ func testSecretsSealedAtRest(t *testing.T, h *harness) {
 	}
 	_, err = h.open(func(c *store.Config) { c.Sealer = otherSealer }).Get(ctx(t), "secrets/default/db")
 	wantClass(t, "Get with another key", err, store.ErrCannotUnseal)
+}
+
+// Issue 15: callback URLs may carry credentials (userinfo, tokens): they
+// are sealed like secrets.
+func testCallbackURLsSealedAtRest(t *testing.T, h *harness) {
+	s := h.open()
+	url := `{"url":"https://bot:hunter2@hooks.example/notify?token=s3cr3t"}`
+	mustCreate(t, s, "notifytargets/3f2a9c1d0b8e7a65", url)
+	wantValue(t, s, "notifytargets/3f2a9c1d0b8e7a65", url)
+	resp, err := h.raw().Get(ctx(t), h.prefix+"notifytargets/3f2a9c1d0b8e7a65")
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("raw get: %v", err)
+	}
+	if stored := resp.Kvs[0].Value; bytes.Contains(stored, []byte("hunter2")) || bytes.Contains(stored, []byte("s3cr3t")) {
+		t.Fatal("etcd holds the callback URL in clear")
+	}
 }
 
 // Secrets are never written in clear: without a Sealer the store refuses.
