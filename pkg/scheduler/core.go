@@ -46,6 +46,8 @@ type Config struct {
 	SchedulerURL string
 	// Seed makes placements reproducible.
 	Seed uint64
+	// Flapping is when restarts make a flapping notice (notices.go).
+	Flapping FlappingRule
 }
 
 func (cfg *Config) defaults() {
@@ -118,6 +120,9 @@ type Core struct {
 	engine   registry.EngineMode
 	// moving are the instances with a move queued or under way.
 	moving map[*instance]bool
+	// notices are the notices made in this step, stored with their
+	// instance's write (notices.go).
+	notices map[*instance][]registry.Notice
 }
 
 type app struct {
@@ -177,6 +182,7 @@ func NewCore(cfg Config) (*Core, error) {
 		dirty: map[*app]bool{}, written: map[*instance]int{},
 		hookRuns: map[string]*registry.HookRun{}, preDeleting: map[*instance]bool{},
 		settings: map[string]*registry.AgentSettings{}, engine: registry.EngineRunning, moving: map[*instance]bool{},
+		notices: map[*instance][]registry.Notice{},
 	}, nil
 }
 
@@ -187,6 +193,7 @@ func (c *Core) FrameworkID() string { return c.frameworkID }
 func (c *Core) Step(now time.Time, in Input) Output {
 	c.now, c.out = now, Output{}
 	clear(c.written)
+	clear(c.notices)
 	switch in := in.(type) {
 	case Restore:
 		c.restore(in)
@@ -267,11 +274,11 @@ func (c *Core) persist(inst *instance) {
 	}
 	c.dirty[inst.app] = true
 	if i, ok := c.written[inst]; ok {
-		c.out.Writes[i] = Write{TaskGroup: &rec}
+		c.out.Writes[i] = Write{TaskGroup: &rec, Notices: c.notices[inst]}
 		return
 	}
 	c.written[inst] = len(c.out.Writes)
-	c.write(Write{TaskGroup: &rec})
+	c.write(Write{TaskGroup: &rec, Notices: c.notices[inst]})
 }
 
 // record is an instance's state as stored: a copy that later changes do

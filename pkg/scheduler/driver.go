@@ -518,7 +518,13 @@ func (d *Driver) persist(ctx context.Context, w Write) error {
 	r := d.cfg.Registry
 	switch {
 	case w.TaskGroup != nil:
-		return r.PutTaskGroup(ctx, w.TaskGroup)
+		if err := r.PutTaskGroup(ctx, w.TaskGroup, w.Notices...); err != nil {
+			return err
+		}
+		for _, n := range w.Notices {
+			d.log.Info("notice", "type", n.Type, "taskgroup", n.TaskGroupID, "id", n.ID, "message", n.Message)
+		}
+		return nil
 	case w.DeleteGroup != nil:
 		return r.DeleteTaskGroup(ctx, w.DeleteGroup.Namespace, w.DeleteGroup.App, w.DeleteGroup.Index)
 	case w.AppStatus != nil:

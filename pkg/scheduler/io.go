@@ -146,7 +146,8 @@ type CheckChange struct {
 	Checks      []proto.HealthCheck
 }
 
-// Write is one record to persist; exactly one field is set.
+// Write is one record to persist; exactly one field is set, but for
+// Notices, which go with TaskGroup.
 type Write struct {
 	TaskGroup   *registry.TaskGroup // store the instance's state
 	DeleteGroup *GroupRef           // remove the instance's record
@@ -159,6 +160,10 @@ type Write struct {
 	Rollout     *registry.Rollout   // store an application's rollout
 	HookRun     *registry.HookRun   // create a hook run (one that exists is left as it is)
 	DeleteHook  *HookRunRef         // delete a hook run
+
+	// Notices go with TaskGroup: what its change tells the notify
+	// callbacks, stored in the same transaction (notices.go).
+	Notices []registry.Notice
 }
 
 // HookRunRef names a hook run.

@@ -44,7 +44,9 @@ func (c *Core) decide(inst *instance, o outcome, reason string) {
 	inst.rec.Message = fmt.Sprintf("%s (restart %d in %s)", reason, inst.rec.Restarts, d.delay)
 	if !d.counts {
 		inst.rec.Message = reason + " (relaunching)"
+		return
 	}
+	c.countRestart(inst)
 }
 
 // killed finishes a kill the scheduler asked for.

@@ -59,6 +59,7 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 		inst.rec.RunningSince = c.now
 		inst.rec.Message = ""
 		c.startRemoteChecks(inst)
+		c.checkIP(inst, st)
 	}
 	c.updateApplied(inst)
 	if c.attached(inst) {
@@ -100,6 +101,7 @@ func (c *Core) taskEnded(inst *instance, st mesos.TaskStatus) {
 	if msg := statusMessage(st); msg != "" {
 		reason += ": " + msg
 	}
+	c.noticeEnd(inst, st, reason)
 	c.decide(inst, classify(st.GetState()), reason) // TASK_KILLED we did not ask for counts as a failure
 }
 

@@ -9,6 +9,7 @@
 // Commands:
 //
 //	app NS/NAME instances=N [policy=P interval=S backoff=S maxtimes=N unique=NAME cluster=NAME:V1,V2 grace=S]
+//	container NS/NAME instances=N [cni=NETWORK policy=P ...]  the fixture container application
 //	agents N            agents agent-1..N (hostname host-N, idc attribute)
 //	subscribe           SUBSCRIBED
 //	offers [AGENT ...] [ports=B-E]  one full offer from every (or the named) agent
@@ -21,6 +22,8 @@
 //	health NS/NAME IDX healthy|unhealthy|kill   a remote check verdict
 //	rescind OFFERID
 //	restart             a new Core restored from the store, as after a crash
+//	crash COMMAND       COMMAND's step stores and sends nothing (kill -9 before the
+//	                    driver persisted it), then restart
 //	object put|delete configmap|secret NS/NAME   write (the fixture's items) or delete one
 //	deploy NS/NAME [instances=N type=T maxUnavailable=X maxSurge=X partition=N inplace=S
 //	       steps=partition:3,pause,pause:60 duration=S order=DeleteFirst manual=true paused=true
@@ -34,7 +37,8 @@
 // (steps=partition:2,hook:TEMPLATE).
 //
 // status also takes revision=N, the revision the executor reports in
-// TaskStatus.data. Rollouts are shown ("store rollout …") for
+// TaskStatus.data, and ip=ADDR (empty for none), the container's address
+// it reports there in a CNI network. Rollouts are shown ("store rollout …") for
 // deployments, and only when what is shown changed.
 //
 // It is test support: production code must not import it, and it must not

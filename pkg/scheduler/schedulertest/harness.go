@@ -17,6 +17,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // Harness runs a scheduler.Core against an in-memory store and a fake
@@ -47,6 +48,9 @@ type Harness struct {
 	agents   int
 	offerNo  int
 	uuid     int
+	// crashing drops what steps write, as a process killed before it
+	// stored them (crash).
+	crashing bool
 }
 
 // New returns a Harness with an empty store, the fixture configmap and
@@ -133,6 +137,9 @@ func sortedKeys[V any](m map[string]V) []string {
 
 func (h *Harness) step(in scheduler.Input) []string {
 	out := h.core.Step(h.now, in)
+	if h.crashing {
+		return []string{fmt.Sprintf("(killed before storing %d writes and sending %d calls)", len(out.Writes), len(out.Calls))}
+	}
 	var lines []string
 	for _, w := range out.Writes {
 		if line := h.apply(w); line != "" {
@@ -204,6 +211,13 @@ func (h *Harness) apply(w scheduler.Write) string {
 		}
 		if g.Message != "" {
 			s += fmt.Sprintf(" %q", g.Message)
+		}
+		for _, n := range w.Notices {
+			s += fmt.Sprintf("\nstore notice %s %s", n.Type, n.ID)
+			if n.State != "" {
+				s += " " + n.State
+			}
+			s += fmt.Sprintf(" %q", n.Message)
 		}
 		return s
 	case w.DeleteGroup != nil:
@@ -309,6 +323,8 @@ func (h *Harness) Run(command string) []string {
 	switch f[0] {
 	case "app":
 		return h.step(scheduler.AppChanged{App: h.createApp(f[1], args)})
+	case "container":
+		return h.step(scheduler.AppChanged{App: h.createContainerApp(f[1], args)})
 	case "agents":
 		h.agents, _ = strconv.Atoi(f[1])
 		return nil
@@ -371,6 +387,12 @@ func (h *Harness) Run(command string) []string {
 	case "restart":
 		h.core = h.newCore()
 		return []string{"(new core restored from the store)"}
+	case "crash":
+		h.crashing = true
+		lines := h.Run(strings.TrimPrefix(command, "crash "))
+		h.crashing = false
+		h.core = h.newCore()
+		return append(lines, "(new core restored from the store)")
 	case "object":
 		return h.object(f[1], manifest.Kind(f[2]), f[3])
 	}
@@ -423,14 +445,36 @@ func (h *Harness) createApp(key string, args map[string]string) *registry.App {
 	return &cp
 }
 
+// createContainerApp stores the fixture container application, in the
+// CNI network cni=NAME when given, with the command's restart policy.
+func (h *Harness) createContainerApp(key string, args map[string]string) *registry.App {
+	ns, name, _ := strings.Cut(key, "/")
+	a := manifesttest.Application()
+	a.Metadata.Namespace, a.Metadata.Name = ns, name
+	a.Spec.Instance = atoi(args["instances"], 1)
+	a.RestartPolicy = restartPolicy(args)
+	if network := args["cni"]; network != "" {
+		a.Spec.Template.Spec.NetworkType, a.Spec.Template.Spec.NetworkMode = "cni", manifest.NetworkMode(network)
+	}
+	if errs := a.Validate(manifesttest.NewResolver()); len(errs) > 0 {
+		h.t.Fatalf("scenario app invalid: %v", errs)
+	}
+	spec, _ := json.Marshal(a)
+	rec := &registry.App{Namespace: ns, Name: name, Kind: manifest.KindApplication, Version: 1,
+		Instances: a.Spec.Instance, Spec: spec, State: registry.AppDeploying}
+	h.apps[key] = rec
+	h.history[key], h.generations[key] = [][]byte{spec}, []int{0}
+	cp := *rec
+	return &cp
+}
+
 // process is the fixture process application with the command's options.
 func (h *Harness) process(key string, args map[string]string) *manifest.Process {
 	ns, name, _ := strings.Cut(key, "/")
 	p := manifesttest.Process()
 	p.Metadata.Namespace, p.Metadata.Name = ns, name
 	p.Spec.Instance = atoi(args["instances"], 1)
-	p.RestartPolicy = manifest.RestartPolicy{Policy: manifest.RestartPolicyType(orDefault(args["policy"], "OnFailure")),
-		Interval: atoi(args["interval"], 0), Backoff: atoi(args["backoff"], 0), MaxTimes: atoi(args["maxtimes"], 0)}
+	p.RestartPolicy = restartPolicy(args)
 	p.KillPolicy.GracePeriod = atoi(args["grace"], 1)
 	proc := &p.Spec.Template.Spec.Processes[0]
 	proc.Ports = []manifest.ProcessPort{{Name: "http_port", Protocol: "HTTP"}}
@@ -472,6 +516,13 @@ func (h *Harness) process(key string, args map[string]string) *manifest.Process 
 		h.t.Fatalf("scenario app invalid: %v", errs)
 	}
 	return p
+}
+
+// restartPolicy is the command's restart policy: OnFailure without delays
+// unless it says otherwise.
+func restartPolicy(args map[string]string) manifest.RestartPolicy {
+	return manifest.RestartPolicy{Policy: manifest.RestartPolicyType(orDefault(args["policy"], "OnFailure")),
+		Interval: atoi(args["interval"], 0), Backoff: atoi(args["backoff"], 0), MaxTimes: atoi(args["maxtimes"], 0)}
 }
 
 func (h *Harness) offers(agents []string, ports string) []mesos.Offer {
@@ -547,6 +598,9 @@ func (h *Harness) taskStatus(taskID, agent, state string, _ *registry.TaskGroup,
 	}
 	if v, ok := args["revision"]; ok {
 		st.Data = []byte(`{"revision":` + v + `}`)
+	}
+	if ip, ok := args["ip"]; ok {
+		st.Data, _ = json.Marshal(proto.ContainerInfo{Status: "running", NetworkMode: "cni", IPAddress: ip})
 	}
 	return st
 }
