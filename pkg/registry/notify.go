@@ -215,6 +215,9 @@ func (r *Registry) DeleteNotification(ctx context.Context, id string, rev int64)
 	return nil
 }
 
+// NotifyCallbacksPrefix is where the callbacks are, for watching.
+var NotifyCallbacksPrefix = string(store.KindNotifyCallback) + "/"
+
 // NotifyCallback is a registered callback as shown: its URL redacted.
 // The URL itself is stored apart, sealed (NotifyTarget).
 type NotifyCallback struct {
@@ -373,11 +376,7 @@ func (r *Registry) DeleteNotifyCallback(ctx context.Context, u CallbackURL) erro
 
 // ListNotifyCallbacks returns the registered callbacks, by ID.
 func (r *Registry) ListNotifyCallbacks(ctx context.Context) ([]*NotifyCallback, error) {
-	prefix, err := store.Prefix(store.KindNotifyCallback)
-	if err != nil {
-		return nil, err
-	}
-	return list[NotifyCallback](ctx, r.store, prefix)
+	return list[NotifyCallback](ctx, r.store, NotifyCallbacksPrefix)
 }
 
 // NotifyTarget returns the URL of a callback, credentials and all, for
