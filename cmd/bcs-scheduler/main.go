@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/notify"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/schedulerd"
 	"github.com/bcs-mesos/bcs-mesos/proto"
@@ -41,8 +42,19 @@ func main() {
 	flag.StringVar(&o.DevConfig.ListenAddr, "dev-master-listen", "127.0.0.1:5050", "address of the dev cluster's master")
 	flag.StringVar(&devAgents, "dev-agents", "", "JSON file with the dev cluster's config (agents, timings); default three agents")
 	flag.StringVar(&devMode, "dev-executors", "", "process (real executor binaries) or simulated; default process when the executors are found next to this binary")
+	flag.IntVar(&o.Scheduler.Flapping.Restarts, "notify-flapping-restarts", scheduler.DefaultFlappingRestarts, "an instance restarted more than this many times within --notify-flapping-window is notified as flapping")
+	flag.DurationVar(&o.Scheduler.Flapping.Window, "notify-flapping-window", scheduler.DefaultFlappingWindow, "the window of --notify-flapping-restarts; at most one flapping notification per instance per window")
+	flag.IntVar(&o.Notify.MaxAttempts, "notify-max-attempts", notify.DefaultMaxAttempts, "attempts to deliver a notification to a callback before giving up")
+	flag.DurationVar(&o.Notify.MinBackoff, "notify-min-backoff", notify.DefaultMinBackoff, "wait after a failed delivery attempt; doubles with each further failure")
+	flag.DurationVar(&o.Notify.MaxBackoff, "notify-max-backoff", notify.DefaultMaxBackoff, "the longest wait between delivery attempts")
+	flag.DurationVar(&o.Notify.Retention, "notify-retention", notify.DefaultRetention, "how long delivered (or failed) notifications stay in the delivery log")
+	flag.IntVar(&o.Notify.Keep, "notify-keep", notify.DefaultKeep, "at most this many delivered (or failed) notifications stay in the delivery log")
 	flag.Parse()
 	o.EtcdEndpoints, o.Masters = splitList(etcd), splitList(masters)
+	if err := checkNotifyFlags(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bcs-scheduler:", err)
+		os.Exit(2)
+	}
 
 	if err := configureDev(&o, devAgents, devMode); err != nil {
 		fmt.Fprintln(os.Stderr, "bcs-scheduler:", err)
@@ -106,6 +118,25 @@ func configureDev(o *schedulerd.Options, configFile, mode string) error {
 	}
 	if !found["bcs-process-executor"] && o.DevConfig.ExecutorMode == devcluster.ExecutorProcess {
 		return fmt.Errorf("--dev-executors process: bcs-process-executor is not next to %s (run make build)", self)
+	}
+	return nil
+}
+
+// checkNotifyFlags refuses a negative notify setting: zero takes the
+// default, a negative one means nothing.
+func checkNotifyFlags(o schedulerd.Options) error {
+	for _, f := range []struct {
+		name  string
+		value int64
+	}{
+		{"--notify-flapping-restarts", int64(o.Scheduler.Flapping.Restarts)}, {"--notify-flapping-window", int64(o.Scheduler.Flapping.Window)},
+		{"--notify-max-attempts", int64(o.Notify.MaxAttempts)}, {"--notify-min-backoff", int64(o.Notify.MinBackoff)},
+		{"--notify-max-backoff", int64(o.Notify.MaxBackoff)}, {"--notify-retention", int64(o.Notify.Retention)},
+		{"--notify-keep", int64(o.Notify.Keep)},
+	} {
+		if f.value < 0 {
+			return fmt.Errorf("%s: must not be negative", f.name)
+		}
 	}
 	return nil
 }

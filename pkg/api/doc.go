@@ -11,8 +11,11 @@
 // pause, resume, promote, abort, rollback and restart) answer 202 Accepted
 // and their progress is read back with GET. Applications and processes are
 // served at /v1/apps, deployments at /v1/deployments: the same records
-// (workloads), each with its instances and its rollout (rollouts.go). On a
-// follower replica, writes are redirected to the leader with 307.
+// (workloads), each with its instances and its rollout (rollouts.go).
+// Notify callbacks (seed 002's Notify Api) are at /v1/notifies and their
+// delivery log at /v1/notifications (notify.go), callback URLs always
+// redacted. On a follower replica, writes are redirected to the leader
+// with 307.
 //
 // GET /v1/events (events.go) streams every change of the kinds its table
 // names as Server-Sent Events, read from the store's history through

@@ -21,6 +21,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hookrun"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
+	"github.com/bcs-mesos/bcs-mesos/pkg/notify"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
@@ -70,6 +71,9 @@ type Options struct {
 	// FilesDir is served under /files/ for agents to fetch packages and
 	// executors from; default <DataDir>/files.
 	FilesDir string
+	// Notify tunes the notifier (retries, log bounds); its Registry,
+	// Store and Logger are set here.
+	Notify notify.Config
 }
 
 // Run runs the process until ctx ends.
@@ -234,8 +238,8 @@ func openStore(ctx context.Context, o Options) (*store.Store, func(), error) {
 	return st, closeAll, nil
 }
 
-// leadership tracks who leads, for the API, and runs the driver and the
-// hook runner while this replica does.
+// leadership tracks who leads, for the API, and runs the driver, the
+// hook runner and the notifier while this replica does.
 type leadership struct {
 	self   string
 	mu     sync.Mutex
@@ -254,8 +258,8 @@ func (l *leadership) set(leader string) {
 	l.mu.Unlock()
 }
 
-// run campaigns, and while leading runs the driver and the hook runner;
-// when leadership, the driver or the runner fails it steps down and
+// run campaigns, and while leading runs the driver, the hook runner and
+// the notifier; when leadership or one of them fails it steps down and
 // campaigns again.
 func (l *leadership) run(ctx context.Context, st *store.Store, o Options, masters []string, encoding encoding.Codec, reg *registry.Registry, op *operator) error {
 	for ctx.Err() == nil {
@@ -321,13 +325,21 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 	if err != nil {
 		return err
 	}
+	// The notifier delivers the notifications the driver stores; the
+	// next leader's resumes from their delivery records.
+	notifyCfg := o.Notify
+	notifyCfg.Registry, notifyCfg.Store, notifyCfg.Logger = reg, st, o.Logger.With("component", "notify")
+	notifier, err := notify.New(notifyCfg)
+	if err != nil {
+		return err
+	}
 	leadCtx, stopLeading := context.WithCancel(ctx)
 	defer stopLeading()
 	op.set(driver)
 	defer op.set(nil)
 	// Each returns nil only once leadCtx ends; the first to end ends the
-	// term, and the term waits for both.
-	done := make(chan error, 2)
+	// term, and the term waits for all.
+	done := make(chan error, 3)
 	go func() { done <- driver.Run(leadCtx) }()
 	go func() {
 		if err := hooks.Run(leadCtx); err != nil {
@@ -336,7 +348,14 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 		}
 		done <- nil
 	}()
-	running := 2
+	go func() {
+		if err := notifier.Run(leadCtx); err != nil {
+			done <- fmt.Errorf("notifier: %w", err)
+			return
+		}
+		done <- nil
+	}()
+	running := 3
 	select {
 	case <-election.Lost():
 		err = fmt.Errorf("lost the etcd session: %w", errdefs.ErrUnavailable)
