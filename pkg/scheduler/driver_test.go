@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -323,4 +324,61 @@ func TestDriverWaitsForAMissingConfigMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.running("cfg", 1)
+}
+
+// Issue 15: the driver stores each notice with its instance's record —
+// an exit (a task failing on its own) and a missing instance (its agent
+// removed) — once, also across a restart of the driver; a scale-down's
+// kill tells nothing.
+func TestDriverStoresNotices(t *testing.T) {
+	s := startSystem(t)
+	ctx := context.Background()
+	if _, err := s.reg.CreateApp(ctx, processApp("game", 3)); err != nil {
+		t.Fatal(err)
+	}
+	groups := s.running("game", 3)
+	fwID := s.cluster.Frameworks()[0]
+	if err := s.cluster.FailTask(fwID, groups[0].Tasks[0].ID, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cluster.RemoveAgent(groups[1].AgentID); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"exit " + groups[0].ID, "missing " + groups[1].ID}
+	notices := func() []string {
+		stored, err := s.reg.ListNotifications(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, n := range stored {
+			got = append(got, string(n.Type)+" "+n.TaskGroupID)
+		}
+		slices.Sort(got)
+		return got
+	}
+	s.eventually("an exit and a missing notice", func() (bool, string) {
+		return slices.Equal(notices(), want), fmt.Sprint(notices())
+	})
+	stored, _ := s.reg.ListNotifications(ctx)
+	for _, n := range stored {
+		g := s.groups("game")[n.Instance]
+		if g.Launches < 2 && n.TaskGroupID == g.ID && g.Phase == string(scheduler.PhaseRunning) {
+			t.Errorf("notice %s stored, but its instance still runs that launch: %+v", n.ID, g)
+		}
+		if n.Type == registry.NoticeExit && !strings.Contains(n.Message, "TASK_FAILED") {
+			t.Errorf("exit notice %q does not say how", n.Message)
+		}
+	}
+
+	if _, err := s.reg.ScaleApp(ctx, "ns-a", "game", 1, false); err != nil {
+		t.Fatal(err)
+	}
+	s.running("game", 1)
+	s.stopDriver()
+	s.startDriver()
+	time.Sleep(time.Second) // let it subscribe, reconcile and see the updates again
+	if got := notices(); !slices.Equal(got, want) {
+		t.Errorf("notices after a restart and a scale-down: %v, want %v", got, want)
+	}
 }
