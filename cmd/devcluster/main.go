@@ -2,15 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 )
 
 func main() {
@@ -26,6 +31,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	listen := fs.String("listen", "", "master address (default 127.0.0.1:5050)")
 	mode := fs.String("executors", "", "executor mode: simulated or process (default simulated)")
 	workDir := fs.String("work-dir", "", "directory for agent sandboxes (default: a temporary directory)")
+	control := fs.String("control", "", "loopback address of a test control API (POST /agents/{id}/remove); default none")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -45,6 +51,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if *workDir != "" {
 		cfg.WorkDir = *workDir
 	}
+	var controlLn net.Listener
+	if *control != "" {
+		host, _, err := net.SplitHostPort(*control)
+		if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+			return fmt.Errorf("-control %q: want a loopback host:port", *control)
+		}
+		if controlLn, err = net.Listen("tcp", *control); err != nil {
+			return fmt.Errorf("-control: %w", err)
+		}
+		defer controlLn.Close()
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c, err := devcluster.Start(ctx, cfg)
@@ -56,6 +73,31 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	for _, id := range c.Agents() {
 		fmt.Fprintf(out, "agent: %s\n", id)
 	}
+	if controlLn != nil {
+		srv := &http.Server{Handler: controlAPI(c), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(controlLn) }()
+		defer srv.Close()
+		fmt.Fprintf(out, "control: http://%s\n", controlLn.Addr())
+	}
 	<-ctx.Done()
 	return nil
+}
+
+// controlAPI lets tests outside the process do what the Go API lets tests
+// inside do: POST /agents/{id}/remove takes an agent away as a partition
+// would (Cluster.RemoveAgent: its tasks become TASK_UNREACHABLE).
+func controlAPI(c *devcluster.Cluster) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /agents/{id}/remove", func(w http.ResponseWriter, r *http.Request) {
+		if err := c.RemoveAgent(r.PathValue("id")); err != nil {
+			status := http.StatusInternalServerError
+			if errors.Is(err, errdefs.ErrNotFound) {
+				status = http.StatusNotFound
+			}
+			http.Error(w, err.Error(), status)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	return mux
 }

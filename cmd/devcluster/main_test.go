@@ -78,11 +78,84 @@ func TestRunRejectsBadInput(t *testing.T) {
 		"non-loopback address":  {"-listen", "0.0.0.0:0"},
 		"missing config file":   {"-config", filepath.Join(t.TempDir(), "none.json")},
 		"unknown flag":          {"-bogus"},
+		"non-loopback control":  {"-listen", "127.0.0.1:0", "-control", "0.0.0.0:0"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := run(context.Background(), args, io.Discard); err == nil {
 				t.Error("accepted")
 			}
 		})
+	}
+}
+
+// -control serves a test control API: removing an agent takes it out of
+// the cluster (Cluster.RemoveAgent); an unknown agent is a 404.
+func TestRunServesControlAPI(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "cluster.json")
+	if err := os.WriteFile(cfgPath, []byte(`{"agents": [{"hostname": "one"}, {"hostname": "two"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-config", cfgPath, "-listen", "127.0.0.1:0", "-work-dir", dir, "-control", "127.0.0.1:0"}, pw)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	lines := bufio.NewScanner(pr)
+	var master, control string
+	var agents []string
+	for control == "" && lines.Scan() {
+		key, value, _ := strings.Cut(lines.Text(), ": ")
+		switch key {
+		case "master":
+			master = value
+		case "agent":
+			agents = append(agents, value)
+		case "control":
+			control = value
+		}
+	}
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	if master == "" || control == "" || len(agents) != 2 {
+		t.Fatalf("master %q, control %q, agents %v", master, control, agents)
+	}
+	remove := func(id string) int {
+		resp, err := http.Post(control+"/agents/"+id+"/remove", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := remove(agents[0]); code != http.StatusNoContent {
+		t.Fatalf("remove: %d", code)
+	}
+	if code := remove(agents[0]); code != http.StatusNotFound {
+		t.Errorf("remove of a removed agent: %d, want 404", code)
+	}
+	resp, err := http.Get(master + "/master/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var state struct {
+		Slaves []struct {
+			ID string `json:"id"`
+		} `json:"slaves"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&state); err != nil {
+		t.Fatal(err)
+	}
+	if len(state.Slaves) != 1 || state.Slaves[0].ID != agents[1] {
+		t.Errorf("agents after the removal: %+v, want only %s", state.Slaves, agents[1])
 	}
 }
