@@ -63,6 +63,7 @@ type system struct {
 	extraArgs []string // more bcs-scheduler flags
 	api       string   // http://127.0.0.1:port
 	master    string
+	control   string // the dev cluster's control API (POST /agents/{id}/remove)
 	cluster   *exec.Cmd
 	scheduler *exec.Cmd
 }
@@ -102,8 +103,10 @@ func startSystem(t *testing.T, schedulerArgs ...string) *system {
 	if err := os.WriteFile(configFile, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	s.control = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	s.cluster = s.spawn("devcluster", filepath.Join(bin, "devcluster"), "-config", configFile,
-		"-listen", fmt.Sprintf("127.0.0.1:%d", masterPort), "-executors", "process", "-work-dir", filepath.Join(s.dir, "mesos"))
+		"-listen", fmt.Sprintf("127.0.0.1:%d", masterPort), "-executors", "process", "-work-dir", filepath.Join(s.dir, "mesos"),
+		"-control", s.control)
 	s.api = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 	s.startScheduler()
 	t.Cleanup(s.stop)
