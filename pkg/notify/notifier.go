@@ -64,8 +64,17 @@ func New(cfg Config) (*Notifier, error) {
 	if cfg.Registry == nil || cfg.Store == nil {
 		return nil, fmt.Errorf("notify: Registry and Store are required: %w", errdefs.ErrInvalidArgument)
 	}
-	if cfg.MinBackoff < 0 || cfg.MaxBackoff < 0 || cfg.MaxAttempts < 0 || cfg.Timeout < 0 || cfg.Retention < 0 || cfg.Keep < 0 {
-		return nil, fmt.Errorf("notify: negative setting in %+v: %w", cfg, errdefs.ErrInvalidArgument)
+	for _, f := range []struct {
+		name  string
+		value int64
+	}{
+		{"Timeout", int64(cfg.Timeout)}, {"MinBackoff", int64(cfg.MinBackoff)}, {"MaxBackoff", int64(cfg.MaxBackoff)},
+		{"MaxAttempts", int64(cfg.MaxAttempts)}, {"Retention", int64(cfg.Retention)}, {"Keep", int64(cfg.Keep)},
+		{"Concurrency", int64(cfg.Concurrency)},
+	} {
+		if f.value < 0 {
+			return nil, fmt.Errorf("notify: %s %d is negative: %w", f.name, f.value, errdefs.ErrInvalidArgument)
+		}
 	}
 	cfg.Timeout = orDefault(cfg.Timeout, DefaultTimeout)
 	cfg.MinBackoff = orDefault(cfg.MinBackoff, DefaultMinBackoff)
@@ -232,11 +241,11 @@ func (n *Notifier) pass(ctx context.Context, inflight map[delivery]bool, start f
 					return time.Time{}, err
 				}
 			case !d.NextAttempt.After(now):
+				// When Concurrency attempts are under way, the pass after
+				// one of them ends starts it.
 				if len(inflight) < n.cfg.Concurrency {
 					start(key, func(ctx context.Context) { n.attempt(ctx, key) })
-					continue
 				}
-				next = now // when an attempt ends, the next pass starts it
 			default:
 				if next.IsZero() || d.NextAttempt.Before(next) {
 					next = d.NextAttempt

@@ -344,3 +344,35 @@ func deliveryTo(n *registry.Notification, callback string) registry.Delivery {
 	}
 	return registry.Delivery{}
 }
+
+// Bad settings are refused, naming the setting.
+func TestNewRefusesNegativeSettings(t *testing.T) {
+	e := newEnv(t)
+	_, err := notify.New(notify.Config{Registry: e.reg, Store: e.st, MaxBackoff: -time.Second})
+	if err == nil || !strings.Contains(err.Error(), "MaxBackoff -1000000000 is negative") {
+		t.Errorf("New with a negative MaxBackoff: %v", err)
+	}
+	if _, err := notify.New(notify.Config{Store: e.st}); err == nil {
+		t.Error("New without a Registry: accepted")
+	}
+}
+
+// With Concurrency attempts under way, a due one waits for one of them
+// to end, then goes.
+func TestConcurrencyBoundsAttemptsUnderWay(t *testing.T) {
+	e := newEnv(t)
+	r := newReceiver(t, e.clock, always(http.StatusOK))
+	release := r.hold(t)
+	e.register(r.URL)
+	first := e.notice(registry.NoticeExit, 1)
+	second := e.notice(registry.NoticeExit, 2)
+	e.start(func(c *notify.Config) { c.Concurrency = 1 })
+	e.wait(first.ID, "posted", func(*registry.Notification) bool { return r.arrived() == 1 })
+	if n := e.wait(second.ID, "addressed", func(n *registry.Notification) bool { return n.Addressed }); n.Deliveries[0].Attempts != 0 {
+		t.Fatalf("a second attempt began while one was under way: %+v", n.Deliveries[0])
+	}
+	release()
+	for _, id := range []string{first.ID, second.ID} {
+		e.wait(id, "delivered", func(n *registry.Notification) bool { return n.State() == registry.NotificationDelivered })
+	}
+}
