@@ -138,17 +138,25 @@ func (n *Notifier) Run(ctx context.Context) error {
 	if err != nil {
 		return n.ended(ctx, fmt.Errorf("notify callbacks: %w", err))
 	}
+	// inflight are the deliveries with an attempt started: waiting for
+	// one of the Concurrency slots, or under way.
 	inflight := map[delivery]bool{}
+	slots := make(chan struct{}, n.cfg.Concurrency)
 	ended := make(chan delivery)
 	timer := n.cfg.Clock.NewTimer(0)
 	defer timer.Stop()
 	for {
-		next, err := n.pass(ctx, inflight, func(d delivery, attempt func(context.Context)) {
+		next, err := n.pass(ctx, inflight, func(d delivery) {
 			inflight[d] = true
 			attempts.Add(1)
 			go func() {
 				defer attempts.Done()
-				attempt(ctx)
+				select {
+				case slots <- struct{}{}:
+					n.attempt(ctx, d)
+					<-slots
+				case <-ctx.Done():
+				}
 				select {
 				case ended <- d:
 				case <-ctx.Done():
@@ -168,7 +176,15 @@ func (n *Notifier) Run(ctx context.Context) error {
 			return nil
 		case <-timer.Chan():
 		case d := <-ended:
-			delete(inflight, d)
+			// One pass covers any number of ended attempts.
+			for more := true; more; {
+				delete(inflight, d)
+				select {
+				case d = <-ended:
+				default:
+					more = false
+				}
+			}
 		case ev, ok := <-notifications:
 			if err := n.watched(ctx, "notifications", notifications, ev, ok); err != nil {
 				return err
@@ -211,7 +227,7 @@ func (n *Notifier) ended(ctx context.Context, err error) error {
 // callbacks, starts the attempts that are due (not those under way) and
 // prunes the log. It returns when the next attempt is due (zero: none
 // waits).
-func (n *Notifier) pass(ctx context.Context, inflight map[delivery]bool, start func(delivery, func(context.Context))) (time.Time, error) {
+func (n *Notifier) pass(ctx context.Context, inflight map[delivery]bool, start func(delivery)) (time.Time, error) {
 	notifications, err := n.cfg.Registry.ListNotifications(ctx)
 	if err != nil {
 		return time.Time{}, err
@@ -241,11 +257,7 @@ func (n *Notifier) pass(ctx context.Context, inflight map[delivery]bool, start f
 					return time.Time{}, err
 				}
 			case !d.NextAttempt.After(now):
-				// When Concurrency attempts are under way, the pass after
-				// one of them ends starts it.
-				if len(inflight) < n.cfg.Concurrency {
-					start(key, func(ctx context.Context) { n.attempt(ctx, key) })
-				}
+				start(key)
 			default:
 				if next.IsZero() || d.NextAttempt.Before(next) {
 					next = d.NextAttempt
