@@ -100,6 +100,11 @@ var eventKinds = map[store.Kind]eventKind{
 	store.KindAgent:         eventOf("agent", true, asStored[registry.Agent]),
 	store.KindAgentSettings: eventOf("agentsettings", true, asStored[registry.AgentSettings]),
 	engineKind:              eventOf("engine", true, asStored[registry.Engine]),
+	// Notifications show their deliveries (URLs redacted); callbacks
+	// are shown as GET shows them. Their sealed URLs (notifytargets/)
+	// are never sent.
+	store.KindNotification:   eventOf("notification", true, viewNotification),
+	store.KindNotifyCallback: eventOf("notifycallback", true, asStored[registry.NotifyCallback]),
 }
 
 // engineKind is the first segment of store.EngineKey, the engine's mode.

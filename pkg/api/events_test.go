@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -235,6 +236,13 @@ func recordAgent(t *testing.T, e *env, id string) {
 	}
 }
 
+// callbackWithCredentials is a callback URL whose credentials no event
+// shows; callbackID is its ID.
+const (
+	callbackWithCredentials = "http://hook:hunter5-password@cb.example/notify?token=hunter5-token"
+	callbackID              = "fc46b02f10f837fc"
+)
+
 // Issue 15: "every state change of apps, instances, deployments, hook
 // runs, agents" (and their settings, and the engine's mode), each with
 // its type, action and object, in order; never a secret, a configmap,
@@ -255,8 +263,10 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 	e.expect(t, http.StatusCreated, "POST", "/v1/deployments", dep, nil)
 	e.expect(t, http.StatusCreated, "POST", "/v1/configmaps", configMap("conf", "ns-a"), nil)
 	e.expect(t, http.StatusCreated, "POST", "/v1/secrets", secret("db", "ns-a"), nil)
+	e.expect(t, http.StatusAccepted, "POST", "/v1/notifies?callback="+url.QueryEscape(callbackWithCredentials), nil, nil)
 	running := taskGroup("ns-a", "web", 0, "TASK_RUNNING")
-	if err := e.reg.PutTaskGroup(ctx, &running); err != nil {
+	notice := registry.Notice{ID: "n1", Type: registry.NoticeExit, Namespace: "ns-a", App: "web", TaskGroupID: running.ID, State: "TASK_FAILED"}
+	if err := e.reg.PutTaskGroup(ctx, &running, notice); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.reg.PutRollout(ctx, &registry.Rollout{Namespace: "ns-a", Name: "web", Status: rollout.Status{Phase: "Progressing"}}); err != nil {
@@ -282,7 +292,9 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 	want := []string{
 		"app put ns-a/web",
 		"deployment put ns-a/dep",
+		"notifycallback put /" + callbackID,
 		"instance put ns-a/web/0",
+		"notification put /n1",
 		"rollout put ns-a/web",
 		"hookrun put ns-a/check",
 		"agent put /agent-1",
@@ -299,7 +311,7 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 	}
 	increasing(t, got)
 	for _, c := range got {
-		for _, hidden := range []string{"hunter2-package-password", "hunter3-pull-password", "hunter4-token", secretContent} {
+		for _, hidden := range []string{"hunter2-package-password", "hunter3-pull-password", "hunter4-token", "hunter5", secretContent} {
 			if strings.Contains(string(c.Object), hidden) {
 				t.Errorf("event %s shows %q: %s", c, hidden, c.Object)
 			}
@@ -324,28 +336,41 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 		t.Errorf("app object lists instances: %s", got[0].Object)
 	}
 	var scaled api.AppView
-	if err := json.Unmarshal(got[8].Object, &scaled); err != nil || scaled.Instances != 2 {
-		t.Errorf("scaled app object %s (%v)", got[8].Object, err)
+	if err := json.Unmarshal(got[10].Object, &scaled); err != nil || scaled.Instances != 2 {
+		t.Errorf("scaled app object %s (%v)", got[10].Object, err)
 	}
 	var inst api.InstanceView
-	if err := json.Unmarshal(got[2].Object, &inst); err != nil || inst.ID != 0 || inst.State != "TASK_RUNNING" || inst.TaskGroupID != running.ID {
-		t.Errorf("instance object %s (%v)", got[2].Object, err)
+	if err := json.Unmarshal(got[3].Object, &inst); err != nil || inst.ID != 0 || inst.State != "TASK_RUNNING" || inst.TaskGroupID != running.ID {
+		t.Errorf("instance object %s (%v)", got[3].Object, err)
 	}
 	var agent registry.Agent
-	if err := json.Unmarshal(got[5].Object, &agent); err != nil || agent.ID != "agent-1" || agent.Hostname != "agent-1.example" {
-		t.Errorf("agent object %s (%v)", got[5].Object, err)
+	if err := json.Unmarshal(got[7].Object, &agent); err != nil || agent.ID != "agent-1" || agent.Hostname != "agent-1.example" {
+		t.Errorf("agent object %s (%v)", got[7].Object, err)
 	}
 	var settings registry.AgentSettings
-	if err := json.Unmarshal(got[6].Object, &settings); err != nil || !settings.Cordoned || settings.Hostname != "agent-1.example" {
-		t.Errorf("agent settings object %s (%v)", got[6].Object, err)
+	if err := json.Unmarshal(got[8].Object, &settings); err != nil || !settings.Cordoned || settings.Hostname != "agent-1.example" {
+		t.Errorf("agent settings object %s (%v)", got[8].Object, err)
 	}
 	var engine registry.Engine
-	if err := json.Unmarshal(got[7].Object, &engine); err != nil || engine.Mode != registry.EngineMaintenance {
-		t.Errorf("engine object %s (%v)", got[7].Object, err)
+	if err := json.Unmarshal(got[9].Object, &engine); err != nil || engine.Mode != registry.EngineMaintenance {
+		t.Errorf("engine object %s (%v)", got[9].Object, err)
+	}
+	var notification struct {
+		registry.Notification
+		State     registry.NotificationState `json:"state"`
+		TaskState string                     `json:"taskState"`
+	}
+	if err := json.Unmarshal(got[4].Object, &notification); err != nil || notification.ID != "n1" || notification.State != registry.NotificationPending ||
+		notification.TaskState != "TASK_FAILED" {
+		t.Errorf("notification object %s (%v)", got[4].Object, err)
+	}
+	var callback registry.NotifyCallback
+	if err := json.Unmarshal(got[2].Object, &callback); err != nil || callback.ID != callbackID || !strings.Contains(callback.URL, "cb.example") {
+		t.Errorf("notify callback object %s (%v)", got[2].Object, err)
 	}
 	var hookRun registry.HookRun
-	if err := json.Unmarshal(got[4].Object, &hookRun); err != nil || hookRun.Spec.TemplateName != "test" || hookRun.Status.Phase != hook.Pending {
-		t.Errorf("hook run object %s (%v)", got[4].Object, err)
+	if err := json.Unmarshal(got[6].Object, &hookRun); err != nil || hookRun.Spec.TemplateName != "test" || hookRun.Status.Phase != hook.Pending {
+		t.Errorf("hook run object %s (%v)", got[6].Object, err)
 	}
 }
 
@@ -467,15 +492,15 @@ func TestEventStreamRejectsBadParameters(t *testing.T) {
 		headers []string
 		want    []string
 	}{
-		{"?type=bogus", nil, []string{`type: unknown event type "bogus" (want one or more of agent, agentsettings, app, deployment, engine, hookrun, instance, rollout)`}},
-		{"?type=app,", nil, []string{`type: unknown event type "" (want one or more of agent, agentsettings, app, deployment, engine, hookrun, instance, rollout)`}},
+		{"?type=bogus", nil, []string{`type: unknown event type "bogus" (want one or more of agent, agentsettings, app, deployment, engine, hookrun, instance, notification, notifycallback, rollout)`}},
+		{"?type=app,", nil, []string{`type: unknown event type "" (want one or more of agent, agentsettings, app, deployment, engine, hookrun, instance, notification, notifycallback, rollout)`}},
 		{"?since=5&type=app", nil, []string{"since: unknown parameter (want lastEventId, namespace, type)"}},
 		{"?namespace=a%2Fb", nil, []string{`namespace: key segment "a/b": character '/' is not one of [A-Za-z0-9._-]: invalid argument`}},
 		{"?namespace=a&namespace=b", nil, []string{`namespace: give one namespace, got ["a" "b"]`}},
 		{"?lastEventId=12.x", nil, []string{`lastEventId: event ID "12.x": want <revision>.<index>, index a number ≥ 0: invalid argument`}},
 		{"", []string{"Last-Event-ID", "abc"}, []string{`Last-Event-ID: event ID "abc": want <revision> or <revision>.<index>, revision a number ≥ 0: invalid argument`}},
 		{"?type=x&foo=1", nil, []string{"foo: unknown parameter (want lastEventId, namespace, type)",
-			`type: unknown event type "x" (want one or more of agent, agentsettings, app, deployment, engine, hookrun, instance, rollout)`}},
+			`type: unknown event type "x" (want one or more of agent, agentsettings, app, deployment, engine, hookrun, instance, notification, notifycallback, rollout)`}},
 	} {
 		got := errorOf(t, e.call(t, "GET", "/v1/events"+tc.query, nil, tc.headers...), http.StatusBadRequest, "InvalidArgument")
 		if !reflect.DeepEqual(got.Details, tc.want) {

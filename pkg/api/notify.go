@@ -142,7 +142,7 @@ func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error
 			next = page[len(page)-1].ID
 			break
 		}
-		page = append(page, notificationView{n, n.State()})
+		page = append(page, viewNotification(n))
 	}
 	out := map[string]any{"notifications": page}
 	if next != "" {
@@ -157,12 +157,19 @@ func (s *Server) getNotification(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, notificationView{n, n.State()})
+	writeJSON(w, http.StatusOK, viewNotification(n))
 	return nil
 }
 
-// notificationView is a notification with the sum of its deliveries.
+// notificationView is a notification with the sum of its deliveries as
+// its state; the notice's own state (the Mesos task state that made it)
+// is shown as taskState.
 type notificationView struct {
 	*registry.Notification
-	State registry.NotificationState `json:"state"`
+	State     registry.NotificationState `json:"state"`
+	TaskState string                     `json:"taskState,omitempty"`
+}
+
+func viewNotification(n *registry.Notification) notificationView {
+	return notificationView{n, n.State(), n.Notice.State}
 }
