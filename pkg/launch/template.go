@@ -45,9 +45,12 @@ type Template struct {
 	// RemoteChecks are the REMOTE_HTTP and REMOTE_TCP checks the scheduler
 	// runs itself, with the task they belong to.
 	RemoteChecks []RemoteCheck
-	tasks        []task
-	network      manifest.NetworkMode
-	networkType  string
+	// Depends are the depends objects whose pods run next to every
+	// instance, their namespaces filled in.
+	Depends     []manifest.DependsRef
+	tasks       []task
+	network     manifest.NetworkMode
+	networkType string
 }
 
 // RemoteCheck is a scheduler-side health check of one task.
@@ -132,7 +135,7 @@ func Compile(obj manifest.Object, rev Revision) (*Template, error) {
 		return nil, err
 	}
 	t := &Template{Kind: obj.Kind(), Namespace: meta.Namespace, Name: meta.Name, Version: rev.Version, Hash: hash,
-		RestartGeneration: rev.RestartGeneration}
+		RestartGeneration: rev.RestartGeneration, Depends: manifest.DependsOf(obj)}
 	var cons *constraint.Constraint
 	switch m := obj.(type) {
 	case *manifest.Process:
@@ -181,8 +184,9 @@ func Compile(obj manifest.Object, rev Revision) (*Template, error) {
 
 // TemplateHash identifies what the instances of a workload manifest run:
 // its pod template, constraint and kill policy, and the restart
-// generation. The instance count, the restart policy, the metadata and
-// the update strategy are left out: changing them updates no instance.
+// generation. The instance count, the restart policy, the metadata, the
+// update strategy and the depends references (their pods run beside the
+// instance, not in it) are left out: changing them updates no instance.
 func TemplateHash(workload manifest.Object, restartGeneration int) (string, error) {
 	var part struct {
 		Kind              manifest.Kind          `json:"kind"`
@@ -194,9 +198,13 @@ func TemplateHash(workload manifest.Object, restartGeneration int) (string, erro
 	part.Kind, part.RestartGeneration = workload.Kind(), restartGeneration
 	switch m := workload.(type) {
 	case *manifest.Application:
-		part.KillPolicy, part.Constraint, part.Template = m.KillPolicy, m.Constraint, m.Spec.Template
+		tmpl := m.Spec.Template
+		tmpl.Spec.Depends = nil
+		part.KillPolicy, part.Constraint, part.Template = m.KillPolicy, m.Constraint, tmpl
 	case *manifest.Process:
-		part.KillPolicy, part.Constraint, part.Template = m.KillPolicy, m.Constraint, m.Spec.Template
+		tmpl := m.Spec.Template
+		tmpl.Spec.Depends = nil
+		part.KillPolicy, part.Constraint, part.Template = m.KillPolicy, m.Constraint, tmpl
 	default:
 		return "", fmt.Errorf("kind %q has no pod template: %w", workload.Kind(), errdefs.ErrInvalidArgument)
 	}

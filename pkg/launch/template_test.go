@@ -173,6 +173,10 @@ func TestTemplateHash(t *testing.T) {
 		func(d *manifest.Deployment) { d.RestartPolicy.MaxTimes = 7 },
 		func(d *manifest.Deployment) { d.Spec.Strategy = nil },
 		func(d *manifest.Deployment) { d.Metadata.Labels = map[string]string{"team": "b"} },
+		// Issue 15: a dependency runs beside the instances, not in them.
+		func(d *manifest.Deployment) {
+			d.Spec.Template.Spec.Depends = []manifest.DependsRef{{Name: "logagent", Policy: manifest.DependsPerNode}}
+		},
 	}
 	for i, change := range same {
 		d := manifesttest.Deployment()
@@ -200,5 +204,15 @@ func TestTemplateHash(t *testing.T) {
 	w, _ := manifest.Workload(manifesttest.Deployment())
 	if hash(w, 0) != base {
 		t.Error("a deployment and its application differ")
+	}
+	// The references are the template's, with their namespace.
+	d := manifesttest.Deployment()
+	d.Spec.Template.Spec.Depends = []manifest.DependsRef{{Name: "logagent", Policy: manifest.DependsPerNamespace}}
+	tmpl, err := launch.Compile(d, launch.Revision{Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []manifest.DependsRef{{Name: "logagent", Namespace: manifesttest.Namespace, Policy: manifest.DependsPerNamespace}}; !reflect.DeepEqual(tmpl.Depends, want) {
+		t.Errorf("Depends = %+v, want %+v", tmpl.Depends, want)
 	}
 }

@@ -63,6 +63,9 @@ type PodSpec struct {
 	// NetworkType is "cnm" (Docker networks) or "cni" (seed 001).
 	NetworkType string    `json:"networkType,omitempty" alias:"networktype"`
 	NetLimit    *NetLimit `json:"netLimit,omitempty"`
+	// Depends names the depends objects whose pods run next to every
+	// instance (seed 002).
+	Depends []DependsRef `json:"depends,omitempty"`
 }
 
 func (s *PodSpec) normalize() {

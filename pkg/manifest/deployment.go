@@ -37,10 +37,7 @@ func (d *Deployment) Default() {
 
 func (d *Deployment) normalize() {
 	d.Metadata.normalize()
-	d.Spec.Template.Spec.PodSpec.normalize()
-	for i := range d.Spec.Template.Spec.Processes {
-		d.Spec.Template.Spec.Processes[i].normalize()
-	}
+	d.Spec.Template.Spec.normalize()
 	if d.Spec.Strategy == nil && d.Spec.UpdateStrategy == nil {
 		// The original's own manifests omit the strategy: RollingUpdate
 		// with its defaults.
@@ -76,13 +73,21 @@ type DeploymentTemplateSpec struct {
 	Processes []ProcessSpec `json:"processes,omitempty"`
 }
 
+func (s *DeploymentTemplateSpec) normalize() {
+	s.PodSpec.normalize()
+	for i := range s.Processes {
+		s.Processes[i].normalize()
+	}
+}
+
 // MarshalJSON writes a template of processes without the containers'
 // fields, which mean nothing to it.
 func (s DeploymentTemplateSpec) MarshalJSON() ([]byte, error) {
 	if len(s.Processes) > 0 && len(s.Containers) == 0 && s.NetworkMode == "" && s.NetworkType == "" && s.NetLimit == nil {
 		return json.Marshal(struct {
 			Processes []ProcessSpec `json:"processes"`
-		}{s.Processes})
+			Depends   []DependsRef  `json:"depends,omitempty"`
+		}{s.Processes, s.Depends})
 	}
 	type plain DeploymentTemplateSpec // without this method
 	return json.Marshal(plain(s))
@@ -123,6 +128,7 @@ func (d *Deployment) workload() Object {
 		}
 		p.Spec.Instance = d.Spec.Instance
 		p.Spec.Template.Spec.Processes = d.Spec.Template.Spec.Processes
+		p.Spec.Template.Spec.Depends = d.Spec.Template.Spec.Depends
 		return p
 	}
 	a := &Application{

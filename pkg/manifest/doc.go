@@ -5,7 +5,8 @@
 //
 // Kinds: application (containers), deployment (an application template
 // rolled out by strategy), process (bare processes), configmap, secret,
-// service and command. Parse decodes one manifest strictly (see
+// service, command, hooktemplate and depends (a pod template deployed
+// next to the instances that name it in spec.template.spec.depends). Parse decodes one manifest strictly (see
 // pkg/strictjson): an unknown or misspelt field is an error naming its path;
 // the few spelling variants the reference files contain ("KeyOrPath",
 // "networktype", "IntersectionItem", "UnionData", "maxUnavilable") are

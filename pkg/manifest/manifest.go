@@ -23,13 +23,16 @@ const (
 	KindCommand     Kind = "command"
 	// KindHookTemplate is seed 003's HookTemplate.
 	KindHookTemplate Kind = "hooktemplate"
+	// KindDepends is seed 002's Dependency: a pod template deployed next
+	// to the instances of the applications that name it.
+	KindDepends Kind = "depends"
 )
 
 // DefaultNamespace is the namespace of a manifest that names none (seed 000).
 const DefaultNamespace = "defaultGroup"
 
 // Object is one parsed manifest: *Application, *Deployment, *Process,
-// *ConfigMap, *Secret, *Service, *Command or *HookTemplate.
+// *ConfigMap, *Secret, *Service, *Command, *HookTemplate or *Depends.
 type Object interface {
 	// Kind is the canonical kind, whatever case the manifest used.
 	Kind() Kind
@@ -47,6 +50,7 @@ var (
 	_ Object = (*Service)(nil)
 	_ Object = (*Command)(nil)
 	_ Object = (*HookTemplate)(nil)
+	_ Object = (*Depends)(nil)
 )
 
 // Resolver looks up the configmaps and secrets a manifest references, in
@@ -95,6 +99,8 @@ func Parse(data []byte) (Object, error) {
 		obj = &Command{}
 	case KindHookTemplate:
 		obj = &HookTemplate{}
+	case KindDepends:
+		obj = &Depends{}
 	default:
 		return nil, field.ErrorList{field.Invalid("kind", "unknown kind %q (want one of %s)", kind, kindList())}
 	}
@@ -105,7 +111,7 @@ func Parse(data []byte) (Object, error) {
 
 func kindList() string {
 	kinds := []string{string(KindApplication), string(KindDeployment), string(KindProcess),
-		string(KindConfigMap), string(KindSecret), string(KindService), string(KindCommand), string(KindHookTemplate)}
+		string(KindConfigMap), string(KindSecret), string(KindService), string(KindCommand), string(KindHookTemplate), string(KindDepends)}
 	sort.Strings(kinds)
 	return strings.Join(kinds, ", ")
 }
@@ -209,6 +215,8 @@ func MetaOf(obj Object) (meta ObjectMeta, ok bool) {
 	case *Service:
 		return m.Metadata, true
 	case *HookTemplate:
+		return m.Metadata, true
+	case *Depends:
 		return m.Metadata, true
 	}
 	return ObjectMeta{}, false

@@ -55,6 +55,9 @@ type ProcessTemplate struct {
 // ProcessPodSpec lists the processes of one pod.
 type ProcessPodSpec struct {
 	Processes []ProcessSpec `json:"processes"`
+	// Depends names the depends objects whose pods run next to every
+	// instance (seed 002).
+	Depends []DependsRef `json:"depends,omitempty"`
 }
 
 // ProcessSpec defines one process. Every string may use the process

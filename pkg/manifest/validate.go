@@ -408,6 +408,7 @@ func (v *validator) podSpec(p field.Path, s *PodSpec, meta ObjectMeta) {
 		_, errs := expandContainer(&s.Containers[i], probe, p.Child("containers").Index(i))
 		v.errs = append(v.errs, errs...)
 	}
+	v.dependsRefs(p.Child("depends"), s.Depends)
 }
 
 var envResources = []string{"requests.cpu", "requests.memory", "limits.cpu", "limits.memory"}
@@ -511,6 +512,7 @@ func (pr *Process) Validate(r Resolver) field.ErrorList {
 		v.errs = append(v.errs, errs...)
 		v.uriSchemes(pp.Child("uris"), expanded.URIs, errs)
 	}
+	v.dependsRefs("spec.template.spec.depends", pr.Spec.Template.Spec.Depends)
 	return v.errs
 }
 

@@ -24,7 +24,7 @@ func resolver() *manifesttest.Resolver {
 func TestFixturesValidate(t *testing.T) {
 	for _, obj := range []manifest.Object{
 		manifesttest.Process(), manifesttest.Application(), manifesttest.Deployment(),
-		manifesttest.ConfigMap(), manifesttest.Secret(), manifesttest.Service(), manifesttest.Command(),
+		manifesttest.ConfigMap(), manifesttest.Secret(), manifesttest.Service(), manifesttest.Command(), manifesttest.Depends(),
 	} {
 		if errs := obj.Validate(manifesttest.NewResolver()); len(errs) > 0 {
 			t.Errorf("%s fixture: %q", obj.Kind(), errs.Messages())

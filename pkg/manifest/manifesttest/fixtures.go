@@ -236,18 +236,48 @@ type Resolver struct {
 	ConfigMaps    []*manifest.ConfigMap
 	Secrets       []*manifest.Secret
 	HookTemplates []*manifest.HookTemplate
+	DependsList   []*manifest.Depends
 }
 
 var (
-	_ manifest.Resolver      = (*Resolver)(nil)
-	_ manifest.HookTemplates = (*Resolver)(nil)
+	_ manifest.Resolver       = (*Resolver)(nil)
+	_ manifest.HookTemplates  = (*Resolver)(nil)
+	_ manifest.DependsObjects = (*Resolver)(nil)
 )
 
-// NewResolver returns a Resolver holding ConfigMap(), Secret() and
-// HookTemplate().
+// NewResolver returns a Resolver holding ConfigMap(), Secret(),
+// HookTemplate() and Depends().
 func NewResolver() *Resolver {
 	return &Resolver{ConfigMaps: []*manifest.ConfigMap{ConfigMap()}, Secrets: []*manifest.Secret{Secret()},
-		HookTemplates: []*manifest.HookTemplate{HookTemplate()}}
+		HookTemplates: []*manifest.HookTemplate{HookTemplate()}, DependsList: []*manifest.Depends{Depends()}}
+}
+
+// Depends returns the depends object "logagent": one process, a log
+// shipper with a fixed port, kept running (restartPolicy Always).
+func Depends() *manifest.Depends {
+	d := &manifest.Depends{
+		APIVersion: "v4", KindName: "depends",
+		Metadata:      manifest.ObjectMeta{Name: "logagent", Namespace: Namespace},
+		RestartPolicy: manifest.RestartPolicy{Policy: manifest.RestartAlways},
+		KillPolicy:    manifest.KillPolicy{GracePeriod: 1},
+	}
+	p := ProcessSpec()
+	p.ProcName, p.StartCmd = "logagent", "./logagent --port ${ports.log_port}"
+	p.Ports = []manifest.ProcessPort{{Name: "log_port", HostPort: 0, Protocol: "TCP"}}
+	p.ConfigMaps, p.Secrets, p.HealthChecks, p.Env = nil, nil, nil, nil
+	p.Resources.Limits = manifest.ResourceList{CPU: "0.5", Memory: "64"}
+	d.Spec.Template.Spec.Processes = []manifest.ProcessSpec{p}
+	return d
+}
+
+// Depends implements manifest.DependsObjects.
+func (r *Resolver) Depends(namespace, name string) (*manifest.Depends, bool) {
+	for _, d := range r.DependsList {
+		if d.Metadata.Namespace == namespace && d.Metadata.Name == name {
+			return d, true
+		}
+	}
+	return nil, false
 }
 
 // HookTemplate returns seed 003's example template "test": one web
