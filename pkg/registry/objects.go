@@ -12,7 +12,8 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
 
-// Object is the stored record of a configmap, secret or hook template.
+// Object is the stored record of a configmap, secret, hook template or
+// depends object.
 type Object struct {
 	Kind      manifest.Kind   `json:"kind"`
 	Namespace string          `json:"namespace"`
@@ -31,12 +32,13 @@ var objectKinds = map[manifest.Kind]store.Kind{
 	manifest.KindConfigMap:    store.KindConfigMap,
 	manifest.KindSecret:       store.KindSecret,
 	manifest.KindHookTemplate: store.KindHookTemplate,
+	manifest.KindDepends:      store.KindDepends,
 }
 
 func objectMeta(obj manifest.Object) (manifest.ObjectMeta, store.Kind, error) {
 	kind, ok := objectKinds[obj.Kind()]
 	if !ok {
-		return manifest.ObjectMeta{}, "", fmt.Errorf("kind %q is not a configmap, secret or hook template: %w", obj.Kind(), errdefs.ErrInvalidArgument)
+		return manifest.ObjectMeta{}, "", fmt.Errorf("kind %q is not a configmap, secret, hook template or depends object: %w", obj.Kind(), errdefs.ErrInvalidArgument)
 	}
 	meta, _ := manifest.MetaOf(obj)
 	return meta, kind, nil
@@ -127,12 +129,17 @@ func (r *Registry) DeleteObject(ctx context.Context, kind manifest.Kind, namespa
 }
 
 // Resolver returns the configmaps, secrets and hook templates of
-// namespace, for validating the references of a manifest in it.
+// namespace, and the depends objects of every namespace (a reference may
+// name another), for validating the references of a manifest in it.
 func (r *Registry) Resolver(ctx context.Context, namespace string) (manifest.Resolver, error) {
 	res := resolver{configMaps: map[string]*manifest.ConfigMap{}, secrets: map[string]*manifest.Secret{},
-		hookTemplates: map[string]*manifest.HookTemplate{}}
-	for _, kind := range []manifest.Kind{manifest.KindConfigMap, manifest.KindSecret, manifest.KindHookTemplate} {
-		objs, err := r.ListObjects(ctx, kind, namespace)
+		hookTemplates: map[string]*manifest.HookTemplate{}, depends: map[string]*manifest.Depends{}}
+	for _, kind := range []manifest.Kind{manifest.KindConfigMap, manifest.KindSecret, manifest.KindHookTemplate, manifest.KindDepends} {
+		listed := namespace
+		if kind == manifest.KindDepends {
+			listed = ""
+		}
+		objs, err := r.ListObjects(ctx, kind, listed)
 		if err != nil {
 			return nil, err
 		}
@@ -148,6 +155,8 @@ func (r *Registry) Resolver(ctx context.Context, namespace string) (manifest.Res
 				res.secrets[o.Name] = m
 			case *manifest.HookTemplate:
 				res.hookTemplates[o.Name] = m
+			case *manifest.Depends:
+				res.depends[o.Namespace+"/"+o.Name] = m
 			}
 		}
 	}
@@ -158,9 +167,18 @@ type resolver struct {
 	configMaps    map[string]*manifest.ConfigMap
 	secrets       map[string]*manifest.Secret
 	hookTemplates map[string]*manifest.HookTemplate
+	depends       map[string]*manifest.Depends // by "namespace/name"
 }
 
-var _ manifest.HookTemplates = resolver{}
+var (
+	_ manifest.HookTemplates  = resolver{}
+	_ manifest.DependsObjects = resolver{}
+)
+
+func (r resolver) Depends(namespace, name string) (*manifest.Depends, bool) {
+	d, ok := r.depends[namespace+"/"+name]
+	return d, ok
+}
 
 func (r resolver) HookTemplate(_, name string) (*manifest.HookTemplate, bool) {
 	t, ok := r.hookTemplates[name]

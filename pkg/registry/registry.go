@@ -68,6 +68,8 @@ type App struct {
 	// removes (their request said force); the next scale or update
 	// without it clears it.
 	Force bool `json:"force,omitempty"`
+	// DependencyPod marks a dependency pod the scheduler runs (issue 15).
+	DependencyPod *DependencyPod `json:"dependencyPod,omitempty"`
 	// Revision is the etcd revision the record was read at.
 	Revision int64 `json:"-"`
 }
@@ -176,6 +178,9 @@ func (r *Registry) UpdateApp(ctx context.Context, obj manifest.Object, expectRev
 }
 
 func updatable(app *App) error {
+	if err := notDependencyPod(app); err != nil {
+		return err
+	}
 	if app.State == AppDeleting {
 		return fmt.Errorf("%s %s/%s is being deleted: %w", app.Kind, app.Namespace, app.Name, errdefs.ErrConflict)
 	}
@@ -271,6 +276,9 @@ func (r *Registry) ScaleApp(ctx context.Context, namespace, name string, instanc
 		return nil, fmt.Errorf("instances: must be ≥ 0, got %d: %w", instances, errdefs.ErrInvalidArgument)
 	}
 	return r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
+		if err := notDependencyPod(app); err != nil {
+			return false, err
+		}
 		if app.State == AppDeleting {
 			return false, fmt.Errorf("application %s/%s is being deleted: %w", namespace, name, errdefs.ErrConflict)
 		}
@@ -432,9 +440,18 @@ func (r *Registry) AppVersions(ctx context.Context, namespace, name string) ([]A
 // Marking first means a crash during the removal leaves a record still
 // marked for deletion (see RemoveApp), never a live-looking application
 // whose history is gone.
-// force skips the instances' PreDeleteHook.
+// force skips the instances' PreDeleteHook. A dependency pod is the
+// scheduler's to delete (errdefs.ErrConflict).
 func (r *Registry) DeleteApp(ctx context.Context, namespace, name string, force bool) (*App, error) {
+	return r.deleteApp(ctx, namespace, name, force, notDependencyPod)
+}
+
+// deleteApp is DeleteApp once allowed says the record may go.
+func (r *Registry) deleteApp(ctx context.Context, namespace, name string, force bool, allowed func(*App) error) (*App, error) {
 	app, err := r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
+		if err := allowed(app); err != nil {
+			return false, err
+		}
 		if app.State == AppDeleting && (app.Force || !force) {
 			return false, errUnchanged
 		}

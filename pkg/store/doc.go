@@ -39,6 +39,7 @@
 //	hookruns/<namespace>/<name>                    hook run: its spec and its measurements
 //	configmaps/<namespace>/<name>                  configmap
 //	secrets/<namespace>/<name>                     secret (value sealed at rest)
+//	depends/<namespace>/<name>                     depends object (seed 002's Dependency)
 //	framework/id                                   the Mesos framework ID
 //	agents/<agent id>                              an agent as the scheduler saw it
 //	agentsettings/<hostname>                       the operator's settings of an agent: cordon, taints, drain

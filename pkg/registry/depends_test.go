@@ -1,0 +1,119 @@
+package registry_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+)
+
+// dependencyPod is the record the scheduler asks for: the depends
+// fixture's pod on host-1 with users.
+func dependencyPod(t *testing.T, startCmd string, users int) *registry.App {
+	t.Helper()
+	d := manifesttest.Depends()
+	d.Spec.Template.Spec.Processes[0].StartCmd = startCmd
+	spec, err := json.Marshal(d.Pod(manifest.ObjectMeta{Name: "logagent-host-1-abc123", Namespace: "ns-a"}, "host-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &registry.App{Namespace: "ns-a", Name: "logagent-host-1-abc123", Spec: spec, DependencyPod: &registry.DependencyPod{
+		DependsNamespace: "ns-a", DependsName: "logagent", Node: "host-1", Policy: manifest.DependsPerNode, Users: users}}
+}
+
+// Issue 15: the scheduler creates a dependency pod, updates it (a new
+// version only when its spec changed) and deletes it; operators cannot
+// change it through the application calls.
+func TestDependencyPodRecords(t *testing.T) {
+	r, _ := newRegistry(t)
+	if err := r.PutDependencyPod(ctx, dependencyPod(t, "./logagent", 1)); err != nil {
+		t.Fatal(err)
+	}
+	app, err := r.GetApp(ctx, "ns-a", "logagent-host-1-abc123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if app.Kind != manifest.KindDeployment || app.Version != 1 || app.Instances != 1 || app.DependencyPod.Users != 1 || app.DependencyPod.Node != "host-1" {
+		t.Fatalf("created %+v %+v", app, app.DependencyPod)
+	}
+	if err := r.PutDependencyPod(ctx, dependencyPod(t, "./logagent", 2)); err != nil {
+		t.Fatal(err)
+	}
+	if app, _ = r.GetApp(ctx, "ns-a", "logagent-host-1-abc123"); app.Version != 1 || app.DependencyPod.Users != 2 {
+		t.Errorf("users changed: version %d users %d, want version 1 users 2", app.Version, app.DependencyPod.Users)
+	}
+	if err := r.PutDependencyPod(ctx, dependencyPod(t, "./logagent --v2", 2)); err != nil {
+		t.Fatal(err)
+	}
+	if app, _ = r.GetApp(ctx, "ns-a", "logagent-host-1-abc123"); app.Version != 2 {
+		t.Errorf("spec changed: version %d, want 2", app.Version)
+	}
+
+	for name, call := range map[string]func() error{
+		"update":  func() error { _, err := r.UpdateApp(ctx, manifesttest.Depends().Pod(manifest.ObjectMeta{Name: app.Name, Namespace: "ns-a"}, ""), 0); return err },
+		"scale":   func() error { _, err := r.ScaleApp(ctx, "ns-a", app.Name, 3, false); return err },
+		"delete":  func() error { _, err := r.DeleteApp(ctx, "ns-a", app.Name, true); return err },
+		"restart": func() error { _, err := r.RestartApp(ctx, "ns-a", app.Name); return err },
+	} {
+		if err := call(); !errors.Is(err, errdefs.ErrConflict) {
+			t.Errorf("%s of a dependency pod: %v, want a conflict", name, err)
+		}
+	}
+	if app, _ = r.GetApp(ctx, "ns-a", app.Name); app.Version != 2 || app.Instances != 1 || app.State == registry.AppDeleting {
+		t.Errorf("after the refusals: %+v", app)
+	}
+
+	// The scheduler's delete: no instances, so it is gone at once.
+	if err := r.DeleteDependencyPod(ctx, "ns-a", app.Name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.GetApp(ctx, "ns-a", app.Name); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("after DeleteDependencyPod: %v", err)
+	}
+}
+
+// A name taken by an operator's application is never overwritten or
+// deleted as a dependency pod.
+func TestDependencyPodLeavesOtherApplicationsAlone(t *testing.T) {
+	r, _ := newRegistry(t)
+	p := manifesttest.Process()
+	p.Metadata.Name = "logagent-host-1-abc123"
+	mustCreate(t, r, p)
+	if err := r.PutDependencyPod(ctx, dependencyPod(t, "./logagent", 1)); !errors.Is(err, errdefs.ErrConflict) {
+		t.Errorf("PutDependencyPod over an application: %v, want a conflict", err)
+	}
+	if err := r.DeleteDependencyPod(ctx, "ns-a", p.Metadata.Name); !errors.Is(err, errdefs.ErrConflict) {
+		t.Errorf("DeleteDependencyPod of an application: %v, want a conflict", err)
+	}
+	app, err := r.GetApp(ctx, "ns-a", p.Metadata.Name)
+	if err != nil || app.Kind != manifest.KindProcess || app.DependencyPod != nil || app.State == registry.AppDeleting {
+		t.Errorf("the application after: %+v, %v", app, err)
+	}
+}
+
+// A reference may name a depends object of another namespace: the
+// resolver knows them all.
+func TestResolverKnowsDependsOfEveryNamespace(t *testing.T) {
+	r, _ := newRegistry(t)
+	infra := manifesttest.Depends()
+	infra.Metadata.Namespace = "infra"
+	if _, err := r.PutObject(ctx, infra, -1); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Resolver(ctx, "ns-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := manifesttest.Process()
+	p.Spec.Template.Spec.Processes[0].ConfigMaps, p.Spec.Template.Spec.Processes[0].Secrets = nil, nil
+	p.Spec.Template.Spec.Depends = []manifest.DependsRef{{Name: "logagent", Namespace: "infra", Policy: manifest.DependsPerNode},
+		{Name: "logagent", Policy: manifest.DependsPerNode}}
+	errs := p.Validate(res)
+	if want := []string{`spec.template.spec.depends[1].name: depends "logagent" not found in namespace "ns-a"`}; len(errs) != 1 || errs.Messages()[0] != want[0] {
+		t.Errorf("Validate: %q, want %q", errs.Messages(), want)
+	}
+}
