@@ -54,7 +54,10 @@ func TestDependencyPodRecords(t *testing.T) {
 	}
 
 	for name, call := range map[string]func() error{
-		"update":  func() error { _, err := r.UpdateApp(ctx, manifesttest.Depends().Pod(manifest.ObjectMeta{Name: app.Name, Namespace: "ns-a"}, ""), 0); return err },
+		"update": func() error {
+			_, err := r.UpdateApp(ctx, manifesttest.Depends().Pod(manifest.ObjectMeta{Name: app.Name, Namespace: "ns-a"}, ""), 0)
+			return err
+		},
 		"scale":   func() error { _, err := r.ScaleApp(ctx, "ns-a", app.Name, 3, false); return err },
 		"delete":  func() error { _, err := r.DeleteApp(ctx, "ns-a", app.Name, true); return err },
 		"restart": func() error { _, err := r.RestartApp(ctx, "ns-a", app.Name); return err },
