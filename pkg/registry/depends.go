@@ -37,6 +37,14 @@ type DependencyPod struct {
 // Depends returns "namespace/name" of the depends object.
 func (p *DependencyPod) Depends() string { return p.DependsNamespace + "/" + p.DependsName }
 
+// Equal reports whether p and q say the same (times compared as
+// instants: a record read back from the store has lost its location).
+func (p DependencyPod) Equal(q DependencyPod) bool {
+	same := p.IdleSince.Equal(q.IdleSince)
+	p.IdleSince, q.IdleSince = time.Time{}, time.Time{}
+	return same && p == q
+}
+
 // notDependencyPod refuses an operator's change of a dependency pod.
 func notDependencyPod(app *App) error {
 	if p := app.DependencyPod; p != nil {

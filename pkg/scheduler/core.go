@@ -48,6 +48,9 @@ type Config struct {
 	Seed uint64
 	// Flapping is when restarts make a flapping notice (notices.go).
 	Flapping FlappingRule
+	// DependsGCDelay is how long a dependency pod outlives its last
+	// user; default DefaultDependsGCDelay.
+	DependsGCDelay time.Duration
 }
 
 func (cfg *Config) defaults() {
@@ -68,6 +71,9 @@ func (cfg *Config) defaults() {
 	}
 	if cfg.RunBaseDir == "" {
 		cfg.RunBaseDir = proto.DefaultRunBaseDir
+	}
+	if cfg.DependsGCDelay == 0 {
+		cfg.DependsGCDelay = DefaultDependsGCDelay
 	}
 }
 
@@ -103,7 +109,8 @@ type Core struct {
 	sweeps     map[string]*registry.Sweep
 	sweepTasks map[string]string
 	sweepSeq   int
-	// refs are the configmaps and secrets launches inject.
+	// refs are the configmaps and secrets launches inject, and the
+	// depends objects of dependency pods.
 	refs *references
 	// dirty are the applications whose rollout must be planned again.
 	dirty map[*app]bool
@@ -123,6 +130,9 @@ type Core struct {
 	// notices are the notices made in this step, stored with their
 	// instance's write (notices.go).
 	notices map[*instance][]registry.Notice
+	// deps are the dependency pods' countdowns and writes in flight
+	// (depends.go).
+	deps dependsState
 }
 
 type app struct {
@@ -183,6 +193,7 @@ func NewCore(cfg Config) (*Core, error) {
 		hookRuns: map[string]*registry.HookRun{}, preDeleting: map[*instance]bool{},
 		settings: map[string]*registry.AgentSettings{}, engine: registry.EngineRunning, moving: map[*instance]bool{},
 		notices: map[*instance][]registry.Notice{},
+		deps:    newDependsState(),
 	}, nil
 }
 
@@ -244,6 +255,7 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.progressRollouts()
 	}
 	c.adjustOffers()
+	c.reconcileDepends()
 	c.refreshStatuses()
 	return c.out
 }

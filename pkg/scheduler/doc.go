@@ -25,8 +25,9 @@
 // pending instances), launch.go (ACCEPT and LAUNCH_GROUP), status.go
 // (task status updates), restart.go (the restart policy), remotehealth.go,
 // appstatus.go, operate.go (restart, reload, reschedule), references.go
-// (configmaps and secrets), rollouts.go and update.go (updates), sweep.go,
-// notices.go (what the notify callbacks are told); driver.go is the I/O
+// (configmaps, secrets, depends objects), rollouts.go and update.go
+// (updates), sweep.go, notices.go (what the notify callbacks are told),
+// depends.go (dependency pods); driver.go is the I/O
 // around it.
 //
 // Updates (rollouts.go, update.go): every application has a rollout

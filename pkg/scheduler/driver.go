@@ -268,6 +268,13 @@ func (d *Driver) run(ctx context.Context) error {
 				}
 				continue
 			}
+		case we, ok := <-objectWatches[2]:
+			if in, err = d.objectInput(ctx, referencedKinds[2], we, ok); in == nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 		case we, ok := <-runWatch:
 			if in, err = d.hookRunInput(ctx, we, ok); in == nil {
 				if err != nil {
@@ -398,15 +405,18 @@ func engineInput(we store.Event) (Input, error) {
 }
 
 // referencedKind is a kind of object launches inject, with its key kind.
+// referencedKind is a kind of object the core reads, with its key kind.
 type referencedKind struct {
 	manifest manifest.Kind
 	store    store.Kind
 }
 
-// referencedKinds are watched for the core: configmaps, then secrets.
-var referencedKinds = []referencedKind{{manifest.KindConfigMap, store.KindConfigMap}, {manifest.KindSecret, store.KindSecret}}
+// referencedKinds are watched for the core: configmaps, secrets (which
+// launches inject), then depends objects (which dependency pods run).
+var referencedKinds = []referencedKind{{manifest.KindConfigMap, store.KindConfigMap}, {manifest.KindSecret, store.KindSecret},
+	{manifest.KindDepends, store.KindDepends}}
 
-// objectInput turns a change of a configmap or secret into a core input;
+// objectInput turns a change of a referenced object into a core input;
 // nil (and an error when the watch ended badly) when there is none.
 func (d *Driver) objectInput(ctx context.Context, kind referencedKind, we store.Event, ok bool) (Input, error) {
 	switch {
@@ -556,6 +566,26 @@ func (d *Driver) persist(ctx context.Context, w Write) error {
 		return nil
 	case w.DeleteHook != nil:
 		return r.DeleteHookRun(ctx, w.DeleteHook.Namespace, w.DeleteHook.Name)
+	case w.DependencyPod != nil:
+		err := r.PutDependencyPod(ctx, w.DependencyPod)
+		if errors.Is(err, errdefs.ErrConflict) {
+			// The pod is being deleted (the core asks again once it is
+			// gone), or an operator's application holds its name (it stays
+			// refused: the log says why the pod is missing).
+			d.log.Warn("dependency pod not written", "namespace", w.DependencyPod.Namespace, "name", w.DependencyPod.Name, "err", err)
+			return nil
+		}
+		return err
+	case w.DeleteDependencyPod != nil:
+		err := r.DeleteDependencyPod(ctx, w.DeleteDependencyPod.Namespace, w.DeleteDependencyPod.Name)
+		switch {
+		case errors.Is(err, errdefs.ErrNotFound):
+			return nil // gone already
+		case errors.Is(err, errdefs.ErrConflict):
+			d.log.Warn("dependency pod not deleted", "namespace", w.DeleteDependencyPod.Namespace, "name", w.DeleteDependencyPod.Name, "err", err)
+			return nil
+		}
+		return err
 	}
 	return nil
 }

@@ -23,7 +23,8 @@ type Restore struct {
 	// HookRuns are the hook runs, whose phases canary steps and
 	// PreDeleteHooks wait for.
 	HookRuns []*registry.HookRun
-	// Objects are the configmaps and secrets launches may inject.
+	// Objects are the configmaps and secrets launches may inject, and
+	// the depends objects of dependency pods.
 	Objects []manifest.Object
 	// AgentSettings are the operator's settings of agents; Engine the
 	// engine's mode ("" is running).
@@ -31,10 +32,10 @@ type Restore struct {
 	Engine        registry.EngineMode
 }
 
-// ObjectChanged: a configmap or secret was written.
+// ObjectChanged: a configmap, secret or depends object was written.
 type ObjectChanged struct{ Object manifest.Object }
 
-// ObjectRemoved: a configmap or secret was deleted.
+// ObjectRemoved: a configmap, secret or depends object was deleted.
 type ObjectRemoved struct {
 	Kind            manifest.Kind
 	Namespace, Name string
@@ -164,6 +165,13 @@ type Write struct {
 	// Notices go with TaskGroup: what its change tells the notify
 	// callbacks, stored in the same transaction (notices.go).
 	Notices []registry.Notice
+
+	// DependencyPod creates or updates a dependency pod: its spec and
+	// its registry.DependencyPod state (registry.PutDependencyPod).
+	DependencyPod *registry.App
+	// DeleteDependencyPod deletes a dependency pod (its instance is
+	// killed, then it is removed).
+	DeleteDependencyPod *AppRef
 }
 
 // HookRunRef names a hook run.

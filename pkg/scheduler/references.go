@@ -7,18 +7,21 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 )
 
-// references are the configmaps and secrets launches inject, as the driver
-// last fed them (Restore, ObjectChanged, ObjectRemoved): launches read them
-// without I/O, and an instance waiting for one learns when it is written.
+// references are the configmaps and secrets launches inject, and the
+// depends objects dependency pods run, as the driver last fed them
+// (Restore, ObjectChanged, ObjectRemoved): launches read them without
+// I/O, and an instance waiting for one learns when it is written.
 type references struct {
 	configMaps map[string]*manifest.ConfigMap // by "namespace/name"
 	secrets    map[string]*manifest.Secret
+	depends    map[string]*manifest.Depends
 }
 
 var _ manifest.Resolver = (*references)(nil)
 
 func newReferences() *references {
-	return &references{configMaps: map[string]*manifest.ConfigMap{}, secrets: map[string]*manifest.Secret{}}
+	return &references{configMaps: map[string]*manifest.ConfigMap{}, secrets: map[string]*manifest.Secret{},
+		depends: map[string]*manifest.Depends{}}
 }
 
 func (r *references) ConfigMap(namespace, name string) (*manifest.ConfigMap, bool) {
@@ -31,8 +34,8 @@ func (r *references) Secret(namespace, name string) (*manifest.Secret, bool) {
 	return s, ok
 }
 
-// put stores a configmap or secret and returns its reference ("configmap
-// ns/name"); other kinds are ignored ("").
+// put stores a configmap, secret or depends object and returns the
+// reference a launch waits for ("configmap ns/name"; "" for the others).
 func (r *references) put(obj manifest.Object) string {
 	switch o := obj.(type) {
 	case *manifest.ConfigMap:
@@ -41,6 +44,8 @@ func (r *references) put(obj manifest.Object) string {
 	case *manifest.Secret:
 		r.secrets[o.Metadata.Namespace+"/"+o.Metadata.Name] = o
 		return refName(manifest.KindSecret, o.Metadata.Namespace, o.Metadata.Name)
+	case *manifest.Depends:
+		r.depends[o.Metadata.Namespace+"/"+o.Metadata.Name] = o
 	}
 	return ""
 }
@@ -51,6 +56,8 @@ func (r *references) remove(kind manifest.Kind, namespace, name string) {
 		delete(r.configMaps, namespace+"/"+name)
 	case manifest.KindSecret:
 		delete(r.secrets, namespace+"/"+name)
+	case manifest.KindDepends:
+		delete(r.depends, namespace+"/"+name)
 	}
 }
 

@@ -8,7 +8,8 @@
 //
 // Commands:
 //
-//	app NS/NAME instances=N [policy=P interval=S backoff=S maxtimes=N unique=NAME cluster=NAME:V1,V2 grace=S]
+//	app NS/NAME instances=N [policy=P interval=S backoff=S maxtimes=N unique=NAME cluster=NAME:V1,V2 grace=S
+//	    depends=NAME[:namespace][,NS/NAME[:node]...]]
 //	container NS/NAME instances=N [cni=NETWORK policy=P ...]  the fixture container application
 //	agents N            agents agent-1..N (hostname host-N, idc attribute)
 //	subscribe           SUBSCRIBED
@@ -24,7 +25,8 @@
 //	restart             a new Core restored from the store, as after a crash
 //	crash COMMAND       COMMAND's step stores and sends nothing (kill -9 before the
 //	                    driver persisted it), then restart
-//	object put|delete configmap|secret NS/NAME   write (the fixture's items) or delete one
+//	object put|delete configmap|secret|depends NS/NAME [build=B]   write (the fixture under
+//	                    that name; build changes a depends object's spec) or delete one
 //	deploy NS/NAME [instances=N type=T maxUnavailable=X maxSurge=X partition=N inplace=S
 //	       steps=partition:3,pause,pause:60 duration=S order=DeleteFirst manual=true paused=true
 //	       build=B cpu=C ports=2 checks=http]   create a process deployment, or store its next version
@@ -35,6 +37,10 @@
 //
 // deploy also takes predelete=TEMPLATE [predeleteTimeout=S] and hook steps
 // (steps=partition:2,hook:TEMPLATE).
+//
+// Dependency pods the core writes are stored as the registry would store
+// them ("store dependency pod …") and the application change the store's
+// watch would bring is stepped right after, its lines following.
 //
 // status also takes revision=N, the revision the executor reports in
 // TaskStatus.data, and ip=ADDR (empty for none), the container's address

@@ -30,7 +30,7 @@ type Harness struct {
 	apps    map[string]*registry.App
 	groups  map[string]*registry.TaskGroup // "ns/app/idx"
 	sweeps  map[string]*registry.Sweep     // by agent
-	objects map[string]manifest.Object     // "kind ns/name": configmaps and secrets
+	objects map[string]manifest.Object     // "kind ns/name": configmaps, secrets, depends objects
 	// rollouts are the stored rollouts; shown the last rollout line
 	// printed per application, so that only changes are shown.
 	rollouts map[string]*registry.Rollout
@@ -41,7 +41,10 @@ type Harness struct {
 	// rollback.
 	history     map[string][][]byte
 	generations map[string][]int
-	fwID        string
+	// echoes are the changes the store's watch brings back after a
+	// step wrote dependency pods; they are stepped next.
+	echoes []scheduler.Input
+	fwID   string
 	// settings are the agents' settings by hostname; engine the mode.
 	settings map[string]*registry.AgentSettings
 	engine   registry.EngineMode
@@ -167,6 +170,11 @@ func (h *Harness) step(in scheduler.Input) []string {
 		}
 		lines = append(lines, line)
 	}
+	echoes := h.echoes
+	h.echoes = nil
+	for _, in := range echoes {
+		lines = append(lines, h.step(in)...)
+	}
 	return lines
 }
 
@@ -256,6 +264,10 @@ func (h *Harness) apply(w scheduler.Write) string {
 	case w.DeleteHook != nil:
 		delete(h.hookRuns, w.DeleteHook.Namespace+"/"+w.DeleteHook.Name)
 		return "store delete hookrun " + w.DeleteHook.Namespace + "/" + w.DeleteHook.Name
+	case w.DependencyPod != nil:
+		return h.putDependencyPod(w.DependencyPod)
+	case w.DeleteDependencyPod != nil:
+		return h.deleteDependencyPod(w.DeleteDependencyPod)
 	}
 	return "store ?"
 }
@@ -394,7 +406,7 @@ func (h *Harness) Run(command string) []string {
 		h.core = h.newCore()
 		return append(lines, "(new core restored from the store)")
 	case "object":
-		return h.object(f[1], manifest.Kind(f[2]), f[3])
+		return h.object(f[1], manifest.Kind(f[2]), f[3], args)
 	}
 	if lines, ok := h.runRollout(f, args); ok {
 		return lines
@@ -406,9 +418,9 @@ func (h *Harness) Run(command string) []string {
 	return nil
 }
 
-// object writes or deletes a configmap or secret (a fixture's items under
-// another name).
-func (h *Harness) object(op string, kind manifest.Kind, key string) []string {
+// object writes or deletes a configmap, secret or depends object (a
+// fixture under another name; build=B changes a depends object's spec).
+func (h *Harness) object(op string, kind manifest.Kind, key string, args map[string]string) []string {
 	ns, name, _ := strings.Cut(key, "/")
 	id := string(kind) + " " + key
 	if op == "delete" {
@@ -425,6 +437,8 @@ func (h *Harness) object(op string, kind manifest.Kind, key string) []string {
 		s := manifesttest.Secret()
 		s.Metadata.Namespace, s.Metadata.Name = ns, name
 		obj = s
+	case manifest.KindDepends:
+		obj = dependsObject(ns, name, args["build"])
 	default:
 		h.t.Fatalf("object kind %q", kind)
 	}
@@ -495,6 +509,7 @@ func (h *Harness) process(key string, args map[string]string) *manifest.Process 
 		proc.Ports = append(proc.Ports, manifest.ProcessPort{Name: "admin_port", Protocol: "TCP"})
 	}
 	proc.Resources.Limits = manifest.ResourceList{CPU: manifest.Quantity(orDefault(args["cpu"], "1")), Memory: "256"}
+	p.Spec.Template.Spec.Depends = dependsRefs(args["depends"])
 	b := constrainttest.New()
 	if u := args["unique"]; u != "" {
 		b.Unique(u)
@@ -512,7 +527,7 @@ func (h *Harness) process(key string, args map[string]string) *manifest.Process 
 	if len(p.Constraint.IntersectionItems) == 0 {
 		p.Constraint = nil
 	}
-	if errs := p.Validate(manifesttest.NewResolver()); len(errs) > 0 {
+	if errs := p.Validate(h.resolver()); len(errs) > 0 {
 		h.t.Fatalf("scenario app invalid: %v", errs)
 	}
 	return p

@@ -9,7 +9,6 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/hook"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
-	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/rollout"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
@@ -71,6 +70,7 @@ func (h *Harness) deploy(key string, args map[string]string) []string {
 		KillPolicy: p.KillPolicy, Constraint: p.Constraint}
 	d.Spec.Instance = p.Spec.Instance
 	d.Spec.Template.Spec.Processes = p.Spec.Template.Spec.Processes
+	d.Spec.Template.Spec.Depends = p.Spec.Template.Spec.Depends
 	us := &manifest.UpdateStrategy{Type: manifest.UpdateType(orDefault(args["type"], string(manifest.UpdateRolling))),
 		Partition: atoi(args["partition"], 0), UpgradeDuration: atoi(args["duration"], 0),
 		RollingOrder: args["order"], RollingManually: args["manual"] == "true", Paused: args["paused"] == "true"}
@@ -103,7 +103,7 @@ func (h *Harness) deploy(key string, args map[string]string) []string {
 		}
 	}
 	d.Spec.UpdateStrategy = us
-	if errs := d.Validate(manifesttest.NewResolver()); len(errs) > 0 {
+	if errs := d.Validate(h.resolver()); len(errs) > 0 {
 		h.t.Fatalf("scenario deployment invalid: %v", errs)
 	}
 	spec, _ := json.Marshal(d)
