@@ -28,8 +28,11 @@ type AppView struct {
 	Instances int             `json:"instances"` // desired
 	Spec      json.RawMessage `json:"spec"`
 	Status    AppStatus       `json:"status"`
-	CreatedAt time.Time       `json:"createdAt"`
-	UpdatedAt time.Time       `json:"updatedAt"`
+	// DependencyPod marks a dependency pod: the scheduler runs it for
+	// a depends object and refuses the operator's changes.
+	DependencyPod *registry.DependencyPod `json:"dependencyPod,omitempty"`
+	CreatedAt     time.Time               `json:"createdAt"`
+	UpdatedAt     time.Time               `json:"updatedAt"`
 }
 
 // AppStatus is what the scheduler reports of an application.
@@ -114,7 +117,7 @@ func instanceView(g *registry.TaskGroup) InstanceView {
 func appView(app *registry.App, groups []*registry.TaskGroup, ro *registry.Rollout) AppView {
 	v := AppView{
 		Namespace: app.Namespace, Name: app.Name, Kind: app.Kind, Version: app.Version, Revision: app.Revision,
-		Instances: app.Instances, Spec: app.Spec, CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt,
+		Instances: app.Instances, Spec: app.Spec, CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt, DependencyPod: app.DependencyPod,
 		Status: AppStatus{State: app.State, Message: app.Message, Instances: []InstanceView{}, Rollout: rolloutView(ro)},
 	}
 	for _, g := range groups {

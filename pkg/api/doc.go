@@ -1,6 +1,7 @@
 // Package api is bcs-scheduler's REST JSON API: manifests in (applications,
-// processes, deployments, configmaps, secrets), validated with every problem
-// named by its field path, stored through pkg/registry, and state out.
+// processes, deployments, configmaps, secrets, hook templates, depends
+// objects), validated with every problem named by its field path, stored
+// through pkg/registry, and state out.
 //
 // Errors have one shape,
 //
@@ -14,8 +15,9 @@
 // (workloads), each with its instances and its rollout (rollouts.go).
 // Notify callbacks (seed 002's Notify Api) are at /v1/notifies and their
 // delivery log at /v1/notifications (notify.go), callback URLs always
-// redacted. On a follower replica, writes are redirected to the leader
-// with 307.
+// redacted. Depends objects (depends.go) show their dependency pods; seed
+// 002's Dependency API answers at /api/depends. On a follower replica,
+// writes are redirected to the leader with 307.
 //
 // GET /v1/events (events.go) streams every change of the kinds its table
 // names as Server-Sent Events, read from the store's history through
