@@ -38,6 +38,7 @@ func main() {
 	flag.Var((*repeated)(&o.Scheduler.ProcessExecutor.Args), "process-executor-arg", "an argument for bcs-process-executor, e.g. --default-user=game (repeatable)")
 	flag.StringVar(&o.Scheduler.WorkBaseDir, "work-base-dir", proto.DefaultWorkBaseDir, "${work_base_dir} of process applications on agents")
 	flag.StringVar(&o.Scheduler.RunBaseDir, "run-base-dir", proto.DefaultRunBaseDir, "${run_base_dir} of process applications on agents")
+	flag.DurationVar(&o.Scheduler.DependsGCDelay, "depends-gc-delay", scheduler.DefaultDependsGCDelay, "how long a dependency pod outlives the last instance that used it on its agent")
 	flag.BoolVar(&o.Dev, "dev", false, "also run an embedded Mesos-compatible dev cluster (the whole system on this machine)")
 	flag.StringVar(&o.DevConfig.ListenAddr, "dev-master-listen", "127.0.0.1:5050", "address of the dev cluster's master")
 	flag.StringVar(&devAgents, "dev-agents", "", "JSON file with the dev cluster's config (agents, timings); default three agents")

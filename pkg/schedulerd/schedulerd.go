@@ -100,6 +100,9 @@ func Run(ctx context.Context, o Options) error {
 			return fmt.Errorf("%s %q: must be an absolute path (it is a directory on the agents): %w", flagName, dir, errdefs.ErrInvalidArgument)
 		}
 	}
+	if o.Scheduler.DependsGCDelay < 0 {
+		return fmt.Errorf("--depends-gc-delay %s: must be positive: %w", o.Scheduler.DependsGCDelay, errdefs.ErrInvalidArgument)
+	}
 	if o.ElectionTTL == 0 {
 		o.ElectionTTL = 5 * time.Second
 	}

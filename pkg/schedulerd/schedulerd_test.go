@@ -296,7 +296,7 @@ func getHookRun(t *testing.T, addr string) registry.HookRun {
 
 // Issue 11: paths reach agents elsewhere, so a relative work or run base
 // directory is refused naming its flag, before anything starts; an
-// unknown Mesos encoding likewise.
+// unknown Mesos encoding and a negative depends GC delay likewise.
 func TestRunRefusesBadPathsAndEncodings(t *testing.T) {
 	cases := []struct {
 		name string
@@ -306,6 +306,7 @@ func TestRunRefusesBadPathsAndEncodings(t *testing.T) {
 		{"relative work base", func(o *schedulerd.Options) { o.Scheduler.WorkBaseDir = "bcs-data/work" }, `--work-base-dir "bcs-data/work": must be an absolute path`},
 		{"relative run base", func(o *schedulerd.Options) { o.Scheduler.RunBaseDir = "run" }, `--run-base-dir "run": must be an absolute path`},
 		{"unknown encoding", func(o *schedulerd.Options) { o.MesosEncoding = "xml" }, `encoding "xml": want protobuf or json`},
+		{"negative GC delay", func(o *schedulerd.Options) { o.Scheduler.DependsGCDelay = -time.Minute }, `--depends-gc-delay -1m0s: must be positive`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
