@@ -1,4 +1,5 @@
 // Package examples holds the quick-start manifests of the README
-// (process.json, application.json) and the example game server they run
-// (gamesvr). Its test checks that the manifests parse and validate.
+// (process.json, application.json, deployment.json, depends.json) and the
+// example game server they run (gamesvr). Its test checks that the
+// manifests parse and validate.
 package examples
