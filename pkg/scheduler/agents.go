@@ -68,7 +68,7 @@ func (c *Core) progressDrains() {
 			continue
 		}
 		for _, a := range c.sortedApps() {
-			if a.tmpl == nil || a.tmpl.Stateful && !s.Drain.Force {
+			if a.tmpl == nil || a.tmpl.Stateful && !s.Drain.Force || a.followsUsers() {
 				continue
 			}
 			for _, inst := range a.sortedInstances() {
@@ -101,7 +101,7 @@ func (c *Core) drift(d Drift) {
 	queued, kept := 0, 0
 	for _, a := range apps {
 		for _, inst := range a.sortedInstances() {
-			if inst.rec.Host != d.FromHost || d.Index >= 0 && inst.rec.Index != d.Index {
+			if inst.rec.Host != d.FromHost || d.Index >= 0 && inst.rec.Index != d.Index || a.followsUsers() {
 				continue
 			}
 			if a.tmpl != nil && a.tmpl.Stateful && !d.Force {

@@ -72,6 +72,10 @@ type dependencyPod struct {
 
 func (p *dependencyPod) key() string { return p.namespace + "/" + p.name }
 
+// followsUsers reports whether a is a dependency pod: it is bound to its
+// agent and goes when its users leave, so drains and drifts leave it be.
+func (a *app) followsUsers() bool { return a.rec.DependencyPod != nil }
+
 // reconcileDepends brings the dependency pods to their users: creates
 // the missing, updates the changed, deletes the unused after the delay
 // and those whose depends object is gone.
