@@ -2,9 +2,12 @@ package registry
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"strings"
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
@@ -36,6 +39,24 @@ type DependencyPod struct {
 
 // Depends returns "namespace/name" of the depends object.
 func (p *DependencyPod) Depends() string { return p.DependsNamespace + "/" + p.DependsName }
+
+// App names the application of the pod: in the served namespace (policy
+// namespace) or the depends object's, named after the depends object and
+// the node, readable, then a hash of all it stands for, so that no two
+// pods share a name.
+func (p *DependencyPod) App() (namespace, name string) {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", p.DependsNamespace, p.DependsName, p.Node, p.ServedNamespace)
+	suffix := fmt.Sprintf("-%08x", h.Sum32())
+	base := []byte(strings.ToLower(p.DependsName + "-" + p.Node))
+	for i, b := range base {
+		if (b < 'a' || b > 'z') && (b < '0' || b > '9') {
+			base[i] = '-'
+		}
+	}
+	name = strings.TrimRight(string(base[:min(len(base), manifest.MaxNameLength-len(suffix))]), "-") + suffix
+	return cmp.Or(p.ServedNamespace, p.DependsNamespace), name
+}
 
 // Equal reports whether p and q say the same (times compared as
 // instants: a record read back from the store has lost its location).

@@ -3,7 +3,9 @@ package registry_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
@@ -118,5 +120,55 @@ func TestResolverKnowsDependsOfEveryNamespace(t *testing.T) {
 	errs := p.Validate(res)
 	if want := []string{`spec.template.spec.depends[1].name: depends "logagent" not found in namespace "ns-a"`}; len(errs) != 1 || errs.Messages()[0] != want[0] {
 		t.Errorf("Validate: %q, want %q", errs.Messages(), want)
+	}
+}
+
+// A dependency pod's application is named after its depends object and
+// node, always a valid and distinct name, in the namespace it serves.
+func TestDependencyPodApp(t *testing.T) {
+	long := strings.Repeat("logagent", 8)[:manifest.MaxNameLength]
+	tests := []struct {
+		pod    registry.DependencyPod
+		wantNS string
+		prefix string
+	}{
+		{registry.DependencyPod{DependsNamespace: "ns-a", DependsName: "logagent", Node: "host-1", Policy: manifest.DependsPerNode},
+			"ns-a", "logagent-host-1-"},
+		{registry.DependencyPod{DependsNamespace: "infra", DependsName: "dns", Node: "Node_7.Example.COM", Policy: manifest.DependsPerNamespace, ServedNamespace: "ns-b"},
+			"ns-b", "dns-node-7-example-com-"},
+		{registry.DependencyPod{DependsNamespace: "ns-a", DependsName: long, Node: "10.0.0.1", Policy: manifest.DependsPerNode},
+			"ns-a", long[:manifest.MaxNameLength-9] + "-"},
+	}
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		ns, name := tt.pod.App()
+		if ns != tt.wantNS || !strings.HasPrefix(name, tt.prefix) || len(name) > manifest.MaxNameLength {
+			t.Errorf("%+v: %s/%s, want %s/%s…", tt.pod, ns, name, tt.wantNS, tt.prefix)
+		}
+		pod := manifesttest.Depends().Pod(manifest.ObjectMeta{Namespace: ns, Name: name}, tt.pod.Node)
+		if errs := pod.Validate(nil); len(errs) > 0 {
+			t.Errorf("%s: %q", name, errs.Messages())
+		}
+		seen[ns+"/"+name] = true
+	}
+	// What differs only after sanitising, or only in the namespace served,
+	// is another pod.
+	a := registry.DependencyPod{DependsNamespace: "ns-a", DependsName: "logagent", Node: "a.b"}
+	b := registry.DependencyPod{DependsNamespace: "ns-a", DependsName: "logagent", Node: "a-b"}
+	c := registry.DependencyPod{DependsNamespace: "ns-b", DependsName: "logagent", Node: "a.b"}
+	for _, p := range []registry.DependencyPod{a, b, c} {
+		ns, name := p.App()
+		seen[ns+"/"+name] = true
+	}
+	_, an := a.App()
+	_, cn := c.App()
+	if len(seen) != 6 || an == cn {
+		t.Errorf("names collide: %v", seen)
+	}
+	later := a
+	later.IdleSince = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if a.Equal(later) || !later.Equal(registry.DependencyPod{DependsNamespace: "ns-a", DependsName: "logagent", Node: "a.b",
+		IdleSince: later.IdleSince.In(time.FixedZone("x", 3600))}) {
+		t.Error("Equal compares the idle time as an instant")
 	}
 }

@@ -3,11 +3,8 @@ package scheduler
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"hash/fnv"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
@@ -136,11 +133,11 @@ func countUsers(pods map[string]*dependencyPod, a *app, inst *instance) {
 	}
 	for _, ref := range a.tmpl.Depends {
 		state := registry.DependencyPod{DependsNamespace: ref.Namespace, DependsName: ref.Name, Node: inst.rec.Host, Policy: ref.Policy}
-		namespace := ref.Namespace
 		if ref.Policy == manifest.DependsPerNamespace {
-			state.ServedNamespace, namespace = a.rec.Namespace, a.rec.Namespace
+			state.ServedNamespace = a.rec.Namespace
 		}
-		p := &dependencyPod{namespace: namespace, name: dependencyPodName(state), state: state}
+		namespace, name := state.App()
+		p := &dependencyPod{namespace: namespace, name: name, state: state}
 		if seen := pods[p.key()]; seen != nil {
 			p = seen
 		} else {
@@ -148,22 +145,6 @@ func countUsers(pods map[string]*dependencyPod, a *app, inst *instance) {
 		}
 		p.state.Users++
 	}
-}
-
-// dependencyPodName names the pod of a depends object on a node (for a
-// namespace): the depends object's name and the node, readable, then a
-// hash of all it stands for, so that no two pods share a name.
-func dependencyPodName(p registry.DependencyPod) string {
-	h := fnv.New32a()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", p.DependsNamespace, p.DependsName, p.Node, p.ServedNamespace)
-	suffix := fmt.Sprintf("-%08x", h.Sum32())
-	base := []byte(strings.ToLower(p.DependsName + "-" + p.Node))
-	for i, b := range base {
-		if (b < 'a' || b > 'z') && (b < '0' || b > '9') {
-			base[i] = '-'
-		}
-	}
-	return strings.TrimRight(string(base[:min(len(base), manifest.MaxNameLength-len(suffix))]), "-") + suffix
 }
 
 func (c *Core) reconcileDependencyPod(p *dependencyPod) {
