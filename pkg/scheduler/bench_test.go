@@ -19,9 +19,19 @@ import (
 // write, and the rollout planned again (pkg/rollout), which is linear in
 // the application's instances. Run with -bench StatusUpdate.
 func BenchmarkStatusUpdate(b *testing.B) {
+	benchmarkStatusUpdate(b, false)
+}
+
+// Issue 15: the same with every instance using a dependency pod on its
+// agent (100 pods): the users are counted every step.
+func BenchmarkStatusUpdateWithDepends(b *testing.B) {
+	benchmarkStatusUpdate(b, true)
+}
+
+func benchmarkStatusUpdate(b *testing.B, depends bool) {
 	for _, n := range []int{100, 1000, 10000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			core, tasks := launchedCore(b, n)
+			core, tasks := launchedCore(b, n, depends)
 			now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
 			healthy := []bool{true, false}
 			b.ResetTimer()
@@ -40,8 +50,9 @@ func BenchmarkStatusUpdate(b *testing.B) {
 type launchedTask struct{ task, agent string }
 
 // launchedCore is a core with one process application of n instances,
-// every one launched on one of 100 agents and running.
-func launchedCore(b *testing.B, n int) (*scheduler.Core, []launchedTask) {
+// every one launched on one of 100 agents and running; with depends,
+// each uses the dependency pod of its agent, stored.
+func launchedCore(b *testing.B, n int, depends bool) (*scheduler.Core, []launchedTask) {
 	b.Helper()
 	core, err := scheduler.NewCore(scheduler.Config{ProcessExecutor: scheduler.ExecutorBinary{URI: "file:///bcs-process-executor"}})
 	if err != nil {
@@ -56,8 +67,15 @@ func launchedCore(b *testing.B, n int) (*scheduler.Core, []launchedTask) {
 	proc.Ports, proc.Env, proc.HealthChecks, proc.Secrets, proc.ConfigMaps = nil, nil, nil, nil, nil
 	proc.StartCmd = "./start.sh"
 	proc.Resources.Limits = manifest.ResourceList{CPU: "0.01", Memory: "1"}
+	restore := scheduler.Restore{}
+	if depends {
+		d := manifesttest.Depends()
+		d.Metadata.Namespace = "bench"
+		restore.Objects = []manifest.Object{d}
+		p.Spec.Template.Spec.Depends = []manifest.DependsRef{{Name: "logagent", Policy: manifest.DependsPerNode}}
+	}
 	spec, _ := json.Marshal(p)
-	core.Step(now, scheduler.Restore{})
+	core.Step(now, restore)
 	core.Step(now, scheduler.AppChanged{App: &registry.App{Namespace: "bench", Name: "game", Kind: manifest.KindProcess,
 		Version: 1, Instances: n, Spec: spec, State: registry.AppDeploying}})
 	core.Step(now, scheduler.Subscribed{FrameworkID: "fw"})
@@ -78,6 +96,11 @@ func launchedCore(b *testing.B, n int) (*scheduler.Core, []launchedTask) {
 	for _, w := range out.Writes {
 		if tg := w.TaskGroup; tg != nil && tg.AgentID != "" {
 			tasks = append(tasks, launchedTask{tg.Tasks[0].ID, tg.AgentID})
+		}
+		if pod := w.DependencyPod; pod != nil { // stored, as the driver would
+			rec := *pod
+			rec.Version, rec.State = 1, registry.AppDeploying
+			core.Step(now, scheduler.AppChanged{App: &rec})
 		}
 	}
 	if len(tasks) != n {

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -32,15 +33,18 @@ import (
 // after a restart it begins again at the restore, so a pod never goes
 // sooner than the delay after its last user left.
 type dependsState struct {
-	// idle are the pods without users, by pod key.
-	idle map[string]idleSpan
-	// asked is the record last asked of the driver per pod key (nil: its
+	// idle are the pods without users.
+	idle map[AppRef]idleSpan
+	// asked is the record last asked of the driver per pod (nil: its
 	// deletion) until the store shows it, so a step does not ask again
 	// what the echo has not brought back yet.
-	asked map[string]*registry.App
+	asked map[AppRef]*registry.App
 	// specs caches each pod's manifest for the depends object it was made
 	// from: a new object (a PUT) makes them again.
-	specs map[string]podSpec
+	specs map[AppRef]podSpec
+	// names caches the pods' applications (DependencyPod.App) by what
+	// they stand for, as of the last step.
+	names map[registry.DependencyPod]AppRef
 }
 
 // idleSpan is how long a pod has been without users: since the last one
@@ -53,7 +57,7 @@ type podSpec struct {
 }
 
 func newDependsState() dependsState {
-	return dependsState{idle: map[string]idleSpan{}, asked: map[string]*registry.App{}, specs: map[string]podSpec{}}
+	return dependsState{idle: map[AppRef]idleSpan{}, asked: map[AppRef]*registry.App{}, specs: map[AppRef]podSpec{}}
 }
 
 // DefaultDependsGCDelay is seed 002's garbage collection time of an
@@ -62,12 +66,12 @@ const DefaultDependsGCDelay = 5 * time.Minute
 
 // dependencyPod is one pod the users want, or one that exists.
 type dependencyPod struct {
-	namespace, name string
-	state           registry.DependencyPod
-	app             *app // the stored application; nil until created
+	ref   AppRef
+	state registry.DependencyPod
+	app   *app // the stored application; nil until created
 }
 
-func (p *dependencyPod) key() string { return p.namespace + "/" + p.name }
+func (p *dependencyPod) String() string { return p.ref.Namespace + "/" + p.ref.Name }
 
 // followsUsers reports whether a is a dependency pod: it is bound to its
 // agent and goes when its users leave, so drains and drifts leave it be.
@@ -83,17 +87,20 @@ func (c *Core) reconcileDepends() {
 	pods := c.wantedDependencyPods()
 	for _, a := range c.apps {
 		if dp := a.rec.DependencyPod; dp != nil {
-			p := pods[a.key()]
+			ref := AppRef{a.rec.Namespace, a.rec.Name}
+			p := pods[ref]
 			if p == nil {
-				p = &dependencyPod{namespace: a.rec.Namespace, name: a.rec.Name, state: *dp}
+				p = &dependencyPod{ref: ref, state: *dp}
 				p.state.Users = 0
-				pods[a.key()] = p
+				pods[ref] = p
 			}
 			p.app = a
 		}
 	}
-	for _, key := range slices.Sorted(maps.Keys(pods)) {
-		c.reconcileDependencyPod(pods[key])
+	for _, ref := range slices.SortedFunc(maps.Keys(pods), func(x, y AppRef) int {
+		return cmp.Or(cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
+	}) {
+		c.reconcileDependencyPod(pods[ref])
 	}
 	for key := range c.deps.asked {
 		if pods[key] == nil {
@@ -109,46 +116,49 @@ func (c *Core) reconcileDepends() {
 
 // wantedDependencyPods counts the users of every pod the live instances
 // of referencing applications want, by pod key.
-func (c *Core) wantedDependencyPods() map[string]*dependencyPod {
-	pods := map[string]*dependencyPod{}
+func (c *Core) wantedDependencyPods() map[AppRef]*dependencyPod {
+	pods := make(map[AppRef]*dependencyPod, len(c.deps.names))
+	names := make(map[registry.DependencyPod]AppRef, len(c.deps.names))
 	for _, a := range c.apps {
 		if a.tmpl == nil || len(a.tmpl.Depends) == 0 || a.rec.DependencyPod != nil {
 			continue
 		}
+		// Counted per agent first: a pod is named once per agent, not
+		// once per instance.
+		users := map[string]int{}
 		for _, inst := range a.instances {
-			countUsers(pods, a, inst)
-			if inst.successor != nil {
-				countUsers(pods, a, inst.successor) // a move's launch uses its agent's pods too
+			for _, l := range [...]*instance{inst, inst.successor} { // a move's launch uses its agent's pods too
+				if l != nil && l.phase.live() && l.rec.Host != "" {
+					users[l.rec.Host]++
+				}
+			}
+		}
+		for host, n := range users {
+			for _, ref := range a.tmpl.Depends {
+				state := registry.DependencyPod{DependsNamespace: ref.Namespace, DependsName: ref.Name, Node: host, Policy: ref.Policy}
+				if ref.Policy == manifest.DependsPerNamespace {
+					state.ServedNamespace = a.rec.Namespace
+				}
+				ref, ok := c.deps.names[state]
+				if !ok {
+					ref.Namespace, ref.Name = state.App()
+				}
+				names[state] = ref
+				p := pods[ref]
+				if p == nil {
+					p = &dependencyPod{ref: ref, state: state}
+					pods[ref] = p
+				}
+				p.state.Users += n
 			}
 		}
 	}
+	c.deps.names = names
 	return pods
 }
 
-// countUsers counts a launch of a referencing application as a user of
-// the pods it wants, when it is live on an agent.
-func countUsers(pods map[string]*dependencyPod, a *app, inst *instance) {
-	if !inst.phase.live() || inst.rec.Host == "" {
-		return
-	}
-	for _, ref := range a.tmpl.Depends {
-		state := registry.DependencyPod{DependsNamespace: ref.Namespace, DependsName: ref.Name, Node: inst.rec.Host, Policy: ref.Policy}
-		if ref.Policy == manifest.DependsPerNamespace {
-			state.ServedNamespace = a.rec.Namespace
-		}
-		namespace, name := state.App()
-		p := &dependencyPod{namespace: namespace, name: name, state: state}
-		if seen := pods[p.key()]; seen != nil {
-			p = seen
-		} else {
-			pods[p.key()] = p
-		}
-		p.state.Users++
-	}
-}
-
 func (c *Core) reconcileDependencyPod(p *dependencyPod) {
-	key := p.key()
+	key := p.ref
 	asked, pending := c.deps.asked[key]
 	switch {
 	case p.app != nil && p.app.rec.State == registry.AppDeleting:
@@ -161,7 +171,7 @@ func (c *Core) reconcileDependencyPod(p *dependencyPod) {
 	d := c.refs.depends[p.state.Depends()]
 	if d == nil {
 		if p.app != nil {
-			c.logf("dependency pod deleted: its depends object is gone", "pod", key, "depends", p.state.Depends())
+			c.logf("dependency pod deleted: its depends object is gone", "pod", p, "depends", p.state.Depends())
 			c.deleteDependencyPod(p)
 		}
 		return
@@ -178,7 +188,7 @@ func (c *Core) reconcileDependencyPod(p *dependencyPod) {
 			c.deps.idle[key] = span
 		}
 		if !c.now.Before(span.countFrom.Add(c.cfg.DependsGCDelay)) {
-			c.logf("dependency pod deleted: unused", "pod", key, "idle", c.now.Sub(span.since), "delay", c.cfg.DependsGCDelay)
+			c.logf("dependency pod deleted: unused", "pod", p, "idle", c.now.Sub(span.since), "delay", c.cfg.DependsGCDelay)
 			c.deleteDependencyPod(p)
 			return
 		}
@@ -186,7 +196,7 @@ func (c *Core) reconcileDependencyPod(p *dependencyPod) {
 	}
 	spec, err := c.dependencyPodSpec(p, d)
 	if err != nil {
-		c.logf("dependency pod not made", "pod", key, "err", err)
+		c.logf("dependency pod not made", "pod", p, "err", err)
 		return
 	}
 	if p.app != nil && bytes.Equal(p.app.rec.Spec, spec) && p.app.rec.DependencyPod.Equal(p.state) {
@@ -197,29 +207,29 @@ func (c *Core) reconcileDependencyPod(p *dependencyPod) {
 		return
 	}
 	if p.app == nil {
-		c.logf("dependency pod wanted", "pod", key, "depends", p.state.Depends(), "node", p.state.Node, "users", p.state.Users)
+		c.logf("dependency pod wanted", "pod", p, "depends", p.state.Depends(), "node", p.state.Node, "users", p.state.Users)
 	}
-	want := &registry.App{Namespace: p.namespace, Name: p.name, Kind: manifest.KindDeployment, Instances: 1, Spec: spec,
+	want := &registry.App{Namespace: p.ref.Namespace, Name: p.ref.Name, Kind: manifest.KindDeployment, Instances: 1, Spec: spec,
 		DependencyPod: &p.state}
 	c.deps.asked[key] = want
 	c.write(Write{DependencyPod: want})
 }
 
 func (c *Core) deleteDependencyPod(p *dependencyPod) {
-	key := p.key()
-	delete(c.deps.idle, key)
-	c.deps.asked[key] = nil
-	c.write(Write{DeleteDependencyPod: &AppRef{p.namespace, p.name}})
+	delete(c.deps.idle, p.ref)
+	c.deps.asked[p.ref] = nil
+	ref := p.ref
+	c.write(Write{DeleteDependencyPod: &ref})
 }
 
 // dependencyPodSpec is the stored manifest of a pod: the depends
 // object's deployment on the pod's node.
 func (c *Core) dependencyPodSpec(p *dependencyPod, d *manifest.Depends) ([]byte, error) {
-	key := p.key()
+	key := p.ref
 	if cached, ok := c.deps.specs[key]; ok && cached.from == d {
 		return cached.json, nil
 	}
-	meta := manifest.ObjectMeta{Name: p.name, Namespace: p.namespace, Labels: d.Metadata.Labels}
+	meta := manifest.ObjectMeta{Name: p.ref.Name, Namespace: p.ref.Namespace, Labels: d.Metadata.Labels}
 	spec, err := json.Marshal(d.Pod(meta, p.state.Node))
 	if err != nil {
 		return nil, err
