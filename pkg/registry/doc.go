@@ -1,8 +1,10 @@
 // Package registry keeps bcs-scheduler's objects in the store: applications
 // (kind application or process) with their version history and desired
-// instance count, the task groups that run them, deployments, configmaps and
-// secrets. It turns manifests into stored records and back, and maps every
-// failure onto the errdefs classes.
+// instance count, the task groups that run them, deployments, configmaps,
+// secrets, hook templates and depends objects, and the dependency pods the
+// scheduler runs for the latter (applications only it may change). It
+// turns manifests into stored records and back, and maps every failure
+// onto the errdefs classes.
 //
 // Writes are optimistic: each record carries the etcd revision it was read
 // at, and a write based on a stale read fails with errdefs.ErrConflict.
