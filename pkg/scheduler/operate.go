@@ -17,6 +17,10 @@ func (c *Core) operate(op Operate) {
 	}
 	switch op.Op {
 	case OpReschedule:
+		if inst.app.followsUsers() {
+			c.logf("reschedule ignored", "app", inst.app.key(), "instance", inst.rec.Index, "reason", "a dependency pod stays on its agent")
+			return
+		}
 		if inst.parent == nil && !c.queueMove(inst, MoveReschedule, "") {
 			c.logf("reschedule ignored", "app", inst.app.key(), "instance", inst.rec.Index, "reason", "already moving or not running")
 		}
