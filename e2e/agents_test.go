@@ -21,6 +21,16 @@ type agentView struct {
 	Instances []struct {
 		App string `json:"app"`
 	} `json:"instances"`
+	Master *struct {
+		Active bool   `json:"active"`
+		Drain  string `json:"drain"`
+		Total  struct {
+			CPUs float64 `json:"cpus"`
+		} `json:"total"`
+	} `json:"master"`
+	Maintenance *struct {
+		Answer string `json:"answer"`
+	} `json:"maintenance"`
 }
 
 func (s *system) agent(name string) agentView {

@@ -89,7 +89,7 @@ func TestKilledProcessExecutorLeavesNothing(t *testing.T) {
 		t.Fatalf("create: %d %s", code, body)
 	}
 	inst := s.running("demo", "crashy", 1)[0]
-	pid := pidOf(t, filepath.Join(s.dir, "run", "demo.crashy.0", "gamesvr.pid"))
+	pid := pidOf(t, s.runPath(inst.Host, "demo.crashy.0", "gamesvr.pid"))
 	cgroups := matching("/sys/fs/cgroup/memory/bcs-process", inst.TaskGroupID+"@")
 	if len(cgroups) != 1 {
 		t.Fatalf("cgroups of %s: %v", inst.TaskGroupID, cgroups)

@@ -79,7 +79,7 @@ func TestDependencyPodSharedThenCollected(t *testing.T) {
 	}
 	// One process of it, and only one, runs (its pid file, and no other
 	// dependency pod's directory).
-	runDirs, _ := filepath.Glob(filepath.Join(s.dir, "run", "demo.logagent-*"))
+	runDirs, _ := filepath.Glob(s.runPath("*", "demo.logagent-*"))
 	if len(runDirs) != 1 {
 		t.Fatalf("dependency pod run directories: %v", runDirs)
 	}

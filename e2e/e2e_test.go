@@ -31,7 +31,7 @@ func TestProcessExample(t *testing.T) {
 
 	// kill -9 of the process: the executor sees it die, the scheduler
 	// relaunches it after interval 3s.
-	pidFile := filepath.Join(s.dir, "run", "demo.gamesvr.0", "gamesvr.pid")
+	pidFile := s.runPath(instances[0].Host, "demo.gamesvr.0", "gamesvr.pid") // relaunched on its agent (UNIQUE, 3 agents)
 	pid := pidOf(t, pidFile)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestScaleAndDelete(t *testing.T) {
 	five := s.running("demo", "scaler", 5)
 	var pids []int
 	for _, inst := range five {
-		pids = append(pids, pidOf(t, filepath.Join(s.dir, "run", fmt.Sprintf("demo.scaler.%d", inst.ID), "gamesvr.pid")))
+		pids = append(pids, pidOf(t, s.runPath(inst.Host, fmt.Sprintf("demo.scaler.%d", inst.ID), "gamesvr.pid")))
 	}
 	scale(2)
 	two := s.running("demo", "scaler", 2)
@@ -153,7 +153,7 @@ func TestSchedulerCrashKeepsInstances(t *testing.T) {
 		}
 	}
 	// Nothing else runs: exactly three gamesvr executors' pid files.
-	files, _ := filepath.Glob(filepath.Join(s.dir, "run", "demo.gamesvr.*", "gamesvr.pid"))
+	files, _ := filepath.Glob(s.runPath("*", "demo.gamesvr.*", "gamesvr.pid"))
 	if len(files) != 3 {
 		t.Errorf("pid files %v, want 3", files)
 	}

@@ -131,7 +131,7 @@ func (s *system) startScheduler() {
 	args := append([]string{"--listen", listen, "--data-dir", filepath.Join(s.dir, "data"), "--master", s.master,
 		"--process-executor-uri", "file://" + filepath.Join(bin, "bcs-process-executor"),
 		"--container-executor-uri", "file://" + filepath.Join(bin, "bcs-container-executor"),
-		"--work-base-dir", filepath.Join(s.dir, "work"), "--run-base-dir", filepath.Join(s.dir, "run"),
+		"--work-base-dir", filepath.Join(s.dir, "work"), "--run-base-dir", filepath.Join(s.dir, "run"), "--per-agent-base-dirs",
 		// No registry: pods' network containers run the test image.
 		"--container-executor-arg=--network-image=bcs-test/busybox:latest",
 		"--container-executor-arg=--network-command=sleep 2147483647"}, s.extraArgs...)
@@ -339,6 +339,12 @@ func (s *system) manifest(file string, edit func(m map[string]any)) []byte {
 	}
 	out, _ := json.Marshal(m)
 	return out
+}
+
+// runPath is a path under an agent's ${run_base_dir} (the agents share
+// this machine: each has its own, --per-agent-base-dirs).
+func (s *system) runPath(host string, parts ...string) string {
+	return filepath.Join(append([]string{s.dir, "run", host}, parts...)...)
 }
 
 func pidOf(t *testing.T, pidFile string) int {

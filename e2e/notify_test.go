@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -136,7 +135,7 @@ func TestNotificationsOnceAcrossSchedulerCrash(t *testing.T) {
 	// exit: its game server is killed.
 	app("exiter", "", never)
 	exiter := s.running("demo", "exiter", 1)[0]
-	if err := syscall.Kill(pidOf(t, filepath.Join(s.dir, "run", "demo.exiter.0", "gamesvr.pid")), syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(pidOf(t, s.runPath(exiter.Host, "demo.exiter.0", "gamesvr.pid")), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 

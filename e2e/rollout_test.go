@@ -366,7 +366,7 @@ func TestSchedulerKilledMidRollout(t *testing.T) {
 			t.Errorf("instance %d: %+v, want revision 2 in its second launch", inst.ID, inst)
 		}
 	}
-	if files, _ := filepath.Glob(filepath.Join(s.dir, "run", "demo.crash.*", "gamesvr.pid")); len(files) != 3 {
+	if files, _ := filepath.Glob(s.runPath("*", "demo.crash.*", "gamesvr.pid")); len(files) != 3 {
 		t.Errorf("pid files %v, want 3", files)
 	}
 }

@@ -37,7 +37,9 @@ func main() {
 	flag.Var((*repeated)(&o.Scheduler.ContainerExecutor.Args), "container-executor-arg", "an argument for bcs-container-executor, e.g. --cni-conf-dir=/etc/cni (repeatable)")
 	flag.Var((*repeated)(&o.Scheduler.ProcessExecutor.Args), "process-executor-arg", "an argument for bcs-process-executor, e.g. --default-user=game (repeatable)")
 	flag.StringVar(&o.Scheduler.WorkBaseDir, "work-base-dir", proto.DefaultWorkBaseDir, "${work_base_dir} of process applications on agents")
+	flag.BoolVar(&o.Scheduler.PerAgentBaseDirs, "per-agent-base-dirs", false, "append the agent's hostname to ${work_base_dir} and ${run_base_dir}, for agents that share a machine (always on with --dev)")
 	flag.StringVar(&o.Scheduler.RunBaseDir, "run-base-dir", proto.DefaultRunBaseDir, "${run_base_dir} of process applications on agents")
+	flag.DurationVar(&o.AgentSyncInterval, "agent-sync-interval", scheduler.DefaultAgentSyncInterval, "how often the master's agents are read (GET_AGENTS): their state, drain and total resources; agents it does not know are dropped")
 	flag.DurationVar(&o.Scheduler.DependsGCDelay, "depends-gc-delay", scheduler.DefaultDependsGCDelay, "how long a dependency pod outlives the last instance that used it on its agent")
 	flag.BoolVar(&o.Dev, "dev", false, "also run an embedded Mesos-compatible dev cluster (the whole system on this machine)")
 	flag.StringVar(&o.DevConfig.ListenAddr, "dev-master-listen", "127.0.0.1:5050", "address of the dev cluster's master")
@@ -75,6 +77,8 @@ func configureDev(o *schedulerd.Options, configFile, mode string) error {
 	if !o.Dev {
 		return nil
 	}
+	// The dev cluster's agents share this machine.
+	o.Scheduler.PerAgentBaseDirs = true
 	if configFile != "" {
 		cfg, err := devcluster.LoadConfig(configFile)
 		if err != nil {

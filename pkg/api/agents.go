@@ -24,15 +24,25 @@ import (
 
 // agentView is an agent as GET /v1/agents shows it.
 type agentView struct {
-	ID          string            `json:"id,omitempty"`
-	Hostname    string            `json:"hostname"`
-	Attributes  map[string]string `json:"attributes,omitempty"`
-	LastSeen    *time.Time        `json:"lastSeen,omitempty"`
-	Schedulable bool              `json:"schedulable"`
-	Cordoned    bool              `json:"cordoned"`
-	Taints      []string          `json:"taints"`
-	Reason      string            `json:"reason,omitempty"`
-	Drain       *drainView        `json:"drain,omitempty"`
+	ID         string            `json:"id,omitempty"`
+	Hostname   string            `json:"hostname"`
+	Attributes map[string]string `json:"attributes,omitempty"`
+	// LastSeen is when an offer of it was last recorded.
+	LastSeen *time.Time `json:"lastSeen,omitempty"`
+	// Schedulable: new instances may be placed on it — not cordoned, not
+	// draining, not deactivated by the master, not in (or before) a
+	// maintenance window.
+	Schedulable bool       `json:"schedulable"`
+	Cordoned    bool       `json:"cordoned"`
+	Taints      []string   `json:"taints"`
+	Reason      string     `json:"reason,omitempty"`
+	Drain       *drainView `json:"drain,omitempty"`
+	// Master is the master's view of it (GET_AGENTS): state, its own
+	// drain (DRAIN_AGENT), total resources.
+	Master *registry.AgentMaster `json:"master,omitempty"`
+	// Maintenance is the master's maintenance window for it and the
+	// scheduler's answer to its inverse offer.
+	Maintenance *registry.AgentMaintenance `json:"maintenance,omitempty"`
 	// Used is what our instances on it took (cpus, mem in MB).
 	Used      usedView        `json:"used"`
 	Instances []agentInstance `json:"instances"`
@@ -101,14 +111,24 @@ func (s *Server) agentViews(ctx context.Context) ([]*agentView, error) {
 		views = append(views, v)
 		return v
 	}
+	now := s.cfg.Clock.Now()
 	for _, a := range agents {
 		v := view(a.Hostname)
-		seen := a.UpdatedAt
-		v.ID, v.Attributes, v.LastSeen = a.ID, a.Attributes, &seen
+		v.ID, v.Attributes, v.Master, v.Maintenance = a.ID, a.Attributes, a.Master, a.Maintenance
+		seen := a.SeenAt
+		if seen.IsZero() && a.Master == nil {
+			seen = a.UpdatedAt // a record from before SeenAt: written from offers only
+		}
+		if !seen.IsZero() {
+			v.LastSeen = &seen
+		}
+		if a.Master != nil && !a.Master.Active || a.Maintenance.Current(now) {
+			v.Schedulable = false
+		}
 	}
 	for _, st := range settings {
 		v := view(st.Hostname)
-		v.Cordoned, v.Schedulable, v.Reason = st.Cordoned, st.Schedulable(), st.Reason
+		v.Cordoned, v.Schedulable, v.Reason = st.Cordoned, v.Schedulable && st.Schedulable(), st.Reason
 		for _, t := range st.Taints {
 			v.Taints = append(v.Taints, t.String()+":NoSchedule")
 		}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -50,6 +51,9 @@ type Config struct {
 	FilesDir string
 	// Events configures the event stream, GET /v1/events.
 	Events EventsConfig
+	// Clock tells whether an agent's maintenance window is over, and is
+	// the event stream's unless it has its own; default the wall clock.
+	Clock clockwork.Clock
 }
 
 // Server is the REST API. It is an http.Handler.
@@ -68,6 +72,12 @@ type Server struct {
 func NewServer(cfg Config) *Server {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
+	}
+	if cfg.Events.Clock == nil {
+		cfg.Events.Clock = cfg.Clock
 	}
 	cfg.Events = cfg.Events.withDefaults()
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: prometheus.NewRegistry()}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
@@ -92,6 +94,53 @@ func TestAgents(t *testing.T) {
 	e.expect(t, http.StatusOK, "GET", "/v1/engine", nil, &engine)
 	if engine.Mode != "maintenance" {
 		t.Errorf("engine %+v, want maintenance", engine)
+	}
+}
+
+// Issue 15: "GET /v1/agents shows per agent … resources total/used";
+// the master's view (its state, its own drain, total resources) and a
+// maintenance window show, and each makes the agent unschedulable.
+func TestAgentsShowTheMastersViewAndMaintenance(t *testing.T) {
+	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	e := newEnv(t, func(c *api.Config) { c.Clock = clockwork.NewFakeClockAt(now) })
+	ctx := context.Background()
+	active := registry.AgentMaster{Active: true, Total: registry.AgentResources{CPUs: 8, MemMB: 16384, DiskMB: 1000, Ports: 1001}}
+	drained := registry.AgentMaster{Deactivated: true, Drain: "DRAINED", Total: active.Total}
+	if _, err := e.reg.SyncAgents(ctx, []registry.ListedAgent{
+		{ID: "a1", Hostname: "h1", Master: active}, {ID: "a2", Hostname: "h2", Master: drained},
+		{ID: "a3", Hostname: "h3", Master: active}, {ID: "a4", Hostname: "h4", Master: active},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reg.SetAgentMaintenance(ctx, "a3", "h3", &registry.AgentMaintenance{Start: now.Add(time.Hour), Duration: time.Hour, Answer: "accepted"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reg.SetAgentMaintenance(ctx, "a4", "h4", &registry.AgentMaintenance{Start: now.Add(-2 * time.Hour), Duration: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	type view struct {
+		ID          string
+		Schedulable bool
+		LastSeen    *time.Time
+		Master      *registry.AgentMaster
+		Maintenance *registry.AgentMaintenance
+	}
+	var got struct{ Agents []view }
+	e.expect(t, http.StatusOK, "GET", "/v1/agents", nil, &got)
+	if len(got.Agents) != 4 {
+		t.Fatalf("agents %+v, want 4", got.Agents)
+	}
+	for i, want := range []struct {
+		schedulable bool
+		master      registry.AgentMaster
+		answer      string
+	}{{true, active, ""}, {false, drained, ""}, {false, active, "accepted"}, {true, active, ""}} { // a4's window is over
+		a := got.Agents[i]
+		if a.Schedulable != want.schedulable || a.Master == nil || *a.Master != want.master || a.LastSeen != nil ||
+			want.answer != "" && (a.Maintenance == nil || a.Maintenance.Answer != want.answer) {
+			t.Errorf("agent %s: %+v (master %+v, maintenance %+v); want schedulable=%v, master %+v, answer %q",
+				a.ID, a, a.Master, a.Maintenance, want.schedulable, want.master, want.answer)
+		}
 	}
 }
 

@@ -310,6 +310,8 @@ func (p *pass) check(i int, g *group) (reason string, permanent bool) {
 		return ReasonNotTarget, true
 	case a.agent.Unschedulable:
 		return ReasonUnschedulable, true
+	case a.agent.Maintenance:
+		return ReasonMaintenance, true
 	case a.free.cpus < g.need.cpus:
 		return ReasonCPUs, true
 	case a.free.mem < g.need.mem:

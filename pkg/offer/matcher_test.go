@@ -366,3 +366,20 @@ func TestRescheduledInstanceAvoidsItsAgent(t *testing.T) {
 		t.Errorf("rejections = %q, want %q", got, want)
 	}
 }
+
+// A cordoned or draining agent and one in a maintenance window take
+// nothing, each counted under its reason; the others still do.
+func TestUnschedulableAndMaintenanceAgentsTakeNothing(t *testing.T) {
+	cordoned, maintained := offertest.Agent(1), offertest.Agent(2)
+	cordoned.Unschedulable, maintained.Maintenance = true, true
+	snap := &offer.Snapshot{Agents: []offer.Agent{cordoned, maintained, offertest.Agent(3)}}
+	req := offertest.Requirements("ns/a")
+	req.Constraint = constrainttest.New().Unique("hostname").Build()
+	plan := place(snap, offertest.TaskGroups(req, 2))
+	if on := perAgent(plan); !reflect.DeepEqual(on, map[string]int{"agent-3": 1}) || len(plan.Unplaced) != 1 {
+		t.Fatalf("placements per agent %v, unplaced %+v: want one on agent-3 only", on, plan.Unplaced)
+	}
+	if got, want := plan.Unplaced[0].Rejections.String(), "0/3 agents fit: cordoned 1, hostname UNIQUE 1, maintenance 1"; got != want {
+		t.Errorf("rejections = %q, want %q", got, want)
+	}
+}

@@ -39,6 +39,8 @@ type Agent struct {
 	Total Resources
 	// Unschedulable: the operator cordoned or drains the agent.
 	Unschedulable bool
+	// Maintenance: the master announced a maintenance window for it.
+	Maintenance bool
 }
 
 // Instance is an active (non-terminal) instance of an application.
@@ -148,6 +150,8 @@ const (
 	ReasonMovedAway = "moving away"
 	// ReasonUnschedulable: the agent is cordoned or drained.
 	ReasonUnschedulable = "cordoned"
+	// ReasonMaintenance: the agent is in (or before) a maintenance window.
+	ReasonMaintenance = "maintenance"
 	// ReasonNotTarget: the move names another agent.
 	ReasonNotTarget = "not the drift target"
 )

@@ -345,14 +345,66 @@ func (r *Registry) TaskGroups(ctx context.Context, namespace, app string) ([]*Ta
 	return list[TaskGroup](ctx, r.store, prefix)
 }
 
-// Agent is what the scheduler saw of a Mesos agent; the operator's
-// settings are AgentSettings.
+// Agent is what the scheduler knows of a Mesos agent: what its offers
+// said (hostname, attributes, SeenAt), what the master's operator API
+// says (Master) and the maintenance its master announced (Maintenance).
+// Each part is written by its own source without touching the others
+// (runtime.go). The operator's settings are AgentSettings.
 type Agent struct {
 	ID         string            `json:"id"`
 	Hostname   string            `json:"hostname"`
 	Attributes map[string]string `json:"attributes,omitempty"`
-	UpdatedAt  time.Time         `json:"updatedAt"`
-	Revision   int64             `json:"-"`
+	// SeenAt is when an offer of it was last recorded (at most
+	// AgentSeenEvery apart while it offers); zero if it never offered.
+	SeenAt      time.Time         `json:"seenAt,omitzero"`
+	Master      *AgentMaster      `json:"master,omitempty"`
+	Maintenance *AgentMaintenance `json:"maintenance,omitempty"`
+	UpdatedAt   time.Time         `json:"updatedAt"`
+	Revision    int64             `json:"-"`
+}
+
+// AgentMaster is the master's view of an agent (GET_AGENTS), written when
+// it changes.
+type AgentMaster struct {
+	// Active: registered, connected and not deactivated.
+	Active      bool `json:"active"`
+	Deactivated bool `json:"deactivated,omitempty"`
+	// Recovered: known from the master's registry after its failover,
+	// not reregistered yet.
+	Recovered bool `json:"recovered,omitempty"`
+	// Drain is the master's drain of the agent (DRAIN_AGENT): "DRAINING",
+	// "DRAINED", or "" for none.
+	Drain string `json:"drain,omitempty"`
+	// Total is what the agent provides, to every framework.
+	Total AgentResources `json:"total"`
+}
+
+// AgentResources are an agent's scalar resources and its port count.
+type AgentResources struct {
+	CPUs   float64 `json:"cpus"`
+	MemMB  float64 `json:"memMB"`
+	DiskMB float64 `json:"diskMB"`
+	Ports  int     `json:"ports"`
+}
+
+// AgentMaintenance is a maintenance window of the agent's machine, as
+// its offers and inverse offers announce it, and how the scheduler
+// answered.
+type AgentMaintenance struct {
+	Start time.Time `json:"start"`
+	// Duration is zero for a window with no end.
+	Duration time.Duration `json:"duration,omitempty"`
+	// Answer is the scheduler's answer to the master's inverse offer:
+	// "" before one came, "pending" while instances are moved off,
+	// "accepted" once none is left, "declined" while only instances
+	// that stay (stateful) are.
+	Answer string `json:"answer,omitempty"`
+}
+
+// Current reports whether the window is not over at now (a window without
+// end never is); nil is no window.
+func (m *AgentMaintenance) Current(now time.Time) bool {
+	return m != nil && (m.Duration == 0 || now.Before(m.Start.Add(m.Duration)))
 }
 
 // ListAgents returns the recorded agents, sorted by ID.

@@ -1,10 +1,14 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
@@ -91,11 +95,113 @@ func (r *Registry) SetFrameworkID(ctx context.Context, id string) error {
 
 // RecordAgent stores what the scheduler saw of an agent in its offers.
 func (r *Registry) RecordAgent(ctx context.Context, id, hostname string, attributes map[string]string) error {
+	return r.modifyAgent(ctx, id, func(a *Agent) bool {
+		a.Hostname, a.Attributes, a.SeenAt = hostname, attributes, r.now().UTC()
+		return true
+	})
+}
+
+// SetAgentMaintenance stores the maintenance window announced for an
+// agent (nil: none) and the scheduler's answer.
+func (r *Registry) SetAgentMaintenance(ctx context.Context, id, hostname string, m *AgentMaintenance) error {
+	return r.modifyAgent(ctx, id, func(a *Agent) bool {
+		if reflect.DeepEqual(a.Maintenance, m) {
+			return false
+		}
+		a.Hostname = cmp.Or(a.Hostname, hostname)
+		a.Maintenance = m
+		return true
+	})
+}
+
+// ListedAgent is one agent of the master's list (GET_AGENTS).
+type ListedAgent struct {
+	ID, Hostname string
+	Attributes   map[string]string
+	Master       AgentMaster
+}
+
+// SyncAgents takes the master's list of agents: each listed agent's
+// record gets its master view (written only when it changed; an agent
+// that never offered is recorded with its hostname and attributes), and
+// the records of agents the master does not list are deleted — agents of
+// an old master, gone meanwhile. It returns the IDs of those deleted.
+func (r *Registry) SyncAgents(ctx context.Context, listed []ListedAgent) (dropped []string, err error) {
+	stored, err := r.ListAgents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*Agent, len(stored))
+	for _, a := range stored {
+		byID[a.ID] = a
+	}
+	for _, l := range listed {
+		if a := byID[l.ID]; a != nil && a.Master != nil && *a.Master == l.Master {
+			delete(byID, l.ID)
+			continue
+		}
+		delete(byID, l.ID)
+		if err := r.modifyAgent(ctx, l.ID, func(a *Agent) bool {
+			if a.Master != nil && *a.Master == l.Master {
+				return false
+			}
+			if a.Hostname == "" {
+				a.Hostname, a.Attributes = l.Hostname, l.Attributes
+			}
+			master := l.Master
+			a.Master = &master
+			return true
+		}); err != nil {
+			return dropped, err
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
+		key, err := store.Key(store.KindAgent, id)
+		if err != nil {
+			return dropped, err
+		}
+		if err := r.store.Delete(ctx, key, byID[id].Revision); err != nil && !errors.Is(err, errdefs.ErrConflict) && !errors.Is(err, errdefs.ErrNotFound) {
+			return dropped, fmt.Errorf("agent %s: %w", id, err)
+		} else if err == nil {
+			dropped = append(dropped, id)
+		}
+	}
+	return dropped, nil
+}
+
+// modifyAgent applies change to the agent's record (a new one when there
+// is none) and writes it when change says so, again on a concurrent
+// write.
+func (r *Registry) modifyAgent(ctx context.Context, id string, change func(*Agent) bool) error {
 	key, err := store.Key(store.KindAgent, id)
 	if err != nil {
 		return err
 	}
-	return r.put(ctx, key, &Agent{ID: id, Hostname: hostname, Attributes: attributes}, "agent "+id)
+	for {
+		a, err := get[Agent](ctx, r.store, key)
+		switch {
+		case errors.Is(err, errdefs.ErrNotFound):
+			a = &Agent{ID: id}
+		case err != nil:
+			return fmt.Errorf("agent %s: %w", id, err)
+		}
+		if !change(a) {
+			return nil
+		}
+		a.UpdatedAt = r.now().UTC()
+		if a.Revision == 0 {
+			_, err = store.CreateJSON(ctx, r.store, key, a)
+		} else {
+			_, err = store.UpdateJSON(ctx, r.store, key, a, a.Revision)
+		}
+		if errors.Is(err, errdefs.ErrConflict) || errors.Is(err, errdefs.ErrAlreadyExists) || errors.Is(err, errdefs.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("agent %s: %w", id, err)
+		}
+		return nil
+	}
 }
 
 // Sweep is what the scheduler owes an agent after executors died there

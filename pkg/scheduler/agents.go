@@ -45,36 +45,52 @@ func (c *Core) agentSettingsChanged(s *registry.AgentSettings) {
 		c.settings[s.Hostname] = s
 	}
 	if old != nil && old.Drain != nil && s.Drain == nil {
-		c.cancelMoves(s.Hostname, MoveDrain)
+		c.cancelMoves(MoveDrain, func(inst *instance) bool { return inst.rec.Move.FromHost == s.Hostname })
 	}
 }
 
-// cancelMoves ends the moves for reason off host that have not started.
-func (c *Core) cancelMoves(host string, reason MoveReason) {
+// cancelMoves ends the moves for reason that have not started and whose
+// instance from selects.
+func (c *Core) cancelMoves(reason MoveReason, from func(*instance) bool) {
 	for _, inst := range slices.SortedFunc(maps.Keys(c.moving), byInstance) {
-		if mv := inst.rec.Move; mv != nil && mv.FromHost == host && mv.Reason == string(reason) && inst.successor == nil {
+		if mv := inst.rec.Move; mv != nil && mv.Reason == string(reason) && inst.successor == nil && from(inst) {
 			c.endMove(inst, "")
 		}
 	}
 }
 
 // progressDrains queues a move for every instance on a draining agent
-// (stateful ones only when the drain is forced); progressMoves runs them
-// one at a time.
+// (stateful ones only when the drain is forced) and on an agent the
+// master asks back (stateful ones stay); progressMoves runs them one at
+// a time.
 func (c *Core) progressDrains() {
-	for _, host := range slices.Sorted(maps.Keys(c.settings)) {
-		s := c.settings[host]
-		if s.Drain == nil {
+	drains := map[string]*registry.DrainRequest{}
+	for host, s := range c.settings {
+		if s.Drain != nil {
+			drains[host] = s.Drain
+		}
+	}
+	asked := map[string]bool{}
+	for id, w := range c.maintenance {
+		if w.inverseOffer != "" {
+			asked[id] = true
+		}
+	}
+	if len(drains) == 0 && len(asked) == 0 {
+		return
+	}
+	for _, a := range c.sortedApps() {
+		if a.tmpl == nil || a.followsUsers() {
 			continue
 		}
-		for _, a := range c.sortedApps() {
-			if a.tmpl == nil || a.tmpl.Stateful && !s.Drain.Force || a.followsUsers() {
+		for _, inst := range a.sortedInstances() {
+			if inst.rec.Move != nil || inst.phase != PhaseRunning {
 				continue
 			}
-			for _, inst := range a.sortedInstances() {
-				if inst.rec.Host == s.Hostname && inst.rec.Move == nil && inst.phase == PhaseRunning {
-					c.queueMove(inst, MoveDrain, "")
-				}
+			if d := drains[inst.rec.Host]; d != nil && (!a.tmpl.Stateful || d.Force) {
+				c.queueMove(inst, MoveDrain, "")
+			} else if asked[inst.rec.AgentID] && !a.tmpl.Stateful {
+				c.queueMove(inst, MoveMaintenance, "")
 			}
 		}
 	}

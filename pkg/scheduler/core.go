@@ -42,6 +42,11 @@ type Config struct {
 	// (${work_base_dir}, ${run_base_dir}); defaults /data/bcs/work and
 	// /data/bcs/run.
 	WorkBaseDir, RunBaseDir string
+	// PerAgentBaseDirs appends the agent's hostname to WorkBaseDir and
+	// RunBaseDir: for agents that share a machine (the dev cluster), whose
+	// instances of one ID — a move's two launches — must not share a
+	// work path or pid file.
+	PerAgentBaseDirs bool
 	// SchedulerURL is the API's address (${scheduler_url}).
 	SchedulerURL string
 	// Seed makes placements reproducible.
@@ -127,6 +132,12 @@ type Core struct {
 	engine   registry.EngineMode
 	// moving are the instances with a move queued or under way.
 	moving map[*instance]bool
+	// maintenance are the agents' announced maintenance windows, by
+	// agent ID (maintenance.go).
+	maintenance map[string]*maintenanceWindow
+	// windowsChanged are the agents (ID to hostname) whose window this
+	// step changed, to store at its end.
+	windowsChanged map[string]string
 	// notices are the notices made in this step, stored with their
 	// instance's write (notices.go).
 	notices map[*instance][]registry.Notice
@@ -191,9 +202,10 @@ func NewCore(cfg Config) (*Core, error) {
 		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{}, refs: newReferences(),
 		dirty: map[*app]bool{}, written: map[*instance]int{},
 		hookRuns: map[string]*registry.HookRun{}, preDeleting: map[*instance]bool{},
-		settings: map[string]*registry.AgentSettings{}, engine: registry.EngineRunning, moving: map[*instance]bool{},
-		notices: map[*instance][]registry.Notice{},
-		deps:    newDependsState(),
+		settings: map[string]*registry.AgentSettings{}, engine: registry.EngineRunning, moving: map[*instance]bool{}, maintenance: map[string]*maintenanceWindow{},
+		windowsChanged: map[string]string{},
+		notices:        map[*instance][]registry.Notice{},
+		deps:           newDependsState(),
 	}, nil
 }
 
@@ -215,13 +227,21 @@ func (c *Core) Step(now time.Time, in Input) Output {
 	case Disconnected:
 		c.connected = false
 		clear(c.offers)
+		for _, w := range c.maintenance {
+			w.inverseOffer = "" // gone with the subscription; asked again
+		}
 	case OffersIn:
 		for _, o := range in.Offers {
 			c.learnAgent(o)
+			c.learnUnavailability(o)
 			c.offers[o.ID.Value] = o
 		}
 	case Rescind:
 		delete(c.offers, in.OfferID)
+	case InverseOffersIn:
+		c.inverseOffersIn(in.InverseOffers)
+	case RescindInverseOffer:
+		c.rescindInverseOffer(in.OfferID)
 	case StatusUpdate:
 		c.statusUpdate(in.Status)
 	case ExecutorMessage:
@@ -254,6 +274,7 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.progressMoves()
 		c.progressRollouts()
 	}
+	c.answerInverseOffers()
 	c.adjustOffers()
 	c.reconcileDepends()
 	c.refreshStatuses()

@@ -27,8 +27,10 @@
 // appstatus.go, operate.go (restart, reload, reschedule), references.go
 // (configmaps, secrets, depends objects), rollouts.go and update.go
 // (updates), sweep.go, notices.go (what the notify callbacks are told),
-// depends.go (dependency pods); driver.go is the I/O
-// around it.
+// depends.go (dependency pods), agents.go and moves.go (cordon, drain,
+// drift, engine modes), maintenance.go (Mesos maintenance windows and
+// inverse offers); driver.go is the I/O around it, with agentsync.go (the
+// master's agents, read through its operator API).
 //
 // Updates (rollouts.go, update.go): every application has a rollout
 // (pkg/rollout plans it, a registry.Rollout records it). A new version

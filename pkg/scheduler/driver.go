@@ -43,6 +43,9 @@ type DriverConfig struct {
 	TickInterval time.Duration
 	// BackoffMax caps the reconnect backoff (from 500ms, doubling); default 30s.
 	BackoffMax time.Duration
+	// AgentSyncInterval between reads of the master's agents (agentsync.go);
+	// default DefaultAgentSyncInterval.
+	AgentSyncInterval time.Duration
 	// Encoding is the scheduler API's media type; default
 	// mesoswire.Protobuf, which skips enum values newer than our types.
 	Encoding encoding.Codec
@@ -87,6 +90,9 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	}
 	if cfg.BackoffMax == 0 {
 		cfg.BackoffMax = 30 * time.Second
+	}
+	if cfg.AgentSyncInterval <= 0 {
+		cfg.AgentSyncInterval = DefaultAgentSyncInterval
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -553,6 +559,8 @@ func (d *Driver) persist(ctx context.Context, w Write) error {
 		return r.SetFrameworkID(ctx, w.FrameworkID)
 	case w.Agent != nil:
 		return r.RecordAgent(ctx, w.Agent.ID, w.Agent.Hostname, w.Agent.Attributes)
+	case w.Maintenance != nil:
+		return r.SetAgentMaintenance(ctx, w.Maintenance.AgentID, w.Maintenance.Hostname, w.Maintenance.Window)
 	case w.Sweep != nil:
 		return r.PutSweep(ctx, w.Sweep)
 	case w.DeleteSweep != "":
@@ -744,6 +752,11 @@ func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<-
 			if in := eventInput(e); in != nil {
 				ev := event{in: in}
 				if sub, ok := in.(Subscribed); ok {
+					if !subscribed {
+						syncCtx, stopSync := context.WithCancel(ctx)
+						defer stopSync()
+						go d.syncAgents(syncCtx, master)
+					}
 					subscribed = true
 					ev.caller = caller
 					d.frameworkID.Store(&sub.FrameworkID)
@@ -778,6 +791,10 @@ func eventInput(e *scheduler.Event) Input {
 		return OffersIn{Offers: e.GetOffers().GetOffers()}
 	case scheduler.Event_RESCIND:
 		return Rescind{OfferID: e.GetRescind().OfferID.Value}
+	case scheduler.Event_INVERSE_OFFERS:
+		return InverseOffersIn{InverseOffers: e.GetInverseOffers().GetInverseOffers()}
+	case scheduler.Event_RESCIND_INVERSE_OFFER:
+		return RescindInverseOffer{OfferID: e.GetRescindInverseOffer().InverseOfferID.Value}
 	case scheduler.Event_UPDATE:
 		return StatusUpdate{Status: e.GetUpdate().GetStatus()}
 	case scheduler.Event_MESSAGE:

@@ -3,8 +3,10 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesosoperator"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
@@ -83,6 +86,8 @@ func (s *system) startDriver() {
 		Registry:     s.reg,
 		Store:        s.st,
 		TickInterval: 50 * time.Millisecond,
+		// Agents are read from the master's operator API this often.
+		AgentSyncInterval: 200 * time.Millisecond,
 		Core: scheduler.Config{
 			ProcessExecutor: scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-process-executor"},
 			RefuseSeconds:   0.1,
@@ -380,5 +385,120 @@ func TestDriverStoresNotices(t *testing.T) {
 	time.Sleep(time.Second) // let it subscribe, reconcile and see the updates again
 	if got := notices(); !slices.Equal(got, want) {
 		t.Errorf("notices after a restart and a scale-down: %v, want %v", got, want)
+	}
+}
+
+// operatorCall POSTs a JSON call to the dev cluster's operator API.
+func (s *system) operatorCall(body string) {
+	s.t.Helper()
+	resp, err := http.Post(s.cluster.MasterURL()+"/api/v1", "application/json", strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if msg, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK {
+		s.t.Fatalf("operator call %s: %s %s", body, resp.Status, msg)
+	}
+}
+
+func (s *system) agentRecord(id string) *registry.Agent {
+	agents, err := s.reg.ListAgents(context.Background())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, a := range agents {
+		if a.ID == id {
+			return a
+		}
+	}
+	return nil
+}
+
+// Issue 15: "agents of an old master are dropped once the new master does
+// not know them", "Mesos maintenance primitives (inverse offers /
+// DRAIN_AGENT) are honoured" — against the dev cluster's master, which
+// implements them as Mesos 1.12 does. A maintenance window moves the
+// instance off its agent (place before kill) and the inverse offer is
+// accepted once it is gone; the master's DRAIN_AGENT evicts an instance,
+// which is placed again without a restart counted or an exit notice; the
+// agent in the window takes nothing until the schedule is cleared.
+func TestDriverHonoursMesosMaintenanceAndDrain(t *testing.T) {
+	s := startSystem(t)
+	ctx := context.Background()
+	if err := s.reg.RecordAgent(ctx, "agent-of-an-old-master", "old-host", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.reg.CreateApp(ctx, processApp("game", 2)); err != nil {
+		t.Fatal(err)
+	}
+	groups := s.running("game", 2)
+	s.eventually("agents synced with the master", func() (bool, string) {
+		agents, _ := s.reg.ListAgents(ctx)
+		var got []string
+		ok := len(agents) == 3
+		for _, a := range agents {
+			got = append(got, fmt.Sprintf("%s:%+v", a.ID, a.Master))
+			ok = ok && a.Master != nil && a.Master.Active && a.Master.Total.CPUs > 0 && a.Master.Total.Ports > 0
+		}
+		return ok, strings.Join(got, " ")
+	})
+	free := slices.DeleteFunc(s.cluster.Agents(), func(id string) bool { return id == groups[0].AgentID || id == groups[1].AgentID })[0]
+
+	// Maintenance for instance 0's agent: it moves to the free agent.
+	maintained := s.agentRecord(groups[0].AgentID)
+	start := time.Now().Add(time.Hour).UnixNano()
+	schedule := func(hosts ...string) string {
+		var windows []string
+		for _, h := range hosts {
+			windows = append(windows, fmt.Sprintf(`{"machine_ids":[{"hostname":%q,"ip":"127.0.0.1"}],"unavailability":{"start":{"nanoseconds":%d},"duration":{"nanoseconds":%d}}}`,
+				h, start, int64(time.Hour)))
+		}
+		return `{"type":"UPDATE_MAINTENANCE_SCHEDULE","update_maintenance_schedule":{"schedule":{"windows":[` + strings.Join(windows, ",") + `]}}}`
+	}
+	s.operatorCall(schedule(maintained.Hostname))
+	s.eventually("instance 0 moved off the agent in maintenance, the inverse offer accepted", func() (bool, string) {
+		g := s.groups("game")[0]
+		rec := s.agentRecord(maintained.ID)
+		return g.AgentID == free && g.Phase == string(scheduler.PhaseRunning) && g.Move == nil && rec.Maintenance != nil && rec.Maintenance.Answer == "accepted",
+			fmt.Sprintf("instance 0 %s on %s move=%+v; maintenance %+v", g.Phase, g.AgentID, g.Move, rec.Maintenance)
+	})
+	client, err := mesosoperator.New(s.cluster.MasterURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := client.GetMaintenanceStatus(ctx)
+	if err != nil || len(status.Draining) != 1 || len(status.Draining[0].Answers) != 1 || status.Draining[0].Answers[0].Answer != "ACCEPT" {
+		t.Errorf("maintenance status %+v, %v: want our ACCEPT for the machine", status, err)
+	}
+
+	// The master drains instance 1's agent: the instance is evicted and,
+	// with one agent in maintenance and the other taken (UNIQUE), waits.
+	s.operatorCall(fmt.Sprintf(`{"type":"DRAIN_AGENT","drain_agent":{"agent_id":{"value":%q}}}`, groups[1].AgentID))
+	s.eventually("instance 1 evicted, pending, no restart counted; the agent DRAINED", func() (bool, string) {
+		g := s.groups("game")[1]
+		rec := s.agentRecord(groups[1].AgentID)
+		return g.Phase == string(scheduler.PhasePending) && g.Restarts == 0 && strings.Contains(g.Message, "REASON_AGENT_DRAINING") &&
+				rec.Master != nil && rec.Master.Drain == "DRAINED" && !rec.Master.Active,
+			fmt.Sprintf("instance 1 %s restarts=%d %q; master view %+v", g.Phase, g.Restarts, g.Message, rec.Master)
+	})
+	if st, msg := s.appState("game"); !strings.Contains(msg, "maintenance 1") {
+		t.Errorf("app %s %q: want the agent in maintenance named among the rejections", st, msg)
+	}
+
+	// The schedule cleared: the agent takes the evicted instance.
+	s.operatorCall(`{"type":"UPDATE_MAINTENANCE_SCHEDULE","update_maintenance_schedule":{"schedule":{}}}`)
+	s.eventually("instance 1 placed on the agent out of maintenance", func() (bool, string) {
+		g := s.groups("game")[1]
+		return g.Phase == string(scheduler.PhaseRunning) && g.AgentID == maintained.ID && g.Restarts == 0,
+			fmt.Sprintf("instance 1 %s on %s restarts=%d %q", g.Phase, g.AgentID, g.Restarts, g.Message)
+	})
+	if rec := s.agentRecord(maintained.ID); rec.Maintenance != nil {
+		t.Errorf("agent %s still shows maintenance %+v", maintained.ID, rec.Maintenance)
+	}
+	if s.agentRecord("agent-of-an-old-master") != nil {
+		t.Error("the record of an agent the master does not know is kept")
+	}
+	if notes, err := s.reg.ListNotifications(ctx); err != nil || len(notes) != 0 {
+		t.Errorf("notifications %+v, %v: a move and an eviction are no exit", notes, err)
 	}
 }

@@ -156,6 +156,7 @@ type Write struct {
 	RemoveApp   *AppRef             // delete the application (after its instances)
 	FrameworkID string              // remember the framework ID
 	Agent       *AgentRecord        // what offers told about an agent
+	Maintenance *AgentMaintenance   // an agent's maintenance window
 	Sweep       *registry.Sweep     // store the sweep owed an agent
 	DeleteSweep string              // the sweep of this agent is done
 	Rollout     *registry.Rollout   // store an application's rollout

@@ -55,7 +55,8 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	info := c.agents[agentID]
 	specs, err := tmpl.Specs(launch.Instance{
 		Index: inst.rec.Index, TaskGroupID: tgID, HostIP: info.ip, Ports: pl.Ports,
-		WorkBaseDir: c.cfg.WorkBaseDir, RunBaseDir: c.cfg.RunBaseDir, SchedulerURL: c.cfg.SchedulerURL,
+		WorkBaseDir: c.baseDir(c.cfg.WorkBaseDir, info.hostname), RunBaseDir: c.baseDir(c.cfg.RunBaseDir, info.hostname),
+		SchedulerURL: c.cfg.SchedulerURL,
 	}, c.refs)
 	if err != nil {
 		return mesos.Offer_Operation{}, err
@@ -138,4 +139,13 @@ func portsResource(ports []uint32) mesos.Resource {
 		ranges[i] = mesos.Value_Range{Begin: uint64(p), End: uint64(p)}
 	}
 	return mesos.Resource{Name: "ports", Type: mesos.RANGES.Enum(), Ranges: &mesos.Value_Ranges{Range: ranges}}
+}
+
+// baseDir is a process pod's base directory (${work_base_dir},
+// ${run_base_dir}) on the agent named host.
+func (c *Core) baseDir(base, host string) string {
+	if !c.cfg.PerAgentBaseDirs {
+		return base
+	}
+	return path.Join(base, host)
 }

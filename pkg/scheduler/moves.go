@@ -28,6 +28,8 @@ const (
 	MoveDrain      MoveReason = "drain"
 	MoveDrift      MoveReason = "drift"
 	MoveReschedule MoveReason = "reschedule"
+	// MoveMaintenance: the master asks for the agent (an inverse offer).
+	MoveMaintenance MoveReason = "maintenance"
 )
 
 // queueMove asks for inst to move off its agent (to toHost when set).

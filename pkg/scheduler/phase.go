@@ -81,10 +81,11 @@ const (
 	outcomeLost                    // the agent or the task went missing
 	outcomeDropped                 // never started: the launch itself was refused (offer gone)
 	outcomeInvalid                 // Mesos rejected the task group as invalid
+	outcomeEvicted                 // killed by the master draining its agent (DRAIN_AGENT)
 )
 
 func (o outcome) String() string {
-	return [...]string{"finished", "failed", "lost", "dropped", "invalid"}[o]
+	return [...]string{"finished", "failed", "lost", "dropped", "invalid", "evicted"}[o]
 }
 
 // terminal reports whether a Mesos task state is terminal.

@@ -130,6 +130,7 @@ func (c *Core) snapshot() *offer.Snapshot {
 		if s := c.settings[info.hostname]; s != nil {
 			a.Taints, a.Unschedulable = s.Taints, !s.Schedulable()
 		}
+		a.Maintenance = c.inMaintenance(id)
 		offers := byAgent[id]
 		slices.SortFunc(offers, func(x, y mesos.Offer) int { return cmp.Compare(x.ID.Value, y.ID.Value) })
 		for _, o := range offers {

@@ -98,7 +98,7 @@ type restartDecision struct {
 // RunningResetAfter.
 func decideRestart(p manifest.RestartPolicy, o outcome, restarts int) restartDecision {
 	switch o {
-	case outcomeDropped:
+	case outcomeDropped, outcomeEvicted:
 		return restartDecision{relaunch: true} // not the application's fault
 	case outcomeInvalid:
 		return restartDecision{reason: "Mesos rejected the task group as invalid"}

@@ -101,6 +101,12 @@ func (c *Core) taskEnded(inst *instance, st mesos.TaskStatus) {
 	if msg := statusMessage(st); msg != "" {
 		reason += ": " + msg
 	}
+	if st.GetReason() == mesos.REASON_AGENT_DRAINING {
+		// The operator drains the agent through the master: placed again
+		// elsewhere at once, whatever the restart policy; no failure.
+		c.decide(inst, outcomeEvicted, reason)
+		return
+	}
 	c.noticeEnd(inst, st, reason)
 	c.decide(inst, classify(st.GetState()), reason) // TASK_KILLED we did not ask for counts as a failure
 }

@@ -150,7 +150,8 @@ func (c *Core) sendUpdate(inst *instance) {
 	}
 	specs, err := tmpl.Specs(launch.Instance{
 		Index: inst.rec.Index, TaskGroupID: inst.rec.ID, HostIP: inst.rec.HostIP, Ports: assigned,
-		WorkBaseDir: c.cfg.WorkBaseDir, RunBaseDir: c.cfg.RunBaseDir, SchedulerURL: c.cfg.SchedulerURL,
+		WorkBaseDir: c.baseDir(c.cfg.WorkBaseDir, inst.rec.Host), RunBaseDir: c.baseDir(c.cfg.RunBaseDir, inst.rec.Host),
+		SchedulerURL: c.cfg.SchedulerURL,
 	}, c.refs)
 	if err != nil {
 		u.Message = fmt.Sprintf("%s to revision %d waits: %v", modeNoun[u.Mode], u.Version, err)

@@ -63,6 +63,9 @@ type Options struct {
 	Scheduler scheduler.Config
 	// TickInterval of the driver; default 1s.
 	TickInterval time.Duration
+	// AgentSyncInterval between reads of the master's agents; default
+	// scheduler.DefaultAgentSyncInterval.
+	AgentSyncInterval time.Duration
 	// ElectionTTL is how long a dead leader holds leadership; default 5s.
 	ElectionTTL time.Duration
 	Logger      *slog.Logger
@@ -99,6 +102,9 @@ func Run(ctx context.Context, o Options) error {
 		if dir != "" && !filepath.IsAbs(dir) {
 			return fmt.Errorf("%s %q: must be an absolute path (it is a directory on the agents): %w", flagName, dir, errdefs.ErrInvalidArgument)
 		}
+	}
+	if o.AgentSyncInterval < 0 {
+		return fmt.Errorf("--agent-sync-interval %s: must be positive: %w", o.AgentSyncInterval, errdefs.ErrInvalidArgument)
 	}
 	if o.Scheduler.DependsGCDelay < 0 {
 		return fmt.Errorf("--depends-gc-delay %s: must be positive: %w", o.Scheduler.DependsGCDelay, errdefs.ErrInvalidArgument)
@@ -318,6 +324,7 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 	driver, err := scheduler.NewDriver(scheduler.DriverConfig{
 		Masters: masters, Encoding: encoding, User: o.User, Role: o.Role, FailoverTimeout: o.FailoverTimeout,
 		Registry: reg, Store: st, Core: cfg, TickInterval: o.TickInterval, Logger: o.Logger,
+		AgentSyncInterval: o.AgentSyncInterval,
 	})
 	if err != nil {
 		return err

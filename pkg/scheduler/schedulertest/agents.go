@@ -1,9 +1,13 @@
 package schedulertest
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
@@ -17,6 +21,9 @@ import (
 //	drain HOST [force=true] | undrain HOST
 //	drift from=HOST [to=HOST] [app=NS/NAME] [index=N] [force=true]
 //	engine running|maintenance|stopped
+//	inverse AGENT [unavailable=START:DURATION]   an inverse offer io-N for the agent
+//	                    (seconds from the script's start; default 0:3600)
+//	rescindinverse ID
 func (h *Harness) runAgents(f []string, args map[string]string) (lines []string, ok bool) {
 	change := func(host string, edit func(*registry.AgentSettings)) []string {
 		s := h.settings[host]
@@ -56,6 +63,15 @@ func (h *Harness) runAgents(f []string, args map[string]string) (lines []string,
 	case "engine":
 		h.engine = registry.EngineMode(f[1])
 		return h.step(scheduler.EngineChanged{Mode: h.engine}), true
+	case "inverse":
+		h.offerNo++
+		u := h.unavailability(cmp.Or(args["unavailable"], "0:3600"))
+		return h.step(scheduler.InverseOffersIn{InverseOffers: []mesos.InverseOffer{{
+			OfferID: mesos.OfferID{Value: fmt.Sprintf("io-%d", h.offerNo)}, FrameworkID: mesos.FrameworkID{Value: "fw-1"},
+			AgentID: &mesos.AgentID{Value: f[1]}, Unavailability: *u,
+		}}}), true
+	case "rescindinverse":
+		return h.step(scheduler.RescindInverseOffer{OfferID: f[1]}), true
 	}
 	return nil, false
 }
@@ -74,4 +90,18 @@ func describeMove(mv *registry.InstanceMove) string {
 		s += fmt.Sprintf(" launches=%d]", g.Launches)
 	}
 	return s
+}
+
+// unavailability parses START:DURATION, seconds from the script's start
+// ("" for none; a DURATION of 0 for a window without end).
+func (h *Harness) unavailability(spec string) *mesos.Unavailability {
+	if spec == "" {
+		return nil
+	}
+	start, duration, _ := strings.Cut(spec, ":")
+	u := &mesos.Unavailability{Start: mesos.TimeInfo{Nanoseconds: h.start.Add(time.Duration(atoi(start, 0)) * time.Second).UnixNano()}}
+	if d := atoi(duration, 0); d > 0 {
+		u.Duration = &mesos.DurationInfo{Nanoseconds: int64(d) * int64(time.Second)}
+	}
+	return u
 }

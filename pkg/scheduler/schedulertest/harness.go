@@ -246,6 +246,13 @@ func (h *Harness) apply(w scheduler.Write) string {
 		return "store framework " + w.FrameworkID
 	case w.Agent != nil:
 		return fmt.Sprintf("store agent %s %s %v", w.Agent.ID, w.Agent.Hostname, w.Agent.Attributes)
+	case w.Maintenance != nil:
+		m := w.Maintenance
+		if m.Window == nil {
+			return fmt.Sprintf("store maintenance %s %s none", m.AgentID, m.Hostname)
+		}
+		return fmt.Sprintf("store maintenance %s %s start=%s duration=%s answer=%q", m.AgentID, m.Hostname,
+			m.Window.Start.Sub(h.start), m.Window.Duration, m.Window.Answer)
 	case w.Sweep != nil:
 		s := *w.Sweep
 		h.sweeps[s.AgentID] = &s
@@ -309,6 +316,11 @@ func (h *Harness) describeCall(c *mesossched.Call) string {
 		return "call RECONCILE " + strings.Join(ids, " ")
 	case mesossched.Call_MESSAGE:
 		return describeMessage(c.Message.ExecutorID.Value, c.Message.Data)
+	case mesossched.Call_ACCEPT_INVERSE_OFFERS:
+		return "call ACCEPT_INVERSE_OFFERS " + offerIDs(c.AcceptInverseOffers.InverseOfferIDs)
+	case mesossched.Call_DECLINE_INVERSE_OFFERS:
+		return fmt.Sprintf("call DECLINE_INVERSE_OFFERS %s refuse=%gs", offerIDs(c.DeclineInverseOffers.InverseOfferIDs),
+			c.DeclineInverseOffers.GetFilters().GetRefuseSeconds())
 	}
 	return "call " + c.GetType().String()
 }
@@ -349,7 +361,13 @@ func (h *Harness) Run(command string) []string {
 				agents = append(agents, a)
 			}
 		}
-		return h.step(scheduler.OffersIn{Offers: h.offers(agents, args["ports"])})
+		offers := h.offers(agents, args["ports"])
+		if u := h.unavailability(args["unavailable"]); u != nil {
+			for i := range offers {
+				offers[i].Unavailability = u
+			}
+		}
+		return h.step(scheduler.OffersIn{Offers: offers})
 	case "rescind":
 		return h.step(scheduler.Rescind{OfferID: f[1]})
 	case "status":

@@ -1,0 +1,91 @@
+package registry_test
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+)
+
+// An agent's record has three writers — offers, the master's list and
+// maintenance windows — and none overwrites what another wrote. The
+// master's list drops the agents it does not know and rewrites only what
+// changed.
+func TestAgentRecordsKeepEachSourcesPart(t *testing.T) {
+	r, _ := newRegistry(t)
+	window := &registry.AgentMaintenance{Start: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), Duration: time.Hour, Answer: "pending"}
+	if err := r.RecordAgent(ctx, "a1", "host-1", map[string]string{"idc": "sz"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RecordAgent(ctx, "old", "host-9", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetAgentMaintenance(ctx, "a1", "host-1", window); err != nil {
+		t.Fatal(err)
+	}
+	master := registry.AgentMaster{Active: true, Total: registry.AgentResources{CPUs: 8, MemMB: 16384, DiskMB: 1000, Ports: 1001}}
+	listed := []registry.ListedAgent{
+		{ID: "a1", Hostname: "host-1", Master: master},
+		// Never offered to us (all taken by another framework): recorded
+		// with what the master says.
+		{ID: "a2", Hostname: "host-2", Attributes: map[string]string{"idc": "sh"}, Master: registry.AgentMaster{Recovered: true}},
+	}
+	dropped, err := r.SyncAgents(ctx, listed)
+	if err != nil || !reflect.DeepEqual(dropped, []string{"old"}) {
+		t.Fatalf("SyncAgents = %v, %v; want the agent the master does not know dropped", dropped, err)
+	}
+	if err := r.RecordAgent(ctx, "a1", "host-1", map[string]string{"idc": "sz"}); err != nil {
+		t.Fatal(err)
+	}
+	agents, err := r.ListAgents(ctx)
+	if err != nil || len(agents) != 2 {
+		t.Fatalf("ListAgents = %+v, %v; want a1 and a2", agents, err)
+	}
+	a1, a2 := agents[0], agents[1]
+	if a1.Hostname != "host-1" || a1.Attributes["idc"] != "sz" || a1.SeenAt.IsZero() || !reflect.DeepEqual(a1.Master, &master) || !reflect.DeepEqual(a1.Maintenance, window) {
+		t.Errorf("a1 = %+v; want its offers', master's and maintenance parts", a1)
+	}
+	if a2.Hostname != "host-2" || a2.Attributes["idc"] != "sh" || !a2.SeenAt.IsZero() || a2.Master == nil || !a2.Master.Recovered {
+		t.Errorf("a2 = %+v; want recorded from the master's list, never seen in an offer", a2)
+	}
+
+	// The same list again writes nothing.
+	rev := a1.Revision
+	if _, err := r.SyncAgents(ctx, listed); err != nil {
+		t.Fatal(err)
+	}
+	if agents, _ := r.ListAgents(ctx); agents[0].Revision != rev {
+		t.Errorf("an unchanged list rewrote a1 (revision %d → %d)", rev, agents[0].Revision)
+	}
+	// A window removed, and the master draining a1.
+	if err := r.SetAgentMaintenance(ctx, "a1", "host-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	listed[0].Master.Drain, listed[0].Master.Active, listed[0].Master.Deactivated = "DRAINING", false, true
+	if _, err := r.SyncAgents(ctx, listed); err != nil {
+		t.Fatal(err)
+	}
+	if agents, _ := r.ListAgents(ctx); agents[0].Maintenance != nil || agents[0].Master.Drain != "DRAINING" || agents[0].Master.Active {
+		t.Errorf("a1 = %+v; want no window and the master's drain", agents[0])
+	}
+}
+
+func TestMaintenanceWindowCurrent(t *testing.T) {
+	start := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		window *registry.AgentMaintenance
+		now    time.Time
+		want   bool
+	}{
+		{nil, start, false},
+		{&registry.AgentMaintenance{Start: start, Duration: time.Hour}, start.Add(-24 * time.Hour), true}, // announced: not placed on
+		{&registry.AgentMaintenance{Start: start, Duration: time.Hour}, start.Add(59 * time.Minute), true},
+		{&registry.AgentMaintenance{Start: start, Duration: time.Hour}, start.Add(time.Hour), false},
+		{&registry.AgentMaintenance{Start: start}, start.Add(1000 * time.Hour), true}, // no end
+	} {
+		if got := tc.window.Current(tc.now); got != tc.want {
+			t.Errorf("%+v.Current(%s) = %v, want %v", tc.window, tc.now, got, tc.want)
+		}
+	}
+}
