@@ -129,8 +129,8 @@ func (c *Core) rescindInverseOffer(id string) {
 // they go with their users.
 func (c *Core) answerInverseOffers() {
 	defer c.recordWindows()
-	if !c.connected || len(c.maintenance) == 0 {
-		return
+	if !c.connected || !c.askedBack() {
+		return // no question to answer: no pass over the instances
 	}
 	left, kept := map[string]int{}, map[string]int{}
 	for _, a := range c.sortedApps() {
@@ -173,6 +173,16 @@ func (c *Core) answerInverseOffers() {
 			c.windowsChanged[agentID] = w.hostname
 		}
 	}
+}
+
+// askedBack reports whether an inverse offer is outstanding.
+func (c *Core) askedBack() bool {
+	for _, w := range c.maintenance {
+		if w.inverseOffer != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // inMaintenance reports whether an agent is in a maintenance window or
