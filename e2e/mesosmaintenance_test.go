@@ -31,7 +31,7 @@ func (s *system) operatorCall(body string) {
 // instance through the executor with REASON_AGENT_DRAINING, which is
 // placed again with no restart counted once the window is cleared.
 func TestMesosMaintenanceAndDrainAgent(t *testing.T) {
-	s := startSystem(t, "--agent-sync-interval", "1s")
+	s := startSystem(t) // the default --agent-sync-interval (30s): the drain shows through the events that hint at it
 	app := s.manifest("process.json", func(m map[string]any) { m["spec"].(map[string]any)["instance"] = 2 })
 	s.mustCall("POST", "/v1/apps", string(app), 201)
 	running := s.running("demo", "gamesvr", 2)
@@ -59,7 +59,9 @@ func TestMesosMaintenanceAndDrainAgent(t *testing.T) {
 
 	drained := running[1]
 	s.operatorCall(fmt.Sprintf(`{"type":"DRAIN_AGENT","drain_agent":{"agent_id":{"value":%q}}}`, drained.Agent))
-	s.eventuallyWithin(60*time.Second, "instance 1 evicted by the master's drain", func() (bool, string) {
+	// Well within the 30s between reads of the master's agents: its kills
+	// hint that the agent changed.
+	s.eventuallyWithin(15*time.Second, "instance 1 evicted by the master's drain, the agent shown DRAINED", func() (bool, string) {
 		v, _ := s.app("demo", "gamesvr")
 		i := v.Status.Instances[1]
 		a := s.agent(drained.Host)

@@ -112,10 +112,10 @@ func TestAgentsShowTheMastersViewAndMaintenance(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.reg.SetAgentMaintenance(ctx, "a3", "h3", &registry.AgentMaintenance{Start: now.Add(time.Hour), Duration: time.Hour, Answer: "accepted"}); err != nil {
+	if err := e.reg.SetAgentMaintenance(ctx, "a3", "h3", &registry.AgentMaintenance{Start: now.Add(time.Hour), End: now.Add(2 * time.Hour), Answer: "accepted"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.reg.SetAgentMaintenance(ctx, "a4", "h4", &registry.AgentMaintenance{Start: now.Add(-2 * time.Hour), Duration: time.Hour}); err != nil {
+	if err := e.reg.SetAgentMaintenance(ctx, "a4", "h4", &registry.AgentMaintenance{Start: now.Add(-2 * time.Hour), End: now.Add(-time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	type view struct {

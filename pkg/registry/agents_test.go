@@ -14,7 +14,7 @@ import (
 // changed.
 func TestAgentRecordsKeepEachSourcesPart(t *testing.T) {
 	r, _ := newRegistry(t)
-	window := &registry.AgentMaintenance{Start: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), Duration: time.Hour, Answer: "pending"}
+	window := &registry.AgentMaintenance{Start: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), End: time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC), Answer: "pending"}
 	if err := r.RecordAgent(ctx, "a1", "host-1", map[string]string{"idc": "sz"}); err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +79,9 @@ func TestMaintenanceWindowCurrent(t *testing.T) {
 		want   bool
 	}{
 		{nil, start, false},
-		{&registry.AgentMaintenance{Start: start, Duration: time.Hour}, start.Add(-24 * time.Hour), true}, // announced: not placed on
-		{&registry.AgentMaintenance{Start: start, Duration: time.Hour}, start.Add(59 * time.Minute), true},
-		{&registry.AgentMaintenance{Start: start, Duration: time.Hour}, start.Add(time.Hour), false},
+		{&registry.AgentMaintenance{Start: start, End: start.Add(time.Hour)}, start.Add(-24 * time.Hour), true}, // announced: not placed on
+		{&registry.AgentMaintenance{Start: start, End: start.Add(time.Hour)}, start.Add(59 * time.Minute), true},
+		{&registry.AgentMaintenance{Start: start, End: start.Add(time.Hour)}, start.Add(time.Hour), false},
 		{&registry.AgentMaintenance{Start: start}, start.Add(1000 * time.Hour), true}, // no end
 	} {
 		if got := tc.window.Current(tc.now); got != tc.want {

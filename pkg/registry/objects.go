@@ -392,8 +392,8 @@ type AgentResources struct {
 // answered.
 type AgentMaintenance struct {
 	Start time.Time `json:"start"`
-	// Duration is zero for a window with no end.
-	Duration time.Duration `json:"duration,omitempty"`
+	// End is zero for a window with no end.
+	End time.Time `json:"end,omitzero"`
 	// Answer is the scheduler's answer to the master's inverse offer:
 	// "" before one came, "pending" while instances are moved off,
 	// "accepted" once none is left, "declined" while only instances
@@ -404,7 +404,7 @@ type AgentMaintenance struct {
 // Current reports whether the window is not over at now (a window without
 // end never is); nil is no window.
 func (m *AgentMaintenance) Current(now time.Time) bool {
-	return m != nil && (m.Duration == 0 || now.Before(m.Start.Add(m.Duration)))
+	return m != nil && (m.End.IsZero() || now.Before(m.End))
 }
 
 // ListAgents returns the recorded agents, sorted by ID.

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"time"
 
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosoperator"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
@@ -14,14 +17,19 @@ import (
 // agents while subscribed.
 const DefaultAgentSyncInterval = 30 * time.Second
 
+// agentSyncSettle is how long after a hint that an agent changed the
+// master's agents are read.
+const agentSyncSettle = time.Second
+
 // syncAgents keeps the stored agents in line with the master the driver
-// is subscribed to: at once, then every AgentSyncInterval until ctx ends
-// (the subscription ended), it lists the master's agents through its
-// operator API (GET_AGENTS) and stores their master view — state, drain,
-// total resources —, dropping the records of agents the master does not
-// know (those of an old master; agents it recovered from its registry
-// are known). A master without the operator API is left alone.
-func (d *Driver) syncAgents(ctx context.Context, master string) {
+// is subscribed to: at once, then every AgentSyncInterval and whenever
+// poked until ctx ends (the subscription ended), it lists the master's
+// agents through its operator API (GET_AGENTS) and stores their master
+// view — state, drain, total resources —, dropping the records of agents
+// the master does not know (those of an old master; agents it recovered
+// from its registry are known). A master without the operator API is
+// left alone.
+func (d *Driver) syncAgents(ctx context.Context, master string, poked <-chan struct{}) {
 	client, err := mesosoperator.New(master, mesosoperator.WithCodec(d.cfg.Encoding))
 	if err != nil {
 		d.log.Error("agent sync: master URL", "master", master, "err", err)
@@ -40,6 +48,14 @@ func (d *Driver) syncAgents(ctx context.Context, master string) {
 		}
 		select {
 		case <-d.cfg.Clock.After(d.cfg.AgentSyncInterval):
+		case <-poked:
+			// Let the change settle: the master marks a drain DRAINED
+			// only once our acknowledgements of its kills arrived.
+			select {
+			case <-d.cfg.Clock.After(agentSyncSettle):
+			case <-ctx.Done():
+				return
+			}
 		case <-ctx.Done():
 			return
 		}
@@ -74,4 +90,23 @@ func (d *Driver) syncAgentsOnce(ctx context.Context, client *mesosoperator.Clien
 		d.log.Info("agents the master does not know dropped", "agents", dropped, "master", client.Endpoint())
 	}
 	return err
+}
+
+// agentChangeHint reports whether an event says that an agent changed in
+// a way the master's list shows: the master drains it (its kills carry
+// REASON_AGENT_DRAINING), it is gone (FAILURE of the agent, or tasks
+// gone with it), or its maintenance changed (inverse offers).
+func agentChangeHint(e *scheduler.Event) bool {
+	switch e.GetType() {
+	case scheduler.Event_INVERSE_OFFERS, scheduler.Event_RESCIND_INVERSE_OFFER:
+		return true
+	case scheduler.Event_FAILURE:
+		return e.GetFailure().ExecutorID == nil
+	case scheduler.Event_UPDATE:
+		switch st := e.GetUpdate().GetStatus(); st.GetReason() {
+		case mesos.REASON_AGENT_DRAINING, mesos.REASON_AGENT_REMOVED, mesos.REASON_AGENT_REMOVED_BY_OPERATOR, mesos.REASON_AGENT_DISCONNECTED:
+			return true
+		}
+	}
+	return false
 }

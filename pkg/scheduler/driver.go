@@ -714,6 +714,7 @@ func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<-
 		}
 	}()
 	subscribed := false
+	agentsChanged := make(chan struct{}, 1) // pokes the agent sync (agentsync.go)
 	forward := func(ev event) error {
 		select {
 		case events <- ev:
@@ -749,13 +750,19 @@ func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<-
 				heartbeat = time.Duration(s.GetHeartbeatIntervalSeconds() * float64(time.Second))
 			}
 			timer.Reset(3 * heartbeat)
+			if agentChangeHint(e) {
+				select {
+				case agentsChanged <- struct{}{}:
+				default: // a sync is due already
+				}
+			}
 			if in := eventInput(e); in != nil {
 				ev := event{in: in}
 				if sub, ok := in.(Subscribed); ok {
 					if !subscribed {
 						syncCtx, stopSync := context.WithCancel(ctx)
 						defer stopSync()
-						go d.syncAgents(syncCtx, master)
+						go d.syncAgents(syncCtx, master, agentsChanged)
 					}
 					subscribed = true
 					ev.caller = caller

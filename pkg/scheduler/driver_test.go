@@ -34,6 +34,8 @@ type system struct {
 	st      *store.Store
 	cancel  context.CancelFunc
 	done    chan error
+	// agentSync is the driver's AgentSyncInterval.
+	agentSync time.Duration
 }
 
 // newStore starts an embedded etcd and opens a store on it.
@@ -75,7 +77,7 @@ func startSystem(t *testing.T, agents ...devcluster.AgentSpec) *system {
 		t.Fatal(err)
 	}
 	t.Cleanup(cluster.Stop)
-	s := &system{t: t, cluster: cluster, reg: registry.New(st, time.Now), st: st}
+	s := &system{t: t, cluster: cluster, reg: registry.New(st, time.Now), st: st, agentSync: 200 * time.Millisecond}
 	s.startDriver()
 	return s
 }
@@ -86,8 +88,7 @@ func (s *system) startDriver() {
 		Registry:     s.reg,
 		Store:        s.st,
 		TickInterval: 50 * time.Millisecond,
-		// Agents are read from the master's operator API this often.
-		AgentSyncInterval: 200 * time.Millisecond,
+		AgentSyncInterval: s.agentSync,
 		Core: scheduler.Config{
 			ProcessExecutor: scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-process-executor"},
 			RefuseSeconds:   0.1,
@@ -424,10 +425,15 @@ func (s *system) agentRecord(id string) *registry.Agent {
 // agent in the window takes nothing until the schedule is cleared.
 func TestDriverHonoursMesosMaintenanceAndDrain(t *testing.T) {
 	s := startSystem(t)
+	// The master's agents are read when the driver subscribes and when an
+	// event hints that one changed, not by the clock.
+	s.stopDriver()
+	s.agentSync = time.Hour
 	ctx := context.Background()
 	if err := s.reg.RecordAgent(ctx, "agent-of-an-old-master", "old-host", nil); err != nil {
 		t.Fatal(err)
 	}
+	s.startDriver()
 	if _, err := s.reg.CreateApp(ctx, processApp("game", 2)); err != nil {
 		t.Fatal(err)
 	}

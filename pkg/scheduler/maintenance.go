@@ -82,15 +82,15 @@ func (c *Core) learnUnavailability(o mesos.Offer) {
 // setWindow sets w's times from u, recording a change.
 func (c *Core) setWindow(w *maintenanceWindow, u mesos.Unavailability) {
 	start := time.Unix(0, u.Start.Nanoseconds).UTC()
-	var d time.Duration
+	var end time.Time
 	if u.Duration != nil {
-		d = time.Duration(u.Duration.Nanoseconds)
+		end = start.Add(time.Duration(u.Duration.Nanoseconds))
 	}
-	if start.Equal(w.Start) && d == w.Duration {
+	if start.Equal(w.Start) && end.Equal(w.End) {
 		return
 	}
-	w.Start, w.Duration = start, d
-	c.logf("maintenance announced", "agent", w.agentID, "host", w.hostname, "start", start, "duration", d)
+	w.Start, w.End = start, end
+	c.logf("maintenance announced", "agent", w.agentID, "host", w.hostname, "start", start, "end", end)
 	c.windowsChanged[w.agentID] = w.hostname
 }
 

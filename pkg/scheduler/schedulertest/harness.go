@@ -251,8 +251,12 @@ func (h *Harness) apply(w scheduler.Write) string {
 		if m.Window == nil {
 			return fmt.Sprintf("store maintenance %s %s none", m.AgentID, m.Hostname)
 		}
-		return fmt.Sprintf("store maintenance %s %s start=%s duration=%s answer=%q", m.AgentID, m.Hostname,
-			m.Window.Start.Sub(h.start), m.Window.Duration, m.Window.Answer)
+		end := "none"
+		if !m.Window.End.IsZero() {
+			end = m.Window.End.Sub(h.start).String()
+		}
+		return fmt.Sprintf("store maintenance %s %s start=%s end=%s answer=%q", m.AgentID, m.Hostname,
+			m.Window.Start.Sub(h.start), end, m.Window.Answer)
 	case w.Sweep != nil:
 		s := *w.Sweep
 		h.sweeps[s.AgentID] = &s
