@@ -84,10 +84,10 @@ func startSystem(t *testing.T, agents ...devcluster.AgentSpec) *system {
 
 func (s *system) startDriver() {
 	d, err := scheduler.NewDriver(scheduler.DriverConfig{
-		Masters:      []string{s.cluster.MasterURL()},
-		Registry:     s.reg,
-		Store:        s.st,
-		TickInterval: 50 * time.Millisecond,
+		Masters:           []string{s.cluster.MasterURL()},
+		Registry:          s.reg,
+		Store:             s.st,
+		TickInterval:      50 * time.Millisecond,
 		AgentSyncInterval: s.agentSync,
 		Core: scheduler.Config{
 			ProcessExecutor: scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-process-executor"},
