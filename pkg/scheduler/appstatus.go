@@ -37,12 +37,15 @@ func (c *Core) appStatus(a *app) AppStatus {
 		st.State = registry.AppDeleting
 	case a.tmplErr != nil:
 		st.State, st.Message = registry.AppAbnormal, a.tmplErr.Error()
-	case a.unplaced != "":
+	case a.unplaced != "" && !a.moveWaits:
 		st.State, st.Message = registry.AppAbnormal, a.unplaced
 	case failed != nil:
 		st.State, st.Message = registry.AppAbnormal, "instance "+strconv.Itoa(failed.rec.Index)+": "+failed.rec.Message
 	case running == a.rec.Instances:
 		st.State = registry.AppRunning
+		if a.moveWaits {
+			st.Message = a.unplaced // every instance runs; a move cannot go yet
+		}
 	default:
 		st.State, st.Message = registry.AppDeploying, fmt.Sprintf("%d/%d instances running", running, a.rec.Instances)
 	}

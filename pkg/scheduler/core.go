@@ -162,6 +162,9 @@ type app struct {
 	labeled   [2]uint64
 	instances map[int]*instance
 	unplaced  string // the last placement's rejections, "" when placed
+	// moveWaits: unplaced is only a move's successor's; the instances
+	// themselves run.
+	moveWaits bool
 	status    AppStatus
 }
 

@@ -98,11 +98,24 @@ func (c *Core) schedule() {
 		c.accept(l, byID, sweeps[l.AgentID])
 		delete(sweeps, l.AgentID)
 	}
-	unplaced := map[*app]string{}
-	for _, u := range plan.Unplaced {
-		a := byID[u.TaskGroupID].app
-		if _, seen := unplaced[a]; !seen {
-			unplaced[a] = u.Rejections.String()
+	// An application's message names why its first instance could not be
+	// placed; a move's successor only when no instance of its own waits.
+	type why struct {
+		message string
+		move    bool
+	}
+	unplaced := map[*app]why{}
+	for _, moves := range []bool{false, true} {
+		for _, u := range plan.Unplaced {
+			inst := byID[u.TaskGroupID]
+			if _, seen := unplaced[inst.app]; seen || (inst.parent != nil) != moves {
+				continue
+			}
+			w := why{message: u.Rejections.String(), move: moves}
+			if moves {
+				w.message = fmt.Sprintf("%s of instance %d waits: %s", inst.parent.rec.Move.Reason, inst.rec.Index, w.message)
+			}
+			unplaced[inst.app] = w
 		}
 	}
 	deferred := map[string]bool{}
@@ -111,7 +124,7 @@ func (c *Core) schedule() {
 	}
 	for id, inst := range byID {
 		if !deferred[id] {
-			inst.app.unplaced = unplaced[inst.app]
+			inst.app.unplaced, inst.app.moveWaits = unplaced[inst.app].message, unplaced[inst.app].move
 		}
 	}
 }
