@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -17,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
@@ -108,39 +112,39 @@ func (s *Server) routes() {
 	for _, wl := range []workloads{appRoutes, deploymentRoutes} {
 		base := "/v1/" + wl.path
 		s.handle("POST "+base, s.create(wl))
-		s.handle("GET "+base, s.list(wl))
+		s.handle("GET "+base, s.list(wl), "namespace")
 		s.handle("GET "+base+"/{ns}/{name}", s.getOne(wl))
 		s.handle("PUT "+base+"/{ns}/{name}", s.update(wl))
-		s.handle("DELETE "+base+"/{ns}/{name}", s.remove(wl))
+		s.handle("DELETE "+base+"/{ns}/{name}", s.remove(wl), "force")
 		s.handle("POST "+base+"/{ns}/{name}/scale", s.scale(wl))
 		s.handle("GET "+base+"/{ns}/{name}/versions", s.versions(wl))
 		s.handle("POST "+base+"/{ns}/{name}/{op}", s.operateRollout(wl))
 	}
 	for _, k := range objectKinds {
 		s.handle("POST /v1/"+k.path, s.createObject(k))
-		s.handle("GET /v1/"+k.path, s.listObjects(k))
+		s.handle("GET /v1/"+k.path, s.listObjects(k), "namespace")
 		s.handle("GET /v1/"+k.path+"/{ns}/{name}", s.getObject(k))
 		s.handle("PUT /v1/"+k.path+"/{ns}/{name}", s.updateObject(k))
 		s.handle("DELETE /v1/"+k.path+"/{ns}/{name}", s.deleteObject(k))
 	}
 	s.handle("POST /v1/depends", s.createObject(dependsKind))
-	s.handle("GET /v1/depends", s.listDepends)
+	s.handle("GET /v1/depends", s.listDepends, "namespace")
 	s.handle("GET /v1/depends/{ns}/{name}", s.getDepends)
 	s.handle("PUT /v1/depends/{ns}/{name}", s.updateObject(dependsKind))
-	s.handle("DELETE /v1/depends/{ns}/{name}", s.deleteDepends)
+	s.handle("DELETE /v1/depends/{ns}/{name}", s.deleteDepends, "force")
 	s.handle("POST /api/depends", s.createObject(dependsKind))
-	s.handle("GET /api/depends", s.seedDepends(s.getDepends))
-	s.handle("PUT /api/depends", s.seedDepends(s.updateObject(dependsKind)))
-	s.handle("DELETE /api/depends", s.seedDepends(s.deleteDepends))
+	s.handle("GET /api/depends", s.seedDepends(s.getDepends), "name", "namespace")
+	s.handle("PUT /api/depends", s.seedDepends(s.updateObject(dependsKind)), "name", "namespace")
+	s.handle("DELETE /api/depends", s.seedDepends(s.deleteDepends), "name", "namespace", "force")
 	s.handle("POST /v1/hookruns", s.createHookRun)
-	s.handle("GET /v1/hookruns", s.listHookRuns)
+	s.handle("GET /v1/hookruns", s.listHookRuns, "namespace", "owner")
 	s.handle("GET /v1/hookruns/{ns}/{name}", s.getHookRun)
 	s.handle("POST /v1/hookruns/{ns}/{name}/terminate", s.terminateHookRun)
 	s.handle("POST /v1/taskgroups/{id}/{op}", s.operateTaskGroup)
 	s.handle("GET /v1/notifies", s.listNotifies)
-	s.handle("POST /v1/notifies", s.addNotify)
-	s.handle("DELETE /v1/notifies", s.deleteNotify)
-	s.handle("GET /v1/notifications", s.listNotifications)
+	s.handle("POST /v1/notifies", s.addNotify, "callback")
+	s.handle("DELETE /v1/notifies", s.deleteNotify, "callback")
+	s.handle("GET /v1/notifications", s.listNotifications, "namespace", "app", "type", "state", "limit", "before")
 	s.handle("GET /v1/notifications/{id}", s.getNotification)
 	s.handle("GET /v1/agents", s.listAgents)
 	s.handle("GET /v1/agents/{agent}", s.getAgent)
@@ -150,7 +154,7 @@ func (s *Server) routes() {
 	s.handle("GET /v1/engine", s.getEngine)
 	s.handle("PUT /v1/engine", s.setEngine)
 	if s.cfg.Events.Feed != nil {
-		s.handle("GET /v1/events", s.events)
+		s.handle("GET /v1/events", s.events, eventParams...)
 	}
 	s.handle("GET /v1/leader", s.leader)
 	s.handle("GET /healthz", s.healthz)
@@ -164,12 +168,34 @@ func (s *Server) routes() {
 // writeError.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-func (s *Server) handle(pattern string, h handlerFunc) {
+// handle routes pattern to h, which takes the query parameters params:
+// a request with any other is a 400 naming it, and h does not run (a
+// misspelt ?dryRun must not create anything).
+func (s *Server) handle(pattern string, h handlerFunc, params ...string) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := unknownParams(r, params); err != nil {
+			writeError(w, r, err)
+			return
+		}
 		if err := h(w, r); err != nil {
 			writeError(w, r, err)
 		}
 	})
+}
+
+// unknownParams names the query parameters of r not in params.
+func unknownParams(r *http.Request, params []string) error {
+	want := "this route takes none"
+	if len(params) > 0 {
+		want = "want " + strings.Join(params, ", ")
+	}
+	var errs field.ErrorList
+	for _, name := range slices.Sorted(maps.Keys(r.URL.Query())) {
+		if !slices.Contains(params, name) {
+			errs = append(errs, field.Invalid(field.Path(name), "unknown parameter (%s)", want))
+		}
+	}
+	return errs.ToError()
 }
 
 // ServeHTTP routes the request, redirects writes on a follower, answers

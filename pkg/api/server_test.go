@@ -303,6 +303,38 @@ func TestUnmatchedRoutes(t *testing.T) {
 	}
 }
 
+// Issue 16: "?dryRun=true created the application for real (unknown
+// query parameters are ignored)" — an unknown query parameter is a 400
+// naming it and what the route takes, and nothing is written; the
+// parameters a route takes still work.
+func TestUnknownQueryParametersAreRefused(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		method, path string
+		want         string
+	}{
+		{"POST", "/v1/apps?dryRun=true", "dryRun: unknown parameter (this route takes none)"},
+		{"GET", "/v1/apps?namespce=ns-a", "namespce: unknown parameter (want namespace)"},
+		{"DELETE", "/v1/apps/ns-a/gamesvc?forse=true", "force"},
+		{"GET", "/v1/notifications?sate=failed", "sate: unknown parameter (want namespace, app, type, state, limit, before)"},
+		{"POST", "/v1/secrets?x=1&a=2", "a: unknown parameter (this route takes none)"},
+	} {
+		got := errorOf(t, e.call(t, tc.method, tc.path, process("gamesvc", "ns-a")), http.StatusBadRequest, "InvalidArgument")
+		if len(got.Details) == 0 || !strings.Contains(got.Details[0], tc.want) {
+			t.Errorf("%s %s: details %q, want %q", tc.method, tc.path, got.Details, tc.want)
+		}
+	}
+	if keys := e.storedKeys(t); len(keys) != 0 {
+		t.Errorf("refused requests wrote %q", keys)
+	}
+	createApp(t, e, process("gamesvc", "ns-a"))
+	var list struct{ Apps []map[string]any }
+	e.expect(t, http.StatusOK, "GET", "/v1/apps?namespace=ns-a", nil, &list)
+	if len(list.Apps) != 1 {
+		t.Errorf("GET ?namespace=ns-a: %d apps, want 1", len(list.Apps))
+	}
+}
+
 // The error body is exactly {"error":{"code","message","details"}} for
 // every class the API maps (errorOf checks the keys).
 func TestErrorShape(t *testing.T) {
