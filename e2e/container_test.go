@@ -49,7 +49,8 @@ func netns(t *testing.T, container string) string {
 }
 
 // Issue 8 scenario 2: the container example reaches RUNNING; both
-// containers share one network namespace; its host port answers; docker
+// containers share one network namespace; its host port answers; it is
+// healthy by its one checked container; docker
 // kill of one container fails the whole task group and it is relaunched
 // per its restart policy; delete leaves no container.
 func TestContainerExample(t *testing.T) {
@@ -69,6 +70,13 @@ func TestContainerExample(t *testing.T) {
 	if a, b := netns(t, web), netns(t, sidecar); a != b {
 		t.Errorf("network namespaces differ: %s %s", a, b)
 	}
+	// Issue 16: healthy over the checks that exist — the web container's
+	// HTTP check; the sidecar has none.
+	s.eventually("the pod healthy by its checked container", func() (bool, string) {
+		v, _ := s.app("demo", "web")
+		i := v.Status.Instances[0]
+		return i.Healthy != nil && *i.Healthy, fmt.Sprintf("%+v", i)
+	})
 
 	docker(t, "kill", sidecar)
 	s.eventually("the group relaunched after interval 3s", func() (bool, string) {

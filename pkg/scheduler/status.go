@@ -156,24 +156,30 @@ func groupState(inst *instance) mesos.TaskState {
 	return state
 }
 
-// groupHealth is healthy when every task reports healthy, unhealthy when
-// one reports unhealthy, unknown otherwise.
+// groupHealth is unhealthy when a task reports unhealthy, healthy when
+// every task with health checks (by its template, or by reporting) reports
+// healthy, unknown otherwise: a pod whose sidecar has no checks is healthy
+// by its checked containers.
 func groupHealth(inst *instance) *bool {
-	known := 0
-	for _, t := range inst.rec.Tasks {
-		if t.Healthy != nil {
-			if !*t.Healthy {
-				f := false
-				return &f
+	t := inst.app.template(inst.rec.Template)
+	checked, known := 0, 0
+	for i, task := range inst.rec.Tasks {
+		if task.Healthy != nil && !*task.Healthy {
+			unhealthy := false
+			return &unhealthy
+		}
+		if task.Healthy != nil || t != nil && i < t.Tasks() && t.TaskHasChecks(i) {
+			checked++
+			if task.Healthy != nil {
+				known++
 			}
-			known++
 		}
 	}
-	if known == 0 || known < len(inst.rec.Tasks) {
+	if checked == 0 || known < checked {
 		return nil
 	}
-	t := true
-	return &t
+	healthy := true
+	return &healthy
 }
 
 func statusMessage(st mesos.TaskStatus) string {

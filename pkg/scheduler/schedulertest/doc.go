@@ -10,7 +10,8 @@
 //
 //	app NS/NAME instances=N [policy=P interval=S backoff=S maxtimes=N unique=NAME cluster=NAME:V1,V2 grace=S
 //	    depends=NAME[:namespace][,NS/NAME[:node]...]]
-//	container NS/NAME instances=N [cni=NETWORK policy=P ...]  the fixture container application
+//	container NS/NAME instances=N [cni=NETWORK sidecar=true policy=P ...]  the fixture container
+//	                    application (sidecar: a second container, without checks)
 //	agents N            agents agent-1..N (hostname host-N, idc attribute)
 //	subscribe           SUBSCRIBED
 //	offers [AGENT ...] [ports=B-E]  one full offer from every (or the named) agent

@@ -492,6 +492,11 @@ func (h *Harness) createContainerApp(key string, args map[string]string) *regist
 	if network := args["cni"]; network != "" {
 		a.Spec.Template.Spec.NetworkType, a.Spec.Template.Spec.NetworkMode = "cni", manifest.NetworkMode(network)
 	}
+	if args["sidecar"] == "true" {
+		sidecar := manifesttest.Container()
+		sidecar.Ports, sidecar.HealthChecks, sidecar.Env, sidecar.Volumes = nil, nil, nil, nil
+		a.Spec.Template.Spec.Containers = append(a.Spec.Template.Spec.Containers, sidecar)
+	}
 	if errs := a.Validate(manifesttest.NewResolver()); len(errs) > 0 {
 		h.t.Fatalf("scenario app invalid: %v", errs)
 	}
