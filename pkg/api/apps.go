@@ -78,8 +78,10 @@ type InstanceView struct {
 	// RemoteHealthy is the scheduler's REMOTE_HTTP/REMOTE_TCP verdict.
 	RemoteHealthy *bool  `json:"remoteHealthy,omitempty"`
 	RemoteMessage string `json:"remoteMessage,omitempty"`
-	Restarts      int    `json:"restarts"`
-	Message       string `json:"message,omitempty"`
+	// RemoteChecks are each REMOTE check's own verdict, by name.
+	RemoteChecks []registry.RemoteCheckResult `json:"remoteChecks,omitempty"`
+	Restarts     int                          `json:"restarts"`
+	Message      string                       `json:"message,omitempty"`
 	// Update is what the rollout is doing to it.
 	Update *registry.InstanceUpdate `json:"update,omitempty"`
 	// PreDelete is the PreDeleteHook it waits for before it goes.
@@ -102,7 +104,8 @@ func instanceView(g *registry.TaskGroup) InstanceView {
 	v := InstanceView{
 		ID: g.Index, TaskGroupID: g.ID, State: g.State, Revision: g.Version, Ready: g.Ready, Agent: g.AgentID, Host: g.Host,
 		HostIP: g.HostIP, Ports: g.Ports, Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
-		Restarts: g.Restarts, Message: g.Message, Update: g.Update, PreDelete: g.PreDelete,
+		RemoteChecks: g.RemoteChecks,
+		Restarts:     g.Restarts, Message: g.Message, Update: g.Update, PreDelete: g.PreDelete,
 	}
 	if mv := g.Move; mv != nil {
 		v.Move = &MoveView{Reason: mv.Reason, FromHost: mv.FromHost, ToHost: mv.ToHost, Since: mv.Since}

@@ -1,11 +1,13 @@
 package launch
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,6 +59,19 @@ type Template struct {
 type RemoteCheck struct {
 	Task  int
 	Check manifest.HealthCheck
+}
+
+// Name tells the check apart from the instance's others: its type and
+// what it probes ("REMOTE_HTTP http_port /check", "REMOTE_TCP 8080").
+func (rc RemoteCheck) Name() string {
+	target := ""
+	switch {
+	case rc.Check.HTTP != nil:
+		target = cmp.Or(rc.Check.HTTP.PortName, strconv.Itoa(rc.Check.HTTP.Port)) + " " + cmp.Or(rc.Check.HTTP.Path, "/")
+	case rc.Check.TCP != nil:
+		target = cmp.Or(rc.Check.TCP.PortName, strconv.Itoa(rc.Check.TCP.Port))
+	}
+	return strings.TrimSpace(string(rc.Check.Type) + " " + target)
 }
 
 // RemoteProbes returns the REMOTE_HTTP and REMOTE_TCP checks as HTTP and

@@ -231,12 +231,15 @@ type TaskGroup struct {
 	// Ready: running, healthy by every check it has, not being restarted
 	// by an update (the rollout's readiness).
 	Ready bool `json:"ready"`
-	// RemoteHealthy is the verdict of the scheduler's REMOTE_* checks.
-	RemoteHealthy *bool        `json:"remoteHealthy,omitempty"`
-	RemoteMessage string       `json:"remoteMessage,omitempty"`
-	Restarts      int          `json:"restarts"`
-	Message       string       `json:"message,omitempty"`
-	Tasks         []TaskRecord `json:"tasks,omitempty"`
+	// RemoteHealthy is the verdict of the scheduler's REMOTE_* checks:
+	// false when one fails, true once every one passes; RemoteMessage is
+	// the failing one's. RemoteChecks are each check's own.
+	RemoteHealthy *bool               `json:"remoteHealthy,omitempty"`
+	RemoteMessage string              `json:"remoteMessage,omitempty"`
+	RemoteChecks  []RemoteCheckResult `json:"remoteChecks,omitempty"`
+	Restarts      int                 `json:"restarts"`
+	Message       string              `json:"message,omitempty"`
+	Tasks         []TaskRecord        `json:"tasks,omitempty"`
 	// Launches counts the launches of this instance; it makes task IDs unique.
 	Launches int `json:"launches"`
 	// NotBefore delays the next launch (restart backoff).
@@ -343,6 +346,14 @@ func (r *Registry) TaskGroups(ctx context.Context, namespace, app string) ([]*Ta
 		return nil, err
 	}
 	return list[TaskGroup](ctx, r.store, prefix)
+}
+
+// RemoteCheckResult is the last verdict of one REMOTE_* check of an
+// instance.
+type RemoteCheckResult struct {
+	Name    string `json:"name"`
+	Healthy bool   `json:"healthy"`
+	Message string `json:"message,omitempty"`
 }
 
 // Agent is what the scheduler knows of a Mesos agent: what its offers

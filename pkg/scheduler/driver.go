@@ -610,10 +610,10 @@ func (d *Driver) changeChecks(ctx context.Context, change CheckChange) {
 	}
 	checkCtx, cancel := context.WithCancel(ctx)
 	d.checks[change.TaskGroupID] = cancel
-	for _, check := range change.Checks {
+	for i, check := range change.Checks {
 		prober, err := healthcheck.NewProber(check, change.Host, nil, nil)
 		if err != nil {
-			d.report(checkCtx, RemoteHealth{TaskGroupID: change.TaskGroupID, Message: err.Error()})
+			d.report(checkCtx, RemoteHealth{TaskGroupID: change.TaskGroupID, Check: i, Message: err.Error()})
 			continue
 		}
 		checker := &healthcheck.Checker{Prober: prober, Policy: healthcheck.PolicyOf(check)}
@@ -621,7 +621,7 @@ func (d *Driver) changeChecks(ctx context.Context, change CheckChange) {
 			if r.InGrace {
 				return
 			}
-			d.report(checkCtx, RemoteHealth{TaskGroupID: change.TaskGroupID, Healthy: r.Healthy, Message: r.Message, Kill: r.Kill})
+			d.report(checkCtx, RemoteHealth{TaskGroupID: change.TaskGroupID, Check: i, Healthy: r.Healthy, Message: r.Message, Kill: r.Kill})
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -280,12 +281,22 @@ func TestDriverRemoteHealthChecks(t *testing.T) {
 		}
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
+	ready := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/ready" {
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	t.Cleanup(ready.Close)
+	httpPort := ready.Listener.Addr().(*net.TCPAddr).Port
 	s := startSystem(t, devcluster.AgentSpec{Hostname: "localhost"})
 	p := processApp("checked", 1)
 	p.Constraint = nil
 	p.Spec.Template.Spec.Processes[0].HealthChecks = []manifest.HealthCheck{{
 		Type: manifest.CheckRemoteTCP, IntervalSeconds: 2, TimeoutSeconds: 1, ConsecutiveFailures: 2,
 		TCP: &manifest.TCPCheck{Port: port},
+	}, {
+		Type: manifest.CheckRemoteHTTP, IntervalSeconds: 2, TimeoutSeconds: 1, ConsecutiveFailures: 2,
+		HTTP: &manifest.HTTPCheck{Scheme: "http", Port: httpPort, Path: "/ready"},
 	}}
 	if errs := p.Validate(nil); len(errs) > 0 {
 		t.Fatal(errs)
@@ -293,17 +304,27 @@ func TestDriverRemoteHealthChecks(t *testing.T) {
 	if _, err := s.reg.CreateApp(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	s.eventually("remote check healthy", func() (bool, string) {
+	// Issue 16: each check by name with its own verdict; healthy once
+	// both pass.
+	want := []registry.RemoteCheckResult{{Name: fmt.Sprintf("REMOTE_TCP %d", port), Healthy: true},
+		{Name: fmt.Sprintf("REMOTE_HTTP %d /ready", httpPort), Healthy: true}}
+	s.eventually("both remote checks healthy", func() (bool, string) {
 		g := s.groups("checked")
 		if len(g) != 1 {
 			return false, "no instance"
 		}
-		return g[0].RemoteHealthy != nil && *g[0].RemoteHealthy, fmt.Sprintf("%+v %q", g[0].RemoteHealthy, g[0].RemoteMessage)
+		return g[0].RemoteHealthy != nil && *g[0].RemoteHealthy && slices.Equal(g[0].RemoteChecks, want),
+			fmt.Sprintf("%+v %q %+v", g[0].RemoteHealthy, g[0].RemoteMessage, g[0].RemoteChecks)
 	})
 	ln.Close()
+	s.eventually("the TCP check failing, named", func() (bool, string) {
+		g := s.groups("checked")[0]
+		return g.RemoteHealthy != nil && !*g.RemoteHealthy && strings.HasPrefix(g.RemoteMessage, want[0].Name+": "),
+			fmt.Sprintf("%+v %q", g.RemoteHealthy, g.RemoteMessage)
+	})
 	s.eventually("killed and relaunched after 2 failures", func() (bool, string) {
 		g := s.groups("checked")[0]
-		return g.Launches == 2 && g.Restarts == 1, fmt.Sprintf("launches=%d phase=%s msg=%q", g.Launches, g.Phase, g.Message)
+		return g.Launches >= 2 && g.Restarts >= 1, fmt.Sprintf("launches=%d phase=%s msg=%q", g.Launches, g.Phase, g.Message)
 	})
 }
 

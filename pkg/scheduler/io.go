@@ -100,8 +100,10 @@ type Tick struct{}
 // of an instance's current launch.
 type RemoteHealth struct {
 	TaskGroupID string
-	Healthy     bool
-	Message     string
+	// Check is the check's index among the template's remote checks.
+	Check   int
+	Healthy bool
+	Message string
 	// Kill: consecutiveFailures was reached.
 	Kill bool
 }

@@ -95,7 +95,7 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	inst.rec.Network, inst.rec.Update, inst.rec.RestartGeneration = tmpl.Network(), nil, tmpl.RestartGeneration
 	inst.rec.AgentID, inst.rec.Host, inst.rec.HostIP, inst.rec.Ports = agentID, info.hostname, info.ip, ports
 	inst.rec.State, inst.rec.Tasks, inst.rec.Healthy = mesos.TASK_STAGING.String(), records, nil
-	inst.rec.RemoteHealthy, inst.rec.RemoteMessage = nil, ""
+	inst.rec.RemoteHealthy, inst.rec.RemoteMessage, inst.rec.RemoteChecks = nil, "", nil
 	inst.rec.NotBefore, inst.rec.RunningSince, inst.rec.Message = time.Time{}, time.Time{}, ""
 	for _, t := range records {
 		c.tasks[t.ID] = inst

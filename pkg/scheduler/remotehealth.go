@@ -1,5 +1,7 @@
 package scheduler
 
+import "github.com/bcs-mesos/bcs-mesos/pkg/registry"
+
 // startRemoteChecks asks the driver to run the instance's REMOTE_* checks
 // against its agent.
 func (c *Core) startRemoteChecks(inst *instance) {
@@ -16,15 +18,38 @@ func (c *Core) stopRemoteChecks(inst *instance) {
 	}
 }
 
-// remoteHealth records a remote check verdict; a kill verdict kills the
-// instance, and its end counts as a failure.
+// remoteHealth records a remote check's verdict and sums up the
+// instance's: unhealthy when one check fails (its message shown, named),
+// healthy once every check passed. A kill verdict kills the instance,
+// and its end counts as a failure.
 func (c *Core) remoteHealth(h RemoteHealth) {
 	inst := c.currentLaunch(h.TaskGroupID)
 	if inst == nil || inst.phase != PhaseRunning {
 		return
 	}
-	healthy := h.Healthy
-	inst.rec.RemoteHealthy, inst.rec.RemoteMessage = &healthy, h.Message
+	tmpl := inst.template()
+	if tmpl == nil || h.Check < 0 || h.Check >= len(tmpl.RemoteChecks) {
+		return
+	}
+	if len(inst.rec.RemoteChecks) != len(tmpl.RemoteChecks) {
+		inst.rec.RemoteChecks = make([]registry.RemoteCheckResult, len(tmpl.RemoteChecks))
+	}
+	inst.rec.RemoteChecks[h.Check] = registry.RemoteCheckResult{Name: tmpl.RemoteChecks[h.Check].Name(), Healthy: h.Healthy, Message: h.Message}
+	inst.rec.RemoteHealthy, inst.rec.RemoteMessage = nil, ""
+	passed := 0
+	for _, r := range inst.rec.RemoteChecks {
+		switch {
+		case r.Name != "" && !r.Healthy && inst.rec.RemoteHealthy == nil:
+			unhealthy := false
+			inst.rec.RemoteHealthy, inst.rec.RemoteMessage = &unhealthy, r.Name+": "+r.Message
+		case r.Name != "" && r.Healthy:
+			passed++
+		}
+	}
+	if passed == len(inst.rec.RemoteChecks) {
+		healthy := true
+		inst.rec.RemoteHealthy = &healthy
+	}
 	if h.Kill {
 		c.kill(inst, KillHealth)
 		return

@@ -21,7 +21,8 @@
 //	tick DURATION       advance the clock and send Tick
 //	scale NS/NAME N [force=true] | delete NS/NAME | update NS/NAME (a new version, same spec)
 //	operate NS/NAME IDX OP   restart, reload or reschedule the current launch
-//	health NS/NAME IDX healthy|unhealthy|kill   a remote check verdict
+//	health NS/NAME IDX healthy|unhealthy|kill [check=N]   a remote check's verdict
+//	                    (apps take remote=tcp,http: a REMOTE_TCP and a REMOTE_HTTP check)
 //	rescind OFFERID
 //	restart             a new Core restored from the store, as after a crash
 //	crash COMMAND       COMMAND's step stores and sends nothing (kill -9 before the

@@ -214,8 +214,8 @@ func (h *Harness) apply(w scheduler.Write) string {
 		if g.Healthy != nil {
 			s += fmt.Sprintf(" healthy=%v", *g.Healthy)
 		}
-		if g.RemoteHealthy != nil {
-			s += fmt.Sprintf(" remote=%v", *g.RemoteHealthy)
+		if g.RemoteHealthy != nil || len(g.RemoteChecks) > 1 {
+			s += " remote=" + describeRemote(&g)
 		}
 		if g.Message != "" {
 			s += fmt.Sprintf(" %q", g.Message)
@@ -413,7 +413,7 @@ func (h *Harness) Run(command string) []string {
 		return h.step(scheduler.AppChanged{App: &cp})
 	case "health":
 		g := h.groups[f[1]+"/"+f[2]]
-		return h.step(scheduler.RemoteHealth{TaskGroupID: g.ID, Healthy: f[3] == "healthy", Kill: f[3] == "kill",
+		return h.step(scheduler.RemoteHealth{TaskGroupID: g.ID, Check: atoi(args["check"], 0), Healthy: f[3] == "healthy", Kill: f[3] == "kill",
 			Message: map[bool]string{true: "", false: "connection refused"}[f[3] == "healthy"]})
 	case "operate":
 		g := h.groups[f[1]+"/"+f[2]]
@@ -521,9 +521,15 @@ func (h *Harness) process(key string, args map[string]string) *manifest.Process 
 	proc.Ports = []manifest.ProcessPort{{Name: "http_port", Protocol: "HTTP"}}
 	proc.StartCmd = "./start.sh --port ${ports.http_port}"
 	proc.HealthChecks = nil
-	if args["remote"] == "tcp" {
-		proc.HealthChecks = []manifest.HealthCheck{{Type: manifest.CheckRemoteTCP, IntervalSeconds: 5, TimeoutSeconds: 1,
-			ConsecutiveFailures: 2, TCP: &manifest.TCPCheck{PortName: "http_port"}}}
+	for _, remote := range strings.Split(args["remote"], ",") {
+		switch remote {
+		case "tcp":
+			proc.HealthChecks = append(proc.HealthChecks, manifest.HealthCheck{Type: manifest.CheckRemoteTCP, IntervalSeconds: 5, TimeoutSeconds: 1,
+				ConsecutiveFailures: 2, TCP: &manifest.TCPCheck{PortName: "http_port"}})
+		case "http":
+			proc.HealthChecks = append(proc.HealthChecks, manifest.HealthCheck{Type: manifest.CheckRemoteHTTP, IntervalSeconds: 5, TimeoutSeconds: 1,
+				ConsecutiveFailures: 2, HTTP: &manifest.HTTPCheck{Scheme: "http", PortName: "http_port", Path: "/ready"}})
+		}
 	}
 	if args["checks"] == "http" {
 		proc.HealthChecks = append(proc.HealthChecks, manifest.HealthCheck{Type: manifest.CheckHTTP, IntervalSeconds: 5, TimeoutSeconds: 1,
@@ -659,4 +665,21 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// describeRemote is an instance's remote verdict, with each check's when it
+// has several: "true", "false[true,false]", "<nil>[true,-]".
+func describeRemote(g *registry.TaskGroup) string {
+	s := "<nil>"
+	if g.RemoteHealthy != nil {
+		s = strconv.FormatBool(*g.RemoteHealthy)
+	}
+	if len(g.RemoteChecks) < 2 {
+		return s
+	}
+	verdicts := make([]string, len(g.RemoteChecks))
+	for i, r := range g.RemoteChecks {
+		verdicts[i] = map[bool]string{true: strconv.FormatBool(r.Healthy), false: "-"}[r.Name != ""]
+	}
+	return s + "[" + strings.Join(verdicts, ",") + "]"
 }
