@@ -421,7 +421,7 @@ func forceOf(r *http.Request) (bool, error) {
 	case "true":
 		return true, nil
 	default:
-		return false, field.ErrorList{field.Invalid("force", "want true or false, got %q", v)}
+		return false, queryError(field.ErrorList{field.Invalid("force", "want true or false, got %q", v)})
 	}
 }
 

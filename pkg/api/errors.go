@@ -32,6 +32,19 @@ type httpError struct {
 
 func (e *httpError) Error() string { return e.message }
 
+// paramsError is a request's query parameters refused, each named.
+type paramsError struct{ fields field.ErrorList }
+
+func (e *paramsError) Error() string { return e.fields.ToError().Error() }
+
+// queryError is the error of bad query parameters, nil for none.
+func queryError(errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return &paramsError{errs}
+}
+
 // classes maps every errdefs class to its status and code; anything else is
 // an internal error.
 var classes = []struct {
@@ -50,10 +63,13 @@ var classes = []struct {
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := http.StatusInternalServerError, errorBody{Error: errorDetail{Code: "Internal", Message: "internal error"}}
 	var he *httpError
+	var params *paramsError
 	var fields field.ErrorList
 	switch {
 	case errors.As(err, &he):
 		status, body.Error = he.status, errorDetail{Code: he.code, Message: he.message}
+	case errors.As(err, &params):
+		status, body.Error = http.StatusBadRequest, errorDetail{Code: "InvalidArgument", Message: "invalid query parameters", Details: params.fields.Messages()}
 	case errors.As(err, &fields):
 		status, body.Error = http.StatusBadRequest, errorDetail{Code: "InvalidArgument", Message: "invalid manifest", Details: fields.Messages()}
 	default:

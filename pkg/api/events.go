@@ -235,7 +235,7 @@ func parseEventQuery(r *http.Request) (eventQuery, error) {
 		}
 		q.after = &after
 	}
-	return q, errs.ToError()
+	return q, queryError(errs)
 }
 
 // keeps reports whether the stream may send an event of key: its kind is

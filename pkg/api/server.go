@@ -195,7 +195,7 @@ func unknownParams(r *http.Request, params []string) error {
 			errs = append(errs, field.Invalid(field.Path(name), "unknown parameter (%s)", want))
 		}
 	}
-	return errs.ToError()
+	return queryError(errs)
 }
 
 // ServeHTTP routes the request, redirects writes on a follower, answers

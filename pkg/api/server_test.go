@@ -320,8 +320,8 @@ func TestUnknownQueryParametersAreRefused(t *testing.T) {
 		{"POST", "/v1/secrets?x=1&a=2", "a: unknown parameter (this route takes none)"},
 	} {
 		got := errorOf(t, e.call(t, tc.method, tc.path, process("gamesvc", "ns-a")), http.StatusBadRequest, "InvalidArgument")
-		if len(got.Details) == 0 || !strings.Contains(got.Details[0], tc.want) {
-			t.Errorf("%s %s: details %q, want %q", tc.method, tc.path, got.Details, tc.want)
+		if got.Message != "invalid query parameters" || len(got.Details) == 0 || !strings.Contains(got.Details[0], tc.want) {
+			t.Errorf("%s %s: %q %q, want invalid query parameters, %q", tc.method, tc.path, got.Message, got.Details, tc.want)
 		}
 	}
 	if keys := e.storedKeys(t); len(keys) != 0 {
