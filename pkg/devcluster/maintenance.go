@@ -230,10 +230,9 @@ func validateMachineList(ids []mesos.MachineID) string {
 	return ""
 }
 
-// startMaintenance takes DRAINING machines DOWN: their agents are shut
-// down and removed, their tasks gone by operator (_startMaintenance).
-// Caller holds c.mu.
-func (c *Cluster) startMaintenance(ids []mesos.MachineID) *httpError {
+// checkMachinesIn refuses ids unless each is a machine of the schedule
+// in mode, with the master's messages. Caller holds c.mu.
+func (c *Cluster) checkMachinesIn(ids []mesos.MachineID, mode mesos.MachineInfo_Mode, change string) *httpError {
 	if msg := validateMachineList(ids); msg != "" {
 		return &httpError{http.StatusBadRequest, msg}
 	}
@@ -242,9 +241,19 @@ func (c *Cluster) startMaintenance(ids []mesos.MachineID) *httpError {
 		if m == nil {
 			return &httpError{http.StatusBadRequest, "Machine '" + machineJSON(id) + "' is not part of a maintenance schedule"}
 		}
-		if m.mode != mesos.DRAINING {
-			return &httpError{http.StatusBadRequest, "Machine '" + machineJSON(id) + "' is not in DRAINING mode and cannot be brought down"}
+		if m.mode != mode {
+			return &httpError{http.StatusBadRequest, "Machine '" + machineJSON(id) + "' is not in " + mode.String() + " mode and cannot be " + change}
 		}
+	}
+	return nil
+}
+
+// startMaintenance takes DRAINING machines DOWN: their agents are shut
+// down and removed, their tasks gone by operator (_startMaintenance).
+// Caller holds c.mu.
+func (c *Cluster) startMaintenance(ids []mesos.MachineID) *httpError {
+	if err := c.checkMachinesIn(ids, mesos.DRAINING, "brought down"); err != nil {
+		return err
 	}
 	for _, id := range ids {
 		key := machineKey(id)
@@ -259,17 +268,8 @@ func (c *Cluster) startMaintenance(ids []mesos.MachineID) *httpError {
 // stopMaintenance brings DOWN machines back UP and takes them out of the
 // schedule (_stopMaintenance). Caller holds c.mu.
 func (c *Cluster) stopMaintenance(ids []mesos.MachineID) *httpError {
-	if msg := validateMachineList(ids); msg != "" {
-		return &httpError{http.StatusBadRequest, msg}
-	}
-	for _, id := range ids {
-		m := c.machines[machineKey(id)]
-		if m == nil {
-			return &httpError{http.StatusBadRequest, "Machine '" + machineJSON(id) + "' is not part of a maintenance schedule"}
-		}
-		if m.mode != mesos.DOWN {
-			return &httpError{http.StatusBadRequest, "Machine '" + machineJSON(id) + "' is not in DOWN mode and cannot be brought up"}
-		}
+	if err := c.checkMachinesIn(ids, mesos.DOWN, "brought up"); err != nil {
+		return err
 	}
 	up := map[string]bool{}
 	for _, id := range ids {

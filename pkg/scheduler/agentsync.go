@@ -71,10 +71,6 @@ func (d *Driver) syncAgentsOnce(ctx context.Context, client *mesosoperator.Clien
 	}
 	listed := make([]registry.ListedAgent, len(agents))
 	for i, a := range agents {
-		attrs := map[string]string{}
-		for name, v := range a.Attributes {
-			attrs[name] = v.String()
-		}
 		m := registry.AgentMaster{Active: a.Active, Deactivated: a.Deactivated, Recovered: a.Recovered,
 			Total: registry.AgentResources{CPUs: a.Total.CPUs, MemMB: a.Total.Mem, DiskMB: a.Total.Disk}}
 		for _, r := range a.Total.Ports {
@@ -83,7 +79,7 @@ func (d *Driver) syncAgentsOnce(ctx context.Context, client *mesosoperator.Clien
 		if a.Drain != nil {
 			m.Drain = string(a.Drain.State)
 		}
-		listed[i] = registry.ListedAgent{ID: a.ID, Hostname: a.Hostname, Attributes: attrs, Master: m}
+		listed[i] = registry.ListedAgent{ID: a.ID, Hostname: a.Hostname, Attributes: shownAttributes(a.Attributes), Master: m}
 	}
 	dropped, err := d.cfg.Registry.SyncAgents(ctx, listed)
 	if len(dropped) > 0 {

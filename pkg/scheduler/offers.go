@@ -7,6 +7,9 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesosoperator"
 )
 
 // learnAgent remembers what an offer tells about its agent, and records
@@ -24,11 +27,16 @@ func (c *Core) learnAgent(o mesos.Offer) {
 		info.recorded = old.recorded
 		return
 	}
-	attrs := map[string]string{}
-	for name, v := range attributes(info.attributes) {
-		attrs[name] = v.String()
+	c.write(Write{Agent: &AgentRecord{ID: info.id, Hostname: info.hostname, Attributes: shownAttributes(mesosoperator.Attributes(info.attributes))}})
+}
+
+// shownAttributes are an agent's attributes as its record shows them.
+func shownAttributes(attrs map[string]constraint.Value) map[string]string {
+	out := make(map[string]string, len(attrs))
+	for name, v := range attrs {
+		out[name] = v.String()
 	}
-	c.write(Write{Agent: &AgentRecord{ID: info.id, Hostname: info.hostname, Attributes: attrs}})
+	return out
 }
 
 // AgentSeenEvery is how often an agent that keeps offering has its record

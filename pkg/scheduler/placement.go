@@ -9,6 +9,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesosoperator"
 	"github.com/bcs-mesos/bcs-mesos/pkg/offer"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
@@ -139,7 +140,7 @@ func (c *Core) snapshot() *offer.Snapshot {
 	}
 	for _, id := range slices.Sorted(maps.Keys(c.agents)) {
 		info := c.agents[id]
-		a := offer.Agent{Agent: constraint.Agent{ID: id, Hostname: info.hostname, Attributes: attributes(info.attributes)}}
+		a := offer.Agent{Agent: constraint.Agent{ID: id, Hostname: info.hostname, Attributes: mesosoperator.Attributes(info.attributes)}}
 		if s := c.settings[info.hostname]; s != nil {
 			a.Taints, a.Unschedulable = s.Taints, !s.Schedulable()
 		}
@@ -147,7 +148,7 @@ func (c *Core) snapshot() *offer.Snapshot {
 		offers := byAgent[id]
 		slices.SortFunc(offers, func(x, y mesos.Offer) int { return cmp.Compare(x.ID.Value, y.ID.Value) })
 		for _, o := range offers {
-			a.Offers = append(a.Offers, offer.Offer{ID: o.ID.Value, Resources: offeredResources(o.Resources)})
+			a.Offers = append(a.Offers, offer.Offer{ID: o.ID.Value, Resources: mesosoperator.Resources(o.Resources)})
 		}
 		snap.Agents = append(snap.Agents, a)
 	}
@@ -166,44 +167,4 @@ func (c *Core) snapshot() *offer.Snapshot {
 	}
 	c.holdPorts(snap)
 	return snap
-}
-
-func attributes(attrs []mesos.Attribute) map[string]constraint.Value {
-	out := map[string]constraint.Value{}
-	for _, a := range attrs {
-		switch a.Type {
-		case mesos.SCALAR:
-			out[a.Name] = constraint.Scalar(a.GetScalar().GetValue())
-		case mesos.SET:
-			out[a.Name] = constraint.Set(a.GetSet().GetItem()...)
-		case mesos.RANGES:
-			var rs []constraint.Range
-			for _, r := range a.GetRanges().GetRange() {
-				rs = append(rs, constraint.Range{Begin: r.Begin, End: r.End})
-			}
-			out[a.Name] = constraint.Ranges(rs...)
-		default:
-			out[a.Name] = constraint.Text(a.GetText().GetValue())
-		}
-	}
-	return out
-}
-
-func offeredResources(rs []mesos.Resource) offer.Resources {
-	var out offer.Resources
-	for _, r := range rs {
-		switch r.Name {
-		case "cpus":
-			out.CPUs += r.GetScalar().GetValue()
-		case "mem":
-			out.Mem += r.GetScalar().GetValue()
-		case "disk":
-			out.Disk += r.GetScalar().GetValue()
-		case "ports":
-			for _, pr := range r.GetRanges().GetRange() {
-				out.Ports = append(out.Ports, offer.PortRange{Begin: uint32(pr.Begin), End: uint32(pr.End)})
-			}
-		}
-	}
-	return out
 }
