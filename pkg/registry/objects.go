@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
@@ -425,4 +426,24 @@ func (r *Registry) ListAgents(ctx context.Context) ([]*Agent, error) {
 		return nil, err
 	}
 	return list[Agent](ctx, r.store, prefix)
+}
+
+// FindTask returns the task of t named name: a container or process name
+// of its spec, or a task ID. An empty name is the only task of a group of
+// one; of a larger group it is an error naming the tasks to choose from.
+func (t *TaskGroup) FindTask(name string) (*TaskRecord, error) {
+	if name == "" && len(t.Tasks) == 1 {
+		return &t.Tasks[0], nil
+	}
+	names := make([]string, len(t.Tasks))
+	for i := range t.Tasks {
+		if name != "" && (t.Tasks[i].Name == name || t.Tasks[i].ID == name) {
+			return &t.Tasks[i], nil
+		}
+		names[i] = t.Tasks[i].Name
+	}
+	if name == "" {
+		return nil, fmt.Errorf("task group %s has %d tasks, name one of %s: %w", t.ID, len(t.Tasks), strings.Join(names, ", "), errdefs.ErrInvalidArgument)
+	}
+	return nil, fmt.Errorf("task group %s has no task %q (it has %s): %w", t.ID, name, strings.Join(names, ", "), errdefs.ErrNotFound)
 }
