@@ -124,6 +124,7 @@ func (e *env) call(t *testing.T, method, path string, body any, headers ...strin
 	if err != nil {
 		t.Fatalf("%s %s: reading body: %v", method, path, err)
 	}
+	conform(t, e, req, resp.StatusCode, resp.Header, data)
 	return response{status: resp.StatusCode, header: resp.Header, body: data}
 }
 

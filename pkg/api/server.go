@@ -70,6 +70,8 @@ type Server struct {
 	// streams ends with EndStreams: event streams do not end by themselves.
 	streams    context.Context
 	endStreams context.CancelFunc
+	// described are the routes s.handle registered, for GET /openapi.json.
+	described []describedRoute
 }
 
 // NewServer returns the API over cfg.Registry.
@@ -158,10 +160,12 @@ func (s *Server) routes() {
 	}
 	s.handle("GET /v1/leader", s.leader)
 	s.handle("GET /healthz", s.healthz)
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))
+	s.handleRaw("GET /metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))
 	if s.cfg.FilesDir != "" {
-		s.mux.Handle("GET /files/", http.StripPrefix("/files/", http.FileServer(http.Dir(s.cfg.FilesDir))))
+		s.handleRaw("GET /files/", http.StripPrefix("/files/", http.FileServer(http.Dir(s.cfg.FilesDir))))
 	}
+	s.described = append(s.described, describedRoute{pattern: "GET /openapi.json"})
+	s.handle("GET /openapi.json", openAPIHandler(openAPI(s.described)))
 }
 
 // handlerFunc is an API handler: it answers or returns an error for
@@ -172,6 +176,9 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 // a request with any other is a 400 naming it, and h does not run (a
 // misspelt ?dryRun must not create anything).
 func (s *Server) handle(pattern string, h handlerFunc, params ...string) {
+	if !slices.ContainsFunc(s.described, func(d describedRoute) bool { return d.pattern == pattern }) {
+		s.described = append(s.described, describedRoute{pattern, params})
+	}
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if err := unknownParams(r, params); err != nil {
 			writeError(w, r, err)
@@ -181,6 +188,13 @@ func (s *Server) handle(pattern string, h handlerFunc, params ...string) {
 			writeError(w, r, err)
 		}
 	})
+}
+
+// handleRaw routes pattern to a handler that answers by itself (no JSON,
+// any query), described in GET /openapi.json like the others.
+func (s *Server) handleRaw(pattern string, h http.Handler) {
+	s.described = append(s.described, describedRoute{pattern: pattern})
+	s.mux.Handle(pattern, h)
 }
 
 // unknownParams names the query parameters of r not in params.

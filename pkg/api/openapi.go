@@ -1,0 +1,380 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3gen"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+)
+
+// routeDoc describes one route in GET /openapi.json. Bodies and replies
+// are Go values whose types give the schema, or shapes built of them
+// (listOf, fieldsOf, anyOf).
+type routeDoc struct {
+	summary string
+	body    any
+	// bodyOptional: the route also runs without a body.
+	bodyOptional bool
+	// ops, for a pattern ending in {op}, are the operations it takes, each
+	// with its body (nil: none): the document lists each as its own path.
+	ops     map[string]any
+	replies map[int]any
+	// text is the media type of a reply that is not JSON.
+	text string
+}
+
+// describedRoute is a route as s.handle registered it.
+type describedRoute struct {
+	pattern string
+	params  []string
+}
+
+// listShape is {"key": [item…]}, the API's list shape.
+type listShape struct {
+	key  string
+	item any
+}
+
+func listOf(key string, item any) listShape { return listShape{key, item} }
+
+// fieldsShape is an object of the named fields, each always present.
+type fieldsShape []namedValue
+
+type namedValue struct {
+	name  string
+	value any
+}
+
+func fieldsOf(nameValues ...any) fieldsShape {
+	var f fieldsShape
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		f = append(f, namedValue{nameValues[i].(string), nameValues[i+1]})
+	}
+	return f
+}
+
+// anyOfShape is a body of any of the values' types.
+type anyOfShape []any
+
+func anyOf(values ...any) anyOfShape { return values }
+
+// anyJSON is a reply of any JSON value.
+type anyJSON struct{}
+
+// routeDocs describes every route routes registers, by pattern.
+func routeDocs() map[string]routeDoc {
+	docs := map[string]routeDoc{}
+	for _, wl := range []workloads{appRoutes, deploymentRoutes} {
+		base := "/v1/" + wl.path
+		var body any = manifest.Deployment{}
+		if wl.path == appRoutes.path {
+			body = anyOf(manifest.Application{}, manifest.Process{})
+		}
+		docs["POST "+base] = routeDoc{summary: "Create an " + wl.noun() + " from its manifest", body: body,
+			replies: map[int]any{http.StatusCreated: AppView{}}}
+		docs["GET "+base] = routeDoc{summary: "List the " + wl.list, replies: map[int]any{http.StatusOK: listOf(wl.list, AppView{})}}
+		docs["GET "+base+"/{ns}/{name}"] = routeDoc{summary: "Get an " + wl.noun() + " with its instances and rollout",
+			replies: map[int]any{http.StatusOK: AppView{}}}
+		docs["PUT "+base+"/{ns}/{name}"] = routeDoc{summary: "Update an " + wl.noun() + " (a new version, rolled out by its strategy)", body: body,
+			replies: map[int]any{http.StatusOK: AppView{}}}
+		docs["DELETE "+base+"/{ns}/{name}"] = routeDoc{summary: "Delete an " + wl.noun() + " (its instances through their PreDeleteHook unless force)",
+			replies: map[int]any{http.StatusAccepted: anyOf(AppView{}, deletedReply{})}}
+		docs["POST "+base+"/{ns}/{name}/scale"] = routeDoc{summary: "Scale an " + wl.noun(), body: scaleRequest{},
+			replies: map[int]any{http.StatusAccepted: AppView{}}}
+		docs["GET "+base+"/{ns}/{name}/versions"] = routeDoc{summary: "List an " + wl.noun() + "'s stored versions",
+			replies: map[int]any{http.StatusOK: listOf("versions", registry.AppVersion{})}}
+		docs["POST "+base+"/{ns}/{name}/{op}"] = routeDoc{summary: "Operate on an " + wl.noun() + "'s rollout",
+			ops: rolloutOpBodies(), replies: map[int]any{http.StatusAccepted: AppView{}}}
+	}
+	for _, k := range append(slices.Clone(objectKinds), dependsKind) {
+		// A depends object is read with who uses it and its pods.
+		body, view := objectManifest(k.kind), any(ObjectView{})
+		if k == dependsKind {
+			view = DependsView{}
+		}
+		docs["POST /v1/"+k.path] = routeDoc{summary: "Create a " + string(k.kind), body: body, replies: map[int]any{http.StatusCreated: ObjectView{}}}
+		docs["GET /v1/"+k.path] = routeDoc{summary: "List the " + k.path, replies: map[int]any{http.StatusOK: listOf(k.path, view)}}
+		docs["GET /v1/"+k.path+"/{ns}/{name}"] = routeDoc{summary: "Get a " + string(k.kind), replies: map[int]any{http.StatusOK: view}}
+		docs["PUT /v1/"+k.path+"/{ns}/{name}"] = routeDoc{summary: "Replace a " + string(k.kind), body: body, replies: map[int]any{http.StatusOK: ObjectView{}}}
+		docs["DELETE /v1/"+k.path+"/{ns}/{name}"] = routeDoc{summary: "Delete a " + string(k.kind), replies: map[int]any{http.StatusNoContent: nil}}
+	}
+	seedDepends := "seed 002's route for depends objects, named by ?name= and ?namespace="
+	docs["POST /api/depends"] = routeDoc{summary: "Create a depends object (" + seedDepends + ")", body: manifest.Depends{},
+		replies: map[int]any{http.StatusCreated: ObjectView{}}}
+	docs["GET /api/depends"] = routeDoc{summary: "Get a depends object (" + seedDepends + ")", replies: map[int]any{http.StatusOK: DependsView{}}}
+	docs["PUT /api/depends"] = routeDoc{summary: "Replace a depends object (" + seedDepends + ")", body: manifest.Depends{},
+		replies: map[int]any{http.StatusOK: ObjectView{}}}
+	docs["DELETE /api/depends"] = routeDoc{summary: "Delete a depends object (" + seedDepends + ")", replies: map[int]any{http.StatusNoContent: nil}}
+	docs["POST /v1/hookruns"] = routeDoc{summary: "Run a hook template", body: hookRunRequest{}, replies: map[int]any{http.StatusCreated: registry.HookRun{}}}
+	docs["GET /v1/hookruns"] = routeDoc{summary: "List hook runs", replies: map[int]any{http.StatusOK: listOf("hookruns", registry.HookRun{})}}
+	docs["GET /v1/hookruns/{ns}/{name}"] = routeDoc{summary: "Get a hook run with its measurements", replies: map[int]any{http.StatusOK: registry.HookRun{}}}
+	docs["POST /v1/hookruns/{ns}/{name}/terminate"] = routeDoc{summary: "Terminate a hook run", replies: map[int]any{http.StatusAccepted: registry.HookRun{}}}
+	docs["POST /v1/taskgroups/{id}/{op}"] = routeDoc{summary: "Restart, reload or reschedule an instance (its task group)",
+		ops: noBodies(taskGroupOps), replies: map[int]any{http.StatusAccepted: fieldsOf("taskGroupID", "", "operation", "")}}
+	docs["GET /v1/notifies"] = routeDoc{summary: "List the notification callbacks", replies: map[int]any{http.StatusOK: listOf("notifies", registry.NotifyCallback{})}}
+	docs["POST /v1/notifies"] = routeDoc{summary: "Register a notification callback", body: notifyRequest{}, bodyOptional: true,
+		replies: map[int]any{http.StatusAccepted: registry.NotifyCallback{}}}
+	docs["DELETE /v1/notifies"] = routeDoc{summary: "Remove a notification callback, named by ?callback=",
+		replies: map[int]any{http.StatusAccepted: fieldsOf("id", "", "url", "")}}
+	docs["GET /v1/notifications"] = routeDoc{summary: "List notifications, newest first, a page at a time",
+		replies: map[int]any{http.StatusOK: notificationPage{}}}
+	docs["GET /v1/notifications/{id}"] = routeDoc{summary: "Get a notification with its deliveries", replies: map[int]any{http.StatusOK: notificationView{}}}
+	docs["GET /v1/agents"] = routeDoc{summary: "List the agents with their settings and instances", replies: map[int]any{http.StatusOK: listOf("agents", agentView{})}}
+	docs["GET /v1/agents/{agent}"] = routeDoc{summary: "Get an agent by ID or hostname", replies: map[int]any{http.StatusOK: agentView{}}}
+	docs["POST /v1/agents/{agent}/drift"] = routeDoc{summary: "Move instances off an agent, place before kill", body: DriftRequest{}, bodyOptional: true,
+		replies: map[int]any{http.StatusAccepted: fieldsOf("drift", DriftRequest{}, "from", "")}}
+	docs["POST /v1/agents/{agent}/{op}"] = routeDoc{summary: "Cordon, uncordon, drain or undrain an agent", bodyOptional: true,
+		ops: map[string]any{"cordon": agentRequest{}, "drain": agentRequest{}, "uncordon": agentRequest{}, "undrain": agentRequest{}}, replies: map[int]any{http.StatusOK: agentView{}}}
+	docs["PUT /v1/agents/{agent}/{op}"] = routeDoc{summary: "Replace an agent's taints", ops: map[string]any{"taints": agentRequest{}}, replies: map[int]any{http.StatusOK: agentView{}}}
+	docs["GET /v1/engine"] = routeDoc{summary: "Get the engine's mode", replies: map[int]any{http.StatusOK: registry.Engine{}}}
+	docs["PUT /v1/engine"] = routeDoc{summary: "Set the engine's mode (running, maintenance, stopped)", body: engineRequest{},
+		replies: map[int]any{http.StatusOK: registry.Engine{}}}
+	docs["GET /v1/events"] = routeDoc{summary: "Stream every change as Server-Sent Events", text: "text/event-stream",
+		replies: map[int]any{http.StatusOK: ""}}
+	docs["GET /v1/leader"] = routeDoc{summary: "Which replica leads", replies: map[int]any{http.StatusOK: fieldsOf("leader", "", "self", false)}}
+	docs["GET /healthz"] = routeDoc{summary: "Whether this replica can serve", replies: map[int]any{http.StatusOK: fieldsOf("status", "")}}
+	docs["GET /metrics"] = routeDoc{summary: "Prometheus metrics", text: "text/plain", replies: map[int]any{http.StatusOK: ""}}
+	docs["GET /files/"] = routeDoc{summary: "Files for agents to fetch (packages, executors) when --files-dir is set", text: "application/octet-stream",
+		replies: map[int]any{http.StatusOK: ""}}
+	docs["GET /openapi.json"] = routeDoc{summary: "This document", replies: map[int]any{http.StatusOK: anyJSON{}}}
+	return docs
+}
+
+// deletedReply answers the delete of an application that had no
+// instances left: it is gone at once.
+type deletedReply struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	State     string `json:"state"`
+}
+
+// rolloutOpBodies are the rollout operations: only rollback takes a body.
+func rolloutOpBodies() map[string]any {
+	ops := noBodies(rolloutOps)
+	ops["rollback"] = rollbackRequest{}
+	return ops
+}
+
+// noBodies lists operations that take no body.
+func noBodies[V any](ops map[string]V) map[string]any {
+	out := map[string]any{}
+	for op := range ops {
+		out[op] = nil
+	}
+	return out
+}
+
+// notificationPage is a page of GET /v1/notifications.
+type notificationPage struct {
+	Notifications []notificationView `json:"notifications"`
+	// Next is the ?before= of the next page; absent on the last.
+	Next string `json:"next,omitempty"`
+}
+
+func (wl workloads) noun() string { return strings.TrimSuffix(wl.path, "s") }
+
+// objectManifest is the manifest type of a kind of object.
+func objectManifest(kind manifest.Kind) any {
+	switch kind {
+	case manifest.KindConfigMap:
+		return manifest.ConfigMap{}
+	case manifest.KindSecret:
+		return manifest.Secret{}
+	case manifest.KindHookTemplate:
+		return manifest.HookTemplate{}
+	default:
+		return manifest.Depends{}
+	}
+}
+
+var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
+
+// openAPI builds the document of routes: every route must be described
+// (a route added without its doc panics at start, like a bad mux pattern).
+func openAPI(routes []describedRoute) *openapi3.T {
+	docs := routeDocs()
+	doc := &openapi3.T{
+		OpenAPI: "3.0.3",
+		Info: &openapi3.Info{Title: "bcs-scheduler API", Version: "v1",
+			Description: "The REST API of bcs-scheduler. Errors share one shape (ErrorBody); " +
+				"a query parameter a route does not take is a 400."},
+		Paths:      openapi3.NewPaths(),
+		Components: &openapi3.Components{Schemas: openapi3.Schemas{}},
+	}
+	b := schemaBuilder{schemas: doc.Components.Schemas, gen: openapi3gen.NewGenerator(
+		openapi3gen.SchemaCustomizer(customizeSchema),
+		openapi3gen.CreateComponentSchemas(openapi3gen.ExportComponentSchemasOptions{ExportComponentSchemas: true}),
+		openapi3gen.CreateTypeNameGenerator(func(t reflect.Type) string { return exportedName(t.Name()) }))}
+	errorRef := b.schema(errorBody{})
+	for _, rt := range routes {
+		d, ok := docs[rt.pattern]
+		if !ok {
+			panic(fmt.Sprintf("api: route %q has no description in routeDocs", rt.pattern))
+		}
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		bodies := map[string]any{path: d.body}
+		if d.ops != nil {
+			bodies = map[string]any{}
+			for op, body := range d.ops {
+				bodies[strings.TrimSuffix(path, "{op}")+op] = body
+			}
+		}
+		for _, p := range slices.Sorted(maps.Keys(bodies)) {
+			op := openapi3.NewOperation()
+			op.Summary, op.OperationID = d.summary, operationID(method, p)
+			for _, name := range pathParam.FindAllStringSubmatch(p, -1) {
+				op.AddParameter(openapi3.NewPathParameter(name[1]).WithSchema(openapi3.NewStringSchema()))
+			}
+			for _, q := range rt.params {
+				op.AddParameter(openapi3.NewQueryParameter(q).WithSchema(openapi3.NewStringSchema()))
+			}
+			if body := bodies[p]; body != nil {
+				op.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().
+					WithRequired(!d.bodyOptional).WithJSONSchemaRef(b.schema(body))}
+			}
+			op.Responses = openapi3.NewResponses()
+			for status, reply := range d.replies {
+				resp := openapi3.NewResponse().WithDescription(http.StatusText(status))
+				switch {
+				case reply == nil:
+				case d.text != "":
+					resp.WithContent(openapi3.NewContentWithSchema(openapi3.NewStringSchema(), []string{d.text}))
+				default:
+					resp.WithJSONSchemaRef(b.schema(reply))
+				}
+				op.AddResponse(status, resp)
+			}
+			op.Responses.Set("default", &openapi3.ResponseRef{Value: openapi3.NewResponse().
+				WithDescription("An error: 400 for bad input (each field named), 404, 409, 503 …").WithJSONSchemaRef(errorRef)})
+			doc.AddOperation(p, method, op)
+		}
+	}
+	return doc
+}
+
+func operationID(method, path string) string {
+	words := []string{strings.ToLower(method)}
+	for _, part := range strings.Split(path, "/") {
+		part = strings.Trim(part, "{}")
+		if part != "" && part != "v1" {
+			words = append(words, exportedName(part))
+		}
+	}
+	return strings.Join(words, "")
+}
+
+func exportedName(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// schemaBuilder makes the schemas of bodies and replies; named Go types
+// become components.
+type schemaBuilder struct {
+	gen     *openapi3gen.Generator
+	schemas openapi3.Schemas
+}
+
+func (b schemaBuilder) schema(v any) *openapi3.SchemaRef {
+	switch v := v.(type) {
+	case listShape:
+		list := openapi3.NewArraySchema()
+		list.Items = b.schema(v.item)
+		return openapi3.NewObjectSchema().WithPropertyRef(v.key, list.NewRef()).WithRequired([]string{v.key}).NewRef()
+	case fieldsShape:
+		s := openapi3.NewObjectSchema()
+		for _, f := range v {
+			s.WithPropertyRef(f.name, b.schema(f.value))
+			s.Required = append(s.Required, f.name)
+		}
+		return s.NewRef()
+	case anyOfShape:
+		s := &openapi3.Schema{}
+		for _, o := range v {
+			s.AnyOf = append(s.AnyOf, b.schema(o))
+		}
+		return s.NewRef()
+	case anyJSON:
+		return (&openapi3.Schema{}).NewRef()
+	}
+	ref, err := b.gen.NewSchemaRefForValue(v, b.schemas)
+	if err != nil {
+		panic(fmt.Sprintf("api: schema of %T: %v", v, err))
+	}
+	return ref
+}
+
+var (
+	rawMessageType   = reflect.TypeFor[json.RawMessage]()
+	intOrPercentType = reflect.TypeFor[manifest.IntOrPercent]()
+	durationType     = reflect.TypeFor[time.Duration]()
+	manifestPkg      = reflect.TypeFor[manifest.Application]().PkgPath()
+)
+
+// customizeSchema says what the Go types cannot: embedded JSON is any
+// JSON, a count may be a percentage, a duration is in nanoseconds, and
+// what Go encodes as null may be null.
+func customizeSchema(_ string, t reflect.Type, tag reflect.StructTag, s *openapi3.Schema) error {
+	switch t {
+	case rawMessageType:
+		*s = openapi3.Schema{}
+	case intOrPercentType:
+		// Properties, though empty, keep it a named component.
+		*s = openapi3.Schema{Description: "a count (2) or a percentage (\"25%\")", Properties: openapi3.Schemas{},
+			AnyOf: openapi3.SchemaRefs{openapi3.NewIntegerSchema().NewRef(), openapi3.NewStringSchema().WithPattern(`^[0-9]+%$`).NewRef()}}
+	case durationType:
+		s.Description = "nanoseconds"
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface:
+		if !omitted(tag) {
+			s.Nullable = true
+		}
+	case reflect.Struct:
+		// What the API answers always has its fields but the optional
+		// ones; what it is sent (manifests, requests) is documented by
+		// the field, each optional unless its description says.
+		if t.PkgPath() == manifestPkg || strings.HasSuffix(t.Name(), "Request") {
+			break
+		}
+		for _, f := range reflect.VisibleFields(t) {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name != "" && name != "-" && s.Properties[name] != nil && !omitted(f.Tag) && !slices.Contains(s.Required, name) {
+				s.Required = append(s.Required, name)
+			}
+		}
+	}
+	return nil
+}
+
+// omitted: a field with this tag may be absent from JSON.
+func omitted(tag reflect.StructTag) bool {
+	_, opts, _ := strings.Cut(tag.Get("json"), ",")
+	return strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")
+}
+
+// openAPIHandler serves the document, encoded once.
+func openAPIHandler(doc *openapi3.T) handlerFunc {
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		panic(fmt.Sprintf("api: encoding the OpenAPI document: %v", err))
+	}
+	return func(w http.ResponseWriter, _ *http.Request) error {
+		w.Header().Set("Content-Type", "application/json")
+		_, err := w.Write(data)
+		return err
+	}
+}
