@@ -120,13 +120,27 @@ func instanceView(g *registry.TaskGroup) InstanceView {
 func appView(app *registry.App, groups []*registry.TaskGroup, ro *registry.Rollout) AppView {
 	v := AppView{
 		Namespace: app.Namespace, Name: app.Name, Kind: app.Kind, Version: app.Version, Revision: app.Revision,
-		Instances: app.Instances, Spec: app.Spec, CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt, DependencyPod: app.DependencyPod,
+		Instances: app.Instances, Spec: shownSpec(app.Spec), CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt, DependencyPod: app.DependencyPod,
 		Status: AppStatus{State: app.State, Message: app.Message, Instances: []InstanceView{}, Rollout: rolloutView(ro)},
 	}
 	for _, g := range groups {
 		v.Status.Instances = append(v.Status.Instances, instanceView(g))
 	}
 	return v
+}
+
+// shownSpec is a stored manifest as the API shows it: its passwords
+// redacted. A spec that does not parse (none is stored) is not shown.
+func shownSpec(spec json.RawMessage) json.RawMessage {
+	obj, _ := manifest.Parse(spec)
+	if obj == nil {
+		return nil
+	}
+	shown, err := json.Marshal(manifest.RedactCredentials(obj))
+	if err != nil {
+		return nil
+	}
+	return shown
 }
 
 // rolloutView is nil for no rollout.
@@ -272,6 +286,9 @@ func (s *Server) create(wl workloads) handlerFunc {
 		if err != nil {
 			return err
 		}
+		if obj, err = manifest.KeepCredentials(obj, nil); err != nil {
+			return err
+		}
 		app, err := s.cfg.Registry.CreateApp(r.Context(), obj)
 		if err != nil {
 			return err
@@ -301,11 +318,14 @@ func (s *Server) update(wl workloads) handlerFunc {
 		if err != nil {
 			return err
 		}
+		old, err := current.Manifest()
+		if err != nil {
+			return err
+		}
+		if obj, err = manifest.KeepCredentials(obj, old); err != nil {
+			return err
+		}
 		if manifest.UpdateStrategyOf(obj).Type == manifest.UpdateHotPatch {
-			old, err := current.Manifest()
-			if err != nil {
-				return err
-			}
 			if errs := manifest.HotPatchChanges(old, obj); len(errs) > 0 {
 				return errs
 			}
@@ -460,6 +480,9 @@ func (s *Server) versions(wl workloads) handlerFunc {
 		versions, err := s.cfg.Registry.AppVersions(r.Context(), r.PathValue("ns"), r.PathValue("name"))
 		if err != nil {
 			return err
+		}
+		for i := range versions {
+			versions[i].Spec = shownSpec(versions[i].Spec)
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"versions": nonNil(versions)})
 		return nil

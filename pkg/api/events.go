@@ -17,7 +17,6 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/changefeed"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
-	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
@@ -149,15 +148,7 @@ func describeWorkload(record []byte, revision int64) (string, any, error) {
 	if deploymentRoutes.serves(app.Kind) {
 		typ = "deployment"
 	}
-	obj, err := manifest.Parse(app.Spec)
-	if obj == nil {
-		return typ, nil, fmt.Errorf("stored manifest of %s/%s: %w", app.Namespace, app.Name, err)
-	}
-	spec, err := json.Marshal(manifest.WithoutCredentials(obj))
-	if err != nil {
-		return typ, nil, err
-	}
-	app.Spec, app.Revision = spec, revision
+	app.Revision = revision
 	v := appView(&app, nil, nil)
 	v.Status.Instances = nil
 	return typ, v, nil

@@ -2,9 +2,11 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
@@ -36,19 +38,17 @@ type ObjectView struct {
 func objectView(o *registry.Object) (ObjectView, error) {
 	v := ObjectView{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Revision: o.Revision,
 		Spec: o.Spec, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}
-	if o.Kind != manifest.KindSecret {
-		return v, nil
-	}
 	m, err := o.Manifest()
 	if err != nil {
 		return v, err
 	}
-	secret := m.(*manifest.Secret)
-	for key, d := range secret.Datas {
-		d.Content = ""
-		secret.Datas[key] = d
+	if secret, ok := m.(*manifest.Secret); ok {
+		for key, d := range secret.Datas {
+			d.Content = ""
+			secret.Datas[key] = d
+		}
 	}
-	v.Spec, err = json.Marshal(secret)
+	v.Spec, err = json.Marshal(manifest.RedactCredentials(m))
 	return v, err
 }
 
@@ -65,6 +65,9 @@ func (s *Server) createObject(k objectKind) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		obj, err := s.parse(r, k.kind)
 		if err != nil {
+			return err
+		}
+		if obj, err = manifest.KeepCredentials(obj, nil); err != nil {
 			return err
 		}
 		o, err := s.cfg.Registry.PutObject(r.Context(), obj, -1)
@@ -88,12 +91,41 @@ func (s *Server) updateObject(k objectKind) handlerFunc {
 		if err := matchPath(r, obj); err != nil {
 			return err
 		}
+		if obj, rev, err = s.keepObjectCredentials(r, obj, rev); err != nil {
+			return err
+		}
 		o, err := s.cfg.Registry.PutObject(r.Context(), obj, rev)
 		if err != nil {
 			return err
 		}
 		return s.writeObject(w, http.StatusOK, o)
 	}
+}
+
+// keepObjectCredentials keeps the stored passwords that obj, read back
+// from the API, shows redacted; the write is then conditional on the
+// revision they were kept from.
+func (s *Server) keepObjectCredentials(r *http.Request, obj manifest.Object, rev int64) (manifest.Object, int64, error) {
+	meta, _ := manifest.MetaOf(obj)
+	stored, err := s.cfg.Registry.GetObject(r.Context(), obj.Kind(), meta.Namespace, meta.Name)
+	if errors.Is(err, errdefs.ErrNotFound) {
+		obj, err = manifest.KeepCredentials(obj, nil)
+		return obj, rev, err
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	old, err := stored.Manifest()
+	if err != nil {
+		return nil, 0, err
+	}
+	if obj, err = manifest.KeepCredentials(obj, old); err != nil {
+		return nil, 0, err
+	}
+	if rev == 0 {
+		rev = stored.Revision
+	}
+	return obj, rev, nil
 }
 
 func (s *Server) getObject(k objectKind) handlerFunc {

@@ -12,15 +12,56 @@ import (
 // password, a remote configmap item's password.
 var credentialFields = map[string]bool{"imagePullPasswd": true, "pwd": true, "remotePasswd": true}
 
-// WithoutCredentials returns a deep copy of obj with every password
-// emptied (and so omitted from its JSON): what may be shown of a stored
-// manifest to someone who reads state, not secrets.
-func WithoutCredentials(obj Object) Object {
-	out := rewrite(reflect.ValueOf(obj).Elem(), "", func(p field.Path, s string) string {
-		if credentialFields[string(p)[strings.LastIndexByte(string(p), '.')+1:]] {
-			return ""
+// Redacted stands for a password in what is shown of a manifest.
+const Redacted = "***"
+
+func isCredential(p field.Path) bool {
+	return credentialFields[string(p)[strings.LastIndexByte(string(p), '.')+1:]]
+}
+
+// RedactCredentials returns a deep copy of obj in which every password set
+// is Redacted: what may be shown of a stored manifest to someone who
+// reads state, not secrets.
+func RedactCredentials(obj Object) Object {
+	return rewriteObject(obj, func(p field.Path, s string) string {
+		if s != "" && isCredential(p) {
+			return Redacted
 		}
 		return s
 	})
-	return out.Addr().Interface().(Object)
+}
+
+// KeepCredentials returns a copy of obj in which each Redacted password
+// (a manifest read back from the API and sent again) is the password at
+// the same place of old, the stored manifest; old may be nil (a create).
+// A Redacted password old has none for is an error naming the field.
+func KeepCredentials(obj, old Object) (Object, error) {
+	stored := map[field.Path]string{}
+	if old != nil {
+		rewriteObject(old, func(p field.Path, s string) string {
+			if isCredential(p) {
+				stored[p] = s
+			}
+			return s
+		})
+	}
+	var errs field.ErrorList
+	out := rewriteObject(obj, func(p field.Path, s string) string {
+		if s != Redacted || !isCredential(p) {
+			return s
+		}
+		if password, ok := stored[p]; ok && password != "" {
+			return password
+		}
+		errs = append(errs, field.Invalid(p, "%q stands for a password shown redacted, and there is none stored here to keep: send the password", Redacted))
+		return s
+	})
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+func rewriteObject(obj Object, fn stringRewriter) Object {
+	return rewrite(reflect.ValueOf(obj).Elem(), "", fn).Addr().Interface().(Object)
 }

@@ -2,46 +2,88 @@ package manifest_test
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 )
 
 // Issue 15: "no secret values, passwords, or uris[].pwd" in what is shown
-// of a workload. The reference manifests carry each kind of password.
-func TestWithoutCredentialsEmptiesEveryPassword(t *testing.T) {
+// of a workload; issue 17: redacted as "***". The reference manifests
+// carry each kind of password.
+func TestRedactCredentialsHidesEveryPassword(t *testing.T) {
 	for file, password := range map[string]string{
-		"application.json": `"imagePullPasswd"`, "deployment.json": `"imagePullPasswd"`,
-		"process.json": `"pwd"`, "configmap.json": `"remotePasswd"`,
+		"application.json": `"imagePullPasswd":"passwd"`, "deployment.json": `"imagePullPasswd":"xxxxx"`,
+		"process.json": `"pwd":"xxxxxx"`, "configmap.json": `"remotePasswd":"nIGNvbnRleHQ="`,
 	} {
-		data, err := os.ReadFile("testdata/" + file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		obj, err := manifest.Parse(data)
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
+		obj := parseFile(t, file)
 		before, _ := json.Marshal(obj)
-		shown, err := json.Marshal(manifest.WithoutCredentials(obj))
+		shown, err := json.Marshal(manifest.RedactCredentials(obj))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(before), password) || strings.Contains(string(shown), password) {
-			t.Errorf("%s: %s in the manifest %v, in what is shown %v; want only in the manifest", file, password,
-				strings.Contains(string(before), password), strings.Contains(string(shown), password))
+		name, _, _ := strings.Cut(password, ":")
+		if !strings.Contains(string(before), password) || strings.Contains(string(shown), password) || !strings.Contains(string(shown), name+`:"***"`) {
+			t.Errorf("%s: want %s in the manifest and %s:\"***\" in what is shown; shown %s", file, password, name, shown)
 		}
 		if after, _ := json.Marshal(obj); string(after) != string(before) {
-			t.Errorf("%s: WithoutCredentials changed the manifest it copied", file)
+			t.Errorf("%s: RedactCredentials changed the manifest it copied", file)
 		}
-		if len(shown) < len(before)/2 {
+		if len(shown) < len(before)-20 {
 			t.Errorf("%s: what is shown (%d bytes) lost more than the passwords of %d bytes", file, len(shown), len(before))
 		}
 	}
+}
+
+// A manifest read from the API and sent back keeps its stored passwords;
+// a new password replaces one; "***" with nothing stored is refused.
+func TestKeepCredentials(t *testing.T) {
+	stored := parseFile(t, "process.json")
+	shown := manifest.RedactCredentials(stored)
+	kept, err := manifest.KeepCredentials(shown, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := mustJSON(t, kept), mustJSON(t, stored); a != b {
+		t.Errorf("sent back as shown, the manifest is\n%s\nwant the stored\n%s", a, b)
+	}
+	changed := strings.Replace(mustJSON(t, shown), `"pwd":"***"`, `"pwd":"new-password"`, 1)
+	obj, _ := manifest.Parse([]byte(changed))
+	if kept, err := manifest.KeepCredentials(obj, stored); err != nil || !strings.Contains(mustJSON(t, kept), `"pwd":"new-password"`) {
+		t.Errorf("a new password: %v, %s", err, mustJSON(t, kept))
+	}
+	_, err = manifest.KeepCredentials(shown, nil)
+	var errs field.ErrorList
+	if !errors.As(err, &errs) || len(errs) != 1 || !strings.Contains(errs[0].Error(), "uris[0].pwd") {
+		t.Errorf("a redacted password with none stored: %v, want one error naming …uris[0].pwd", err)
+	}
+}
+
+func parseFile(t *testing.T, file string) manifest.Object {
+	t.Helper()
+	data, err := os.ReadFile("testdata/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := manifest.Parse(data)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return obj
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 // A password field added to a manifest type must join credentialFields,
@@ -64,7 +106,7 @@ func TestEveryPasswordFieldIsACredential(t *testing.T) {
 				f := typ.Field(i)
 				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 				if f.Type.Kind() == reflect.String && looksSecret.MatchString(name) && !known[name] {
-					t.Errorf("%s.%s looks like a password but WithoutCredentials keeps it", path, name)
+					t.Errorf("%s.%s looks like a password but RedactCredentials shows it", path, name)
 				}
 				walk(f.Type, path+"."+name)
 			}
