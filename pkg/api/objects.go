@@ -1,9 +1,13 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
@@ -21,6 +25,15 @@ var objectKinds = []objectKind{
 	{manifest.KindConfigMap, "configmaps"},
 	{manifest.KindSecret, "secrets"},
 	{manifest.KindHookTemplate, "hooktemplates"},
+}
+
+// deleteParams are the query parameters of a delete: configmaps and
+// secrets that applications take are deleted only with force.
+func (k objectKind) deleteParams() []string {
+	if k.kind == manifest.KindConfigMap || k.kind == manifest.KindSecret {
+		return []string{"force"}
+	}
+	return nil
 }
 
 // ObjectView is a configmap or secret as the API returns it.
@@ -157,12 +170,60 @@ func (s *Server) listObjects(k objectKind) handlerFunc {
 	}
 }
 
+// deleteObject deletes a configmap, secret or hook template. A configmap
+// or secret that an application takes is kept (409 naming the
+// applications: their next launch would wait for it) unless ?force=true.
 func (s *Server) deleteObject(k objectKind) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if err := s.cfg.Registry.DeleteObject(r.Context(), k.kind, r.PathValue("ns"), r.PathValue("name")); err != nil {
+		ns, name := r.PathValue("ns"), r.PathValue("name")
+		force, err := forceOf(r)
+		if err != nil {
+			return err
+		}
+		if k.kind == manifest.KindConfigMap || k.kind == manifest.KindSecret {
+			if _, err := s.cfg.Registry.GetObject(r.Context(), k.kind, ns, name); err != nil {
+				return err
+			}
+			users, err := s.dataUsers(r.Context(), k.kind, ns, name)
+			if err != nil {
+				return err
+			}
+			if len(users) > 0 && !force {
+				return fmt.Errorf("%s %s/%s is taken by %s: remove it from them first, or delete with ?force=true (their next launches wait until it exists again): %w",
+					k.kind, ns, name, strings.Join(users, ", "), errdefs.ErrConflict)
+			}
+		}
+		if err := s.cfg.Registry.DeleteObject(r.Context(), k.kind, ns, name); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
+}
+
+// dataUsers names the applications ("namespace/name") not being deleted
+// whose manifest takes the configmap or secret ns/name.
+func (s *Server) dataUsers(ctx context.Context, kind manifest.Kind, ns, name string) ([]string, error) {
+	apps, err := s.cfg.Registry.ListApps(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	var users []string
+	for _, app := range apps {
+		if app.State == registry.AppDeleting {
+			continue
+		}
+		obj, err := app.Manifest()
+		if err != nil {
+			return nil, fmt.Errorf("stored application %s/%s: %w", app.Namespace, app.Name, err)
+		}
+		takes, secrets := manifest.DataRefs(obj)
+		if kind == manifest.KindSecret {
+			takes = secrets
+		}
+		if slices.Contains(takes, name) {
+			users = append(users, app.Namespace+"/"+app.Name)
+		}
+	}
+	return users, nil
 }

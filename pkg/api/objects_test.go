@@ -242,3 +242,32 @@ func TestReferencesResolve(t *testing.T) {
 	e.expect(t, http.StatusOK, "PUT", "/v1/secrets/ns-a/my-secret", secret("my-secret", "ns-a"), nil)
 	createApp(t, e, app)
 }
+
+// Issue 17: a configmap or secret that an application takes is not
+// deleted (409 naming the application) unless forced; once no
+// application takes it, it is.
+func TestDeleteReferencedConfigMapAndSecret(t *testing.T) {
+	e := newEnv(t)
+	e.expect(t, http.StatusCreated, "POST", "/v1/configmaps", configMap("template-configmap", "ns-a"), nil)
+	e.expect(t, http.StatusCreated, "POST", "/v1/secrets", secret("my-secret", "ns-a"), nil)
+	e.expect(t, http.StatusCreated, "POST", "/v1/configmaps", configMap("unused", "ns-a"), nil)
+	app := manifesttest.Process()
+	app.Metadata.Name, app.Metadata.Namespace = "user", "ns-a"
+	createApp(t, e, app)
+
+	for _, path := range []string{"/v1/configmaps/ns-a/template-configmap", "/v1/secrets/ns-a/my-secret"} {
+		got := errorOf(t, e.call(t, "DELETE", path, nil), http.StatusConflict, "Conflict")
+		if !strings.Contains(got.Message, "ns-a/user") || !strings.Contains(got.Message, "?force=true") {
+			t.Errorf("DELETE %s: %q, want the application named and force offered", path, got.Message)
+		}
+		e.expect(t, http.StatusOK, "GET", path, nil, nil)
+	}
+	e.expect(t, http.StatusNoContent, "DELETE", "/v1/configmaps/ns-a/unused", nil, nil)
+	e.expect(t, http.StatusNoContent, "DELETE", "/v1/configmaps/ns-a/template-configmap?force=true", nil, nil)
+	e.expect(t, http.StatusNotFound, "GET", "/v1/configmaps/ns-a/template-configmap", nil, nil)
+	errorOf(t, e.call(t, "DELETE", "/v1/secrets/ns-a/my-secret?force=maybe", nil), http.StatusBadRequest, "InvalidArgument")
+
+	// Deleting, the application no longer holds it.
+	e.expect(t, http.StatusAccepted, "DELETE", "/v1/apps/ns-a/user", nil, nil)
+	e.expect(t, http.StatusNoContent, "DELETE", "/v1/secrets/ns-a/my-secret", nil, nil)
+}

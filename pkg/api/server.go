@@ -127,7 +127,7 @@ func (s *Server) routes() {
 		s.handle("GET /v1/"+k.path, s.listObjects(k), "namespace")
 		s.handle("GET /v1/"+k.path+"/{ns}/{name}", s.getObject(k))
 		s.handle("PUT /v1/"+k.path+"/{ns}/{name}", s.updateObject(k))
-		s.handle("DELETE /v1/"+k.path+"/{ns}/{name}", s.deleteObject(k))
+		s.handle("DELETE /v1/"+k.path+"/{ns}/{name}", s.deleteObject(k), k.deleteParams()...)
 	}
 	s.handle("POST /v1/depends", s.createObject(dependsKind))
 	s.handle("GET /v1/depends", s.listDepends, "namespace")

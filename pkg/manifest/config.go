@@ -1,5 +1,7 @@
 package manifest
 
+import "slices"
+
 // ConfigMap is kind "configmap": named data items that containers and
 // processes take as environment variables or files.
 type ConfigMap struct {
@@ -99,4 +101,39 @@ type SecretItem struct {
 	SubPath  string `json:"subPath,omitempty"`
 	ReadOnly bool   `json:"readOnly"`
 	User     string `json:"user,omitempty"`
+}
+
+// DataRefs returns the names of the configmaps and of the secrets that a
+// workload manifest's containers or processes take (in its namespace),
+// each once; none for other kinds.
+func DataRefs(obj Object) (configMaps, secrets []string) {
+	w, err := Workload(obj)
+	if err != nil {
+		return nil, nil
+	}
+	add := func(list []string, name string) []string {
+		if !slices.Contains(list, name) {
+			list = append(list, name)
+		}
+		return list
+	}
+	takes := func(cms []ConfigMapRef, ss []SecretRef) {
+		for _, r := range cms {
+			configMaps = add(configMaps, r.Name)
+		}
+		for _, r := range ss {
+			secrets = add(secrets, r.SecretName)
+		}
+	}
+	switch m := w.(type) {
+	case *Application:
+		for _, c := range m.Spec.Template.Spec.Containers {
+			takes(c.ConfigMaps, c.Secrets)
+		}
+	case *Process:
+		for _, p := range m.Spec.Template.Spec.Processes {
+			takes(p.ConfigMaps, p.Secrets)
+		}
+	}
+	return configMaps, secrets
 }
