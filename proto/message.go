@@ -5,6 +5,10 @@ import (
 	"time"
 )
 
+// MaxOutputBytes bounds MessageResult.Output: an executor sends the first
+// MaxOutputBytes bytes of a command's output and sets Truncated.
+const MaxOutputBytes = 64 << 10
+
 // MessageType names what a scheduler → executor message asks.
 type MessageType string
 
@@ -117,15 +121,45 @@ type TaskUpdate struct {
 
 // MessageResult is the data of the executor's MESSAGE answering one.
 type MessageResult struct {
-	Version  string      `json:"version"`
-	ID       string      `json:"id"`
-	Type     MessageType `json:"type"`
-	TaskID   string      `json:"taskID"`
-	OK       bool        `json:"ok"`
-	Output   string      `json:"output,omitempty"`
-	ExitCode int         `json:"exitCode"`
-	Error    string      `json:"error,omitempty"`
+	Version string      `json:"version"`
+	ID      string      `json:"id"`
+	Type    MessageType `json:"type"`
+	TaskID  string      `json:"taskID"`
+	OK      bool        `json:"ok"`
+	Output  string      `json:"output,omitempty"`
+	// Truncated: the command wrote more than MaxOutputBytes; Output is
+	// the beginning.
+	Truncated bool   `json:"truncated,omitempty"`
+	ExitCode  int    `json:"exitCode"`
+	Error     string `json:"error,omitempty"`
 }
+
+// OutputBuffer collects a command's output (stdout and stderr) for a
+// MessageResult: it keeps the first MaxOutputBytes bytes and drops the
+// rest, so that a chatty command cannot fill the executor's memory or
+// the framework message.
+type OutputBuffer struct {
+	kept      []byte
+	truncated bool
+}
+
+// Write keeps what fits and takes all of p, so that the command is never
+// stopped by a short write.
+func (b *OutputBuffer) Write(p []byte) (int, error) {
+	room := MaxOutputBytes - len(b.kept)
+	if len(p) > room {
+		b.kept, b.truncated = append(b.kept, p[:room]...), true
+		return len(p), nil
+	}
+	b.kept = append(b.kept, p...)
+	return len(p), nil
+}
+
+// String returns the output kept.
+func (b *OutputBuffer) String() string { return string(b.kept) }
+
+// Truncated reports whether output was dropped.
+func (b *OutputBuffer) Truncated() bool { return b.truncated }
 
 // Encode returns the message data, stamped with Version.
 func (m *Message) Encode() ([]byte, error) {

@@ -64,3 +64,27 @@ func TestMessageRoundTrip(t *testing.T) {
 		t.Fatalf("result %+v, %v", back, err)
 	}
 }
+
+// An exec's output is bounded: the first MaxOutputBytes bytes are kept,
+// the rest dropped and said so; every write is taken whole, so the
+// command never sees a short write.
+func TestOutputBufferKeepsTheBeginning(t *testing.T) {
+	var b proto.OutputBuffer
+	chunk := strings.Repeat("x", 1000)
+	for written := len(chunk); written <= proto.MaxOutputBytes-500; written += len(chunk) {
+		if n, err := b.Write([]byte(chunk)); n != len(chunk) || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	if b.Truncated() {
+		t.Fatalf("truncated at %d bytes", len(b.String()))
+	}
+	if n, err := b.Write([]byte(strings.Repeat("y", 2000))); n != 2000 || err != nil {
+		t.Fatalf("Write past the bound = %d, %v; want all taken", n, err)
+	}
+	b.Write([]byte("z"))
+	out := b.String()
+	if len(out) != proto.MaxOutputBytes || !b.Truncated() || strings.Contains(out, "z") || !strings.HasSuffix(out, "y") {
+		t.Errorf("kept %d bytes ending %q, truncated %v; want the first %d", len(out), out[len(out)-3:], b.Truncated(), proto.MaxOutputBytes)
+	}
+}

@@ -57,6 +57,7 @@ var classes = []struct {
 	{errdefs.ErrAlreadyExists, http.StatusConflict, "AlreadyExists"},
 	{errdefs.ErrConflict, http.StatusConflict, "Conflict"},
 	{errdefs.ErrUnavailable, http.StatusServiceUnavailable, "Unavailable"},
+	{errdefs.ErrTimeout, http.StatusGatewayTimeout, "Timeout"},
 }
 
 // writeError answers err in the API's error shape.

@@ -18,12 +18,15 @@ var (
 	// ErrUnavailable: a dependency (etcd, the Mesos master, dockerd) cannot be
 	// reached now; retrying later may succeed.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrTimeout: no answer came in time (an executor's to a message); what
+	// was asked may still be carried out.
+	ErrTimeout = errors.New("timed out")
 )
 
 // Class returns the class err wraps, or nil when it wraps none (an internal
 // error).
 func Class(err error) error {
-	for _, class := range []error{ErrNotFound, ErrInvalidArgument, ErrAlreadyExists, ErrConflict, ErrUnavailable} {
+	for _, class := range []error{ErrNotFound, ErrInvalidArgument, ErrAlreadyExists, ErrConflict, ErrUnavailable, ErrTimeout} {
 		if errors.Is(err, class) {
 			return class
 		}

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os/exec"
@@ -179,36 +180,44 @@ func truncate(b []byte, n int) string {
 	return string(b)
 }
 
-// Shell returns an ExecFunc that runs commands with /bin/sh -c in dir with
-// env, as cred when not nil, in their own process group (killed whole when
-// the context ends).
+// Shell returns an ExecFunc that runs commands with RunShell, their
+// output bounded by proto.OutputBuffer.
 func Shell(dir string, env []string, cred *syscall.Credential) ExecFunc {
 	return func(ctx context.Context, command string) ([]byte, int, error) {
-		cmd := exec.Command("/bin/sh", "-c", command)
-		cmd.Dir, cmd.Env = dir, env
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			return nil, -1, err
-		}
-		waited := make(chan error, 1)
-		go func() { waited <- cmd.Wait() }()
-		var err error
-		select {
-		case err = <-waited:
-		case <-ctx.Done():
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-waited
-			return out.Bytes(), -1, fmt.Errorf("timed out: %w", ctx.Err())
-		}
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) {
-			return out.Bytes(), exitErr.ExitCode(), nil
-		}
-		if err != nil {
-			return out.Bytes(), -1, err
-		}
-		return out.Bytes(), 0, nil
+		var out proto.OutputBuffer
+		code, err := RunShell(ctx, dir, env, cred, command, &out)
+		return []byte(out.String()), code, err
 	}
+}
+
+// RunShell runs command with /bin/sh -c in dir with env, as cred when not
+// nil, in its own process group (killed whole when ctx ends), and writes
+// its stdout and stderr to out. It returns the exit code, -1 when the
+// command did not exit by itself.
+func RunShell(ctx context.Context, dir string, env []string, cred *syscall.Credential, command string, out io.Writer) (int, error) {
+	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return -1, err
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-waited:
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-waited
+		return -1, fmt.Errorf("timed out: %w", ctx.Err())
+	}
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		return exitErr.ExitCode(), nil
+	}
+	if err != nil {
+		return -1, err
+	}
+	return 0, nil
 }

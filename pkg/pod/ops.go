@@ -1,7 +1,6 @@
 package pod
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -42,11 +41,13 @@ func (p *Pod) Signal(ctx context.Context, taskID string, sig syscall.Signal) err
 	return nil
 }
 
-// ExecResult is the outcome of Exec: stdout and stderr interleaved, and the
-// exit code.
+// ExecResult is the outcome of Exec: stdout and stderr interleaved (the
+// beginning, proto.OutputBuffer), and the exit code.
 type ExecResult struct {
-	Output   string
-	ExitCode int
+	Output string
+	// Truncated: the command wrote more than proto.MaxOutputBytes.
+	Truncated bool
+	ExitCode  int
 }
 
 // Exec runs cmd in taskID's container and returns its output and exit
@@ -65,15 +66,18 @@ func (p *Pod) Exec(ctx context.Context, taskID string, cmd []string) (ExecResult
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("exec in task %q: %v: %w", taskID, err, dockerClass(err))
 	}
-	var out bytes.Buffer
+	var out proto.OutputBuffer
+	res := func() ExecResult { return ExecResult{Output: out.String(), Truncated: out.Truncated()} }
 	if err := p.cfg.Docker.StartExec(ex.ID, docker.StartExecOptions{OutputStream: &out, ErrorStream: &out, Context: ctx}); err != nil {
-		return ExecResult{Output: out.String()}, fmt.Errorf("exec in task %q: %v: %w", taskID, err, dockerClass(err))
+		return res(), fmt.Errorf("exec in task %q: %v: %w", taskID, err, dockerClass(err))
 	}
 	ins, err := p.cfg.Docker.InspectExec(ex.ID)
 	if err != nil {
-		return ExecResult{Output: out.String()}, fmt.Errorf("exec in task %q: %v: %w", taskID, err, dockerClass(err))
+		return res(), fmt.Errorf("exec in task %q: %v: %w", taskID, err, dockerClass(err))
 	}
-	return ExecResult{Output: out.String(), ExitCode: ins.ExitCode}, nil
+	done := res()
+	done.ExitCode = ins.ExitCode
+	return done, nil
 }
 
 // WriteFiles writes configmap/secret items into taskID's running container

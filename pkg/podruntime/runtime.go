@@ -321,7 +321,7 @@ func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.Message
 	case proto.MessageExec:
 		var out pod.ExecResult
 		out, err = p.Exec(ctx, msg.TaskID, msg.Command)
-		res.Output, res.ExitCode = out.Output, out.ExitCode
+		res.Output, res.Truncated, res.ExitCode = out.Output, out.Truncated, out.ExitCode
 	case proto.MessageRestart:
 		g.pauseHealth(msg.TaskID)
 		if err = p.Restart(ctx, msg.TaskID); err == nil {

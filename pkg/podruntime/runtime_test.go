@@ -205,6 +205,10 @@ func TestMessages(t *testing.T) {
 	if res.OK || res.ExitCode != 3 || res.Output != "hi\n" || res.Error != "" {
 		t.Errorf("exec: %+v", res)
 	}
+	res = send(proto.Message{Type: proto.MessageExec, TaskID: web.ID(), Command: []string{"sh", "-c", "yes | head -c 100000"}})
+	if !res.OK || !res.Truncated || len(res.Output) != proto.MaxOutputBytes {
+		t.Errorf("exec of 100000 bytes: ok %v truncated %v, %d bytes of output", res.OK, res.Truncated, len(res.Output))
+	}
 	if res := send(proto.Message{Type: proto.MessageSignal, TaskID: side.ID(), Signal: int(syscall.SIGHUP)}); !res.OK {
 		t.Errorf("signal: %+v", res)
 	}

@@ -41,7 +41,7 @@ func (t *task) stop(inst *instance, grace time.Duration) {
 		ctx, cancel := context.WithTimeout(context.Background(), grace)
 		out, code, err := t.runCommand(ctx, t.proc.StopCmd)
 		cancel()
-		t.log().Info("stopCmd ran", "exit", code, "err", err, "output", out)
+		t.log().Info("stopCmd ran", "exit", code, "err", err, "output", out.String())
 		if t.waitGone(inst, grace) {
 			return
 		}

@@ -284,8 +284,8 @@ func TestHealthCheckKillsAfterFailures(t *testing.T) {
 	}
 }
 
-// restartCmd replaces stop + start; exec, update-resources and signal
-// messages act on the task; unknown tasks, missing commands and
+// restartCmd replaces stop + start; exec (its output bounded),
+// update-resources and signal messages act on the task; unknown tasks, missing commands and
 // unsupported messages are errors.
 func TestMessages(t *testing.T) {
 	e := newEnv(t, nil)
@@ -302,6 +302,11 @@ func TestMessages(t *testing.T) {
 	res := e.rt.Message(ctx, &proto.Message{Type: proto.MessageExec, TaskID: "msg.0", Command: []string{"sh", "-c", "echo $GREETING; id -u; exit 4"}})
 	if res.OK || res.ExitCode != 4 || res.Output != "hi\n65534\n" {
 		t.Errorf("exec %+v", res)
+	}
+	// A chatty command's output is cut at proto.MaxOutputBytes, and says so.
+	res = e.rt.Message(ctx, &proto.Message{Type: proto.MessageExec, TaskID: "msg.0", Command: []string{"sh", "-c", "yes | head -c 100000"}})
+	if !res.OK || !res.Truncated || len(res.Output) != proto.MaxOutputBytes {
+		t.Errorf("exec of 100000 bytes: ok %v truncated %v, %d bytes of output", res.OK, res.Truncated, len(res.Output))
 	}
 	res = e.rt.Message(ctx, &proto.Message{Type: proto.MessageRestart, TaskID: "msg.0"})
 	if !res.OK {

@@ -186,6 +186,7 @@ func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.Message
 		defer cancel()
 	}
 	var err error
+	var out *proto.OutputBuffer // of reload and exec
 	switch msg.Type {
 	case proto.MessageReload:
 		reloadCmd := t.currentSpec().Process.ReloadCmd
@@ -193,13 +194,13 @@ func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.Message
 			err = fmt.Errorf("task %q has no reloadCmd: %w", t.id, errdefs.ErrInvalidArgument)
 			break
 		}
-		res.Output, res.ExitCode, err = t.runCommand(ctx, reloadCmd)
+		out, res.ExitCode, err = t.runCommand(ctx, reloadCmd)
 	case proto.MessageExec:
 		if len(msg.Command) == 0 {
 			err = fmt.Errorf("exec without a command: %w", errdefs.ErrInvalidArgument)
 			break
 		}
-		res.Output, res.ExitCode, err = t.runCommand(ctx, shellJoin(msg.Command))
+		out, res.ExitCode, err = t.runCommand(ctx, shellJoin(msg.Command))
 	case proto.MessageRestart:
 		err = t.restart()
 	case proto.MessageSignal:
@@ -212,6 +213,9 @@ func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.Message
 		err = t.group.update(ctx, msg.Update)
 	default:
 		err = fmt.Errorf("message %q is not supported by the process executor: %w", msg.Type, errdefs.ErrInvalidArgument)
+	}
+	if out != nil {
+		res.Output, res.Truncated = out.String(), out.Truncated()
 	}
 	if err != nil {
 		res.Error = err.Error()

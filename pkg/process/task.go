@@ -177,15 +177,16 @@ func (t *task) running(inst *instance, msg string, healthy *bool) {
 
 // runCommand runs a stop, reload or exec command as the task's user in
 // its work path.
-func (t *task) runCommand(ctx context.Context, command string) (string, int, error) {
+func (t *task) runCommand(ctx context.Context, command string) (*proto.OutputBuffer, int, error) {
 	t.mu.Lock()
 	acct, env, workPath := t.acct, append([]string(nil), t.env...), t.proc.WorkPath
 	t.mu.Unlock()
+	out := &proto.OutputBuffer{}
 	if acct == nil {
-		return "", -1, fmt.Errorf("task %q has not started: %w", t.id, errdefs.ErrConflict)
+		return out, -1, fmt.Errorf("task %q has not started: %w", t.id, errdefs.ErrConflict)
 	}
-	out, code, err := healthcheck.Shell(workPath, env, acct.cred)(ctx, command)
-	return string(out), code, err
+	code, err := healthcheck.RunShell(ctx, workPath, env, acct.cred, command, out)
+	return out, code, err
 }
 
 // restart runs restartCmd as a new start of the task, or without one

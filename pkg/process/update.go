@@ -349,11 +349,11 @@ func (t *task) reload(ctx context.Context, command string) error {
 	}
 	if code != 0 {
 		const keep = 512
-		out = strings.TrimSpace(out)
-		if len(out) > keep {
-			out = "…" + out[len(out)-keep:]
+		text := strings.TrimSpace(out.String())
+		if len(text) > keep {
+			text = "…" + text[len(text)-keep:]
 		}
-		return fmt.Errorf("exit status %d: %s", code, out)
+		return fmt.Errorf("exit status %d: %s", code, text)
 	}
 	return nil
 }
