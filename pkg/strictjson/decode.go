@@ -2,6 +2,7 @@ package strictjson
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -245,6 +246,20 @@ func (d *decoder) mapValue(n *node, v reflect.Value, p field.Path) {
 func (d *decoder) slice(n *node, v reflect.Value, p field.Path) {
 	if n.kind == kindNull {
 		v.SetZero()
+		return
+	}
+	if v.Type().Elem().Kind() == reflect.Uint8 {
+		// Bytes are a base64 string, as encoding/json writes them.
+		if n.kind != kindString {
+			d.mismatch(p, "a base64 string", n)
+			return
+		}
+		b, err := base64.StdEncoding.DecodeString(n.text)
+		if err != nil {
+			d.fail(p, "want base64: %v", err)
+			return
+		}
+		v.SetBytes(b)
 		return
 	}
 	if n.kind != kindArray {

@@ -46,6 +46,7 @@ type doc struct {
 	Raw       json.RawMessage     `json:"raw"`
 	Operate   constraint.Operator `json:"operate"`
 	Anything  any                 `json:"anything"`
+	Content   []byte              `json:"content"`
 	Untagged  string
 	Ignored   string `json:"-"`
 	unexposed string //lint:ignore U1000 the decoder must skip unexported fields
@@ -75,6 +76,7 @@ func TestDecodeFillsEverySupportedType(t *testing.T) {
 		"raw": {"any": [1, "two", null]},
 		"operate": "ClUSTER",
 		"anything": {"n": 12345678901234567890, "list": [true, null]},
+		"content": "AGJ5dGVz",
 		"Untagged": "yes"
 	}`
 	var got doc
@@ -90,6 +92,7 @@ func TestDecodeFillsEverySupportedType(t *testing.T) {
 		Raw:      json.RawMessage(`{"any":[1,"two",null]}`),
 		Operate:  constraint.Cluster, // its UnmarshalJSON upper-cases
 		Anything: map[string]any{"n": json.Number("12345678901234567890"), "list": []any{true, nil}},
+		Content:  []byte("\x00bytes"), // base64, as encoding/json writes []byte
 		Untagged: "yes",
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -153,6 +156,8 @@ func TestDecodeReportsEveryProblemWithItsPath(t *testing.T) {
 		{"map wants an object", `{"labels": "a=b"}`, []string{"labels: want an object, got a string"}},
 		{"map value type", `{"labels": {"a": 1}}`, []string{`labels["a"]: want a string, got a number`}},
 		{"array wanted", `{"ports": {}}`, []string{"ports: want an array, got an object"}},
+		{"bytes are base64", `{"content": "not base64!"}`, []string{"content: want base64: illegal base64 data at input byte 3"}},
+		{"bytes are a string", `{"content": [1, 2]}`, []string{"content: want a base64 string, got an array"}},
 		{"null is not a string", `{"kind": null}`, []string{"kind: want a string, got null"}},
 		{"unmarshaler error", `{"operate": 3}`, []string{"operate: cannot unmarshal number into Go value of type string"}},
 		{"top level must be an object", `[]`, []string{"want an object, got an array"}},

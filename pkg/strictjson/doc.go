@@ -16,7 +16,8 @@
 //     object, so absent fields keep their defaults while explicit zeros stay.
 //
 // Supported Go types: structs (embedded structs without a json tag promote
-// their fields), pointers, slices, maps with string keys, string, bool,
+// their fields), pointers, slices ([]byte from a base64 string, as
+// encoding/json writes it), maps with string keys, string, bool,
 // int*, uint*, float*, empty interfaces, and every type whose pointer
 // implements json.Unmarshaler (json.RawMessage among them).
 //
