@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -530,15 +531,10 @@ func (c *Cluster) shutdownExecutor(ex *executorRun, why string) {
 // FAILURE event.
 func (c *Cluster) KillExecutor(frameworkID, agentID, executorID string) error {
 	c.mu.Lock()
-	a := c.agents[agentID]
-	if a == nil {
+	ex, err := c.executorOn(frameworkID, agentID, executorID)
+	if err != nil {
 		c.mu.Unlock()
-		return fmt.Errorf("agent %q: %w", agentID, errdefs.ErrNotFound)
-	}
-	ex := a.executors[executorKey(frameworkID, executorID)]
-	if ex == nil {
-		c.mu.Unlock()
-		return fmt.Errorf("executor %q of framework %q on agent %q: %w", executorID, frameworkID, agentID, errdefs.ErrNotFound)
+		return err
 	}
 	if ex.simulated {
 		c.executorTerminated(ex, 9, "Executor killed")
@@ -553,6 +549,60 @@ func (c *Cluster) KillExecutor(frameworkID, agentID, executorID string) error {
 	// kill -9 of the executor alone; the agent then destroys its container.
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	return nil
+}
+
+// executorOn finds an executor of a framework on an agent. Caller holds
+// c.mu.
+func (c *Cluster) executorOn(frameworkID, agentID, executorID string) (*executorRun, error) {
+	a := c.agents[agentID]
+	if a == nil {
+		return nil, fmt.Errorf("agent %q: %w", agentID, errdefs.ErrNotFound)
+	}
+	ex := a.executors[executorKey(frameworkID, executorID)]
+	if ex == nil {
+		return nil, fmt.Errorf("executor %q of framework %q on agent %q: %w", executorID, frameworkID, agentID, errdefs.ErrNotFound)
+	}
+	return ex, nil
+}
+
+// maxSimulatedMessages bounds the framework messages a simulated executor
+// keeps.
+const maxSimulatedMessages = 32
+
+// ExecutorMessages returns the framework messages a simulated executor
+// got (MESSAGE calls of its framework), the last 32, oldest first.
+func (c *Cluster) ExecutorMessages(frameworkID, agentID, executorID string) ([][]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ex, err := c.simulatedExecutor(frameworkID, agentID, executorID)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(ex.received), nil
+}
+
+// SendExecutorMessage makes a simulated executor send data to its
+// framework, as its MESSAGE call would.
+func (c *Cluster) SendExecutorMessage(frameworkID, agentID, executorID string, data []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ex, err := c.simulatedExecutor(frameworkID, agentID, executorID)
+	if err != nil {
+		return err
+	}
+	c.executorMessage(ex, data)
+	return nil
+}
+
+func (c *Cluster) simulatedExecutor(frameworkID, agentID, executorID string) (*executorRun, error) {
+	ex, err := c.executorOn(frameworkID, agentID, executorID)
+	if err != nil {
+		return nil, err
+	}
+	if !ex.simulated {
+		return nil, fmt.Errorf("executor %q runs as a process: it sends its own messages: %w", executorID, errdefs.ErrInvalidArgument)
+	}
+	return ex, nil
 }
 
 // FailTask makes a simulated task fail (TASK_FAILED from its executor).

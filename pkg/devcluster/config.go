@@ -17,7 +17,9 @@ type ExecutorMode string
 const (
 	// ExecutorSimulated runs no processes: every task goes TASK_STARTING then
 	// TASK_RUNNING after Config.SimulatedStartDelay and stays there until it
-	// is killed or failed through Cluster.FailTask. Cheap enough for
+	// is killed or failed through Cluster.FailTask; the framework messages
+	// an executor gets are kept (Cluster.ExecutorMessages) and a test
+	// answers through Cluster.SendExecutorMessage. Cheap enough for
 	// thousands of agents.
 	ExecutorSimulated ExecutorMode = "simulated"
 	// ExecutorProcess starts each executor as a real child process that

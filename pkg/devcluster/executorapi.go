@@ -174,13 +174,7 @@ func (c *Cluster) executorCall(a *agent, call *executor.Call) *httpError {
 	case executor.Call_UPDATE:
 		return c.takeExecutorUpdate(a, ex, call.Update.Status)
 	case executor.Call_MESSAGE:
-		if ex.fw.stream != nil {
-			ex.fw.stream.send(&scheduler.Event{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
-				AgentID:    mesos.AgentID{Value: a.id},
-				ExecutorID: mesos.ExecutorID{Value: ex.id},
-				Data:       append([]byte(nil), call.Message.Data...),
-			}})
-		}
+		c.executorMessage(ex, call.Message.Data)
 	case executor.Call_HEARTBEAT:
 	default:
 		return &httpError{http.StatusNotImplemented, "The dev cluster does not implement " + call.Type.String() + " calls"}
@@ -217,4 +211,17 @@ func (c *Cluster) takeExecutorUpdate(a *agent, ex *executorRun, st mesos.TaskSta
 	st.ExecutorID = &mesos.ExecutorID{Value: ex.id}
 	c.agentStatusUpdate(t, st, true)
 	return nil
+}
+
+// executorMessage hands an executor's framework message to its framework
+// (dropped while the framework is disconnected, as Mesos does). Caller
+// holds c.mu.
+func (c *Cluster) executorMessage(ex *executorRun, data []byte) {
+	if ex.fw.stream != nil {
+		ex.fw.stream.send(&scheduler.Event{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
+			AgentID:    mesos.AgentID{Value: ex.agent.id},
+			ExecutorID: mesos.ExecutorID{Value: ex.id},
+			Data:       append([]byte(nil), data...),
+		}})
+	}
 }

@@ -2,6 +2,7 @@ package devcluster_test
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 )
 
 // LAUNCH_GROUP validation reproduces src/master/validation.cpp and the
@@ -186,7 +188,8 @@ func TestAcceptInvalidOffers(t *testing.T) {
 }
 
 // Simulated executors: TASK_STARTING then TASK_RUNNING, each with a uuid
-// to acknowledge; FailTask fails a task; once the executor has no live
+// to acknowledge; framework messages both ways through the test API;
+// FailTask fails a task; once the executor has no live
 // task it exits and the scheduler gets FAILURE with status 0.
 func TestSimulatedTaskLifecycle(t *testing.T) {
 	c := startCluster(t, func(cfg *devcluster.Config) { cfg.Agents = []devcluster.AgentSpec{{}} })
@@ -200,6 +203,27 @@ func TestSimulatedTaskLifecycle(t *testing.T) {
 		}
 		s.awaitAck(id, mesos.TASK_RUNNING)
 	}
+	// Framework messages reach the simulated executor, which a test
+	// answers for it.
+	s.mustCall(calls.Message(o.AgentID.Value, "e1", []byte("ping")))
+	var got [][]byte
+	for deadline := time.Now().Add(5 * time.Second); len(got) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		got, _ = c.ExecutorMessages(s.fwID, o.AgentID.Value, "e1")
+	}
+	if len(got) != 1 || string(got[0]) != "ping" {
+		t.Errorf("the executor got %q, want ping", got)
+	}
+	if err := c.SendExecutorMessage(s.fwID, o.AgentID.Value, "e1", []byte("pong")); err != nil {
+		t.Fatal(err)
+	}
+	m := s.await("MESSAGE", isType(scheduler.Event_MESSAGE)).Message
+	if string(m.Data) != "pong" || m.ExecutorID.Value != "e1" || m.AgentID.Value != o.AgentID.Value {
+		t.Errorf("MESSAGE %q from %s on %s", m.Data, m.ExecutorID.Value, m.AgentID.Value)
+	}
+	if _, err := c.ExecutorMessages(s.fwID, o.AgentID.Value, "nope"); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("messages of an unknown executor: %v", err)
+	}
+
 	if err := c.FailTask(s.fwID, "t1", "boom"); err != nil {
 		t.Fatal(err)
 	}

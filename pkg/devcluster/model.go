@@ -238,6 +238,9 @@ type executorRun struct {
 	tasks       map[string]*task // non-terminal tasks
 
 	simulated bool
+	// received are the framework messages a simulated executor got, the
+	// last maxSimulatedMessages (Cluster.ExecutorMessages).
+	received [][]byte
 
 	// Process mode.
 	sandbox     string

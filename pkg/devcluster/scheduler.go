@@ -447,6 +447,13 @@ func (c *Cluster) frameworkMessage(fw *framework, m *scheduler.Call_Message) {
 		return
 	}
 	ex := a.executors[executorKey(fw.id, m.ExecutorID.Value)]
+	if ex != nil && ex.simulated {
+		ex.received = append(ex.received, append([]byte(nil), m.Data...))
+		if len(ex.received) > maxSimulatedMessages {
+			ex.received = ex.received[1:]
+		}
+		return
+	}
 	if ex == nil || ex.stream == nil {
 		c.log().Warn("MESSAGE dropped: executor not subscribed", "framework", fw.id, "executor", m.ExecutorID.Value, "agent", a.id)
 		return
