@@ -88,6 +88,20 @@ type InstanceView struct {
 	PreDelete *registry.PreDeleteWait `json:"preDelete,omitempty"`
 	// Move is its move to another agent (drain, drift, reschedule).
 	Move *MoveView `json:"move,omitempty"`
+	// Tasks are its containers or processes, once launched.
+	Tasks []TaskView `json:"tasks,omitempty"`
+}
+
+// TaskView is one task of an instance, with what its executor reports of
+// it: the container or the process.
+type TaskView struct {
+	Name      string                    `json:"name"`
+	ID        string                    `json:"id"`
+	State     string                    `json:"state"`
+	Healthy   *bool                     `json:"healthy,omitempty"`
+	Message   string                    `json:"message,omitempty"`
+	Container *registry.ContainerStatus `json:"container,omitempty"`
+	Process   *registry.ProcessStatus   `json:"process,omitempty"`
 }
 
 // MoveView is an instance's move: queued, or its successor launch on the
@@ -106,6 +120,10 @@ func instanceView(g *registry.TaskGroup) InstanceView {
 		HostIP: g.HostIP, Ports: g.Ports, Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
 		RemoteChecks: g.RemoteChecks,
 		Restarts:     g.Restarts, Message: g.Message, Update: g.Update, PreDelete: g.PreDelete,
+	}
+	for _, t := range g.Tasks {
+		v.Tasks = append(v.Tasks, TaskView{Name: t.Name, ID: t.ID, State: t.State, Healthy: t.Healthy, Message: t.Message,
+			Container: t.Container, Process: t.Process})
 	}
 	if mv := g.Move; mv != nil {
 		v.Move = &MoveView{Reason: mv.Reason, FromHost: mv.FromHost, ToHost: mv.ToHost, Since: mv.Since}

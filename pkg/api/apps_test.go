@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
@@ -491,5 +492,39 @@ func TestConcurrentPutsWithSameRevision(t *testing.T) {
 	}
 	if got := getApp(t, e, "ns-a", "gamesvc"); got.Version != 2 {
 		t.Errorf("version = %d, want 2", got.Version)
+	}
+}
+
+// Issue 16: instance detail shows the executor's status data per task:
+// a container's ID, IP, pid and exit code; a process's pid.
+func TestInstanceShowsTasks(t *testing.T) {
+	e := newEnv(t)
+	createApp(t, e, miniProcess)
+	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	exited, healthy := 137, true
+	container := &registry.ContainerStatus{ID: "c0ffee", Name: "bcs-ns-a_web_0_1-web", Pid: 4242, Status: "running",
+		IPAddress: "172.17.0.5", NetworkMode: "bridge", Hostname: "web-0", StartedAt: started}
+	sidecar := &registry.ContainerStatus{ID: "beef", Name: "bcs-ns-a_web_0_1-sidecar", Status: "exited", ExitCode: &exited,
+		StartedAt: started, FinishedAt: started.Add(time.Minute)}
+	process := &registry.ProcessStatus{Pid: 777, ProcName: "gamesvr", StartedAt: started, WorkPath: "/data/bcs/work/mini.0",
+		Ports: map[string]int{"http_port": 31000}}
+	putTaskGroup(t, e, registry.TaskGroup{
+		ID: "defaultGroup_mini_0_1", Namespace: "defaultGroup", App: "mini", Index: 0, Version: 1, State: "TASK_RUNNING",
+		Tasks: []registry.TaskRecord{
+			{ID: "defaultGroup_mini_0_1_0", Name: "web", State: "TASK_RUNNING", Healthy: &healthy, Container: container},
+			{ID: "defaultGroup_mini_0_1_1", Name: "sidecar", State: "TASK_FAILED", Message: "exited 137", Container: sidecar},
+			{ID: "defaultGroup_mini_0_1_2", Name: "gamesvr", State: "TASK_RUNNING", Process: process, CPUs: 1, Revision: 1},
+		},
+	})
+	putTaskGroup(t, e, registry.TaskGroup{ID: "defaultGroup_mini_1_0", Namespace: "defaultGroup", App: "mini", Index: 1, State: "TASK_STAGING"})
+
+	got := getApp(t, e, "defaultGroup", "mini").Status.Instances
+	want := []api.TaskView{
+		{Name: "web", ID: "defaultGroup_mini_0_1_0", State: "TASK_RUNNING", Healthy: &healthy, Container: container},
+		{Name: "sidecar", ID: "defaultGroup_mini_0_1_1", State: "TASK_FAILED", Message: "exited 137", Container: sidecar},
+		{Name: "gamesvr", ID: "defaultGroup_mini_0_1_2", State: "TASK_RUNNING", Process: process},
+	}
+	if len(got) != 2 || !reflect.DeepEqual(got[0].Tasks, want) || got[1].Tasks != nil {
+		t.Errorf("tasks:\n got %+v\nwant %+v and none for the instance not launched", got, want)
 	}
 }

@@ -231,12 +231,15 @@ func TemplateHash(workload manifest.Object, restartGeneration int) (string, erro
 	return hex.EncodeToString(sum[:8]), nil
 }
 
-// Network names how instances are networked: "process" (the agent's
-// network), or the containers' mode and type. An in-place update keeps
-// the task group's network, so it needs the same.
+// NetworkProcess is the Network of processes: the agent's.
+const NetworkProcess = "process"
+
+// Network names how instances are networked: NetworkProcess, or the
+// containers' mode and type. An in-place update keeps the task group's
+// network, so it needs the same.
 func (t *Template) Network() string {
 	if t.Kind == manifest.KindProcess {
-		return "process"
+		return NetworkProcess
 	}
 	return string(t.network) + "/" + strings.ToLower(t.networkType)
 }

@@ -274,6 +274,42 @@ type TaskRecord struct {
 	// update may not grow past them.
 	CPUs  float64 `json:"cpus,omitempty"`
 	MemMB float64 `json:"memMB,omitempty"`
+	// Container or Process is the executor's latest report of what runs
+	// (TaskStatus.data), by the kind of task.
+	Container *ContainerStatus `json:"container,omitempty"`
+	Process   *ProcessStatus   `json:"process,omitempty"`
+}
+
+// ContainerStatus is a task's Docker container as the container executor
+// reports it (seed 001 BcsContainerInfo).
+type ContainerStatus struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Pid  int    `json:"pid,omitempty"`
+	// Status is Docker's: created, running, paused, restarting, exited,
+	// dead.
+	Status string `json:"status"`
+	// ExitCode is set once the container exited.
+	ExitCode *int `json:"exitCode,omitempty"`
+	// IPAddress is the pod's address: the network container's (bridge,
+	// CNI) or the agent's (host network).
+	IPAddress   string    `json:"ipAddress,omitempty"`
+	NetworkMode string    `json:"networkMode,omitempty"`
+	Hostname    string    `json:"hostname,omitempty"`
+	StartedAt   time.Time `json:"startedAt,omitzero"`
+	FinishedAt  time.Time `json:"finishedAt,omitzero"`
+}
+
+// ProcessStatus is a task's process as the process executor reports it.
+type ProcessStatus struct {
+	Pid       int       `json:"pid,omitempty"`
+	ProcName  string    `json:"procName"`
+	StartedAt time.Time `json:"startedAt,omitzero"`
+	// ExitCode is set once the process exited.
+	ExitCode *int   `json:"exitCode,omitempty"`
+	WorkPath string `json:"workPath"`
+	// Ports are its ports by name, with the host port.
+	Ports map[string]int `json:"ports,omitempty"`
 }
 
 // InstanceMove is an instance moving to another agent: a successor launch

@@ -1,12 +1,14 @@
 package scheduler
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
@@ -47,6 +49,7 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 	if rev := proto.RevisionOf(st.Data); rev != 0 {
 		task.Revision = rev
 	}
+	keepExecutorReport(task, inst.rec.Network == launch.NetworkProcess, st.Data)
 	inst.rec.Healthy = groupHealth(inst)
 	inst.rec.State = groupState(inst).String()
 
@@ -191,4 +194,33 @@ func statusMessage(st mesos.TaskStatus) string {
 		parts = append(parts, m)
 	}
 	return strings.Join(parts, ": ")
+}
+
+// keepExecutorReport keeps on task what its executor reports of it in
+// TaskStatus.data: proto.ProcessInfo of a process, proto.ContainerInfo
+// of a container. A status without data (the master's, to a
+// reconciliation) or with data we cannot read keeps the last report.
+func keepExecutorReport(task *registry.TaskRecord, process bool, data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	if process {
+		var info proto.ProcessInfo
+		if json.Unmarshal(data, &info) != nil {
+			return
+		}
+		task.Process = &registry.ProcessStatus{Pid: info.Pid, ProcName: info.ProcName, StartedAt: info.StartedAt,
+			ExitCode: info.ExitCode, WorkPath: info.WorkPath, Ports: info.Ports}
+		return
+	}
+	var info proto.ContainerInfo
+	if json.Unmarshal(data, &info) != nil {
+		return
+	}
+	c := &registry.ContainerStatus{ID: info.ID, Name: info.Name, Pid: info.Pid, Status: info.Status, IPAddress: info.IPAddress,
+		NetworkMode: info.NetworkMode, Hostname: info.Hostname, StartedAt: info.StartAt, FinishedAt: info.FinishAt}
+	if info.Status == "exited" || info.Status == "dead" {
+		c.ExitCode = &info.ExitCode
+	}
+	task.Container = c
 }
