@@ -122,6 +122,16 @@ func routeDocs() map[string]routeDoc {
 	docs["POST /v1/hookruns/{ns}/{name}/terminate"] = routeDoc{summary: "Terminate a hook run", replies: map[int]any{http.StatusAccepted: registry.HookRun{}}}
 	docs["POST /v1/taskgroups/{id}/{op}"] = routeDoc{summary: "Restart, reload or reschedule an instance (its task group)",
 		ops: noBodies(taskGroupOps), replies: map[int]any{http.StatusAccepted: fieldsOf("taskGroupID", "", "operation", "")}}
+	for op, summary := range map[string]string{
+		"exec":      "Run a command in a task and answer its output and exit code",
+		"signal":    "Send a signal to a task's main process",
+		"env":       "Replace environment variables of a task (a container is re-created, a process gets them at its next start)",
+		"files":     "Write a file into a task's container",
+		"resources": "Change a task's cpu and memory limits in place",
+	} {
+		docs["POST /v1/taskgroups/{id}/"+op] = routeDoc{summary: summary + " (the executor's answer; 504 when none came in time)",
+			body: messageRoutes[op](), replies: map[int]any{http.StatusOK: MessageReply{}}}
+	}
 	docs["GET /v1/notifies"] = routeDoc{summary: "List the notification callbacks", replies: map[int]any{http.StatusOK: listOf("notifies", registry.NotifyCallback{})}}
 	docs["POST /v1/notifies"] = routeDoc{summary: "Register a notification callback", body: notifyRequest{}, bodyOptional: true,
 		replies: map[int]any{http.StatusAccepted: registry.NotifyCallback{}}}

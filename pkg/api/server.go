@@ -143,6 +143,9 @@ func (s *Server) routes() {
 	s.handle("GET /v1/hookruns/{ns}/{name}", s.getHookRun)
 	s.handle("POST /v1/hookruns/{ns}/{name}/terminate", s.terminateHookRun)
 	s.handle("POST /v1/taskgroups/{id}/{op}", s.operateTaskGroup)
+	for _, op := range slices.Sorted(maps.Keys(messageRoutes)) {
+		s.handle("POST /v1/taskgroups/{id}/"+op, s.messageTaskGroup(messageRoutes[op]))
+	}
 	s.handle("GET /v1/notifies", s.listNotifies)
 	s.handle("POST /v1/notifies", s.addNotify, "callback")
 	s.handle("DELETE /v1/notifies", s.deleteNotify, "callback")

@@ -16,6 +16,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // Issue 3: "GET /v1/agents"; issue 15: cordon, taints, drain settings by
@@ -359,10 +360,29 @@ func TestErrorShape(t *testing.T) {
 	errorOf(t, e.call(t, "GET", "/v1/apps?namespace=a%20b", nil), http.StatusBadRequest, "InvalidArgument")
 }
 
-// fakeOperator records the task group operations asked of it.
+// fakeOperator records the task group operations asked of it; Message
+// answers as an executor would (answer), or fails with err.
 type fakeOperator struct {
-	calls []string
-	err   error
+	calls    []string
+	err      error
+	messages []sentMessage
+	answer   proto.MessageResult
+}
+
+// sentMessage is a message as Operator.Message got it.
+type sentMessage struct {
+	taskGroupID, task string
+	msg               proto.Message
+}
+
+func (f *fakeOperator) Message(_ context.Context, taskGroupID, task string, msg proto.Message) (*proto.MessageResult, error) {
+	f.messages = append(f.messages, sentMessage{taskGroupID, task, msg})
+	if f.err != nil {
+		return nil, f.err
+	}
+	res := f.answer
+	res.Type = msg.Type
+	return &res, nil
 }
 
 func (f *fakeOperator) Operate(_ context.Context, taskGroupID, op string) error {

@@ -2,10 +2,18 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"path"
+	"strings"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/field"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/strictjson"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // Operator carries out operator requests on a task group: "restart" and
@@ -14,6 +22,12 @@ type Operator interface {
 	Operate(ctx context.Context, taskGroupID, op string) error
 	// Drift queues the moves a drift asks for.
 	Drift(ctx context.Context, req DriftRequest) error
+	// Message sends msg to the executor of the running task group
+	// taskGroupID, for its task named task (a container or process name
+	// or a task ID; "" for the only one), and returns the executor's
+	// answer. It waits msg.Timeout and a margin: errdefs.ErrTimeout past
+	// that.
+	Message(ctx context.Context, taskGroupID, task string, msg proto.Message) (*proto.MessageResult, error)
 }
 
 var taskGroupOps = map[string]bool{"restart": true, "reload": true, "reschedule": true}
@@ -33,4 +47,227 @@ func (s *Server) operateTaskGroup(w http.ResponseWriter, r *http.Request) error 
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"taskGroupID": id, "operation": op})
 	return nil
+}
+
+// The bounds of a message's timeout: without one the executors' own
+// default; more than the maximum holds a request (and the command) too
+// long to be anything but a mistake.
+const (
+	defaultMessageTimeout = time.Minute
+	maxMessageTimeout     = 10 * time.Minute
+)
+
+// messageBody is the body of a route that sends the executor a message.
+type messageBody interface {
+	// target is the task the message is for, and the timeout.
+	target() *taskRequest
+	// message is what to send, or every problem with the body.
+	message() (proto.Message, field.ErrorList)
+}
+
+// messageRoutes are the routes that send the executor a message, each
+// with a fresh body.
+var messageRoutes = map[string]func() messageBody{
+	"exec":      func() messageBody { return &execRequest{} },
+	"signal":    func() messageBody { return &signalRequest{} },
+	"env":       func() messageBody { return &envRequest{} },
+	"files":     func() messageBody { return &filesRequest{} },
+	"resources": func() messageBody { return &resourcesRequest{} },
+}
+
+// taskRequest names the task of the task group a message is for and how
+// long the executor may take.
+type taskRequest struct {
+	// Task is a container or process name of the task group, or a task
+	// ID; optional when the group has one task.
+	Task string `json:"task"`
+	// Timeout bounds the command and the wait for the executor's answer
+	// ("30s"); default 1m, at most 10m.
+	Timeout manifest.Duration `json:"timeout"`
+}
+
+func (t *taskRequest) target() *taskRequest { return t }
+
+// timeout is the request's timeout, or its default.
+func (t *taskRequest) timeout() (time.Duration, field.ErrorList) {
+	d, err := t.Timeout.Parse()
+	switch {
+	case err != nil:
+		return 0, field.ErrorList{field.Invalid("timeout", "%v", err)}
+	case t.Timeout == "":
+		return defaultMessageTimeout, nil
+	case d <= 0 || d > maxMessageTimeout:
+		return 0, field.ErrorList{field.Invalid("timeout", "%s: want more than 0s and at most %s", d, maxMessageTimeout)}
+	}
+	return d, nil
+}
+
+// execRequest runs a command in the task: docker exec in a container, a
+// shell in a process's work path as its user.
+type execRequest struct {
+	taskRequest
+	Command []string `json:"command"`
+}
+
+func (b *execRequest) message() (proto.Message, field.ErrorList) {
+	if len(b.Command) == 0 || b.Command[0] == "" {
+		return proto.Message{}, field.ErrorList{field.Required("command")}
+	}
+	return proto.Message{Type: proto.MessageExec, Command: b.Command}, nil
+}
+
+// signalRequest sends a signal to the task's main process.
+type signalRequest struct {
+	taskRequest
+	Signal signalName `json:"signal"`
+}
+
+// signalName is a signal name ("SIGHUP", "HUP") or number, as a JSON
+// string or number.
+type signalName string
+
+// UnmarshalJSON takes a string or a number.
+func (s *signalName) UnmarshalJSON(data []byte) error {
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	switch v := v.(type) {
+	case string:
+		*s = signalName(v)
+	case float64:
+		*s = signalName(string(data))
+	default:
+		return fmt.Errorf("want a signal name such as \"SIGHUP\", or a number")
+	}
+	return nil
+}
+
+func (b *signalRequest) message() (proto.Message, field.ErrorList) {
+	if b.Signal == "" {
+		return proto.Message{}, field.ErrorList{field.Required("signal")}
+	}
+	sig, err := manifest.ParseSignal(string(b.Signal))
+	if err != nil {
+		return proto.Message{}, field.ErrorList{field.Invalid("signal", "unknown signal %q (want a name such as SIGHUP, or a number)", b.Signal)}
+	}
+	return proto.Message{Type: proto.MessageSignal, Signal: int(sig)}, nil
+}
+
+// envRequest replaces environment variables: a container is re-created
+// with them, a process gets them at its next start.
+type envRequest struct {
+	taskRequest
+	Env []proto.EnvVar `json:"env"`
+}
+
+func (b *envRequest) message() (proto.Message, field.ErrorList) {
+	if len(b.Env) == 0 {
+		return proto.Message{}, field.ErrorList{field.Required("env")}
+	}
+	var errs field.ErrorList
+	for i, e := range b.Env {
+		if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") {
+			errs = append(errs, field.Invalid(field.Path("env").Index(i).Child("name"), "%q: want a name without '='", e.Name))
+		}
+	}
+	return proto.Message{Type: proto.MessageUpdateEnv, Env: b.Env}, errs
+}
+
+// filesRequest writes a file into the task's container (what a configmap
+// or secret item becomes).
+type filesRequest struct {
+	taskRequest
+	File *proto.File `json:"file"`
+}
+
+func (b *filesRequest) message() (proto.Message, field.ErrorList) {
+	if b.File == nil {
+		return proto.Message{}, field.ErrorList{field.Required("file")}
+	}
+	if p := b.File.Path; !path.IsAbs(p) || path.Clean(p) == "/" {
+		return proto.Message{}, field.ErrorList{field.Invalid("file.path", "%q: want an absolute file path", p)}
+	}
+	return proto.Message{Type: proto.MessageUpdateFile, File: b.File}, nil
+}
+
+// resourcesRequest changes the task's cpu and memory limits in place.
+type resourcesRequest struct {
+	taskRequest
+	Resources *proto.Resources `json:"resources"`
+}
+
+func (b *resourcesRequest) message() (proto.Message, field.ErrorList) {
+	res := b.Resources
+	if res == nil {
+		return proto.Message{}, field.ErrorList{field.Required("resources")}
+	}
+	var errs field.ErrorList
+	p := field.Path("resources")
+	if res.CPUs < 0 {
+		errs = append(errs, field.Invalid(p.Child("cpus"), "%v: must be ≥ 0", res.CPUs))
+	}
+	if res.MemMB < 0 {
+		errs = append(errs, field.Invalid(p.Child("memMB"), "%v: must be ≥ 0", res.MemMB))
+	}
+	// Only cpu and memory change in place.
+	if res.PinCPUs {
+		errs = append(errs, field.Invalid(p.Child("pinCPUs"), "cannot change in place"))
+	}
+	if res.Swappiness != nil {
+		errs = append(errs, field.Invalid(p.Child("swappiness"), "cannot change in place"))
+	}
+	if len(res.DeviceLimit) > 0 {
+		errs = append(errs, field.Invalid(p.Child("deviceLimits"), "cannot change in place"))
+	}
+	return proto.Message{Type: proto.MessageUpdateResources, Resources: res}, errs
+}
+
+// MessageReply is the executor's answer to a message: ok false with
+// error (and exitCode for a command) when it refused or the command
+// failed.
+type MessageReply struct {
+	TaskGroupID string `json:"taskGroupID"`
+	// Task is the task's ID.
+	Task string            `json:"task"`
+	Type proto.MessageType `json:"type"`
+	OK   bool              `json:"ok"`
+	// Output is what an exec's command wrote to stdout and stderr: the
+	// first 64 KiB, Truncated when there was more.
+	Output    string `json:"output"`
+	Truncated bool   `json:"truncated,omitempty"`
+	ExitCode  int    `json:"exitCode"`
+	Error     string `json:"error"`
+}
+
+// messageTaskGroup sends the executor of task group {id} the message of
+// the body and answers with the executor's answer.
+func (s *Server) messageTaskGroup(newBody func() messageBody) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		data, err := s.readBody(r)
+		if err != nil {
+			return err
+		}
+		body := newBody()
+		if err := strictjson.Decode(data, body); err != nil {
+			return err
+		}
+		msg, errs := body.message()
+		timeout, terrs := body.target().timeout()
+		if errs = append(errs, terrs...); len(errs) > 0 {
+			return errs
+		}
+		if s.cfg.Operator == nil {
+			return fmt.Errorf("no scheduler runs in this replica: %w", errdefs.ErrUnavailable)
+		}
+		msg.Timeout = timeout
+		id := r.PathValue("id")
+		res, err := s.cfg.Operator.Message(r.Context(), id, body.target().Task, msg)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, MessageReply{TaskGroupID: id, Task: res.TaskID, Type: res.Type, OK: res.OK,
+			Output: res.Output, Truncated: res.Truncated, ExitCode: res.ExitCode, Error: res.Error})
+		return nil
+	}
 }

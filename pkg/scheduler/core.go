@@ -567,6 +567,17 @@ func (c *Core) removeApp(a *app) {
 	delete(c.apps, a.key())
 }
 
+// TaskGroup returns the record of task group id, an instance's current
+// launch or its move's successor; false for an older launch or an
+// unknown ID. The driver reads it between steps.
+func (c *Core) TaskGroup(id string) (registry.TaskGroup, bool) {
+	inst := c.currentLaunch(id)
+	if inst == nil {
+		return registry.TaskGroup{}, false
+	}
+	return c.record(inst), true
+}
+
 // currentLaunch returns the instance (or successor) whose current launch
 // is the task group taskGroupID; nil for an older launch or an unknown ID.
 func (c *Core) currentLaunch(taskGroupID string) *instance {

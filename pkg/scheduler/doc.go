@@ -30,7 +30,8 @@
 // depends.go (dependency pods), agents.go and moves.go (cordon, drain,
 // drift, engine modes), maintenance.go (Mesos maintenance windows and
 // inverse offers); driver.go is the I/O around it, with agentsync.go (the
-// master's agents, read through its operator API).
+// master's agents, read through its operator API) and messages.go
+// (executor messages whose answer a caller waits for: exec, signal …).
 //
 // Updates (rollouts.go, update.go): every application has a rollout
 // (pkg/rollout plans it, a registry.Rollout records it). A new version

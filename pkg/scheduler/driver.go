@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,6 +55,9 @@ type DriverConfig struct {
 	// Clock drives ticks, backoffs and heartbeat deadlines and gives Step
 	// its time; default the wall clock.
 	Clock clockwork.Clock
+	// AnswerMargin is how long past a message's timeout Message waits for
+	// the executor's answer; default DefaultAnswerMargin.
+	AnswerMargin time.Duration
 }
 
 // Driver runs a Core: it subscribes to the Mesos master, feeds the core
@@ -69,6 +74,15 @@ type Driver struct {
 	checks map[string]context.CancelFunc
 	// frameworkID is the core's, for the subscription goroutine.
 	frameworkID atomic.Pointer[string]
+	// messages are executor messages for the loop to send; waiters the
+	// callers of Message waiting for their answer, by message ID
+	// (messages.go). Message IDs are unique to this driver: its start
+	// time and a sequence number.
+	messages   chan messageRequest
+	waitersMu  sync.Mutex
+	waiters    map[string]waiter
+	messageRun string
+	messageSeq atomic.Uint64
 }
 
 // NewDriver returns a driver; Run starts it.
@@ -103,12 +117,17 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	if cfg.Encoding.Name == "" {
 		cfg.Encoding = mesoswire.Protobuf
 	}
+	if cfg.AnswerMargin <= 0 {
+		cfg.AnswerMargin = DefaultAnswerMargin
+	}
 	core, err := NewCore(cfg.Core)
 	if err != nil {
 		return nil, err
 	}
 	return &Driver{cfg: cfg, core: core, ops: make(chan Input, 64), log: cfg.Logger,
-		health: make(chan RemoteHealth, 64), checks: map[string]context.CancelFunc{}}, nil
+		health: make(chan RemoteHealth, 64), checks: map[string]context.CancelFunc{},
+		messages: make(chan messageRequest, 64), waiters: map[string]waiter{},
+		messageRun: strconv.FormatInt(cfg.Clock.Now().UnixNano(), 36)}, nil
 }
 
 // Operate queues an operator request (Operate, Drift) for the core.
@@ -241,6 +260,9 @@ func (d *Driver) run(ctx context.Context) error {
 			if ev.caller != nil {
 				d.caller = ev.caller
 			}
+			if m, ok := ev.in.(ExecutorMessage); ok && d.answered(m) {
+				continue
+			}
 			in = ev.in
 		case we, ok := <-watch:
 			if !ok {
@@ -315,6 +337,9 @@ func (d *Driver) run(ctx context.Context) error {
 			}
 		case op := <-d.ops:
 			in = op
+		case req := <-d.messages:
+			req.sent <- d.sendMessage(ctx, req)
+			continue
 		case h := <-d.health:
 			in = h
 		case <-ticker.Chan():

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,12 +19,14 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint/constrainttest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosoperator"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // system is a scheduler driver against a dev cluster with simulated
@@ -33,6 +36,7 @@ type system struct {
 	cluster *devcluster.Cluster
 	reg     *registry.Registry
 	st      *store.Store
+	driver  *scheduler.Driver
 	cancel  context.CancelFunc
 	done    chan error
 	// agentSync is the driver's AgentSyncInterval.
@@ -90,6 +94,7 @@ func (s *system) startDriver() {
 		Store:             s.st,
 		TickInterval:      50 * time.Millisecond,
 		AgentSyncInterval: s.agentSync,
+		AnswerMargin:      200 * time.Millisecond,
 		Core: scheduler.Config{
 			ProcessExecutor: scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-process-executor"},
 			RefuseSeconds:   0.1,
@@ -99,7 +104,7 @@ func (s *system) startDriver() {
 		s.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s.cancel, s.done = cancel, make(chan error, 1)
+	s.driver, s.cancel, s.done = d, cancel, make(chan error, 1)
 	go func() { s.done <- d.Run(ctx) }()
 	s.t.Cleanup(s.stopDriver)
 }
@@ -527,5 +532,139 @@ func TestDriverHonoursMesosMaintenanceAndDrain(t *testing.T) {
 	}
 	if notes, err := s.reg.ListNotifications(ctx); err != nil || len(notes) != 0 {
 		t.Errorf("notifications %+v, %v: a move and an eviction are no exit", notes, err)
+	}
+}
+
+// executorGot waits until the simulated executor of task group g has got
+// n framework messages and returns the nth.
+func (s *system) executorGot(g *registry.TaskGroup, n int) proto.Message {
+	s.t.Helper()
+	var got [][]byte
+	s.eventually(fmt.Sprintf("message %d at the executor", n), func() (bool, string) {
+		var err error
+		got, err = s.cluster.ExecutorMessages(s.cluster.Frameworks()[0], g.AgentID, g.ID)
+		return len(got) >= n, fmt.Sprintf("%d messages, %v", len(got), err)
+	})
+	msg, err := proto.DecodeMessage(got[n-1])
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return *msg
+}
+
+// answer sends res as the executor of task group g.
+func (s *system) answer(g *registry.TaskGroup, res proto.MessageResult) {
+	s.t.Helper()
+	data, err := res.Encode()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := s.cluster.SendExecutorMessage(s.cluster.Frameworks()[0], g.AgentID, g.ID, data); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// instanceMessage is the message shown on instance 0 of an application.
+func (s *system) instanceMessage(name string) string {
+	groups := s.groups(name)
+	if len(groups) == 0 {
+		return "no instance"
+	}
+	return groups[0].Message
+}
+
+// Issue 16: executor messages whose answer a caller waits for. The
+// driver sends MESSAGE to the instance's executor (the task group ID) on
+// its agent and hands the executor's MessageResult with the message's ID
+// to the caller, not to the core; a result nobody waits for (one the core
+// sent, or one that came too late) goes to the core, which shows it on
+// the instance as before; an answer that never comes times out after the
+// message's timeout and the margin, and leaves no waiter behind.
+func TestDriverExecutorMessages(t *testing.T) {
+	s := startSystem(t)
+	ctx := context.Background()
+	if _, err := s.reg.CreateApp(ctx, processApp("game", 1)); err != nil {
+		t.Fatal(err)
+	}
+	g := s.running("game", 1)[0]
+	task := g.Tasks[0]
+
+	type outcome struct {
+		res *proto.MessageResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := s.driver.Message(ctx, g.ID, task.Name, proto.Message{Type: proto.MessageExec, Command: []string{"echo", "hi"}, Timeout: 5 * time.Second})
+		done <- outcome{res, err}
+	}()
+	exec := s.executorGot(g, 1)
+	if exec.Type != proto.MessageExec || exec.TaskID != task.ID || !slices.Equal(exec.Command, []string{"echo", "hi"}) || exec.Timeout != 5*time.Second {
+		t.Errorf("the executor got %+v", exec)
+	}
+	// First a result nobody waits for, then the answer.
+	s.answer(g, proto.MessageResult{ID: "reload-1", Type: proto.MessageReload, TaskID: task.ID, OK: true})
+	s.answer(g, proto.MessageResult{ID: exec.ID, Type: proto.MessageExec, TaskID: task.ID, OK: true, Output: "hi\n"})
+	select {
+	case o := <-done:
+		if o.err != nil || o.res.ID != exec.ID || o.res.Output != "hi\n" || !o.res.OK {
+			t.Errorf("Message = %+v, %v", o.res, o.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer handed to the caller")
+	}
+	// The answer went to its caller, the other result to the core: the
+	// loop handled them in order, so the instance shows the first.
+	if got := s.instanceMessage("game"); got != "reload ok" {
+		t.Errorf("instance message %q, want the unclaimed reload result only", got)
+	}
+
+	start := time.Now()
+	_, err := s.driver.Message(ctx, g.ID, "", proto.Message{Type: proto.MessageSignal, Signal: 1, Timeout: 300 * time.Millisecond})
+	if !errors.Is(err, errdefs.ErrTimeout) || time.Since(start) < 500*time.Millisecond {
+		t.Errorf("unanswered Message = %v after %s, want ErrTimeout after the timeout and the margin", err, time.Since(start))
+	}
+	if n := s.driver.Waiting(); n != 0 {
+		t.Errorf("%d callers still waiting after the timeout", n)
+	}
+	late := s.executorGot(g, 2)
+	s.answer(g, proto.MessageResult{ID: late.ID, Type: proto.MessageSignal, TaskID: task.ID, Error: "too late"})
+	s.eventually("the late answer on the instance", func() (bool, string) {
+		got := s.instanceMessage("game")
+		return got == "signal failed: too late", got
+	})
+
+	// Refusals, before anything is sent.
+	p := processApp("never", 1)
+	p.Constraint, p.RestartPolicy = nil, manifest.RestartPolicy{Policy: manifest.RestartNever}
+	if _, err := s.reg.CreateApp(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	failed := s.running("never", 1)[0]
+	if err := s.cluster.FailTask(s.cluster.Frameworks()[0], failed.Tasks[0].ID, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually("the instance failed", func() (bool, string) {
+		g := s.groups("never")[0]
+		return g.Phase == string(scheduler.PhaseFailed), g.Phase
+	})
+	for _, c := range []struct {
+		taskGroupID, task string
+		want              error
+	}{
+		{"ns-a_nothere_0_1", "", errdefs.ErrNotFound},
+		{g.ID, "nothere", errdefs.ErrNotFound},
+		{failed.ID, "", errdefs.ErrConflict},
+	} {
+		_, err := s.driver.Message(ctx, c.taskGroupID, c.task, proto.Message{Type: proto.MessageExec, Command: []string{"true"}, Timeout: time.Second})
+		if !errors.Is(err, c.want) {
+			t.Errorf("Message to %s %q = %v, want %v", c.taskGroupID, c.task, err, c.want)
+		}
+	}
+	if got, _ := s.cluster.ExecutorMessages(s.cluster.Frameworks()[0], g.AgentID, g.ID); len(got) != 2 {
+		t.Errorf("the executor got %d messages, want only the exec and the signal", len(got))
+	}
+	if n := s.driver.Waiting(); n != 0 {
+		t.Errorf("%d callers still waiting", n)
 	}
 }

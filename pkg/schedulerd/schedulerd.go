@@ -404,7 +404,7 @@ func (op *operator) Operate(ctx context.Context, taskGroupID, what string) error
 	}
 	found := false
 	for _, g := range groups {
-		found = found || g.ID == taskGroupID
+		found = found || g.ID == taskGroupID || g.Move != nil && g.Move.Successor != nil && g.Move.Successor.ID == taskGroupID
 	}
 	if !found {
 		return fmt.Errorf("task group %q: %w", taskGroupID, errdefs.ErrNotFound)
@@ -420,15 +420,31 @@ func (op *operator) Drift(ctx context.Context, req api.DriftRequest) error {
 	return op.send(ctx, d)
 }
 
+func (op *operator) Message(ctx context.Context, taskGroupID, task string, msg proto.Message) (*proto.MessageResult, error) {
+	d, err := op.leading()
+	if err != nil {
+		return nil, err
+	}
+	return d.Message(ctx, taskGroupID, task, msg)
+}
+
 // send hands a request to the driver of this replica, which must lead.
 func (op *operator) send(ctx context.Context, in scheduler.Input) error {
-	op.mu.Lock()
-	d := op.driver
-	op.mu.Unlock()
-	if d == nil {
-		return fmt.Errorf("this replica does not lead: %w", errdefs.ErrUnavailable)
+	d, err := op.leading()
+	if err != nil {
+		return err
 	}
 	return d.Operate(ctx, in)
+}
+
+// leading returns the driver of this replica, which must lead.
+func (op *operator) leading() (*scheduler.Driver, error) {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if op.driver == nil {
+		return nil, fmt.Errorf("this replica does not lead: %w", errdefs.ErrUnavailable)
+	}
+	return op.driver, nil
 }
 
 // sharedHostAgents are the default dev agents for real executors: they
