@@ -24,6 +24,10 @@
 // to later checks: resources, ports, per-value instance counts (UNIQUE,
 // MAXPER, GROUPBY) and the label index EXCLUDE reads.
 //
+// Explain is Place that also counts, for each application version it
+// places, the agents it fits: given every agent with what it has free
+// (offer in hand or not), it says why a task group still waits.
+//
 // It is pure and starts no goroutines: it must not import Mesos, HTTP or
 // storage packages, nor any bcs-mesos package but constraint and errdefs.
 package offer

@@ -84,12 +84,28 @@ type pass struct {
 	active   map[string][]int // app → agents of its active instances before the pass
 	limit    int
 	plan     *Plan
+	// explain: count the agents a placed group fits (Explain).
+	explain bool
 }
 
 // Place computes a plan for pending against snap. Task groups sharing a
 // *Requirements are placed consecutively, in order of first appearance.
 func (m *Matcher) Place(snap *Snapshot, pending []TaskGroup, now time.Time, seed uint64) *Plan {
+	return m.run(m.newPass(snap, seed), pending, now)
+}
+
+// Explain is Place that also says, for every placed task group, how many
+// agents it fits and why the others do not (Placement.Fits): the reasons of
+// a task group waiting for the offer of an agent it fits. The counts are
+// taken once per application version, at its first placement, so they cost
+// one look at every agent per version, not per instance.
+func (m *Matcher) Explain(snap *Snapshot, pending []TaskGroup, now time.Time, seed uint64) *Plan {
 	p := m.newPass(snap, seed)
+	p.explain = true
+	return m.run(p, pending, now)
+}
+
+func (m *Matcher) run(p *pass, pending []TaskGroup, now time.Time) *Plan {
 	for _, group := range groupByRequirements(pending) {
 		p.placeGroup(group, now)
 	}
@@ -222,7 +238,7 @@ func (p *pass) placeGroup(tgs []TaskGroup, now time.Time) {
 	// excluded marks agents that failed permanently for this group, so later
 	// instances skip them at the cost of a bit test.
 	excluded := make([]uint64, (len(p.agents)+63)/64)
-	var failed *Rejections
+	var failed, fits *Rejections
 	for _, tg := range tgs {
 		if tg.NotBefore.After(now) {
 			p.plan.Deferred = append(p.plan.Deferred, tg.ID)
@@ -258,7 +274,10 @@ func (p *pass) placeGroup(tgs []TaskGroup, now time.Time) {
 			p.plan.Unplaced = append(p.plan.Unplaced, Unplaced{TaskGroupID: tg.ID, Rejections: failed})
 			continue
 		}
-		p.place(best, tg, g)
+		if p.explain && fits == nil {
+			fits = p.rejections(g)
+		}
+		p.place(best, tg, g, fits)
 	}
 }
 
@@ -361,7 +380,7 @@ func (p *pass) share(i int, need scalars) float64 {
 	return s
 }
 
-func (p *pass) place(i int, tg TaskGroup, g *group) {
+func (p *pass) place(i int, tg TaskGroup, g *group, fits *Rejections) {
 	a := &p.agents[i]
 	a.free = a.free.minus(g.need)
 	a.placed = true
@@ -371,7 +390,7 @@ func (p *pass) place(i int, tg TaskGroup, g *group) {
 		p.addLabel(label, i)
 	}
 	p.plan.Placements = append(p.plan.Placements, Placement{
-		TaskGroupID: tg.ID, AgentID: a.agent.ID, OfferIDs: a.offers, Ports: ports,
+		TaskGroupID: tg.ID, AgentID: a.agent.ID, OfferIDs: a.offers, Ports: ports, Fits: fits,
 	})
 }
 

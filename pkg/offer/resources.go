@@ -3,6 +3,7 @@ package offer
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 )
 
@@ -159,4 +160,39 @@ func (p *portPool) nth(n int) uint32 {
 		n -= width
 	}
 	panic("offer: port position out of range")
+}
+
+// Plus returns r and o together: scalars added, port ranges merged.
+func (r Resources) Plus(o Resources) Resources {
+	return Resources{CPUs: r.CPUs + o.CPUs, Mem: r.Mem + o.Mem, Disk: r.Disk + o.Disk,
+		Ports: newPortPool(append(slices.Clone(r.Ports), o.Ports...)).ranges}
+}
+
+// Minus returns r less o: scalars subtracted (none below zero), o's ports
+// taken out of r's ranges.
+func (r Resources) Minus(o Resources) Resources {
+	return Resources{CPUs: max(0, r.CPUs-o.CPUs), Mem: max(0, r.Mem-o.Mem), Disk: max(0, r.Disk-o.Disk),
+		Ports: WithoutPorts(r.Ports, o.Ports)}
+}
+
+// WithoutPorts returns ranges less the ports of taken, sorted and merged.
+func WithoutPorts(ranges, taken []PortRange) []PortRange {
+	taken = newPortPool(taken).ranges
+	var out []PortRange
+	for _, r := range newPortPool(ranges).ranges {
+		begin := uint64(r.Begin)
+		for _, t := range taken {
+			if uint64(t.End) < begin || t.Begin > r.End {
+				continue
+			}
+			if uint64(t.Begin) > begin {
+				out = append(out, PortRange{Begin: uint32(begin), End: t.Begin - 1})
+			}
+			begin = uint64(t.End) + 1
+		}
+		if begin <= uint64(r.End) {
+			out = append(out, PortRange{Begin: uint32(begin), End: r.End})
+		}
+	}
+	return out
 }

@@ -99,6 +99,10 @@ type Placement struct {
 	AgentID     string
 	OfferIDs    []string
 	Ports       []AssignedPort // one per PortRequest, in request order
+	// Fits, from Matcher.Explain only, counts the agents its application
+	// version fit at its first placement of the pass, and why the others
+	// did not; shared by the version's placements.
+	Fits *Rejections
 }
 
 // AssignedPort is the host port given to a named port request.
