@@ -88,6 +88,9 @@ type InstanceView struct {
 	PreDelete *registry.PreDeleteWait `json:"preDelete,omitempty"`
 	// Move is its move to another agent (drain, drift, reschedule).
 	Move *MoveView `json:"move,omitempty"`
+	// Pending says why it waits for a launch: how many known agents it
+	// fits and why each other one is rejected.
+	Pending *registry.Pending `json:"pending,omitempty"`
 	// Tasks are its containers or processes, once launched.
 	Tasks []TaskView `json:"tasks,omitempty"`
 }
@@ -119,7 +122,7 @@ func instanceView(g *registry.TaskGroup) InstanceView {
 		ID: g.Index, TaskGroupID: g.ID, State: g.State, Revision: g.Version, Ready: g.Ready, Agent: g.AgentID, Host: g.Host,
 		HostIP: g.HostIP, Ports: g.Ports, Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
 		RemoteChecks: g.RemoteChecks,
-		Restarts:     g.Restarts, Message: g.Message, Update: g.Update, PreDelete: g.PreDelete,
+		Restarts:     g.Restarts, Message: g.Message, Update: g.Update, PreDelete: g.PreDelete, Pending: g.Pending,
 	}
 	for _, t := range g.Tasks {
 		v.Tasks = append(v.Tasks, TaskView{Name: t.Name, ID: t.ID, State: t.State, Healthy: t.Healthy, Message: t.Message,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -255,9 +256,12 @@ type TaskGroup struct {
 	FlappingNotified time.Time   `json:"flappingNotified,omitempty"`
 	// WaitingFor names the configmap or secret ("configmap ns/name") a
 	// Pending instance cannot launch without.
-	WaitingFor string    `json:"waitingFor,omitempty"`
-	UpdatedAt  time.Time `json:"updatedAt"`
-	Revision   int64     `json:"-"`
+	WaitingFor string `json:"waitingFor,omitempty"`
+	// Pending says why a Pending launch is not placed yet (nil before it
+	// was first evaluated, and once it launched).
+	Pending   *Pending  `json:"pending,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	Revision  int64     `json:"-"`
 }
 
 // TaskRecord is one task of a task group.
@@ -344,6 +348,36 @@ type PreDeleteWait struct {
 	// Passed: a run succeeded (or the wait timed out); the instance goes.
 	Passed  bool   `json:"passed,omitempty"`
 	Message string `json:"message,omitempty"`
+}
+
+// Pending is the placement engine's verdict on a pending launch over
+// every agent the scheduler knows, each with what it last offered less
+// what was launched there since: how many it fits (more than 0: it waits
+// for the offer of one of them) and why each other one is rejected, under
+// the first reason it failed (pkg/offer's reasons: "cpus", "cordoned",
+// "hostname UNIQUE" …).
+type Pending struct {
+	Fit     int             `json:"fit"`
+	Agents  int             `json:"agents"`
+	Reasons []PendingReason `json:"reasons"`
+	// LastEvaluated is when this verdict was reached. The scheduler
+	// evaluates again at every offer round and stores only a verdict that
+	// changed, so the same verdict may have held since.
+	LastEvaluated time.Time `json:"lastEvaluated"`
+}
+
+// PendingReason is how many agents one reason rejected.
+type PendingReason struct {
+	Reason string `json:"reason"`
+	Count  int    `json:"count"`
+}
+
+// Same reports whether p and o are the same verdict, whenever reached.
+func (p *Pending) Same(o *Pending) bool {
+	if p == nil || o == nil {
+		return p == o
+	}
+	return p.Fit == o.Fit && p.Agents == o.Agents && slices.Equal(p.Reasons, o.Reasons)
 }
 
 // UpdateMode is how the rollout updates an instance.

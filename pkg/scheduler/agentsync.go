@@ -99,10 +99,18 @@ func agentChangeHint(e *scheduler.Event) bool {
 	case scheduler.Event_FAILURE:
 		return e.GetFailure().ExecutorID == nil
 	case scheduler.Event_UPDATE:
-		switch st := e.GetUpdate().GetStatus(); st.GetReason() {
-		case mesos.REASON_AGENT_DRAINING, mesos.REASON_AGENT_REMOVED, mesos.REASON_AGENT_REMOVED_BY_OPERATOR, mesos.REASON_AGENT_DISCONNECTED:
-			return true
-		}
+		st := e.GetUpdate().GetStatus()
+		return agentLeft(st.GetReason())
+	}
+	return false
+}
+
+// agentLeft reports whether a task status's reason says that its agent
+// is draining, removed or disconnected.
+func agentLeft(reason mesos.TaskStatus_Reason) bool {
+	switch reason {
+	case mesos.REASON_AGENT_DRAINING, mesos.REASON_AGENT_REMOVED, mesos.REASON_AGENT_REMOVED_BY_OPERATOR, mesos.REASON_AGENT_DISCONNECTED:
+		return true
 	}
 	return false
 }

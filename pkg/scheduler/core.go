@@ -189,6 +189,12 @@ type agentInfo struct {
 	id, hostname, ip string
 	attributes       []mesos.Attribute
 	recorded         time.Time // when its record was last written
+	// free is what it last offered, less what was launched there since:
+	// what explains why launches wait, and what plans place on. It is
+	// known until a status tells that the agent left (agentLeft): it
+	// offers nothing then.
+	free  offer.Resources
+	known bool
 }
 
 // NewCore returns a Core; Restore is its first input.
@@ -234,11 +240,7 @@ func (c *Core) Step(now time.Time, in Input) Output {
 			w.inverseOffer = "" // gone with the subscription; asked again
 		}
 	case OffersIn:
-		for _, o := range in.Offers {
-			c.learnAgent(o)
-			c.learnUnavailability(o)
-			c.offers[o.ID.Value] = o
-		}
+		c.offersIn(in.Offers)
 	case Rescind:
 		delete(c.offers, in.OfferID)
 	case InverseOffersIn:

@@ -42,6 +42,7 @@ func (c *Core) accept(l offer.Launch, byID map[string]*instance, sweeps []mesos.
 		c.call(calls.Decline(offerIDs...).With(calls.RefuseSeconds(c.refuse())))
 		return
 	}
+	c.launched(l.AgentID, ops)
 	c.call(calls.Accept(calls.OfferOperations(ops).WithOffers(offerIDs...)).With(calls.RefuseSeconds(c.refuse())))
 }
 
@@ -96,7 +97,7 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	inst.rec.AgentID, inst.rec.Host, inst.rec.HostIP, inst.rec.Ports = agentID, info.hostname, info.ip, ports
 	inst.rec.State, inst.rec.Tasks, inst.rec.Healthy = mesos.TASK_STAGING.String(), records, nil
 	inst.rec.RemoteHealthy, inst.rec.RemoteMessage, inst.rec.RemoteChecks = nil, "", nil
-	inst.rec.NotBefore, inst.rec.RunningSince, inst.rec.Message = time.Time{}, time.Time{}, ""
+	inst.rec.NotBefore, inst.rec.RunningSince, inst.rec.Message, inst.rec.Pending = time.Time{}, time.Time{}, "", nil
 	for _, t := range records {
 		c.tasks[t.ID] = inst
 	}

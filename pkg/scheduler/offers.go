@@ -10,7 +10,42 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosoperator"
+	"github.com/bcs-mesos/bcs-mesos/pkg/offer"
 )
+
+// offersIn keeps new offers; what an agent offers is what it has free.
+func (c *Core) offersIn(offers []mesos.Offer) {
+	free := map[string]offer.Resources{}
+	for _, o := range offers {
+		c.learnAgent(o)
+		c.learnUnavailability(o)
+		c.offers[o.ID.Value] = o
+		free[o.AgentID.Value] = free[o.AgentID.Value].Plus(mesosoperator.Resources(o.Resources))
+	}
+	for id, r := range free {
+		c.agents[id].free, c.agents[id].known = r, true
+	}
+}
+
+// launched takes what LAUNCH_GROUP operations use (their tasks' and
+// executor's resources) from their agent's free resources.
+func (c *Core) launched(agentID string, ops []mesos.Offer_Operation) {
+	info := c.agents[agentID]
+	if info == nil {
+		return
+	}
+	for _, op := range ops {
+		lg := op.GetLaunchGroup()
+		if lg == nil {
+			continue
+		}
+		used := mesosoperator.Resources(lg.GetExecutor().Resources)
+		for _, t := range lg.GetTaskGroup().Tasks {
+			used = used.Plus(mesosoperator.Resources(t.Resources))
+		}
+		info.free = info.free.Minus(used)
+	}
+}
 
 // learnAgent remembers what an offer tells about its agent, and records
 // an agent that is new or changed, or last recorded AgentSeenEvery ago

@@ -1,12 +1,10 @@
 package scheduler
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
-
-	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosoperator"
@@ -62,10 +60,10 @@ func (c *Core) waiting() bool {
 	return false
 }
 
-// schedule launches the sweeps owed to agents that offer, and places the
-// pending instances on what is left of the offers; the matcher defers
-// instances still in their restart backoff. Nothing launches while the
-// engine does not act.
+// schedule launches the sweeps owed to agents that offer, places the
+// pending instances on what is left of the offers, and says why the others
+// wait (explainPending); the matcher defers instances still in their
+// restart backoff. Nothing launches while the engine does not act.
 func (c *Core) schedule() {
 	if len(c.offers) == 0 || !c.acting() {
 		return
@@ -77,14 +75,35 @@ func (c *Core) schedule() {
 	}
 	snap := c.snapshot()
 	sweeps := c.reserveSweeps(snap)
-	defer c.acceptSweeps(sweeps) // those of agents no instance goes to
-	if !launchable {
-		return
+	var considered []*instance
+	if launchable {
+		groups, byID := taskGroups(c.pending())
+		plan := c.matcher.Place(snap, groups, c.now, c.cfg.Seed+c.passes)
+		c.passes++
+		for _, l := range plan.Launches() {
+			c.accept(l, byID, sweeps[l.AgentID])
+			delete(sweeps, l.AgentID)
+		}
+		deferred := map[string]bool{}
+		for _, id := range plan.Deferred {
+			deferred[id] = true
+		}
+		for _, g := range groups {
+			if !deferred[g.ID] {
+				considered = append(considered, byID[g.ID])
+			}
+		}
 	}
-	pending := c.pending()
-	byID := map[string]*instance{}
-	var groups []offer.TaskGroup
-	for _, inst := range pending {
+	c.acceptSweeps(sweeps) // those of agents no instance goes to
+	c.explainPending(considered)
+}
+
+// taskGroups are launches as the matcher's task groups, in order, and the
+// launches by task group ID.
+func taskGroups(launches []*instance) ([]offer.TaskGroup, map[string]*instance) {
+	groups := make([]offer.TaskGroup, 0, len(launches))
+	byID := make(map[string]*instance, len(launches))
+	for _, inst := range launches {
 		id := fmt.Sprintf("%s/%d", inst.app.key(), inst.rec.Index)
 		if inst.parent != nil {
 			id += "/successor"
@@ -93,51 +112,113 @@ func (c *Core) schedule() {
 		groups = append(groups, offer.TaskGroup{ID: id, Req: inst.template().Req, NotBefore: inst.rec.NotBefore,
 			Avoid: inst.avoid, OnlyHost: inst.onlyHost})
 	}
-	plan := c.matcher.Place(snap, groups, c.now, c.cfg.Seed+c.passes)
-	c.passes++
-	for _, l := range plan.Launches() {
-		c.accept(l, byID, sweeps[l.AgentID])
-		delete(sweeps, l.AgentID)
+	return groups, byID
+}
+
+// explainPending says why the launches a pass considered and could not
+// place still wait: the matcher's verdict over every known agent, each
+// with what it last offered less what was launched there since (so an
+// agent without an offer in hand counts under its real reason), for the
+// instances' records — stored only when it changed — and for their
+// application's message, which names the first launch that fits nowhere
+// (a move's successor only when no instance of its own waits).
+func (c *Core) explainPending(considered []*instance) {
+	var waiting []*instance
+	for _, inst := range considered {
+		if inst.phase == PhasePending && inst.rec.WaitingFor == "" {
+			waiting = append(waiting, inst)
+		}
 	}
-	// An application's message names why its first instance could not be
-	// placed; a move's successor only when no instance of its own waits.
+	verdicts := map[*instance]*offer.Rejections{}
+	if len(waiting) > 0 {
+		groups, byID := taskGroups(waiting)
+		// A fixed seed: the same cluster gives the same verdicts.
+		plan := c.matcher.Explain(c.knownSnapshot(), groups, c.now, c.cfg.Seed)
+		for _, pl := range plan.Placements {
+			verdicts[byID[pl.TaskGroupID]] = pl.Fits
+		}
+		for _, u := range plan.Unplaced {
+			verdicts[byID[u.TaskGroupID]] = u.Rejections
+		}
+	}
 	type why struct {
 		message string
 		move    bool
 	}
 	unplaced := map[*app]why{}
 	for _, moves := range []bool{false, true} {
-		for _, u := range plan.Unplaced {
-			inst := byID[u.TaskGroupID]
-			if _, seen := unplaced[inst.app]; seen || (inst.parent != nil) != moves {
+		for _, inst := range waiting {
+			r := verdicts[inst]
+			if _, seen := unplaced[inst.app]; seen || r == nil || r.Fit > 0 || (inst.parent != nil) != moves {
 				continue
 			}
-			w := why{message: u.Rejections.String(), move: moves}
+			w := why{message: r.String(), move: moves}
 			if moves {
 				w.message = fmt.Sprintf("%s of instance %d waits: %s", inst.parent.rec.Move.Reason, inst.rec.Index, w.message)
 			}
 			unplaced[inst.app] = w
 		}
 	}
-	deferred := map[string]bool{}
-	for _, id := range plan.Deferred {
-		deferred[id] = true
+	for _, inst := range considered {
+		inst.app.unplaced, inst.app.moveWaits = unplaced[inst.app].message, unplaced[inst.app].move
 	}
-	for id, inst := range byID {
-		if !deferred[id] {
-			inst.app.unplaced, inst.app.moveWaits = unplaced[inst.app].message, unplaced[inst.app].move
+	for _, inst := range waiting {
+		if r := verdicts[inst]; r != nil {
+			c.setPending(inst, pendingOf(r, c.now))
 		}
 	}
 }
 
-// snapshot is the cluster as the matcher sees it: agents with their
-// offers, less the ports orphans may hold, and every live instance.
-func (c *Core) snapshot() *offer.Snapshot {
-	snap := &offer.Snapshot{}
-	byAgent := map[string][]mesos.Offer{}
-	for _, o := range c.offers {
-		byAgent[o.AgentID.Value] = append(byAgent[o.AgentID.Value], o)
+// setPending records a launch's new verdict; the same verdict again is
+// not stored (an offer round must not write every waiting instance).
+func (c *Core) setPending(inst *instance, p *registry.Pending) {
+	if inst.rec.Pending.Same(p) {
+		return
 	}
+	inst.rec.Pending = p
+	c.persist(inst)
+}
+
+// pendingOf is the stored form of the matcher's verdict.
+func pendingOf(r *offer.Rejections, now time.Time) *registry.Pending {
+	p := &registry.Pending{Fit: r.Fit, Agents: r.Agents, Reasons: make([]registry.PendingReason, len(r.Reasons)), LastEvaluated: now}
+	for i, rc := range r.Reasons {
+		p.Reasons[i] = registry.PendingReason{Reason: rc.Reason, Count: rc.Agents}
+	}
+	return p
+}
+
+// snapshot is the cluster as the matcher sees it: agents with their
+// outstanding offers, less the ports orphans may hold, and every live
+// instance.
+func (c *Core) snapshot() *offer.Snapshot {
+	byAgent := map[string][]offer.Offer{}
+	for _, id := range slices.Sorted(maps.Keys(c.offers)) {
+		o := c.offers[id]
+		byAgent[o.AgentID.Value] = append(byAgent[o.AgentID.Value], offer.Offer{ID: id, Resources: mesosoperator.Resources(o.Resources)})
+	}
+	return c.snapshotWith(byAgent)
+}
+
+// knownSnapshot is the cluster as the scheduler knows it, offers in hand
+// or not: every agent with what it last offered less what was launched
+// there since, as one offer ("known/AGENT"; none for an agent that left
+// and has not offered since), less the ports orphans may hold, and every
+// live instance. It explains why launches wait and what a
+// plan would do; nothing is launched on it.
+func (c *Core) knownSnapshot() *offer.Snapshot {
+	byAgent := make(map[string][]offer.Offer, len(c.agents))
+	for id, info := range c.agents {
+		if info.known {
+			byAgent[id] = []offer.Offer{{ID: "known/" + id, Resources: info.free}}
+		}
+	}
+	return c.snapshotWith(byAgent)
+}
+
+// snapshotWith is the cluster with the offers of each agent.
+func (c *Core) snapshotWith(offers map[string][]offer.Offer) *offer.Snapshot {
+	snap := &offer.Snapshot{}
 	for _, id := range slices.Sorted(maps.Keys(c.agents)) {
 		info := c.agents[id]
 		a := offer.Agent{Agent: constraint.Agent{ID: id, Hostname: info.hostname, Attributes: mesosoperator.Attributes(info.attributes)}}
@@ -145,11 +226,7 @@ func (c *Core) snapshot() *offer.Snapshot {
 			a.Taints, a.Unschedulable = s.Taints, !s.Schedulable()
 		}
 		a.Maintenance = c.inMaintenance(id)
-		offers := byAgent[id]
-		slices.SortFunc(offers, func(x, y mesos.Offer) int { return cmp.Compare(x.ID.Value, y.ID.Value) })
-		for _, o := range offers {
-			a.Offers = append(a.Offers, offer.Offer{ID: o.ID.Value, Resources: mesosoperator.Resources(o.Resources)})
-		}
+		a.Offers = offers[id]
 		snap.Agents = append(snap.Agents, a)
 	}
 	for _, a := range c.sortedApps() {

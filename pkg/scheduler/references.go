@@ -88,7 +88,7 @@ func (c *Core) objectChanged(obj manifest.Object) {
 func (c *Core) launchBlocked(inst *instance, err error) {
 	var missing *launch.MissingReference
 	if errors.As(err, &missing) {
-		inst.rec.WaitingFor = missing.Ref()
+		inst.rec.WaitingFor, inst.rec.Pending = missing.Ref(), nil
 		inst.rec.Message = "waiting for " + missing.Error()
 		c.persist(inst)
 		return

@@ -28,6 +28,9 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 		c.sweepStatus(agent, st)
 		return
 	}
+	if info := c.agents[agentID]; info != nil && agentLeft(st.GetReason()) {
+		info.known = false // it offers nothing until it is back
+	}
 	state := st.GetState()
 	inst := c.tasks[taskID]
 	if executorDied(st) && agentID != "" {

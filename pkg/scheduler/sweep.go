@@ -170,32 +170,15 @@ func (c *Core) holdPorts(snap *offer.Snapshot) {
 		if s == nil || len(s.HeldPorts) == 0 {
 			continue
 		}
+		held := make([]offer.PortRange, len(s.HeldPorts))
+		for j, p := range s.HeldPorts {
+			held[j] = offer.PortRange{Begin: p, End: p}
+		}
 		for j := range snap.Agents[i].Offers {
 			o := &snap.Agents[i].Offers[j]
-			o.Resources.Ports = withoutPorts(o.Resources.Ports, s.HeldPorts)
+			o.Resources.Ports = offer.WithoutPorts(o.Resources.Ports, held)
 		}
 	}
-}
-
-// withoutPorts returns ranges minus ports (sorted).
-func withoutPorts(ranges []offer.PortRange, ports []uint32) []offer.PortRange {
-	var out []offer.PortRange
-	for _, r := range ranges {
-		begin := r.Begin
-		for _, p := range ports {
-			if p < begin || p > r.End {
-				continue
-			}
-			if p > begin {
-				out = append(out, offer.PortRange{Begin: begin, End: p - 1})
-			}
-			begin = p + 1
-		}
-		if begin <= r.End && begin != 0 {
-			out = append(out, offer.PortRange{Begin: begin, End: r.End})
-		}
-	}
-	return out
 }
 
 // reserveSweeps takes what the due sweeps need from their agents' offers
@@ -330,6 +313,7 @@ func (c *Core) acceptSweeps(ops map[string][]mesos.Offer_Operation) {
 		for _, id := range offerIDs {
 			delete(c.offers, id.Value)
 		}
+		c.launched(agentID, ops[agentID])
 		c.call(calls.Accept(calls.OfferOperations(ops[agentID]).WithOffers(offerIDs...)).With(calls.RefuseSeconds(c.refuse())))
 	}
 }

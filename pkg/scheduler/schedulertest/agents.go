@@ -87,7 +87,7 @@ func describeMove(mv *registry.InstanceMove) string {
 		if g.AgentID != "" {
 			s += " on " + g.AgentID
 		}
-		s += fmt.Sprintf(" launches=%d]", g.Launches)
+		s += fmt.Sprintf(" launches=%d%s]", g.Launches, describePending(g.Pending))
 	}
 	return s
 }

@@ -14,7 +14,7 @@
 //	                    application (sidecar: a second container, without checks)
 //	agents N            agents agent-1..N (hostname host-N, idc attribute)
 //	subscribe           SUBSCRIBED
-//	offers [AGENT ...] [ports=B-E]  one full offer from every (or the named) agent
+//	offers [AGENT ...] [ports=B-E] [cpus=C]  one full offer from every (or the named) agent
 //	status NS/NAME IDX STATE [reason=R] [source=S] [task=K] [healthy=true|false] [launch=L]
 //	unknown TASKID AGENT STATE [reason=R] [source=S]   a status for a task the core does not know
 //	sweep AGENT KIND STATE [message=M]   a status of the sweep task running there

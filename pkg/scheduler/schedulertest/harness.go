@@ -214,6 +214,7 @@ func (h *Harness) apply(w scheduler.Write) string {
 		if g.Healthy != nil {
 			s += fmt.Sprintf(" healthy=%v", *g.Healthy)
 		}
+		s += describePending(g.Pending)
 		if g.RemoteHealthy != nil || len(g.RemoteChecks) > 1 {
 			s += " remote=" + describeRemote(&g)
 		}
@@ -365,7 +366,7 @@ func (h *Harness) Run(command string) []string {
 				agents = append(agents, a)
 			}
 		}
-		offers := h.offers(agents, args["ports"])
+		offers := h.offers(agents, args["ports"], args["cpus"])
 		if u := h.unavailability(args["unavailable"]); u != nil {
 			for i := range offers {
 				offers[i].Unavailability = u
@@ -573,7 +574,14 @@ func restartPolicy(args map[string]string) manifest.RestartPolicy {
 		Interval: atoi(args["interval"], 0), Backoff: atoi(args["backoff"], 0), MaxTimes: atoi(args["maxtimes"], 0)}
 }
 
-func (h *Harness) offers(agents []string, ports string) []mesos.Offer {
+// offers are one offer of every agent named (all without names): 4 cpus
+// (or cpus=C), 4096 MB mem, 10000 MB disk and ports 31000-31009 (or
+// ports=B-E).
+func (h *Harness) offers(agents []string, ports, cpus string) []mesos.Offer {
+	cpuCount, err := strconv.ParseFloat(orDefault(cpus, "4"), 64)
+	if err != nil {
+		h.t.Fatalf("offers cpus=%s: %v", cpus, err)
+	}
 	portRange := mesos.Value_Range{Begin: 31000, End: 31009}
 	if b, e, ok := strings.Cut(ports, "-"); ok {
 		portRange.Begin, portRange.End = uint64(atoi(b, 0)), uint64(atoi(e, 0))
@@ -597,7 +605,7 @@ func (h *Harness) offers(agents []string, ports string) []mesos.Offer {
 			FrameworkID: mesos.FrameworkID{Value: "fw-1"}, Hostname: "host-" + n,
 			Attributes: []mesos.Attribute{{Name: "idc", Type: mesos.TEXT, Text: text(idc)}},
 			Resources: []mesos.Resource{
-				{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 4}},
+				{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: cpuCount}},
 				{Name: "mem", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 4096}},
 				{Name: "disk", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 10000}},
 				{Name: "ports", Type: mesos.RANGES.Enum(), Ranges: &mesos.Value_Ranges{Range: []mesos.Value_Range{portRange}}},
@@ -665,6 +673,19 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// describePending is a launch's pending verdict as a "store tg" line
+// shows it: " pending=0/3[hostname UNIQUE 2, cordoned 1]" ("" for none).
+func describePending(p *registry.Pending) string {
+	if p == nil {
+		return ""
+	}
+	reasons := make([]string, len(p.Reasons))
+	for i, r := range p.Reasons {
+		reasons[i] = fmt.Sprintf("%s %d", r.Reason, r.Count)
+	}
+	return fmt.Sprintf(" pending=%d/%d[%s]", p.Fit, p.Agents, strings.Join(reasons, ", "))
 }
 
 // describeRemote is an instance's remote verdict, with each check's when it
