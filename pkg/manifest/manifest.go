@@ -198,6 +198,20 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// InstancesOf returns the instance count (spec.instance) of a workload:
+// an application, a process or a deployment; ok is false for any other.
+func InstancesOf(obj Object) (instances int, ok bool) {
+	switch m := obj.(type) {
+	case *Application:
+		return m.Spec.Instance, true
+	case *Process:
+		return m.Spec.Instance, true
+	case *Deployment:
+		return m.Spec.Instance, true
+	}
+	return 0, false
+}
+
 // MetaOf returns the metadata of obj; ok is false for kinds without any
 // (command).
 func MetaOf(obj Object) (meta ObjectMeta, ok bool) {

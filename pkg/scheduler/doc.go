@@ -21,8 +21,9 @@
 //
 // The core's files, by responsibility: core.go (state, Step, instances),
 // reconcile.go (subscription, reconciliation, kill retries), offers.go
-// (offers kept or declined, SUPPRESS/REVIVE), placement.go (matching
-// pending instances), launch.go (ACCEPT and LAUNCH_GROUP), status.go
+// (offers kept or declined, SUPPRESS/REVIVE, what each agent has free),
+// placement.go (matching pending instances, and why those left wait),
+// plan.go (what a manifest would do: POST /v1/plan), launch.go (ACCEPT and LAUNCH_GROUP), status.go
 // (task status updates), restart.go (the restart policy), remotehealth.go,
 // appstatus.go, operate.go (restart, reload, reschedule), references.go
 // (configmaps, secrets, depends objects), rollouts.go and update.go
@@ -47,6 +48,9 @@
 // owes that agent a sweep (sweep.go): the executor binary relaunched with
 // a sweep task reaps what dead executors left, and the dead instance's
 // host ports stay out of that agent's offers until it finished.
+//
+// Plans (plan.go) are read-only queries: Driver.Plan runs Core.Plan on
+// the loop's goroutine between two steps, and nothing is stored or sent.
 //
 // It must not import HTTP packages; pkg/api talks to it through the
 // registry and the Driver.

@@ -24,6 +24,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
+	"github.com/bcs-mesos/bcs-mesos/pkg/plan"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
@@ -64,12 +65,16 @@ type DriverConfig struct {
 // events, application changes and ticks from one goroutine, persists the
 // core's writes and then sends its calls.
 type Driver struct {
-	cfg    DriverConfig
-	core   *Core
-	ops    chan Input // operator requests: Operate, Drift
-	log    *slog.Logger
-	caller calls.Caller // owned by Run's goroutine
-	health chan RemoteHealth
+	cfg  DriverConfig
+	core *Core
+	ops  chan Input // operator requests: Operate, Drift
+	// queries read the core between two steps (Plan); stopped is closed
+	// once Run returned, and no query is answered any more.
+	queries chan func(*Core, time.Time)
+	stopped chan struct{}
+	log     *slog.Logger
+	caller  calls.Caller // owned by Run's goroutine
+	health  chan RemoteHealth
 	// checks cancels the remote health checks of each task group.
 	checks map[string]context.CancelFunc
 	// frameworkID is the core's, for the subscription goroutine.
@@ -124,7 +129,8 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Driver{cfg: cfg, core: core, ops: make(chan Input, 64), log: cfg.Logger,
+	return &Driver{cfg: cfg, core: core, ops: make(chan Input, 64), queries: make(chan func(*Core, time.Time)),
+		stopped: make(chan struct{}), log: cfg.Logger,
 		health: make(chan RemoteHealth, 64), checks: map[string]context.CancelFunc{},
 		messages: make(chan messageRequest, 64), waiters: map[string]waiter{},
 		messageRun: strconv.FormatInt(cfg.Clock.Now().UnixNano(), 36)}, nil
@@ -134,6 +140,37 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 func (d *Driver) Operate(ctx context.Context, op Input) error {
 	select {
 	case d.ops <- op:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Plan says what storing obj would do (Core.Plan), computed by the loop
+// between two steps; it changes nothing. A driver that stopped answers
+// errdefs.ErrUnavailable.
+func (d *Driver) Plan(ctx context.Context, obj manifest.Object) (*plan.Plan, error) {
+	var p *plan.Plan
+	var err error
+	if qerr := d.query(ctx, func(c *Core, now time.Time) { p, err = c.Plan(now, obj) }); qerr != nil {
+		return nil, qerr
+	}
+	return p, err
+}
+
+// query runs q on the loop's goroutine, which owns the core, and waits
+// for it.
+func (d *Driver) query(ctx context.Context, q func(*Core, time.Time)) error {
+	done := make(chan struct{})
+	select {
+	case d.queries <- func(c *Core, now time.Time) { q(c, now); close(done) }:
+	case <-d.stopped:
+		return fmt.Errorf("the scheduler stopped: %w", errdefs.ErrUnavailable)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -151,6 +188,7 @@ type event struct {
 // persistence failure the caller should start over (the store holds the
 // truth; a new Run restores from it).
 func (d *Driver) Run(ctx context.Context) error {
+	defer close(d.stopped)
 	err := d.run(ctx)
 	if ctx.Err() != nil {
 		return nil // stopped, whatever was under way
@@ -339,6 +377,9 @@ func (d *Driver) run(ctx context.Context) error {
 			in = op
 		case req := <-d.messages:
 			req.sent <- d.sendMessage(ctx, req)
+			continue
+		case q := <-d.queries:
+			q(d.core, d.cfg.Clock.Now())
 			continue
 		case h := <-d.health:
 			in = h

@@ -668,3 +668,57 @@ func TestDriverExecutorMessages(t *testing.T) {
 		t.Errorf("%d callers still waiting", n)
 	}
 }
+
+// Issue 16: the driver answers a plan from the loop, between two steps,
+// on the cluster the core knows — every agent, offer in hand or not — and
+// the plan changes nothing; a stopped driver answers unavailable.
+func TestDriverPlansWithoutChangingAnything(t *testing.T) {
+	s := startSystem(t)
+	ctx := context.Background()
+	if _, err := s.reg.CreateApp(ctx, processApp("game", 2)); err != nil {
+		t.Fatal(err)
+	}
+	running := s.running("game", 2)
+	taken := map[string]bool{running[0].AgentID: true, running[1].AgentID: true}
+
+	// Scaled to 4 with hostname UNIQUE on 3 agents: the two running are
+	// kept, one is placed on the third agent, one fits none.
+	p, err := s.driver.Plan(ctx, processApp("game", 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, inst := range p.Instances {
+		got = append(got, fmt.Sprintf("%d:%s:%v:%v", inst.Index, inst.Action, taken[inst.Agent], inst.Pending != nil))
+	}
+	if want := []string{"0:keep:true:false", "1:keep:true:false", "2:place:false:false", "3:place:false:true"}; p.Action != "update" ||
+		p.CurrentVersion != 1 || !slices.Equal(got, want) || p.Instances[2].Agent == "" {
+		t.Fatalf("plan %s current=%d %q (index:action:on a taken agent:pending), want update current=1 %q", p.Action, p.CurrentVersion, got, want)
+	}
+	if pending := p.Instances[3].Pending; pending.Fit != 0 || pending.Agents != 3 || len(pending.Reasons) != 1 ||
+		pending.Reasons[0] != (registry.PendingReason{Reason: "hostname UNIQUE", Count: 3}) {
+		t.Errorf("pending %+v, want 0/3 agents fit: hostname UNIQUE 3", pending)
+	}
+	// A new application: placed on the three agents.
+	p, err = s.driver.Plan(ctx, processApp("other", 3))
+	if err != nil || p.Action != "create" || p.Summary.Place != 3 {
+		t.Fatalf("plan of a create %+v, %v: want 3 placed", p, err)
+	}
+
+	// Nothing changed: the version, the instances, no new application.
+	if app, err := s.reg.GetApp(ctx, "ns-a", "game"); err != nil || app.Version != 1 || app.Instances != 2 {
+		t.Errorf("game after planning: %+v, %v", app, err)
+	}
+	if _, err := s.reg.GetApp(ctx, "ns-a", "other"); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("other after planning its create: %v, want not found", err)
+	}
+	if groups := s.groups("game"); len(groups) != 2 {
+		t.Errorf("game has %d instances after planning, want 2", len(groups))
+	}
+
+	driver := s.driver
+	s.stopDriver()
+	if _, err := driver.Plan(ctx, processApp("game", 4)); !errors.Is(err, errdefs.ErrUnavailable) {
+		t.Errorf("plan of a stopped driver: %v, want unavailable", err)
+	}
+}

@@ -79,21 +79,29 @@ func (c *Core) progressRollout(a *app) {
 // rolloutInput is what the rollout controller sees of an application.
 func (c *Core) rolloutInput(a *app, st rollout.State) rollout.Input {
 	in := rollout.Input{Now: c.now, Strategy: a.strategy, Replicas: a.rec.Instances, State: st, Paused: a.rec.Paused,
-		Instances: make([]rollout.Instance, 0, len(a.instances)), Hook: c.canaryVerdict(a, st)}
+		Instances: c.rolloutInstances(a, a.tmpl.Hash), Hook: c.canaryVerdict(a, st)}
 	if p := a.rec.Promote; p != nil && p.Version == st.UpdateVersion {
 		in.Promote = p.Seq
 	}
+	return in
+}
+
+// rolloutInstances is what the rollout controller sees of an
+// application's instances, with updateHash the update revision's
+// template.
+func (c *Core) rolloutInstances(a *app, updateHash string) []rollout.Instance {
+	out := make([]rollout.Instance, 0, len(a.instances))
 	for _, inst := range a.instances { // Plan does not depend on the order
 		if inst.phase == PhaseKilling && (inst.killReason == KillScaleDown || inst.killReason == KillDelete) {
 			continue // on its way out
 		}
-		in.Instances = append(in.Instances, rollout.Instance{
-			Index: inst.rec.Index, AtUpdate: inst.rec.Template == a.tmpl.Hash,
+		out = append(out, rollout.Instance{
+			Index: inst.rec.Index, AtUpdate: inst.rec.Template == updateHash,
 			AtStable: a.ro.StableTemplate != "" && inst.rec.Template == a.ro.StableTemplate,
 			Ready:    c.ready(inst), Updating: inst.rec.Update != nil,
 		})
 	}
-	return in
+	return out
 }
 
 // relabel moves instances whose template a newer version kept (it only

@@ -59,20 +59,9 @@ func joinMessage(what, next string) string {
 // updateRunning updates a running instance by the strategy.
 func (c *Core) updateRunning(inst *instance, version uint64, hash string) {
 	a := inst.app
-	tmpl := a.template(hash)
-	if a.strategy.Type == manifest.UpdateRolling {
-		c.replace(inst, version, hash, fmt.Sprintf("rolling update to revision %d", version))
-		return
-	}
-	mode := registry.UpdateInPlace
-	if a.strategy.Type == manifest.UpdateHotPatch {
-		mode = registry.UpdateHotPatch
-	}
-	blocker := inPlaceBlocker(inst, tmpl)
-	if blocker != "" && mode == registry.UpdateInPlace {
-		// Seed 004 keeps the instance; what Mesos cannot give in place
-		// (more resources, other ports) takes a new launch.
-		c.replace(inst, version, hash, fmt.Sprintf("in-place update to revision %d not possible (%s): replaced instead", version, blocker))
+	mode, blocker := updateMode(a.strategy, inst, a.template(hash))
+	if mode == registry.UpdateReplace {
+		c.replace(inst, version, hash, replaceReason(version, blocker))
 		return
 	}
 	inst.rec.Update = &registry.InstanceUpdate{Version: version, Template: hash, Mode: mode, Since: c.now,
@@ -89,6 +78,34 @@ func (c *Core) updateRunning(inst *instance, version uint64, hash string) {
 	}
 	c.sendUpdate(inst)
 	c.persist(inst)
+}
+
+// updateMode is how a running instance takes template t by strategy s:
+// replaced (RollingUpdate), updated in place or hot patched. blocker says
+// why it cannot be updated in its task group: an in-place update is then
+// replaced — seed 004 keeps the instance, but what Mesos cannot give in
+// place (more resources, other ports) takes a new launch — and a hot
+// patch cannot go at all.
+func updateMode(s rollout.Strategy, inst *instance, t *launch.Template) (mode registry.UpdateMode, blocker string) {
+	switch s.Type {
+	case manifest.UpdateRolling:
+		return registry.UpdateReplace, ""
+	case manifest.UpdateHotPatch:
+		return registry.UpdateHotPatch, inPlaceBlocker(inst, t)
+	}
+	if blocker := inPlaceBlocker(inst, t); blocker != "" {
+		return registry.UpdateReplace, blocker
+	}
+	return registry.UpdateInPlace, ""
+}
+
+// replaceReason says why an instance is replaced to revision version:
+// a rolling update, or an in-place update it could not take.
+func replaceReason(version uint64, blocker string) string {
+	if blocker != "" {
+		return fmt.Sprintf("in-place update to revision %d not possible (%s): replaced instead", version, blocker)
+	}
+	return fmt.Sprintf("rolling update to revision %d", version)
 }
 
 // replace kills an instance to launch it again as version.

@@ -22,9 +22,14 @@ func (h *Harness) runRollout(f []string, args map[string]string) (lines []string
 	if len(f) > 1 {
 		key = f[1]
 	}
+	if f[0] == "plan" && len(f) < 3 {
+		h.t.Fatalf("plan: want plan app|deploy NS/NAME [options]")
+	}
 	switch f[0] {
 	case "deploy":
 		return h.deploy(key, args), true
+	case "plan":
+		return h.plan(f[1], f[2], args), true
 	case "pause", "resume":
 		return h.control(key, func(a *registry.App) { a.Paused = f[0] == "pause" }), true
 	case "promote":
@@ -65,6 +70,24 @@ func (h *Harness) runRollout(f []string, args map[string]string) (lines []string
 //	order=DeleteFirst manual=true paused=true
 //	build=B (changes startCmd) cpu=C ports=2 checks=http remote=tcp
 func (h *Harness) deploy(key string, args map[string]string) []string {
+	d := h.deployment(key, args)
+	spec, _ := json.Marshal(d)
+	if h.apps[key] != nil {
+		h.apps[key].Instances = d.Spec.Instance
+		h.apps[key].Paused = d.Spec.UpdateStrategy.Paused
+		return h.newVersion(key, spec, rollout.CauseUpdate, 0)
+	}
+	a := &registry.App{Namespace: d.Metadata.Namespace, Name: d.Metadata.Name, Kind: manifest.KindDeployment, Version: 1,
+		Instances: d.Spec.Instance, Spec: spec, State: registry.AppDeploying, Cause: rollout.CauseUpdate, Paused: d.Spec.UpdateStrategy.Paused}
+	h.apps[key] = a
+	h.history[key], h.generations[key] = [][]byte{spec}, []int{0}
+	cp := *a
+	return h.step(scheduler.AppChanged{App: &cp})
+}
+
+// deployment is the fixture process as a deployment, built from deploy's
+// options.
+func (h *Harness) deployment(key string, args map[string]string) *manifest.Deployment {
 	p := h.process(key, args)
 	d := &manifest.Deployment{APIVersion: "v4", KindName: "deployment", Metadata: p.Metadata, RestartPolicy: p.RestartPolicy,
 		KillPolicy: p.KillPolicy, Constraint: p.Constraint}
@@ -106,18 +129,59 @@ func (h *Harness) deploy(key string, args map[string]string) []string {
 	if errs := d.Validate(h.resolver()); len(errs) > 0 {
 		h.t.Fatalf("scenario deployment invalid: %v", errs)
 	}
-	spec, _ := json.Marshal(d)
-	if h.apps[key] != nil {
-		h.apps[key].Instances = d.Spec.Instance
-		h.apps[key].Paused = us.Paused
-		return h.newVersion(key, spec, rollout.CauseUpdate, 0)
+	return d
+}
+
+// plan asks the core what storing a manifest would do (Core.Plan), built
+// as "app" (plan app NS/NAME ...) or "deploy" (plan deploy NS/NAME ...)
+// builds it, and describes the answer; nothing is stored or stepped.
+func (h *Harness) plan(kind, key string, args map[string]string) []string {
+	var obj manifest.Object
+	switch kind {
+	case "app":
+		obj = h.process(key, args)
+	case "deploy":
+		obj = h.deployment(key, args)
+	default:
+		h.t.Fatalf("plan %s: want app or deploy", kind)
 	}
-	a := &registry.App{Namespace: d.Metadata.Namespace, Name: d.Metadata.Name, Kind: manifest.KindDeployment, Version: 1,
-		Instances: d.Spec.Instance, Spec: spec, State: registry.AppDeploying, Cause: rollout.CauseUpdate, Paused: us.Paused}
-	h.apps[key] = a
-	h.history[key], h.generations[key] = [][]byte{spec}, []int{0}
-	cp := *a
-	return h.step(scheduler.AppChanged{App: &cp})
+	p, err := h.core.Plan(h.now, obj)
+	if err != nil {
+		return []string{"plan error: " + err.Error()}
+	}
+	head := fmt.Sprintf("plan %s %s/%s", p.Action, p.Namespace, p.Name)
+	if p.CurrentVersion != 0 {
+		head += fmt.Sprintf(" current=%d", p.CurrentVersion)
+	}
+	if ro := p.Rollout; ro != nil {
+		head += fmt.Sprintf(" rollout=%s %q", ro.Phase, ro.Message)
+	}
+	lines := []string{head}
+	for _, inst := range p.Instances {
+		line := fmt.Sprintf("  %d %s", inst.Index, inst.Action)
+		if inst.UpdateMode != "" {
+			line += " " + string(inst.UpdateMode)
+		}
+		if inst.Agent != "" {
+			line += fmt.Sprintf(" %s(%s)", inst.Agent, inst.Hostname)
+		}
+		line += fmt.Sprintf(" rev=%d", inst.Revision)
+		if inst.Surge {
+			line += " surge"
+		}
+		line += describePending(inst.Pending)
+		if inst.Message != "" {
+			line += fmt.Sprintf(" %q", inst.Message)
+		}
+		lines = append(lines, line)
+	}
+	s := p.Summary
+	lines = append(lines, fmt.Sprintf("  summary place=%d keep=%d update=%d recreate=%d kill=%d pending=%d",
+		s.Place, s.Keep, s.Update, s.Recreate, s.Kill, s.Pending))
+	for _, w := range p.Warnings {
+		lines = append(lines, "  warning "+w)
+	}
+	return lines
 }
 
 func intOrPercent(s string) *manifest.IntOrPercent {
