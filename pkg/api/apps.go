@@ -303,12 +303,22 @@ func (s *Server) get(r *http.Request, wl workloads) (*registry.App, error) {
 
 func (s *Server) create(wl workloads) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		dryRun, err := boolParam(r, "dryRun")
+		if err != nil {
+			return err
+		}
 		obj, err := s.parse(r, wl.kinds...)
 		if err != nil {
 			return err
 		}
 		if obj, err = manifest.KeepCredentials(obj, nil); err != nil {
 			return err
+		}
+		if dryRun {
+			if err := s.cfg.Registry.CheckCreateApp(r.Context(), obj); err != nil {
+				return err
+			}
+			return s.writePlan(w, r, obj)
 		}
 		app, err := s.cfg.Registry.CreateApp(r.Context(), obj)
 		if err != nil {
@@ -320,10 +330,13 @@ func (s *Server) create(wl workloads) handlerFunc {
 }
 
 // update stores a new version; the scheduler rolls it out by the
-// strategy. A HotPatchUpdate whose change needs a restart is refused here,
-// naming the fields, rather than stalling the rollout.
+// strategy.
 func (s *Server) update(wl workloads) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		dryRun, err := boolParam(r, "dryRun")
+		if err != nil {
+			return err
+		}
 		rev, err := ifMatch(r)
 		if err != nil {
 			return err
@@ -339,17 +352,14 @@ func (s *Server) update(wl workloads) handlerFunc {
 		if err != nil {
 			return err
 		}
-		old, err := current.Manifest()
-		if err != nil {
+		if obj, err = nextVersion(current, obj); err != nil {
 			return err
 		}
-		if obj, err = manifest.KeepCredentials(obj, old); err != nil {
-			return err
-		}
-		if manifest.UpdateStrategyOf(obj).Type == manifest.UpdateHotPatch {
-			if errs := manifest.HotPatchChanges(old, obj); len(errs) > 0 {
-				return errs
+		if dryRun {
+			if _, err := s.cfg.Registry.CheckUpdateApp(r.Context(), obj, rev); err != nil {
+				return err
 			}
+			return s.writePlan(w, r, obj)
 		}
 		app, err := s.cfg.Registry.UpdateApp(r.Context(), obj, rev)
 		if err != nil {
@@ -357,6 +367,26 @@ func (s *Server) update(wl workloads) handlerFunc {
 		}
 		return s.writeApp(w, r, http.StatusOK, app)
 	}
+}
+
+// nextVersion is obj as the next version of current: the credentials it
+// sends back masked are current's; a HotPatchUpdate whose change needs a
+// restart is refused, naming the fields, rather than stalling the
+// rollout.
+func nextVersion(current *registry.App, obj manifest.Object) (manifest.Object, error) {
+	old, err := current.Manifest()
+	if err != nil {
+		return nil, err
+	}
+	if obj, err = manifest.KeepCredentials(obj, old); err != nil {
+		return nil, err
+	}
+	if manifest.UpdateStrategyOf(obj).Type == manifest.UpdateHotPatch {
+		if errs := manifest.HotPatchChanges(old, obj); len(errs) > 0 {
+			return nil, errs
+		}
+	}
+	return obj, nil
 }
 
 func (s *Server) writeApp(w http.ResponseWriter, r *http.Request, status int, app *registry.App) error {
@@ -432,7 +462,7 @@ func (s *Server) remove(wl workloads) handlerFunc {
 			return err
 		}
 		ns, name := r.PathValue("ns"), r.PathValue("name")
-		force, err := forceOf(r)
+		force, err := boolParam(r, "force")
 		if err != nil {
 			return err
 		}
@@ -454,15 +484,17 @@ type scaleRequest struct {
 	Force bool `json:"force,omitempty"`
 }
 
-// forceOf reads ?force=true: skip the PreDeleteHook of what is deleted.
-func forceOf(r *http.Request) (bool, error) {
-	switch v := r.URL.Query().Get("force"); v {
+// boolParam reads the query parameter name: "true", or "false" (or none);
+// ?force=true skips the PreDeleteHook of what is deleted, ?dryRun=true
+// answers with the plan and stores nothing.
+func boolParam(r *http.Request, name string) (bool, error) {
+	switch v := r.URL.Query().Get(name); v {
 	case "", "false":
 		return false, nil
 	case "true":
 		return true, nil
 	default:
-		return false, queryError(field.ErrorList{field.Invalid("force", "want true or false, got %q", v)})
+		return false, queryError(field.ErrorList{field.Invalid(field.Path(name), "want true or false, got %q", v)})
 	}
 }
 

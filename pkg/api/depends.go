@@ -156,7 +156,7 @@ func (s *Server) listDepends(w http.ResponseWriter, r *http.Request) error {
 // pods (seed 002: "force ... 会强制停掉相关Pod").
 func (s *Server) deleteDepends(w http.ResponseWriter, r *http.Request) error {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
-	force, err := forceOf(r)
+	force, err := boolParam(r, "force")
 	if err != nil {
 		return err
 	}

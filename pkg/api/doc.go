@@ -19,6 +19,10 @@
 // 002's Dependency API answers at /api/depends. On a follower replica,
 // writes are redirected to the leader with 307.
 //
+// POST /v1/plan and ?dryRun=true on create and update (plan.go) validate a
+// manifest as the real request does and answer with what the leader's
+// scheduler would do with it (pkg/plan), storing nothing.
+//
 // GET /v1/events (events.go) streams every change of the kinds its table
 // names as Server-Sent Events, read from the store's history through
 // pkg/changefeed, so a client resumes from the last event ID it saw; each

@@ -176,7 +176,7 @@ func (s *Server) listObjects(k objectKind) handlerFunc {
 func (s *Server) deleteObject(k objectKind) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ns, name := r.PathValue("ns"), r.PathValue("name")
-		force, err := forceOf(r)
+		force, err := boolParam(r, "force")
 		if err != nil {
 			return err
 		}

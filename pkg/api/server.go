@@ -50,6 +50,9 @@ type Config struct {
 	Healthy func(context.Context) error
 	// Operator runs task group operations; nil where no scheduler runs.
 	Operator Operator
+	// Planner answers POST /v1/plan and ?dryRun=true; nil where no
+	// scheduler runs.
+	Planner Planner
 	// FilesDir, when set, is served read-only under /files/: packages and
 	// executor binaries for agents to fetch (the dev setup's repository).
 	FilesDir string
@@ -113,10 +116,10 @@ func (s *Server) Metrics() *prometheus.Registry { return s.metrics }
 func (s *Server) routes() {
 	for _, wl := range []workloads{appRoutes, deploymentRoutes} {
 		base := "/v1/" + wl.path
-		s.handle("POST "+base, s.create(wl))
+		s.handle("POST "+base, s.create(wl), "dryRun")
 		s.handle("GET "+base, s.list(wl), "namespace")
 		s.handle("GET "+base+"/{ns}/{name}", s.getOne(wl))
-		s.handle("PUT "+base+"/{ns}/{name}", s.update(wl))
+		s.handle("PUT "+base+"/{ns}/{name}", s.update(wl), "dryRun")
 		s.handle("DELETE "+base+"/{ns}/{name}", s.remove(wl), "force")
 		s.handle("POST "+base+"/{ns}/{name}/scale", s.scale(wl))
 		s.handle("GET "+base+"/{ns}/{name}/versions", s.versions(wl))
@@ -146,6 +149,7 @@ func (s *Server) routes() {
 	for _, op := range slices.Sorted(maps.Keys(messageRoutes)) {
 		s.handle("POST /v1/taskgroups/{id}/"+op, s.messageTaskGroup(messageRoutes[op]))
 	}
+	s.handle("POST /v1/plan", s.planManifest)
 	s.handle("GET /v1/notifies", s.listNotifies)
 	s.handle("POST /v1/notifies", s.addNotify, "callback")
 	s.handle("DELETE /v1/notifies", s.deleteNotify, "callback")

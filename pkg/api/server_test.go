@@ -314,7 +314,8 @@ func TestUnknownQueryParametersAreRefused(t *testing.T) {
 		method, path string
 		want         string
 	}{
-		{"POST", "/v1/apps?dryRun=true", "dryRun: unknown parameter (this route takes none)"},
+		{"POST", "/v1/apps?dryrun=true", "dryrun: unknown parameter (want dryRun)"},
+		{"POST", "/v1/apps/ns-a/gamesvc/scale?dryRun=true", "dryRun: unknown parameter (this route takes none)"},
 		{"GET", "/v1/apps?namespce=ns-a", "namespce: unknown parameter (want namespace)"},
 		{"DELETE", "/v1/apps/ns-a/gamesvc?forse=true", "force"},
 		{"GET", "/v1/notifications?sate=failed", "sate: unknown parameter (want namespace, app, type, state, limit, before)"},

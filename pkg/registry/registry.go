@@ -108,15 +108,12 @@ func New(s *store.Store, now func() time.Time) *Registry {
 
 // appIdentity returns what the registry needs of a workload manifest.
 func appIdentity(obj manifest.Object) (meta manifest.ObjectMeta, instances int, err error) {
-	switch m := obj.(type) {
-	case *manifest.Application:
-		return m.Metadata, m.Spec.Instance, nil
-	case *manifest.Process:
-		return m.Metadata, m.Spec.Instance, nil
-	case *manifest.Deployment:
-		return m.Metadata, m.Spec.Instance, nil
+	instances, ok := manifest.InstancesOf(obj)
+	if !ok {
+		return manifest.ObjectMeta{}, 0, fmt.Errorf("kind %q is not an application, process or deployment: %w", obj.Kind(), errdefs.ErrInvalidArgument)
 	}
-	return manifest.ObjectMeta{}, 0, fmt.Errorf("kind %q is not an application, process or deployment: %w", obj.Kind(), errdefs.ErrInvalidArgument)
+	meta, _ = manifest.MetaOf(obj)
+	return meta, instances, nil
 }
 
 // CreateApp stores a validated application, process or deployment
@@ -165,16 +162,66 @@ func (r *Registry) UpdateApp(ctx context.Context, obj manifest.Object, expectRev
 		return nil, fmt.Errorf("encode application %s/%s: %w", meta.Namespace, meta.Name, err)
 	}
 	return r.modifyApp(ctx, meta.Namespace, meta.Name, expectRev, func(app *App) (bool, error) {
-		if app.Kind != obj.Kind() {
-			return false, fmt.Errorf("%s %s/%s is a %s, not a %s: %w", app.Kind, app.Namespace, app.Name, app.Kind, obj.Kind(), errdefs.ErrInvalidArgument)
-		}
-		if err := updatable(app); err != nil {
+		if err := updatableBy(app, obj); err != nil {
 			return false, err
 		}
 		app.Spec, app.Instances, app.Force = spec, instances, false
 		app.Cause, app.RolledBackTo, app.Paused = rollout.CauseUpdate, 0, manifest.UpdateStrategyOf(obj).Paused
 		return true, nil
 	})
+}
+
+// CheckCreateApp returns the error CreateApp would return for obj, storing
+// nothing: a dry run of a create.
+func (r *Registry) CheckCreateApp(ctx context.Context, obj manifest.Object) error {
+	meta, _, err := appIdentity(obj)
+	if err != nil {
+		return err
+	}
+	app, err := r.GetApp(ctx, meta.Namespace, meta.Name)
+	switch {
+	case err == nil:
+		return fmt.Errorf("%s %s/%s exists (revision %d): %w", app.Kind, app.Namespace, app.Name, app.Revision, errdefs.ErrAlreadyExists)
+	case errors.Is(err, errdefs.ErrNotFound):
+		return nil
+	}
+	return err
+}
+
+// CheckUpdateApp returns the application obj would update and the error
+// UpdateApp would return, storing nothing: a dry run of an update.
+// errdefs.ErrNotFound: there is no such application.
+func (r *Registry) CheckUpdateApp(ctx context.Context, obj manifest.Object, expectRev int64) (*App, error) {
+	meta, _, err := appIdentity(obj)
+	if err != nil {
+		return nil, err
+	}
+	app, err := r.GetApp(ctx, meta.Namespace, meta.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := changedSince(app, expectRev); err != nil {
+		return nil, err
+	}
+	return app, updatableBy(app, obj)
+}
+
+// updatableBy says why obj cannot be the next version of app: another
+// kind, or an application that cannot be updated.
+func updatableBy(app *App, obj manifest.Object) error {
+	if app.Kind != obj.Kind() {
+		return fmt.Errorf("%s %s/%s is a %s, not a %s: %w", app.Kind, app.Namespace, app.Name, app.Kind, obj.Kind(), errdefs.ErrInvalidArgument)
+	}
+	return updatable(app)
+}
+
+// changedSince says that app changed since revision expectRev (0: any
+// revision will do).
+func changedSince(app *App, expectRev int64) error {
+	if expectRev != 0 && app.Revision != expectRev {
+		return fmt.Errorf("application %s/%s changed since revision %d: %w", app.Namespace, app.Name, expectRev, errdefs.ErrConflict)
+	}
+	return nil
 }
 
 func updatable(app *App) error {
@@ -307,8 +354,8 @@ func (r *Registry) modifyApp(ctx context.Context, namespace, name string, expect
 		if err != nil {
 			return nil, err
 		}
-		if expectRev != 0 && app.Revision != expectRev {
-			return nil, fmt.Errorf("application %s/%s changed since revision %d: %w", namespace, name, expectRev, errdefs.ErrConflict)
+		if err := changedSince(app, expectRev); err != nil {
+			return nil, err
 		}
 		newVersion, err := change(app)
 		if err != nil {

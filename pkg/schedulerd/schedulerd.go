@@ -20,8 +20,10 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hookrun"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 	"github.com/bcs-mesos/bcs-mesos/pkg/notify"
+	"github.com/bcs-mesos/bcs-mesos/pkg/plan"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
@@ -172,7 +174,7 @@ func Run(ctx context.Context, o Options) error {
 	lead := &leadership{self: self}
 	op := &operator{reg: reg}
 	apiServer := api.NewServer(api.Config{
-		Registry: reg, Leadership: lead, Operator: op, FilesDir: o.FilesDir,
+		Registry: reg, Leadership: lead, Operator: op, Planner: op, FilesDir: o.FilesDir,
 		Healthy: func(ctx context.Context) error { return st.Ping(ctx) },
 		Events:  api.EventsConfig{Feed: changefeed.New(st)},
 	})
@@ -426,6 +428,16 @@ func (op *operator) Message(ctx context.Context, taskGroupID, task string, msg p
 		return nil, err
 	}
 	return d.Message(ctx, taskGroupID, task, msg)
+}
+
+// Plan asks the driver of this replica, which must lead, what storing obj
+// would do.
+func (op *operator) Plan(ctx context.Context, obj manifest.Object) (*plan.Plan, error) {
+	d, err := op.leading()
+	if err != nil {
+		return nil, err
+	}
+	return d.Plan(ctx, obj)
 }
 
 // send hands a request to the driver of this replica, which must lead.

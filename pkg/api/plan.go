@@ -1,0 +1,56 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/plan"
+)
+
+// Planner says what storing a workload manifest would do on the cluster
+// (pkg/plan): the leader's scheduler computes it between two of its
+// steps, storing and launching nothing.
+type Planner interface {
+	Plan(ctx context.Context, obj manifest.Object) (*plan.Plan, error)
+}
+
+var workloadKinds = slices.Concat(appRoutes.kinds, deploymentRoutes.kinds)
+
+// planManifest answers POST /v1/plan: a manifest as create and update
+// take it, validated as they validate it (the update of an existing
+// workload, its create otherwise), and the plan.
+func (s *Server) planManifest(w http.ResponseWriter, r *http.Request) error {
+	obj, err := s.parse(r, workloadKinds...)
+	if err != nil {
+		return err
+	}
+	current, err := s.cfg.Registry.CheckUpdateApp(r.Context(), obj, 0)
+	switch {
+	case errors.Is(err, errdefs.ErrNotFound): // a create
+		obj, err = manifest.KeepCredentials(obj, nil)
+	case err == nil:
+		obj, err = nextVersion(current, obj)
+	}
+	if err != nil {
+		return err
+	}
+	return s.writePlan(w, r, obj)
+}
+
+// writePlan answers 200 with the plan of obj.
+func (s *Server) writePlan(w http.ResponseWriter, r *http.Request, obj manifest.Object) error {
+	if s.cfg.Planner == nil {
+		return fmt.Errorf("no scheduler runs in this replica: %w", errdefs.ErrUnavailable)
+	}
+	p, err := s.cfg.Planner.Plan(r.Context(), obj)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, p)
+	return nil
+}
