@@ -187,6 +187,36 @@ func (pl *planner) update(a *app, obj manifest.Object, tmpl *launch.Template, re
 	if pl.hotPatchBlocked > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d instances cannot be hot-patched (their message says why): the rollout would wait for them", pl.hotPatchBlocked))
 	}
+	if pl.stalled(a, res) {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("the rollout cannot update any running instance now: %d of %d ready, at most %d may be unavailable (maxUnavailable); it waits until more are ready",
+			res.Status.Ready, replicas, res.Status.MaxUnavailable))
+	}
+}
+
+// stalled reports whether the rollout would begin without touching any
+// of the ready instances it has to update, for want of budget (and no
+// surge instance to make room).
+func (pl *planner) stalled(a *app, res rollout.Result) bool {
+	if res.Status.Phase != rollout.PhaseProgressing || res.Surge > 0 {
+		return false // paused, waiting for a step, or surging first
+	}
+	moved := map[int]bool{}
+	for _, mv := range res.Moves {
+		moved[mv.Index] = true
+	}
+	due := 0
+	for _, inst := range pl.plan.Instances {
+		if inst.Action != plan.UpdateInstance && inst.Action != plan.Recreate {
+			continue
+		}
+		if running := a.instances[inst.Index]; running != nil && pl.core.ready(running) {
+			if moved[inst.Index] {
+				return false
+			}
+			due++
+		}
+	}
+	return due > 0
 }
 
 // move plans what the rollout does to an instance whose target template
