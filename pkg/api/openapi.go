@@ -15,6 +15,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3gen"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/plan"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
@@ -81,13 +82,13 @@ func routeDocs() map[string]routeDoc {
 		if wl.path == appRoutes.path {
 			body = anyOf(manifest.Application{}, manifest.Process{})
 		}
-		docs["POST "+base] = routeDoc{summary: "Create an " + wl.noun() + " from its manifest", body: body,
-			replies: map[int]any{http.StatusCreated: AppView{}}}
+		docs["POST "+base] = routeDoc{summary: "Create an " + wl.noun() + " from its manifest (?dryRun=true: 200 with its plan, nothing stored)", body: body,
+			replies: map[int]any{http.StatusCreated: AppView{}, http.StatusOK: plan.Plan{}}}
 		docs["GET "+base] = routeDoc{summary: "List the " + wl.list, replies: map[int]any{http.StatusOK: listOf(wl.list, AppView{})}}
 		docs["GET "+base+"/{ns}/{name}"] = routeDoc{summary: "Get an " + wl.noun() + " with its instances and rollout",
 			replies: map[int]any{http.StatusOK: AppView{}}}
-		docs["PUT "+base+"/{ns}/{name}"] = routeDoc{summary: "Update an " + wl.noun() + " (a new version, rolled out by its strategy)", body: body,
-			replies: map[int]any{http.StatusOK: AppView{}}}
+		docs["PUT "+base+"/{ns}/{name}"] = routeDoc{summary: "Update an " + wl.noun() + " (a new version, rolled out by its strategy; ?dryRun=true: its plan, nothing stored)",
+			body: body, replies: map[int]any{http.StatusOK: anyOf(AppView{}, plan.Plan{})}}
 		docs["DELETE "+base+"/{ns}/{name}"] = routeDoc{summary: "Delete an " + wl.noun() + " (its instances through their PreDeleteHook unless force)",
 			replies: map[int]any{http.StatusAccepted: anyOf(AppView{}, deletedReply{})}}
 		docs["POST "+base+"/{ns}/{name}/scale"] = routeDoc{summary: "Scale an " + wl.noun(), body: scaleRequest{},
@@ -132,6 +133,8 @@ func routeDocs() map[string]routeDoc {
 		docs["POST /v1/taskgroups/{id}/"+op] = routeDoc{summary: summary + " (the executor's answer; 504 when none came in time)",
 			body: messageRoutes[op](), replies: map[int]any{http.StatusOK: MessageReply{}}}
 	}
+	docs["POST /v1/plan"] = routeDoc{summary: "What creating or updating a workload from its manifest would do on the cluster; nothing stored or launched",
+		body: anyOf(manifest.Application{}, manifest.Process{}, manifest.Deployment{}), replies: map[int]any{http.StatusOK: plan.Plan{}}}
 	docs["GET /v1/notifies"] = routeDoc{summary: "List the notification callbacks", replies: map[int]any{http.StatusOK: listOf("notifies", registry.NotifyCallback{})}}
 	docs["POST /v1/notifies"] = routeDoc{summary: "Register a notification callback", body: notifyRequest{}, bodyOptional: true,
 		replies: map[int]any{http.StatusAccepted: registry.NotifyCallback{}}}

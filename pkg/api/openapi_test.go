@@ -98,7 +98,9 @@ func TestOpenAPIDocument(t *testing.T) {
 		params       []string
 		status       int
 	}{
-		{"POST", "/v1/apps", nil, http.StatusCreated},
+		{"POST", "/v1/apps", []string{"dryRun"}, http.StatusCreated},
+		{"PUT", "/v1/deployments/{ns}/{name}", []string{"dryRun"}, http.StatusOK},
+		{"POST", "/v1/plan", nil, http.StatusOK},
 		{"GET", "/v1/apps", []string{"namespace"}, http.StatusOK},
 		{"DELETE", "/v1/deployments/{ns}/{name}", []string{"force"}, http.StatusAccepted},
 		{"POST", "/v1/apps/{ns}/{name}/rollback", nil, http.StatusAccepted},
