@@ -197,7 +197,7 @@ func (s *system) stop() {
 			}
 		}
 		// The executors whose tasks failed, and the last one.
-		logs, _ := filepath.Glob(filepath.Join(s.dir, "mesos", "agents", "*", "frameworks", "*", "executors", "*", "runs", "*", "stderr"))
+		logs, _ := filepath.Glob(filepath.Join(s.dir, "mesos", "agents", "*", "frameworks", "*", "executors", "*", "runs", "latest", "stderr"))
 		shown := 0
 		for i, f := range logs {
 			data, _ := os.ReadFile(f)

@@ -96,7 +96,7 @@ func setup(t *testing.T) *e2e {
 		if !t.Failed() {
 			return
 		}
-		logs, _ := filepath.Glob(filepath.Join(e.c.WorkDir(), "agents", "*", "frameworks", "*", "executors", "*", "runs", "*", "stderr"))
+		logs, _ := filepath.Glob(filepath.Join(e.c.WorkDir(), "agents", "*", "frameworks", "*", "executors", "*", "runs", "latest", "stderr"))
 		for _, l := range logs {
 			b, _ := os.ReadFile(l)
 			t.Logf("%s:\n%s", l, b)

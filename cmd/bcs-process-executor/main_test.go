@@ -111,7 +111,7 @@ func setup(t *testing.T, framework ...func(*mesos.FrameworkInfo)) *e2e {
 		if !t.Failed() {
 			return
 		}
-		logs, _ := filepath.Glob(filepath.Join(workDir, "agents", "*", "frameworks", "*", "executors", "*", "runs", "*", "stderr"))
+		logs, _ := filepath.Glob(filepath.Join(workDir, "agents", "*", "frameworks", "*", "executors", "*", "runs", "latest", "stderr"))
 		for _, l := range logs {
 			b, _ := os.ReadFile(l)
 			t.Logf("executor log %s:\n%s", l, b)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -70,8 +68,13 @@ func (c *Cluster) AddAgent(spec AgentSpec) (string, error) {
 		_, port := splitHostPort(a.endpoint)
 		p := int32(port)
 		a.info.Port = &p
+		a.files = newSandboxFiles()
 		mux := http.NewServeMux()
 		mux.HandleFunc("/api/v1/executor", func(w http.ResponseWriter, r *http.Request) { c.handleExecutor(a, w, r) })
+		mux.HandleFunc("/files/read", a.files.serveRead)
+		mux.HandleFunc("/files/browse", a.files.serveBrowse)
+		mux.HandleFunc("/files/download", a.files.serveDownload)
+		mux.HandleFunc("/files/debug", a.files.serveDebug)
 		a.handler = mux
 		a.serve(ln)
 	} else {
@@ -477,9 +480,7 @@ func (c *Cluster) executorTerminated(ex *executorRun, waitStatus int32, msg stri
 	}
 	ex.tasks = map[string]*task{}
 	if ex.sandbox != "" {
-		// The executor's directory holds its runs: gone after the GC delay.
-		dir := filepath.Dir(filepath.Dir(ex.sandbox))
-		c.cfg.Clock.AfterFunc(c.cfg.SandboxGCDelay.D(), func() { _ = os.RemoveAll(dir) })
+		c.collectSandbox(a, ex.fw.id, ex.id, ex.sandbox)
 	}
 	if c.frameworks[ex.fw.id] == ex.fw && ex.fw.stream != nil {
 		status := waitStatus

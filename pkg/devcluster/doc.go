@@ -30,6 +30,13 @@
 //     survive — served by the agent's own
 //     POST /api/v1/executor endpoint on 127.0.0.1, with a status update
 //     manager that resends updates until the scheduler acknowledges them;
+//   - each agent's files API on the same address (files.go, like Mesos'
+//     src/files/files.cpp): GET /files/read, /files/browse,
+//     /files/download and /files/debug over the executor sandboxes,
+//     attached as /frameworks/<fw>/executors/<executor>/runs/latest, as
+//     <work dir>/…/runs/latest (a link, as on a Mesos agent) and as the
+//     run directory itself, readable until SandboxGCDelay after the
+//     executor ended;
 //   - a Go API for tests: Start, MasterURL, Stop, AddAgent, RemoveAgent,
 //     RestartAgent (agent recovery: executors of checkpointing frameworks
 //     subscribe again and keep their tasks), KillExecutor, RestartMaster,

@@ -203,9 +203,9 @@ func TestEventsMatchTheMesos112Recordings(t *testing.T) {
 	var got []map[string]any
 	var sandbox string
 	for deadline := time.Now().Add(20 * time.Second); len(got) < 2 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		files, _ := filepath.Glob(filepath.Join(c.WorkDir(), "agents", agentID, "frameworks", fwID, "executors", "demo_probe_0_1", "runs", "*", "events.recordio"))
+		files, _ := filepath.Glob(filepath.Join(c.WorkDir(), "agents", agentID, "frameworks", fwID, "executors", "demo_probe_0_1", "runs", "latest", "events.recordio"))
 		if len(files) == 1 {
-			sandbox = filepath.Dir(files[0])
+			sandbox, _ = filepath.EvalSymlinks(filepath.Dir(files[0]))
 			data, _ := os.ReadFile(files[0])
 			got = decodeRecordIO(t, data)
 		}

@@ -175,8 +175,10 @@ type agent struct {
 	commandTasks map[string]*commandTask // by framework/task ID
 	offered      map[string]*offer
 
-	// Process mode: the agent's own HTTP endpoint for executors.
+	// Process mode: the agent's own HTTP endpoint for executors, which
+	// also serves its sandboxes' files.
 	endpoint string // host:port
+	files    *sandboxFiles
 	handler  http.Handler
 	srv      *http.Server
 	removed  bool

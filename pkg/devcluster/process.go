@@ -15,16 +15,55 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
 
-// sandboxDir mirrors the Mesos agent layout:
-// <work>/agents/<agent>/frameworks/<fw>/executors/<executor>/runs/<container>.
-func (c *Cluster) sandboxDir(a *agent, fwID, execID, containerID string) string {
-	return filepath.Join(c.cfg.WorkDir, "agents", a.id, "frameworks", fwID, "executors", execID, "runs", containerID)
+// createSandbox creates an executor run's directory, mirroring the Mesos
+// agent layout
+// <work>/agents/<agent>/frameworks/<fw>/executors/<executor>/runs/<container>
+// with runs/latest linking to it, and attaches it to the agent's files
+// API the three ways a Mesos 1.12 agent does (Framework::addExecutor):
+// as /frameworks/<fw>/executors/<executor>/runs/latest, as
+// <work>/…/runs/latest and as its own path. Caller holds c.mu.
+func (c *Cluster) createSandbox(a *agent, fwID, execID, containerID string) string {
+	sandbox := filepath.Join(c.cfg.WorkDir, "agents", a.id, "frameworks", fwID, "executors", execID, "runs", containerID)
+	if err := os.MkdirAll(sandbox, 0o755); err != nil {
+		return sandbox // the launch fails on it
+	}
+	latest := filepath.Join(filepath.Dir(sandbox), "latest")
+	_ = os.Remove(latest)
+	if err := os.Symlink(sandbox, latest); err != nil {
+		c.log().Warn("sandbox: runs/latest link", "sandbox", sandbox, "err", err)
+	}
+	for _, virtual := range sandboxVirtualPaths(fwID, execID, sandbox) {
+		if err := a.files.attach(sandbox, virtual); err != nil {
+			c.log().Warn("sandbox: attach to the files API", "sandbox", sandbox, "virtual_path", virtual, "err", err)
+		}
+	}
+	return sandbox
+}
+
+func sandboxVirtualPaths(fwID, execID, sandbox string) []string {
+	return []string{
+		"/frameworks/" + fwID + "/executors/" + execID + "/runs/latest",
+		filepath.Join(filepath.Dir(sandbox), "latest"),
+		sandbox,
+	}
+}
+
+// collectSandbox removes an ended executor's directory (its runs) after
+// the GC delay and detaches it from the files API then: until that, its
+// files stay readable, as on a Mesos agent. Caller holds c.mu.
+func (c *Cluster) collectSandbox(a *agent, fwID, execID, sandbox string) {
+	c.cfg.Clock.AfterFunc(c.cfg.SandboxGCDelay.D(), func() {
+		for _, virtual := range sandboxVirtualPaths(fwID, execID, sandbox) {
+			a.files.detach(virtual)
+		}
+		_ = os.RemoveAll(filepath.Dir(filepath.Dir(sandbox)))
+	})
 }
 
 // startExecutorProcess prepares the sandbox and starts the executor in the
 // background. Caller holds c.mu.
 func (c *Cluster) startExecutorProcess(ex *executorRun) {
-	ex.sandbox = c.sandboxDir(ex.agent, ex.fw.id, ex.id, ex.containerID)
+	ex.sandbox = c.createSandbox(ex.agent, ex.fw.id, ex.id, ex.containerID)
 	env := c.executorEnv(ex)
 	cmdInfo := *ex.info.Command
 	sandbox := ex.sandbox
@@ -216,7 +255,7 @@ func (c *Cluster) startCommandTask(t *task) {
 	ct := &commandTask{task: t, exited: make(chan struct{})}
 	t.command = ct
 	t.agent.commandTasks[t.key()] = ct
-	ct.sandbox = c.sandboxDir(t.agent, t.fw.id, t.info.TaskID.Value, newUUIDString())
+	ct.sandbox = c.createSandbox(t.agent, t.fw.id, t.info.TaskID.Value, newUUIDString())
 	env := append(os.Environ(),
 		"MESOS_FRAMEWORK_ID="+t.fw.id,
 		"MESOS_EXECUTOR_ID="+t.info.TaskID.Value,
@@ -235,6 +274,7 @@ func (c *Cluster) startCommandTask(t *task) {
 		c.mu.Lock()
 		if err != nil {
 			close(ct.exited)
+			c.collectSandbox(t.agent, t.fw.id, t.info.TaskID.Value, ct.sandbox)
 			st := c.newStatus(t, mesos.TASK_FAILED, mesos.SOURCE_EXECUTOR, mesos.REASON_CONTAINER_LAUNCH_FAILED, "Failed to launch task: "+err.Error())
 			if !isTerminal(t.state) {
 				c.agentStatusUpdate(t, st, false)
@@ -255,6 +295,7 @@ func (c *Cluster) startCommandTask(t *task) {
 		close(ct.exited)
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		c.collectSandbox(t.agent, t.fw.id, t.info.TaskID.Value, ct.sandbox)
 		if isTerminal(t.state) {
 			return
 		}

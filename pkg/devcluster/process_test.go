@@ -60,11 +60,24 @@ func realExecutor(t *testing.T, fwID, id, mode, codec string, env ...string) mes
 // sandboxOf finds the run directory of an executor.
 func sandboxOf(t *testing.T, c *devcluster.Cluster, agentID, fwID, execID string) string {
 	t.Helper()
-	runs, err := filepath.Glob(filepath.Join(c.WorkDir(), "agents", agentID, "frameworks", fwID, "executors", execID, "runs", "*"))
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("sandbox runs %v (%v)", runs, err)
+	runs := runDirs(filepath.Join(c.WorkDir(), "agents", agentID, "frameworks", fwID, "executors", execID, "runs"))
+	if len(runs) != 1 {
+		t.Fatalf("sandbox runs %v", runs)
 	}
 	return runs[0]
+}
+
+// runDirs are the run directories matching runsGlob (…/executors/*/runs),
+// without the runs/latest links.
+func runDirs(runsGlob string) []string {
+	all, _ := filepath.Glob(filepath.Join(runsGlob, "*"))
+	var runs []string
+	for _, dir := range all {
+		if filepath.Base(dir) != "latest" {
+			runs = append(runs, dir)
+		}
+	}
+	return runs
 }
 
 func readLines(t *testing.T, path string) []string {
@@ -475,7 +488,7 @@ func TestRealExecutorLaunch(t *testing.T) {
 	t2.Executor = &ex
 	s.mustCall(calls.Accept(calls.OfferOperations{calls.OpLaunch(t2)}.WithOffers(o.ID)))
 	s.awaitAck("t2", mesos.TASK_RUNNING)
-	if runs, _ := filepath.Glob(filepath.Join(c.WorkDir(), "agents", "*", "frameworks", s.fwID, "executors", "exec-1", "runs", "*")); len(runs) != 1 {
+	if runs := runDirs(filepath.Join(c.WorkDir(), "agents", "*", "frameworks", s.fwID, "executors", "exec-1", "runs")); len(runs) != 1 {
 		t.Errorf("%d executor runs, want 1", len(runs))
 	}
 }
