@@ -54,6 +54,13 @@
 // anything is touched. Running processes keep files they opened; only
 // what they read again (after the reload) is new.
 //
+// Each container's stdout and stderr are appended to the sandbox as
+// <taskID>.stdout and <taskID>.stderr (LogFile; the process executor's
+// names, so the agent's files API serves both kinds alike), copied from
+// docker's log of the container: across in-place restarts and
+// re-creations, nothing copied twice, until the container is over; the
+// pod is done only once the copy is.
+//
 // It talks to dockerd through go-dockerclient, runs CNI plugins through
 // libcni and reaches a running container's root filesystem through
 // /proc/<pid>/root (the executor shares the agent's pid namespace). It

@@ -78,6 +78,8 @@ func (p *Pod) Start(ctx context.Context) error {
 		if t.containerID != "" && !t.monitoring {
 			t.monitoring = true
 			go p.monitor(t)
+			p.logCopiers.Add(1)
+			go p.copyLogs(t)
 		}
 	}
 	if err == nil && !killed && p.netContainer != "" {
@@ -334,6 +336,7 @@ func (p *Pod) finish() {
 	p.finishOnce.Do(func() {
 		p.halt()
 		p.cancelMon()
+		p.awaitLogs()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		p.teardownErr = teardown(ctx, p.cfg, p.record())

@@ -120,6 +120,12 @@ type Pod struct {
 	startOnce    sync.Once
 	haltOnce     sync.Once
 	teardownErr  error // set before done closes
+
+	// The log copiers (copyLogs) read under logsCtx, which ends once the
+	// pod is torn down.
+	logCopiers sync.WaitGroup
+	logsCtx    context.Context
+	cancelLogs context.CancelFunc
 }
 
 type task struct {
@@ -182,9 +188,13 @@ func New(cfg Config, tasks []Task) (*Pod, error) {
 	cfg.CNI = cfg.CNI.withDefaults()
 	p := &Pod{cfg: cfg, state: taskstate.Staging, done: make(chan struct{}), started: make(chan struct{}), halted: make(chan struct{})}
 	p.monCtx, p.cancelMon = context.WithCancel(context.Background())
+	p.logsCtx, p.cancelLogs = context.WithCancel(context.Background())
 	p.netShared = cfg.Network == NetworkCNI || (len(tasks) > 1 && !hostNetwork(tasks[0].Spec))
 	seen := map[string]bool{}
 	for _, t := range tasks {
+		if !validName.MatchString(t.ID) {
+			return nil, fmt.Errorf("task ID %q: want [a-zA-Z0-9][a-zA-Z0-9_.-]* (it names the task's log files): %w", t.ID, errdefs.ErrInvalidArgument)
+		}
 		if t.Spec == nil || t.Spec.Container == nil {
 			return nil, fmt.Errorf("task %q: not a container task: %w", t.ID, errdefs.ErrInvalidArgument)
 		}
