@@ -231,7 +231,7 @@ func taskGroupOp(t *testing.T, tg registry.TaskGroup) store.Op {
 
 func recordAgent(t *testing.T, e *env, id string) {
 	t.Helper()
-	if err := e.reg.RecordAgent(context.Background(), id, id+".example", nil); err != nil {
+	if err := e.reg.RecordAgent(context.Background(), id, id+".example", "", nil); err != nil {
 		t.Fatal(err)
 	}
 }

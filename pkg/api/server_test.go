@@ -29,7 +29,7 @@ func TestAgents(t *testing.T) {
 	}
 	reg := registry.New(e.store, time.Now)
 	for _, a := range []registry.Agent{{ID: "agent-b", Hostname: "host-b", Attributes: map[string]string{"idc": "sz"}}, {ID: "agent-a", Hostname: "host-a"}} {
-		if err := reg.RecordAgent(context.Background(), a.ID, a.Hostname, a.Attributes); err != nil {
+		if err := reg.RecordAgent(context.Background(), a.ID, a.Hostname, a.Endpoint, a.Attributes); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -137,8 +137,8 @@ func TestGetAgents(t *testing.T) {
 			}
 			a := agentNamed(t, agents, "game-1")
 			if a.ID != o.AgentID.Value || !a.Active || a.Deactivated || a.Recovered || a.Drain != nil || a.RegisteredAt.IsZero() ||
-				a.Version == "" || !strings.HasPrefix(a.PID, "slave(1)@") {
-				t.Errorf("game-1 %+v", a)
+				a.Version == "" || !strings.HasPrefix(a.PID, "slave(1)@") || a.Endpoint() != "game-1:5051" {
+				t.Errorf("game-1 %+v (endpoint %q)", a, a.Endpoint())
 			}
 			if v, ok := a.Attributes["zone"]; !ok || v.String() != "sz" {
 				t.Errorf("attributes %v, want zone=sz", a.Attributes)
@@ -153,6 +153,24 @@ func TestGetAgents(t *testing.T) {
 				t.Errorf("game-2 %+v", b)
 			}
 		})
+	}
+}
+
+// An agent's endpoint is the address of its PID (slave(1)@ip:port);
+// one recovered from the master's registry has none, only its hostname
+// and port.
+func TestAgentEndpoint(t *testing.T) {
+	for _, tc := range []struct {
+		agent mesosoperator.Agent
+		want  string
+	}{
+		{mesosoperator.Agent{Hostname: "agent-1", Port: 5051, PID: "slave(1)@10.0.0.1:5051"}, "10.0.0.1:5051"},
+		{mesosoperator.Agent{Hostname: "agent-1", Port: 5051, Recovered: true}, "agent-1:5051"},
+		{mesosoperator.Agent{Hostname: "agent-1"}, ""},
+	} {
+		if got := tc.agent.Endpoint(); got != tc.want {
+			t.Errorf("%+v.Endpoint() = %q, want %q", tc.agent, got, tc.want)
+		}
 	}
 }
 

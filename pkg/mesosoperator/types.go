@@ -1,7 +1,10 @@
 package mesosoperator
 
 import (
+	"net"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -90,6 +93,18 @@ type InverseOfferAnswer struct {
 	FrameworkID string
 	Answer      string
 	At          time.Time
+}
+
+// Endpoint is where the agent's HTTP API answers, host:port: the address
+// of its PID, else its hostname and port ("" without a port).
+func (a Agent) Endpoint() string {
+	if _, addr, ok := strings.Cut(a.PID, "@"); ok && addr != "" {
+		return addr
+	}
+	if a.Port == 0 || a.Hostname == "" {
+		return ""
+	}
+	return net.JoinHostPort(a.Hostname, strconv.Itoa(int(a.Port)))
 }
 
 func agentOf(a master.Response_GetAgents_Agent) Agent {

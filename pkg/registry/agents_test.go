@@ -15,10 +15,10 @@ import (
 func TestAgentRecordsKeepEachSourcesPart(t *testing.T) {
 	r, _ := newRegistry(t)
 	window := &registry.AgentMaintenance{Start: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), End: time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC), Answer: "pending"}
-	if err := r.RecordAgent(ctx, "a1", "host-1", map[string]string{"idc": "sz"}); err != nil {
+	if err := r.RecordAgent(ctx, "a1", "host-1", "10.0.0.1:5051", map[string]string{"idc": "sz"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.RecordAgent(ctx, "old", "host-9", nil); err != nil {
+	if err := r.RecordAgent(ctx, "old", "host-9", "", nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.SetAgentMaintenance(ctx, "a1", "host-1", window); err != nil {
@@ -29,13 +29,14 @@ func TestAgentRecordsKeepEachSourcesPart(t *testing.T) {
 		{ID: "a1", Hostname: "host-1", Master: master},
 		// Never offered to us (all taken by another framework): recorded
 		// with what the master says.
-		{ID: "a2", Hostname: "host-2", Attributes: map[string]string{"idc": "sh"}, Master: registry.AgentMaster{Recovered: true}},
+		{ID: "a2", Hostname: "host-2", Attributes: map[string]string{"idc": "sh"}, Endpoint: "host-2:5051", Master: registry.AgentMaster{Recovered: true}},
 	}
 	dropped, err := r.SyncAgents(ctx, listed)
 	if err != nil || !reflect.DeepEqual(dropped, []string{"old"}) {
 		t.Fatalf("SyncAgents = %v, %v; want the agent the master does not know dropped", dropped, err)
 	}
-	if err := r.RecordAgent(ctx, "a1", "host-1", map[string]string{"idc": "sz"}); err != nil {
+	// An offer without the agent's URL leaves its endpoint known.
+	if err := r.RecordAgent(ctx, "a1", "host-1", "", map[string]string{"idc": "sz"}); err != nil {
 		t.Fatal(err)
 	}
 	agents, err := r.ListAgents(ctx)
@@ -43,10 +44,10 @@ func TestAgentRecordsKeepEachSourcesPart(t *testing.T) {
 		t.Fatalf("ListAgents = %+v, %v; want a1 and a2", agents, err)
 	}
 	a1, a2 := agents[0], agents[1]
-	if a1.Hostname != "host-1" || a1.Attributes["idc"] != "sz" || a1.SeenAt.IsZero() || !reflect.DeepEqual(a1.Master, &master) || !reflect.DeepEqual(a1.Maintenance, window) {
+	if a1.Hostname != "host-1" || a1.Attributes["idc"] != "sz" || a1.Endpoint != "10.0.0.1:5051" || a1.SeenAt.IsZero() || !reflect.DeepEqual(a1.Master, &master) || !reflect.DeepEqual(a1.Maintenance, window) {
 		t.Errorf("a1 = %+v; want its offers', master's and maintenance parts", a1)
 	}
-	if a2.Hostname != "host-2" || a2.Attributes["idc"] != "sh" || !a2.SeenAt.IsZero() || a2.Master == nil || !a2.Master.Recovered {
+	if a2.Hostname != "host-2" || a2.Attributes["idc"] != "sh" || a2.Endpoint != "host-2:5051" || !a2.SeenAt.IsZero() || a2.Master == nil || !a2.Master.Recovered {
 		t.Errorf("a2 = %+v; want recorded from the master's list, never seen in an offer", a2)
 	}
 
@@ -68,6 +69,14 @@ func TestAgentRecordsKeepEachSourcesPart(t *testing.T) {
 	}
 	if agents, _ := r.ListAgents(ctx); agents[0].Maintenance != nil || agents[0].Master.Drain != "DRAINING" || agents[0].Master.Active {
 		t.Errorf("a1 = %+v; want no window and the master's drain", agents[0])
+	}
+	// The agent came back on another address.
+	listed[1].Endpoint = "10.0.0.2:5052"
+	if _, err := r.SyncAgents(ctx, listed); err != nil {
+		t.Fatal(err)
+	}
+	if agents, _ := r.ListAgents(ctx); agents[1].Endpoint != "10.0.0.2:5052" {
+		t.Errorf("a2 = %+v; want the master's new endpoint", agents[1])
 	}
 }
 

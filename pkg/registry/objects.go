@@ -436,6 +436,10 @@ type Agent struct {
 	ID         string            `json:"id"`
 	Hostname   string            `json:"hostname"`
 	Attributes map[string]string `json:"attributes,omitempty"`
+	// Endpoint is where the agent's own HTTP API answers (host:port, as
+	// its offers' URL and the master's agent list give it): its files
+	// API serves the sandboxes.
+	Endpoint string `json:"endpoint,omitempty"`
 	// SeenAt is when an offer of it was last recorded (at most
 	// AgentSeenEvery apart while it offers); zero if it never offered.
 	SeenAt      time.Time         `json:"seenAt,omitzero"`

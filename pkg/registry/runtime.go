@@ -93,10 +93,12 @@ func (r *Registry) SetFrameworkID(ctx context.Context, id string) error {
 	return err
 }
 
-// RecordAgent stores what the scheduler saw of an agent in its offers.
-func (r *Registry) RecordAgent(ctx context.Context, id, hostname string, attributes map[string]string) error {
+// RecordAgent stores what the scheduler saw of an agent in its offers;
+// an offer without the agent's URL leaves the endpoint known.
+func (r *Registry) RecordAgent(ctx context.Context, id, hostname, endpoint string, attributes map[string]string) error {
 	return r.modifyAgent(ctx, id, func(a *Agent) bool {
 		a.Hostname, a.Attributes, a.SeenAt = hostname, attributes, r.now().UTC()
+		a.Endpoint = cmp.Or(endpoint, a.Endpoint)
 		return true
 	})
 }
@@ -118,12 +120,16 @@ func (r *Registry) SetAgentMaintenance(ctx context.Context, id, hostname string,
 type ListedAgent struct {
 	ID, Hostname string
 	Attributes   map[string]string
-	Master       AgentMaster
+	// Endpoint is the agent's host:port ("" when the master does not
+	// say).
+	Endpoint string
+	Master   AgentMaster
 }
 
 // SyncAgents takes the master's list of agents: each listed agent's
-// record gets its master view (written only when it changed; an agent
-// that never offered is recorded with its hostname and attributes), and
+// record gets its master view and endpoint (written only when they
+// changed; an agent that never offered is recorded with its hostname and
+// attributes), and
 // the records of agents the master does not list are deleted — agents of
 // an old master, gone meanwhile. It returns the IDs of those deleted.
 func (r *Registry) SyncAgents(ctx context.Context, listed []ListedAgent) (dropped []string, err error) {
@@ -135,14 +141,17 @@ func (r *Registry) SyncAgents(ctx context.Context, listed []ListedAgent) (droppe
 	for _, a := range stored {
 		byID[a.ID] = a
 	}
+	current := func(a *Agent, l ListedAgent) bool {
+		return a.Master != nil && *a.Master == l.Master && (l.Endpoint == "" || a.Endpoint == l.Endpoint)
+	}
 	for _, l := range listed {
-		if a := byID[l.ID]; a != nil && a.Master != nil && *a.Master == l.Master {
+		if a := byID[l.ID]; a != nil && current(a, l) {
 			delete(byID, l.ID)
 			continue
 		}
 		delete(byID, l.ID)
 		if err := r.modifyAgent(ctx, l.ID, func(a *Agent) bool {
-			if a.Master != nil && *a.Master == l.Master {
+			if current(a, l) {
 				return false
 			}
 			if a.Hostname == "" {
@@ -150,6 +159,7 @@ func (r *Registry) SyncAgents(ctx context.Context, listed []ListedAgent) (droppe
 			}
 			master := l.Master
 			a.Master = &master
+			a.Endpoint = cmp.Or(l.Endpoint, a.Endpoint)
 			return true
 		}); err != nil {
 			return dropped, err

@@ -79,7 +79,7 @@ func (d *Driver) syncAgentsOnce(ctx context.Context, client *mesosoperator.Clien
 		if a.Drain != nil {
 			m.Drain = string(a.Drain.State)
 		}
-		listed[i] = registry.ListedAgent{ID: a.ID, Hostname: a.Hostname, Attributes: shownAttributes(a.Attributes), Master: m}
+		listed[i] = registry.ListedAgent{ID: a.ID, Hostname: a.Hostname, Attributes: shownAttributes(a.Attributes), Endpoint: a.Endpoint(), Master: m}
 	}
 	dropped, err := d.cfg.Registry.SyncAgents(ctx, listed)
 	if len(dropped) > 0 {

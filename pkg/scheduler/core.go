@@ -187,6 +187,7 @@ type instance struct {
 
 type agentInfo struct {
 	id, hostname, ip string
+	endpoint         string // host:port of its HTTP API, from the offer's URL
 	attributes       []mesos.Attribute
 	recorded         time.Time // when its record was last written
 	// free is what it last offered, less what was launched there since:

@@ -624,7 +624,7 @@ func (d *Driver) persist(ctx context.Context, w Write) error {
 	case w.FrameworkID != "":
 		return r.SetFrameworkID(ctx, w.FrameworkID)
 	case w.Agent != nil:
-		return r.RecordAgent(ctx, w.Agent.ID, w.Agent.Hostname, w.Agent.Attributes)
+		return r.RecordAgent(ctx, w.Agent.ID, w.Agent.Hostname, w.Agent.Endpoint, w.Agent.Attributes)
 	case w.Maintenance != nil:
 		return r.SetAgentMaintenance(ctx, w.Maintenance.AgentID, w.Maintenance.Hostname, w.Maintenance.Window)
 	case w.Sweep != nil:

@@ -456,7 +456,7 @@ func TestDriverHonoursMesosMaintenanceAndDrain(t *testing.T) {
 	s.stopDriver()
 	s.agentSync = time.Hour
 	ctx := context.Background()
-	if err := s.reg.RecordAgent(ctx, "agent-of-an-old-master", "old-host", nil); err != nil {
+	if err := s.reg.RecordAgent(ctx, "agent-of-an-old-master", "old-host", "", nil); err != nil {
 		t.Fatal(err)
 	}
 	s.startDriver()

@@ -183,6 +183,7 @@ type HookRunRef struct{ Namespace, Name string }
 // AgentRecord is an agent as offers describe it.
 type AgentRecord struct {
 	ID, Hostname string
+	Endpoint     string // host:port of the agent's HTTP API; "" unknown
 	Attributes   map[string]string
 }
 

@@ -1,8 +1,11 @@
 package scheduler
 
 import (
+	"cmp"
 	"maps"
+	"net"
 	"slices"
+	"strconv"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -52,17 +55,25 @@ func (c *Core) launched(agentID string, ops []mesos.Offer_Operation) {
 // (its record's time is when it was last seen).
 func (c *Core) learnAgent(o mesos.Offer) {
 	info := &agentInfo{id: o.AgentID.Value, hostname: o.Hostname, ip: o.Hostname, attributes: o.Attributes, recorded: c.now}
-	if u := o.GetURL(); u != nil && u.Address.GetIP() != "" {
-		info.ip = u.Address.GetIP()
+	if u := o.GetURL(); u != nil {
+		if u.Address.GetIP() != "" {
+			info.ip = u.Address.GetIP()
+		}
+		if u.Address.Port > 0 {
+			info.endpoint = net.JoinHostPort(cmp.Or(u.Address.GetIP(), u.Address.GetHostname(), o.Hostname), strconv.Itoa(int(u.Address.Port)))
+		}
 	}
 	old := c.agents[info.id]
+	if old != nil && info.endpoint == "" {
+		info.endpoint = old.endpoint
+	}
 	c.agents[info.id] = info
-	if old != nil && old.hostname == info.hostname && slices.EqualFunc(old.attributes, info.attributes,
+	if old != nil && old.hostname == info.hostname && old.endpoint == info.endpoint && slices.EqualFunc(old.attributes, info.attributes,
 		func(x, y mesos.Attribute) bool { return x.Equal(&y) }) && c.now.Sub(old.recorded) < AgentSeenEvery {
 		info.recorded = old.recorded
 		return
 	}
-	c.write(Write{Agent: &AgentRecord{ID: info.id, Hostname: info.hostname, Attributes: shownAttributes(mesosoperator.Attributes(info.attributes))}})
+	c.write(Write{Agent: &AgentRecord{ID: info.id, Hostname: info.hostname, Endpoint: info.endpoint, Attributes: shownAttributes(mesosoperator.Attributes(info.attributes))}})
 }
 
 // shownAttributes are an agent's attributes as its record shows them.

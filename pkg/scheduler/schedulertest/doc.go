@@ -14,7 +14,8 @@
 //	                    application (sidecar: a second container, without checks)
 //	agents N            agents agent-1..N (hostname host-N, idc attribute)
 //	subscribe           SUBSCRIBED
-//	offers [AGENT ...] [ports=B-E] [cpus=C]  one full offer from every (or the named) agent
+//	offers [AGENT ...] [ports=B-E] [cpus=C] [url=IP:PORT]  one full offer from every (or the named) agent
+//	                    (url: the agent's address, as real offers carry it)
 //	status NS/NAME IDX STATE [reason=R] [source=S] [task=K] [healthy=true|false] [launch=L]
 //	unknown TASKID AGENT STATE [reason=R] [source=S]   a status for a task the core does not know
 //	sweep AGENT KIND STATE [message=M]   a status of the sweep task running there

@@ -246,7 +246,11 @@ func (h *Harness) apply(w scheduler.Write) string {
 		h.fwID = w.FrameworkID
 		return "store framework " + w.FrameworkID
 	case w.Agent != nil:
-		return fmt.Sprintf("store agent %s %s %v", w.Agent.ID, w.Agent.Hostname, w.Agent.Attributes)
+		endpoint := ""
+		if w.Agent.Endpoint != "" {
+			endpoint = " endpoint=" + w.Agent.Endpoint
+		}
+		return fmt.Sprintf("store agent %s %s%s %v", w.Agent.ID, w.Agent.Hostname, endpoint, w.Agent.Attributes)
 	case w.Maintenance != nil:
 		m := w.Maintenance
 		if m.Window == nil {
@@ -370,6 +374,11 @@ func (h *Harness) Run(command string) []string {
 		if u := h.unavailability(args["unavailable"]); u != nil {
 			for i := range offers {
 				offers[i].Unavailability = u
+			}
+		}
+		if host, port, ok := strings.Cut(args["url"], ":"); ok {
+			for i := range offers {
+				offers[i].URL = &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &offers[i].Hostname, IP: &host, Port: int32(atoi(port, 0))}}
 			}
 		}
 		return h.step(scheduler.OffersIn{Offers: offers})
