@@ -27,6 +27,9 @@ type agentView struct {
 	ID         string            `json:"id,omitempty"`
 	Hostname   string            `json:"hostname"`
 	Attributes map[string]string `json:"attributes,omitempty"`
+	// Endpoint is where its own HTTP API answers (host:port); task logs
+	// are read from its files API.
+	Endpoint string `json:"endpoint,omitempty"`
 	// LastSeen is when an offer of it was last recorded.
 	LastSeen *time.Time `json:"lastSeen,omitempty"`
 	// Schedulable: new instances may be placed on it — not cordoned, not
@@ -114,7 +117,7 @@ func (s *Server) agentViews(ctx context.Context) ([]*agentView, error) {
 	now := s.cfg.Clock.Now()
 	for _, a := range agents {
 		v := view(a.Hostname)
-		v.ID, v.Attributes, v.Master, v.Maintenance = a.ID, a.Attributes, a.Master, a.Maintenance
+		v.ID, v.Attributes, v.Endpoint, v.Master, v.Maintenance = a.ID, a.Attributes, a.Endpoint, a.Master, a.Maintenance
 		seen := a.SeenAt
 		if seen.IsZero() && a.Master == nil {
 			seen = a.UpdatedAt // a record from before SeenAt: written from offers only

@@ -28,6 +28,11 @@
 // pkg/changefeed, so a client resumes from the last event ID it saw; each
 // client's buffer is bounded.
 //
-// It must not import Mesos packages; it knows the scheduler only through the
-// registry and the Leadership interface.
+// GET /v1/taskgroups/{id}/logs (logs.go) reads a task's stdout or stderr
+// from its sandbox through its agent's files API (pkg/mesosfiles), the
+// agent's address from its record, and with follow=true polls for more.
+//
+// It must not import Mesos packages (pkg/mesosfiles speaks plain HTTP);
+// it knows the scheduler only through the registry and the Leadership
+// interface.
 package api

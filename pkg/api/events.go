@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -416,17 +415,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	if r.Method == http.MethodHead {
 		return nil
 	}
-	rc := http.NewResponseController(w)
-	write := func(text []byte) error {
-		// A network deadline is wall-clock time whatever the clock.
-		if err := rc.SetWriteDeadline(time.Now().Add(cfg.WriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-			return err
-		}
-		if _, err := w.Write(text); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
+	write := flushingWriter(w, cfg.WriteTimeout)
 	// An id alone moves the client's last event ID to where the stream
 	// starts, so one that saw no event before it lost the connection
 	// still resumes without a gap.

@@ -135,6 +135,9 @@ func routeDocs() map[string]routeDoc {
 	}
 	docs["POST /v1/plan"] = routeDoc{summary: "What creating or updating a workload from its manifest would do on the cluster; nothing stored or launched",
 		body: anyOf(manifest.Application{}, manifest.Process{}, manifest.Deployment{}), replies: map[int]any{http.StatusOK: plan.Plan{}}}
+	docs["GET /v1/taskgroups/{id}/logs"] = routeDoc{summary: "Read a task's stdout or stderr from its sandbox through its agent's files API: " +
+		"the last ?tail= bytes, then with ?follow=true what it writes next (502 when the agent cannot be reached)",
+		text: "text/plain", replies: map[int]any{http.StatusOK: ""}}
 	docs["GET /v1/notifies"] = routeDoc{summary: "List the notification callbacks", replies: map[int]any{http.StatusOK: listOf("notifies", registry.NotifyCallback{})}}
 	docs["POST /v1/notifies"] = routeDoc{summary: "Register a notification callback", body: notifyRequest{}, bodyOptional: true,
 		replies: map[int]any{http.StatusAccepted: registry.NotifyCallback{}}}

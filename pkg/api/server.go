@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -56,8 +57,11 @@ type Config struct {
 	// FilesDir, when set, is served read-only under /files/: packages and
 	// executor binaries for agents to fetch (the dev setup's repository).
 	FilesDir string
-	// Events configures the event stream, GET /v1/events.
+	// Events configures the event stream, GET /v1/events; its
+	// WriteTimeout bounds every streamed write.
 	Events EventsConfig
+	// Logs configures task logs, GET /v1/taskgroups/{id}/logs.
+	Logs LogsConfig
 	// Clock tells whether an agent's maintenance window is over, and is
 	// the event stream's unless it has its own; default the wall clock.
 	Clock clockwork.Clock
@@ -89,6 +93,7 @@ func NewServer(cfg Config) *Server {
 		cfg.Events.Clock = cfg.Clock
 	}
 	cfg.Events = cfg.Events.withDefaults()
+	cfg.Logs = cfg.Logs.withDefaults(cfg.Clock)
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: prometheus.NewRegistry()}
 	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -150,6 +155,7 @@ func (s *Server) routes() {
 		s.handle("POST /v1/taskgroups/{id}/"+op, s.messageTaskGroup(messageRoutes[op]))
 	}
 	s.handle("POST /v1/plan", s.planManifest)
+	s.handle("GET /v1/taskgroups/{id}/logs", s.taskLogs, logParams...)
 	s.handle("GET /v1/notifies", s.listNotifies)
 	s.handle("POST /v1/notifies", s.addNotify, "callback")
 	s.handle("DELETE /v1/notifies", s.deleteNotify, "callback")
@@ -341,6 +347,22 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	return nil
+}
+
+// flushingWriter writes each piece of a streamed response and flushes it
+// at once; a client that takes nothing for timeout fails the write.
+func flushingWriter(w http.ResponseWriter, timeout time.Duration) func([]byte) error {
+	rc := http.NewResponseController(w)
+	return func(text []byte) error {
+		// A network deadline is wall-clock time whatever the clock.
+		if err := rc.SetWriteDeadline(time.Now().Add(timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return err
+		}
+		if _, err := w.Write(text); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
 }
 
 // nonNil makes an empty list encode as [] rather than null.

@@ -410,6 +410,31 @@ func TaskGroupKey(namespace, app string, index int) (string, error) {
 	return store.Key(store.KindTaskGroup, namespace, app, strconv.Itoa(index))
 }
 
+// GetTaskGroup returns instance index of an application.
+func (r *Registry) GetTaskGroup(ctx context.Context, namespace, app string, index int) (*TaskGroup, error) {
+	key, err := TaskGroupKey(namespace, app, index)
+	if err != nil {
+		return nil, err
+	}
+	g, err := get[TaskGroup](ctx, r.store, key)
+	if err != nil {
+		return nil, fmt.Errorf("instance %s/%s/%d: %w", namespace, app, index, err)
+	}
+	return g, nil
+}
+
+// Launch returns t's launch with task group ID id: t itself (its current
+// launch) or the successor its move launched; nil for any other.
+func (t *TaskGroup) Launch(id string) *TaskGroup {
+	switch {
+	case t.ID == id:
+		return t
+	case t.Move != nil && t.Move.Successor != nil && t.Move.Successor.ID == id:
+		return t.Move.Successor
+	}
+	return nil
+}
+
 // TaskGroups returns the task groups of an application.
 func (r *Registry) TaskGroups(ctx context.Context, namespace, app string) ([]*TaskGroup, error) {
 	prefix, err := store.Prefix(store.KindTaskGroup, namespace, app)
@@ -491,6 +516,19 @@ type AgentMaintenance struct {
 // end never is); nil is no window.
 func (m *AgentMaintenance) Current(now time.Time) bool {
 	return m != nil && (m.End.IsZero() || now.Before(m.End))
+}
+
+// GetAgent returns the recorded agent with that Mesos ID.
+func (r *Registry) GetAgent(ctx context.Context, id string) (*Agent, error) {
+	key, err := store.Key(store.KindAgent, id)
+	if err != nil {
+		return nil, err
+	}
+	a, err := get[Agent](ctx, r.store, key)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", id, err)
+	}
+	return a, nil
 }
 
 // ListAgents returns the recorded agents, sorted by ID.

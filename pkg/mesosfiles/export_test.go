@@ -1,0 +1,4 @@
+package mesosfiles
+
+// Unquote is unquote, for tests.
+var Unquote = unquote
