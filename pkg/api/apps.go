@@ -64,7 +64,10 @@ type RolloutView struct {
 type InstanceView struct {
 	ID          int    `json:"id"`
 	TaskGroupID string `json:"taskGroupID"`
-	State       string `json:"state"`
+	// PreviousTaskGroupID is the launch before this one (a relaunch, a
+	// move): its logs are still read by it.
+	PreviousTaskGroupID string `json:"previousTaskGroupID,omitempty"`
+	State               string `json:"state"`
 	// Revision is the application version whose template it runs.
 	Revision uint64 `json:"revision"`
 	// Ready: running, healthy by its checks, not being restarted.
@@ -123,6 +126,9 @@ func instanceView(g *registry.TaskGroup) InstanceView {
 		HostIP: g.HostIP, Ports: g.Ports, Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
 		RemoteChecks: g.RemoteChecks,
 		Restarts:     g.Restarts, Message: g.Message, Update: g.Update, PreDelete: g.PreDelete, Pending: g.Pending,
+	}
+	if g.Previous != nil {
+		v.PreviousTaskGroupID = g.Previous.ID
 	}
 	for _, t := range g.Tasks {
 		v.Tasks = append(v.Tasks, TaskView{Name: t.Name, ID: t.ID, State: t.State, Healthy: t.Healthy, Message: t.Message,

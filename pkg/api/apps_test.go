@@ -254,7 +254,7 @@ func TestGetAppShowsSpecWithDefaultsVersionAndStatus(t *testing.T) {
 	putTaskGroup(t, e, registry.TaskGroup{
 		ID: "0.mini.defaultGroup.1700000000", Namespace: "defaultGroup", App: "mini", Index: 0, Version: 1,
 		State: "TASK_RUNNING", AgentID: "agent-1", Host: "10.0.0.1", Ports: map[string]uint32{"http_port": 31000},
-		Healthy: &healthy, Restarts: 2,
+		Healthy: &healthy, Restarts: 2, Previous: &registry.PreviousLaunch{ID: "0.mini.defaultGroup.1600000000", AgentID: "agent-2"},
 	})
 	putTaskGroup(t, e, registry.TaskGroup{
 		ID: "1.mini.defaultGroup.1700000000", Namespace: "defaultGroup", App: "mini", Index: 1, Version: 1,
@@ -269,8 +269,8 @@ func TestGetAppShowsSpecWithDefaultsVersionAndStatus(t *testing.T) {
 			got.Version, got.Instances, got.Status.State, got.Status.Message)
 	}
 	wantInstances := []api.InstanceView{
-		{ID: 0, TaskGroupID: "0.mini.defaultGroup.1700000000", State: "TASK_RUNNING", Revision: 1, Agent: "agent-1", Host: "10.0.0.1",
-			Ports: map[string]uint32{"http_port": 31000}, Healthy: &healthy, Restarts: 2},
+		{ID: 0, TaskGroupID: "0.mini.defaultGroup.1700000000", PreviousTaskGroupID: "0.mini.defaultGroup.1600000000", State: "TASK_RUNNING",
+			Revision: 1, Agent: "agent-1", Host: "10.0.0.1", Ports: map[string]uint32{"http_port": 31000}, Healthy: &healthy, Restarts: 2},
 		{ID: 1, TaskGroupID: "1.mini.defaultGroup.1700000000", State: "TASK_STAGING", Revision: 1, Message: "pulling"},
 	}
 	if !reflect.DeepEqual(got.Status.Instances, wantInstances) {

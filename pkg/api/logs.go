@@ -211,9 +211,9 @@ func (s *Server) sendLog(ctx context.Context, file logFile, offset *int64, limit
 	return sent, nil
 }
 
-// launchByID finds the instance one of whose launches — its current one
-// or its move's successor — has task group ID id; it reads every
-// instance.
+// launchByID finds the instance one of whose launches — its current one,
+// its move's successor or its previous one — has task group ID id; it
+// reads every instance.
 func (s *Server) launchByID(ctx context.Context, id string) (instance, launch *registry.TaskGroup, err error) {
 	groups, err := s.cfg.Registry.AllTaskGroups(ctx)
 	if err != nil {
@@ -237,11 +237,10 @@ func (s *Server) launchEnded(ctx context.Context, instance *registry.TaskGroup, 
 	case err != nil:
 		return false // the store will answer again: keep following
 	}
-	launch := g.Launch(id)
-	if launch == nil {
+	if g.Ended(id) {
 		return true
 	}
-	for _, t := range launch.Tasks {
+	for _, t := range g.Launch(id).Tasks {
 		if t.ID == taskID {
 			return taskEnded(t.State)
 		}

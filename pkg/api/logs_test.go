@@ -337,3 +337,27 @@ func TestTaskLogsFollowClientLeaves(t *testing.T) {
 		t.Fatal("the server still serves the stream of a client that left")
 	}
 }
+
+// Relaunched, an instance's record keeps its previous launch: that
+// launch's logs are still read by its task group ID (its sandbox stays on
+// the agent until collected), and following them ends at their end.
+func TestTaskLogsOfThePreviousLaunch(t *testing.T) {
+	e := newLogsEnv(t)
+	e.write(t, webTask+".stdout", "before the restart\n")
+	next := *e.group
+	next.ID, next.Launches = "ns-a_game_0_2", 2
+	next.Tasks = []registry.TaskRecord{{ID: "ns-a_game_0_2_0", Name: "web", State: "TASK_STAGING"}, {ID: "ns-a_game_0_2_1", Name: "sidecar", State: "TASK_STAGING"}}
+	next.Previous = &registry.PreviousLaunch{ID: logsGroup, AgentID: e.group.AgentID, Host: e.group.Host, Tasks: e.group.Tasks}
+	if err := e.reg.PutTaskGroup(context.Background(), &next); err != nil {
+		t.Fatal(err)
+	}
+	r := e.call(t, http.MethodGet, "/v1/taskgroups/"+logsGroup+"/logs?task=web&follow=true", nil)
+	if r.status != http.StatusOK || string(r.body) != "before the restart\n" {
+		t.Errorf("the previous launch's logs: %d %q", r.status, r.body)
+	}
+	// The new launch has written nothing yet.
+	got := errorOf(t, e.call(t, http.MethodGet, "/v1/taskgroups/ns-a_game_0_2/logs?task=web", nil), http.StatusNotFound, "NotFound")
+	if !strings.Contains(got.Message, "no stdout of task ns-a_game_0_2_0") {
+		t.Errorf("the new launch's logs: %q", got.Message)
+	}
+}

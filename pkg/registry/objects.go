@@ -244,6 +244,10 @@ type TaskGroup struct {
 	Tasks         []TaskRecord        `json:"tasks,omitempty"`
 	// Launches counts the launches of this instance; it makes task IDs unique.
 	Launches int `json:"launches"`
+	// Previous is the launch this one replaced (a relaunch, or the
+	// instance a move took the place of): its sandbox, and so its logs,
+	// stay on its agent for a while.
+	Previous *PreviousLaunch `json:"previous,omitempty"`
 	// NotBefore delays the next launch (restart backoff).
 	NotBefore time.Time `json:"notBefore,omitempty"`
 	// RunningSince is when every task last became running.
@@ -314,6 +318,14 @@ type ProcessStatus struct {
 	WorkPath string `json:"workPath"`
 	// Ports are its ports by name, with the host port.
 	Ports map[string]int `json:"ports,omitempty"`
+}
+
+// PreviousLaunch is an instance's launch before its current one.
+type PreviousLaunch struct {
+	ID      string       `json:"id"` // its task group ID
+	AgentID string       `json:"agentID"`
+	Host    string       `json:"host,omitempty"`
+	Tasks   []TaskRecord `json:"tasks,omitempty"`
 }
 
 // InstanceMove is an instance moving to another agent: a successor launch
@@ -424,15 +436,25 @@ func (r *Registry) GetTaskGroup(ctx context.Context, namespace, app string, inde
 }
 
 // Launch returns t's launch with task group ID id: t itself (its current
-// launch) or the successor its move launched; nil for any other.
+// launch), the successor its move launched, or its previous launch (its
+// ID, agent and tasks); nil for any other.
 func (t *TaskGroup) Launch(id string) *TaskGroup {
 	switch {
 	case t.ID == id:
 		return t
 	case t.Move != nil && t.Move.Successor != nil && t.Move.Successor.ID == id:
 		return t.Move.Successor
+	case t.Previous != nil && t.Previous.ID == id:
+		p := t.Previous
+		return &TaskGroup{ID: p.ID, Namespace: t.Namespace, App: t.App, Index: t.Index, AgentID: p.AgentID, Host: p.Host, Tasks: p.Tasks}
 	}
 	return nil
+}
+
+// Ended reports whether launch id of t is over: t does not have it
+// (any more), or it is t's previous launch.
+func (t *TaskGroup) Ended(id string) bool {
+	return t.Launch(id) == nil || t.Previous != nil && t.Previous.ID == id
 }
 
 // TaskGroups returns the task groups of an application.

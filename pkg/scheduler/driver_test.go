@@ -208,6 +208,11 @@ func TestDriverRunsApplicationsOnDevCluster(t *testing.T) {
 		return g.Launches == 2 && g.Phase == string(scheduler.PhaseRunning) && g.Restarts == 1,
 			fmt.Sprintf("launches=%d phase=%s restarts=%d msg=%q", g.Launches, g.Phase, g.Restarts, g.Message)
 	})
+	// The record keeps where the failed launch ran: its logs stay
+	// readable by its ID.
+	if p := s.groups("game")[1].Previous; p == nil || p.ID != victim.ID || p.AgentID != victim.AgentID || len(p.Tasks) != 1 || p.Tasks[0].State != "TASK_FAILED" {
+		t.Errorf("previous launch %+v, want %s on %s, its task failed", p, victim.ID, victim.AgentID)
+	}
 
 	// 5 instances cannot be unique on 3 agents.
 	if _, err := s.reg.ScaleApp(ctx, "ns-a", "game", 5, false); err != nil {
@@ -494,6 +499,9 @@ func TestDriverHonoursMesosMaintenanceAndDrain(t *testing.T) {
 		return g.AgentID == free && g.Phase == string(scheduler.PhaseRunning) && g.Move == nil && rec.Maintenance != nil && rec.Maintenance.Answer == "accepted",
 			fmt.Sprintf("instance 0 %s on %s move=%+v; maintenance %+v", g.Phase, g.AgentID, g.Move, rec.Maintenance)
 	})
+	if p := s.groups("game")[0].Previous; p == nil || p.ID != groups[0].ID || p.AgentID != maintained.ID {
+		t.Errorf("previous launch %+v, want the moved one, %s on %s", p, groups[0].ID, maintained.ID)
+	}
 	client, err := mesosoperator.New(s.cluster.MasterURL())
 	if err != nil {
 		t.Fatal(err)

@@ -92,6 +92,9 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 		ports[p.Name] = p.Port
 	}
 	c.setPhase(inst, PhaseLaunched)
+	if inst.rec.ID != "" {
+		inst.rec.Previous = previousLaunch(&inst.rec)
+	}
 	inst.rec.ID, inst.rec.Launches, inst.rec.Version, inst.rec.Template = tgID, launchNo, tmpl.Version, tmpl.Hash
 	inst.rec.Network, inst.rec.Update, inst.rec.RestartGeneration = tmpl.Network(), nil, tmpl.RestartGeneration
 	inst.rec.AgentID, inst.rec.Host, inst.rec.HostIP, inst.rec.Ports = agentID, info.hostname, info.ip, ports
@@ -103,6 +106,12 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	}
 	c.persist(inst)
 	return calls.OpLaunchGroup(executor, tasks...), nil
+}
+
+// previousLaunch is what an instance's record keeps of its launch rec
+// once another replaces it: where its sandbox is.
+func previousLaunch(rec *registry.TaskGroup) *registry.PreviousLaunch {
+	return &registry.PreviousLaunch{ID: rec.ID, AgentID: rec.AgentID, Host: rec.Host, Tasks: slices.Clone(rec.Tasks)}
 }
 
 // executorInfo describes one of our executors: the agent fetches the

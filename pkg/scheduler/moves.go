@@ -123,6 +123,7 @@ func (c *Core) handOver(inst *instance) {
 	delete(c.written, inst)
 	delete(c.moving, inst)
 	s.parent, s.avoid, s.onlyHost = nil, "", ""
+	s.rec.Previous = previousLaunch(&inst.rec)
 	if s.phase != PhasePending || s.rec.Message == "" {
 		s.rec.Message = fmt.Sprintf("moved from %s (%s)", mv.FromHost, mv.Reason)
 	}
