@@ -58,6 +58,7 @@ var rules = map[string]rule{
 	"pkg/rollout":                 {only: []string{"pkg/manifest"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/hook":                    {only: []string{"pkg/manifest", "pkg/field", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/hookrun":                 {forbid: join(mesosAll, []string{module + "pkg/scheduler", module + "pkg/api"})},
+	"pkg/plan":                    {forbid: join(mesosAll, httpAll, []string{module + "pkg/scheduler", module + "pkg/api"})},
 	"pkg/notify":                  {forbid: join(mesosAll, []string{module + "pkg/scheduler", module + "pkg/api"})},
 	"pkg/scheduler":               {forbid: join(httpAll, []string{module + "pkg/api"})},
 	"pkg/scheduler/schedulertest": {forbid: join(httpAll, storage, mesosClient[:1])},
