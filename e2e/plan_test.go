@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
 )
 
 // planView is what the tests read of a plan (POST /v1/plan, ?dryRun=true).
@@ -83,25 +83,7 @@ type etcdProbe struct {
 
 func startEtcd(t *testing.T) (*etcdProbe, string) {
 	t.Helper()
-	ctx := context.Background()
-	etcd, err := store.StartEmbedded(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(etcd.Close)
-	key, err := store.LoadOrCreateKey(filepath.Join(t.TempDir(), "key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := store.NewSealer(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, store.Config{Endpoints: etcd.Endpoints(), Sealer: sealer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st, etcd := storetest.NewStore(t)
 	return &etcdProbe{t: t, st: st}, strings.Join(etcd.Endpoints(), ",")
 }
 

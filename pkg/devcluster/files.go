@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
+	"net/url"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -127,6 +128,25 @@ var maxReadLength = int64(16 * os.Getpagesize())
 // {"data":"…","offset":N}. Without an offset or with offset=-1 it reads
 // nothing and answers the file's size as the offset; an offset at or
 // past the end answers no data and that offset.
+// readCount reads the read parameter name as Mesos does: absent is -1, a
+// number below -1 or no number is a 400 in Mesos' words; false when it
+// answered that.
+func readCount(w http.ResponseWriter, q url.Values, name string) (int64, bool) {
+	if !q.Has(name) {
+		return -1, true
+	}
+	n, err := strconv.ParseInt(q.Get(name), 10, 64)
+	switch {
+	case err != nil:
+		writeText(w, http.StatusBadRequest, "Failed to parse "+name+": Failed to convert '"+q.Get(name)+"' to number.\n")
+		return 0, false
+	case n < -1:
+		writeText(w, http.StatusBadRequest, fmt.Sprintf("Negative %s provided: %d.\n", name, n))
+		return 0, false
+	}
+	return n, true
+}
+
 func (f *sandboxFiles) serveRead(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	path := q.Get("path")
@@ -134,31 +154,13 @@ func (f *sandboxFiles) serveRead(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusBadRequest, "Expecting 'path=value' in query.\n")
 		return
 	}
-	offset := int64(-1)
-	if q.Has("offset") {
-		n, err := strconv.ParseInt(q.Get("offset"), 10, 64)
-		switch {
-		case err != nil:
-			writeText(w, http.StatusBadRequest, "Failed to parse offset: Failed to convert '"+q.Get("offset")+"' to number.\n")
-			return
-		case n < -1:
-			writeText(w, http.StatusBadRequest, fmt.Sprintf("Negative offset provided: %d.\n", n))
-			return
-		}
-		offset = n
+	offset, ok := readCount(w, q, "offset") // -1 or absent: the size
+	if !ok {
+		return
 	}
-	length := int64(-1) // to the end
-	if q.Has("length") {
-		n, err := strconv.ParseInt(q.Get("length"), 10, 64)
-		switch {
-		case err != nil:
-			writeText(w, http.StatusBadRequest, "Failed to parse length: Failed to convert '"+q.Get("length")+"' to number.\n")
-			return
-		case n < -1:
-			writeText(w, http.StatusBadRequest, fmt.Sprintf("Negative length provided: %d.\n", n))
-			return
-		}
-		length = n
+	length, ok := readCount(w, q, "length") // -1 or absent: to the end
+	if !ok {
+		return
 	}
 	from := offset
 	if offset == -1 { // the web UI's pailer asks for the size first

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -26,6 +25,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -45,23 +45,7 @@ type system struct {
 
 // newStore starts an embedded etcd and opens a store on it.
 func newStore(t *testing.T) *store.Store {
-	t.Helper()
-	ctx := context.Background()
-	etcd, err := store.StartEmbedded(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(etcd.Close)
-	key, err := store.LoadOrCreateKey(filepath.Join(t.TempDir(), "key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealer, _ := store.NewSealer(key)
-	st, err := store.Open(ctx, store.Config{Endpoints: etcd.Endpoints(), Sealer: sealer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st, _ := storetest.NewStore(t)
 	return st
 }
 

@@ -58,3 +58,25 @@ func SealerIn(dir string) (*store.Sealer, error) {
 	}
 	return store.NewSealer(key)
 }
+
+// NewStore starts an embedded etcd of t's own and opens a sealing store
+// on it; both stop when t ends.
+func NewStore(t testing.TB) (*store.Store, *store.Embedded) {
+	t.Helper()
+	ctx := context.Background()
+	etcd, err := store.StartEmbedded(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Close)
+	sealer, err := SealerIn(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, store.Config{Endpoints: etcd.Endpoints(), Sealer: sealer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, etcd
+}
