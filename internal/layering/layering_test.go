@@ -35,6 +35,7 @@ func join(lists ...[]string) []string { return slices.Concat(lists...) }
 // rules mirrors the "must not import" sentence of each doc.go.
 var rules = map[string]rule{
 	"pkg/api":                     {forbid: mesosAll},
+	"pkg/bcsctl":                  {only: []string{"pkg/manifest", "pkg/constraint"}, forbid: join(mesosAll, storage)},
 	"pkg/changefeed":              {only: []string{"pkg/store", "pkg/errdefs"}, forbid: join(mesosAll, httpAll)},
 	"pkg/constraint":              {only: []string{"pkg/field", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/devcluster":              {only: []string{"pkg/errdefs"}},

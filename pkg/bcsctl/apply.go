@@ -1,0 +1,421 @@
+package bcsctl
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+)
+
+// manifestDoc is one manifest read from a file: JSON as the API takes
+// it, and the object it names.
+type manifestDoc struct {
+	// source says where it came from: "examples/process.json",
+	// "fleet.yaml (document 2)".
+	source                string
+	data                  []byte
+	kind, namespace, name string
+}
+
+// readManifests reads the manifests of files: JSON or YAML files (YAML
+// may hold several documents separated by ---), every .json, .yaml and
+// .yml file of a directory, or stdin for "-".
+func readManifests(files []string, stdin io.Reader) ([]manifestDoc, error) {
+	var docs []manifestDoc
+	for _, f := range files {
+		if f == "-" {
+			data, err := io.ReadAll(stdin)
+			if err != nil {
+				return nil, fmt.Errorf("reading stdin: %w", err)
+			}
+			more, err := parseManifests("stdin", data, !isJSON(data))
+			if err != nil {
+				return nil, err
+			}
+			docs = append(docs, more...)
+			continue
+		}
+		info, err := os.Stat(f)
+		if err != nil {
+			return nil, err
+		}
+		paths := []string{f}
+		if info.IsDir() {
+			entries, err := os.ReadDir(f)
+			if err != nil {
+				return nil, err
+			}
+			paths = nil
+			for _, e := range entries {
+				if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".json" || ext == ".yaml" || ext == ".yml") {
+					paths = append(paths, filepath.Join(f, e.Name()))
+				}
+			}
+			if len(paths) == 0 {
+				return nil, fmt.Errorf("%s: no .json, .yaml or .yml files", f)
+			}
+		}
+		for _, p := range paths {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			ext := filepath.Ext(p)
+			more, err := parseManifests(p, data, ext == ".yaml" || ext == ".yml" || ext != ".json" && !isJSON(data))
+			if err != nil {
+				return nil, err
+			}
+			docs = append(docs, more...)
+		}
+	}
+	return docs, nil
+}
+
+func isJSON(data []byte) bool {
+	return bytes.HasPrefix(bytes.TrimSpace(data), []byte("{"))
+}
+
+// parseManifests reads the manifests of one file.
+func parseManifests(source string, data []byte, isYAML bool) ([]manifestDoc, error) {
+	if !isYAML {
+		doc, err := manifestOf(source, data)
+		return []manifestDoc{doc}, err
+	}
+	var docs []manifestDoc
+	parts := yamlDocuments(data)
+	for i, part := range parts {
+		src := source
+		if len(parts) > 1 {
+			src = fmt.Sprintf("%s (document %d)", source, i+1)
+		}
+		data, err := yaml.YAMLToJSONStrict(part)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", src, err)
+		}
+		if bytes.Equal(data, []byte("null")) {
+			continue // an empty document
+		}
+		doc, err := manifestOf(src, data)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, doc)
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("%s: no manifest in it", source)
+	}
+	return docs, nil
+}
+
+// yamlDocuments splits a YAML stream at its "---" lines.
+func yamlDocuments(data []byte) [][]byte {
+	var docs [][]byte
+	var cur []byte
+	for line := range bytes.Lines(data) {
+		if t := bytes.TrimRight(line, " \t\r\n"); bytes.Equal(t, []byte("---")) || bytes.HasPrefix(t, []byte("--- ")) {
+			docs, cur = append(docs, cur), nil
+			continue
+		}
+		cur = append(cur, line...)
+	}
+	return append(docs, cur)
+}
+
+// manifestOf reads what names the object of a JSON manifest; the
+// server checks the rest.
+func manifestOf(source string, data []byte) (manifestDoc, error) {
+	var head struct {
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return manifestDoc{}, fmt.Errorf("%s: not a JSON manifest: %w", source, err)
+	}
+	if head.Kind == "" {
+		return manifestDoc{}, fmt.Errorf("%s: kind: required", source)
+	}
+	return manifestDoc{source: source, data: data, kind: strings.ToLower(head.Kind), namespace: head.Metadata.Namespace, name: head.Metadata.Name}, nil
+}
+
+// resourceOfKind returns the resource serving a manifest kind.
+func resourceOfKind(kind string) (*resource, error) {
+	switch kind {
+	case "application", "process":
+		return resourceNamed("apps")
+	case "deployment":
+		return resourceNamed("deployments")
+	case "configmap", "secret", "hooktemplate", "depends":
+		return resourceNamed(kind)
+	}
+	return nil, fmt.Errorf("kind %q: bcs-scheduler serves application, process, deployment, configmap, secret, hooktemplate and depends", kind)
+}
+
+// inNamespace gives a manifest without a namespace the one of -n, when
+// -n was given; a manifest naming another namespace than -n is refused,
+// as kubectl does.
+func (c *cli) inNamespace(cmd *cobra.Command, doc *manifestDoc) error {
+	explicit := cmd.Flags().Changed("namespace")
+	switch {
+	case doc.namespace == "" && explicit:
+		var m map[string]any
+		if err := json.Unmarshal(doc.data, &m); err != nil {
+			return err
+		}
+		meta, _ := m["metadata"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+			m["metadata"] = meta
+		}
+		meta["namespace"] = c.namespace
+		data, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		doc.data, doc.namespace = data, c.namespace
+	case doc.namespace == "":
+		doc.namespace = defaultNamespace
+	case explicit && doc.namespace != c.namespace:
+		return usageErrorf("%s: its namespace %q is not --namespace %q", doc.source, doc.namespace, c.namespace)
+	}
+	return nil
+}
+
+func (c *cli) applyCommand() *cobra.Command {
+	var files []string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE|DIR|-",
+		Short: "Create or update the objects of manifests (JSON or YAML)",
+		Long: "Create the objects the manifests describe, or update those that exist (a new revision, rolled\n" +
+			"out by the strategy); an object whose manifest did not change is left alone. FILE is a JSON or\n" +
+			"YAML file (YAML may hold several documents), DIR every .json, .yaml and .yml file in it, - stdin.\n" +
+			"--dry-run shows the plan of applications and deployments (what would be placed, updated or\n" +
+			"killed, and why an instance would stay pending) and changes nothing.",
+		Example: "  bcsctl apply -f examples/process.json\n  bcsctl apply -f manifests/\n  jq '.spec.instance = 5' examples/process.json | bcsctl apply -f -",
+		Args:    args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(files) == 0 {
+				return usageErrorf("give the manifests with -f FILE, DIR or -")
+			}
+			docs, err := readManifests(files, c.env.In)
+			if err != nil {
+				return err
+			}
+			failed := false
+			for i := range docs {
+				if err := c.apply(cmd, &docs[i], dryRun); err != nil {
+					var usage *usageError
+					if errors.As(err, &usage) {
+						return err
+					}
+					fmt.Fprintf(c.env.Err, "error: %s: %v\n", docs[i].source, err)
+					failed = true
+				}
+			}
+			if failed {
+				return &exitError{exitFailure}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "a manifest file, a directory of them, or - for stdin (repeatable)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be done; change nothing")
+	return cmd
+}
+
+// apply creates or updates the object of one manifest and says which.
+func (c *cli) apply(cmd *cobra.Command, doc *manifestDoc, dryRun bool) error {
+	ctx := cmd.Context()
+	r, err := resourceOfKind(doc.kind)
+	if err != nil {
+		return err
+	}
+	if err := c.inNamespace(cmd, doc); err != nil {
+		return err
+	}
+	workload := r.name == "apps" || r.name == "deployments"
+	action, method, path := "created", http.MethodPost, pathOf(r.path)
+	if doc.name != "" {
+		var current struct {
+			Spec json.RawMessage `json:"spec"`
+		}
+		_, err := c.client.get(ctx, pathOf(r.path, doc.namespace, doc.name), nil, &current)
+		switch {
+		case NotFound(err):
+		case err != nil:
+			return err
+		case doc.kind != "secret" && sameManifest(doc.data, current.Spec):
+			// Secrets come back without their values: always sent.
+			fmt.Fprintf(c.env.Out, "%s %s/%s unchanged%s\n", doc.kind, doc.namespace, doc.name, dryRunNote(dryRun))
+			return nil
+		default:
+			action, method, path = "configured", http.MethodPut, pathOf(r.path, doc.namespace, doc.name)
+		}
+	}
+	switch {
+	case dryRun && workload:
+		var plan planView
+		if _, err := c.client.call(ctx, method, path, url.Values{"dryRun": {"true"}}, doc.data, &plan); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.env.Out, "%s %s/%s %s (dry run)\n", doc.kind, doc.namespace, doc.name, action)
+		return writePlan(c.env.Out, plan, "  ")
+	case dryRun:
+		fmt.Fprintf(c.env.Out, "%s %s/%s %s (dry run, not checked by the server)\n", doc.kind, doc.namespace, doc.name, action)
+		return nil
+	}
+	if _, err := c.client.call(ctx, method, path, nil, doc.data, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.env.Out, "%s %s/%s %s\n", doc.kind, doc.namespace, doc.name, action)
+	return nil
+}
+
+func dryRunNote(dryRun bool) string {
+	if dryRun {
+		return " (dry run)"
+	}
+	return ""
+}
+
+// sameManifest reports whether a manifest is the one stored: the server
+// stores a manifest as pkg/manifest reads it (defaults filled in), so
+// the local one is read the same way before comparing.
+func sameManifest(local, stored json.RawMessage) bool {
+	obj, err := manifest.Parse(local)
+	if err != nil {
+		return false // the server will say what is wrong with it
+	}
+	canonical, err := json.Marshal(obj)
+	if err != nil {
+		return false
+	}
+	var a, b any
+	if json.Unmarshal(canonical, &a) != nil || json.Unmarshal(stored, &b) != nil {
+		return false
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func (c *cli) planCommand() *cobra.Command {
+	var files []string
+	var out outputFlag
+	cmd := &cobra.Command{
+		Use:   "plan -f FILE|DIR|-",
+		Short: "Show what applying manifests would do, changing nothing",
+		Long: "Show what applying application, process or deployment manifests would do against the\n" +
+			"cluster as it is: which instances would be placed where, kept, updated (and how) or killed,\n" +
+			"and why an instance would find no agent. Nothing is stored or launched.",
+		Example: "  bcsctl plan -f examples/deployment.json",
+		Args:    args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(files) == 0 {
+				return usageErrorf("give the manifests with -f FILE, DIR or -")
+			}
+			docs, err := readManifests(files, c.env.In)
+			if err != nil {
+				return err
+			}
+			for i := range docs {
+				if err := c.inNamespace(cmd, &docs[i]); err != nil {
+					return err
+				}
+				var plan planView
+				raw, err := c.client.call(cmd.Context(), http.MethodPost, "/v1/plan", nil, docs[i].data, &plan)
+				if err != nil {
+					return fmt.Errorf("%s: %w", docs[i].source, err)
+				}
+				if out.raw() {
+					if err := printRaw(c.env.Out, out.format, raw); err != nil {
+						return err
+					}
+					continue
+				}
+				fmt.Fprintf(c.env.Out, "%s %s/%s: %s\n", plan.Kind, plan.Namespace, plan.Name, planAction(plan))
+				if err := writePlan(c.env.Out, plan, "  "); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "a manifest file, a directory of them, or - for stdin (repeatable)")
+	out.add(cmd, "json", "yaml")
+	return cmd
+}
+
+func planAction(p planView) string {
+	if p.CurrentVersion > 0 {
+		return fmt.Sprintf("%s (current revision %d)", p.Action, p.CurrentVersion)
+	}
+	return p.Action
+}
+
+// writePlan shows a plan's instances, summary and warnings.
+func writePlan(w io.Writer, p planView, indent string) error {
+	if len(p.Instances) > 0 {
+		type planInstance = struct {
+			Index      int          `json:"index"`
+			Action     string       `json:"action"`
+			Agent      string       `json:"agent"`
+			Hostname   string       `json:"hostname"`
+			UpdateMode string       `json:"updateMode"`
+			Pending    *pendingView `json:"pending"`
+		}
+		t := tableOf(p.Instances, []column[planInstance]{
+			{header: "INSTANCE", value: func(i planInstance) string { return fmt.Sprint(i.Index) }},
+			{header: "ACTION", value: func(i planInstance) string { return i.Action }},
+			{header: "AGENT", value: func(i planInstance) string { return i.Hostname }},
+			{header: "UPDATE", value: func(i planInstance) string { return i.UpdateMode }},
+			{header: "WHY PENDING", value: func(i planInstance) string { return pendingSummary(i.Pending) }},
+		}, false, nil)
+		if err := t.write(w, indent); err != nil {
+			return err
+		}
+	}
+	if s := summaryText(p.Summary); s != "" {
+		fmt.Fprintf(w, "%sSummary: %s\n", indent, s)
+	}
+	for _, warning := range p.Warnings {
+		fmt.Fprintf(w, "%sWarning: %s\n", indent, warning)
+	}
+	return nil
+}
+
+// summaryText shows a plan's summary: counts by name, sorted, when it
+// is that; its JSON otherwise.
+func summaryText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var counts map[string]float64
+	if json.Unmarshal(raw, &counts) == nil {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(counts)) {
+			parts = append(parts, fmt.Sprintf("%s %s", k, number(counts[k])))
+		}
+		return strings.Join(parts, ", ")
+	}
+	var compact bytes.Buffer
+	if json.Compact(&compact, raw) != nil {
+		return string(raw)
+	}
+	return compact.String()
+}

@@ -1,0 +1,378 @@
+package bcsctl_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/api"
+	"github.com/bcs-mesos/bcs-mesos/pkg/bcsctl"
+	"github.com/bcs-mesos/bcs-mesos/pkg/changefeed"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
+)
+
+// These tests run bcsctl's commands against the real REST API (pkg/api)
+// over a real etcd, with no scheduler: what the API itself does —
+// create, update, validate, list, delete — and how bcsctl shows it.
+
+var shared storetest.Shared
+
+func TestMain(m *testing.M) { os.Exit(storetest.RunShared(m, &shared)) }
+
+// apiServer is the REST API over a fresh prefix of the shared etcd.
+type apiServer struct {
+	url string
+	reg *registry.Registry
+	// requests counts the requests it got.
+	requests atomic.Int64
+}
+
+func newAPIServer(t *testing.T) *apiServer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := store.Open(ctx, store.Config{Endpoints: shared.Etcd.Endpoints(), Prefix: shared.Prefix("bcsctl"), Sealer: shared.Sealer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &apiServer{reg: registry.New(st, time.Now)}
+	handler := api.NewServer(api.Config{Registry: s.reg, Leadership: api.Single{}, Events: api.EventsConfig{Feed: changefeed.New(st)}})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		handler.ServeHTTP(w, r)
+	}))
+	srv.Config.RegisterOnShutdown(handler.EndStreams)
+	t.Cleanup(func() {
+		handler.EndStreams()
+		srv.Close()
+		st.Close()
+	})
+	s.url = srv.URL
+	return s
+}
+
+// result is what one run of bcsctl printed and its exit code.
+type result struct {
+	out, err string
+	code     int
+}
+
+// bcsctl runs bcsctl against the server (through BCS_SERVER) with stdin.
+func (s *apiServer) bcsctl(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	env := bcsctl.Env{
+		In: strings.NewReader(stdin), Out: &out, Err: &errOut,
+		Getenv: func(k string) string {
+			if k == "BCS_SERVER" {
+				return s.url
+			}
+			return ""
+		},
+		Poll: 20 * time.Millisecond,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	code := bcsctl.Main(ctx, args, env)
+	return result{out.String(), errOut.String(), code}
+}
+
+// must runs bcsctl and fails the test unless it exits 0.
+func (s *apiServer) must(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	r := s.bcsctl(t, stdin, args...)
+	if r.code != 0 {
+		t.Fatalf("bcsctl %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.out, r.err)
+	}
+	return r.out
+}
+
+// get reads a path of the API.
+func (s *apiServer) get(t *testing.T, path string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Get(s.url + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, data
+}
+
+func example(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The process example as YAML, with another instance count.
+const gamesvrYAML = `apiVersion: v4
+kind: process
+metadata: {name: gamesvr, namespace: demo, labels: {app: gamesvr}}
+restartPolicy: {policy: Always, interval: 3, backoff: 2}
+killPolicy: {gracePeriod: 5}
+constraint:
+  intersectionItem:
+  - unionData: [{name: hostname, operate: UNIQUE}]
+spec:
+  instance: 2
+  template:
+    spec:
+      processes:
+      - procName: gamesvr
+        workPath: ${work_base_dir}/${namespace}.${processname}.${instanceid}
+        pidFile: ${run_base_dir}/${namespace}.${processname}.${instanceid}/gamesvr.pid
+        ports: [{name: http, hostPort: 0, protocol: HTTP}]
+        uris:
+        - {value: "${scheduler_url}/files/gamesvr.tar.gz", pullPolicy: IfNotPresent, outputDir: "${work_base_dir}/${namespace}.${processname}.${instanceid}"}
+        startCmd: ./start.sh ${ports.http} ${pidFile}
+        startGracePeriod: 2
+        stopCmd: ./stop.sh ${pidFile}
+        reloadCmd: ./reload.sh ${pidFile}
+        env: [{name: instanceid, value: "${instanceid}"}]
+        healthChecks:
+        - {type: HTTP, intervalSeconds: 5, timeoutSeconds: 2, consecutiveFailures: 3, gracePeriodSeconds: 10, http: {portName: http, path: /check}}
+        resources: {limits: {cpu: "0.2", memory: "64"}}
+`
+
+// Issue 16: apply creates what does not exist, updates what changed
+// (JSON, YAML, stdin) and leaves alone what did not — no new revision.
+func TestApplyCreatesConfiguresAndLeavesUnchanged(t *testing.T) {
+	s := newAPIServer(t)
+	file := filepath.Join("..", "..", "examples", "process.json")
+	if out := s.must(t, "", "apply", "-f", file); out != "process demo/gamesvr created\n" {
+		t.Errorf("first apply: %q", out)
+	}
+	if out := s.must(t, "", "apply", "-f", file); out != "process demo/gamesvr unchanged\n" {
+		t.Errorf("second apply: %q", out)
+	}
+	if out := s.must(t, gamesvrYAML, "apply", "-f", "-"); out != "process demo/gamesvr configured\n" {
+		t.Errorf("apply of the YAML from stdin: %q", out)
+	}
+	if out := s.must(t, gamesvrYAML, "apply", "-f", "-"); out != "process demo/gamesvr unchanged\n" {
+		t.Errorf("apply of the same YAML: %q", out)
+	}
+	_, body := s.get(t, "/v1/apps/demo/gamesvr")
+	var app struct {
+		Version   int `json:"version"`
+		Instances int `json:"instances"`
+	}
+	if err := json.Unmarshal(body, &app); err != nil || app.Version != 2 || app.Instances != 2 {
+		t.Errorf("after apply, apply, YAML, YAML: want revision 2 with 2 instances, got %s", body)
+	}
+
+	// A directory: every .json, .yaml and .yml file, YAML with several
+	// documents; a secret is always sent (the API never shows its values).
+	dir := t.TempDir()
+	writeFile(t, dir, "config.yaml", "kind: configmap\napiVersion: v4\nmetadata: {name: settings, namespace: demo}\n"+
+		"datas: {game.conf: {type: file, content: Y29uZmln}}\n---\n"+
+		"kind: secret\napiVersion: v4\nmetadata: {name: keys, namespace: demo}\ndatas: {key: {content: c2VjcmV0}}\n")
+	writeFile(t, dir, "deployment.json", example(t, "deployment.json"))
+	writeFile(t, dir, "README.md", "not a manifest")
+	want := "configmap demo/settings created\nsecret demo/keys created\ndeployment demo/fleet created\n"
+	if out := s.must(t, "", "apply", "-f", dir); out != want {
+		t.Errorf("apply of a directory:\n%s\nwant:\n%s", out, want)
+	}
+	want = "configmap demo/settings unchanged\nsecret demo/keys configured\ndeployment demo/fleet unchanged\n"
+	if out := s.must(t, "", "apply", "-f", dir); out != want {
+		t.Errorf("apply of the directory again:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// Issue 16: the API's errors are printed as its message, naming the
+// fields; the exit code is 1 and nothing is created. -n fills in a
+// manifest's missing namespace and refuses a different one.
+func TestApplyShowsTheAPIsErrors(t *testing.T) {
+	s := newAPIServer(t)
+	bad := strings.Replace(example(t, "process.json"), `"instance": 3`, `"instance": -1, "replicas": 2`, 1)
+	r := s.bcsctl(t, bad, "apply", "-f", "-")
+	if r.code != 1 || !strings.Contains(r.err, "error: stdin: invalid manifest:\n  spec.replicas: unknown field") ||
+		!strings.Contains(r.err, "spec.instance: must be ≥ 0") {
+		t.Errorf("apply of a bad manifest: exit %d\n%s", r.code, r.err)
+	}
+	if code, _ := s.get(t, "/v1/apps/demo/gamesvr"); code != 404 {
+		t.Errorf("a refused manifest created the application: %d", code)
+	}
+
+	noNamespace := strings.Replace(example(t, "process.json"), `"namespace": "demo", `, "", 1)
+	if out := s.must(t, noNamespace, "apply", "-f", "-", "-n", "games"); out != "process games/gamesvr created\n" {
+		t.Errorf("apply -n of a manifest without a namespace: %q", out)
+	}
+	r = s.bcsctl(t, example(t, "process.json"), "apply", "-f", "-", "-n", "games")
+	if r.code != 2 || !strings.Contains(r.err, `its namespace "demo" is not --namespace "games"`) {
+		t.Errorf("apply -n games of a manifest in demo: exit %d %s", r.code, r.err)
+	}
+}
+
+// Issue 16: get prints aligned tables; -o json and -o yaml print what
+// the API answered; -A lists every namespace.
+func TestGetTablesAndRawOutput(t *testing.T) {
+	s := newAPIServer(t)
+	s.must(t, example(t, "process.json"), "apply", "-f", "-")
+	s.must(t, example(t, "deployment.json"), "apply", "-f", "-")
+	s.must(t, strings.ReplaceAll(example(t, "process.json"), `"demo"`, `"other"`), "apply", "-f", "-")
+
+	out := s.must(t, "", "get", "apps", "-n", "demo")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "NAME      KIND      STATE       READY   UP-TO-DATE   REVISION   ROLLOUT   AGE") ||
+		!strings.HasPrefix(lines[1], "gamesvr   process   Deploying   0/3     <none>       1          <none>    ") {
+		t.Errorf("get apps:\n%s", out)
+	}
+	out = s.must(t, "", "get", "apps", "-A")
+	if !strings.Contains(out, "NAMESPACE") || !strings.Contains(out, "other ") || !strings.Contains(out, "demo ") || strings.Contains(out, "fleet") {
+		t.Errorf("get apps -A: want both namespaces' applications and no deployment:\n%s", out)
+	}
+	if out := s.must(t, "", "get", "deploy/fleet", "-n", "demo"); !strings.Contains(out, "fleet   deployment") {
+		t.Errorf("get deploy/fleet:\n%s", out)
+	}
+
+	_, want := s.get(t, "/v1/apps/demo/gamesvr")
+	for _, format := range []string{"json", "yaml"} {
+		out := s.must(t, "", "get", "app", "demo/gamesvr", "-o", format)
+		data := []byte(out)
+		if format == "yaml" {
+			var err error
+			if data, err = yaml.YAMLToJSON(data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got, server any
+		_ = json.Unmarshal(want, &server)
+		if err := json.Unmarshal(data, &got); err != nil || !reflect.DeepEqual(got, server) {
+			t.Errorf("get -o %s is not what the API answered:\n%s", format, out)
+		}
+	}
+
+	r := s.bcsctl(t, "", "get", "instances", "-n", "nowhere")
+	if r.code != 0 || r.out != "" || r.err != "No resources found in nowhere namespace.\n" {
+		t.Errorf("get of an empty list: %+v", r)
+	}
+	r = s.bcsctl(t, "", "get", "app", "missing", "-n", "demo")
+	if r.code != 1 || !strings.Contains(r.err, "error: application demo/missing") {
+		t.Errorf("get of a missing application: %+v", r)
+	}
+}
+
+// Issue 16: a mistake in the command line is exit code 2 with a pointer
+// to the help, and nothing is sent to the API.
+func TestUsageErrorsSendNothing(t *testing.T) {
+	s := newAPIServer(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get"}, "error: accepts between 1 and 2 arg(s), received 0\nSee 'bcsctl get --help' for usage.\n"},
+		{[]string{"get", "pods"}, `unknown kind "pods" (want one of apps, deployments, instances`},
+		{[]string{"get", "apps", "--colour"}, "error: unknown flag: --colour\nSee 'bcsctl get --help' for usage.\n"},
+		{[]string{"get", "apps", "-o", "xml"}, `--output "xml": want one of wide, json, yaml`},
+		{[]string{"get", "apps", "x", "-A"}, "a name and --all-namespaces do not go together"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate" for "bcsctl"`},
+		{[]string{"apply"}, "give the manifests with -f FILE, DIR or -"},
+		{[]string{"describe", "apps"}, "describe apps: which one? give a NAME"},
+		{[]string{"scale", "app", "gamesvr"}, "--replicas: give the number of instances"},
+		{[]string{"scale", "configmap", "x", "--replicas", "1"}, "configmaps: want an application (apps) or a deployment (deployments)"},
+		{[]string{"rollout", "status", "agents", "a"}, "agents: want an application (apps) or a deployment (deployments)"},
+		{[]string{"exec", "demo/gamesvr/0", "ls"}, "want INSTANCE -- COMMAND [ARG...]"},
+		{[]string{"logs", "gamesvr"}, `instance "gamesvr": want NAMESPACE/APP/INDEX, APP/INDEX or a task group ID`},
+		{[]string{"logs", "demo/gamesvr/x"}, `instance "demo/gamesvr/x": want`},
+		{[]string{"delete", "hookruns", "x"}, "hookruns cannot be deleted with bcsctl delete"},
+		{[]string{"--server", "ftp://x", "get", "apps"}, `--server "ftp://x": want http://host:port`},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			before := s.requests.Load()
+			r := s.bcsctl(t, "", c.args...)
+			if r.code != 2 || !strings.Contains(r.err, c.want) || !strings.Contains(r.err, "--help' for usage.") {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", r.code, r.err, c.want)
+			}
+			if n := s.requests.Load() - before; n != 0 {
+				t.Errorf("%d requests sent", n)
+			}
+		})
+	}
+}
+
+// Issue 16: --server wins over BCS_SERVER; an API that does not answer
+// is named with where the address came from.
+func TestServerFlagAndUnreachableAPI(t *testing.T) {
+	s := newAPIServer(t)
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	r := s.bcsctl(t, "", "get", "apps", "--server", dead.URL)
+	if r.code != 1 || !strings.Contains(r.err, "cannot reach the bcs-scheduler API at "+dead.URL+" (--server, BCS_SERVER)") {
+		t.Errorf("get against a closed port: %+v", r)
+	}
+	if out := s.must(t, "", "version"); !strings.Contains(out, "Client: bcsctl ") || !strings.Contains(out, "Server: "+s.url) {
+		t.Errorf("version: %q", out)
+	}
+}
+
+// Issue 16: describe summarises the spec and shows the instances and the
+// events the stream has of the application; delete and scale say what
+// they did and the API shows it.
+func TestDescribeScaleDelete(t *testing.T) {
+	s := newAPIServer(t)
+	s.must(t, example(t, "deployment.json"), "apply", "-f", "-")
+	s.must(t, "kind: configmap\napiVersion: v4\nmetadata: {name: settings, namespace: demo}\ndatas: {a: {type: file, content: eA==}}\n", "apply", "-f", "-")
+
+	out := s.must(t, "", "describe", "deployment", "fleet", "-n", "demo")
+	for _, want := range []string{"Name:            fleet\n", "Kind:            deployment\n", "Strategy:        RollingUpdate (maxUnavailable 1)\n",
+		"  gamesvr:\n    Start:      ./start.sh ${ports.http} ${pidFile}\n", "Instances:\n  <none>\n",
+		"Events:\n  REVISION   TYPE         OBJECT   MESSAGE\n", "deployment   fleet    revision 1, 4 instances: Deploying: waiting for the scheduler\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe deployment lacks %q:\n%s", want, out)
+		}
+	}
+	if out := s.must(t, "", "describe", "configmap", "demo/settings"); !strings.Contains(out, "Name:       settings\n") || !strings.Contains(out, "content: eA==") {
+		t.Errorf("describe configmap:\n%s", out)
+	}
+
+	if out := s.must(t, "", "scale", "deployment", "fleet", "--replicas", "2", "-n", "demo"); out != "deployment demo/fleet scaled to 2\n" {
+		t.Errorf("scale: %q", out)
+	}
+	if _, body := s.get(t, "/v1/deployments/demo/fleet"); !strings.Contains(string(body), `"instances": 2`) {
+		t.Errorf("after scale: %s", body)
+	}
+	if out := s.must(t, "", "rollout", "history", "deployment", "fleet", "-n", "demo"); !strings.HasPrefix(out, "REVISION   CAUSE    AGE\n1          update   ") {
+		t.Errorf("rollout history:\n%s", out)
+	}
+
+	if out := s.must(t, "", "delete", "configmap", "settings", "-n", "demo"); out != "configmap demo/settings deleted\n" {
+		t.Errorf("delete configmap: %q", out)
+	}
+	if code, _ := s.get(t, "/v1/configmaps/demo/settings"); code != 404 {
+		t.Errorf("the configmap is still there: %d", code)
+	}
+	// Never launched: the API removes it at once.
+	if out := s.must(t, "", "delete", "-f", "../../examples/deployment.json"); out != "deployment demo/fleet deleted\n" {
+		t.Errorf("delete -f: %q", out)
+	}
+	if code, _ := s.get(t, "/v1/deployments/demo/fleet"); code != 404 {
+		t.Errorf("the deployment is still there: %d", code)
+	}
+}

@@ -1,0 +1,170 @@
+package bcsctl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// DefaultServer is the API bcsctl talks to without --server or
+// BCS_SERVER: the one `make run` starts.
+const DefaultServer = "http://127.0.0.1:8080"
+
+// Client calls the bcs-scheduler REST API.
+type Client struct {
+	base *url.URL
+	http *http.Client
+}
+
+// NewClient returns a client of the API at server ("http://host:port";
+// "host:port" means http).
+func NewClient(server string) (*Client, error) {
+	if !strings.Contains(server, "://") {
+		server = "http://" + server
+	}
+	u, err := url.Parse(server)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, usageErrorf("--server %q: want http://host:port", server)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	return &Client{base: u, http: &http.Client{}}, nil
+}
+
+// APIError is an answer of the API outside 2xx, in its one error shape:
+// {"error":{"code","message","details"}}.
+type APIError struct {
+	Status  int
+	Code    string
+	Message string
+	// Details name the fields at fault ("spec.instance: must be ≥ 0").
+	Details []string
+}
+
+func (e *APIError) Error() string {
+	if len(e.Details) == 0 {
+		return e.Message
+	}
+	return e.Message + ":\n  " + strings.Join(e.Details, "\n  ")
+}
+
+// NotFound reports whether err is the API's 404.
+func NotFound(err error) bool {
+	var apiErr *APIError
+	return errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound
+}
+
+// request sends one call; body, when not nil, goes as JSON (raw bytes as
+// they are, anything else encoded). A non-2xx answer is an *APIError.
+func (c *Client) request(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
+	var reader io.Reader
+	if body != nil {
+		data, ok := body.([]byte)
+		if !ok {
+			var err error
+			if data, err = json.Marshal(body); err != nil {
+				return nil, err
+			}
+		}
+		reader = bytes.NewReader(data)
+	}
+	u := *c.base
+	u.Path += path
+	u.RawQuery = query.Encode()
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), reader)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("cannot reach the bcs-scheduler API at %s (--server, BCS_SERVER): %w", c.base, errors.Unwrap(err))
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		return nil, readAPIError(resp)
+	}
+	return resp, nil
+}
+
+func readAPIError(resp *http.Response) error {
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var body struct {
+		Error struct {
+			Code    string   `json:"code"`
+			Message string   `json:"message"`
+			Details []string `json:"details"`
+		} `json:"error"`
+	}
+	e := &APIError{Status: resp.StatusCode}
+	if json.Unmarshal(data, &body) == nil && body.Error.Message != "" {
+		e.Code, e.Message, e.Details = body.Error.Code, body.Error.Message, body.Error.Details
+		return e
+	}
+	// Not the API's shape: a proxy, or something else on that port.
+	e.Message = fmt.Sprintf("%s %s: %s", resp.Request.Method, resp.Request.URL.Path, resp.Status)
+	if text := strings.TrimSpace(string(data)); text != "" {
+		e.Message += ": " + firstLine(text)
+	}
+	return e
+}
+
+// call sends one call and returns the answer's body; into, when not nil,
+// is decoded from it.
+func (c *Client) call(ctx context.Context, method, path string, query url.Values, body, into any) ([]byte, error) {
+	resp, err := c.request(ctx, method, path, query, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading the answer: %w", method, path, err)
+	}
+	if into != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, into); err != nil {
+			return nil, fmt.Errorf("%s %s: unexpected answer: %w", method, path, err)
+		}
+	}
+	return data, nil
+}
+
+// get reads path into into and returns the raw answer.
+func (c *Client) get(ctx context.Context, path string, query url.Values, into any) ([]byte, error) {
+	return c.call(ctx, http.MethodGet, path, query, nil, into)
+}
+
+// stream opens a long answer (logs, the event stream); the caller closes
+// its body.
+func (c *Client) stream(ctx context.Context, path string, query url.Values) (io.ReadCloser, error) {
+	resp, err := c.request(ctx, http.MethodGet, path, query, nil)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// pathOf joins escaped path segments under /v1.
+func pathOf(segments ...string) string {
+	var b strings.Builder
+	b.WriteString("/v1")
+	for _, s := range segments {
+		b.WriteString("/" + url.PathEscape(s))
+	}
+	return b.String()
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

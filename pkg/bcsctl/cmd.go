@@ -1,0 +1,229 @@
+package bcsctl
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+)
+
+// Env is what a run of bcsctl reads and writes besides the API.
+type Env struct {
+	In       io.Reader
+	Out, Err io.Writer
+	// Terminal: Out is a terminal, where rollout status draws a progress
+	// bar; Width is its width in columns.
+	Terminal bool
+	Width    func() int
+	Getenv   func(string) string
+	Now      func() time.Time
+	// Poll is how often waits (rollout status, delete, drain) read the
+	// state again; zero is DefaultPoll.
+	Poll time.Duration
+}
+
+// DefaultPoll is how often a wait reads the state again.
+const DefaultPoll = 500 * time.Millisecond
+
+// Exit codes besides a command's own (exec passes the command's on).
+const (
+	exitFailure = 1 // the API refused, a rollout failed, a wait timed out
+	exitUsage   = 2 // bad flags or arguments: nothing was sent
+)
+
+// usageError is a mistake in the command line; nothing was sent.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// exitError ends bcsctl with code, its message (if any) already printed.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit code %d", e.code) }
+
+// Main runs bcsctl with args and returns its exit code.
+func Main(ctx context.Context, args []string, env Env) int {
+	if env.Now == nil {
+		env.Now = time.Now
+	}
+	if env.Poll == 0 {
+		env.Poll = DefaultPoll
+	}
+	if env.Width == nil {
+		env.Width = func() int { return 80 }
+	}
+	root := newRoot(&cli{env: env})
+	root.SetArgs(args)
+	root.SetIn(env.In)
+	root.SetOut(env.Out)
+	root.SetErr(env.Err)
+	cmd, err := root.ExecuteContextC(ctx)
+	var exit *exitError
+	var usage *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.code
+	// cobra's own word for a command it does not know.
+	case errors.As(err, &usage) || strings.HasPrefix(err.Error(), "unknown command "):
+		fmt.Fprintf(env.Err, "error: %v\nSee '%s --help' for usage.\n", err, cmd.CommandPath())
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitFailure
+	}
+	fmt.Fprintf(env.Err, "error: %v\n", err)
+	return exitFailure
+}
+
+// cli is one run's settings and its API client.
+type cli struct {
+	env       Env
+	server    string
+	namespace string
+	client    *Client
+}
+
+func newRoot(c *cli) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "bcsctl",
+		Short: "bcsctl controls the bcs-scheduler: apply manifests, get and describe objects, steer rollouts",
+		Long: "bcsctl controls the bcs-scheduler through its REST API: apply manifests, get and describe\n" +
+			"objects, follow and steer rollouts, drain agents, reach instances.\n\n" +
+			"The API is --server, else $BCS_SERVER, else " + DefaultServer + ".",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("server") {
+				if env := c.env.Getenv("BCS_SERVER"); env != "" {
+					c.server = env
+				}
+			}
+			var err error
+			c.client, err = NewClient(c.server)
+			return err
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
+	root.PersistentFlags().StringVar(&c.server, "server", DefaultServer, "the bcs-scheduler API (default $BCS_SERVER, else "+DefaultServer+")")
+	root.PersistentFlags().StringVarP(&c.namespace, "namespace", "n", defaultNamespace, "the namespace")
+	root.AddCommand(c.applyCommand(), c.planCommand(), c.getCommand(), c.describeCommand(), c.deleteCommand(),
+		c.scaleCommand(), c.rolloutCommand(), c.execCommand(), c.signalCommand(), c.logsCommand(),
+		c.agentCommand("cordon"), c.agentCommand("uncordon"), c.agentCommand("drain"),
+		c.eventsCommand(), c.versionCommand())
+	return root
+}
+
+// defaultNamespace is the namespace of a manifest that names none (seed
+// 000), and so bcsctl's.
+const defaultNamespace = "defaultGroup"
+
+// args checks a command's positional arguments; a mistake is a usage
+// error.
+func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return &usageError{err.Error()}
+		}
+		return nil
+	}
+}
+
+// outputFlag is -o: a table (wide: with more columns), or what the
+// server sent as json or yaml.
+type outputFlag struct{ format string }
+
+func (o *outputFlag) add(cmd *cobra.Command, formats ...string) {
+	cmd.Flags().StringVarP(&o.format, "output", "o", "", "output format: "+strings.Join(formats, ", "))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
+	cmd.PreRunE = chain(cmd.PreRunE, func(*cobra.Command, []string) error {
+		if o.format != "" && !slices.Contains(formats, o.format) {
+			return usageErrorf("--output %q: want one of %s", o.format, strings.Join(formats, ", "))
+		}
+		return nil
+	})
+}
+
+func (o *outputFlag) raw() bool { return o.format == "json" || o.format == "yaml" }
+
+func chain(first, then func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if first != nil {
+			if err := first(cmd, args); err != nil {
+				return err
+			}
+		}
+		return then(cmd, args)
+	}
+}
+
+// printRaw prints JSON as it came (json) or as YAML (yaml).
+func printRaw(w io.Writer, format string, data []byte) error {
+	if format == "yaml" {
+		out, err := yaml.JSONToYAML(data)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(out)
+		return err
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", out)
+	return err
+}
+
+func (c *cli) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print bcsctl's version and whether the API answers",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(c.env.Out, "Client: bcsctl %s\n", buildVersion())
+			var leader struct {
+				Leader string `json:"leader"`
+			}
+			if _, err := c.client.get(cmd.Context(), "/v1/leader", nil, &leader); err != nil {
+				fmt.Fprintf(c.env.Out, "Server: %s: %v\n", c.client.base, err)
+				return &exitError{exitFailure}
+			}
+			fmt.Fprintf(c.env.Out, "Server: %s (leader %s)\n", c.client.base, cmp.Or(leader.Leader, "this replica"))
+			return nil
+		},
+	}
+}
+
+// buildVersion is the module version and VCS revision bcsctl was built
+// from, as far as the build recorded them.
+func buildVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := info.Main.Version
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" {
+			v += " " + s.Value
+		}
+	}
+	return v + " " + info.GoVersion
+}

@@ -1,0 +1,19 @@
+// Package bcsctl is the command line a person uses with bcs-scheduler, in
+// kubectl's habits: apply manifests (JSON or YAML), get objects as
+// aligned tables, describe them (spec summary, instances, rollout, why an
+// instance is pending, recent events), scale, follow and steer rollouts,
+// drain agents, reach instances (exec, signal, logs), plan a change, and
+// watch the event stream.
+//
+// It knows the scheduler only through its REST API (client.go): the
+// views it decodes are its own, holding what it shows, and -o json|yaml
+// prints what the server sent, unchanged. Tables and descriptions are
+// pure functions of the views and a clock (table.go, describe.go), so
+// golden files check them; commands (cmd.go and the files named after
+// them) fetch, render and set the exit code.
+//
+// It must not import the server's packages (pkg/api, pkg/registry,
+// pkg/store, pkg/scheduler); of bcs-mesos it uses only pkg/manifest and
+// pkg/constraint, to read manifests as the server will and summarise
+// specs.
+package bcsctl

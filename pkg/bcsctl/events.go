@@ -1,0 +1,244 @@
+package bcsctl
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	sse "github.com/tmaxmax/go-sse"
+)
+
+// eventWindow is how many store revisions back "recent" events reach:
+// the event stream replays the history after a revision, and every
+// write of the store is one.
+const eventWindow = 2000
+
+// replayIdle ends a replay of recent events that the stream has
+// finished: the newest revision may be a write the stream does not
+// show (a configmap, a version record), so no event marks the end.
+const replayIdle = 300 * time.Millisecond
+
+// eventStream reads GET /v1/events.
+type eventStream struct {
+	client *Client
+	query  url.Values // type, namespace
+}
+
+// head returns the stream's current position: the ID it opens with.
+func (s *eventStream) head(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	body, err := s.client.stream(ctx, "/v1/events", s.query)
+	if err != nil {
+		return "", err
+	}
+	defer body.Close()
+	for ev, err := range sse.Read(body, nil) {
+		if err != nil {
+			return "", err
+		}
+		return ev.LastEventID, nil
+	}
+	return "", fmt.Errorf("the event stream closed before it said where it starts")
+}
+
+// revisionOf reads the revision of an event ID ("1234.2" or "1234").
+func revisionOf(id string) int64 {
+	rev, _ := strconv.ParseInt(strings.Split(id, ".")[0], 10, 64)
+	return rev
+}
+
+// follow calls each for the events after lastID, until ctx ends, each
+// returns false, the stream ends, or (untilID set) the stream passed
+// untilID or went quiet.
+func (s *eventStream) follow(ctx context.Context, lastID, untilID string, each func(eventView) bool) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	query := url.Values{}
+	for k, v := range s.query {
+		query[k] = v
+	}
+	if lastID != "" {
+		query.Set("lastEventId", lastID)
+	}
+	body, err := s.client.stream(ctx, "/v1/events", query)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	events := make(chan sse.Event)
+	failed := make(chan error, 1)
+	go func() {
+		defer close(events)
+		for ev, err := range sse.Read(body, &sse.ReadConfig{MaxEventSize: 16 << 20}) {
+			if err != nil {
+				failed <- err
+				return
+			}
+			select {
+			case events <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	until := revisionOf(untilID)
+	for {
+		var idle <-chan time.Time
+		if untilID != "" {
+			idle = time.After(replayIdle)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-failed:
+			return fmt.Errorf("the event stream: %w", err)
+		case <-idle:
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				return io.EOF
+			}
+			if ev.Data == "" {
+				continue // the opening position
+			}
+			var e eventView
+			if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
+				return fmt.Errorf("the event stream: unexpected event %q: %w", ev.Data, err)
+			}
+			e.data = ev.Data
+			if e.Type == "" {
+				e.Type = ev.Type
+			}
+			if e.ID == "" {
+				e.ID = ev.LastEventID
+			}
+			if e.Revision == 0 {
+				e.Revision = revisionOf(e.ID)
+			}
+			if untilID != "" && e.Revision > until {
+				return nil
+			}
+			if !each(e) {
+				return nil
+			}
+		}
+	}
+}
+
+// recent returns the events of the last eventWindow revisions that
+// match keeps, a repeated message of one object shown once.
+func (s *eventStream) recent(ctx context.Context, keeps func(eventView) bool) ([]eventView, error) {
+	head, err := s.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	from := max(0, revisionOf(head)-eventWindow)
+	var out []eventView
+	last := map[string]string{}
+	err = s.follow(ctx, strconv.FormatInt(from, 10), head, func(e eventView) bool {
+		if !keeps(e) {
+			return true
+		}
+		key, msg := e.Type+" "+e.Namespace+"/"+e.Name, eventMessage(e)
+		if last[key] != msg {
+			last[key] = msg
+			out = append(out, e)
+		}
+		return true
+	})
+	return out, err
+}
+
+// workloadEvents are the recent events of an application or one of its
+// instances (index ≥ 0).
+func (c *cli) workloadEvents(ctx context.Context, ns, app string, index int) ([]eventView, error) {
+	s := &eventStream{client: c.client, query: url.Values{"namespace": {ns}, "type": {"app,deployment,instance,rollout"}}}
+	return s.recent(ctx, func(e eventView) bool {
+		if index >= 0 {
+			return e.Name == fmt.Sprintf("%s/%d", app, index)
+		}
+		return e.Name == app || strings.HasPrefix(e.Name, app+"/")
+	})
+}
+
+func (c *cli) eventsCommand() *cobra.Command {
+	var watch, all bool
+	var types string
+	var out outputFlag
+	cmd := &cobra.Command{
+		Use:   "events",
+		Short: "Show the recent changes of the namespace's objects; -w follows them",
+		Long: "Show the recent changes of the namespace's objects, from the API's event stream\n" +
+			"(GET /v1/events); with -w, go on printing them as they happen.",
+		Example: "  bcsctl events -n demo\n  bcsctl events -w -A --type instance,rollout",
+		Args:    args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			query := url.Values{}
+			if !all {
+				query.Set("namespace", c.namespace)
+			}
+			if types != "" {
+				query.Set("type", types)
+			}
+			s := &eventStream{client: c.client, query: query}
+			print := c.eventPrinter(out.format, all)
+			ctx := cmd.Context()
+			head, err := s.head(ctx)
+			if err != nil {
+				return err
+			}
+			last := strconv.FormatInt(max(0, revisionOf(head)-eventWindow), 10)
+			each := func(e eventView) bool {
+				print(e)
+				last = e.ID
+				return true
+			}
+			if err := s.follow(ctx, last, head, each); err != nil || !watch {
+				return err
+			}
+			// Followed until interrupted: a stream that ends (a server
+			// restart, an overflow) is opened again where it left off.
+			for {
+				err := s.follow(ctx, last, "", each)
+				if ctx.Err() != nil {
+					return nil
+				}
+				fmt.Fprintf(c.env.Err, "the event stream ended (%v); reconnecting after event %s\n", err, last)
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(time.Second):
+				}
+			}
+		},
+	}
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "go on printing events as they happen")
+	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "the events of every namespace (and of agents and the engine)")
+	cmd.Flags().StringVar(&types, "type", "", "only these event types, comma-separated (app, deployment, instance, rollout, hookrun, agent, …)")
+	out.add(cmd, "json")
+	return cmd
+}
+
+// eventPrinter prints events one per line as they come: in columns of
+// fixed width, or as the stream's JSON.
+func (c *cli) eventPrinter(format string, all bool) func(eventView) {
+	if format == "json" {
+		return func(e eventView) { fmt.Fprintln(c.env.Out, e.data) }
+	}
+	fmt.Fprintf(c.env.Out, "%-10s %-13s %-30s %s\n", "REVISION", "TYPE", "OBJECT", "MESSAGE")
+	return func(e eventView) {
+		name := e.Name
+		if all && e.Namespace != "" {
+			name = e.Namespace + "/" + name
+		}
+		fmt.Fprintf(c.env.Out, "%-10d %-13s %-30s %s\n", e.Revision, e.Type, cmp.Or(name, none), eventMessage(e))
+	}
+}

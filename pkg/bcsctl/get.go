@@ -1,0 +1,330 @@
+package bcsctl
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func (c *cli) getCommand() *cobra.Command {
+	var out outputFlag
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "get KIND [NAME]",
+		Short: "List objects of a kind as a table, or show one",
+		Long: "List objects of a kind as a table, or show one. Kinds: " + resourceNames() + ".\n\n" +
+			"NAME may be NAMESPACE/NAME. Instances are named APP/INDEX; `get instances APP` lists an application's.",
+		Example: "  bcsctl get apps -n demo\n  bcsctl get instances gamesvr -n demo -o wide\n  bcsctl get deployments -A\n  bcsctl get agents",
+		Args:    args(cobra.RangeArgs(1, 2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, name, err := kindAndName(args)
+			if err != nil {
+				return err
+			}
+			return c.get(cmd.Context(), r, name, all, out.format)
+		},
+		ValidArgsFunction: c.completeKindAndName,
+	}
+	out.add(cmd, "wide", "json", "yaml")
+	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "list the objects of every namespace")
+	return cmd
+}
+
+// kindAndName reads KIND [NAME] or KIND/NAME.
+func kindAndName(args []string) (*resource, string, error) {
+	kind, name := args[0], ""
+	if len(args) == 2 {
+		name = args[1]
+	} else if k, n, ok := strings.Cut(kind, "/"); ok {
+		kind, name = k, n
+	}
+	r, err := resourceNamed(kind)
+	return r, name, err
+}
+
+// splitName reads NAME or NAMESPACE/NAME.
+func (c *cli) splitName(name string) (namespace, base string) {
+	if ns, n, ok := strings.Cut(name, "/"); ok {
+		return ns, n
+	}
+	return c.namespace, name
+}
+
+func (c *cli) get(ctx context.Context, r *resource, name string, all bool, format string) error {
+	if all && name != "" {
+		return usageErrorf("a name and --all-namespaces do not go together")
+	}
+	raw, items, err := c.fetch(ctx, r, name, all)
+	if err != nil {
+		return err
+	}
+	if format == "json" || format == "yaml" {
+		return printRaw(c.env.Out, format, raw)
+	}
+	if len(items) == 0 {
+		switch {
+		case !r.namespaced && !r.namespaceFilter, all:
+			fmt.Fprintln(c.env.Err, "No resources found")
+		default:
+			fmt.Fprintf(c.env.Err, "No resources found in %s namespace.\n", c.namespace)
+		}
+		return nil
+	}
+	t, err := r.table(items, tableOptions{wide: format == "wide", allNamespaces: all && r.namespaced, now: c.env.Now()})
+	if err != nil {
+		return err
+	}
+	return t.write(c.env.Out, "")
+}
+
+// fetch reads one object (name) or the list of a resource: the answer
+// as sent (for -o json|yaml) and its items.
+func (c *cli) fetch(ctx context.Context, r *resource, name string, all bool) (raw []byte, items []json.RawMessage, err error) {
+	if r.name == "instances" {
+		return c.fetchInstances(ctx, name, all)
+	}
+	ns := c.namespace
+	if name != "" && !r.noGetOne {
+		path := pathOf(r.path, name)
+		if r.namespaced {
+			ns, name = c.splitName(name)
+			path = pathOf(r.path, ns, name)
+		}
+		raw, err = c.client.get(ctx, path, nil, nil)
+		return raw, []json.RawMessage{raw}, err
+	}
+	query := url.Values{}
+	if (r.namespaced || r.namespaceFilter) && !all {
+		query.Set("namespace", ns)
+	}
+	var list map[string][]json.RawMessage
+	if raw, err = c.client.get(ctx, pathOf(r.path), query, &list); err != nil {
+		return nil, nil, err
+	}
+	items = list[r.listKey]
+	if name == "" {
+		return raw, items, nil
+	}
+	for _, item := range items {
+		if r.nameOf(item) == name {
+			return item, []json.RawMessage{item}, nil
+		}
+	}
+	return nil, nil, &APIError{Status: 404, Code: "NotFound", Message: fmt.Sprintf("%s %q not found", strings.TrimSuffix(r.name, "s"), name)}
+}
+
+// fetchInstances lists the instances of applications and deployments:
+// of one namespace or all, of one application (APP) or one instance
+// (APP/INDEX, NAMESPACE/APP/INDEX, or its task group ID).
+func (c *cli) fetchInstances(ctx context.Context, name string, all bool) ([]byte, []json.RawMessage, error) {
+	ns, app, index := c.namespace, "", -1
+	switch {
+	case name == "":
+	case strings.ContainsAny(name, "/_"):
+		ref, err := c.parseInstance(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		ns, app, index = ref.namespace, ref.app, ref.index
+	default:
+		app = name
+	}
+	var apps []appView
+	var raws []json.RawMessage
+	if app != "" {
+		a, raw, err := c.workload(ctx, ns, app)
+		if err != nil {
+			return nil, nil, err
+		}
+		apps, raws = []appView{a}, []json.RawMessage{raw}
+	} else {
+		query := url.Values{}
+		if !all {
+			query.Set("namespace", ns)
+		}
+		for _, r := range []string{"apps", "deployments"} {
+			var list map[string][]json.RawMessage
+			if _, err := c.client.get(ctx, pathOf(r), query, &list); err != nil {
+				return nil, nil, err
+			}
+			for _, item := range list[r] {
+				var a appView
+				if err := json.Unmarshal(item, &a); err != nil {
+					return nil, nil, err
+				}
+				apps, raws = append(apps, a), append(raws, item)
+			}
+		}
+	}
+	var items []json.RawMessage
+	for i, a := range apps {
+		var view struct {
+			Status struct {
+				Instances []map[string]any `json:"instances"`
+			} `json:"status"`
+		}
+		if err := json.Unmarshal(raws[i], &view); err != nil {
+			return nil, nil, err
+		}
+		for j, inst := range view.Status.Instances {
+			if index >= 0 && a.Status.Instances[j].ID != index {
+				continue
+			}
+			inst["namespace"], inst["app"] = a.Namespace, a.Name
+			item, err := json.Marshal(inst)
+			if err != nil {
+				return nil, nil, err
+			}
+			items = append(items, item)
+		}
+	}
+	if index >= 0 && len(items) == 0 {
+		return nil, nil, &APIError{Status: 404, Code: "NotFound", Message: fmt.Sprintf("%s/%s has no instance %d", ns, app, index)}
+	}
+	if index >= 0 {
+		return items[0], items, nil
+	}
+	raw, err := json.Marshal(map[string]any{"instances": nonNil(items)})
+	return raw, items, err
+}
+
+func nonNil[T any](list []T) []T {
+	if list == nil {
+		return []T{}
+	}
+	return list
+}
+
+// workload reads an application or a deployment of that name: the two
+// share names, served at /v1/apps or /v1/deployments by kind.
+func (c *cli) workload(ctx context.Context, ns, name string) (appView, []byte, error) {
+	var a appView
+	raw, err := c.client.get(ctx, pathOf("apps", ns, name), nil, &a)
+	if NotFound(err) {
+		raw, err = c.client.get(ctx, pathOf("deployments", ns, name), nil, &a)
+		if NotFound(err) {
+			return a, nil, &APIError{Status: 404, Code: "NotFound", Message: fmt.Sprintf("no application or deployment %s/%s", ns, name)}
+		}
+	}
+	return a, raw, err
+}
+
+// instanceRef names one instance.
+type instanceRef struct {
+	namespace, app string
+	index          int
+	// taskGroupID, when given, is the launch named.
+	taskGroupID string
+}
+
+func (r instanceRef) String() string { return fmt.Sprintf("%s/%s/%d", r.namespace, r.app, r.index) }
+
+// parseInstance reads NAMESPACE/APP/INDEX, APP/INDEX (in -n) or a task
+// group ID (<namespace>_<app>_<index>_<launch>).
+func (c *cli) parseInstance(s string) (instanceRef, error) {
+	ref := instanceRef{namespace: c.namespace}
+	parts := strings.Split(s, "/")
+	if len(parts) == 1 {
+		parts = strings.Split(s, "_")
+		if len(parts) != 4 {
+			return ref, usageErrorf("instance %q: want NAMESPACE/APP/INDEX, APP/INDEX or a task group ID", s)
+		}
+		ref.taskGroupID = s
+		parts = parts[:3]
+	}
+	switch len(parts) {
+	case 2:
+		ref.app = parts[0]
+	case 3:
+		ref.namespace, ref.app = parts[0], parts[1]
+	default:
+		return ref, usageErrorf("instance %q: want NAMESPACE/APP/INDEX, APP/INDEX or a task group ID", s)
+	}
+	index, err := strconv.Atoi(parts[len(parts)-1])
+	if err != nil || index < 0 || ref.app == "" || ref.namespace == "" {
+		return ref, usageErrorf("instance %q: want NAMESPACE/APP/INDEX, APP/INDEX or a task group ID", s)
+	}
+	ref.index = index
+	return ref, nil
+}
+
+// taskGroupOf returns the task group ID of the instance s names: the ID
+// itself, or the current launch of NAMESPACE/APP/INDEX.
+func (c *cli) taskGroupOf(ctx context.Context, s string) (string, error) {
+	ref, err := c.parseInstance(s)
+	if err != nil || ref.taskGroupID != "" {
+		return ref.taskGroupID, err
+	}
+	a, _, err := c.workload(ctx, ref.namespace, ref.app)
+	if err != nil {
+		return "", err
+	}
+	for _, inst := range a.Status.Instances {
+		if inst.ID != ref.index {
+			continue
+		}
+		if inst.TaskGroupID == "" {
+			return "", fmt.Errorf("instance %s is not launched (%s)", ref, cmp.Or(pendingSummary(inst.Pending), cmp.Or(inst.Message, "pending")))
+		}
+		return inst.TaskGroupID, nil
+	}
+	return "", &APIError{Status: 404, Code: "NotFound", Message: fmt.Sprintf("%s/%s has no instance %d", ref.namespace, ref.app, ref.index)}
+}
+
+// completeKindAndName completes a kind, then the names the server has.
+func (c *cli) completeKindAndName(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	switch len(args) {
+	case 0:
+		var kinds []string
+		for _, r := range resources {
+			kinds = append(kinds, r.name)
+		}
+		return kinds, cobra.ShellCompDirectiveNoFileComp
+	case 1:
+		r, err := resourceNamed(args[0])
+		if err != nil || r.nameOf == nil && r.name != "instances" && r.table == nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return c.names(cmd.Context(), r), cobra.ShellCompDirectiveNoFileComp
+	}
+	return nil, cobra.ShellCompDirectiveNoFileComp
+}
+
+// names lists the names of a resource's objects in the namespace, for
+// completion; nothing when the API does not answer.
+func (c *cli) names(ctx context.Context, r *resource) []string {
+	if c.client == nil {
+		return nil
+	}
+	_, items, err := c.fetch(ctx, r, "", false)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, item := range items {
+		var v struct {
+			Name     string `json:"name"`
+			Hostname string `json:"hostname"`
+			ID       any    `json:"id"`
+			App      string `json:"app"`
+		}
+		_ = json.Unmarshal(item, &v)
+		switch {
+		case r.name == "instances":
+			names = append(names, fmt.Sprintf("%s/%v", v.App, v.ID))
+		case r.name == "agents":
+			names = append(names, v.Hostname)
+		case v.Name != "":
+			names = append(names, v.Name)
+		default:
+			names = append(names, fmt.Sprint(v.ID))
+		}
+	}
+	return names
+}

@@ -1,0 +1,225 @@
+package bcsctl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+const instanceHelp = "INSTANCE is NAMESPACE/APP/INDEX, APP/INDEX (in -n) or a task group ID."
+
+func (c *cli) execCommand() *cobra.Command {
+	var task string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "exec INSTANCE [-c TASK] -- COMMAND [ARG...]",
+		Short: "Run a command in an instance's container or next to its process; exit with its exit code",
+		Long: "Run a command in a container of an instance (or, for processes, in the process's environment)\n" +
+			"through its executor, print what it wrote and exit with its exit code.\n" + instanceHelp + "\n" +
+			"-c names the container or process; the only one when there is one.",
+		Example: "  bcsctl exec demo/web/0 -- cat /www/index.html\n  bcsctl exec web/0 -n demo -c 1 -- ps",
+		Args: args(func(cmd *cobra.Command, args []string) error {
+			if dash := cmd.ArgsLenAtDash(); dash != 1 || len(args) < 2 {
+				return fmt.Errorf("want INSTANCE -- COMMAND [ARG...]")
+			}
+			return nil
+		}),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := c.taskGroupOf(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			body := map[string]any{"task": task, "command": args[1:], "timeout": timeout.String()}
+			return c.taskGroupCall(cmd, id, "exec", body)
+		},
+	}
+	cmd.Flags().StringVarP(&task, "container", "c", "", "the container or process (task) to run it in")
+	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long the command may run")
+	return cmd
+}
+
+func (c *cli) signalCommand() *cobra.Command {
+	var task string
+	cmd := &cobra.Command{
+		Use:     "signal INSTANCE [-c TASK] SIGNAL",
+		Short:   "Send a signal (SIGHUP, HUP, 1) to an instance's container or process",
+		Long:    "Send a signal to the main process of an instance's container or to its process.\n" + instanceHelp,
+		Example: "  bcsctl signal demo/gamesvr/0 SIGHUP",
+		Args:    args(cobra.ExactArgs(2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := c.taskGroupOf(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return c.taskGroupCall(cmd, id, "signal", map[string]any{"task": task, "signal": args[1]})
+		},
+	}
+	cmd.Flags().StringVarP(&task, "container", "c", "", "the container or process (task) to signal")
+	return cmd
+}
+
+// taskGroupCall sends exec or signal to a task group's executor, prints
+// what it answered and ends with the command's exit code.
+func (c *cli) taskGroupCall(cmd *cobra.Command, id, op string, body map[string]any) error {
+	var res taskGroupResult
+	if _, err := c.client.call(cmd.Context(), http.MethodPost, pathOf("taskgroups", id, op), nil, body, &res); err != nil {
+		return err
+	}
+	fmt.Fprint(c.env.Out, res.Output)
+	if res.Error != "" {
+		fmt.Fprintf(c.env.Err, "error: %s\n", res.Error)
+	}
+	switch {
+	case res.ExitCode != 0:
+		return &exitError{res.ExitCode}
+	case !res.OK:
+		return &exitError{exitFailure}
+	}
+	if op == "signal" {
+		fmt.Fprintf(c.env.Out, "%s sent to %s (task %s)\n", body["signal"], res.TaskGroupID, res.Task)
+	}
+	return nil
+}
+
+func (c *cli) logsCommand() *cobra.Command {
+	var task string
+	var stderr, follow bool
+	var tail int64
+	cmd := &cobra.Command{
+		Use:   "logs INSTANCE [-c TASK] [--stderr] [-f] [--tail BYTES]",
+		Short: "Print an instance's output (its sandbox's stdout or stderr)",
+		Long: "Print what a container or process of an instance wrote to stdout (or --stderr), from its\n" +
+			"sandbox on the agent; -f goes on printing what it writes.\n" + instanceHelp,
+		Example: "  bcsctl logs demo/gamesvr/0\n  bcsctl logs web/0 -n demo -c 0 --stderr --tail 4096 -f",
+		Args:    args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := c.taskGroupOf(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			query := url.Values{}
+			if task != "" {
+				query.Set("task", task)
+			}
+			if stderr {
+				query.Set("stream", "stderr")
+			}
+			if tail > 0 {
+				query.Set("tail", strconv.FormatInt(tail, 10))
+			}
+			if follow {
+				query.Set("follow", "true")
+			}
+			body, err := c.client.stream(cmd.Context(), pathOf("taskgroups", id, "logs"), query)
+			if err != nil {
+				return err
+			}
+			defer body.Close()
+			if _, err := io.Copy(c.env.Out, body); err != nil && cmd.Context().Err() == nil {
+				return fmt.Errorf("reading the logs: %w", err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&task, "container", "c", "", "the container or process (task)")
+	cmd.Flags().BoolVar(&stderr, "stderr", false, "stderr instead of stdout")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "go on printing what is written")
+	cmd.Flags().Int64Var(&tail, "tail", 0, "only the last BYTES bytes (0: all)")
+	return cmd
+}
+
+// agentCommand is cordon, uncordon or drain of an agent.
+func (c *cli) agentCommand(op string) *cobra.Command {
+	var reason string
+	var force, wait bool
+	var timeout time.Duration
+	short := map[string]string{
+		"cordon":   "Place no new instance on an agent",
+		"uncordon": "Let an agent take instances again (ends a cordon and a drain)",
+		"drain":    "Move every instance off an agent, one at a time (its successor runs first), and place none there",
+	}[op]
+	cmd := &cobra.Command{
+		Use:   op + " AGENT",
+		Short: short,
+		Long:  short + ".\nAGENT is a hostname or a Mesos agent ID.",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			body := map[string]any{}
+			if reason != "" {
+				body["reason"] = reason
+			}
+			if force {
+				body["force"] = true
+			}
+			var a agentView
+			if _, err := c.client.call(ctx, http.MethodPost, pathOf("agents", args[0], op), nil, body, &a); err != nil {
+				return err
+			}
+			switch {
+			case op == "uncordon" && a.Drain != nil:
+				if _, err := c.client.call(ctx, http.MethodPost, pathOf("agents", args[0], "undrain"), nil, nil, &a); err != nil {
+					return err
+				}
+				fmt.Fprintf(c.env.Out, "agent %s uncordoned, its drain ended\n", a.Hostname)
+				return nil
+			case op == "drain" && wait:
+				if timeout > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, timeout)
+					defer cancel()
+				}
+				return c.waitDrained(ctx, args[0], a)
+			}
+			fmt.Fprintf(c.env.Out, "agent %s %s\n", a.Hostname, map[string]string{"cordon": "cordoned", "uncordon": "uncordoned", "drain": "draining"}[op])
+			return nil
+		},
+	}
+	if op != "uncordon" {
+		cmd.Flags().StringVar(&reason, "reason", "", "why, shown with the agent")
+	}
+	if op == "drain" {
+		cmd.Flags().BoolVar(&force, "force", false, "move stateful applications' instances too")
+		cmd.Flags().BoolVar(&wait, "wait", true, "wait until only kept (stateful) instances or none are left")
+		cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up waiting after this long (0: no limit)")
+	}
+	return cmd
+}
+
+// waitDrained follows a drain until the agent is drained, a line per
+// change.
+func (c *cli) waitDrained(ctx context.Context, agent string, a agentView) error {
+	last := ""
+	err := c.poll(ctx, func() (bool, error) {
+		if _, err := c.client.get(ctx, pathOf("agents", agent), nil, &a); err != nil {
+			return false, err
+		}
+		if a.Drain == nil {
+			return false, fmt.Errorf("agent %s is no longer draining", a.Hostname)
+		}
+		line := fmt.Sprintf("agent %s %s: %d instances to move", a.Hostname, a.Drain.State, a.Drain.Remaining)
+		if len(a.Drain.Moving) > 0 {
+			line += fmt.Sprintf(" (moving %v)", a.Drain.Moving)
+		}
+		if line != last {
+			fmt.Fprintln(c.env.Out, line)
+			last = line
+		}
+		return a.Drain.State == "drained", nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(a.Drain.Kept) > 0 {
+		fmt.Fprintf(c.env.Out, "agent %s drained; kept (stateful, use --force to move): %v\n", a.Hostname, a.Drain.Kept)
+	} else {
+		fmt.Fprintf(c.env.Out, "agent %s drained\n", a.Hostname)
+	}
+	return nil
+}
