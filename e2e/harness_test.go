@@ -31,6 +31,7 @@ func TestMain(m *testing.M) {
 		{"bcs-process-executor", "./cmd/bcs-process-executor"},
 		{"bcs-container-executor", "./cmd/bcs-container-executor"},
 		{"devcluster", "./cmd/devcluster"},
+		{"bcsctl", "./cmd/bcsctl"},
 		{"gamesvr", "./examples/gamesvr"},
 	} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(bin, b.name), b.pkg)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -203,9 +204,9 @@ func (c *cli) waitDrained(ctx context.Context, agent string, a agentView) error 
 		if a.Drain == nil {
 			return false, fmt.Errorf("agent %s is no longer draining", a.Hostname)
 		}
-		line := fmt.Sprintf("agent %s %s: %d instances to move", a.Hostname, a.Drain.State, a.Drain.Remaining)
+		line := fmt.Sprintf("agent %s %s: %s to move", a.Hostname, a.Drain.State, count(a.Drain.Remaining, "instance"))
 		if len(a.Drain.Moving) > 0 {
-			line += fmt.Sprintf(" (moving %v)", a.Drain.Moving)
+			line += " (moving " + strings.Join(a.Drain.Moving, ", ") + ")"
 		}
 		if line != last {
 			fmt.Fprintln(c.env.Out, line)
@@ -213,12 +214,14 @@ func (c *cli) waitDrained(ctx context.Context, agent string, a agentView) error 
 		}
 		return a.Drain.State == "drained", nil
 	})
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() == context.DeadlineExceeded:
+		return fmt.Errorf("timed out waiting for the drain: %s; `bcsctl describe` of its instances says why one waits", last)
+	case err != nil:
 		return err
-	}
-	if len(a.Drain.Kept) > 0 {
-		fmt.Fprintf(c.env.Out, "agent %s drained; kept (stateful, use --force to move): %v\n", a.Hostname, a.Drain.Kept)
-	} else {
+	case len(a.Drain.Kept) > 0:
+		fmt.Fprintf(c.env.Out, "agent %s drained; kept (stateful, --force moves them): %s\n", a.Hostname, strings.Join(a.Drain.Kept, ", "))
+	default:
 		fmt.Fprintf(c.env.Out, "agent %s drained\n", a.Hostname)
 	}
 	return nil

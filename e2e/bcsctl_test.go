@@ -1,0 +1,174 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// ctlResult is what one run of the bcsctl binary printed, and its exit
+// code.
+type ctlResult struct {
+	out, err string
+	code     int
+}
+
+// bcsctl runs the real bcsctl binary against the system's API (through
+// BCS_SERVER), stdin given, and waits for it for at most 3 minutes.
+func (s *system) bcsctl(stdin string, args ...string) ctlResult {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "bcsctl"), args...)
+	cmd.Env = append(os.Environ(), "BCS_SERVER="+s.api)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return ctlResult{out.String(), errOut.String(), exit.ExitCode()}
+	case err != nil:
+		s.t.Fatalf("bcsctl %s: %v", strings.Join(args, " "), err)
+	}
+	return ctlResult{out.String(), errOut.String(), 0}
+}
+
+// ctl runs bcsctl and fails the test unless it exits 0; it returns what
+// bcsctl printed.
+func (s *system) ctl(stdin string, args ...string) string {
+	s.t.Helper()
+	r := s.bcsctl(stdin, args...)
+	if r.code != 0 {
+		s.t.Fatalf("bcsctl %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, r.out, r.err)
+	}
+	return r.out
+}
+
+// Issue 16: bcsctl, the real binary, against a running system: apply
+// (JSON, and YAML from stdin) → get → rollout status until done (exit 0)
+// → scale → describe; a rollout aborted while rollout status follows it
+// makes it exit 1; delete waits until the application is gone.
+func TestBcsctlDrivesAFleet(t *testing.T) {
+	s := startSystem(t)
+	if out := s.ctl("", "apply", "-f", "../examples/process.json"); out != "process demo/gamesvr created\n" {
+		t.Errorf("apply JSON: %q", out)
+	}
+	deployment, err := os.ReadFile("../examples/deployment.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleetYAML, err := yaml.JSONToYAML(deployment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := s.ctl(string(fleetYAML), "apply", "-f", "-"); out != "deployment demo/fleet created\n" {
+		t.Errorf("apply YAML: %q", out)
+	}
+
+	// rollout status follows the first deployment until every instance
+	// runs and is ready: a line per change, the last one saying so.
+	out := s.ctl("", "rollout", "status", "deployment", "fleet", "-n", "demo", "--timeout", "2m")
+	if !strings.HasSuffix(out, "deployment demo/fleet successfully rolled out: every instance runs revision 1\n") {
+		t.Errorf("rollout status deployment fleet:\n%s", out)
+	}
+	s.ctl("", "rollout", "status", "app/gamesvr", "-n", "demo", "--timeout", "2m")
+
+	apps := s.ctl("", "get", "apps", "-n", "demo")
+	if lines := strings.Split(strings.TrimSpace(apps), "\n"); len(lines) != 2 || !strings.Contains(lines[1], "gamesvr   process   Running   3/3") {
+		t.Errorf("get apps:\n%s", apps)
+	}
+	instances := s.ctl("", "get", "instances", "-n", "demo")
+	if n := strings.Count(instances, "   Running   true    true "); n != 7 {
+		t.Errorf("get instances: %d running and ready, want 7:\n%s", n, instances)
+	}
+
+	if out := s.ctl("", "scale", "app", "gamesvr", "--replicas", "1", "-n", "demo"); out != "process demo/gamesvr scaled to 1\n" {
+		t.Errorf("scale: %q", out)
+	}
+	s.eventually("gamesvr scaled to one instance", func() (bool, string) {
+		out := s.ctl("", "get", "instances", "gamesvr", "-n", "demo")
+		return strings.Count(strings.TrimSpace(out), "\n") == 1, out
+	})
+
+	out = s.ctl("", "describe", "deployment", "fleet", "-n", "demo")
+	for _, want := range []string{"Name:            fleet\n", "State:           Running\n", "Replicas:        4 desired, 4 ready\n",
+		"  Phase:      Completed\n", "  fleet/3   Running   true    true ", "Events:\n", "Running on agent-"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe deployment fleet lacks %q:\n%s", want, out)
+		}
+	}
+
+	// A canary that pauses after half the fleet, aborted while rollout
+	// status follows it: rollout status exits 1 and says why.
+	canary := strings.Replace(string(fleetYAML), "updateStrategy:\n", "updateStrategy:\n    canary: {steps: [{partition: 2}, {pause: {}}]}\n", 1)
+	canary = strings.Replace(canary, "value: v1", "value: v2", 1)
+	if out := s.ctl(canary, "apply", "-f", "-"); out != "deployment demo/fleet configured\n" {
+		t.Fatalf("apply of the canary: %q", out)
+	}
+	status := exec.Command(filepath.Join(bin, "bcsctl"), "rollout", "status", "deployment", "fleet", "-n", "demo")
+	status.Env = append(os.Environ(), "BCS_SERVER="+s.api)
+	var statusOut, statusErr syncBuffer
+	status.Stdout, status.Stderr = &statusOut, &statusErr
+	if err := status.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- status.Wait() }()
+	s.eventuallyWithin(2*time.Minute, "rollout status to show the canary paused", func() (bool, string) {
+		return strings.Contains(statusOut.String(), "deployment demo/fleet: Paused: canary step 2/2: paused until promote"), statusOut.String()
+	})
+	if out := s.ctl("", "rollout", "abort", "deployment", "fleet", "-n", "demo"); out != "deployment demo/fleet aborted\n" {
+		t.Errorf("rollout abort: %q", out)
+	}
+	select {
+	case err := <-exited:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(statusErr.String(), "rollout of revision 2 aborted: aborted (aborted by the operator)") {
+			t.Errorf("rollout status of an aborted rollout: %v\nstdout:\n%s\nstderr:\n%s", err, statusOut.String(), statusErr.String())
+		}
+	case <-time.After(30 * time.Second):
+		_ = status.Process.Kill()
+		t.Fatalf("rollout status went on after the abort:\n%s", statusOut.String())
+	}
+
+	// delete waits until the scheduler killed the instances and removed
+	// the application.
+	if out := s.ctl("", "delete", "app", "gamesvr", "-n", "demo"); out != "process demo/gamesvr deleted\n" {
+		t.Errorf("delete: %q", out)
+	}
+	if _, code := s.app("demo", "gamesvr"); code != 404 {
+		t.Errorf("after delete: GET answers %d", code)
+	}
+	if out := s.ctl("", "delete", "-f", "../examples/deployment.json"); out != "deployment demo/fleet deleted\n" {
+		t.Errorf("delete -f: %q", out)
+	}
+}
+
+// syncBuffer is a buffer a process writes while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
