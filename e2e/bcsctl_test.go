@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -91,6 +92,26 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 	instances := s.ctl("", "get", "instances", "-n", "demo")
 	if n := strings.Count(instances, "   Running   true    true "); n != 7 {
 		t.Errorf("get instances: %d running and ready, want 7:\n%s", n, instances)
+	}
+
+	// exec runs a command next to the process (its work path, its
+	// environment) and ends with its exit code; signal reaches the
+	// process (gamesvr reloads on SIGHUP and logs it); describe shows
+	// the process's pid.
+	r := s.bcsctl("", "exec", "gamesvr/0", "-n", "demo", "--", "sh", "-c", "echo instance $instanceid in $PWD; exit 3")
+	if r.code != 3 || !strings.HasPrefix(r.out, "instance 0 in /") || !strings.HasSuffix(r.out, "/demo.gamesvr.0\n") {
+		t.Errorf("exec: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+	if out := s.ctl("", "signal", "demo/gamesvr/0", "SIGHUP"); !strings.HasPrefix(out, "SIGHUP sent to demo_gamesvr_0_1 (task demo_gamesvr_0_1_0)") {
+		t.Errorf("signal: %q", out)
+	}
+	s.eventually("gamesvr to log its reload", func() (bool, string) {
+		out := s.bcsctl("", "exec", "demo_gamesvr_0_1", "--", "cat", "gamesvr.log").out
+		return strings.Contains(out, "reloaded (1)"), out
+	})
+	out = s.ctl("", "describe", "instance", "demo/gamesvr/0")
+	if !regexp.MustCompile(`Tasks:\n +NAME +STATE +HEALTHY +PID .*\n +gamesvr +Running +true +[0-9]+ `).MatchString(out) {
+		t.Errorf("describe instance: no task with its pid:\n%s", out)
 	}
 
 	if out := s.ctl("", "scale", "app", "gamesvr", "--replicas", "1", "-n", "demo"); out != "process demo/gamesvr scaled to 1\n" {

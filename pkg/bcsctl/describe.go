@@ -422,38 +422,51 @@ func (d *describer) instanceDetails(level int, name string, inst instanceView) {
 	}
 	if len(inst.Tasks) > 0 {
 		d.section(level+1, "Tasks")
-		d.table(level+2, tableOf(inst.Tasks, []column[taskView]{
-			{header: "NAME", value: func(t taskView) string { return t.Name }},
-			{header: "STATE", value: func(t taskView) string { return taskState(t.State) }},
-			{header: "PID", value: func(t taskView) string {
-				switch {
-				case t.Container != nil && t.Container.Pid > 0:
-					return strconv.Itoa(t.Container.Pid)
-				case t.Process != nil && t.Process.Pid > 0:
-					return strconv.Itoa(t.Process.Pid)
-				}
-				return ""
-			}},
-			{header: "CONTAINER", value: func(t taskView) string {
-				if t.Container == nil {
-					return ""
-				}
-				return shortID(t.Container.ID)
-			}},
-			{header: "IP", value: func(t taskView) string {
-				if t.Container == nil {
-					return ""
-				}
-				return t.Container.IPAddress
-			}},
-			{header: "EXIT", value: func(t taskView) string {
-				if t.Container == nil || t.Container.ExitCode == nil {
-					return ""
-				}
-				return strconv.Itoa(*t.Container.ExitCode)
-			}},
-		}, false, nil))
+		d.table(level+2, tableOf(inst.Tasks, taskColumns, false, nil))
 	}
+}
+
+// taskColumns show a task with what its executor reports: the pid, the
+// container and the pod's address, the exit code once it exited.
+var taskColumns = []column[taskView]{
+	{header: "NAME", value: func(t taskView) string { return t.Name }},
+	{header: "STATE", value: func(t taskView) string { return taskState(t.State) }},
+	{header: "HEALTHY", value: func(t taskView) string { return optBool(t.Healthy) }},
+	{header: "PID", value: func(t taskView) string {
+		switch {
+		case t.Container != nil && t.Container.Pid > 0:
+			return strconv.Itoa(t.Container.Pid)
+		case t.Process != nil && t.Process.Pid > 0:
+			return strconv.Itoa(t.Process.Pid)
+		}
+		return ""
+	}},
+	{header: "CONTAINER", value: func(t taskView) string {
+		if t.Container == nil {
+			return ""
+		}
+		return strings.TrimSpace(shortID(t.Container.ID) + " " + t.Container.Status)
+	}},
+	{header: "IP", value: func(t taskView) string {
+		if t.Container == nil {
+			return ""
+		}
+		return t.Container.IPAddress
+	}},
+	{header: "EXIT", value: func(t taskView) string {
+		var code *int
+		switch {
+		case t.Container != nil:
+			code = t.Container.ExitCode
+		case t.Process != nil:
+			code = t.Process.ExitCode
+		}
+		if code == nil {
+			return ""
+		}
+		return strconv.Itoa(*code)
+	}},
+	{header: "MESSAGE", value: func(t taskView) string { return t.Message }},
 }
 
 // shortID is a container ID as docker ps shows it.

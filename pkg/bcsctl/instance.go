@@ -73,11 +73,14 @@ func (c *cli) taskGroupCall(cmd *cobra.Command, id, op string, body map[string]a
 		return err
 	}
 	fmt.Fprint(c.env.Out, res.Output)
+	if res.Truncated {
+		fmt.Fprintln(c.env.Err, "warning: the output was longer; this is its beginning")
+	}
 	if res.Error != "" {
 		fmt.Fprintf(c.env.Err, "error: %s\n", res.Error)
 	}
 	switch {
-	case res.ExitCode != 0:
+	case res.ExitCode > 0:
 		return &exitError{res.ExitCode}
 	case !res.OK:
 		return &exitError{exitFailure}

@@ -130,15 +130,21 @@ type pendingView struct {
 
 type taskView struct {
 	Name      string `json:"name"`
+	ID        string `json:"id"`
 	State     string `json:"state"`
+	Healthy   *bool  `json:"healthy"`
+	Message   string `json:"message"`
 	Container *struct {
 		ID        string `json:"id"`
-		IPAddress string `json:"ipAddress"`
 		Pid       int    `json:"pid"`
+		Status    string `json:"status"`
 		ExitCode  *int   `json:"exitCode"`
+		IPAddress string `json:"ipAddress"`
 	} `json:"container"`
 	Process *struct {
-		Pid int `json:"pid"`
+		Pid      int    `json:"pid"`
+		ExitCode *int   `json:"exitCode"`
+		WorkPath string `json:"workPath"`
 	} `json:"process"`
 }
 
@@ -337,4 +343,6 @@ type taskGroupResult struct {
 	Output      string `json:"output"`
 	ExitCode    int    `json:"exitCode"`
 	Error       string `json:"error"`
+	// Truncated: the output is the first part of what the command wrote.
+	Truncated bool `json:"truncated"`
 }
