@@ -104,27 +104,31 @@ func newRoot(c *cli) *cobra.Command {
 		Long: "bcsctl controls the bcs-scheduler through its REST API: apply manifests, get and describe\n" +
 			"objects, follow and steer rollouts, drain agents, reach instances.\n\n" +
 			"The API is --server, else $BCS_SERVER, else " + DefaultServer + ".",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("server") {
-				if env := c.env.Getenv("BCS_SERVER"); env != "" {
-					c.server = env
-				}
-			}
-			var err error
-			c.client, err = NewClient(c.server)
-			return err
-		},
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return c.connect(cmd) },
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
-	root.PersistentFlags().StringVar(&c.server, "server", DefaultServer, "the bcs-scheduler API (default $BCS_SERVER, else "+DefaultServer+")")
+	root.PersistentFlags().StringVar(&c.server, "server", DefaultServer, "URL of the bcs-scheduler API; when not given, $BCS_SERVER if set")
 	root.PersistentFlags().StringVarP(&c.namespace, "namespace", "n", defaultNamespace, "the namespace")
 	root.AddCommand(c.applyCommand(), c.planCommand(), c.getCommand(), c.describeCommand(), c.deleteCommand(),
-		c.scaleCommand(), c.rolloutCommand(), c.execCommand(), c.signalCommand(), c.logsCommand(),
+		c.scaleCommand(), c.rolloutCommand(), c.execCommand(), c.signalCommand(), c.logsCommand(), c.instanceCommand(),
 		c.agentCommand("cordon"), c.agentCommand("uncordon"), c.agentCommand("drain"),
 		c.eventsCommand(), c.versionCommand())
 	return root
+}
+
+// connect makes the API client: --server, else $BCS_SERVER, else the
+// default.
+func (c *cli) connect(cmd *cobra.Command) error {
+	if !cmd.Flags().Changed("server") {
+		if env := c.env.Getenv("BCS_SERVER"); env != "" {
+			c.server = env
+		}
+	}
+	var err error
+	c.client, err = NewClient(c.server)
+	return err
 }
 
 // defaultNamespace is the namespace of a manifest that names none (seed

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -288,7 +289,7 @@ func (c *cli) completeKindAndName(cmd *cobra.Command, args []string, _ string) (
 		return kinds, cobra.ShellCompDirectiveNoFileComp
 	case 1:
 		r, err := resourceNamed(args[0])
-		if err != nil || r.nameOf == nil && r.name != "instances" && r.table == nil {
+		if err != nil || c.connect(cmd) != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		return c.names(cmd.Context(), r), cobra.ShellCompDirectiveNoFileComp
@@ -296,12 +297,15 @@ func (c *cli) completeKindAndName(cmd *cobra.Command, args []string, _ string) (
 	return nil, cobra.ShellCompDirectiveNoFileComp
 }
 
+// completionTimeout bounds the API call a completion makes: a shell
+// waits for it.
+const completionTimeout = 2 * time.Second
+
 // names lists the names of a resource's objects in the namespace, for
 // completion; nothing when the API does not answer.
 func (c *cli) names(ctx context.Context, r *resource) []string {
-	if c.client == nil {
-		return nil
-	}
+	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
+	defer cancel()
 	_, items, err := c.fetch(ctx, r, "", false)
 	if err != nil {
 		return nil

@@ -91,6 +91,39 @@ func (c *cli) taskGroupCall(cmd *cobra.Command, id, op string, body map[string]a
 	return nil
 }
 
+// instanceCommand is what the executor or the scheduler does to one
+// instance: reload, restart, reschedule.
+func (c *cli) instanceCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "instance",
+		Short: "Reload, restart or reschedule one instance",
+	}
+	for _, op := range []struct{ name, short string }{
+		{"reload", "Run the instance's reloadCmd (processes) or send its reload signal"},
+		{"restart", "Restart the instance's containers or processes where they are"},
+		{"reschedule", "Move the instance to another agent: its successor runs first, then it is killed"},
+	} {
+		cmd.AddCommand(&cobra.Command{
+			Use:   op.name + " INSTANCE",
+			Short: op.short,
+			Long:  op.short + ".\n" + instanceHelp,
+			Args:  args(cobra.ExactArgs(1)),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				id, err := c.taskGroupOf(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if _, err := c.client.call(cmd.Context(), http.MethodPost, pathOf("taskgroups", id, op.name), nil, nil, nil); err != nil {
+					return err
+				}
+				fmt.Fprintf(c.env.Out, "%s of %s requested\n", op.name, id)
+				return nil
+			},
+		})
+	}
+	return cmd
+}
+
 func (c *cli) logsCommand() *cobra.Command {
 	var task string
 	var stderr, follow bool
