@@ -269,6 +269,14 @@ func TestGetTablesAndRawOutput(t *testing.T) {
 		}
 	}
 
+	// Shell completion (cobra's) completes kinds, then the names the API has.
+	if out := s.must(t, "", "__complete", "get", "apps", "-n", "demo", ""); out != "gamesvr\n:4\n" {
+		t.Errorf("completion of application names: %q", out)
+	}
+	if out := s.must(t, "", "completion", "bash"); !strings.Contains(out, "# bash completion V2 for bcsctl") {
+		t.Errorf("completion bash: %.80q", out)
+	}
+
 	r := s.bcsctl(t, "", "get", "instances", "-n", "nowhere")
 	if r.code != 0 || r.out != "" || r.err != "No resources found in nowhere namespace.\n" {
 		t.Errorf("get of an empty list: %+v", r)
