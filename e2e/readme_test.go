@@ -73,7 +73,9 @@ func freshClone(t *testing.T, dir string) {
 // Issue 11: the README's quick start, verbatim, against `make run` in a
 // fresh clone with the default relative DATA, as a new user runs it: the
 // process and the container example reach Running and answer on the host
-// ports the API shows; reload, scale and delete do what they say. Then
+// ports the API shows; reload, scale and delete do what they say. Issue
+// 16: it does so with bin/bcsctl, which make run built: apply, rollout
+// status, get, describe, exec, instance reload, scale, delete. Then
 // (issue 13) the "Updating a fleet" block: each strategy's update shows on
 // the game server's /version.
 func TestReadmeQuickStart(t *testing.T) {
@@ -160,49 +162,61 @@ func TestReadmeQuickStart(t *testing.T) {
 		}
 		return string(out)
 	}
+	// Each quick start command, and what it must print or do.
 	answers := map[string]string{"gamesvr": "gamesvr instance 0", "web": "hello from web"}
-	appOf := regexp.MustCompile(`/v1/apps/demo/([a-z]+)`)
+	appOf := regexp.MustCompile(`(?:app|instance) (gamesvr|web)\b`)
 	for _, cmd := range cmds {
 		app := ""
 		if m := appOf.FindStringSubmatch(cmd); m != nil {
 			app = m[1]
 		}
 		switch {
-		case strings.Contains(cmd, "-XPOST") && strings.Contains(cmd, "/v1/apps -d"):
-			var v appView
-			if out := run(cmd); json.Unmarshal([]byte(out), &v) != nil || v.Status.State != "Deploying" {
+		case strings.HasPrefix(cmd, "bin/bcsctl apply -f examples/"):
+			if out := run(cmd); !regexp.MustCompile(`^(process demo/gamesvr|application demo/web) created\n$`).MatchString(out) {
+				t.Errorf("%s: %q", cmd, out)
+			}
+		case strings.HasPrefix(cmd, "bin/bcsctl rollout status app "):
+			if out := run(cmd); !strings.Contains(out, "successfully rolled out: every instance runs revision 1") {
 				t.Errorf("%s:\n%s", cmd, out)
 			}
-		case strings.HasPrefix(cmd, "until "):
-			run(cmd) // returns once the application is Running
+		case cmd == "bin/bcsctl get instances -n demo":
+			if out := run(cmd); strings.Count(out, "   Running   true    true ") != 3 {
+				t.Errorf("%s: want 3 running, ready and healthy instances:\n%s", cmd, out)
+			}
+		case strings.HasPrefix(cmd, "bin/bcsctl describe app "):
+			if out := run(cmd); !strings.Contains(out, "State:           Running\n") || !strings.Contains(out, "Replicas:        3 desired, 3 ready\n") {
+				t.Errorf("%s:\n%s", cmd, out)
+			}
 		case strings.HasPrefix(cmd, "curl -s localhost:$("):
 			if out := run(cmd); !strings.Contains(out, answers[app]) {
 				t.Errorf("%s: %q, want %q", cmd, out, answers[app])
 			}
-		case strings.HasPrefix(cmd, "curl -s localhost:8080/v1/apps/demo/") && !strings.Contains(cmd, "-X"):
-			var v appView
-			out := run(cmd)
-			if json.Unmarshal([]byte(out), &v) != nil || v.Status.State != "Running" || len(v.Status.Instances) != v.Instances {
-				t.Errorf("%s: want Running with every instance:\n%s", cmd, out)
+		case strings.HasPrefix(cmd, "bin/bcsctl exec gamesvr/0 "):
+			if out := run(cmd); !regexp.MustCompile(`^instance 0 in /.*/demo\.gamesvr\.0\n$`).MatchString(out) {
+				t.Errorf("%s: %q", cmd, out)
 			}
-		case strings.Contains(cmd, "/reload"):
-			out := run(cmd)
-			var reply map[string]string
-			if json.Unmarshal([]byte(out), &reply) != nil || reply["operation"] != "reload" {
-				t.Errorf("%s: %s", cmd, out)
+		case strings.HasPrefix(cmd, "bin/bcsctl exec web/0 "):
+			if out := run(cmd); out != "hello from web\n" {
+				t.Errorf("%s: %q", cmd, out)
 			}
-		case strings.Contains(cmd, "/scale"):
+		case strings.HasPrefix(cmd, "bin/bcsctl instance reload "):
+			if out := run(cmd); out != "reload of demo_gamesvr_0_1 requested\n" {
+				t.Errorf("%s: %q", cmd, out)
+			}
+		case strings.HasPrefix(cmd, "bin/bcsctl scale "):
 			run(cmd)
 			s.eventually("scaled to one instance", func() (bool, string) {
 				v, _ := s.app("demo", app)
 				return len(v.Status.Instances) == 1 && v.Status.State == "Running", fmt.Sprintf("%+v", v.Status)
 			})
-		case strings.Contains(cmd, "-XDELETE"):
-			run(cmd)
-			s.eventually("the application deleted", func() (bool, string) {
-				_, code := s.app("demo", app)
-				return code == 404, fmt.Sprint(code)
-			})
+		case strings.HasPrefix(cmd, "bin/bcsctl delete app "):
+			// bcsctl waits until the application is gone.
+			if out := run(cmd); !strings.HasSuffix(out, " demo/"+app+" deleted\n") {
+				t.Errorf("%s: %q", cmd, out)
+			}
+			if _, code := s.app("demo", app); code != 404 {
+				t.Errorf("%s: the application is still there (%d)", cmd, code)
+			}
 		default:
 			t.Errorf("the test does not know the README command %q: teach it", cmd)
 		}
