@@ -2,17 +2,17 @@ package bcsctl
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -348,7 +348,7 @@ func (c *cli) planCommand() *cobra.Command {
 					}
 					continue
 				}
-				fmt.Fprintf(c.env.Out, "%s %s/%s: %s\n", plan.Kind, plan.Namespace, plan.Name, planAction(plan))
+				fmt.Fprintln(c.env.Out, planHeading(plan))
 				if err := writePlan(c.env.Out, plan, "  "); err != nil {
 					return err
 				}
@@ -361,61 +361,56 @@ func (c *cli) planCommand() *cobra.Command {
 	return cmd
 }
 
-func planAction(p planView) string {
+// planHeading names a plan's workload and what would happen to it.
+func planHeading(p planView) string {
+	s := fmt.Sprintf("%s %s/%s: %s", p.Kind, p.Namespace, p.Name, p.Action)
 	if p.CurrentVersion > 0 {
-		return fmt.Sprintf("%s (current revision %d)", p.Action, p.CurrentVersion)
+		s += fmt.Sprintf(" (current revision %d)", p.CurrentVersion)
 	}
-	return p.Action
+	return s
 }
 
-// writePlan shows a plan's instances, summary and warnings.
+// writePlan shows a plan's instances, summary, rollout and warnings.
 func writePlan(w io.Writer, p planView, indent string) error {
 	if len(p.Instances) > 0 {
-		type planInstance = struct {
-			Index      int          `json:"index"`
-			Action     string       `json:"action"`
-			Agent      string       `json:"agent"`
-			Hostname   string       `json:"hostname"`
-			UpdateMode string       `json:"updateMode"`
-			Pending    *pendingView `json:"pending"`
-		}
 		t := tableOf(p.Instances, []column[planInstance]{
-			{header: "INSTANCE", value: func(i planInstance) string { return fmt.Sprint(i.Index) }},
-			{header: "ACTION", value: func(i planInstance) string { return i.Action }},
+			{header: "INSTANCE", value: func(i planInstance) string { return strconv.Itoa(i.Index) }},
+			{header: "ACTION", value: func(i planInstance) string {
+				if i.Surge {
+					return i.Action + " (surge)"
+				}
+				return i.Action
+			}},
 			{header: "AGENT", value: func(i planInstance) string { return i.Hostname }},
+			{header: "REVISION", value: func(i planInstance) string { return strconv.FormatUint(i.Revision, 10) }},
 			{header: "UPDATE", value: func(i planInstance) string { return i.UpdateMode }},
-			{header: "WHY PENDING", value: func(i planInstance) string { return pendingSummary(i.Pending) }},
+			{header: "WHY", value: func(i planInstance) string {
+				if i.Pending != nil {
+					return "pending: " + pendingSummary(i.Pending)
+				}
+				return i.Message
+			}},
 		}, false, nil)
 		if err := t.write(w, indent); err != nil {
 			return err
 		}
 	}
-	if s := summaryText(p.Summary); s != "" {
-		fmt.Fprintf(w, "%sSummary: %s\n", indent, s)
+	s := p.Summary
+	var counts []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{s.Place, "place"}, {s.Keep, "keep"}, {s.Update, "update"}, {s.Recreate, "recreate"}, {s.Kill, "kill"}, {s.Pending, "pending"}} {
+		if c.n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	fmt.Fprintf(w, "%sSummary: %s\n", indent, cmp.Or(strings.Join(counts, ", "), "no instance"))
+	if ro := p.Rollout; ro != nil {
+		fmt.Fprintf(w, "%sRollout: %s: %s\n", indent, ro.Phase, ro.Message)
 	}
 	for _, warning := range p.Warnings {
 		fmt.Fprintf(w, "%sWarning: %s\n", indent, warning)
 	}
 	return nil
-}
-
-// summaryText shows a plan's summary: counts by name, sorted, when it
-// is that; its JSON otherwise.
-func summaryText(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var counts map[string]float64
-	if json.Unmarshal(raw, &counts) == nil {
-		var parts []string
-		for _, k := range slices.Sorted(maps.Keys(counts)) {
-			parts = append(parts, fmt.Sprintf("%s %s", k, number(counts[k])))
-		}
-		return strings.Join(parts, ", ")
-	}
-	var compact bytes.Buffer
-	if json.Compact(&compact, raw) != nil {
-		return string(raw)
-	}
-	return compact.String()
 }

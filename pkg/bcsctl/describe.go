@@ -90,8 +90,21 @@ func describeWorkload(w io.Writer, a appView, events []eventView, now time.Time)
 		fmt.Fprintln(w, "  <none>")
 	} else {
 		d.table(1, tableOf(rows, instanceColumns(now), false, nil))
+		var tasks []instanceTask
 		for _, inst := range a.Status.Instances {
-			d.instanceDetails(1, fmt.Sprintf("%s/%d", a.Name, inst.ID), inst)
+			for _, task := range inst.Tasks {
+				tasks = append(tasks, instanceTask{fmt.Sprintf("%s/%d", a.Name, inst.ID), task})
+			}
+		}
+		if len(tasks) > 0 {
+			d.section(0, "Tasks")
+			cols := append([]column[instanceTask]{{header: "INSTANCE", value: func(t instanceTask) string { return t.instance }}},
+				columnsOf(taskColumns, func(t instanceTask) taskView { return t.taskView })...)
+			d.table(1, tableOf(tasks, cols, false, nil))
+		}
+		for _, inst := range a.Status.Instances {
+			inst.Tasks = nil // shown above
+			d.instanceDetails(0, fmt.Sprintf("Instance %s/%d", a.Name, inst.ID), inst)
 		}
 	}
 	d.events(events)
@@ -371,30 +384,33 @@ func (d *describer) rollout(ro *rolloutView) {
 	}
 }
 
-// instanceDetails writes what an instance's table row leaves out, under
-// its name, when there is any: why it is pending, its update, move or
-// PreDeleteHook wait, its remote checks, its tasks.
-func (d *describer) instanceDetails(level int, name string, inst instanceView) {
+// instanceDetails writes what an instance's table row leaves out, when
+// there is any: why it is pending, its update, move or PreDeleteHook
+// wait, its remote checks, its tasks. A heading, when given, goes above.
+func (d *describer) instanceDetails(level int, heading string, inst instanceView) {
 	if inst.Pending == nil && inst.Message == "" && inst.Update == nil && inst.Move == nil && inst.PreDelete == nil &&
 		len(inst.RemoteChecks) == 0 && len(inst.Tasks) == 0 {
 		return
 	}
-	d.section(level, name)
+	if heading != "" {
+		d.section(level, heading)
+		level++
+	}
 	if p := inst.Pending; p != nil {
 		text := pendingSummary(p)
 		if !p.LastEvaluated.IsZero() {
 			text += fmt.Sprintf(" (evaluated %s ago)", age(d.now, p.LastEvaluated))
 		}
-		d.line(level+1, "Pending", text)
+		d.line(level, "Pending", text)
 	}
-	d.line(level+1, "Message", inst.Message)
+	d.line(level, "Message", inst.Message)
 	if u := inst.Update; u != nil {
 		text := fmt.Sprintf("%s to revision %d since %s", u.Mode, u.Version, d.when(u.Since))
 		if u.Message != "" {
 			text += ": " + u.Message
 		}
-		d.line(level+1, "Update", text)
-		d.line(level+1, "Update error", u.Error)
+		d.line(level, "Update", text)
+		d.line(level, "Update error", u.Error)
 	}
 	if m := inst.Move; m != nil {
 		text := fmt.Sprintf("%s from %s since %s", m.Reason, m.FromHost, d.when(m.Since))
@@ -404,26 +420,43 @@ func (d *describer) instanceDetails(level int, name string, inst instanceView) {
 		if s := m.Successor; s != nil {
 			text += fmt.Sprintf("; successor %s %s on %s", s.TaskGroupID, taskState(s.State), cmp.Or(s.Host, "no agent yet"))
 		}
-		d.line(level+1, "Move", text)
+		d.line(level, "Move", text)
 	}
 	if p := inst.PreDelete; p != nil {
 		text := fmt.Sprintf("%s waits for hook run %s (attempt %d) since %s", p.Reason, p.Run, p.Attempt, d.when(p.Since))
 		if p.Message != "" {
 			text += ": " + p.Message
 		}
-		d.line(level+1, "PreDelete", text)
+		d.line(level, "PreDelete", text)
 	}
 	for _, rc := range inst.RemoteChecks {
 		verdict := map[bool]string{true: "healthy", false: "unhealthy"}[rc.Healthy]
 		if rc.Message != "" {
 			verdict += ": " + rc.Message
 		}
-		d.line(level+1, "Remote check "+rc.Name, verdict)
+		d.line(level, "Remote check "+rc.Name, verdict)
 	}
 	if len(inst.Tasks) > 0 {
-		d.section(level+1, "Tasks")
-		d.table(level+2, tableOf(inst.Tasks, taskColumns, false, nil))
+		d.section(level, "Tasks")
+		d.table(level+1, tableOf(inst.Tasks, taskColumns, false, nil))
 	}
+}
+
+// instanceTask is a task of an instance, in a table of several
+// instances' tasks.
+type instanceTask struct {
+	instance string
+	taskView
+}
+
+// columnsOf makes columns of T show columns of the part of T that part
+// returns.
+func columnsOf[T, P any](cols []column[P], part func(T) P) []column[T] {
+	out := make([]column[T], len(cols))
+	for i, c := range cols {
+		out[i] = column[T]{header: c.header, wide: c.wide, value: func(t T) string { return c.value(part(t)) }}
+	}
+	return out
 }
 
 // taskColumns show a task with what its executor reports: the pid, the
@@ -492,7 +525,7 @@ func describeInstance(w io.Writer, a appView, inst instanceView, events []eventV
 	d.line(0, "Agent", inst.Agent)
 	d.line(0, "Ports", portList(inst.Ports))
 	d.line(0, "Restarts", strconv.Itoa(inst.Restarts))
-	d.instanceDetails(0, "Details", inst)
+	d.instanceDetails(0, "", inst)
 	d.events(events)
 	d.flush()
 }

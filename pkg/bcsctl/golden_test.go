@@ -171,10 +171,21 @@ func eventsOf(events []eventView, app string) []eventView {
 	return out
 }
 
+// printPlan prints a captured plan as bcsctl plan does.
+func printPlan(t *testing.T, b *bytes.Buffer, file string) {
+	t.Helper()
+	p := decode[planView](t, view(t, file))
+	b.WriteString(planHeading(p) + "\n")
+	if err := writePlan(b, p, "  "); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Issue 16: describe shows a spec summary, the rollout, the instances
 // with why one is pending and the recent events; of agents and hook
 // runs, what keeps an agent from taking instances and each metric's
-// measurements.
+// measurements; a plan, what it would do to each instance and why one
+// would wait.
 func TestDescribeGolden(t *testing.T) {
 	now := capturedAt(t)
 	events := capturedEvents(t)
@@ -206,6 +217,8 @@ func TestDescribeGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"plan-pending", func(b *bytes.Buffer) { printPlan(t, b, "plan-crowded.json") }},
+		{"plan-in-place", func(b *bytes.Buffer) { printPlan(t, b, "plan-fleet.json") }},
 		{"rollout-history", func(b *bytes.Buffer) {
 			versions := decode[struct {
 				Versions []versionView `json:"versions"`

@@ -317,21 +317,37 @@ type eventView struct {
 // planView is what POST /v1/plan (and ?dryRun=true) answers: what a
 // manifest would do to the cluster, nothing stored or launched.
 type planView struct {
-	Kind           string `json:"kind"`
-	Namespace      string `json:"namespace"`
-	Name           string `json:"name"`
-	Action         string `json:"action"`
-	CurrentVersion uint64 `json:"currentVersion"`
-	Instances      []struct {
-		Index      int          `json:"index"`
-		Action     string       `json:"action"`
-		Agent      string       `json:"agent"`
-		Hostname   string       `json:"hostname"`
-		UpdateMode string       `json:"updateMode"`
-		Pending    *pendingView `json:"pending"`
-	} `json:"instances"`
-	Summary  json.RawMessage `json:"summary"`
-	Warnings []string        `json:"warnings"`
+	Kind           string         `json:"kind"`
+	Namespace      string         `json:"namespace"`
+	Name           string         `json:"name"`
+	Action         string         `json:"action"`
+	CurrentVersion uint64         `json:"currentVersion"`
+	Instances      []planInstance `json:"instances"`
+	Summary        struct {
+		Place    int `json:"place"`
+		Keep     int `json:"keep"`
+		Update   int `json:"update"`
+		Recreate int `json:"recreate"`
+		Kill     int `json:"kill"`
+		Pending  int `json:"pending"`
+	} `json:"summary"`
+	Rollout *struct {
+		Phase   string `json:"phase"`
+		Message string `json:"message"`
+	} `json:"rollout"`
+	Warnings []string `json:"warnings"`
+}
+
+// planInstance is what a plan does to one instance.
+type planInstance struct {
+	Index      int          `json:"index"`
+	Action     string       `json:"action"`
+	Hostname   string       `json:"hostname"`
+	Revision   uint64       `json:"revision"`
+	UpdateMode string       `json:"updateMode"`
+	Surge      bool         `json:"surge"`
+	Message    string       `json:"message"`
+	Pending    *pendingView `json:"pending"`
 }
 
 // taskGroupResult is the executor's answer to exec or signal.

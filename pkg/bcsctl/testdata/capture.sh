@@ -3,7 +3,7 @@
 # from a real bcs-scheduler --dev: a fleet mid-canary, a process
 # application, a container application, an instance that cannot be
 # placed, configmaps, secrets, a hook template and run, a depends object,
-# a cordoned agent. Run from the top of the repository after
+# a cordoned agent, plans. Run from the top of the repository after
 # `make build examples`, holding the e2e lock (fixed ports 8080 and 5050):
 #
 #	flock /tmp/bcs-e2e.lock pkg/bcsctl/testdata/capture.sh
@@ -63,6 +63,11 @@ curl -sf "$api/v1/hooktemplates" >$out/hooktemplates.json
 curl -sf "$api/v1/depends" >$out/depends.json
 curl -sf "$api/v1/notifies" >$out/notifies.json
 curl -sf "$api/v1/notifications" >$out/notifications.json
+# plans: one more crowded instance (it would find no agent), the fleet in place
+jq '.metadata.name = "crowded" | .spec.instance = 5' examples/process.json |
+	curl -sf -XPOST -H 'Content-Type: application/json' "$api/v1/plan" -d @- >$out/plan-crowded.json
+jq '.spec.updateStrategy.type = "InplaceUpdate" | .spec.template.spec.processes[0].env[1].value = "v3"' examples/deployment.json |
+	curl -sf -XPOST -H 'Content-Type: application/json' "$api/v1/plan" -d @- >$out/plan-fleet.json
 # the fleet's history as the event stream tells it
 curl -sN --max-time 3 "$api/v1/events?namespace=demo&lastEventId=0" >$out/events-demo.txt || true
 date -u +%Y-%m-%dT%H:%M:%SZ >$out/captured-at
