@@ -85,6 +85,24 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 	}
 	s.ctl("", "rollout", "status", "app/gamesvr", "-n", "demo", "--timeout", "2m")
 
+	// plan, and apply --dry-run, say what a fourth instance would do —
+	// wait, every agent holding one — and change nothing.
+	process, err := os.ReadFile("../examples/process.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	four := strings.Replace(string(process), `"instance": 3`, `"instance": 4`, 1)
+	planned := regexp.MustCompile(`(?m)^  3 +place +<none> +2 +<none> +pending: 0/3 agents fit: hostname UNIQUE 3\n  Summary: 3 keep, 1 pending\n`)
+	if out := s.ctl(four, "plan", "-f", "-"); !strings.HasPrefix(out, "process demo/gamesvr: update (current revision 1)\n") || !planned.MatchString(out) {
+		t.Errorf("plan:\n%s", out)
+	}
+	if out := s.ctl(four, "apply", "--dry-run", "-f", "-"); !strings.HasPrefix(out, "process demo/gamesvr configured (dry run)\n") || !planned.MatchString(out) {
+		t.Errorf("apply --dry-run:\n%s", out)
+	}
+	if v, _ := s.app("demo", "gamesvr"); v.Version != 1 || v.Instances != 3 {
+		t.Errorf("after plan and dry run: revision %d with %d instances, want 1 and 3", v.Version, v.Instances)
+	}
+
 	apps := s.ctl("", "get", "apps", "-n", "demo")
 	if lines := strings.Split(strings.TrimSpace(apps), "\n"); len(lines) != 2 || !strings.Contains(lines[1], "gamesvr   process   Running   3/3") {
 		t.Errorf("get apps:\n%s", apps)
