@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -366,8 +367,26 @@ func TestDescribeScaleDelete(t *testing.T) {
 	if _, body := s.get(t, "/v1/deployments/demo/fleet"); !strings.Contains(string(body), `"instances": 2`) {
 		t.Errorf("after scale: %s", body)
 	}
-	if out := s.must(t, "", "rollout", "history", "deployment", "fleet", "-n", "demo"); !strings.HasPrefix(out, "REVISION   CAUSE    AGE\n1          update   ") {
+	// undo rolls out the previous revision's spec as a new revision.
+	s.must(t, strings.Replace(example(t, "deployment.json"), `"value": "v1"`, `"value": "v2"`, 1), "apply", "-f", "-")
+	if out := s.must(t, "", "rollout", "undo", "deployment/fleet", "-n", "demo"); out != "deployment demo/fleet rolled back to the spec of revision 1 (as revision 3)\n" {
+		t.Errorf("rollout undo: %q", out)
+	}
+	history := regexp.MustCompile(`^REVISION   CAUSE           AGE\n1          update          \S+\n2          update          \S+\n3          rollback to 1   \S+\n$`)
+	if out := s.must(t, "", "rollout", "history", "deployment", "fleet", "-n", "demo"); !history.MatchString(out) {
 		t.Errorf("rollout history:\n%s", out)
+	}
+	if out := s.must(t, "", "rollout", "history", "deployment", "fleet", "-n", "demo", "--revision", "2"); !strings.Contains(out, "value: v2\n") {
+		t.Errorf("rollout history --revision 2:\n%s", out)
+	}
+	if out := s.must(t, "", "rollout", "pause", "deployment", "fleet", "-n", "demo"); out != "deployment demo/fleet paused\n" {
+		t.Errorf("rollout pause: %q", out)
+	}
+
+	// An instance that was never launched has no task group to reach.
+	r := s.bcsctl(t, "", "exec", "fleet/0", "-n", "demo", "--", "true")
+	if r.code != 1 || r.err != "error: demo/fleet has no instance 0\n" {
+		t.Errorf("exec of an instance not launched: %+v", r)
 	}
 
 	if out := s.must(t, "", "delete", "configmap", "settings", "-n", "demo"); out != "configmap demo/settings deleted\n" {

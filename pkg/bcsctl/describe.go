@@ -74,8 +74,8 @@ func describeWorkload(w io.Writer, a appView, events []eventView, now time.Time)
 	d.line(0, "State", a.Status.State)
 	d.line(0, "Message", a.Status.Message)
 	d.line(0, "Replicas", fmt.Sprintf("%d desired, %d ready", a.Instances, readyCount(a)))
-	if len(a.DependencyPod) > 0 {
-		d.line(0, "Dependency pod", string(a.DependencyPod))
+	if p := a.DependencyPod; p != nil {
+		d.line(0, "Dependency pod", fmt.Sprintf("of depends %s/%s on %s, %d users", p.DependsNamespace, p.DependsName, p.Node, p.Users))
 	}
 	d.workloadSpec(a.Spec)
 	if ro := a.Status.Rollout; ro != nil {

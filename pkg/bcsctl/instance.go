@@ -132,7 +132,7 @@ func (c *cli) logsCommand() *cobra.Command {
 		Use:   "logs INSTANCE [-c TASK] [--stderr] [-f] [--tail BYTES]",
 		Short: "Print an instance's output (its sandbox's stdout or stderr)",
 		Long: "Print what a container or process of an instance wrote to stdout (or --stderr), from its\n" +
-			"sandbox on the agent; -f goes on printing what it writes.\n" + instanceHelp,
+			"sandbox on the agent: the last --tail bytes, and with -f what it writes next.\n" + instanceHelp,
 		Example: "  bcsctl logs demo/gamesvr/0\n  bcsctl logs web/0 -n demo -c 0 --stderr --tail 4096 -f",
 		Args:    args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -147,7 +147,7 @@ func (c *cli) logsCommand() *cobra.Command {
 			if stderr {
 				query.Set("stream", "stderr")
 			}
-			if tail > 0 {
+			if cmd.Flags().Changed("tail") {
 				query.Set("tail", strconv.FormatInt(tail, 10))
 			}
 			if follow {
@@ -167,7 +167,7 @@ func (c *cli) logsCommand() *cobra.Command {
 	cmd.Flags().StringVarP(&task, "container", "c", "", "the container or process (task)")
 	cmd.Flags().BoolVar(&stderr, "stderr", false, "stderr instead of stdout")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "go on printing what is written")
-	cmd.Flags().Int64Var(&tail, "tail", 0, "only the last BYTES bytes (0: all)")
+	cmd.Flags().Int64Var(&tail, "tail", 0, "how many of the last bytes come first (default: the server's, 1 MiB)")
 	return cmd
 }
 

@@ -11,16 +11,23 @@ import (
 // appView is an application, process or deployment (GET /v1/apps/…,
 // /v1/deployments/…).
 type appView struct {
-	Namespace     string          `json:"namespace"`
-	Name          string          `json:"name"`
-	Kind          string          `json:"kind"`
-	Version       uint64          `json:"version"`
-	Instances     int             `json:"instances"`
-	Spec          json.RawMessage `json:"spec"`
-	Status        appStatus       `json:"status"`
-	DependencyPod json.RawMessage `json:"dependencyPod,omitempty"`
-	CreatedAt     time.Time       `json:"createdAt"`
-	UpdatedAt     time.Time       `json:"updatedAt"`
+	Namespace string          `json:"namespace"`
+	Name      string          `json:"name"`
+	Kind      string          `json:"kind"`
+	Version   uint64          `json:"version"`
+	Instances int             `json:"instances"`
+	Spec      json.RawMessage `json:"spec"`
+	Status    appStatus       `json:"status"`
+	// DependencyPod marks the pod the scheduler runs for a depends
+	// object.
+	DependencyPod *struct {
+		DependsNamespace string `json:"dependsNamespace"`
+		DependsName      string `json:"dependsName"`
+		Node             string `json:"node"`
+		Users            int    `json:"users"`
+	} `json:"dependencyPod"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 type appStatus struct {
