@@ -258,7 +258,7 @@ func (c *cli) apply(cmd *cobra.Command, doc *manifestDoc, dryRun bool) error {
 		}
 		_, err := c.client.get(ctx, pathOf(r.path, doc.namespace, doc.name), nil, &current)
 		switch {
-		case NotFound(err):
+		case notFound(err):
 		case err != nil:
 			return err
 		case doc.kind != "secret" && sameManifest(doc.data, current.Spec):

@@ -16,15 +16,15 @@ import (
 // BCS_SERVER: the one `make run` starts.
 const DefaultServer = "http://127.0.0.1:8080"
 
-// Client calls the bcs-scheduler REST API.
-type Client struct {
+// apiClient calls the bcs-scheduler REST API.
+type apiClient struct {
 	base *url.URL
 	http *http.Client
 }
 
-// NewClient returns a client of the API at server ("http://host:port";
+// newAPIClient returns a client of the API at server ("http://host:port";
 // "host:port" means http).
-func NewClient(server string) (*Client, error) {
+func newAPIClient(server string) (*apiClient, error) {
 	if !strings.Contains(server, "://") {
 		server = "http://" + server
 	}
@@ -33,35 +33,45 @@ func NewClient(server string) (*Client, error) {
 		return nil, usageErrorf("--server %q: want http://host:port", server)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
-	return &Client{base: u, http: &http.Client{}}, nil
+	return &apiClient{base: u, http: &http.Client{}}, nil
 }
 
-// APIError is an answer of the API outside 2xx, in its one error shape:
+// apiError is an answer of the API outside 2xx, in its one error shape:
 // {"error":{"code","message","details"}}.
-type APIError struct {
+type apiError struct {
 	Status  int
-	Code    string
 	Message string
 	// Details name the fields at fault ("spec.instance: must be ≥ 0").
 	Details []string
 }
 
-func (e *APIError) Error() string {
+func (e *apiError) Error() string {
 	if len(e.Details) == 0 {
 		return e.Message
 	}
 	return e.Message + ":\n  " + strings.Join(e.Details, "\n  ")
 }
 
-// NotFound reports whether err is the API's 404.
-func NotFound(err error) bool {
-	var apiErr *APIError
+// notFound reports whether err is the API's 404.
+func notFound(err error) bool {
+	var apiErr *apiError
 	return errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound
 }
 
+// notFoundf is a 404 bcsctl finds itself: what it looked for is not in
+// the answers.
+func notFoundf(format string, args ...any) error {
+	return &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+// noInstance says an application has no instance index.
+func noInstance(ns, app string, index int) error {
+	return notFoundf("%s/%s has no instance %d", ns, app, index)
+}
+
 // request sends one call; body, when not nil, goes as JSON (raw bytes as
-// they are, anything else encoded). A non-2xx answer is an *APIError.
-func (c *Client) request(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
+// they are, anything else encoded). A non-2xx answer is an *apiError.
+func (c *apiClient) request(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
 	var reader io.Reader
 	if body != nil {
 		data, ok := body.([]byte)
@@ -101,14 +111,13 @@ func readAPIError(resp *http.Response) error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var body struct {
 		Error struct {
-			Code    string   `json:"code"`
 			Message string   `json:"message"`
 			Details []string `json:"details"`
 		} `json:"error"`
 	}
-	e := &APIError{Status: resp.StatusCode}
+	e := &apiError{Status: resp.StatusCode}
 	if json.Unmarshal(data, &body) == nil && body.Error.Message != "" {
-		e.Code, e.Message, e.Details = body.Error.Code, body.Error.Message, body.Error.Details
+		e.Message, e.Details = body.Error.Message, body.Error.Details
 		return e
 	}
 	// Not the API's shape: a proxy, or something else on that port.
@@ -121,7 +130,7 @@ func readAPIError(resp *http.Response) error {
 
 // call sends one call and returns the answer's body; into, when not nil,
 // is decoded from it.
-func (c *Client) call(ctx context.Context, method, path string, query url.Values, body, into any) ([]byte, error) {
+func (c *apiClient) call(ctx context.Context, method, path string, query url.Values, body, into any) ([]byte, error) {
 	resp, err := c.request(ctx, method, path, query, body)
 	if err != nil {
 		return nil, err
@@ -140,13 +149,13 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 }
 
 // get reads path into into and returns the raw answer.
-func (c *Client) get(ctx context.Context, path string, query url.Values, into any) ([]byte, error) {
+func (c *apiClient) get(ctx context.Context, path string, query url.Values, into any) ([]byte, error) {
 	return c.call(ctx, http.MethodGet, path, query, nil, into)
 }
 
 // stream opens a long answer (logs, the event stream); the caller closes
 // its body.
-func (c *Client) stream(ctx context.Context, path string, query url.Values) (io.ReadCloser, error) {
+func (c *apiClient) stream(ctx context.Context, path string, query url.Values) (io.ReadCloser, error) {
 	resp, err := c.request(ctx, http.MethodGet, path, query, nil)
 	if err != nil {
 		return nil, err

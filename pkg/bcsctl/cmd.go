@@ -94,7 +94,7 @@ type cli struct {
 	env       Env
 	server    string
 	namespace string
-	client    *Client
+	client    *apiClient
 }
 
 func newRoot(c *cli) *cobra.Command {
@@ -127,7 +127,7 @@ func (c *cli) connect(cmd *cobra.Command) error {
 		}
 	}
 	var err error
-	c.client, err = NewClient(c.server)
+	c.client, err = newAPIClient(c.server)
 	return err
 }
 

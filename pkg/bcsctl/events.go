@@ -27,7 +27,7 @@ const replayIdle = 300 * time.Millisecond
 
 // eventStream reads GET /v1/events.
 type eventStream struct {
-	client *Client
+	client *apiClient
 	query  url.Values // type, namespace
 }
 

@@ -113,11 +113,11 @@ func (c *cli) fetch(ctx context.Context, r *resource, name string, all bool) (ra
 		return raw, items, nil
 	}
 	for _, item := range items {
-		if r.nameOf(item) == name {
+		if itemName(r, item) == name {
 			return item, []json.RawMessage{item}, nil
 		}
 	}
-	return nil, nil, &APIError{Status: 404, Code: "NotFound", Message: fmt.Sprintf("%s %q not found", strings.TrimSuffix(r.name, "s"), name)}
+	return nil, nil, notFoundf("%s %q not found", strings.TrimSuffix(r.name, "s"), name)
 }
 
 // fetchInstances lists the instances of applications and deployments:
@@ -186,7 +186,7 @@ func (c *cli) fetchInstances(ctx context.Context, name string, all bool) ([]byte
 		}
 	}
 	if index >= 0 && len(items) == 0 {
-		return nil, nil, &APIError{Status: 404, Code: "NotFound", Message: fmt.Sprintf("%s/%s has no instance %d", ns, app, index)}
+		return nil, nil, noInstance(ns, app, index)
 	}
 	if index >= 0 {
 		return items[0], items, nil
@@ -207,10 +207,10 @@ func nonNil[T any](list []T) []T {
 func (c *cli) workload(ctx context.Context, ns, name string) (appView, []byte, error) {
 	var a appView
 	raw, err := c.client.get(ctx, pathOf("apps", ns, name), nil, &a)
-	if NotFound(err) {
+	if notFound(err) {
 		raw, err = c.client.get(ctx, pathOf("deployments", ns, name), nil, &a)
-		if NotFound(err) {
-			return a, nil, &APIError{Status: 404, Code: "NotFound", Message: fmt.Sprintf("no application or deployment %s/%s", ns, name)}
+		if notFound(err) {
+			return a, nil, notFoundf("no application or deployment %s/%s", ns, name)
 		}
 	}
 	return a, raw, err
@@ -275,7 +275,7 @@ func (c *cli) taskGroupOf(ctx context.Context, s string) (string, error) {
 		}
 		return inst.TaskGroupID, nil
 	}
-	return "", &APIError{Status: 404, Code: "NotFound", Message: fmt.Sprintf("%s/%s has no instance %d", ref.namespace, ref.app, ref.index)}
+	return "", noInstance(ref.namespace, ref.app, ref.index)
 }
 
 // completeKindAndName completes a kind, then the names the server has.
@@ -312,23 +312,29 @@ func (c *cli) names(ctx context.Context, r *resource) []string {
 	}
 	var names []string
 	for _, item := range items {
-		var v struct {
-			Name     string `json:"name"`
-			Hostname string `json:"hostname"`
-			ID       any    `json:"id"`
-			App      string `json:"app"`
-		}
-		_ = json.Unmarshal(item, &v)
-		switch {
-		case r.name == "instances":
-			names = append(names, fmt.Sprintf("%s/%v", v.App, v.ID))
-		case r.name == "agents":
-			names = append(names, v.Hostname)
-		case v.Name != "":
-			names = append(names, v.Name)
-		default:
-			names = append(names, fmt.Sprint(v.ID))
-		}
+		names = append(names, itemName(r, item))
 	}
 	return names
+}
+
+// itemName is the name an item of a resource's list goes by: an
+// instance's APP/INDEX, an agent's hostname, an object's name, else its
+// ID (a notification, a notify callback).
+func itemName(r *resource, item json.RawMessage) string {
+	var v struct {
+		Name     string `json:"name"`
+		Hostname string `json:"hostname"`
+		ID       any    `json:"id"`
+		App      string `json:"app"`
+	}
+	_ = json.Unmarshal(item, &v)
+	switch {
+	case r.name == "instances":
+		return fmt.Sprintf("%s/%v", v.App, v.ID)
+	case r.name == "agents":
+		return v.Hostname
+	case v.Name != "":
+		return v.Name
+	}
+	return fmt.Sprint(v.ID)
 }

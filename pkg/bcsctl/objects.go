@@ -65,7 +65,7 @@ func (c *cli) describe(ctx context.Context, r *resource, name string) error {
 				return nil
 			}
 		}
-		return &APIError{Status: http.StatusNotFound, Code: "NotFound", Message: fmt.Sprintf("%s/%s has no instance %d", ref.namespace, ref.app, ref.index)}
+		return noInstance(ref.namespace, ref.app, ref.index)
 	}
 	raw, _, err := c.fetch(ctx, r, name, false)
 	if err != nil {
@@ -189,7 +189,7 @@ func (c *cli) delete(ctx context.Context, t objectTarget, force, wait bool) erro
 	if wait && (t.resource.name == "apps" || t.resource.name == "deployments") {
 		err := c.poll(ctx, func() (bool, error) {
 			_, err := c.client.get(ctx, path, nil, nil)
-			if NotFound(err) {
+			if notFound(err) {
 				return true, nil
 			}
 			return false, err

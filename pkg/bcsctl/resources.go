@@ -29,9 +29,7 @@ type resource struct {
 	// are named without one (notifications).
 	namespaceFilter bool
 	noGetOne        bool
-	// nameOf names an item of the list (to find one without noGetOne).
-	nameOf func(json.RawMessage) string
-	table  func(items []json.RawMessage, o tableOptions) (*table, error)
+	table           func(items []json.RawMessage, o tableOptions) (*table, error)
 	// deletable: DELETE /v1/<path>/<ns>/<name> removes one; force adds
 	// ?force=true.
 	deletable, force bool
@@ -81,11 +79,6 @@ var resources = []*resource{
 	{name: "notifications", aliases: []string{"notification"}, path: "notifications", listKey: "notifications", namespaceFilter: true,
 		table: tableRows(notificationColumns, nil)},
 	{name: "notifies", aliases: []string{"notify", "callbacks"}, path: "notifies", listKey: "notifies", noGetOne: true,
-		nameOf: func(raw json.RawMessage) string {
-			var n notifyView
-			_ = json.Unmarshal(raw, &n)
-			return n.ID
-		},
 		table: tableRows(notifyColumns, nil)},
 }
 
