@@ -132,6 +132,20 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 		t.Errorf("describe instance: no task with its pid:\n%s", out)
 	}
 
+	// events -w prints the recent changes, then the new ones as they
+	// happen: the scale below.
+	watch := exec.Command(filepath.Join(bin, "bcsctl"), "events", "-w", "-n", "demo", "--type", "app")
+	watch.Env = append(os.Environ(), "BCS_SERVER="+s.api)
+	var watched syncBuffer
+	watch.Stdout, watch.Stderr = &watched, &watched
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = watch.Process.Kill(); _ = watch.Wait() }()
+	s.eventually("events -w to print the recent changes", func() (bool, string) {
+		return strings.Contains(watched.String(), "gamesvr                        revision 1, 3 instances: Running\n"), watched.String()
+	})
+
 	if out := s.ctl("", "scale", "app", "gamesvr", "--replicas", "1", "-n", "demo"); out != "process demo/gamesvr scaled to 1\n" {
 		t.Errorf("scale: %q", out)
 	}
@@ -139,6 +153,13 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 		out := s.ctl("", "get", "instances", "gamesvr", "-n", "demo")
 		return strings.Count(strings.TrimSpace(out), "\n") == 1, out
 	})
+
+	s.eventually("events -w to print the scale", func() (bool, string) {
+		return strings.Contains(watched.String(), "gamesvr                        revision 1, 1 instances: "), watched.String()
+	})
+	if !strings.HasPrefix(watched.String(), "REVISION   TYPE          OBJECT                         MESSAGE\n") {
+		t.Errorf("events -w:\n%s", watched.String())
+	}
 
 	out = s.ctl("", "describe", "deployment", "fleet", "-n", "demo")
 	for _, want := range []string{"Name:            fleet\n", "State:           Running\n", "Replicas:        4 desired, 4 ready\n",
