@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -231,4 +232,35 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Issue 16: bcsctl logs prints a container's output from its sandbox,
+// the last bytes asked for, and with -f what it writes next; an
+// instance of several tasks needs -c, and the error names them.
+func TestBcsctlLogs(t *testing.T) {
+	s := startSystem(t)
+	s.ctl("", "apply", "-f", "../examples/application.json")
+	s.ctl("", "rollout", "status", "app", "web", "-n", "demo", "--timeout", "2m")
+
+	// The sidecar fetches the page every 5 s and prints it.
+	s.eventually("the sidecar's first line", func() (bool, string) {
+		r := s.bcsctl("", "logs", "web/0", "-n", "demo", "-c", "container-1", "--tail", "100")
+		return r.code == 0 && strings.HasSuffix(r.out, "hello from web\n") && len(r.out) <= 100, fmt.Sprintf("%+v", r)
+	})
+	follow := exec.Command(filepath.Join(bin, "bcsctl"), "logs", "demo/web/0", "-c", "container-1", "-f", "--tail", "15")
+	follow.Env = append(os.Environ(), "BCS_SERVER="+s.api)
+	var followed syncBuffer
+	follow.Stdout, follow.Stderr = &followed, &followed
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = follow.Process.Kill(); _ = follow.Wait() }()
+	s.eventuallyWithin(30*time.Second, "logs -f to print the next line", func() (bool, string) {
+		return strings.Count(followed.String(), "hello from web\n") >= 2, followed.String()
+	})
+
+	r := s.bcsctl("", "logs", "web/0", "-n", "demo")
+	if r.code != 1 || !strings.Contains(r.err, "container-0, container-1") {
+		t.Errorf("logs of a pod without -c: %+v", r)
+	}
 }
