@@ -75,7 +75,7 @@ func freshClone(t *testing.T, dir string) {
 // process and the container example reach Running and answer on the host
 // ports the API shows; reload, scale and delete do what they say. Issue
 // 16: it does so with bin/bcsctl, which make run built: apply, rollout
-// status, get, describe, exec, instance reload, scale, delete. Then
+// status, get, describe, exec, instance reload, logs, scale, delete. Then
 // (issue 13) the "Updating a fleet" block: each strategy's update shows on
 // the game server's /version.
 func TestReadmeQuickStart(t *testing.T) {
@@ -199,6 +199,15 @@ func TestReadmeQuickStart(t *testing.T) {
 			if out := run(cmd); out != "hello from web\n" {
 				t.Errorf("%s: %q", cmd, out)
 			}
+		case strings.HasPrefix(cmd, "bin/bcsctl logs web/0 "):
+			// The sidecar prints the page every 5 s: its first line may
+			// be a few seconds away.
+			s.eventually("the sidecar's output", func() (bool, string) {
+				c := exec.Command("bash", "-c", cmd)
+				c.Dir = clone
+				out, err := c.CombinedOutput()
+				return err == nil && strings.HasSuffix(string(out), "hello from web\n") && len(out) <= 100, string(out)
+			})
 		case strings.HasPrefix(cmd, "bin/bcsctl instance reload "):
 			if out := run(cmd); out != "reload of demo_gamesvr_0_1 requested\n" {
 				t.Errorf("%s: %q", cmd, out)
