@@ -91,15 +91,17 @@ func describeWorkload(w io.Writer, a appView, events []eventView, now time.Time)
 	} else {
 		d.table(1, tableOf(rows, instanceColumns(now), false, nil))
 		var tasks []instanceTask
+		var views []taskView
 		for _, inst := range a.Status.Instances {
 			for _, task := range inst.Tasks {
 				tasks = append(tasks, instanceTask{fmt.Sprintf("%s/%d", a.Name, inst.ID), task})
+				views = append(views, task)
 			}
 		}
 		if len(tasks) > 0 {
 			d.section(0, "Tasks")
 			cols := append([]column[instanceTask]{{header: "INSTANCE", value: func(t instanceTask) string { return t.instance }}},
-				columnsOf(taskColumns, func(t instanceTask) taskView { return t.taskView })...)
+				columnsOf(taskColumnsFor(views), func(t instanceTask) taskView { return t.taskView })...)
 			d.table(1, tableOf(tasks, cols, false, nil))
 		}
 		for _, inst := range a.Status.Instances {
@@ -438,7 +440,7 @@ func (d *describer) instanceDetails(level int, heading string, inst instanceView
 	}
 	if len(inst.Tasks) > 0 {
 		d.section(level, "Tasks")
-		d.table(level+1, tableOf(inst.Tasks, taskColumns, false, nil))
+		d.table(level+1, tableOf(inst.Tasks, taskColumnsFor(inst.Tasks), false, nil))
 	}
 }
 
@@ -500,6 +502,15 @@ var taskColumns = []column[taskView]{
 		return strconv.Itoa(*code)
 	}},
 	{header: "MESSAGE", value: func(t taskView) string { return t.Message }},
+}
+
+// taskColumnsFor leaves the container's columns out of a table of tasks
+// none of which is a container.
+func taskColumnsFor(tasks []taskView) []column[taskView] {
+	if slices.ContainsFunc(tasks, func(t taskView) bool { return t.Container != nil }) {
+		return taskColumns
+	}
+	return slices.DeleteFunc(slices.Clone(taskColumns), func(c column[taskView]) bool { return c.header == "CONTAINER" || c.header == "IP" })
 }
 
 // shortID is a container ID as docker ps shows it.

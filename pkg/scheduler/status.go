@@ -188,10 +188,15 @@ func groupHealth(inst *instance) *bool {
 	return &healthy
 }
 
+// statusMessage is what a status says: its reason and message. Reasons
+// that only say a check's verdict changed (healthy shows it) are left
+// out.
 func statusMessage(st mesos.TaskStatus) string {
 	parts := []string{}
-	if st.Reason != nil {
-		parts = append(parts, st.Reason.String())
+	switch r := st.GetReason(); {
+	case st.Reason == nil, r == mesos.REASON_TASK_HEALTH_CHECK_STATUS_UPDATED, r == mesos.REASON_TASK_CHECK_STATUS_UPDATED:
+	default:
+		parts = append(parts, r.String())
 	}
 	if m := st.GetMessage(); m != "" {
 		parts = append(parts, m)
