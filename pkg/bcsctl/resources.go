@@ -179,7 +179,7 @@ func instanceColumns(now time.Time) []column[instanceRow] {
 func instanceNote(i instanceView) string {
 	switch {
 	case i.Pending != nil:
-		return "pending: " + pendingSummary(i.Pending)
+		return pendingSummary(i.Pending)
 	case i.Update != nil && i.Update.Error != "":
 		return fmt.Sprintf("%s update to revision %d failed: %s", i.Update.Mode, i.Update.Version, i.Update.Error)
 	case i.Update != nil:
