@@ -125,8 +125,8 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 		t.Errorf("signal: %q", out)
 	}
 	s.eventually("gamesvr to log its reload", func() (bool, string) {
-		out := s.bcsctl("", "exec", "demo_gamesvr_0_1", "--", "cat", "gamesvr.log").out
-		return strings.Contains(out, "reloaded (1)"), out
+		out := s.bcsctl("", "logs", "demo_gamesvr_0_1").out
+		return strings.Contains(out, "reloaded (1)") && strings.Contains(out, "instance 0 serving on 127.0.0.1:"), out
 	})
 	out = s.ctl("", "describe", "instance", "demo/gamesvr/0")
 	if !regexp.MustCompile(`Tasks:\n +NAME +STATE +HEALTHY +PID .*\n +gamesvr +Running +true +[0-9]+ `).MatchString(out) {

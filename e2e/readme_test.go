@@ -208,6 +208,15 @@ func TestReadmeQuickStart(t *testing.T) {
 				out, err := c.CombinedOutput()
 				return err == nil && strings.HasSuffix(string(out), "hello from web\n") && len(out) <= 100, string(out)
 			})
+		case strings.HasPrefix(cmd, "bin/bcsctl logs gamesvr/0 "):
+			// The reload above runs on the executor while bcsctl returns.
+			s.eventually("the game server's output", func() (bool, string) {
+				c := exec.Command("bash", "-c", cmd)
+				c.Dir = clone
+				out, err := c.CombinedOutput()
+				return err == nil && strings.Contains(string(out), "instance 0 serving on 127.0.0.1:") &&
+					strings.HasSuffix(string(out), "reloaded (1)\n"), string(out)
+			})
 		case strings.HasPrefix(cmd, "bin/bcsctl instance reload "):
 			if out := run(cmd); out != "reload of demo_gamesvr_0_1 requested\n" {
 				t.Errorf("%s: %q", cmd, out)

@@ -15,6 +15,9 @@ import (
 func main() {
 	addr := flag.String("listen", "127.0.0.1:8899", "address to serve")
 	flag.Parse()
+	// Its log is its output: the process executor keeps it in the
+	// sandbox, where bcsctl logs reads it.
+	log.SetOutput(os.Stdout)
 	var reloads atomic.Int64
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -40,5 +43,6 @@ func main() {
 	http.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, "gamesvr instance %s on %s\n", os.Getenv("instanceid"), host)
 	})
+	log.Printf("instance %s serving on %s", os.Getenv("instanceid"), *addr)
 	log.Fatal(http.ListenAndServe(*addr, nil))
 }

@@ -3,5 +3,6 @@
 # (the daemonising style the process executor checks with pidFile + procName).
 set -e
 mkdir -p "$(dirname "$2")"
-nohup ./gamesvr -listen "127.0.0.1:$1" >gamesvr.log 2>&1 &
+# its output stays the task's (the sandbox's <task>.stdout: bcsctl logs)
+nohup ./gamesvr -listen "127.0.0.1:$1" &
 echo $! >"$2"
