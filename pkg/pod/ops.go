@@ -190,6 +190,11 @@ func (p *Pod) UpdateResources(ctx context.Context, taskID string, r proto.Resour
 // updateResources applies the cpu and memory fields of r to t's running
 // container (docker update) and to its spec.
 func (p *Pod) updateResources(ctx context.Context, t *task, r proto.Resources) error {
+	if r.MemSwapMB == 0 { // not asked to change: the swap limit stays
+		p.mu.Lock()
+		r.MemSwapMB = t.spec.Resources.MemSwapMB
+		p.mu.Unlock()
+	}
 	var hc docker.HostConfig
 	if err := applyResources(&hc, proto.Resources{CPUs: r.CPUs, CPULimit: r.CPULimit, MemMB: r.MemMB, MemLimitMB: r.MemLimitMB, MemSwapMB: r.MemSwapMB}); err != nil {
 		return err
@@ -199,7 +204,9 @@ func (p *Pod) updateResources(ctx context.Context, t *task, r proto.Resources) e
 		Memory: int(hc.Memory), MemorySwap: int(hc.MemorySwap), Context: ctx,
 	}
 	if opts.Memory > 0 && opts.MemorySwap == 0 {
-		opts.MemorySwap = -1 // unlimited swap, so a lower memory is accepted
+		// No swap limit of its own: docker's at create, as much swap as
+		// memory (docker update would otherwise keep the old total).
+		opts.MemorySwap = 2 * opts.Memory
 	}
 	p.mu.Lock()
 	id := t.containerID

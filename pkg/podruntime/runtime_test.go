@@ -230,8 +230,20 @@ func TestMessages(t *testing.T) {
 		t.Errorf("update-resources: %+v", res)
 	}
 	ins, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: "bcs-" + cfg.ExecutorID + "-web"})
-	if err != nil || ins.HostConfig.CPUShares != 512 || ins.HostConfig.Memory != 96<<20 {
-		t.Errorf("after update-resources: shares %d memory %d (%v)", ins.HostConfig.CPUShares, ins.HostConfig.Memory, err)
+	if err != nil || ins.HostConfig.CPUShares != 512 || ins.HostConfig.Memory != 96<<20 || ins.HostConfig.MemorySwap != 2*96<<20 {
+		t.Errorf("after update-resources: shares %d memory %d swap %d (%v), want swap as docker sets it, twice the memory",
+			ins.HostConfig.CPUShares, ins.HostConfig.Memory, ins.HostConfig.MemorySwap, err)
+	}
+	// Issue 17: a swap limit set is kept by an update that does not name one.
+	for _, r := range []proto.Resources{{MemMB: 64, MemLimitMB: 96, MemSwapMB: 300}, {MemMB: 64, MemLimitMB: 80}} {
+		if res := send(proto.Message{Type: proto.MessageUpdateResources, TaskID: web.ID(), Resources: &r}); !res.OK {
+			t.Errorf("update-resources %+v: %+v", r, res)
+		}
+	}
+	ins, err = c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: "bcs-" + cfg.ExecutorID + "-web"})
+	if err != nil || ins.HostConfig.Memory != 80<<20 || ins.HostConfig.MemorySwap != 300<<20 {
+		t.Errorf("after updates with and then without a swap limit: memory %d swap %d (%v), want the swap limit kept at %d",
+			ins.HostConfig.Memory, ins.HostConfig.MemorySwap, err, 300<<20)
 	}
 
 	// Restart in place: same container, new process, a fresh RUNNING.
