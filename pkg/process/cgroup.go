@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // Cgroups creates one cgroup per task under Parent, on cgroup v2 (a
@@ -51,10 +53,9 @@ type Cgroup struct {
 
 const cfsPeriod = 100000 // µs
 
-// Create makes the cgroup name with cpuLimit cores (CFS quota) and
-// memLimitMB; zero or negative limits mean none. A leftover cgroup of the
-// same name (executor crash) is emptied and reused.
-func (c *Cgroups) Create(name string, cpuLimit, memLimitMB float64) (*Cgroup, error) {
+// Create makes the cgroup name with r's limits (SetLimits). A leftover
+// cgroup of the same name (executor crash) is emptied and reused.
+func (c *Cgroups) Create(name string, r proto.Resources) (*Cgroup, error) {
 	g := &Cgroup{v2: c.V2}
 	if c.V2 {
 		g.dirs = []string{filepath.Join(c.Root, c.Parent, name)}
@@ -66,41 +67,54 @@ func (c *Cgroups) Create(name string, cpuLimit, memLimitMB float64) (*Cgroup, er
 			return nil, fmt.Errorf("create cgroup %s: %v: %w", d, err, errdefs.ErrUnavailable)
 		}
 	}
-	if err := g.SetLimits(cpuLimit, memLimitMB); err != nil {
+	if err := g.SetLimits(r); err != nil {
 		g.Remove()
 		return nil, err
 	}
 	return g, nil
 }
 
-// SetLimits sets (or changes in place) the CPU quota in cores and the
-// memory limit in MB; zero or negative means none.
-func (g *Cgroup) SetLimits(cpuLimit, memLimitMB float64) error {
+// SetLimits sets (or changes in place) r's CPU request as the cgroup's
+// share of CPU time against the others (cpu.shares, 1024 a core, as
+// docker's --cpu-shares), its CPU limit in cores as a CFS quota and its
+// memory limit in MB; zero or negative means none (the default share).
+func (g *Cgroup) SetLimits(r proto.Resources) error {
 	write := func(dir, file, value string) error {
 		if err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0); err != nil {
 			return fmt.Errorf("cgroup %s: write %s=%s: %v: %w", dir, file, value, err, errdefs.ErrUnavailable)
 		}
 		return nil
 	}
+	shares := int64(1024)
+	if r.CPUs > 0 {
+		shares = max(2, int64(math.Round(r.CPUs*1024)))
+	}
 	if g.v2 {
 		mem, cpu := "max", "max "+strconv.Itoa(cfsPeriod)
-		if memLimitMB > 0 {
-			mem = strconv.FormatInt(int64(memLimitMB*1024*1024), 10)
+		if r.MemLimitMB > 0 {
+			mem = strconv.FormatInt(int64(r.MemLimitMB*1024*1024), 10)
 		}
-		if cpuLimit > 0 {
-			cpu = fmt.Sprintf("%d %d", int64(cpuLimit*cfsPeriod), cfsPeriod)
+		if r.CPULimit > 0 {
+			cpu = fmt.Sprintf("%d %d", int64(r.CPULimit*cfsPeriod), cfsPeriod)
 		}
-		if memLimitMB > 0 {
+		if r.MemLimitMB > 0 {
 			_ = write(g.dirs[0], "memory.swap.max", "0")
 		}
-		return errors.Join(write(g.dirs[0], "memory.max", mem), write(g.dirs[0], "cpu.max", cpu))
+		// cpu.weight from shares as runc converts them (1024 → 39 … 100
+		// is v2's default: the default share maps to it).
+		weight := 1 + (shares-2)*9999/262142
+		if r.CPUs <= 0 {
+			weight = 100
+		}
+		return errors.Join(write(g.dirs[0], "memory.max", mem), write(g.dirs[0], "cpu.max", cpu),
+			write(g.dirs[0], "cpu.weight", strconv.FormatInt(weight, 10)))
 	}
 	mem, quota := "-1", "-1"
-	if memLimitMB > 0 {
-		mem = strconv.FormatInt(int64(memLimitMB*1024*1024), 10)
+	if r.MemLimitMB > 0 {
+		mem = strconv.FormatInt(int64(r.MemLimitMB*1024*1024), 10)
 	}
-	if cpuLimit > 0 {
-		quota = strconv.FormatInt(int64(cpuLimit*cfsPeriod), 10)
+	if r.CPULimit > 0 {
+		quota = strconv.FormatInt(int64(r.CPULimit*cfsPeriod), 10)
 	}
 	// memory.memsw (no swapping around the limit; absent without swap
 	// accounting) must stay >= memory.limit: write it before and after so
@@ -108,7 +122,8 @@ func (g *Cgroup) SetLimits(cpuLimit, memLimitMB float64) error {
 	_ = write(g.dirs[0], "memory.memsw.limit_in_bytes", mem)
 	err := errors.Join(write(g.dirs[0], "memory.limit_in_bytes", mem),
 		write(g.dirs[1], "cpu.cfs_period_us", strconv.Itoa(cfsPeriod)),
-		write(g.dirs[1], "cpu.cfs_quota_us", quota))
+		write(g.dirs[1], "cpu.cfs_quota_us", quota),
+		write(g.dirs[1], "cpu.shares", strconv.FormatInt(shares, 10)))
 	_ = write(g.dirs[0], "memory.memsw.limit_in_bytes", mem)
 	return err
 }

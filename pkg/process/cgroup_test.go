@@ -10,11 +10,13 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/process"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // cgroup v2 is detected by cgroup.controllers; limits.cpu becomes
-// cpu.max "quota period", limits.memory (MB) memory.max, -1 "max". This
-// machine runs v1, so v2 is checked on a fake tree.
+// cpu.max "quota period", limits.memory (MB) memory.max, -1 "max",
+// requests.cpu cpu.weight (as runc converts shares). This machine runs
+// v1, so v2 is checked on a fake tree.
 func TestCgroupV2Files(t *testing.T) {
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "cgroup.controllers"), []byte("cpu memory\n"), 0o644); err != nil {
@@ -25,17 +27,18 @@ func TestCgroupV2Files(t *testing.T) {
 		t.Fatalf("DetectCgroups: %+v %v", cgs, err)
 	}
 	tests := []struct {
-		name             string
-		cpu, mem         float64
-		wantCPU, wantMem string
+		name                         string
+		request, cpu, mem            float64
+		wantCPU, wantMem, wantWeight string
 	}{
-		{"limited", 1.5, 256, "150000 100000", strconv.Itoa(256 << 20)},
-		{"unlimited", -1, -1, "max 100000", "max"},
-		{"zero is none", 0, 0, "max 100000", "max"},
+		{"limited", 0.5, 1.5, 256, "150000 100000", strconv.Itoa(256 << 20), "20"},
+		{"unlimited", -1, -1, -1, "max 100000", "max", "100"},
+		{"zero is none", 0, 0, 0, "max 100000", "max", "100"},
+		{"two cores", 2, 0, 0, "max 100000", "max", "79"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := cgs.Create("task-"+tc.name, tc.cpu, tc.mem)
+			g, err := cgs.Create("task-"+tc.name, proto.Resources{CPUs: tc.request, CPULimit: tc.cpu, MemLimitMB: tc.mem})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +46,7 @@ func TestCgroupV2Files(t *testing.T) {
 			if dir != filepath.Join(root, "bcs", "task-"+tc.name) {
 				t.Errorf("dir %s", dir)
 			}
-			for file, want := range map[string]string{"cpu.max": tc.wantCPU, "memory.max": tc.wantMem} {
+			for file, want := range map[string]string{"cpu.max": tc.wantCPU, "memory.max": tc.wantMem, "cpu.weight": tc.wantWeight} {
 				if b, _ := os.ReadFile(filepath.Join(dir, file)); string(b) != want {
 					t.Errorf("%s = %q, want %q", file, b, want)
 				}
@@ -75,9 +78,22 @@ func TestCgroupV1TrackAndRemove(t *testing.T) {
 			os.Remove(filepath.Join("/sys/fs/cgroup", c, parent))
 		}
 	})
-	g, err := cgs.Create("t", 0.5, 64)
+	g, err := cgs.Create("t", proto.Resources{CPUs: 0.25, CPULimit: 0.5, MemLimitMB: 64})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Issue 17: requests.cpu is the task's share of CPU time (docker's
+	// --cpu-shares: 1024 a core), the limit its CFS quota.
+	for file, want := range map[string]string{"cpu.shares": "256", "cpu.cfs_quota_us": "50000"} {
+		if b, _ := os.ReadFile(filepath.Join(g.Dirs()[1], file)); string(b) != want+"\n" {
+			t.Errorf("%s = %q, want %s", file, b, want)
+		}
+	}
+	if err := g.SetLimits(proto.Resources{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(g.Dirs()[1], "cpu.shares")); string(b) != "1024\n" {
+		t.Errorf("cpu.shares = %q without a request, want the default 1024", b)
 	}
 	cmd := exec.Command("sleep", "60")
 	if err := cmd.Start(); err != nil {

@@ -49,11 +49,11 @@ func (t *task) prepare() error {
 	limits := t.spec.Resources
 	switch {
 	case cg != nil:
-		if err := cg.SetLimits(limits.CPULimit, limits.MemLimitMB); err != nil {
+		if err := cg.SetLimits(limits); err != nil {
 			return err
 		}
 	case t.rt.cfg.Cgroups != nil:
-		cg, err := t.rt.cfg.Cgroups.Create(cgroupName(t.id), limits.CPULimit, limits.MemLimitMB)
+		cg, err := t.rt.cfg.Cgroups.Create(cgroupName(t.id), limits)
 		if err != nil {
 			return err
 		}

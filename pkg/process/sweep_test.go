@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/process"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // startInCgroup starts sleep in a new task cgroup of cgs.
 func startInCgroup(t *testing.T, cgs *process.Cgroups, name string) (*process.Cgroup, *exec.Cmd, chan error) {
 	t.Helper()
-	g, err := cgs.Create(name, 0, 0)
+	g, err := cgs.Create(name, proto.Resources{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -272,5 +272,5 @@ func (t *task) updateResources(res *proto.Resources) error {
 	if cg == nil {
 		return fmt.Errorf("task %q has no cgroup to update: %w", t.id, errdefs.ErrConflict)
 	}
-	return cg.SetLimits(res.CPULimit, res.MemLimitMB)
+	return cg.SetLimits(*res)
 }

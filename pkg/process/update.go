@@ -302,7 +302,7 @@ func (t *task) hotPatch(ctx context.Context, spec *proto.TaskSpec, revision uint
 	t.mu.Unlock()
 	err := t.install(spec, acct)
 	if err == nil && cg != nil {
-		err = cg.SetLimits(spec.Resources.CPULimit, spec.Resources.MemLimitMB)
+		err = cg.SetLimits(spec.Resources)
 	}
 	if err != nil {
 		return fmt.Errorf("%s of task %q: %w (some files may be replaced already; the task still runs revision %d)", what, t.id, err, runs)
