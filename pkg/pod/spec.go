@@ -26,7 +26,7 @@ const (
 // The environment variables every container gets (seed 001).
 const (
 	EnvHost     = "HOST"          // CNI: the container IP; CNM: the node address
-	EnvCNIName  = "BCS_CNI_NAME"  // CNI: the container's interface name
+	EnvCNIName  = "BCS_CNI_NAME"  // CNI: the container's interface name; CNM: empty
 	EnvNodeAddr = "BCS_NODE_ADDR" // the agent's address
 	EnvPodID    = "BCS_POD_ID"    // the pod ID
 	envPortPfx  = "PORT_"         // PORT_<name>: the port of each named port
@@ -66,9 +66,7 @@ func (e containerEnv) injected(ports []proto.Port) [][2]string {
 		{EnvHost, e.hostIP},
 		{EnvNodeAddr, e.nodeAddr},
 		{EnvPodID, e.podID},
-	}
-	if e.cniName != "" {
-		vars = append(vars, [2]string{EnvCNIName, e.cniName})
+		{EnvCNIName, e.cniName},
 	}
 	for _, p := range ports {
 		if p.Name == "" {
@@ -80,9 +78,10 @@ func (e containerEnv) injected(ports []proto.Port) [][2]string {
 }
 
 // buildEnv is the container environment: the injected variables, then the
-// task's own. A task value that is exactly "$NAME" of an injected variable
-// takes that variable's injected value (seed 001, one level: the injected
-// value, never another user variable).
+// task's own. A task value that is exactly "$NAME" or "${NAME}" of an
+// injected variable takes that variable's injected value, in every network
+// mode (seed 001, one level: the injected value, never another user
+// variable).
 func buildEnv(e containerEnv, spec *proto.TaskSpec) []string {
 	vars := e.injected(spec.Ports)
 	lookup := make(map[string]string, len(vars))
@@ -93,14 +92,27 @@ func buildEnv(e containerEnv, spec *proto.TaskSpec) []string {
 	}
 	for _, ev := range spec.Env {
 		value := ev.Value
-		if name, ok := strings.CutPrefix(value, "$"); ok {
-			if v, found := lookup[name]; found {
-				value = v
-			}
+		if v, found := lookup[referenced(value)]; found {
+			value = v
 		}
 		out = append(out, ev.Name+"="+value)
 	}
 	return out
+}
+
+// referenced is the variable name a value is exactly a reference to,
+// "$NAME" or "${NAME}"; "" when it is not one.
+func referenced(value string) string {
+	name, ok := strings.CutPrefix(value, "$")
+	if !ok {
+		return ""
+	}
+	if inner, braced := strings.CutPrefix(name, "{"); braced {
+		if name, ok = strings.CutSuffix(inner, "}"); !ok {
+			return ""
+		}
+	}
+	return name
 }
 
 // exportedPort is the PORT_<name> value: the host port the scheduler

@@ -60,6 +60,9 @@ func TestEnvSubstitution(t *testing.T) {
 			{Name: "HOST", Value: "$OtherENV"}, // not an injected name: kept verbatim
 			{Name: "NESTED", Value: "$CONTAINERIP"},
 			{Name: "PARTIAL", Value: "x$HOST"},
+			{Name: "BRACED", Value: "${HOST}"},
+			{Name: "IFACE", Value: "$BCS_CNI_NAME"},
+			{Name: "UNCLOSED", Value: "${HOST"},
 		},
 	}
 	got := buildEnv(containerEnv{podID: "pod-1", nodeAddr: "10.0.0.5", hostIP: "10.1.0.9", cniName: "eth0"}, spec)
@@ -67,10 +70,16 @@ func TestEnvSubstitution(t *testing.T) {
 		"HOST=10.1.0.9", "BCS_NODE_ADDR=10.0.0.5", "BCS_POD_ID=pod-1", "BCS_CNI_NAME=eth0",
 		"PORT_http=31000", "PORT_udp=9000",
 		"test_env=test_env", "CONTAINERIP=10.1.0.9", "RANDOMID=pod-1", "MYPORT=31000",
-		"HOST=$OtherENV", "NESTED=$CONTAINERIP", "PARTIAL=x$HOST",
+		"HOST=$OtherENV", "NESTED=$CONTAINERIP", "PARTIAL=x$HOST", "BRACED=10.1.0.9", "IFACE=eth0", "UNCLOSED=${HOST",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("env\n got %q\nwant %q", got, want)
+	}
+	// CNM: no CNI interface, and its variable is empty, not left as
+	// "$BCS_CNI_NAME" (issue 17).
+	got = buildEnv(containerEnv{podID: "pod-1", nodeAddr: "10.0.0.5", hostIP: "10.0.0.5"}, spec)
+	if !slices.Contains(got, "BCS_CNI_NAME=") || !slices.Contains(got, "IFACE=") || !slices.Contains(got, "BRACED=10.0.0.5") {
+		t.Errorf("CNM env %q: want BCS_CNI_NAME and IFACE empty, BRACED the node address", got)
 	}
 }
 
