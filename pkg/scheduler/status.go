@@ -60,11 +60,8 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 		delete(c.tasks, taskID)
 		delete(c.killSent, taskID)
 		c.taskEnded(inst, st)
-	} else if inst.phase == PhaseLaunched && allTasks(inst, mesos.TASK_RUNNING) {
-		c.setPhase(inst, PhaseRunning)
-		inst.rec.RunningSince = c.now
-		inst.rec.Message = ""
-		c.startRemoteChecks(inst)
+	} else if inst.phase == PhaseLaunched && allRunning(inst) {
+		c.nowRunning(inst)
 		c.checkIP(inst, st)
 	}
 	c.updateApplied(inst)
@@ -73,8 +70,25 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 	}
 }
 
+// nowRunning moves a launched instance whose tasks all run (or finished)
+// to Running.
+func (c *Core) nowRunning(inst *instance) {
+	c.setPhase(inst, PhaseRunning)
+	inst.rec.RunningSince = c.now
+	inst.rec.Message = ""
+	c.startRemoteChecks(inst)
+}
+
 // taskEnded handles a task that reached a terminal (or unreachable) state.
 func (c *Core) taskEnded(inst *instance, st mesos.TaskStatus) {
+	if st.GetState() == mesos.TASK_FINISHED && inst.phase.live() && inst.phase != PhaseKilling && c.liveTasks(inst) > 0 {
+		// Seed 001: a container that exits 0 is done and the others keep
+		// running; the group ends with its last task.
+		if inst.phase == PhaseLaunched && allRunning(inst) {
+			c.nowRunning(inst)
+		}
+		return
+	}
 	if inst.phase == PhaseRunning {
 		c.stopRemoteChecks(inst)
 	}
@@ -95,8 +109,10 @@ func (c *Core) taskEnded(inst *instance, st mesos.TaskStatus) {
 	if !inst.phase.live() {
 		return // a straggler of a launch already given up
 	}
-	// One task ending ends the group (the executor kills the rest; we make
-	// sure), then the restart policy decides.
+	// One task failing (or going missing) ends the group: the executor
+	// kills the rest, we make sure. Then the restart policy decides; a
+	// group's last task finishing when every other finished too is
+	// outcomeFinished.
 	for _, t := range inst.rec.Tasks {
 		if t.ID != st.TaskID.Value && c.tasks[t.ID] == inst {
 			c.sendKill(inst, t.ID)
@@ -136,28 +152,44 @@ func (c *Core) liveTasks(inst *instance) int {
 	return n
 }
 
-func allTasks(inst *instance, s mesos.TaskState) bool {
+// allRunning reports whether every task of inst runs or finished, one at
+// least running: a sidecar may be done before the main container is up.
+func allRunning(inst *instance) bool {
+	running := false
 	for _, t := range inst.rec.Tasks {
-		if taskState(t.State) != s {
+		switch taskState(t.State) {
+		case mesos.TASK_RUNNING:
+			running = true
+		case mesos.TASK_FINISHED:
+		default:
 			return false
 		}
 	}
-	return len(inst.rec.Tasks) > 0
+	return running
 }
 
-// groupState is the state shown for the group: the first terminal or
-// unreachable task's, else the least advanced task's.
+// groupState is the state shown for the group: the first task's that
+// ended other than finished (or is unreachable), else the least advanced
+// live task's, else (every task finished) TASK_FINISHED. A finished
+// sidecar does not end the group (seed 001).
 func groupState(inst *instance) mesos.TaskState {
 	order := map[mesos.TaskState]int{mesos.TASK_STAGING: 0, mesos.TASK_STARTING: 1, mesos.TASK_RUNNING: 2, mesos.TASK_KILLING: 3}
-	state, rank := mesos.TASK_RUNNING, 99
+	state, rank, finished := mesos.TASK_RUNNING, 99, false
 	for _, t := range inst.rec.Tasks {
 		s := taskState(t.State)
+		if s == mesos.TASK_FINISHED {
+			finished = true
+			continue
+		}
 		if terminal(s) || s == mesos.TASK_UNREACHABLE {
 			return s
 		}
 		if r, ok := order[s]; ok && r < rank {
 			state, rank = s, r
 		}
+	}
+	if finished && rank == 99 {
+		return mesos.TASK_FINISHED
 	}
 	return state
 }
@@ -170,6 +202,9 @@ func groupHealth(inst *instance) *bool {
 	t := inst.app.template(inst.rec.Template)
 	checked, known := 0, 0
 	for i, task := range inst.rec.Tasks {
+		if taskState(task.State) == mesos.TASK_FINISHED {
+			continue // done: its checks no longer run
+		}
 		if task.Healthy != nil && !*task.Healthy {
 			unhealthy := false
 			return &unhealthy
