@@ -280,6 +280,41 @@ func TestBridgePodThroughDevCluster(t *testing.T) {
 	e.noContainersLeft(t, "after the group failed")
 }
 
+// Seed 001 through the dev cluster and the real executor binary: a
+// sidecar exiting 0 is TASK_FINISHED while web runs on, healthy and not
+// killed; once web exits 0 too (told to by an exec MESSAGE), it is
+// TASK_FINISHED and the executor exits (FAILURE with status 0) with
+// nothing left.
+func TestFinishedContainersEndExecutorThroughDevCluster(t *testing.T) {
+	e := setup(t)
+	web, _ := bridgePod(t, "/health")
+	web.spec.Container.Args = []string{"-c", "mkdir -p /www && echo ok > /www/health && httpd -p 8080 -h /www && until [ -f /stop ]; do sleep 0.1; done"}
+	id, spec := task("side.0", "side", "sleep 0.5; exit 0")
+	side := taskDef{id, spec}
+	o := e.launch(t, "exec-finish", time.Second, web, side)
+	f := e.f
+
+	f.AwaitAck(web.id, mesos.TASK_RUNNING, nil)
+	st := f.AwaitAck(side.id, mesos.TASK_FINISHED, nil)
+	if info := containerInfo(t, st); info.ExitCode != 0 || info.Status != "exited" {
+		t.Errorf("side FINISHED data %+v", info)
+	}
+	f.AwaitAck(web.id, mesos.TASK_RUNNING, func(s mesos.TaskStatus) bool { return s.Healthy != nil && s.GetHealthy() })
+	time.Sleep(time.Second) // five check intervals: web runs on
+	msg := proto.Message{ID: "stop-1", Type: proto.MessageExec, TaskID: web.id, Command: []string{"touch", "/stop"}}
+	mdata, _ := msg.Encode()
+	f.Call(calls.Message(o.AgentID.Value, "exec-finish", mdata))
+	st = f.AwaitAck(web.id, mesos.TASK_FINISHED, nil)
+	if info := containerInfo(t, st); info.ExitCode != 0 {
+		t.Errorf("web FINISHED data %+v", info)
+	}
+	failure := f.Await("FAILURE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_FAILURE }).Failure
+	if failure.GetStatus() != 0 {
+		t.Errorf("executor exit status %d", failure.GetStatus())
+	}
+	e.noContainersLeft(t, "after every container finished")
+}
+
 // KILL with the kill policy's grace: SIGTERM, then SIGKILL once the grace
 // period is over; the whole pod is KILLED and removed.
 func TestKillWithGraceThroughDevCluster(t *testing.T) {
