@@ -18,6 +18,7 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -81,7 +82,7 @@ func (p *Pod) hotPatch(ctx context.Context, plan *UpdatePlan) error {
 	}
 	p.mu.Lock()
 	for i, t := range p.tasks {
-		if !plan.changed[i] || patched[i] {
+		if (!plan.changed[i] || patched[i]) && t.state != taskstate.Finished {
 			t.spec = plan.next[i]
 			p.setRevision(t, plan.Revision)
 		}

@@ -17,8 +17,8 @@ import (
 type UpdatePlan struct {
 	Revision uint64
 	Mode     proto.UpdateMode
-	// Current: every task already runs Revision, so Update would change
-	// nothing.
+	// Current: every running task already runs Revision, so Update
+	// would change nothing.
 	Current bool
 	// Changed are the tasks whose containers Update re-creates (InPlace)
 	// or patches (HotPatch), in group order.
@@ -37,7 +37,8 @@ type UpdatePlan struct {
 // that can be applied to running containers (image, configmap/secret
 // files, cpu and memory limits, health checks, kill grace period); for
 // InPlace no change of the pod's network. A refusal names the task and the
-// fields.
+// fields. A finished task (its container exited 0) is left as it ran, at
+// its revision: only the running ones move.
 func (p *Pod) PlanUpdate(u *proto.GroupUpdate) (*UpdatePlan, error) {
 	if u == nil {
 		return nil, fmt.Errorf("update without a revision: %w", errdefs.ErrInvalidArgument)
@@ -84,6 +85,10 @@ func (p *Pod) PlanUpdate(u *proto.GroupUpdate) (*UpdatePlan, error) {
 		if plan.next[i] == nil {
 			return nil, fmt.Errorf("update to revision %d: no spec for task %q: %w", u.Revision, t.id, errdefs.ErrInvalidArgument)
 		}
+		if t.state == taskstate.Finished {
+			plan.next[i] = t.spec // done (seed 001): it stays as it ran
+			continue
+		}
 		if t.state != taskstate.Running {
 			return nil, fmt.Errorf("update to revision %d: task %q is %s, not running: %w", u.Revision, t.id, t.state, errdefs.ErrConflict)
 		}
@@ -93,6 +98,9 @@ func (p *Pod) PlanUpdate(u *proto.GroupUpdate) (*UpdatePlan, error) {
 		return plan, nil
 	}
 	for i, t := range p.tasks {
+		if t.state == taskstate.Finished {
+			continue
+		}
 		fields := specChanges(t.spec, plan.next[i])
 		if err := p.refusal(u, i, t, plan.next[i], fields); err != nil {
 			return nil, err
@@ -279,8 +287,10 @@ func (p *Pod) inPlace(ctx context.Context, plan *UpdatePlan, draining func()) er
 	}
 	p.mu.Lock()
 	for i, t := range p.tasks {
-		t.spec = plan.next[i]
-		p.setRevision(t, plan.Revision)
+		if t.state != taskstate.Finished {
+			t.spec = plan.next[i]
+			p.setRevision(t, plan.Revision)
+		}
 	}
 	p.mu.Unlock()
 	return nil

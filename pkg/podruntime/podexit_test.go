@@ -3,8 +3,6 @@ package podruntime
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"runtime"
 	"strings"
 	"testing"
@@ -50,7 +48,7 @@ func TestFinishedSidecarLeavesMainRunning(t *testing.T) {
 	if got := rt.Tasks()[web.ID()]; got != taskstate.Running {
 		t.Fatalf("web %s after the sidecar finished, want running", got)
 	}
-	if body := get(t, fmt.Sprintf("http://127.0.0.1:%d/health", hostPort)); body != "ok\n" {
+	if body := httpGet(fmt.Sprintf("http://127.0.0.1:%d/health", hostPort)); body != "ok\n" {
 		t.Errorf("web's published port answers %q", body)
 	}
 
@@ -131,6 +129,69 @@ func TestAllContainersExitFinishesGroup(t *testing.T) {
 	noneLeft(t, c, cfg, baseline)
 }
 
+// An update leaves a finished task as it ran: InPlace re-creates the
+// running web from its new spec while the finished sidecar gets no
+// container and no report (it stays FINISHED at its revision); the same
+// update again is current (reports web only), and a hot patch applies to
+// web alone.
+func TestUpdateLeavesFinishedTask(t *testing.T) {
+	c := podtest.Docker(t)
+	rt, cfg := newRuntime(t, c, nil)
+	rep := newReporter(t)
+	web, _, hostPort := bridgePod(t)
+	side := containerTask("side.0", "side", "exit 0")
+	web.Spec.Instance.Version, side.Spec.Instance.Version = 1, 1
+	web.Spec.Env = []proto.EnvVar{{Name: "MODE", Value: "old"}}
+	web.Spec.Container.Args = []string{"-c", versionedWeb + trapped("httpd -f -p 8080 -h /www")}
+	baseline := podGoroutines()
+	rt.Launch(context.Background(), []executor.Task{web, side}, rep)
+	before := containerInfo(t, rep.awaitState(web.ID(), taskstate.Running))
+	rep.awaitState(side.ID(), taskstate.Finished)
+
+	u := proto.GroupUpdate{Revision: 2, Mode: proto.UpdateInPlace, Tasks: []proto.TaskUpdate{
+		nextSpec(web, 2, func(s *proto.TaskSpec) { s.Env = []proto.EnvVar{{Name: "MODE", Value: "new"}} }),
+		nextSpec(side, 2, func(s *proto.TaskSpec) { s.Env = []proto.EnvVar{{Name: "MODE", Value: "new"}} }),
+	}}
+	if res := sendUpdate(rt, side.ID(), u); !res.OK {
+		t.Fatalf("in-place update of a pod with a finished task: %+v", res)
+	}
+	after := containerInfo(t, rep.await(web.ID(), "web at revision 2", revisionReport(t, 2, "in-place update to revision 2: container re-created")))
+	if after.ID == before.ID {
+		t.Errorf("web not re-created: %s", after.ID)
+	}
+	eventually(t, 10*time.Second, func() string {
+		if got := httpGet(fmt.Sprintf("http://127.0.0.1:%d/", hostPort)); got != "new v1\n" {
+			return "after the update: " + got
+		}
+		return ""
+	})
+	seen := len(rep.snapshot())
+	if res := sendUpdate(rt, web.ID(), u); !res.OK {
+		t.Errorf("the same update again: %+v", res)
+	}
+	rep.awaitSince(seen, web.ID(), "web reported at revision 2", revisionReport(t, 2, ""))
+	hot := proto.GroupUpdate{Revision: 3, Mode: proto.UpdateHotPatch, Tasks: []proto.TaskUpdate{
+		nextSpec(web, 3, func(s *proto.TaskSpec) {
+			s.Env = []proto.EnvVar{{Name: "MODE", Value: "new"}}
+			s.KillGracePeriodSeconds = 2
+		}),
+		nextSpec(side, 3, nil),
+	}}
+	if res := sendUpdate(rt, web.ID(), hot); !res.OK {
+		t.Errorf("hot patch of a pod with a finished task: %+v", res)
+	}
+	rep.awaitSince(seen, web.ID(), "web at revision 3", revisionReport(t, 3, "hot-patched to revision 3"))
+	if got := rep.states(side.ID()); got[len(got)-1] != taskstate.Finished || count(got, taskstate.Finished) != 1 || count(got, taskstate.Running) != 1 {
+		t.Errorf("side states %v, want one RUNNING, then FINISHED and nothing more", got)
+	}
+	if info, _ := rt.groups[0].getPod().Info(side.ID()); info.Revision != 1 {
+		t.Errorf("side revision %d, want 1: it never ran another", info.Revision)
+	}
+	rt.Kill(web.ID(), time.Second)
+	waitDone(t, rt)
+	noneLeft(t, c, cfg, baseline)
+}
+
 // noneLeft fails t if a container of the test or a goroutine of the pod
 // (beyond baseline) is left.
 func noneLeft(t *testing.T, c *docker.Client, cfg Config, baseline int) {
@@ -168,15 +229,4 @@ func podGoroutines() int {
 		}
 	}
 	return n
-}
-
-func get(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		return err.Error()
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return string(body)
 }

@@ -52,8 +52,11 @@ func (g *group) apply(ctx context.Context, p *pod.Pod, u *proto.GroupUpdate) err
 		return err
 	}
 	if plan.Current {
-		for _, id := range g.order {
-			if err := g.reportStatus(id); err != nil {
+		for _, st := range p.Tasks() {
+			if st.State == taskstate.Finished {
+				continue // done (seed 001): out of updates
+			}
+			if err := g.reportStatus(st.TaskID); err != nil {
 				return err
 			}
 		}
