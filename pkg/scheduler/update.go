@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
@@ -197,13 +198,17 @@ func (c *Core) sendUpdate(inst *instance) {
 }
 
 // updateApplied finishes an in-place update or hot patch once every task
-// reports the new revision.
+// still running reports the new revision.
 func (c *Core) updateApplied(inst *instance) {
 	u := inst.rec.Update
 	if u == nil || u.Mode == registry.UpdateReplace || inst.phase != PhaseRunning {
 		return
 	}
-	if slices.ContainsFunc(inst.rec.Tasks, func(t registry.TaskRecord) bool { return t.Revision != u.Version }) {
+	// A finished task (seed 001: its container exited 0) stays at the
+	// revision it ran; the executor updates the running ones.
+	if slices.ContainsFunc(inst.rec.Tasks, func(t registry.TaskRecord) bool {
+		return t.Revision != u.Version && taskState(t.State) != mesos.TASK_FINISHED
+	}) {
 		return
 	}
 	inst.rec.Version, inst.rec.Template, inst.rec.Update = inst.app.versionOf(u.Template, u.Version), u.Template, nil

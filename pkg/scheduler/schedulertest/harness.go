@@ -552,6 +552,12 @@ func (h *Harness) process(key string, args map[string]string) *manifest.Process 
 		proc.Ports = append(proc.Ports, manifest.ProcessPort{Name: "admin_port", Protocol: "TCP"})
 	}
 	proc.Resources.Limits = manifest.ResourceList{CPU: manifest.Quantity(orDefault(args["cpu"], "1")), Memory: "256"}
+	if args["sidecar"] == "true" {
+		sidecar := *proc
+		sidecar.ProcName, sidecar.Ports, sidecar.HealthChecks = "sidecar", nil, nil
+		sidecar.StartCmd = "./sidecar.sh"
+		p.Spec.Template.Spec.Processes = append(p.Spec.Template.Spec.Processes, sidecar)
+	}
 	p.Spec.Template.Spec.Depends = dependsRefs(args["depends"])
 	b := constrainttest.New()
 	if u := args["unique"]; u != "" {
