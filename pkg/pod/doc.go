@@ -11,6 +11,17 @@
 // in-place update keeps its host ports; in BRIDGE mode docker may give
 // the new container another bridge address, which ContainerInfo reports).
 //
+// How containers end (seed 001): a container that exits 0 is finished
+// (TASK_FINISHED) and the others run on; one that fails (exits non-zero,
+// is OOM-killed or killed by anyone but the pod) fails its task and every
+// task still running, whose containers are killed at once (SIGKILL); a
+// finished task stays finished. The pod is done when every container has
+// exited. No business container owns the network, so a finished one,
+// the first included, takes nothing from the others; the network
+// container exiting, whatever its code, fails the pod. An in-place
+// restart or re-creation is no exit, and an update leaves a finished task
+// as it ran.
+//
 // It owns the translation of a proto.TaskSpec into a docker container
 // (command and args, docker parameters, volumes, resources, env injection,
 // configmap/secret files), the pod and task lifecycle (on pkg/taskstate's

@@ -17,7 +17,8 @@
 //     failures the whole group is killed and every task reported TASK_FAILED
 //     with the health check's reason;
 //   - killing (one task's KILL stops the whole pod: its tasks share one
-//     lifecycle, seed 001) and the scheduler messages signal, exec, restart,
+//     lifecycle, seed 001; a task whose container exited 0 is
+//     TASK_FINISHED while the others run on, see pkg/pod) and the scheduler messages signal, exec, restart,
 //     update-env (the container is re-created, the task stays RUNNING),
 //     update-file, update-resources and report-status;
 //   - the update message (proto.GroupUpdate): one update per pod at a

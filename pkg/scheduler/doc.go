@@ -19,6 +19,11 @@
 //	                     └──▶ Failed / Finished (no restart)
 //	any live phase ─kill (scale-down, delete, reschedule)─▶ Killing ─▶ gone
 //
+// The group is terminal when one task fails (or is killed unasked, or
+// lost): the others are killed. A task that finishes (exit 0) ends only
+// itself (seed 001): the instance runs on by its other tasks and is
+// Finished once the last one finished.
+//
 // The core's files, by responsibility: core.go (state, Step, instances),
 // reconcile.go (subscription, reconciliation, kill retries), offers.go
 // (offers kept or declined, SUPPRESS/REVIVE, what each agent has free),
