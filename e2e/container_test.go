@@ -100,3 +100,87 @@ func TestContainerExample(t *testing.T) {
 		return len(left) == 0 && code == 404, strings.Join(left, " ")
 	})
 }
+
+// Seed 001 through the scheduler: the example's sidecar exiting 0 is
+// TASK_FINISHED (exitCode 0) in the instance's tasks while web runs on,
+// healthy, in the same launch with no restart; web then killed from
+// outside (137) fails the group and it is relaunched. An application
+// whose every container exits 0 ends Finished, not restarted, its tasks
+// TASK_FINISHED, with no container left.
+func TestContainerExitsThroughScheduler(t *testing.T) {
+	s := startSystem(t)
+	sidecarExits := func(m map[string]any) {
+		containers := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)
+		containers[1].(map[string]any)["args"] = []any{"-c", "sleep 2; exit 0"}
+	}
+	if code, body := s.call("POST", "/v1/apps", s.manifest("application.json", sidecarExits)); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	var inst instanceView
+	s.eventually("the sidecar finished, web running and healthy", func() (bool, string) {
+		v, _ := s.app("demo", "web")
+		if len(v.Status.Instances) != 1 {
+			return false, fmt.Sprintf("%+v", v.Status.Instances)
+		}
+		inst = v.Status.Instances[0]
+		if len(inst.Tasks) != 2 {
+			return false, fmt.Sprintf("%+v", inst)
+		}
+		web, side := inst.Tasks[0], inst.Tasks[1]
+		sideDone := side.State == "TASK_FINISHED" && side.Container != nil && side.Container.ExitCode != nil && *side.Container.ExitCode == 0
+		webUp := web.State == "TASK_RUNNING" && inst.State == "TASK_RUNNING" && inst.Healthy != nil && *inst.Healthy && v.Status.State == "Running"
+		return sideDone && webUp, fmt.Sprintf("%s %+v", v.Status.State, inst)
+	})
+	if inst.Restarts != 0 {
+		t.Errorf("restarts %d after the sidecar finished, want 0", inst.Restarts)
+	}
+	if code, body := get(fmt.Sprintf("http://127.0.0.1:%d/", inst.Ports["http"])); code != 200 || !strings.Contains(body, "hello from web") {
+		t.Errorf("web after the sidecar finished: %d %q", code, body)
+	}
+	web := taskContainer(t, inst.TaskGroupID+"_0")
+	if web == "" {
+		t.Fatal("web's container is gone")
+	}
+
+	docker(t, "kill", web)
+	s.eventually("the group relaunched after web failed", func() (bool, string) {
+		v, _ := s.app("demo", "web")
+		i := v.Status.Instances[0]
+		return i.Restarts == 1 && i.TaskGroupID != inst.TaskGroupID && i.Tasks[0].State == "TASK_RUNNING", fmt.Sprintf("%+v", i)
+	})
+
+	done := s.manifest("application.json", func(m map[string]any) {
+		sidecarExits(m)
+		m["metadata"].(map[string]any)["name"] = "done"
+		spec := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+		first := spec["containers"].([]any)[0].(map[string]any)
+		first["args"], first["healthChecks"], first["ports"] = []any{"-c", "sleep 3; exit 0"}, nil, nil
+	})
+	if code, body := s.call("POST", "/v1/apps", done); code != 201 {
+		t.Fatalf("create done: %d %s", code, body)
+	}
+	s.eventually("every task finished, the instance not restarted", func() (bool, string) {
+		v, _ := s.app("demo", "done")
+		if len(v.Status.Instances) != 1 {
+			return false, fmt.Sprintf("%+v", v.Status.Instances)
+		}
+		i := v.Status.Instances[0]
+		ok := i.State == "TASK_FINISHED" && i.Restarts == 0 && strings.Contains(i.Message, "not restarted: finished") && len(i.Tasks) == 2
+		for _, task := range i.Tasks {
+			ok = ok && task.State == "TASK_FINISHED"
+		}
+		return ok, fmt.Sprintf("%+v", i)
+	})
+	s.eventually("no container of the finished application left", func() (bool, string) {
+		left := podContainers(t, "demo_done_")
+		return len(left) == 0, strings.Join(left, " ")
+	})
+
+	if code, body := s.call("DELETE", "/v1/apps/demo/web", nil); code != 202 {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	s.eventually("no container of the application left", func() (bool, string) {
+		left := podContainers(t, "demo_web_")
+		return len(left) == 0, strings.Join(left, " ")
+	})
+}

@@ -268,6 +268,7 @@ type instanceView struct {
 	Healthy     *bool             `json:"healthy"`
 	Restarts    int               `json:"restarts"`
 	Message     string            `json:"message"`
+	Tasks       []taskView        `json:"tasks"`
 	Move        *struct {
 		Reason    string `json:"reason"`
 		Successor *struct {

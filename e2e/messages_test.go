@@ -41,10 +41,12 @@ type taskView struct {
 	Name      string `json:"name"`
 	ID        string `json:"id"`
 	State     string `json:"state"`
+	Message   string `json:"message"`
 	Container *struct {
 		ID        string `json:"id"`
 		Pid       int    `json:"pid"`
 		Status    string `json:"status"`
+		ExitCode  *int   `json:"exitCode"`
 		IPAddress string `json:"ipAddress"`
 	} `json:"container"`
 	Process *struct {
