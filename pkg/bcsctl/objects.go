@@ -237,14 +237,13 @@ func (c *cli) scaleCommand() *cobra.Command {
 		Example: "  bcsctl scale app gamesvr --replicas 1 -n demo",
 		Args:    args(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, name, err := workloadArgs(args)
+			r, ns, name, err := c.workloadArgs(args)
 			if err != nil {
 				return err
 			}
 			if replicas < 0 {
 				return usageErrorf("--replicas: give the number of instances (≥ 0)")
 			}
-			ns, name := c.splitName(name)
 			var a appView
 			body := map[string]any{"instances": replicas, "force": force}
 			if _, err := c.client.call(cmd.Context(), http.MethodPost, pathOf(r.path, ns, name, "scale"), nil, body, &a); err != nil {
@@ -261,17 +260,18 @@ func (c *cli) scaleCommand() *cobra.Command {
 }
 
 // workloadArgs reads KIND NAME (or KIND/NAME) naming an application or a
-// deployment.
-func workloadArgs(args []string) (*resource, string, error) {
-	r, name, err := kindAndName(args)
+// deployment, and the namespace NAME or -n gives.
+func (c *cli) workloadArgs(args []string) (r *resource, namespace, name string, err error) {
+	r, name, err = kindAndName(args)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	if r.name != "apps" && r.name != "deployments" {
-		return nil, "", usageErrorf("%s: want an application (apps) or a deployment (deployments)", r.name)
+		return nil, "", "", usageErrorf("%s: want an application (apps) or a deployment (deployments)", r.name)
 	}
 	if name == "" {
-		return nil, "", usageErrorf("which %s? give a NAME", singular(r))
+		return nil, "", "", usageErrorf("which %s? give a NAME", singular(r))
 	}
-	return r, name, nil
+	namespace, name = c.splitName(name)
+	return r, namespace, name, nil
 }

@@ -35,11 +35,10 @@ func (c *cli) rolloutCommand() *cobra.Command {
 			Short: op.short,
 			Args:  args(cobra.RangeArgs(1, 2)),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				r, name, err := workloadArgs(args)
+				r, ns, name, err := c.workloadArgs(args)
 				if err != nil {
 					return err
 				}
-				ns, name := c.splitName(name)
 				var a appView
 				if _, err := c.client.call(cmd.Context(), http.MethodPost, pathOf(r.path, ns, name, op.name), nil, nil, &a); err != nil {
 					return err
@@ -60,11 +59,10 @@ func (c *cli) rolloutUndoCommand() *cobra.Command {
 		Short: "Roll out the spec of an earlier revision (the previous one by default), as a new revision",
 		Args:  args(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, name, err := workloadArgs(args)
+			r, ns, name, err := c.workloadArgs(args)
 			if err != nil {
 				return err
 			}
-			ns, name := c.splitName(name)
 			ctx := cmd.Context()
 			if revision == 0 {
 				if revision, err = c.previousRevision(ctx, r, ns, name); err != nil {
@@ -116,11 +114,10 @@ func (c *cli) rolloutHistoryCommand() *cobra.Command {
 		Short: "List the revisions of an application or deployment, or show one's spec",
 		Args:  args(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, name, err := workloadArgs(args)
+			r, ns, name, err := c.workloadArgs(args)
 			if err != nil {
 				return err
 			}
-			ns, name := c.splitName(name)
 			var history struct {
 				Versions []versionView `json:"versions"`
 			}
@@ -172,11 +169,10 @@ func (c *cli) rolloutStatusCommand() *cobra.Command {
 		Example: "  bcsctl rollout status deployment fleet -n demo\n  bcsctl rollout status deployment/fleet -n demo --timeout 5m",
 		Args:    args(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, name, err := workloadArgs(args)
+			r, ns, name, err := c.workloadArgs(args)
 			if err != nil {
 				return err
 			}
-			ns, name := c.splitName(name)
 			ctx := cmd.Context()
 			if timeout > 0 {
 				var cancel context.CancelFunc
