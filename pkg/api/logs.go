@@ -113,7 +113,7 @@ func (s *Server) taskLogs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("id")
-	instance, launch, err := s.launchByID(r.Context(), id)
+	instance, launch, err := s.cfg.Registry.LaunchByID(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -209,22 +209,6 @@ func (s *Server) sendLog(ctx context.Context, file logFile, offset *int64, limit
 		sent += int64(len(data))
 	}
 	return sent, nil
-}
-
-// launchByID finds the instance one of whose launches — its current one,
-// its move's successor or its previous one — has task group ID id; it
-// reads every instance.
-func (s *Server) launchByID(ctx context.Context, id string) (instance, launch *registry.TaskGroup, err error) {
-	groups, err := s.cfg.Registry.AllTaskGroups(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, g := range groups {
-		if l := g.Launch(id); l != nil {
-			return g, l, nil
-		}
-	}
-	return nil, nil, fmt.Errorf("task group %q (the taskGroupID of an instance): %w", id, errdefs.ErrNotFound)
 }
 
 // launchEnded tells whether launch id of the instance is over for the

@@ -584,7 +584,7 @@ func (c *Core) TaskGroup(id string) (registry.TaskGroup, bool) {
 // currentLaunch returns the instance (or successor) whose current launch
 // is the task group taskGroupID; nil for an older launch or an unknown ID.
 func (c *Core) currentLaunch(taskGroupID string) *instance {
-	p, err := ParseID(taskGroupID)
+	p, err := registry.ParseID(taskGroupID)
 	if err != nil {
 		return nil
 	}

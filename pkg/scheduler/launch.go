@@ -52,7 +52,7 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	a := inst.app
 	tmpl := inst.template()
 	launchNo := inst.rec.Launches + 1
-	tgID := TaskGroupID(a.rec.Namespace, a.rec.Name, inst.rec.Index, launchNo)
+	tgID := registry.TaskGroupID(a.rec.Namespace, a.rec.Name, inst.rec.Index, launchNo)
 	info := c.agents[agentID]
 	specs, err := tmpl.Specs(launch.Instance{
 		Index: inst.rec.Index, TaskGroupID: tgID, HostIP: info.ip, Ports: pl.Ports,
@@ -80,7 +80,7 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 		if ports := tmpl.TaskHostPorts(i, pl.Ports); len(ports) > 0 {
 			res = append(res, portsResource(ports))
 		}
-		taskID := TaskID(tgID, i)
+		taskID := registry.TaskID(tgID, i)
 		tasks[i] = mesos.TaskInfo{
 			Name: spec.Name, TaskID: mesos.TaskID{Value: taskID}, AgentID: mesos.AgentID{Value: agentID},
 			Resources: res, Data: data, KillPolicy: grace,

@@ -84,8 +84,8 @@ func (c *Core) oweSweep(st mesos.TaskStatus, inst *instance) {
 		slices.Sort(s.HeldPorts)
 	}
 	executor := st.GetExecutorID().GetValue()
-	if id, err := ParseID(st.TaskID.Value); executor == "" && err == nil {
-		executor = TaskGroupID(id.Namespace, id.App, id.Index, id.Launch)
+	if id, err := registry.ParseID(st.TaskID.Value); executor == "" && err == nil {
+		executor = registry.TaskGroupID(id.Namespace, id.App, id.Index, id.Launch)
 	}
 	s.Reason = fmt.Sprintf("executor %s ended under task %s (%s)", executor, st.TaskID.Value, statusMessage(st))
 	if snapshotSweep(s) != before {
@@ -105,7 +105,7 @@ func (c *Core) executorKinds(taskID string, inst *instance) []string {
 	a := (*app)(nil)
 	if inst != nil {
 		a = inst.app
-	} else if id, err := ParseID(taskID); err == nil {
+	} else if id, err := registry.ParseID(taskID); err == nil {
 		a = c.apps[id.Namespace+"/"+id.App]
 	}
 	if a == nil || a.tmpl == nil {

@@ -396,20 +396,12 @@ func (op *operator) set(d *scheduler.Driver) {
 }
 
 func (op *operator) Operate(ctx context.Context, taskGroupID, what string) error {
-	id, err := scheduler.ParseID(taskGroupID)
-	if err != nil || id.Task != -1 {
-		return fmt.Errorf("task group ID %q: %w", taskGroupID, errdefs.ErrInvalidArgument)
-	}
-	groups, err := op.reg.TaskGroups(ctx, id.Namespace, id.App)
+	instance, _, err := op.reg.LaunchByID(ctx, taskGroupID)
 	if err != nil {
 		return err
 	}
-	found := false
-	for _, g := range groups {
-		found = found || g.ID == taskGroupID || g.Move != nil && g.Move.Successor != nil && g.Move.Successor.ID == taskGroupID
-	}
-	if !found {
-		return fmt.Errorf("task group %q: %w", taskGroupID, errdefs.ErrNotFound)
+	if instance.Ended(taskGroupID) { // its previous launch: nothing runs to operate on
+		return fmt.Errorf("task group %q has ended (instance %d runs %s): %w", taskGroupID, instance.Index, instance.ID, errdefs.ErrNotFound)
 	}
 	return op.send(ctx, scheduler.Operate{TaskGroupID: taskGroupID, Op: scheduler.Operation(what)})
 }

@@ -1,9 +1,13 @@
-package scheduler
+package registry
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 )
 
 // Task group and task IDs are readable and parse without splitting on
@@ -52,4 +56,26 @@ func ParseID(id string) (ParsedID, error) {
 		*nums[i] = n
 	}
 	return p, nil
+}
+
+// LaunchByID reads the instance one of whose launches — its current one,
+// its move's successor or its previous one — has task group ID id, from
+// the one record the ID names.
+func (r *Registry) LaunchByID(ctx context.Context, id string) (instance, launch *TaskGroup, err error) {
+	notFound := fmt.Errorf("task group %q (the taskGroupID of an instance): %w", id, errdefs.ErrNotFound)
+	p, err := ParseID(id)
+	if err != nil || p.Task != -1 {
+		return nil, nil, notFound
+	}
+	instance, err = r.GetTaskGroup(ctx, p.Namespace, p.App, p.Index)
+	if errors.Is(err, errdefs.ErrNotFound) {
+		return nil, nil, notFound
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if launch = instance.Launch(id); launch == nil {
+		return nil, nil, notFound
+	}
+	return instance, launch, nil
 }
