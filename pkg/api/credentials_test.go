@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 )
@@ -49,6 +52,9 @@ func TestPasswordsAreRedactedAndKept(t *testing.T) {
 		t.Errorf("details %q, want one naming …uris[0].pwd", got.Details)
 	}
 	e.expect(t, http.StatusNotFound, "GET", "/v1/apps/ns-a/pkg2", nil, nil)
+	if keys := e.keysHolding(t, password); len(keys) > 0 {
+		t.Errorf("etcd holds the password in clear at %q", keys)
+	}
 }
 
 // A remote configmap item's password likewise.
@@ -75,6 +81,50 @@ func TestConfigMapRemotePasswordIsRedactedAndKept(t *testing.T) {
 	if err != nil || !strings.Contains(string(o.Spec), password) {
 		t.Errorf("stored after a PUT of the shown configmap: %s, %v; want the password kept", o.Spec, err)
 	}
+	if keys := e.keysHolding(t, password); len(keys) > 0 {
+		t.Errorf("etcd holds the password in clear at %q", keys)
+	}
+}
+
+// A container's image pull password likewise, and none of the three is
+// in clear anywhere in etcd (the application, its versions).
+func TestImagePullPasswordIsSealedAtRest(t *testing.T) {
+	e := newEnv(t)
+	const password = "pull-pw-456"
+	app := application("pull", "ns-a")
+	app.Spec.Template.Spec.Containers[0].ImagePullUser, app.Spec.Template.Spec.Containers[0].ImagePullPasswd = "puller", password
+	created := createApp(t, e, app)
+	if strings.Contains(string(created.Spec), password) {
+		t.Errorf("shown: %s", created.Spec)
+	}
+	if stored := storedSpec(t, e, "ns-a", "pull"); !strings.Contains(stored, `"imagePullPasswd":"`+password+`"`) {
+		t.Errorf("read back from the store: %s; want the password", stored)
+	}
+	if keys := e.keysHolding(t, password); len(keys) > 0 {
+		t.Errorf("etcd holds the password in clear at %q", keys)
+	}
+}
+
+// keysHolding lists the keys of the env's prefix whose value, as etcd
+// holds it, contains s.
+func (e *env) keysHolding(t *testing.T, s string) []string {
+	t.Helper()
+	c, err := clientv3.New(clientv3.Config{Endpoints: e.endpoints, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	resp, err := c.Get(t.Context(), e.prefix, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, kv := range resp.Kvs {
+		if strings.Contains(string(kv.Value), s) {
+			keys = append(keys, string(kv.Key))
+		}
+	}
+	return keys
 }
 
 func storedSpec(t *testing.T, e *env, ns, name string) string {

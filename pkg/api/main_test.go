@@ -28,8 +28,10 @@ func TestMain(m *testing.M) { os.Exit(storetest.RunShared(m, &shared)) }
 
 // env is one API server over a private prefix of an etcd.
 type env struct {
-	url    string
-	store  *store.Store
+	url       string
+	endpoints []string
+	prefix    string
+	store     *store.Store
 	reg    *registry.Registry
 	server *httptest.Server
 	client *http.Client
@@ -62,7 +64,7 @@ func newEnvOn(t testing.TB, endpoints []string, prefix string, sealer *store.Sea
 	}
 	srv := httptest.NewServer(api.NewServer(cfg))
 	e := &env{
-		url: srv.URL, store: st, reg: reg, server: srv,
+		url: srv.URL, endpoints: endpoints, prefix: prefix, store: st, reg: reg, server: srv,
 		client: &http.Client{
 			Timeout:       10 * time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

@@ -2,21 +2,24 @@ package manifest
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 )
 
-// credentialFields are the JSON names of the fields that hold passwords:
+// CredentialFields are the JSON names of the fields that hold passwords:
 // a container's image pull password, a process package's download
-// password, a remote configmap item's password.
-var credentialFields = map[string]bool{"imagePullPasswd": true, "pwd": true, "remotePasswd": true}
+// password, a remote configmap item's password. They are redacted in what
+// is shown and sealed at rest (pkg/store's SealedMembers, which a registry
+// test holds to this list).
+var CredentialFields = []string{"imagePullPasswd", "pwd", "remotePasswd"}
 
 // Redacted stands for a password in what is shown of a manifest.
 const Redacted = "***"
 
 func isCredential(p field.Path) bool {
-	return credentialFields[string(p)[strings.LastIndexByte(string(p), '.')+1:]]
+	return slices.Contains(CredentialFields, string(p)[strings.LastIndexByte(string(p), '.')+1:])
 }
 
 // RedactCredentials returns a deep copy of obj in which every password set

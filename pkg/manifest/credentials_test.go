@@ -86,7 +86,7 @@ func mustJSON(t *testing.T, v any) string {
 	return string(data)
 }
 
-// A password field added to a manifest type must join credentialFields,
+// A password field added to a manifest type must join CredentialFields,
 // or it would be shown.
 func TestEveryPasswordFieldIsACredential(t *testing.T) {
 	looksSecret := regexp.MustCompile(`(?i)passw|pwd|token`)

@@ -614,6 +614,13 @@ func TestResolverIsPerNamespace(t *testing.T) {
 	}
 }
 
+// The store seals at rest exactly the fields a manifest redacts.
+func TestStoreSealsEveryCredentialField(t *testing.T) {
+	if !slices.Equal(slices.Sorted(slices.Values(store.SealedMembers)), slices.Sorted(slices.Values(manifest.CredentialFields))) {
+		t.Errorf("store.SealedMembers %q, manifest.CredentialFields %q: want the same names", store.SealedMembers, manifest.CredentialFields)
+	}
+}
+
 // Issue 3: "Secret values are encrypted at rest": the raw etcd value holds
 // neither the content nor the path.
 func TestSecretsAreSealedAtRest(t *testing.T) {

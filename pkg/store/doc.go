@@ -20,8 +20,9 @@
 //   - Encryption at rest of everything under secrets/ and notifytargets/
 //     (callback URLs, which may carry credentials): values are sealed
 //     with AES-256-GCM (Sealer) using the object key as associated data, so
-//     a ciphertext cannot be moved to another key. The store never logs
-//     values.
+//     a ciphertext cannot be moved to another key. In every other value
+//     the passwords a manifest holds (SealedMembers) are sealed alone, in
+//     place, so the rest stays readable JSON. The store never logs values.
 //   - The key layout below.
 //
 // # Key layout

@@ -40,8 +40,9 @@ type Config struct {
 	// ListPageSize is how many keys List fetches per request. Default
 	// DefaultListPageSize.
 	ListPageSize int64
-	// Sealer encrypts the values of keys under secrets/. Without one, any
-	// read or write of such a key fails: secrets are never stored in clear.
+	// Sealer encrypts the values of keys under secrets/ and the passwords
+	// in other values (SealedMembers). Without one, any read or write of
+	// such a key or value fails: they are never stored in clear.
 	Sealer *Sealer
 	// Logger receives the etcd client's own diagnostics (never values).
 	// Default: discard.
@@ -273,7 +274,7 @@ func (s *Store) Delete(ctx context.Context, key string, expectRev int64) error {
 	return err
 }
 
-// entry converts a stored key-value, unsealing secrets.
+// entry converts a stored key-value, unsealing secrets and passwords.
 func (s *Store) entry(kv *mvccpb.KeyValue) (Entry, error) {
 	key := s.relative(kv.Key)
 	e := Entry{
@@ -292,7 +293,13 @@ func (s *Store) entry(kv *mvccpb.KeyValue) (Entry, error) {
 			return Entry{}, fmt.Errorf("key %q: %w", key, err)
 		}
 		e.Value = plain
+		return e, nil
 	}
+	opened, err := s.openMembers(key, kv.Value)
+	if err != nil {
+		return Entry{}, err
+	}
+	e.Value = opened
 	return e, nil
 }
 
@@ -300,11 +307,12 @@ func (s *Store) relative(fullKey []byte) string {
 	return strings.TrimPrefix(string(fullKey), s.prefix)
 }
 
-// encode returns the bytes to store for value at key, sealing secrets with
-// the key as associated data.
+// encode returns the bytes to store for value at key, sealing secrets
+// (and the passwords of other values, SealedMembers) with the key as
+// associated data.
 func (s *Store) encode(key string, value []byte) ([]byte, error) {
 	if !isSecretKey(key) {
-		return value, nil
+		return s.sealMembers(key, value)
 	}
 	if s.sealer == nil {
 		return nil, fmt.Errorf("key %q is a secret and the store has no Sealer: %w", key, errdefs.ErrInvalidArgument)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -52,6 +53,7 @@ func Run(t *testing.T, cluster Cluster) {
 		{"SecretsSealedAtRest", testSecretsSealedAtRest},
 		{"SecretsNeedSealer", testSecretsNeedSealer},
 		{"CallbackURLsSealedAtRest", testCallbackURLsSealedAtRest},
+		{"PasswordsSealedAtRest", testPasswordsSealedAtRest},
 		{"JSON", testJSON},
 		// Last: compaction drops history of the whole shared cluster.
 		{"WatchFromCompactedRevision", testWatchCompacted},
@@ -739,6 +741,67 @@ func testCallbackURLsSealedAtRest(t *testing.T, h *harness) {
 	}
 	if stored := resp.Kvs[0].Value; bytes.Contains(stored, []byte("hunter2")) || bytes.Contains(stored, []byte("s3cr3t")) {
 		t.Fatal("etcd holds the callback URL in clear")
+	}
+}
+
+// Issue 17: the passwords of a manifest (SealedMembers, at any depth) are
+// sealed in its stored value, which stays readable JSON, and come back
+// byte for byte; one written in clear by an older release reads as it is.
+func testPasswordsSealedAtRest(t *testing.T, h *harness) {
+	s := h.open()
+	app := `{"kind":"process","spec":{"uris":[{"value":"http://x/p.tgz","user":"u","pwd":"hunter2"},{"pwd":""}],` +
+		`"containers":[{"imagePullPasswd":"s3cr\"et<&>"}],"labels":{"note":"pwd","pwd":{"nested":"x"}}},` +
+		`"datas":{"a":{"remotePasswd":"ftp-pass"}},"message":"hunter2 is a word here"}`
+	events, err := s.Watch(ctx(t), "apps/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, "apps/default/web", app)
+	wantValue(t, s, "apps/default/web", app)
+	if ev := nextEvent(t, events); string(ev.Entry.Value) != app {
+		t.Fatalf("watch delivered %s, want the value as written", ev.Entry.Value)
+	}
+	resp, err := h.raw().Get(ctx(t), h.prefix+"apps/default/web")
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("raw get: %v", err)
+	}
+	stored := string(resp.Kvs[0].Value)
+	for _, password := range []string{`"hunter2"`, "s3cr", "ftp-pass"} {
+		if strings.Contains(stored, password) {
+			t.Errorf("etcd holds %s in clear: %s", password, stored)
+		}
+	}
+	var doc struct {
+		Spec struct {
+			URIs []struct{ Value, Pwd string }
+		}
+		Message string
+	}
+	if err := json.Unmarshal(resp.Kvs[0].Value, &doc); err != nil || doc.Spec.URIs[0].Value != "http://x/p.tgz" ||
+		!strings.HasPrefix(doc.Spec.URIs[0].Pwd, "bcs-sealed:") || doc.Spec.URIs[1].Pwd != "" || doc.Message != "hunter2 is a word here" {
+		t.Errorf("stored value is not the same JSON with sealed passwords: %v %s", err, stored)
+	}
+
+	// A sealed password moved to another key does not open there.
+	if _, err := h.raw().Put(ctx(t), h.prefix+"apps/default/other", stored); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Get(ctx(t), "apps/default/other")
+	wantClass(t, "Get of a password moved from another key", err, store.ErrCannotUnseal)
+
+	legacy := `{"spec":{"uris":[{"pwd":"clear"}]}}`
+	if _, err := h.raw().Put(ctx(t), h.prefix+"apps/default/old", legacy); err != nil {
+		t.Fatal(err)
+	}
+	wantValue(t, s, "apps/default/old", legacy)
+
+	plain := h.open(func(c *store.Config) { c.Sealer = nil })
+	_, err = plain.Put(ctx(t), "apps/default/web", []byte(app))
+	wantClass(t, "Put of a password without a Sealer", err, errdefs.ErrInvalidArgument)
+	_, err = plain.Get(ctx(t), "apps/default/web")
+	wantClass(t, "Get of a sealed password without a Sealer", err, errdefs.ErrInvalidArgument)
+	if _, err := plain.Put(ctx(t), "apps/default/nopass", []byte(`{"spec":{"uris":[{"pwd":""}]}}`)); err != nil {
+		t.Errorf("Put of empty passwords without a Sealer: %v", err)
 	}
 }
 

@@ -1,0 +1,159 @@
+package store
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+)
+
+// SealedMembers are the JSON object members whose string values are
+// sealed at rest wherever a stored value has them: the names manifests
+// give their passwords (a container's imagePullPasswd, a package's pwd, a
+// remote configmap item's remotePasswd; pkg/registry checks that they are
+// pkg/manifest's credential fields). The rest of the value stays readable
+// JSON, so etcdctl still shows an application; only the password is
+// ciphertext.
+var SealedMembers = []string{"imagePullPasswd", "pwd", "remotePasswd"}
+
+// sealedPrefix begins a sealed member's string: the Sealer's output in
+// base64. A stored member without it is a password written in clear by an
+// older release; it is read as it is and sealed at its next write.
+const sealedPrefix = "bcs-sealed:"
+
+// sealMembers seals the non-empty SealedMembers strings of value, bound to
+// key and the member's name. What is sealed is the string's JSON literal,
+// escapes and all, so that openMembers gives back the value byte for byte.
+func (s *Store) sealMembers(key string, value []byte) ([]byte, error) {
+	return rewriteMembers(value, func(name string, literal []byte, _ string) ([]byte, error) {
+		if string(literal) == `""` {
+			return literal, nil
+		}
+		if s.sealer == nil {
+			return nil, fmt.Errorf("key %q has a %q to seal and the store has no Sealer: %w", key, name, errdefs.ErrInvalidArgument)
+		}
+		sealed, err := s.sealer.Seal(literal, memberData(key, name))
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(sealedPrefix + base64.StdEncoding.EncodeToString(sealed))
+	})
+}
+
+// openMembers reverses sealMembers.
+func (s *Store) openMembers(key string, value []byte) ([]byte, error) {
+	return rewriteMembers(value, func(name string, literal []byte, text string) ([]byte, error) {
+		encoded, ok := strings.CutPrefix(text, sealedPrefix)
+		if !ok {
+			return literal, nil
+		}
+		if s.sealer == nil {
+			return nil, fmt.Errorf("key %q has a sealed %q and the store has no Sealer: %w", key, name, errdefs.ErrInvalidArgument)
+		}
+		sealed, err := base64.StdEncoding.DecodeString(encoded)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: sealed %q is not base64: %w", key, name, ErrCannotUnseal)
+		}
+		opened, err := s.sealer.Open(sealed, memberData(key, name))
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %q: %w", key, name, err)
+		}
+		return opened, nil
+	})
+}
+
+func memberData(key, name string) []byte { return []byte(key + "#" + name) }
+
+// rewriteMembers returns value with the string literal of every
+// SealedMembers member, at any depth, replaced by what fn makes of it (fn
+// gets the literal and its text); everything else is kept byte for byte. A
+// value that is not JSON, or names no such member, is returned as it is.
+func rewriteMembers(value []byte, fn func(name string, literal []byte, text string) ([]byte, error)) ([]byte, error) {
+	if !mentionsSealedMember(value) {
+		return value, nil
+	}
+	type span struct {
+		start, end int // the string literal's bytes
+		name, text string
+	}
+	type frame struct{ object, wantName bool }
+	var spans []span
+	var stack []frame
+	member := "" // the sealed member whose value comes next
+	dec := json.NewDecoder(bytes.NewReader(value))
+	for {
+		before := int(dec.InputOffset())
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return value, nil // not JSON: nothing of ours to seal
+		}
+		var top *frame
+		if n := len(stack); n > 0 {
+			top = &stack[n-1]
+		}
+		if delim, ok := tok.(json.Delim); ok {
+			if delim == '}' || delim == ']' {
+				stack = stack[:len(stack)-1]
+			} else {
+				if top != nil && top.object {
+					top.wantName = true // after this value, the next member
+				}
+				stack = append(stack, frame{object: delim == '{', wantName: delim == '{'})
+			}
+			member = ""
+			continue
+		}
+		if top != nil && top.object && top.wantName {
+			top.wantName = false
+			if name, _ := tok.(string); isSealedMember(name) {
+				member = name
+			}
+			continue
+		}
+		if top != nil && top.object {
+			top.wantName = true
+		}
+		if text, ok := tok.(string); ok && member != "" {
+			end := int(dec.InputOffset())
+			start := before + bytes.IndexByte(value[before:end], '"')
+			spans = append(spans, span{start: start, end: end, name: member, text: text})
+		}
+		member = ""
+	}
+	if len(spans) == 0 {
+		return value, nil
+	}
+	out := make([]byte, 0, len(value)+len(spans)*64)
+	last := 0
+	for _, sp := range spans {
+		replaced, err := fn(sp.name, value[sp.start:sp.end], sp.text)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, value[last:sp.start]...), replaced...)
+		last = sp.end
+	}
+	return append(out, value[last:]...), nil
+}
+
+func isSealedMember(name string) bool { return slices.Contains(SealedMembers, name) }
+
+// mentionsSealedMember is the cheap test that spares most values (task
+// groups, agents) the JSON walk.
+func mentionsSealedMember(value []byte) bool {
+	for _, m := range SealedMembers {
+		if bytes.Contains(value, []byte(`"`+m+`"`)) {
+			return true
+		}
+	}
+	return false
+}
