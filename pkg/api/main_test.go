@@ -32,9 +32,9 @@ type env struct {
 	endpoints []string
 	prefix    string
 	store     *store.Store
-	reg    *registry.Registry
-	server *httptest.Server
-	client *http.Client
+	reg       *registry.Registry
+	server    *httptest.Server
+	client    *http.Client
 }
 
 // newEnv serves the API over a fresh prefix of the shared etcd; change
