@@ -25,6 +25,10 @@ var objectKinds = []objectKind{
 	{manifest.KindConfigMap, "configmaps"},
 	{manifest.KindSecret, "secrets"},
 	{manifest.KindHookTemplate, "hooktemplates"},
+	// Stored and served as the original's bcs-services were, for the
+	// load balancers and service discovery users run; nothing in the
+	// scheduler reads them.
+	{manifest.KindService, "services"},
 }
 
 // deleteParams are the query parameters of a delete: configmaps and

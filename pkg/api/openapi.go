@@ -209,6 +209,8 @@ func objectManifest(kind manifest.Kind) any {
 		return manifest.Secret{}
 	case manifest.KindHookTemplate:
 		return manifest.HookTemplate{}
+	case manifest.KindService:
+		return manifest.Service{}
 	default:
 		return manifest.Depends{}
 	}

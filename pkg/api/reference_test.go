@@ -40,11 +40,6 @@ func placeholderCheck(typ string) []string {
 	return []string{`"HTTP|TCP|COMMAND|REMOTE_HTTP|REMOTE_TCP"`, `"` + typ + `"`}
 }
 
-// renameSecret: the reference files reference a secret "mySecret", a name
-// the API refuses to create (names are DNS labels, see pkg/manifest's
-// doc), so the references are renamed to one it accepts.
-var renameSecret = []string{`"mySecret"`, `"my-secret"`}
-
 func join(lists ...[]string) []string {
 	var out []string
 	for _, l := range lists {
@@ -60,7 +55,7 @@ func join(lists ...[]string) []string {
 // are created.
 func TestReferenceFilesThroughPOST(t *testing.T) {
 	processFill := join(placeholderPolicy, placeholderPullPolicy, placeholderCheck("REMOTE_HTTP"),
-		[]string{`"http|https"`, `"https"`}, renameSecret)
+		[]string{`"http|https"`, `"https"`})
 	processFix := []string{"${hospip}", "${hostip}", "${ports.http-service}", "${ports.http_port}"}
 	processErrs := []string{
 		`spec.template.spec.processes[0].startCmd: unknown variable "${hospip}"`,
@@ -78,7 +73,7 @@ func TestReferenceFilesThroughPOST(t *testing.T) {
 	}{
 		{
 			file: "application.json", path: "/v1/apps", namespace: "nfsol",
-			fill: join(placeholderPolicy, placeholderPullPolicy, placeholderCheck("HTTP"), []string{`"http|https"`, `"http"`}, renameSecret),
+			fill: join(placeholderPolicy, placeholderPullPolicy, placeholderCheck("HTTP"), []string{`"http|https"`, `"http"`}),
 			wantErrs: []string{
 				`spec.template.spec.containers[0].env[2].value: unknown variable "${bcs.ports.http_port}": no port named "http_port"`,
 			},
@@ -96,10 +91,8 @@ func TestReferenceFilesThroughPOST(t *testing.T) {
 		{file: "seed000-process.json", path: "/v1/apps", namespace: "ns-a", fill: processFill, wantErrs: processErrs, fix: processFix},
 		{file: "configmap.json", path: "/v1/configmaps"},
 		{file: "secret.json", path: "/v1/secrets"},
-		// Services and commands have no route in this issue: /v1/apps
-		// refuses them by kind.
-		{file: "service.json", path: "/v1/apps", fill: []string{`"ClusterIP|NodePort|None|Integration"`, `"NodePort"`},
-			wantErrs: []string{`kind: want application or process here, got "service"`}},
+		{file: "service.json", path: "/v1/services", fill: []string{`"ClusterIP|NodePort|None|Integration"`, `"NodePort"`}},
+		// Commands have no route yet: /v1/apps refuses them by kind.
 		{file: "command.json", path: "/v1/apps", fill: []string{`"Deployment | Application"`, `"Deployment"`},
 			wantErrs: []string{`kind: want application or process here, got "command"`}},
 	}
@@ -113,7 +106,7 @@ func TestReferenceFilesThroughPOST(t *testing.T) {
 					"config_two": {Type: manifest.ConfigDataFile, Content: "dHdv"},
 				}
 				e.expect(t, http.StatusCreated, "POST", "/v1/configmaps", cm, nil)
-				e.expect(t, http.StatusCreated, "POST", "/v1/secrets", secret("my-secret", tt.namespace), nil)
+				e.expect(t, http.StatusCreated, "POST", "/v1/secrets", secret("mySecret", tt.namespace), nil)
 			}
 			keysBefore := e.storedKeys(t)
 			body := readReference(t, tt.file, tt.fill...)
@@ -143,4 +136,27 @@ func TestReferenceFilesThroughPOST(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Issue 17: the original's services are stored and served like configmaps
+// (for the load balancers users run; the scheduler reads none).
+func TestServicesAreStoredAndServed(t *testing.T) {
+	e := newEnv(t)
+	body := readReference(t, "service.json", `"ClusterIP|NodePort|None|Integration"`, `"NodePort"`)
+	e.expect(t, http.StatusCreated, "POST", "/v1/services", body, nil)
+	got := e.expect(t, http.StatusOK, "GET", "/v1/services/defaultGroup/template-service", nil, nil)
+	if !strings.Contains(string(got.body), `"nodePort": 31001`) {
+		t.Errorf("GET: %s", got.body)
+	}
+	list := e.expect(t, http.StatusOK, "GET", "/v1/services?namespace=defaultGroup", nil, nil)
+	if !strings.Contains(string(list.body), "template-service") {
+		t.Errorf("list: %s", list.body)
+	}
+	bad := errorOf(t, e.call(t, "PUT", "/v1/services/defaultGroup/template-service",
+		strings.Replace(body, `"NodePort"`, `"Balanced"`, 1)), http.StatusBadRequest, "InvalidArgument")
+	if len(bad.Details) != 1 || !strings.HasPrefix(bad.Details[0], "spec.type: ") {
+		t.Errorf("PUT of a bad type: %q", bad.Details)
+	}
+	e.expect(t, http.StatusNoContent, "DELETE", "/v1/services/defaultGroup/template-service", nil, nil)
+	e.expect(t, http.StatusNotFound, "GET", "/v1/services/defaultGroup/template-service", nil, nil)
 }

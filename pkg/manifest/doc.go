@@ -18,7 +18,10 @@
 // use '-' ("ri-test-rc-001", "ns-a") and its default namespace is
 // "defaultGroup". The rule enforced: a DNS label, [a-z0-9-], starting with a
 // letter, ending with a letter or digit, at most 63 characters; the
-// namespace may also be exactly "defaultGroup".
+// namespace may also be exactly "defaultGroup". Configmaps and secrets are
+// named as the original allowed (its manifests reference "mySecret"):
+// letters of either case, digits, '.', '_' and '-', starting with a letter
+// or digit, kept as written; their names never become a host or DNS name.
 //
 // Variables. A stored spec is never changed: ExpandProcess and
 // ExpandContainer return deep copies with ${...} references replaced for

@@ -27,6 +27,9 @@ var (
 	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 	// dataKey names a configmap or secret item ("bcs.conf", "config_two").
 	dataKey = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	// dataObjectName names a configmap or secret ("mySecret"); see the
+	// package documentation.
+	dataObjectName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 )
 
 // Probe values variables resolve to when a manifest is validated, before
@@ -105,11 +108,31 @@ func (v *validator) namespaceName(p field.Path, s string) {
 func (v *validator) meta(p field.Path, m ObjectMeta) {
 	v.name(p.Child("name"), m.Name)
 	v.namespaceName(p.Child("namespace"), m.Namespace)
-	for _, k := range sortedKeys(m.Labels) {
+	v.labels(p, m.Labels)
+}
+
+func (v *validator) labels(p field.Path, labels map[string]string) {
+	for _, k := range sortedKeys(labels) {
 		if k == "" {
 			v.invalid(p.Child("labels"), "empty label key")
 		}
 	}
+}
+
+// dataObjectMeta is meta for a configmap or secret, whose name follows
+// dataObjectName.
+func (v *validator) dataObjectMeta(p field.Path, m ObjectMeta) {
+	np := p.Child("name")
+	switch {
+	case m.Name == "":
+		v.required(np)
+	case len(m.Name) > MaxNameLength:
+		v.invalid(np, "at most %d characters, got %d", MaxNameLength, len(m.Name))
+	case !dataObjectName.MatchString(m.Name):
+		v.invalid(np, "want letters, digits, '.', '_' and '-', starting with a letter or digit, got %q", m.Name)
+	}
+	v.namespaceName(p.Child("namespace"), m.Namespace)
+	v.labels(p, m.Labels)
 }
 
 func (v *validator) templateMeta(p field.Path, m TemplateMeta) {
@@ -244,9 +267,6 @@ func (v *validator) healthChecks(p field.Path, checks []HealthCheck, ports map[s
 			v.checkPort(hp.Child("http"), h.HTTP.Port, h.HTTP.PortName, ports)
 			if h.HTTP.Scheme != "http" && h.HTTP.Scheme != "https" {
 				v.invalid(hp.Child("http").Child("scheme"), "want http or https, got %q", h.HTTP.Scheme)
-			}
-			if len(h.HTTP.Headers) > 0 && h.Type != CheckRemoteHTTP {
-				v.invalid(hp.Child("http").Child("headers"), "only REMOTE_HTTP checks send headers")
 			}
 		case CheckTCP, CheckRemoteTCP:
 			if h.TCP == nil {
@@ -570,7 +590,7 @@ func (v *validator) process(p field.Path, proc *ProcessSpec) {
 // Validate implements Object.
 func (c *ConfigMap) Validate(Resolver) field.ErrorList {
 	v := newValidator(nil, c.Metadata.Namespace)
-	v.meta("metadata", c.Metadata)
+	v.dataObjectMeta("metadata", c.Metadata)
 	dp := field.Path("datas")
 	if len(c.Datas) == 0 {
 		v.invalid(dp, "must hold at least one item")
@@ -599,7 +619,7 @@ func (v *validator) dataKey(p field.Path, key string) {
 // Validate implements Object.
 func (s *Secret) Validate(Resolver) field.ErrorList {
 	v := newValidator(nil, s.Metadata.Namespace)
-	v.meta("metadata", s.Metadata)
+	v.dataObjectMeta("metadata", s.Metadata)
 	dp := field.Path("datas")
 	if len(s.Datas) == 0 {
 		v.invalid(dp, "must hold at least one item")

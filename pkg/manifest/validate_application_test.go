@@ -161,6 +161,13 @@ func TestValidateConfigMapAndSecret(t *testing.T) {
 			c.Datas["web"] = manifest.ConfigMapData{Type: "https", Content: "https://a/b"}
 			return c
 		}, nil},
+		// Issue 17: the original's manifests name their secret "mySecret".
+		{"secret named in mixed case", func() manifest.Object { s := manifesttest.Secret(); s.Metadata.Name = "mySecret"; return s }, nil},
+		{"configmap named with '.' and '_'", func() manifest.Object { c := manifesttest.ConfigMap(); c.Metadata.Name = "Game_Conf.v2"; return c }, nil},
+		{"secret name starting with '.'", func() manifest.Object { s := manifesttest.Secret(); s.Metadata.Name = ".."; return s },
+			[]string{`metadata.name: want letters, digits, '.', '_' and '-', starting with a letter or digit, got ".."`}},
+		{"configmap name with '/'", func() manifest.Object { c := manifesttest.ConfigMap(); c.Metadata.Name = "a/b"; return c },
+			[]string{`metadata.name: want letters, digits, '.', '_' and '-', starting with a letter or digit, got "a/b"`}},
 		{"secret metadata", func() manifest.Object { s := manifesttest.Secret(); s.Metadata.Namespace = "1ns"; return s },
 			[]string{"metadata.namespace: " + nameRule + `"1ns"`}},
 		{"secret without items", func() manifest.Object {

@@ -34,13 +34,14 @@ var objectKinds = map[manifest.Kind]store.Kind{
 	manifest.KindConfigMap:    store.KindConfigMap,
 	manifest.KindSecret:       store.KindSecret,
 	manifest.KindHookTemplate: store.KindHookTemplate,
+	manifest.KindService:      store.KindService,
 	manifest.KindDepends:      store.KindDepends,
 }
 
 func objectMeta(obj manifest.Object) (manifest.ObjectMeta, store.Kind, error) {
 	kind, ok := objectKinds[obj.Kind()]
 	if !ok {
-		return manifest.ObjectMeta{}, "", fmt.Errorf("kind %q is not a configmap, secret, hook template or depends object: %w", obj.Kind(), errdefs.ErrInvalidArgument)
+		return manifest.ObjectMeta{}, "", fmt.Errorf("kind %q is not a configmap, secret, hook template, service or depends object: %w", obj.Kind(), errdefs.ErrInvalidArgument)
 	}
 	meta, _ := manifest.MetaOf(obj)
 	return meta, kind, nil

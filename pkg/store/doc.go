@@ -40,6 +40,7 @@
 //	hookruns/<namespace>/<name>                    hook run: its spec and its measurements
 //	configmaps/<namespace>/<name>                  configmap
 //	secrets/<namespace>/<name>                     secret (value sealed at rest)
+//	services/<namespace>/<name>                    service (the original's bcs-service)
 //	depends/<namespace>/<name>                     depends object (seed 002's Dependency)
 //	framework/id                                   the Mesos framework ID
 //	agents/<agent id>                              an agent as the scheduler saw it

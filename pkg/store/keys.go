@@ -22,6 +22,7 @@ const (
 	KindHookRun      Kind = "hookruns"
 	KindConfigMap    Kind = "configmaps"
 	KindSecret       Kind = "secrets"
+	KindService      Kind = "services"
 	KindDepends      Kind = "depends"
 	KindAgent        Kind = "agents"
 	KindSweep        Kind = "sweeps"
@@ -59,6 +60,7 @@ var segmentsPerKind = map[Kind]int{
 	KindHookRun:       2, // <namespace>/<name>
 	KindConfigMap:     2, // <namespace>/<name>
 	KindSecret:        2, // <namespace>/<name>
+	KindService:       2, // <namespace>/<name>
 	KindDepends:       2, // <namespace>/<name>
 	KindAgent:         1, // <agent id>
 	KindSweep:         1, // <agent id>
