@@ -36,6 +36,31 @@ func (s *system) message(taskGroupID, route string, want int, body string) messa
 	return r
 }
 
+// commandResult is one task's answer to POST /v1/commands.
+type commandResult struct {
+	messageReply
+	Instance int `json:"instance"`
+}
+
+// command runs the original's kind command (the shape of its
+// command.json) through the API and returns each task's answer; it fails
+// the test unless the answer has status want.
+func (s *system) command(want int, kind, name, command, env, user string) []commandResult {
+	s.t.Helper()
+	body := `{"apiVersion":"v4","kind":"Command","spec":{"commandTargetRef":{"kind":"` + kind + `","name":"` + name +
+		`","namespace":"demo"},"taskgroups":[],"command":` + command + `,"env":` + env + `,"user":"` + user +
+		`","workingDir":"","privileged":false,"reserveTime":60}}`
+	code, data := s.call("POST", "/v1/commands", []byte(body))
+	if code != want {
+		s.t.Fatalf("command %s: %d %s, want %d", body, code, data, want)
+	}
+	var v struct {
+		Results []commandResult `json:"results"`
+	}
+	_ = json.Unmarshal(data, &v)
+	return v.Results
+}
+
 // taskView is a task of an instance view with what its executor reports.
 type taskView struct {
 	Name      string `json:"name"`
@@ -158,6 +183,21 @@ func TestProcessExecutorMessages(t *testing.T) {
 	if r.OK || !strings.Contains(r.Error, "not supported by the process executor") {
 		t.Errorf("update-file to a process: %+v", r)
 	}
+	// exec's env and working directory; a process runs commands as its
+	// own user only.
+	r = s.message(id, "exec", 200, `{"command":["sh","-c","echo $X $instanceid $(pwd)"],"env":[{"name":"X","value":"x1"}],"workingDir":"/tmp"}`)
+	if !r.OK || r.Output != "x1 0 /tmp\n" {
+		t.Errorf("exec with env and workingDir: %+v", r)
+	}
+	r = s.message(id, "exec", 200, `{"command":["true"],"user":"bcs-nobody-else"}`)
+	if r.OK || !strings.Contains(r.Error, `runs commands as its user`) {
+		t.Errorf("exec as another user: %+v", r)
+	}
+	// The original's kind command: every task of the application.
+	results := s.command(200, "Application", "msgs", `["sh","-c","echo $X"]`, `["X=cmd"]`, "")
+	if len(results) != 1 || !results[0].OK || results[0].Output != "cmd\n" || results[0].TaskGroupID != id {
+		t.Errorf("command: %+v", results)
+	}
 	s.message("demo_nothere_0_1", "exec", 404, `{"command":["true"]}`)
 	s.message(id, "exec", 404, `{"task":"web","command":["true"]}`)
 }
@@ -220,6 +260,25 @@ func TestContainerExecutorMessages(t *testing.T) {
 		t.Errorf("the written file served: %d %q", code, body)
 	}
 	s.message(id, "signal", 404, `{"task":"container-9","signal":"USR1"}`)
+
+	// exec's env, user and working directory are docker exec's.
+	r = s.message(id, "exec", 200, `{"task":"container-0","command":["sh","-c","echo $X $(id -u) $(pwd)"],`+
+		`"env":[{"name":"X","value":"x1"}],"user":"nobody","workingDir":"/tmp"}`)
+	if !r.OK || r.Output != "x1 65534 /tmp\n" {
+		t.Errorf("exec with env, user and workingDir: %+v", r)
+	}
+	// The original's kind command runs in every container of every
+	// running instance; a target of the wrong kind is not found.
+	results := s.command(200, "Application", "msgs", `["sh","-c","echo $X $(id -un)"]`, `["X=cmd"]`, "root")
+	if len(results) != 2 || results[0].Task != id+"_0" || results[1].Task != id+"_1" {
+		t.Fatalf("command: %+v", results)
+	}
+	for _, res := range results {
+		if !res.OK || res.Output != "cmd root\n" || res.Instance != 0 {
+			t.Errorf("command in %s: %+v", res.Task, res)
+		}
+	}
+	s.command(404, "Deployment", "msgs", `["true"]`, `[]`, "")
 
 	if code, body := s.call("DELETE", "/v1/apps/demo/msgs", nil); code != 202 {
 		t.Fatalf("delete: %d %s", code, body)

@@ -47,11 +47,18 @@ type Message struct {
 	Type    MessageType `json:"type"`
 	TaskID  string      `json:"taskID"`
 
-	Signal    int        `json:"signal,omitempty"`
-	Command   []string   `json:"command,omitempty"`
-	Env       []EnvVar   `json:"env,omitempty"`
-	File      *File      `json:"file,omitempty"`
-	Resources *Resources `json:"resources,omitempty"`
+	Signal  int      `json:"signal,omitempty"`
+	Command []string `json:"command,omitempty"`
+	// Env is update-env's environment, or what exec adds to the task's.
+	Env []EnvVar `json:"env,omitempty"`
+	// User and WorkingDir run exec's command as that user and there
+	// ("": the task's own); Privileged runs it privileged (containers
+	// only).
+	User       string     `json:"user,omitempty"`
+	WorkingDir string     `json:"workingDir,omitempty"`
+	Privileged bool       `json:"privileged,omitempty"`
+	File       *File      `json:"file,omitempty"`
+	Resources  *Resources `json:"resources,omitempty"`
 	// Update is the new revision of MessageUpdate.
 	Update *GroupUpdate `json:"update,omitempty"`
 	// Timeout bounds exec, reload and restart; 0 means the executor's default.

@@ -66,6 +66,15 @@ type EnvVar struct {
 	Value string `json:"value"`
 }
 
+// EnvList is vars as a process environment: "NAME=value".
+func EnvList(vars []EnvVar) []string {
+	out := make([]string, 0, len(vars))
+	for _, v := range vars {
+		out = append(out, v.Name+"="+v.Value)
+	}
+	return out
+}
+
 // File is a configmap or secret item written into the task's filesystem.
 type File struct {
 	Path     string `json:"path"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -31,6 +32,9 @@ func TestTaskGroupMessagesReachTheExecutor(t *testing.T) {
 			proto.Message{Type: proto.MessageExec, Command: []string{"sh", "-c", "echo hi"}, Timeout: 30 * time.Second}},
 		// Without a timeout: the executors' own default, one minute.
 		{"exec", `{"command":["true"]}`, "", proto.Message{Type: proto.MessageExec, Command: []string{"true"}, Timeout: time.Minute}},
+		{"exec", `{"command":["env"],"env":[{"name":"A","value":"1"}],"user":"nobody","workingDir":"/tmp","privileged":true}`, "",
+			proto.Message{Type: proto.MessageExec, Command: []string{"env"}, Env: []proto.EnvVar{{Name: "A", Value: "1"}},
+				User: "nobody", WorkingDir: "/tmp", Privileged: true, Timeout: time.Minute}},
 		{"signal", `{"task":"sidecar","signal":"SIGUSR1"}`, "sidecar", proto.Message{Type: proto.MessageSignal, Signal: int(syscall.SIGUSR1)}},
 		{"signal", `{"signal":"hup"}`, "", proto.Message{Type: proto.MessageSignal, Signal: int(syscall.SIGHUP)}},
 		{"signal", `{"signal":9}`, "", proto.Message{Type: proto.MessageSignal, Signal: 9}},
@@ -141,5 +145,64 @@ func TestTaskGroupMessageErrors(t *testing.T) {
 	if r := follower.call(t, "POST", path, `{"command":["true"]}`); r.status != http.StatusTemporaryRedirect ||
 		r.header.Get("Location") != "http://10.0.0.9:8080"+path || len(op.messages) != 0 {
 		t.Errorf("exec on a follower = %d Location %q, sent %d; want 307 to the leader", r.status, r.header.Get("Location"), len(op.messages))
+	}
+}
+
+// Issue 17: the original's kind command (its command.json) runs exec in
+// every task of the target's running instances, or of the task groups it
+// names; instances not running are answered without asking; a bad
+// manifest, a task group of another application and a target of another
+// kind change nothing and reach no executor.
+func TestCommandsRunInEveryTask(t *testing.T) {
+	op := &fakeOperator{answer: proto.MessageResult{OK: true, Output: "hi\n"}}
+	e := newEnv(t, func(c *api.Config) { c.Operator = op })
+	createApp(t, e, application("web", "ns-a"))
+	running := []registry.TaskRecord{{ID: "ns-a_web_0_1_0", State: "TASK_RUNNING"}, {ID: "ns-a_web_0_1_1", State: "TASK_RUNNING"}}
+	putTaskGroup(t, e, registry.TaskGroup{ID: "ns-a_web_0_1", Namespace: "ns-a", App: "web", Index: 0, State: "TASK_RUNNING", Tasks: running})
+	putTaskGroup(t, e, registry.TaskGroup{ID: "ns-a_web_1_1", Namespace: "ns-a", App: "web", Index: 1, State: "TASK_STAGING",
+		Tasks: []registry.TaskRecord{{ID: "ns-a_web_1_1_0", State: "TASK_STAGING"}}})
+	command := func(kind, taskgroups, env string) string {
+		return readReference(t, "command.json", `"Deployment | Application"`, `"`+kind+`"`, `"deployment-name"`, `"web"`,
+			`"defaultGroup"`, `"ns-a"`, `"taskgroups":[]`, `"taskgroups":`+taskgroups, `"env":[]`, `"env":`+env)
+	}
+
+	var v api.CommandView
+	e.expect(t, http.StatusOK, "POST", "/v1/commands", command("Application", `[]`, `["X=1","EMPTY="]`), &v)
+	want := proto.Message{Type: proto.MessageExec, Command: []string{"/bin/bash", "-c", "ps -ef |grep game"},
+		Env: []proto.EnvVar{{Name: "X", Value: "1"}, {Name: "EMPTY"}}, User: "root", Timeout: time.Minute}
+	if len(op.messages) != 2 || !reflect.DeepEqual(op.messages[0].msg, want) || op.messages[0].taskGroupID != "ns-a_web_0_1" {
+		t.Errorf("the executor got %+v, want %+v twice", op.messages, want)
+	}
+	if len(v.Results) != 3 || v.Results[0].Task != "ns-a_web_0_1_0" || !v.Results[0].OK || v.Results[0].Output != "hi\n" ||
+		v.Results[1].Task != "ns-a_web_0_1_1" || v.Results[2].Instance != 1 || v.Results[2].OK || v.Results[2].Error != "not running (TASK_STAGING)" {
+		t.Errorf("results %+v", v.Results)
+	}
+
+	op.messages = nil
+	e.expect(t, http.StatusOK, "POST", "/v1/commands", command("Application", `["ns-a_web_1_1"]`, `[]`), &v)
+	if len(op.messages) != 0 || len(v.Results) != 1 || v.Results[0].TaskGroupID != "ns-a_web_1_1" {
+		t.Errorf("a command to a staging group: sent %+v, results %+v", op.messages, v.Results)
+	}
+	for _, c := range []struct {
+		body   string
+		status int
+		detail string
+	}{
+		{command("Application", `["ns-a_other_0_1"]`, `[]`), http.StatusBadRequest, `spec.taskgroups[0]: "ns-a_other_0_1" is not a task group of the target`},
+		{command("Application", `[]`, `["NOVALUE"]`), http.StatusBadRequest, `spec.env[0]: want NAME=value, got "NOVALUE"`},
+		{command("Pod", `[]`, `[]`), http.StatusBadRequest, `spec.commandTargetRef.kind: want Deployment or Application, got "Pod"`},
+		{command("Deployment", `[]`, `[]`), http.StatusNotFound, ""},
+	} {
+		r := e.call(t, "POST", "/v1/commands", c.body)
+		if c.detail == "" {
+			errorOf(t, r, c.status, "NotFound")
+			continue
+		}
+		if got := errorOf(t, r, c.status, "InvalidArgument"); !slices.Contains(got.Details, c.detail) {
+			t.Errorf("%s: details %q, want %q", c.body, got.Details, c.detail)
+		}
+	}
+	if len(op.messages) != 0 {
+		t.Errorf("refused commands reached the executor: %+v", op.messages)
 	}
 }

@@ -117,6 +117,8 @@ func routeDocs() map[string]routeDoc {
 	docs["PUT /api/depends"] = routeDoc{summary: "Replace a depends object (" + seedDepends + ")", body: manifest.Depends{},
 		replies: map[int]any{http.StatusOK: ObjectView{}}}
 	docs["DELETE /api/depends"] = routeDoc{summary: "Delete a depends object (" + seedDepends + ")", replies: map[int]any{http.StatusNoContent: nil}}
+	docs["POST /v1/commands"] = routeDoc{summary: "Run a command (the original's kind command) in every task of an application's or deployment's running instances; each task's answer",
+		body: manifest.Command{}, replies: map[int]any{http.StatusOK: CommandView{}}}
 	docs["POST /v1/hookruns"] = routeDoc{summary: "Run a hook template", body: hookRunRequest{}, replies: map[int]any{http.StatusCreated: registry.HookRun{}}}
 	docs["GET /v1/hookruns"] = routeDoc{summary: "List hook runs", replies: map[int]any{http.StatusOK: listOf("hookruns", registry.HookRun{})}}
 	docs["GET /v1/hookruns/{ns}/{name}"] = routeDoc{summary: "Get a hook run with its measurements", replies: map[int]any{http.StatusOK: registry.HookRun{}}}

@@ -92,9 +92,7 @@ func TestReferenceFilesThroughPOST(t *testing.T) {
 		{file: "configmap.json", path: "/v1/configmaps"},
 		{file: "secret.json", path: "/v1/secrets"},
 		{file: "service.json", path: "/v1/services", fill: []string{`"ClusterIP|NodePort|None|Integration"`, `"NodePort"`}},
-		// Commands have no route yet: /v1/apps refuses them by kind.
-		{file: "command.json", path: "/v1/apps", fill: []string{`"Deployment | Application"`, `"Deployment"`},
-			wantErrs: []string{`kind: want application or process here, got "command"`}},
+		// command.json runs through POST /v1/commands in TestCommandsRunInEveryTask.
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

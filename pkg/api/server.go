@@ -146,6 +146,7 @@ func (s *Server) routes() {
 	s.handle("GET /api/depends", s.seedDepends(s.getDepends), "name", "namespace")
 	s.handle("PUT /api/depends", s.seedDepends(s.updateObject(dependsKind)), "name", "namespace")
 	s.handle("DELETE /api/depends", s.seedDepends(s.deleteDepends), "name", "namespace", "force")
+	s.handle("POST /v1/commands", s.runCommand)
 	s.handle("POST /v1/hookruns", s.createHookRun)
 	s.handle("GET /v1/hookruns", s.listHookRuns, "namespace", "owner")
 	s.handle("GET /v1/hookruns/{ns}/{name}", s.getHookRun)

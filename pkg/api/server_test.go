@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -364,6 +365,7 @@ func TestErrorShape(t *testing.T) {
 // fakeOperator records the task group operations asked of it; Message
 // answers as an executor would (answer), or fails with err.
 type fakeOperator struct {
+	mu       sync.Mutex // commands send messages at once
 	calls    []string
 	err      error
 	messages []sentMessage
@@ -377,6 +379,8 @@ type sentMessage struct {
 }
 
 func (f *fakeOperator) Message(_ context.Context, taskGroupID, task string, msg proto.Message) (*proto.MessageResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.messages = append(f.messages, sentMessage{taskGroupID, task, msg})
 	if f.err != nil {
 		return nil, f.err

@@ -103,17 +103,40 @@ func (t *taskRequest) timeout() (time.Duration, field.ErrorList) {
 }
 
 // execRequest runs a command in the task: docker exec in a container, a
-// shell in a process's work path as its user.
+// shell in a process's work path as its user. Env is added to the task's
+// environment; user, workingDir and privileged are docker exec's (a
+// process runs commands as its own user, never privileged).
 type execRequest struct {
 	taskRequest
-	Command []string `json:"command"`
+	Command    []string       `json:"command"`
+	Env        []proto.EnvVar `json:"env,omitempty"`
+	User       string         `json:"user,omitempty"`
+	WorkingDir string         `json:"workingDir,omitempty"`
+	Privileged bool           `json:"privileged,omitempty"`
 }
 
 func (b *execRequest) message() (proto.Message, field.ErrorList) {
+	var errs field.ErrorList
 	if len(b.Command) == 0 || b.Command[0] == "" {
-		return proto.Message{}, field.ErrorList{field.Required("command")}
+		errs = append(errs, field.Required("command"))
 	}
-	return proto.Message{Type: proto.MessageExec, Command: b.Command}, nil
+	errs = append(errs, envNames(b.Env)...)
+	if b.WorkingDir != "" && !path.IsAbs(b.WorkingDir) {
+		errs = append(errs, field.Invalid("workingDir", "%q: want an absolute path", b.WorkingDir))
+	}
+	return proto.Message{Type: proto.MessageExec, Command: b.Command, Env: b.Env, User: b.User,
+		WorkingDir: b.WorkingDir, Privileged: b.Privileged}, errs
+}
+
+// envNames checks the names of env, a body's "env".
+func envNames(env []proto.EnvVar) field.ErrorList {
+	var errs field.ErrorList
+	for i, e := range env {
+		if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") {
+			errs = append(errs, field.Invalid(field.Path("env").Index(i).Child("name"), "%q: want a name without '='", e.Name))
+		}
+	}
+	return errs
 }
 
 // signalRequest sends a signal to the task's main process.
@@ -165,13 +188,7 @@ func (b *envRequest) message() (proto.Message, field.ErrorList) {
 	if len(b.Env) == 0 {
 		return proto.Message{}, field.ErrorList{field.Required("env")}
 	}
-	var errs field.ErrorList
-	for i, e := range b.Env {
-		if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") {
-			errs = append(errs, field.Invalid(field.Path("env").Index(i).Child("name"), "%q: want a name without '='", e.Name))
-		}
-	}
-	return proto.Message{Type: proto.MessageUpdateEnv, Env: b.Env}, errs
+	return proto.Message{Type: proto.MessageUpdateEnv, Env: b.Env}, envNames(b.Env)
 }
 
 // filesRequest writes a file into the task's container (what a configmap

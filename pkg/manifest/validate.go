@@ -702,6 +702,11 @@ func (c *Command) Validate(Resolver) field.ErrorList {
 	if len(c.Spec.Command) == 0 || c.Spec.Command[0] == "" {
 		v.required(sp.Child("command"))
 	}
+	for i, kv := range c.Spec.Env {
+		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
+			v.invalid(sp.Child("env").Index(i), "want NAME=value, got %q", kv)
+		}
+	}
 	if c.Spec.WorkingDir != "" && !path.IsAbs(c.Spec.WorkingDir) {
 		v.invalid(sp.Child("workingDir"), "want an absolute path, got %q", c.Spec.WorkingDir)
 	}

@@ -153,15 +153,15 @@ func TestCNIPodSharesNetwork(t *testing.T) {
 	if ips := n.allocations(t); len(ips) != 1 || ips[0] != info.IPAddress {
 		t.Errorf("host-local allocations %v, want [%s]", ips, info.IPAddress)
 	}
-	res, err := p.Exec(ctxT(t, 30*time.Second), side.ID, []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"})
+	res, err := p.Exec(ctxT(t, 30*time.Second), side.ID, ExecRequest{Command: []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"}})
 	if err != nil || res.Output != "cni web\n" {
 		t.Fatalf("side → web on 127.0.0.1: %+v, %v", res, err)
 	}
-	addr, _ := p.Exec(ctxT(t, 30*time.Second), side.ID, []string{"ip", "-4", "-o", "addr", "show", "eth0"})
+	addr, _ := p.Exec(ctxT(t, 30*time.Second), side.ID, ExecRequest{Command: []string{"ip", "-4", "-o", "addr", "show", "eth0"}})
 	if !strings.Contains(addr.Output, info.IPAddress+"/24") {
 		t.Errorf("side's eth0 %q lacks the pod IP %s", addr.Output, info.IPAddress)
 	}
-	env, _ := p.Exec(ctxT(t, 30*time.Second), web.ID, []string{"env"})
+	env, _ := p.Exec(ctxT(t, 30*time.Second), web.ID, ExecRequest{Command: []string{"env"}})
 	for _, want := range []string{"HOST=" + info.IPAddress, "MYIP=" + info.IPAddress, "BCS_CNI_NAME=eth0"} {
 		if !strings.Contains(env.Output, want+"\n") {
 			t.Errorf("env lacks %q:\n%s", want, env.Output)

@@ -153,7 +153,7 @@ func (p *Pod) reload(ctx context.Context, t *task, u *proto.GroupUpdate) error {
 	case u.ReloadSignal > 0:
 		return p.Signal(ctx, t.id, syscall.Signal(u.ReloadSignal))
 	case len(u.ReloadCommand) > 0:
-		res, err := p.Exec(ctx, t.id, u.ReloadCommand)
+		res, err := p.Exec(ctx, t.id, ExecRequest{Command: u.ReloadCommand})
 		if err != nil {
 			return err
 		}

@@ -50,18 +50,29 @@ type ExecResult struct {
 	ExitCode  int
 }
 
-// Exec runs cmd in taskID's container and returns its output and exit
-// code; ctx bounds it.
-func (p *Pod) Exec(ctx context.Context, taskID string, cmd []string) (ExecResult, error) {
+// ExecRequest is a command to run in a task's container, and how.
+type ExecRequest struct {
+	Command []string
+	// Env ("NAME=value") is added to the container's environment.
+	Env []string
+	// User and WorkingDir default to the container's.
+	User, WorkingDir string
+	Privileged       bool
+}
+
+// Exec runs req's command in taskID's container and returns its output
+// and exit code; ctx bounds it.
+func (p *Pod) Exec(ctx context.Context, taskID string, req ExecRequest) (ExecResult, error) {
 	t, err := p.running(taskID)
 	if err != nil {
 		return ExecResult{}, err
 	}
-	if len(cmd) == 0 {
+	if len(req.Command) == 0 {
 		return ExecResult{}, fmt.Errorf("exec in task %q: empty command: %w", taskID, errdefs.ErrInvalidArgument)
 	}
 	ex, err := p.cfg.Docker.CreateExec(docker.CreateExecOptions{
-		Container: t.containerID, Cmd: cmd, AttachStdout: true, AttachStderr: true, Context: ctx,
+		Container: t.containerID, Cmd: req.Command, Env: req.Env, User: req.User, WorkingDir: req.WorkingDir,
+		Privileged: req.Privileged, AttachStdout: true, AttachStderr: true, Context: ctx,
 	})
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("exec in task %q: %v: %w", taskID, err, dockerClass(err))

@@ -73,7 +73,7 @@ func TestCNMNetworkModes(t *testing.T) {
 			if info.NetworkMode != tc.wantMode || sideInfo.NetworkMode != tc.wantMode || sideInfo.IPAddress != info.IPAddress {
 				t.Errorf("main %+v side %+v, want network mode %s shared", info, sideInfo, tc.wantMode)
 			}
-			addrs, err := p.Exec(ctxT(t, 30*time.Second), side.ID, []string{"ip", "-o", "addr"})
+			addrs, err := p.Exec(ctxT(t, 30*time.Second), side.ID, ExecRequest{Command: []string{"ip", "-o", "addr"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,8 +130,8 @@ func TestContainerOptionsReachDockerd(t *testing.T) {
 	// The limits are read from the container's main process: an exec'd
 	// shell's own can be wrong on runc < 1.1.13 (its RLIMIT_NOFILE race with
 	// the Go runtime, opencontainers/runc#4195; Debian 12 ships 1.1.5).
-	out, _ := p.Exec(ctxT(t, 30*time.Second), task.ID, []string{"sh", "-c",
-		"awk '/^Max open files/ {print $4, $5}' /proc/1/limits; stat -c '%U %a' /etc/app/secret.conf; cat /etc/app/secret.conf"})
+	out, _ := p.Exec(ctxT(t, 30*time.Second), task.ID, ExecRequest{Command: []string{"sh", "-c",
+		"awk '/^Max open files/ {print $4, $5}' /proc/1/limits; stat -c '%U %a' /etc/app/secret.conf; cat /etc/app/secret.conf"}})
 	if out.Output != "1024 2048\nnobody 644\nk=v\n" {
 		t.Errorf("in container: %q", out.Output)
 	}

@@ -58,7 +58,7 @@ func TestBridgePodSharesNetwork(t *testing.T) {
 	}
 
 	// The side container reaches the web container on 127.0.0.1: one netns.
-	res, err := p.Exec(ctxT(t, 30*time.Second), side.ID, []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"})
+	res, err := p.Exec(ctxT(t, 30*time.Second), side.ID, ExecRequest{Command: []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"}})
 	if err != nil || res.ExitCode != 0 || res.Output != "hello from web\n" {
 		t.Fatalf("side → 127.0.0.1:8080: %+v, %v", res, err)
 	}
@@ -76,7 +76,7 @@ func TestBridgePodSharesNetwork(t *testing.T) {
 		return ""
 	})
 
-	env, err := p.Exec(ctxT(t, 30*time.Second), web.ID, []string{"env"})
+	env, err := p.Exec(ctxT(t, 30*time.Second), web.ID, ExecRequest{Command: []string{"env"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,11 +89,11 @@ func TestBridgePodSharesNetwork(t *testing.T) {
 			t.Errorf("env lacks %q:\n%s", want, env.Output)
 		}
 	}
-	ls, _ := p.Exec(ctxT(t, 30*time.Second), web.ID, []string{"stat", "-c", "%a %U", "/www/index.html"})
+	ls, _ := p.Exec(ctxT(t, 30*time.Second), web.ID, ExecRequest{Command: []string{"stat", "-c", "%a %U", "/www/index.html"}})
 	if ls.Output != "444 root\n" {
 		t.Errorf("injected file mode/owner %q, want 444 root", ls.Output)
 	}
-	hn, _ := p.Exec(ctxT(t, 30*time.Second), side.ID, []string{"hostname"})
+	hn, _ := p.Exec(ctxT(t, 30*time.Second), side.ID, ExecRequest{Command: []string{"hostname"}})
 	if hn.Output != "gamesvr\n" {
 		t.Errorf("side hostname %q, want the first task's gamesvr", hn.Output)
 	}
@@ -325,7 +325,7 @@ func TestInPlaceOperations(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = p.Kill(ctxT(t, 30*time.Second), syscall.SIGKILL, 0) })
 
-	res, err := p.Exec(ctxT(t, 30*time.Second), worker.ID, []string{"sh", "-c", "echo out; echo err >&2; exit 4"})
+	res, err := p.Exec(ctxT(t, 30*time.Second), worker.ID, ExecRequest{Command: []string{"sh", "-c", "echo out; echo err >&2; exit 4"}})
 	if err != nil || res.ExitCode != 4 || !strings.Contains(res.Output, "out\n") || !strings.Contains(res.Output, "err\n") {
 		t.Errorf("exec: %+v, %v", res, err)
 	}
@@ -335,7 +335,7 @@ func TestInPlaceOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, func() string {
-		res, _ := p.Exec(ctxT(t, 10*time.Second), worker.ID, []string{"cat", "/tmp/sig"})
+		res, _ := p.Exec(ctxT(t, 10*time.Second), worker.ID, ExecRequest{Command: []string{"cat", "/tmp/sig"}})
 		if res.Output != "usr1\n" {
 			return fmt.Sprintf("signal not delivered: %+v", res)
 		}
@@ -345,7 +345,7 @@ func TestInPlaceOperations(t *testing.T) {
 	if err := p.WriteFiles(ctxT(t, 10*time.Second), worker.ID, []proto.File{{Path: "/etc/app/live.conf", Content: []byte("v2\n")}}); err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := p.Exec(ctxT(t, 10*time.Second), worker.ID, []string{"cat", "/etc/app/live.conf"}); res.Output != "v2\n" {
+	if res, _ := p.Exec(ctxT(t, 10*time.Second), worker.ID, ExecRequest{Command: []string{"cat", "/etc/app/live.conf"}}); res.Output != "v2\n" {
 		t.Errorf("file written into the running container: %q", res.Output)
 	}
 
@@ -374,7 +374,7 @@ func TestInPlaceOperations(t *testing.T) {
 		t.Errorf("the worker restarted with the first container: pid %d → %d", before.Pid, now.Pid)
 	}
 	eventually(t, 10*time.Second, func() string {
-		res, err := p.Exec(ctxT(t, 10*time.Second), worker.ID, []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"})
+		res, err := p.Exec(ctxT(t, 10*time.Second), worker.ID, ExecRequest{Command: []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"}})
 		if err != nil || res.Output != "owner\n" {
 			return fmt.Sprintf("worker → restarted first container: %+v, %v", res, err)
 		}
@@ -391,7 +391,7 @@ func TestInPlaceOperations(t *testing.T) {
 	if p.State() != taskstate.Running || p.Tasks()[1].State != taskstate.Running {
 		t.Fatalf("after restart: pod %s worker %s, want running", p.State(), p.Tasks()[1].State)
 	}
-	res, err = p.Exec(ctxT(t, 30*time.Second), worker.ID, []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"})
+	res, err = p.Exec(ctxT(t, 30*time.Second), worker.ID, ExecRequest{Command: []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"}})
 	if err != nil || res.Output != "owner\n" {
 		t.Errorf("restarted worker lost the pod network: %+v, %v", res, err)
 	}

@@ -47,7 +47,7 @@ func readRecord(t *testing.T, cfg Config) record {
 // execEnv is the environment a new process of taskID sees.
 func execEnv(t *testing.T, p *Pod, taskID string) string {
 	t.Helper()
-	res, err := p.Exec(ctxT(t, 30*time.Second), taskID, []string{"env"})
+	res, err := p.Exec(ctxT(t, 30*time.Second), taskID, ExecRequest{Command: []string{"env"}})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("env in task %q: %+v, %v", taskID, res, err)
 	}
@@ -107,7 +107,7 @@ func TestUpdateEnvRecreatesJoinedContainer(t *testing.T) {
 	if strings.Contains(env, "MODE=old\n") {
 		t.Errorf("the old value is still there:\n%s", env)
 	}
-	if res, _ := p.Exec(ctxT(t, 30*time.Second), worker.ID, []string{"cat", "/etc/app/app.conf"}); res.Output != "conf v1\n" {
+	if res, _ := p.Exec(ctxT(t, 30*time.Second), worker.ID, ExecRequest{Command: []string{"cat", "/etc/app/app.conf"}}); res.Output != "conf v1\n" {
 		t.Errorf("configmap file in the new container: %q", res.Output)
 	}
 	ins, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: after.ID})
@@ -127,7 +127,7 @@ func TestUpdateEnvRecreatesJoinedContainer(t *testing.T) {
 	if got, want := netns(t, after.Pid), netns(t, ownerInfo.Pid); got != want {
 		t.Errorf("new worker in netns %s, owner in %s", got, want)
 	}
-	res, err := p.Exec(ctxT(t, 30*time.Second), worker.ID, []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"})
+	res, err := p.Exec(ctxT(t, 30*time.Second), worker.ID, ExecRequest{Command: []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"}})
 	if err != nil || res.Output != "owner\n" {
 		t.Errorf("new worker → owner on 127.0.0.1: %+v, %v", res, err)
 	}
@@ -160,7 +160,7 @@ func TestUpdateEnvRecreatesJoinedContainer(t *testing.T) {
 		t.Errorf("worker changed with the first container: before %+v now %+v", after, now)
 	}
 	eventually(t, 10*time.Second, func() string {
-		res, err := p.Exec(ctxT(t, 10*time.Second), worker.ID, []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"})
+		res, err := p.Exec(ctxT(t, 10*time.Second), worker.ID, ExecRequest{Command: []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"}})
 		if err != nil || res.Output != "owner\n" {
 			return fmt.Sprintf("worker → new first container: %+v, %v", res, err)
 		}
@@ -305,7 +305,7 @@ func TestUpdateEnvCNIFirstContainer(t *testing.T) {
 		t.Errorf("side in netns %s, network container in %s", got, want)
 	}
 	eventually(t, 10*time.Second, func() string {
-		res, err := p.Exec(ctxT(t, 10*time.Second), side.ID, []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"})
+		res, err := p.Exec(ctxT(t, 10*time.Second), side.ID, ExecRequest{Command: []string{"wget", "-qO-", "http://127.0.0.1:8080/index.html"}})
 		if err != nil || res.Output != "cni web\n" {
 			return fmt.Sprintf("side → new web on 127.0.0.1: %+v, %v", res, err)
 		}

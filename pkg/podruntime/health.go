@@ -8,6 +8,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -131,7 +132,7 @@ func (g *group) prober(t executor.Task, hc proto.HealthCheck, info proto.Contain
 func (g *group) dockerExec(taskID string) healthcheck.ExecFunc {
 	return func(ctx context.Context, command string) ([]byte, int, error) {
 		p := g.getPod()
-		res, err := p.Exec(ctx, taskID, []string{"/bin/sh", "-c", command})
+		res, err := p.Exec(ctx, taskID, pod.ExecRequest{Command: []string{"/bin/sh", "-c", command}})
 		return []byte(res.Output), res.ExitCode, err
 	}
 }

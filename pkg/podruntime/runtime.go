@@ -320,7 +320,8 @@ func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.Message
 		err = p.Signal(ctx, msg.TaskID, syscall.Signal(msg.Signal))
 	case proto.MessageExec:
 		var out pod.ExecResult
-		out, err = p.Exec(ctx, msg.TaskID, msg.Command)
+		out, err = p.Exec(ctx, msg.TaskID, pod.ExecRequest{Command: msg.Command, Env: proto.EnvList(msg.Env),
+			User: msg.User, WorkingDir: msg.WorkingDir, Privileged: msg.Privileged})
 		res.Output, res.Truncated, res.ExitCode = out.Output, out.Truncated, out.ExitCode
 	case proto.MessageRestart:
 		g.pauseHealth(msg.TaskID)

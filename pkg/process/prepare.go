@@ -21,13 +21,10 @@ func (t *task) prepare() error {
 		return err
 	}
 	uid, gid := acct.owner()
-	env := []string{
+	env := append([]string{
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME=" + acct.home, "USER=" + acct.name, "LOGNAME=" + acct.name,
-	}
-	for _, e := range t.spec.Env {
-		env = append(env, e.Name+"="+e.Value)
-	}
+	}, proto.EnvList(t.spec.Env)...)
 	t.mu.Lock()
 	t.acct, t.env = acct, env
 	cg := t.cg

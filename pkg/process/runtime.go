@@ -200,7 +200,7 @@ func (r *Runtime) Message(ctx context.Context, msg *proto.Message) proto.Message
 			err = fmt.Errorf("exec without a command: %w", errdefs.ErrInvalidArgument)
 			break
 		}
-		out, res.ExitCode, err = t.runCommand(ctx, shellJoin(msg.Command))
+		out, res.ExitCode, err = t.runCommandWith(ctx, shellJoin(msg.Command), msg)
 	case proto.MessageRestart:
 		err = t.restart()
 	case proto.MessageSignal:

@@ -178,14 +178,30 @@ func (t *task) running(inst *instance, msg string, healthy *bool) {
 // runCommand runs a stop, reload or exec command as the task's user in
 // its work path.
 func (t *task) runCommand(ctx context.Context, command string) (*proto.OutputBuffer, int, error) {
+	return t.runCommandWith(ctx, command, &proto.Message{})
+}
+
+// runCommandWith is runCommand with exec's additions: msg.Env added to the
+// environment, msg.WorkingDir instead of the work path. It runs as the
+// task's user only: msg.User may name no other, and nothing runs
+// privileged.
+func (t *task) runCommandWith(ctx context.Context, command string, msg *proto.Message) (*proto.OutputBuffer, int, error) {
 	t.mu.Lock()
-	acct, env, workPath := t.acct, append([]string(nil), t.env...), t.proc.WorkPath
+	acct, env, dir := t.acct, append(append([]string(nil), t.env...), proto.EnvList(msg.Env)...), t.proc.WorkPath
 	t.mu.Unlock()
 	out := &proto.OutputBuffer{}
-	if acct == nil {
+	switch {
+	case acct == nil:
 		return out, -1, fmt.Errorf("task %q has not started: %w", t.id, errdefs.ErrConflict)
+	case msg.User != "" && msg.User != acct.name:
+		return out, -1, fmt.Errorf("task %q runs commands as its user %q, not %q: %w", t.id, acct.name, msg.User, errdefs.ErrInvalidArgument)
+	case msg.Privileged:
+		return out, -1, fmt.Errorf("task %q is a process: nothing runs privileged: %w", t.id, errdefs.ErrInvalidArgument)
 	}
-	code, err := healthcheck.RunShell(ctx, workPath, env, acct.cred, command, out)
+	if msg.WorkingDir != "" {
+		dir = msg.WorkingDir
+	}
+	code, err := healthcheck.RunShell(ctx, dir, env, acct.cred, command, out)
 	return out, code, err
 }
 
