@@ -23,7 +23,52 @@ type Object struct {
 	Spec      json.RawMessage `json:"spec"`
 	CreatedAt time.Time       `json:"createdAt"`
 	UpdatedAt time.Time       `json:"updatedAt"`
-	Revision  int64           `json:"-"`
+	// Values says where a secret's item values are when they are not in
+	// Spec (a secret on Vault): Spec then holds its items without content.
+	Values   *ValuesRef `json:"values,omitempty"`
+	Revision int64      `json:"-"`
+}
+
+// ValuesRef is where a secret's item values are kept outside its record:
+// a version of a secret of a backend (e.g. Vault's KV v2 engine). The
+// record keeps the version it was written with, so a write that fails
+// half-way (the values written, the record not) changes nothing.
+type ValuesRef struct {
+	Backend string `json:"backend"` // "vault"
+	Mount   string `json:"mount"`
+	Path    string `json:"path"`
+	Version int    `json:"version"`
+}
+
+// SecretValues keeps the item values of secrets: in the secret's own
+// record (InRecord, sealed in etcd, the default) or outside etcd (Vault).
+type SecretValues interface {
+	// Put keeps the values of s; it says where, nil when they stay in the
+	// record.
+	Put(ctx context.Context, s *manifest.Secret) (*ValuesRef, error)
+	// Get returns the item contents (base64) kept at ref, by item name.
+	Get(ctx context.Context, ref ValuesRef) (map[string]string, error)
+	// Delete removes what is kept at ref, every version.
+	Delete(ctx context.Context, ref ValuesRef) error
+}
+
+// InRecord keeps secret values in the secret's record, which the store
+// seals at rest (the embedded default).
+type InRecord struct{}
+
+var _ SecretValues = InRecord{}
+
+func (InRecord) Put(context.Context, *manifest.Secret) (*ValuesRef, error) { return nil, nil }
+
+func (InRecord) Get(_ context.Context, ref ValuesRef) (map[string]string, error) {
+	return nil, inRecordRefused(ref)
+}
+
+func (InRecord) Delete(_ context.Context, ref ValuesRef) error { return inRecordRefused(ref) }
+
+func inRecordRefused(ref ValuesRef) error {
+	return fmt.Errorf("the values of this secret are on %s (%s/%s) and the scheduler runs with --secret-backend etcd: %w",
+		ref.Backend, ref.Mount, ref.Path, errdefs.ErrUnavailable)
 }
 
 // Manifest parses the stored manifest.
@@ -58,12 +103,27 @@ func (r *Registry) PutObject(ctx context.Context, obj manifest.Object, expectRev
 	if err != nil {
 		return nil, err
 	}
+	var values *ValuesRef
+	if secret, ok := obj.(*manifest.Secret); ok {
+		if expectRev == -1 {
+			// Not even a version of values for a name that is taken.
+			if _, err := r.GetObject(ctx, obj.Kind(), meta.Namespace, meta.Name); err == nil {
+				return nil, fmt.Errorf("%s %s/%s: %w", obj.Kind(), meta.Namespace, meta.Name, errdefs.ErrAlreadyExists)
+			}
+		}
+		if values, err = r.secrets.Put(ctx, secret); err != nil {
+			return nil, fmt.Errorf("%s %s/%s: %w", obj.Kind(), meta.Namespace, meta.Name, err)
+		}
+		if values != nil {
+			obj = withoutContent(secret)
+		}
+	}
 	spec, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
 	now := r.now().UTC()
-	rec := &Object{Kind: obj.Kind(), Namespace: meta.Namespace, Name: meta.Name, Spec: spec, CreatedAt: now, UpdatedAt: now}
+	rec := &Object{Kind: obj.Kind(), Namespace: meta.Namespace, Name: meta.Name, Spec: spec, CreatedAt: now, UpdatedAt: now, Values: values}
 	if expectRev == -1 {
 		rec.Revision, err = store.CreateJSON(ctx, r.store, key, rec)
 	} else {
@@ -82,6 +142,47 @@ func (r *Registry) PutObject(ctx context.Context, obj manifest.Object, expectRev
 		return nil, fmt.Errorf("%s %s/%s: %w", obj.Kind(), meta.Namespace, meta.Name, err)
 	}
 	return rec, nil
+}
+
+// withoutContent is s with its items' names and paths but no content.
+func withoutContent(s *manifest.Secret) *manifest.Secret {
+	out := s.DeepCopy()
+	for item, d := range out.Datas {
+		d.Content = ""
+		out.Datas[item] = d
+	}
+	return out
+}
+
+// ResolveSecret returns the secret a stored record holds, its item
+// values read from where they are kept. A backend that cannot be
+// reached is errdefs.ErrUnavailable, values it lacks ErrNotFound.
+func (r *Registry) ResolveSecret(ctx context.Context, rec *Object) (*manifest.Secret, error) {
+	obj, err := rec.Manifest()
+	if err != nil {
+		return nil, err
+	}
+	secret, ok := obj.(*manifest.Secret)
+	if !ok {
+		return nil, fmt.Errorf("%s %s/%s is not a secret: %w", rec.Kind, rec.Namespace, rec.Name, errdefs.ErrInvalidArgument)
+	}
+	if rec.Values == nil {
+		return secret, nil
+	}
+	values, err := r.secrets.Get(ctx, *rec.Values)
+	if err != nil {
+		return nil, fmt.Errorf("secret %s/%s: %w", rec.Namespace, rec.Name, err)
+	}
+	for item, d := range secret.Datas {
+		content, ok := values[item]
+		if !ok {
+			return nil, fmt.Errorf("secret %s/%s: %s %s/%s version %d has no item %q: %w",
+				rec.Namespace, rec.Name, rec.Values.Backend, rec.Values.Mount, rec.Values.Path, rec.Values.Version, item, errdefs.ErrNotFound)
+		}
+		d.Content = content
+		secret.Datas[item] = d
+	}
+	return secret, nil
 }
 
 // GetObject returns one configmap or secret.
@@ -124,6 +225,18 @@ func (r *Registry) DeleteObject(ctx context.Context, kind manifest.Kind, namespa
 	key, err := store.Key(sk, namespace, name)
 	if err != nil {
 		return err
+	}
+	if kind == manifest.KindSecret {
+		// The values go first: if that fails, nothing changed.
+		rec, err := r.GetObject(ctx, kind, namespace, name)
+		if err != nil {
+			return err
+		}
+		if rec.Values != nil {
+			if err := r.secrets.Delete(ctx, *rec.Values); err != nil {
+				return fmt.Errorf("%s %s/%s: %w", kind, namespace, name, err)
+			}
+		}
 	}
 	if err := r.store.Delete(ctx, key, 0); err != nil {
 		return fmt.Errorf("%s %s/%s: %w", kind, namespace, name, err)

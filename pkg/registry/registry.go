@@ -97,13 +97,23 @@ type AppVersion struct {
 
 // Registry reads and writes bcs objects in a store.
 type Registry struct {
-	store *store.Store
-	now   func() time.Time
+	store   *store.Store
+	now     func() time.Time
+	secrets SecretValues
 }
 
 // New returns a registry on s; now is the clock stamped on records.
+// Secret values stay in their records (InRecord) unless WithSecretValues
+// says otherwise.
 func New(s *store.Store, now func() time.Time) *Registry {
-	return &Registry{store: s, now: now}
+	return &Registry{store: s, now: now, secrets: InRecord{}}
+}
+
+// WithSecretValues keeps the values of the secrets written from now on
+// in v (bcs-scheduler --secret-backend).
+func (r *Registry) WithSecretValues(v SecretValues) *Registry {
+	r.secrets = v
+	return r
 }
 
 // appIdentity returns what the registry needs of a workload manifest.
