@@ -274,6 +274,8 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.objectChanged(in.Object)
 	case ObjectRemoved:
 		c.refs.remove(in.Kind, in.Namespace, in.Name)
+	case SecretUnreadable:
+		c.secretUnreadable(in)
 	}
 	if c.acting() {
 		c.progressDrains()

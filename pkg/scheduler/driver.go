@@ -88,6 +88,10 @@ type Driver struct {
 	waiters    map[string]waiter
 	messageRun string
 	messageSeq atomic.Uint64
+	// secretReads are the values of secrets read off the loop (secrets.go);
+	// secrets the loop's state of them.
+	secretReads chan secretRead
+	secrets     map[string]*secretState
 }
 
 // NewDriver returns a driver; Run starts it.
@@ -133,7 +137,8 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 		stopped: make(chan struct{}), log: cfg.Logger,
 		health: make(chan RemoteHealth, 64), checks: map[string]context.CancelFunc{},
 		messages: make(chan messageRequest, 64), waiters: map[string]waiter{},
-		messageRun: strconv.FormatInt(cfg.Clock.Now().UnixNano(), 36)}, nil
+		messageRun:  strconv.FormatInt(cfg.Clock.Now().UnixNano(), 36),
+		secretReads: make(chan secretRead, 16), secrets: map[string]*secretState{}}, nil
 }
 
 // Operate queues an operator request (Operate, Drift) for the core.
@@ -249,10 +254,16 @@ func (d *Driver) run(ctx context.Context) error {
 		return err
 	}
 	var objects []manifest.Object
+	var unreadable []Input
 	for _, kind := range referencedKinds {
 		recs, err := d.cfg.Registry.ListObjects(ctx, kind.manifest, "")
 		if err != nil {
 			return err
+		}
+		if kind.manifest == manifest.KindSecret {
+			read, failed := d.readSecrets(ctx, recs)
+			objects, unreadable = append(objects, read...), failed
+			continue
 		}
 		for _, rec := range recs {
 			obj, err := rec.Manifest()
@@ -274,6 +285,11 @@ func (d *Driver) run(ctx context.Context) error {
 	if err := d.step(ctx, Restore{FrameworkID: fwID, Apps: apps, Groups: groups, Sweeps: sweeps, Rollouts: rollouts,
 		HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: engine.Mode}); err != nil {
 		return err
+	}
+	for _, in := range unreadable {
+		if err := d.step(ctx, in); err != nil {
+			return err
+		}
 	}
 
 	events := make(chan event, 256)
@@ -339,6 +355,10 @@ func (d *Driver) run(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
+				continue
+			}
+		case read := <-d.secretReads:
+			if in = d.secretReadInput(ctx, read); in == nil {
 				continue
 			}
 		case we, ok := <-runWatch:
@@ -508,12 +528,19 @@ func (d *Driver) objectInput(ctx context.Context, kind referencedKind, we store.
 			d.log.Error("unexpected key", "key", we.Entry.Key)
 			return nil, nil
 		}
+		if kind.manifest == manifest.KindSecret {
+			d.forgetSecret(parts[1], parts[2])
+		}
 		return ObjectRemoved{Kind: kind.manifest, Namespace: parts[1], Name: parts[2]}, nil
 	}
 	var rec registry.Object
 	if err := json.Unmarshal(we.Entry.Value, &rec); err != nil {
 		d.log.Error("stored object", "key", we.Entry.Key, "err", err)
 		return nil, nil
+	}
+	if kind.manifest == manifest.KindSecret {
+		rec.Revision = we.Entry.Revision
+		return d.secretChanged(ctx, &rec), nil
 	}
 	obj, err := rec.Manifest()
 	if err != nil {

@@ -41,6 +41,14 @@ type ObjectRemoved struct {
 	Namespace, Name string
 }
 
+// SecretUnreadable: a secret exists but the driver cannot read its values
+// now (its backend, e.g. Vault, is unreachable; it retries). Launches
+// that take it wait, saying so; it is not "not found".
+type SecretUnreadable struct {
+	Namespace, Name string
+	Reason          string // no values in it
+}
+
 // HookRunChanged: a hook run was written (created, measured, ended).
 type HookRunChanged struct{ Run *registry.HookRun }
 
@@ -122,6 +130,7 @@ func (Operate) input()            {}
 func (Tick) input()               {}
 func (ObjectChanged) input()      {}
 func (ObjectRemoved) input()      {}
+func (SecretUnreadable) input()   {}
 func (RemoteHealth) input()       {}
 func (HookRunChanged) input()     {}
 

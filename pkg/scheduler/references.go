@@ -15,13 +15,16 @@ type references struct {
 	configMaps map[string]*manifest.ConfigMap // by "namespace/name"
 	secrets    map[string]*manifest.Secret
 	depends    map[string]*manifest.Depends
+	// unreadable are the secrets whose values the driver could not read
+	// (SecretUnreadable), by reference ("secret ns/name"), with why.
+	unreadable map[string]string
 }
 
 var _ manifest.Resolver = (*references)(nil)
 
 func newReferences() *references {
 	return &references{configMaps: map[string]*manifest.ConfigMap{}, secrets: map[string]*manifest.Secret{},
-		depends: map[string]*manifest.Depends{}}
+		depends: map[string]*manifest.Depends{}, unreadable: map[string]string{}}
 }
 
 func (r *references) ConfigMap(namespace, name string) (*manifest.ConfigMap, bool) {
@@ -43,7 +46,9 @@ func (r *references) put(obj manifest.Object) string {
 		return refName(manifest.KindConfigMap, o.Metadata.Namespace, o.Metadata.Name)
 	case *manifest.Secret:
 		r.secrets[o.Metadata.Namespace+"/"+o.Metadata.Name] = o
-		return refName(manifest.KindSecret, o.Metadata.Namespace, o.Metadata.Name)
+		ref := refName(manifest.KindSecret, o.Metadata.Namespace, o.Metadata.Name)
+		delete(r.unreadable, ref)
+		return ref
 	case *manifest.Depends:
 		r.depends[o.Metadata.Namespace+"/"+o.Metadata.Name] = o
 	}
@@ -56,6 +61,7 @@ func (r *references) remove(kind manifest.Kind, namespace, name string) {
 		delete(r.configMaps, namespace+"/"+name)
 	case manifest.KindSecret:
 		delete(r.secrets, namespace+"/"+name)
+		delete(r.unreadable, refName(kind, namespace, name))
 	case manifest.KindDepends:
 		delete(r.depends, namespace+"/"+name)
 	}
@@ -82,6 +88,29 @@ func (c *Core) objectChanged(obj manifest.Object) {
 	}
 }
 
+// secretUnreadable takes a secret whose values the driver cannot read
+// now (its backend is unreachable): launches that take it wait, saying
+// why, until the driver reads it (ObjectChanged); the values known before
+// are dropped, as the record changed.
+func (c *Core) secretUnreadable(in SecretUnreadable) {
+	c.refs.remove(manifest.KindSecret, in.Namespace, in.Name)
+	ref := refName(manifest.KindSecret, in.Namespace, in.Name)
+	c.refs.unreadable[ref] = in.Reason
+	for _, a := range c.sortedApps() {
+		for _, inst := range a.sortedInstances() {
+			if inst.rec.WaitingFor == ref {
+				inst.rec.Message = waitingMessage(ref, in.Reason)
+				c.persist(inst)
+			}
+		}
+	}
+}
+
+// waitingMessage says why a launch waits for a secret that cannot be read.
+func waitingMessage(ref, reason string) string {
+	return "waiting for " + ref + ": its values cannot be read, retrying: " + reason
+}
+
 // launchBlocked handles a launch that failed; a missing configmap or
 // secret leaves the instance Pending until it is written (or the
 // application changes), anything else fails it.
@@ -90,6 +119,9 @@ func (c *Core) launchBlocked(inst *instance, err error) {
 	if errors.As(err, &missing) {
 		inst.rec.WaitingFor, inst.rec.Pending = missing.Ref(), nil
 		inst.rec.Message = "waiting for " + missing.Error()
+		if reason, ok := c.refs.unreadable[missing.Ref()]; ok {
+			inst.rec.Message = waitingMessage(missing.Ref(), reason)
+		}
 		c.persist(inst)
 		return
 	}

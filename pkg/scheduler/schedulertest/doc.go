@@ -30,6 +30,8 @@
 //	                    driver persisted it), then restart
 //	object put|delete configmap|secret|depends NS/NAME [build=B]   write (the fixture under
 //	                    that name; build changes a depends object's spec) or delete one
+//	object unreadable secret NS/NAME reason=R   the driver cannot read the secret's values
+//	                    (SecretUnreadable: its Vault is unreachable)
 //	deploy NS/NAME [instances=N type=T maxUnavailable=X maxSurge=X partition=N inplace=S
 //	       steps=partition:3,pause,pause:60 duration=S order=DeleteFirst manual=true paused=true
 //	       build=B cpu=C ports=2 checks=http]   create a process deployment, or store its next version

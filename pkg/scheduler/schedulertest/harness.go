@@ -451,13 +451,18 @@ func (h *Harness) Run(command string) []string {
 }
 
 // object writes or deletes a configmap, secret or depends object (a
-// fixture under another name; build=B changes a depends object's spec).
+// fixture under another name; build=B changes a depends object's spec),
+// or says a secret's values cannot be read (unreadable reason=R).
 func (h *Harness) object(op string, kind manifest.Kind, key string, args map[string]string) []string {
 	ns, name, _ := strings.Cut(key, "/")
 	id := string(kind) + " " + key
-	if op == "delete" {
+	switch op {
+	case "delete":
 		delete(h.objects, id)
 		return h.step(scheduler.ObjectRemoved{Kind: kind, Namespace: ns, Name: name})
+	case "unreadable":
+		delete(h.objects, id)
+		return h.step(scheduler.SecretUnreadable{Namespace: ns, Name: name, Reason: args["reason"]})
 	}
 	var obj manifest.Object
 	switch kind {
