@@ -15,6 +15,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/notify"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/schedulerd"
+	"github.com/bcs-mesos/bcs-mesos/pkg/vaultsecrets"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -26,6 +27,12 @@ func main() {
 	flag.StringVar(&o.DataDir, "data-dir", schedulerd.DefaultDataDir, "directory of the embedded etcd, the secret key and the dev cluster")
 	flag.StringVar(&etcd, "etcd-endpoints", "", "comma-separated etcd client URLs; empty runs an embedded etcd under --data-dir")
 	flag.StringVar(&o.SecretKeyFile, "secret-key-file", "", "AES key sealing secrets at rest (default <data-dir>/secret.key, created if missing)")
+	flag.StringVar(&o.SecretBackend, "secret-backend", schedulerd.SecretBackendEtcd, "where the values of secrets are kept: etcd (sealed in their records) or vault (HashiCorp Vault's KV v2 engine; etcd keeps their item names)")
+	flag.StringVar(&o.Vault.Addr, "vault-addr", "", "Vault's address, e.g. https://vault.example:8200 (--secret-backend vault)")
+	flag.StringVar(&o.Vault.TokenFile, "vault-token-file", "", "file holding the Vault token; read at start and again whenever it changes (--secret-backend vault)")
+	flag.StringVar(&o.Vault.Mount, "vault-mount", vaultsecrets.DefaultMount, "path of Vault's KV version 2 secrets engine")
+	flag.StringVar(&o.Vault.Prefix, "vault-prefix", vaultsecrets.DefaultPrefix, "secrets are kept at <prefix>/<namespace>/<name> in the engine")
+	flag.StringVar(&o.Vault.CACert, "vault-cacert", "", "PEM file of the CA that signed Vault's TLS certificate; default the system's")
 	flag.StringVar(&masters, "master", "", "comma-separated Mesos master URLs, e.g. http://10.0.0.1:5050")
 	flag.StringVar(&o.MesosEncoding, "mesos-encoding", "protobuf", "media type of the Mesos scheduler API: protobuf (skips enum values newer than this build) or json")
 	flag.StringVar(&o.User, "mesos-user", "root", "FrameworkInfo.user: the user executors run as on the agents")

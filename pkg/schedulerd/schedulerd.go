@@ -27,6 +27,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/pkg/vaultsecrets"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -46,6 +47,10 @@ type Options struct {
 	DataDir       string   // embedded etcd, secret key, dev cluster sandboxes; default ./bcs-data
 	EtcdEndpoints []string // external etcd; empty runs an embedded one
 	SecretKeyFile string   // default <DataDir>/secret.key
+	// SecretBackend keeps the values of secrets: "etcd" (the default:
+	// sealed in their records) or "vault" (on Vault, configured by Vault).
+	SecretBackend string
+	Vault         vaultsecrets.Config
 	Masters       []string // Mesos masters; ignored with Dev
 	// MesosEncoding is the scheduler API's media type, "protobuf" (the
 	// default) or "json".
@@ -111,6 +116,10 @@ func Run(ctx context.Context, o Options) error {
 	if o.Scheduler.DependsGCDelay < 0 {
 		return fmt.Errorf("--depends-gc-delay %s: must be positive: %w", o.Scheduler.DependsGCDelay, errdefs.ErrInvalidArgument)
 	}
+	secretValues, err := openSecretValues(o)
+	if err != nil {
+		return err
+	}
 	if o.ElectionTTL == 0 {
 		o.ElectionTTL = 5 * time.Second
 	}
@@ -140,7 +149,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer closeStore()
-	reg := registry.New(st, time.Now)
+	reg := registry.New(st, time.Now).WithSecretValues(secretValues)
 
 	masters := o.Masters
 	if o.Dev {
@@ -208,6 +217,28 @@ func Run(ctx context.Context, o Options) error {
 		}
 		return err
 	}
+}
+
+// Names of Options.SecretBackend.
+const (
+	SecretBackendEtcd  = "etcd"
+	SecretBackendVault = vaultsecrets.Backend
+)
+
+// openSecretValues returns where secret values are kept.
+func openSecretValues(o Options) (registry.SecretValues, error) {
+	switch o.SecretBackend {
+	case "", SecretBackendEtcd:
+		for flag, v := range map[string]string{"--vault-addr": o.Vault.Addr, "--vault-token-file": o.Vault.TokenFile, "--vault-cacert": o.Vault.CACert} {
+			if v != "" {
+				return nil, fmt.Errorf("%s is set but --secret-backend is %s: add --secret-backend vault: %w", flag, SecretBackendEtcd, errdefs.ErrInvalidArgument)
+			}
+		}
+		return registry.InRecord{}, nil
+	case SecretBackendVault:
+		return vaultsecrets.New(o.Vault)
+	}
+	return nil, fmt.Errorf("--secret-backend %q: want %s or %s: %w", o.SecretBackend, SecretBackendEtcd, SecretBackendVault, errdefs.ErrInvalidArgument)
 }
 
 func openStore(ctx context.Context, o Options) (*store.Store, func(), error) {
