@@ -21,7 +21,6 @@ type Server struct {
 	token    string
 	mounts   map[string]map[string]*secret // mount → path → secret
 	requests int
-	listener net.Listener
 	srv      *http.Server
 	now      func() time.Time
 }
@@ -50,7 +49,7 @@ func Start(token string, mounts ...string) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{URL: "http://" + l.Addr().String(), token: token, mounts: map[string]map[string]*secret{},
-		listener: l, now: func() time.Time { return time.Now().UTC() }}
+		now: func() time.Time { return time.Now().UTC() }}
 	for _, m := range mounts {
 		s.mounts[m] = map[string]*secret{}
 	}
@@ -59,8 +58,28 @@ func Start(token string, mounts ...string) (*Server, error) {
 	return s, nil
 }
 
-// Close stops the server: its address refuses connections from then on.
-func (s *Server) Close() { _ = s.srv.Close() }
+// Close stops the server: its address refuses connections until Restart.
+func (s *Server) Close() {
+	s.mu.Lock()
+	srv := s.srv
+	s.mu.Unlock()
+	_ = srv.Close()
+}
+
+// Restart serves again at the same address, with the secrets it held, as
+// a Vault back from an outage.
+func (s *Server) Restart() error {
+	l, err := net.Listen("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 5 * time.Second}
+	s.mu.Lock()
+	s.srv = srv
+	s.mu.Unlock()
+	go func() { _ = srv.Serve(l) }()
+	return nil
+}
 
 // SetToken changes the token the server accepts.
 func (s *Server) SetToken(token string) {
