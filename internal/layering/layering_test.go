@@ -68,6 +68,8 @@ var rules = map[string]rule{
 	"pkg/strictjson":              {only: []string{"pkg/field", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"proto":                       {only: none},
 	"pkg/taskstate":               {only: []string{"pkg/errdefs"}, forbid: join(mesosAll, docker, httpAll)},
+	"pkg/vaultsecrets":            {only: []string{"pkg/registry", "pkg/manifest", "pkg/errdefs"}, forbid: join(mesosAll, storage)},
+	"pkg/vaulttest":               {only: none},
 	"internal/testlog":            {only: none},
 }
 
@@ -85,6 +87,7 @@ var testSupport = map[string][]string{
 	"pkg/scheduler/schedulertest":          nil,
 	"internal/testlog":                     nil,
 	"pkg/store/storetest":                  nil,
+	"pkg/vaulttest":                        nil,
 	"pkg/devcluster":                       {"pkg/schedulerd", "cmd/bcs-scheduler", "cmd/devcluster"},
 }
 

@@ -11,6 +11,12 @@
 // An application change and its version-history entry land in one etcd
 // transaction, so nothing is half written on a crash.
 //
+// A secret's item values are kept by a SecretValues backend: in its record
+// (InRecord, sealed by the store; the default) or outside etcd
+// (pkg/vaultsecrets), the record then keeping its items without content
+// and the backend version it points to (ValuesRef). ResolveSecret puts
+// the values back for the scheduler's driver.
+//
 // It must not import HTTP or Mesos packages: the REST layer (pkg/api) and the
 // scheduler use it.
 package registry

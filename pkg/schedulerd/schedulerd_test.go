@@ -296,7 +296,8 @@ func getHookRun(t *testing.T, addr string) registry.HookRun {
 
 // Issue 11: paths reach agents elsewhere, so a relative work or run base
 // directory is refused naming its flag, before anything starts; an
-// unknown Mesos encoding and a negative depends GC delay likewise.
+// unknown Mesos encoding, a negative depends GC delay and a bad secret
+// backend or Vault flag likewise.
 func TestRunRefusesBadPathsAndEncodings(t *testing.T) {
 	cases := []struct {
 		name string
@@ -307,6 +308,17 @@ func TestRunRefusesBadPathsAndEncodings(t *testing.T) {
 		{"relative run base", func(o *schedulerd.Options) { o.Scheduler.RunBaseDir = "run" }, `--run-base-dir "run": must be an absolute path`},
 		{"unknown encoding", func(o *schedulerd.Options) { o.MesosEncoding = "xml" }, `encoding "xml": want protobuf or json`},
 		{"negative GC delay", func(o *schedulerd.Options) { o.Scheduler.DependsGCDelay = -time.Minute }, `--depends-gc-delay -1m0s: must be positive`},
+		// Issue 17: the secret backend and its Vault flags.
+		{"unknown secret backend", func(o *schedulerd.Options) { o.SecretBackend = "consul" }, `--secret-backend "consul": want etcd or vault`},
+		{"vault without address", func(o *schedulerd.Options) { o.SecretBackend = "vault" }, `--vault-addr is required with --secret-backend vault`},
+		{"vault without token file", func(o *schedulerd.Options) {
+			o.SecretBackend, o.Vault.Addr = "vault", "http://127.0.0.1:8200"
+		}, `--vault-token-file is required with --secret-backend vault`},
+		{"vault token file missing", func(o *schedulerd.Options) {
+			o.SecretBackend, o.Vault.Addr, o.Vault.TokenFile = "vault", "http://127.0.0.1:8200", "/nonexistent/token"
+		}, `--vault-token-file: stat /nonexistent/token: no such file or directory`},
+		{"vault flags without the backend", func(o *schedulerd.Options) { o.Vault.Addr = "http://127.0.0.1:8200" },
+			`--vault-addr is set but --secret-backend is etcd: add --secret-backend vault`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

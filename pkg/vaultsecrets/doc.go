@@ -10,5 +10,7 @@
 // a refused token — is ErrUnavailable, which callers retry. Values never
 // appear in errors or logs.
 //
-// It talks to Vault through github.com/hashicorp/vault/api only.
+// It talks to Vault through github.com/hashicorp/vault/api only, and
+// must not import Mesos or the store; of bcs-mesos it imports only
+// registry (the interface it implements), manifest and errdefs.
 package vaultsecrets

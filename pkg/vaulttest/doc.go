@@ -5,5 +5,5 @@
 // 404 shapes and X-Vault-Token check, as Vault 1.x documents them. No
 // Vault server can be installed where the tests run.
 //
-// It imports nothing of bcs-mesos.
+// It must not import any package of bcs-mesos; it serves tests only.
 package vaulttest
