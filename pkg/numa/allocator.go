@@ -17,7 +17,8 @@ import (
 // DefaultStatePath is the agent-wide allocation file.
 const DefaultStatePath = "/data/bcs/bcs-container-executor/numa-cpusets.json"
 
-// Allocation is what one owner (pod/task) holds.
+// Allocation is what one owner (pod/task) holds; Node is NoNode when only
+// CPUs are pinned (a machine of one NUMA node).
 type Allocation struct {
 	Node int   `json:"node"`
 	CPUs []int `json:"cpus"`
@@ -106,6 +107,9 @@ func (a *Allocator) Decide(owner string, req Request) (Decision, error) {
 	err := a.locked(func(st *state) (bool, error) {
 		if held, ok := st.Owners[owner]; ok {
 			d = Decision{Pin: true, Node: held.Node, CPUs: held.CPUs, Reason: ReasonPinned}
+			if held.Node == NoNode {
+				d.Reason = ReasonSingleNode
+			}
 			return false, nil
 		}
 		topo, err := ReadTopology(root)
@@ -134,13 +138,18 @@ func (a *Allocator) Decide(owner string, req Request) (Decision, error) {
 }
 
 // Plan is pod.CPUSetPlanner: docker's cpuset-cpus and cpuset-mems for
-// owner, "" when the task runs unpinned.
+// owner, "" when the task runs unpinned (cpuset-mems "" when no memory
+// node is set).
 func (a *Allocator) Plan(owner string, cpus float64, pin bool) (string, string, error) {
 	d, err := a.Decide(owner, Request{CPUs: cpus, Pin: pin})
 	if err != nil || !d.Pin {
 		return "", "", err
 	}
-	return FormatCPUList(d.CPUs), strconv.Itoa(d.Node), nil
+	mems := ""
+	if d.Node != NoNode {
+		mems = strconv.Itoa(d.Node)
+	}
+	return FormatCPUList(d.CPUs), mems, nil
 }
 
 // Release frees what owner holds; releasing nothing is not an error.

@@ -3,9 +3,10 @@
 // the pin flag, on exactly one NUMA node chosen at random (seeded) among
 // those with enough free CPUs. Pinning is skipped, with a named reason,
 // when more CPUs are asked than the machine has, when the pin flag is not
-// set, when the task would need as many NUMA nodes as the machine has (or
-// more than one: tasks never span nodes), or when the machine has one NUMA
-// node.
+// set, or when the task would need as many NUMA nodes as the machine has
+// (or more than one: tasks never span nodes). A machine of one NUMA node
+// (or none) gets no NUMA setting: the CPUs are pinned, cpuset-mems stays
+// empty, as the original executor did.
 //
 // Plan is the pure rule (topology, used CPUs, request, random source in;
 // decision out). Allocator wraps it with the agent-wide state file that

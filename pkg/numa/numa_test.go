@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -75,7 +76,10 @@ func TestPlanRules(t *testing.T) {
 		{"fractional CPUs: ignored", "two-nodes", numa.Request{CPUs: 1.5, Pin: true}, numa.ReasonNotWholeCPUs},
 		{"zero CPUs: ignored", "two-nodes", numa.Request{CPUs: 0, Pin: true}, numa.ReasonNotWholeCPUs},
 		{"more CPUs than the machine: ignored", "two-nodes", numa.Request{CPUs: 9, Pin: true}, numa.ReasonMoreThanMachine},
-		{"one NUMA node: no NUMA setting", "one-node", numa.Request{CPUs: 1, Pin: true}, numa.ReasonSingleNode},
+		{"one NUMA node: CPUs pinned, no NUMA setting", "one-node", numa.Request{CPUs: 1, Pin: true}, numa.ReasonSingleNode},
+		{"one NUMA node, every CPU: pinned", "one-node", numa.Request{CPUs: 2, Pin: true}, numa.ReasonSingleNode},
+		{"kernel without NUMA: CPUs pinned, no NUMA setting", "no-numa", numa.Request{CPUs: 4, Pin: true}, numa.ReasonSingleNode},
+		{"one NUMA node, more CPUs than the machine: ignored", "one-node", numa.Request{CPUs: 3, Pin: true}, numa.ReasonMoreThanMachine},
 		{"needs every node of two: ignored", "two-nodes", numa.Request{CPUs: 5, Pin: true}, numa.ReasonNeedsAllNodes},
 		{"needs every node of four: ignored", "four-nodes", numa.Request{CPUs: 13, Pin: true}, numa.ReasonNeedsAllNodes},
 		{"would span two of four nodes: not supported", "four-nodes", numa.Request{CPUs: 6, Pin: true}, numa.ReasonSpansNodes},
@@ -89,7 +93,8 @@ func TestPlanRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Reason != tc.reason || d.Pin != (tc.reason == numa.ReasonPinned) {
+			pinned := tc.reason == numa.ReasonPinned || tc.reason == numa.ReasonSingleNode
+			if d.Reason != tc.reason || d.Pin != pinned {
 				t.Fatalf("decision %+v, want reason %s", d, tc.reason)
 			}
 			if d.Pin {
@@ -99,13 +104,22 @@ func TestPlanRules(t *testing.T) {
 	}
 }
 
+// assertOneNode checks that d pins want distinct CPUs of its node; a
+// decision without a node (a machine of one) pins CPUs of the only node.
 func assertOneNode(t *testing.T, topo numa.Topology, d numa.Decision, want int) {
 	t.Helper()
 	if len(d.CPUs) != want {
 		t.Fatalf("%d CPUs, want %d", len(d.CPUs), want)
 	}
+	node := d.Node
+	if node == numa.NoNode {
+		if len(topo.Nodes) != 1 {
+			t.Fatalf("no memory node on a machine of %d nodes", len(topo.Nodes))
+		}
+		node = topo.Nodes[0].ID
+	}
 	for _, n := range topo.Nodes {
-		if n.ID != d.Node {
+		if n.ID != node {
 			continue
 		}
 		in := map[int]bool{}
@@ -120,6 +134,48 @@ func assertOneNode(t *testing.T, topo numa.Topology, d numa.Decision, want int) 
 		return
 	}
 	t.Fatalf("node %d does not exist", d.Node)
+}
+
+// This machine's own topology (sysfs): a pinned task gets CPUs it has,
+// each once; on one NUMA node (this machine) no memory node is set.
+func TestAllocatorOnThisMachine(t *testing.T) {
+	topo, err := numa.ReadTopology("/sys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &numa.Allocator{StatePath: filepath.Join(t.TempDir(), "cpusets.json")}
+	var held []int
+	for i := range topo.NumCPUs() {
+		cpus, mems, err := a.Plan(fmt.Sprintf("pod%d/task", i), 1, true)
+		if err != nil {
+			t.Fatalf("CPU %d of %d: %v", i+1, topo.NumCPUs(), err)
+		}
+		list, _ := numa.ParseCPUList(cpus)
+		d := numa.Decision{Pin: true, Node: numa.NoNode, CPUs: list}
+		if mems != "" {
+			if d.Node, err = strconv.Atoi(mems); err != nil {
+				t.Fatalf("cpuset-mems %q", mems)
+			}
+		} else if len(topo.Nodes) > 1 {
+			t.Fatalf("no cpuset-mems on a machine of %d NUMA nodes", len(topo.Nodes))
+		}
+		assertOneNode(t, topo, d, 1)
+		held = append(held, list...)
+	}
+	if got := numa.FormatCPUList(held); len(held) != topo.NumCPUs() || got != numa.FormatCPUList(allCPUs(topo)) {
+		t.Errorf("pinned CPUs %s, want each of the machine's once", got)
+	}
+	if _, _, err := a.Plan("one-too-many/task", 1, true); !errors.Is(err, errdefs.ErrUnavailable) {
+		t.Errorf("a pinned CPU more than the machine has: %v, want unavailable", err)
+	}
+}
+
+func allCPUs(topo numa.Topology) []int {
+	var all []int
+	for _, n := range topo.Nodes {
+		all = append(all, n.CPUs...)
+	}
+	return all
 }
 
 // The node is random (seeded): one seed gives one answer; over seeds every

@@ -19,7 +19,7 @@ const (
 	ReasonNoPinFlag       Reason = "no-pin-flag"            // 不设置CPU绑定标识,忽略
 	ReasonNotWholeCPUs    Reason = "not-whole-cpus"         // only whole CPUs are pinned
 	ReasonMoreThanMachine Reason = "more-cpus-than-machine" // CPU数大于机器已有的CPU数,忽略
-	ReasonSingleNode      Reason = "single-numa-node"       // 如果NUMA节点只有一个,不做NUMA设置
+	ReasonSingleNode      Reason = "single-numa-node"       // 如果NUMA节点只有一个,不做NUMA设置: CPUs pinned, no memory node
 	ReasonNeedsAllNodes   Reason = "needs-every-numa-node"  // 所需NUMA节点等于系统节点,忽略
 	ReasonSpansNodes      Reason = "would-span-numa-nodes"  // 暂时不支持跨NUMA节点使用
 )
@@ -31,6 +31,8 @@ type Request struct {
 }
 
 // Decision is Plan's answer. Pin false means: run unpinned, for Reason.
+// Node is the NUMA node the CPUs and memory are bound to; NoNode when the
+// machine has one node and only the CPUs are pinned.
 type Decision struct {
 	Pin    bool
 	Node   int
@@ -38,9 +40,14 @@ type Decision struct {
 	Reason Reason
 }
 
+// NoNode is Decision.Node when no memory node is set (cpuset-mems empty).
+const NoNode = -1
+
 // Plan applies seed 001's rules: pin whole CPUs on one NUMA node picked at
 // random (rng) among the nodes with enough CPUs not in used, the CPUs
-// themselves picked at random within it. A request that may be pinned but
+// themselves picked at random within it. On a machine of one NUMA node (or
+// none: a kernel without NUMA) the CPUs are pinned and no memory node is
+// set, as the original executor did. A request that may be pinned but
 // finds no node with enough free CPUs is ErrUnavailable: pinned tasks never
 // share a CPU and never span nodes.
 func Plan(topo Topology, used map[int]bool, req Request, rng *rand.Rand) (Decision, error) {
@@ -51,18 +58,18 @@ func Plan(topo Topology, used map[int]bool, req Request, rng *rand.Rand) (Decisi
 		return Decision{Reason: ReasonNotWholeCPUs}, nil
 	case int(req.CPUs) > topo.NumCPUs():
 		return Decision{Reason: ReasonMoreThanMachine}, nil
-	case len(topo.Nodes) <= 1:
-		return Decision{Reason: ReasonSingleNode}, nil
 	}
 	want := int(req.CPUs)
-	largest := 0
-	for _, n := range topo.Nodes {
-		largest = max(largest, len(n.CPUs))
-	}
-	if needed := (want + largest - 1) / largest; needed >= len(topo.Nodes) {
-		return Decision{Reason: ReasonNeedsAllNodes}, nil
-	} else if needed > 1 {
-		return Decision{Reason: ReasonSpansNodes}, nil
+	if len(topo.Nodes) > 1 {
+		largest := 0
+		for _, n := range topo.Nodes {
+			largest = max(largest, len(n.CPUs))
+		}
+		if needed := (want + largest - 1) / largest; needed >= len(topo.Nodes) {
+			return Decision{Reason: ReasonNeedsAllNodes}, nil
+		} else if needed > 1 {
+			return Decision{Reason: ReasonSpansNodes}, nil
+		}
 	}
 	type candidate struct {
 		node int
@@ -91,5 +98,8 @@ func Plan(topo Topology, used map[int]bool, req Request, rng *rand.Rand) (Decisi
 		cpus = append(cpus, pick.free[i])
 	}
 	sort.Ints(cpus)
+	if len(topo.Nodes) == 1 {
+		return Decision{Pin: true, Node: NoNode, CPUs: cpus, Reason: ReasonSingleNode}, nil
+	}
 	return Decision{Pin: true, Node: pick.node, CPUs: cpus, Reason: ReasonPinned}, nil
 }
