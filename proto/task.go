@@ -86,21 +86,12 @@ type File struct {
 // Resources are what the task may use. Zero or negative limits mean no
 // limit ("-1" in manifests).
 type Resources struct {
-	CPUs        float64 `json:"cpus"`       // requested cores (cpu-shares = cpus × 1024)
-	MemMB       float64 `json:"memMB"`      // requested memory
-	CPULimit    float64 `json:"cpuLimit"`   // cores, CFS quota; ≤ 0 none
-	MemLimitMB  float64 `json:"memLimitMB"` // ≤ 0 none
-	PinCPUs     bool    `json:"pinCPUs"`    // whole CPUs pinned with cpuset (seed 001 NUMA rules)
-	MemSwapMB   float64 `json:"memSwapMB"`  // container only; ≤ 0 none
-	Swappiness  *int    `json:"swappiness"` // container only
-	DeviceLimit []Limit `json:"deviceLimits,omitempty"`
-}
-
-// Limit is a device I/O limit: device-read-bps and friends.
-type Limit struct {
-	Kind   string `json:"kind"` // read-bps, write-bps, read-iops, write-iops
-	Device string `json:"device"`
-	Rate   string `json:"rate"` // e.g. "10mb", or a count for iops
+	CPUs       float64 `json:"cpus"`       // requested cores (cpu-shares = cpus × 1024)
+	MemMB      float64 `json:"memMB"`      // requested memory
+	CPULimit   float64 `json:"cpuLimit"`   // cores, CFS quota; ≤ 0 none
+	MemLimitMB float64 `json:"memLimitMB"` // ≤ 0 none
+	PinCPUs    bool    `json:"pinCPUs"`    // whole CPUs pinned with cpuset (seed 001 NUMA rules)
+	MemSwapMB  float64 `json:"memSwapMB"`  // container only; ≤ 0 none
 }
 
 // ContainerSpec is a Docker container of a pod.

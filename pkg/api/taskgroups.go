@@ -231,12 +231,6 @@ func (b *resourcesRequest) message() (proto.Message, field.ErrorList) {
 	if res.PinCPUs {
 		errs = append(errs, field.Invalid(p.Child("pinCPUs"), "cannot change in place"))
 	}
-	if res.Swappiness != nil {
-		errs = append(errs, field.Invalid(p.Child("swappiness"), "cannot change in place"))
-	}
-	if len(res.DeviceLimit) > 0 {
-		errs = append(errs, field.Invalid(p.Child("deviceLimits"), "cannot change in place"))
-	}
 	return proto.Message{Type: proto.MessageUpdateResources, Resources: res}, errs
 }
 

@@ -60,8 +60,8 @@
 // the new one), the image's configuration (entrypoint, env, user,
 // working dir, exposed ports, volumes), nor anything of the spec that
 // needs a new container (command, args, env, ports, volumes, privileged,
-// network, hostname, labels, docker parameters, pinned CPUs, device
-// limits, swappiness): such a change refuses the whole hot-patch before
+// network, hostname, labels, docker parameters (swap, swappiness, device
+// limits among them), pinned CPUs): such a change refuses the whole hot-patch before
 // anything is touched. Running processes keep files they opened; only
 // what they read again (after the reload) is new.
 //
@@ -78,5 +78,8 @@
 // must not import the Mesos client, the executor protocol driver
 // (pkg/executor) or pkg/healthcheck: the executor drives a Pod, not the
 // other way round. CPU pinning is asked of a CPUSetPlanner (pkg/numa
-// implements it) through a small interface defined here.
+// implements it) through a small interface defined here. Docker
+// parameters are read by pkg/dockerparam, the parser the scheduler
+// validates manifests with; of bcs-mesos it imports only proto, errdefs,
+// taskstate and dockerparam.
 package pod

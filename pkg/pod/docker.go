@@ -88,16 +88,11 @@ func (p *Pod) createOptions(ctx context.Context, t *task, spec *proto.TaskSpec) 
 	if entrypoint == nil && len(imageEntrypoint) == 0 {
 		cfg.Entrypoint = nil
 	}
-	hc := &docker.HostConfig{
-		Privileged:     c.Privileged,
-		OOMKillDisable: params.oomKillDisable,
-		Ulimits:        params.ulimits,
-		AutoRemove:     params.autoRemove,
-		ShmSize:        params.shmSize,
-	}
+	hc := &docker.HostConfig{Privileged: c.Privileged}
 	if err := applyResources(hc, spec.Resources); err != nil {
 		return containerPlan{}, err
 	}
+	applyParams(hc, params)
 	if cpuset != nil {
 		hc.CPUSetCPUs = cpuset.CPUs
 		hc.CPUSetMEMs = cpuset.Mems
@@ -109,7 +104,7 @@ func (p *Pod) createOptions(ctx context.Context, t *task, spec *proto.TaskSpec) 
 	if netContainer != "" {
 		hc.NetworkMode = "container:" + netContainer
 	} else {
-		mode, err := cnmNetworkMode(netSpec.NetworkMode, netParams)
+		mode, err := netParams.NetworkMode(netSpec.NetworkMode)
 		if err != nil {
 			return containerPlan{}, err
 		}
@@ -120,7 +115,7 @@ func (p *Pod) createOptions(ctx context.Context, t *task, spec *proto.TaskSpec) 
 		if mode == "bridge" {
 			cfg.ExposedPorts, hc.PortBindings = portBindings(specs, p.cfg.PortBindIP)
 		}
-		netCfg = ipConfig(mode, params.ip)
+		netCfg = ipConfig(mode, params.IP)
 	}
 	opts := docker.CreateContainerOptions{Name: t.name, Config: cfg, HostConfig: hc, NetworkingConfig: netCfg}
 	return containerPlan{opts: opts, imageID: img.ID}, nil

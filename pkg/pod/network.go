@@ -28,7 +28,7 @@ func hostNetwork(spec *proto.TaskSpec) bool {
 	if err != nil {
 		return false // Start fails on the parameters
 	}
-	mode, err := cnmNetworkMode(spec.Container.NetworkMode, params)
+	mode, err := params.NetworkMode(spec.Container.NetworkMode)
 	return err == nil && mode == "host"
 }
 
@@ -58,7 +58,7 @@ func (p *Pod) createNetwork(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("task %q: %w", p.tasks[0].id, err)
 		}
-		if hc.NetworkMode, err = cnmNetworkMode(first.Container.NetworkMode, params); err != nil {
+		if hc.NetworkMode, err = params.NetworkMode(first.Container.NetworkMode); err != nil {
 			return "", fmt.Errorf("task %q: %w", p.tasks[0].id, err)
 		}
 		if hc.NetworkMode == "bridge" {
@@ -68,7 +68,7 @@ func (p *Pod) createNetwork(ctx context.Context) (string, error) {
 			}
 			cfg.ExposedPorts, hc.PortBindings = portBindings(specs, p.cfg.PortBindIP)
 		}
-		netCfg = ipConfig(hc.NetworkMode, params.ip)
+		netCfg = ipConfig(hc.NetworkMode, params.IP)
 	}
 	c, err := p.cfg.Docker.CreateContainer(docker.CreateContainerOptions{
 		Name: containerName(p.cfg.PodID, networkContainerName), Config: cfg, HostConfig: hc, NetworkingConfig: netCfg, Context: ctx,

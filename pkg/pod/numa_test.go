@@ -1,9 +1,11 @@
 package pod
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -66,5 +68,54 @@ func TestPinnedCPUsFromNUMAPlanner(t *testing.T) {
 	}
 	if all, _ := alloc.Allocations(); len(all) != 1 || all["other-pod/x"].Node != 1 {
 		t.Errorf("allocations after the pod: %v, want only other-pod's", all)
+	}
+}
+
+// This machine's own topology (sysfs, one NUMA node): a pinned task gets
+// one of its CPUs to itself and no memory node (seed 001: one node, no
+// NUMA setting); the container's cpuset cgroup holds that CPU alone.
+func TestPinnedCPUOnThisMachine(t *testing.T) {
+	c := podtest.Docker(t)
+	cfg := testConfig(t, c)
+	topo, err := numa.ReadTopology("/sys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := &numa.Allocator{StatePath: filepath.Join(t.TempDir(), "cpusets.json")}
+	cfg.CPUSets = alloc
+	pinned := containerTask("pinned", "exec sleep 100000")
+	pinned.Spec.Resources.CPUs, pinned.Spec.Resources.CPULimit, pinned.Spec.Resources.PinCPUs = 1, 1, true
+	p, err := New(cfg, []Task{pinned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctxT(t, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Kill(context.Background(), syscall.SIGKILL, 0) })
+	ins, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: p.Tasks()[0].Info.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpus, err := numa.ParseCPUList(ins.HostConfig.CPUSetCPUs)
+	if err != nil || len(cpus) != 1 || cpus[0] >= topo.NumCPUs() {
+		t.Fatalf("cpuset-cpus %q, want one CPU of the machine's %d", ins.HostConfig.CPUSetCPUs, topo.NumCPUs())
+	}
+	if len(topo.Nodes) == 1 && ins.HostConfig.CPUSetMEMs != "" {
+		t.Errorf("cpuset-mems %q on a machine of one NUMA node, want none", ins.HostConfig.CPUSetMEMs)
+	}
+	if all, _ := alloc.Allocations(); len(all) != 1 || numa.FormatCPUList(all[p.cpusetOwner(p.tasks[0])].CPUs) != ins.HostConfig.CPUSetCPUs {
+		t.Errorf("allocations %v, want the pinned task's CPU %s", all, ins.HostConfig.CPUSetCPUs)
+	}
+	out, _ := p.Exec(ctxT(t, 30*time.Second), pinned.ID, []string{"sh", "-c",
+		"cat /sys/fs/cgroup/cpuset/cpuset.cpus 2>/dev/null || cat /sys/fs/cgroup/cpuset.cpus.effective"})
+	if strings.TrimSpace(out.Output) != ins.HostConfig.CPUSetCPUs {
+		t.Errorf("cpuset.cpus in the container %q, want %q", out.Output, ins.HostConfig.CPUSetCPUs)
+	}
+	if err := p.Kill(ctxT(t, 30*time.Second), syscall.SIGKILL, 0); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := alloc.Allocations(); len(all) != 0 {
+		t.Errorf("allocations after the pod: %v", all)
 	}
 }

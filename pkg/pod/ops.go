@@ -201,14 +201,24 @@ func (p *Pod) UpdateResources(ctx context.Context, taskID string, r proto.Resour
 // updateResources applies the cpu and memory fields of r to t's running
 // container (docker update) and to its spec.
 func (p *Pod) updateResources(ctx context.Context, t *task, r proto.Resources) error {
+	p.mu.Lock()
+	cur := t.spec
+	p.mu.Unlock()
 	if r.MemSwapMB == 0 { // not asked to change: the swap limit stays
-		p.mu.Lock()
-		r.MemSwapMB = t.spec.Resources.MemSwapMB
-		p.mu.Unlock()
+		r.MemSwapMB = cur.Resources.MemSwapMB
 	}
 	var hc docker.HostConfig
 	if err := applyResources(&hc, proto.Resources{CPUs: r.CPUs, CPULimit: r.CPULimit, MemMB: r.MemMB, MemLimitMB: r.MemLimitMB, MemSwapMB: r.MemSwapMB}); err != nil {
 		return err
+	}
+	if cur.Container != nil { // the cpu-shares and memory-swap parameters stay
+		params, _ := parseParams(cur.Container.Parameters) // they made the running container
+		if params.CPUShares > 0 {
+			hc.CPUShares = params.CPUShares
+		}
+		if hc.MemorySwap == 0 {
+			hc.MemorySwap = swapLimit(hc.Memory, params.MemorySwap)
+		}
 	}
 	opts := docker.UpdateContainerOptions{
 		CPUShares: int(hc.CPUShares), CPUPeriod: int(hc.CPUPeriod), CPUQuota: int(hc.CPUQuota),

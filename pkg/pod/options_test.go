@@ -2,8 +2,10 @@ package pod
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -143,6 +145,75 @@ func TestContainerOptionsReachDockerd(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// The resource parameters (seed 001: cpu-shares, memory-swap,
+// memory-swappiness, device-{read,write}-{bps,iops}) reach dockerd's
+// HostConfig and the container's cgroups (v1 here, as on the agents).
+func TestResourceParametersReachDockerd(t *testing.T) {
+	c := podtest.Docker(t)
+	cfg := testConfig(t, c)
+	dev, devNum := blockDevice(t)
+	task := containerTask("main", "exec sleep 100000")
+	task.Spec.Container.Parameters = []proto.Parameter{
+		{Key: "cpu-shares", Value: "512"}, {Key: "memory-swap", Value: "128m"}, {Key: "memory-swappiness", Value: "10"},
+		{Key: "device-read-bps", Value: dev + ":1mb"}, {Key: "device-write-bps", Value: dev + ":2mb"},
+		{Key: "device-read-iops", Value: dev + ":30"}, {Key: "device-write-iops", Value: dev + ":20"},
+	}
+	task.Spec.Resources = proto.Resources{CPUs: 0.25, MemLimitMB: 64}
+	p, err := New(cfg, []Task{task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctxT(t, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Kill(context.Background(), syscall.SIGKILL, 0) })
+	info, _ := p.Info(task.ID)
+	ins, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: info.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := ins.HostConfig
+	rate := func(n int64) []docker.BlockLimit { return []docker.BlockLimit{{Path: dev, Rate: n}} }
+	if hc.CPUShares != 512 || hc.Memory != 64<<20 || hc.MemorySwap != 128<<20 ||
+		hc.MemorySwappiness == nil || *hc.MemorySwappiness != 10 ||
+		!reflect.DeepEqual(hc.BlkioDeviceReadBps, rate(1<<20)) || !reflect.DeepEqual(hc.BlkioDeviceWriteBps, rate(2<<20)) ||
+		!reflect.DeepEqual(hc.BlkioDeviceReadIOps, rate(30)) || !reflect.DeepEqual(hc.BlkioDeviceWriteIOps, rate(20)) {
+		t.Errorf("host config: shares %d memory %d swap %d swappiness %v bps %v %v iops %v %v", hc.CPUShares, hc.Memory, hc.MemorySwap,
+			hc.MemorySwappiness, hc.BlkioDeviceReadBps, hc.BlkioDeviceWriteBps, hc.BlkioDeviceReadIOps, hc.BlkioDeviceWriteIOps)
+	}
+	out, _ := p.Exec(ctxT(t, 30*time.Second), task.ID, []string{"sh", "-c", "cd /sys/fs/cgroup && cat cpu/cpu.shares " +
+		"memory/memory.memsw.limit_in_bytes memory/memory.swappiness blkio/blkio.throttle.read_bps_device " +
+		"blkio/blkio.throttle.write_bps_device blkio/blkio.throttle.read_iops_device blkio/blkio.throttle.write_iops_device"})
+	want := fmt.Sprintf("512\n%d\n10\n%[2]s 1048576\n%[2]s 2097152\n%[2]s 30\n%[2]s 20\n", 128<<20, devNum)
+	if out.Output != want {
+		t.Errorf("container cgroups:\n%s\nwant\n%s", out.Output, want)
+	}
+	// update-resources changes memory; the cpu-shares and memory-swap
+	// parameters stay what they made the container.
+	if err := p.UpdateResources(ctxT(t, 10*time.Second), task.ID, proto.Resources{CPUs: 1, MemMB: 64, MemLimitMB: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if ins, err = c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: info.ID}); err != nil ||
+		ins.HostConfig.CPUShares != 512 || ins.HostConfig.Memory != 100<<20 || ins.HostConfig.MemorySwap != 128<<20 {
+		t.Errorf("after update-resources: shares %d memory %d swap %d (%v), want 512, 100m, 128m",
+			ins.HostConfig.CPUShares, ins.HostConfig.Memory, ins.HostConfig.MemorySwap, err)
+	}
+}
+
+// blockDevice is a block device of this machine and its major:minor.
+func blockDevice(t *testing.T) (path, number string) {
+	t.Helper()
+	entries, _ := os.ReadDir("/sys/block")
+	for _, e := range entries {
+		dev, err := os.ReadFile(filepath.Join("/sys/block", e.Name(), "dev"))
+		if _, statErr := os.Stat("/dev/" + e.Name()); err == nil && statErr == nil {
+			return "/dev/" + e.Name(), strings.TrimSpace(string(dev))
+		}
+	}
+	t.Fatal("no block device under /sys/block with a /dev node")
+	return "", ""
 }
 
 func errString(err error) string {

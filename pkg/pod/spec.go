@@ -5,22 +5,22 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
 	docker "github.com/fsouza/go-dockerclient"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/dockerparam"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // The CNM network modes of seed 001 (TaskInfo.Container.Docker.Network).
 const (
-	NetworkHost   = "HOST"
-	NetworkBridge = "BRIDGE"
-	NetworkNone   = "NONE"
-	NetworkUser   = "USER"
+	NetworkHost   = dockerparam.NetworkHost
+	NetworkBridge = dockerparam.NetworkBridge
+	NetworkNone   = dockerparam.NetworkNone
+	NetworkUser   = dockerparam.NetworkUser
 )
 
 // The environment variables every container gets (seed 001).
@@ -157,115 +157,57 @@ func commandFor(c *proto.ContainerSpec, imageEntrypoint []string) (entrypoint, c
 	return nil, append([]string{c.Command}, c.Args...), nil
 }
 
-// dockerParams are the manifest's docker parameters, parsed.
-type dockerParams struct {
-	oomKillDisable *bool
-	ulimits        []docker.ULimit
-	autoRemove     bool
-	shmSize        int64
-	ip             string
-	net            string
-}
-
-func parseParams(params []proto.Parameter) (dockerParams, error) {
-	var p dockerParams
+// parseParams reads a container's docker parameters with the parser the
+// scheduler validates manifests with.
+func parseParams(params []proto.Parameter) (dockerparam.Options, error) {
+	var o dockerparam.Options
 	for _, kv := range params {
-		key := strings.TrimLeft(kv.Key, "-")
-		bad := func(err error) error {
-			return fmt.Errorf("docker parameter %q=%q: %v: %w", kv.Key, kv.Value, err, errdefs.ErrInvalidArgument)
-		}
-		switch key {
-		case "oom-kill-disable":
-			b, err := parseBool(kv.Value)
-			if err != nil {
-				return p, bad(err)
-			}
-			p.oomKillDisable = &b
-		case "rm":
-			b, err := parseBool(kv.Value)
-			if err != nil {
-				return p, bad(err)
-			}
-			p.autoRemove = b
-		case "ulimit":
-			u, err := parseUlimit(kv.Value)
-			if err != nil {
-				return p, bad(err)
-			}
-			p.ulimits = append(p.ulimits, u)
-		case "shm-size":
-			n, err := parseSize(kv.Value)
-			if err != nil {
-				return p, bad(err)
-			}
-			p.shmSize = n
-		case "ip":
-			p.ip = kv.Value
-		case "net", "network":
-			p.net = kv.Value
-		default:
-			return p, fmt.Errorf("docker parameter %q is not supported (oom-kill-disable, ulimit, rm, shm-size, ip, net): %w", kv.Key, errdefs.ErrInvalidArgument)
+		if err := o.Add(kv.Key, kv.Value); err != nil {
+			return o, fmt.Errorf("docker parameter %q=%q: %w", kv.Key, kv.Value, err)
 		}
 	}
-	return p, nil
+	return o, nil
 }
 
-func parseBool(s string) (bool, error) {
-	if s == "" {
-		return true, nil // a bare flag
+// applyParams sets what the docker parameters ask on hc, after
+// applyResources: cpu-shares overrides the requested cpus' shares.
+func applyParams(hc *docker.HostConfig, o dockerparam.Options) {
+	hc.OOMKillDisable = o.OOMKillDisable
+	for _, u := range o.Ulimits {
+		hc.Ulimits = append(hc.Ulimits, docker.ULimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
 	}
-	return strconv.ParseBool(s)
-}
-
-// parseUlimit reads "name=soft[:hard]".
-func parseUlimit(s string) (docker.ULimit, error) {
-	name, limits, ok := strings.Cut(s, "=")
-	if !ok || name == "" {
-		return docker.ULimit{}, fmt.Errorf("want name=soft[:hard]")
+	hc.AutoRemove = o.AutoRemove
+	hc.ShmSize = o.ShmSize
+	if o.CPUShares > 0 {
+		hc.CPUShares = o.CPUShares
 	}
-	softS, hardS, hasHard := strings.Cut(limits, ":")
-	soft, err := strconv.ParseInt(softS, 10, 64)
-	if err != nil {
-		return docker.ULimit{}, err
+	if swap := swapLimit(hc.Memory, o.MemorySwap); swap != 0 {
+		hc.MemorySwap = swap
 	}
-	hard := soft
-	if hasHard {
-		if hard, err = strconv.ParseInt(hardS, 10, 64); err != nil {
-			return docker.ULimit{}, err
+	hc.MemorySwappiness = o.MemorySwappiness
+	blkio := func(rates []dockerparam.DeviceRate) []docker.BlockLimit {
+		var out []docker.BlockLimit
+		for _, r := range rates {
+			out = append(out, docker.BlockLimit{Path: r.Path, Rate: r.Rate})
 		}
+		return out
 	}
-	if soft > hard {
-		return docker.ULimit{}, fmt.Errorf("soft limit %d above hard limit %d", soft, hard)
-	}
-	return docker.ULimit{Name: name, Soft: soft, Hard: hard}, nil
+	hc.BlkioDeviceReadBps, hc.BlkioDeviceWriteBps = blkio(o.DeviceReadBps), blkio(o.DeviceWriteBps)
+	hc.BlkioDeviceReadIOps, hc.BlkioDeviceWriteIOps = blkio(o.DeviceReadIOps), blkio(o.DeviceWriteIOps)
 }
 
-var sizeRE = regexp.MustCompile(`^(?i)(\d+(?:\.\d+)?)\s*([kmg]?)b?$`)
-
-// parseSize reads a byte size with an optional unit k, m, g (kb, mb, gb;
-// powers of 1024), as docker's --shm-size and --device-*-bps do.
-func parseSize(s string) (int64, error) {
-	m := sizeRE.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
-		return 0, fmt.Errorf("size %q: want a number with an optional unit kb, mb or gb", s)
+// swapLimit is docker's memory-swap for a memory limit and an asked swap
+// limit (bytes, -1 unlimited): seed 001, one below memory has no effect
+// (0: docker's default).
+func swapLimit(memory, swap int64) int64 {
+	if swap == -1 || (swap > 0 && memory > 0 && swap >= memory) {
+		return swap
 	}
-	n, err := strconv.ParseFloat(m[1], 64)
-	if err != nil {
-		return 0, err
-	}
-	switch strings.ToLower(m[2]) {
-	case "k":
-		n *= 1 << 10
-	case "m":
-		n *= 1 << 20
-	case "g":
-		n *= 1 << 30
-	}
-	return int64(n), nil
+	return 0
 }
 
-// applyResources sets cpu-shares, CFS quota, memory, swap, swappiness and
-// device I/O limits (seed 001 resource rules) on hc.
+// applyResources sets cpu-shares, CFS quota, memory and swap (seed 001
+// resource rules) on hc.
 func applyResources(hc *docker.HostConfig, r proto.Resources) error {
 	if r.CPUs > 0 {
 		hc.CPUShares = int64(math.Round(r.CPUs * 1024))
@@ -284,67 +226,8 @@ func applyResources(hc *docker.HostConfig, r proto.Resources) error {
 			return fmt.Errorf("memory %gMB below docker's minimum of 4MB: %w", mem, errdefs.ErrInvalidArgument)
 		}
 	}
-	// memory-swap below memory means no limit (seed 001).
-	if r.MemSwapMB > 0 && hc.Memory > 0 && int64(r.MemSwapMB*(1<<20)) >= hc.Memory {
-		hc.MemorySwap = int64(r.MemSwapMB * (1 << 20))
-	}
-	if r.Swappiness != nil {
-		if *r.Swappiness < 0 || *r.Swappiness > 100 {
-			return fmt.Errorf("memory-swappiness %d outside 0..100: %w", *r.Swappiness, errdefs.ErrInvalidArgument)
-		}
-		s := int64(*r.Swappiness)
-		hc.MemorySwappiness = &s
-	}
-	for _, l := range r.DeviceLimit {
-		if l.Device == "" {
-			return fmt.Errorf("device limit %q without a device: %w", l.Kind, errdefs.ErrInvalidArgument)
-		}
-		var (
-			n   int64
-			err error
-		)
-		if strings.HasSuffix(l.Kind, "-iops") {
-			n, err = strconv.ParseInt(l.Rate, 10, 64)
-		} else {
-			n, err = parseSize(l.Rate)
-		}
-		if err != nil || n <= 0 {
-			return fmt.Errorf("device limit %s %s rate %q: %w", l.Kind, l.Device, l.Rate, errdefs.ErrInvalidArgument)
-		}
-		bl := docker.BlockLimit{Path: l.Device, Rate: n}
-		switch l.Kind {
-		case "read-bps":
-			hc.BlkioDeviceReadBps = append(hc.BlkioDeviceReadBps, bl)
-		case "write-bps":
-			hc.BlkioDeviceWriteBps = append(hc.BlkioDeviceWriteBps, bl)
-		case "read-iops":
-			hc.BlkioDeviceReadIOps = append(hc.BlkioDeviceReadIOps, bl)
-		case "write-iops":
-			hc.BlkioDeviceWriteIOps = append(hc.BlkioDeviceWriteIOps, bl)
-		default:
-			return fmt.Errorf("device limit kind %q (read-bps, write-bps, read-iops, write-iops): %w", l.Kind, errdefs.ErrInvalidArgument)
-		}
-	}
+	hc.MemorySwap = swapLimit(hc.Memory, int64(r.MemSwapMB*(1<<20)))
 	return nil
-}
-
-// cnmNetworkMode is the docker NetworkMode of the network-owning container
-// in CNM mode (seed 001: USER takes --net from the docker parameters).
-func cnmNetworkMode(mode string, params dockerParams) (string, error) {
-	switch strings.ToUpper(mode) {
-	case NetworkHost:
-		return "host", nil
-	case NetworkBridge, "":
-		return "bridge", nil
-	case NetworkNone:
-		return "none", nil
-	case NetworkUser:
-		if params.net == "" {
-			return "", fmt.Errorf("network mode USER needs a net docker parameter: %w", errdefs.ErrInvalidArgument)
-		}
-		return params.net, nil
-	}
-	return "", fmt.Errorf("network mode %q (HOST, BRIDGE, NONE, USER): %w", mode, errdefs.ErrInvalidArgument)
 }
 
 // binds turns volumes into docker binds. An empty host path is a

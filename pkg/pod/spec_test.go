@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	docker "github.com/fsouza/go-dockerclient"
@@ -83,61 +84,28 @@ func TestEnvSubstitution(t *testing.T) {
 	}
 }
 
-func TestDockerParameters(t *testing.T) {
-	p, err := parseParams([]proto.Parameter{
+// The docker parameters (read by pkg/dockerparam, tested there) land on
+// docker's HostConfig, after the resources: cpu-shares overrides the
+// requested cpus', memory-swap the resources' swap unless below memory.
+func TestDockerParametersOnHostConfig(t *testing.T) {
+	o, err := parseParams([]proto.Parameter{
 		{Key: "oom-kill-disable", Value: "true"}, {Key: "--ulimit", Value: "nofile=1024:2048"},
-		{Key: "ulimit", Value: "core=0"}, {Key: "rm", Value: ""}, {Key: "shm-size", Value: "64mb"},
-		{Key: "ip", Value: "10.9.0.3"}, {Key: "net", Value: "mynet"},
+		{Key: "rm", Value: ""}, {Key: "shm-size", Value: "64mb"},
+		{Key: "memory-swap", Value: "512m"}, {Key: "memory-swappiness", Value: "0"}, {Key: "cpu-shares", Value: "512"},
+		{Key: "device-read-bps", Value: "/dev/vda:10mb"}, {Key: "device-write-bps", Value: "/dev/vda:1gb"},
+		{Key: "device-read-iops", Value: "/dev/vda:100"}, {Key: "device-write-iops", Value: "/dev/vda:50"},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.oomKillDisable == nil || !*p.oomKillDisable || !p.autoRemove || p.shmSize != 64<<20 || p.ip != "10.9.0.3" || p.net != "mynet" ||
-		!reflect.DeepEqual(p.ulimits, []docker.ULimit{{Name: "nofile", Soft: 1024, Hard: 2048}, {Name: "core", Soft: 0, Hard: 0}}) {
-		t.Errorf("parsed %+v", p)
-	}
-	for _, bad := range []proto.Parameter{
-		{Key: "ulimit", Value: "nofile"}, {Key: "ulimit", Value: "nofile=9:1"}, {Key: "shm-size", Value: "lots"},
-		{Key: "rm", Value: "maybe"}, {Key: "cap-add", Value: "ALL"},
-	} {
-		if _, err := parseParams([]proto.Parameter{bad}); !errors.Is(err, errdefs.ErrInvalidArgument) {
-			t.Errorf("%+v: %v, want invalid argument", bad, err)
-		}
-	}
-}
-
-// Seed 001 network types: USER takes --net from the docker parameters.
-func TestNetworkModes(t *testing.T) {
-	for mode, want := range map[string]string{"HOST": "host", "BRIDGE": "bridge", "NONE": "none", "": "bridge"} {
-		if got, err := cnmNetworkMode(mode, dockerParams{}); err != nil || got != want {
-			t.Errorf("%q → %q %v, want %q", mode, got, err, want)
-		}
-	}
-	if got, err := cnmNetworkMode("USER", dockerParams{net: "overlay-a"}); err != nil || got != "overlay-a" {
-		t.Errorf("USER → %q %v", got, err)
-	}
-	for _, bad := range []string{"USER", "MACVLAN"} {
-		if _, err := cnmNetworkMode(bad, dockerParams{}); !errors.Is(err, errdefs.ErrInvalidArgument) {
-			t.Errorf("%q: %v, want invalid argument", bad, err)
-		}
-	}
-}
-
-// Seed 001 resource limits.
-func TestResources(t *testing.T) {
-	swappiness := 0
 	var hc docker.HostConfig
-	err := applyResources(&hc, proto.Resources{
-		CPUs: 1.5, CPULimit: 2, MemMB: 100, MemLimitMB: 256, MemSwapMB: 512, Swappiness: &swappiness,
-		DeviceLimit: []proto.Limit{
-			{Kind: "read-bps", Device: "/dev/vda", Rate: "10mb"}, {Kind: "write-bps", Device: "/dev/vda", Rate: "1gb"},
-			{Kind: "read-iops", Device: "/dev/vda", Rate: "100"}, {Kind: "write-iops", Device: "/dev/vda", Rate: "50"},
-		},
-	})
-	if err != nil {
+	if err := applyResources(&hc, proto.Resources{CPUs: 1.5, MemLimitMB: 256}); err != nil {
 		t.Fatal(err)
 	}
-	if hc.CPUShares != 1536 || hc.CPUPeriod != 100000 || hc.CPUQuota != 200000 || hc.Memory != 256<<20 || hc.MemorySwap != 512<<20 ||
+	applyParams(&hc, o)
+	if hc.OOMKillDisable == nil || !*hc.OOMKillDisable || !hc.AutoRemove || hc.ShmSize != 64<<20 ||
+		!reflect.DeepEqual(hc.Ulimits, []docker.ULimit{{Name: "nofile", Soft: 1024, Hard: 2048}}) ||
+		hc.CPUShares != 512 || hc.Memory != 256<<20 || hc.MemorySwap != 512<<20 ||
 		hc.MemorySwappiness == nil || *hc.MemorySwappiness != 0 ||
 		!reflect.DeepEqual(hc.BlkioDeviceReadBps, []docker.BlockLimit{{Path: "/dev/vda", Rate: 10 << 20}}) ||
 		!reflect.DeepEqual(hc.BlkioDeviceWriteBps, []docker.BlockLimit{{Path: "/dev/vda", Rate: 1 << 30}}) ||
@@ -145,22 +113,41 @@ func TestResources(t *testing.T) {
 		!reflect.DeepEqual(hc.BlkioDeviceWriteIOps, []docker.BlockLimit{{Path: "/dev/vda", Rate: 50}}) {
 		t.Errorf("host config %+v", hc)
 	}
+	for swap, want := range map[string]int64{"128m": 0, "-1": -1, "256m": 256 << 20} {
+		o, _ := parseParams([]proto.Parameter{{Key: "memory-swap", Value: swap}})
+		hc := docker.HostConfig{}
+		_ = applyResources(&hc, proto.Resources{MemLimitMB: 256, MemSwapMB: 300})
+		applyParams(&hc, o)
+		if want == 0 { // below memory: the resources' swap stays (seed 001)
+			want = 300 << 20
+		}
+		if hc.MemorySwap != want {
+			t.Errorf("memory-swap %s with memory 256m: %d, want %d", swap, hc.MemorySwap, want)
+		}
+	}
+	_, err = parseParams([]proto.Parameter{{Key: "ulimit", Value: "nofile=1024"}, {Key: "device-read-bps", Value: "vda:1mb"}})
+	if !errors.Is(err, errdefs.ErrInvalidArgument) || !strings.HasPrefix(err.Error(), `docker parameter "device-read-bps"="vda:1mb": `) {
+		t.Errorf("a bad parameter: %v, want invalid argument naming it", err)
+	}
+}
+
+// Seed 001 resource limits.
+func TestResources(t *testing.T) {
+	var hc docker.HostConfig
+	err := applyResources(&hc, proto.Resources{CPUs: 1.5, CPULimit: 2, MemMB: 100, MemLimitMB: 256, MemSwapMB: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hc.CPUShares != 1536 || hc.CPUPeriod != 100000 || hc.CPUQuota != 200000 || hc.Memory != 256<<20 || hc.MemorySwap != 512<<20 {
+		t.Errorf("host config %+v", hc)
+	}
 	// memory-swap below memory means unlimited; memory alone falls back to memMB.
 	hc = docker.HostConfig{}
 	if err := applyResources(&hc, proto.Resources{MemMB: 64, MemSwapMB: 32}); err != nil || hc.Memory != 64<<20 || hc.MemorySwap != 0 {
 		t.Errorf("swap below memory: %+v %v", hc, err)
 	}
-	for name, r := range map[string]proto.Resources{
-		"memory below 4MB":  {MemLimitMB: 3},
-		"swappiness 101":    {Swappiness: func() *int { v := 101; return &v }()},
-		"device kind":       {DeviceLimit: []proto.Limit{{Kind: "read-ops", Device: "/dev/vda", Rate: "1"}}},
-		"device rate":       {DeviceLimit: []proto.Limit{{Kind: "read-iops", Device: "/dev/vda", Rate: "1mb"}}},
-		"device missing":    {DeviceLimit: []proto.Limit{{Kind: "read-bps", Rate: "1mb"}}},
-		"negative bps rate": {DeviceLimit: []proto.Limit{{Kind: "read-bps", Device: "/dev/vda", Rate: "0"}}},
-	} {
-		if err := applyResources(&docker.HostConfig{}, r); !errors.Is(err, errdefs.ErrInvalidArgument) {
-			t.Errorf("%s: %v, want invalid argument", name, err)
-		}
+	if err := applyResources(&docker.HostConfig{}, proto.Resources{MemLimitMB: 3}); !errors.Is(err, errdefs.ErrInvalidArgument) {
+		t.Errorf("memory below 4MB: %v, want invalid argument", err)
 	}
 }
 

@@ -171,7 +171,7 @@ func (p *Pod) refusal(u *proto.GroupUpdate, i int, t *task, next *proto.TaskSpec
 func networkParamsDiffer(a, b *proto.TaskSpec) bool {
 	pa, errA := parseParams(a.Container.Parameters)
 	pb, errB := parseParams(b.Container.Parameters)
-	return errA == nil && errB == nil && (pa.net != pb.net || pa.ip != pb.ip)
+	return errA == nil && errB == nil && (pa.Net != pb.Net || pa.IP != pb.IP)
 }
 
 // specChanges names the fields in which next differs from cur, by their
