@@ -39,7 +39,7 @@ var rules = map[string]rule{
 	"pkg/changefeed":              {only: []string{"pkg/store", "pkg/errdefs"}, forbid: join(mesosAll, httpAll)},
 	"pkg/constraint":              {only: []string{"pkg/field", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/devcluster":              {only: []string{"pkg/errdefs"}},
-	"pkg/dockerparam":             {only: []string{"pkg/errdefs"}, forbid: join(mesosAll, docker, httpAll)},
+	"pkg/dockerparam":             {only: none, forbid: join(mesosAll, docker, httpAll)},
 	"pkg/errdefs":                 {only: none},
 	"pkg/executor":                {only: []string{"proto", "pkg/errdefs", "pkg/mesoswire", "pkg/taskstate"}},
 	"pkg/field":                   {only: []string{"pkg/errdefs"}},

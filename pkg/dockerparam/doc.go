@@ -10,5 +10,5 @@
 // refuse is refused when the manifest is submitted.
 //
 // It is pure data: it must not import docker, Mesos or any bcs-mesos
-// package but errdefs.
+// package. Its errors are messages; callers name the field and class them.
 package dockerparam

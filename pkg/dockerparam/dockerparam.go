@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 )
 
 // Keys are the supported parameter keys, as docker run spells the options
@@ -76,18 +74,11 @@ func Known(key string) bool {
 	return false
 }
 
-// Add reads one parameter into o. The error, ErrInvalidArgument, says
-// what is wrong with the key or the value, without naming them.
+// Add reads one parameter into o, which a refused one leaves as it was.
+// The error says what is wrong with the key or the value without naming
+// them; the caller names the field and classes the error.
 func (o *Options) Add(key, value string) error {
-	err := o.add(Normalize(key), value)
-	if err != nil {
-		return fmt.Errorf("%v: %w", err, errdefs.ErrInvalidArgument)
-	}
-	return nil
-}
-
-func (o *Options) add(key, value string) error {
-	switch key {
+	switch Normalize(key) {
 	case "oom-kill-disable":
 		b, err := parseBool(value)
 		if err != nil {
@@ -149,7 +140,7 @@ func (o *Options) add(key, value string) error {
 		if err != nil {
 			return err
 		}
-		if key == "device-read-bps" {
+		if Normalize(key) == "device-read-bps" {
 			o.DeviceReadBps = append(o.DeviceReadBps, d)
 		} else {
 			o.DeviceWriteBps = append(o.DeviceWriteBps, d)
@@ -159,7 +150,7 @@ func (o *Options) add(key, value string) error {
 		if err != nil {
 			return err
 		}
-		if key == "device-read-iops" {
+		if Normalize(key) == "device-read-iops" {
 			o.DeviceReadIOps = append(o.DeviceReadIOps, d)
 		} else {
 			o.DeviceWriteIOps = append(o.DeviceWriteIOps, d)
@@ -193,14 +184,14 @@ func (o Options) NetworkMode(mode string) (string, error) {
 		docker = "none"
 	case NetworkUser:
 		if o.Net == "" {
-			return "", fmt.Errorf("network mode USER needs a net docker parameter: %w", errdefs.ErrInvalidArgument)
+			return "", fmt.Errorf("network mode USER needs a net docker parameter")
 		}
 		return o.Net, nil
 	default:
-		return "", fmt.Errorf("network mode %q (HOST, BRIDGE, NONE, USER): %w", mode, errdefs.ErrInvalidArgument)
+		return "", fmt.Errorf("network mode %q (HOST, BRIDGE, NONE, USER)", mode)
 	}
 	if o.IP != "" {
-		return "", fmt.Errorf("the ip docker parameter needs network mode USER, not %s: %w", strings.ToUpper(mode), errdefs.ErrInvalidArgument)
+		return "", fmt.Errorf("the ip docker parameter needs network mode USER, not %s", strings.ToUpper(mode))
 	}
 	return docker, nil
 }

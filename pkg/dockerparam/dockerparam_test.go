@@ -1,12 +1,10 @@
 package dockerparam_test
 
 import (
-	"errors"
 	"reflect"
 	"testing"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/dockerparam"
-	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -103,7 +101,7 @@ func TestBadParameters(t *testing.T) {
 	for _, tc := range cases {
 		var o dockerparam.Options
 		err := o.Add(tc.key, tc.value)
-		if !errors.Is(err, errdefs.ErrInvalidArgument) || err.Error() != tc.msg+": invalid argument" {
+		if err == nil || err.Error() != tc.msg {
 			t.Errorf("%s=%q: %v, want %q", tc.key, tc.value, err, tc.msg)
 		}
 		if !reflect.DeepEqual(o, dockerparam.Options{}) {
@@ -131,11 +129,11 @@ func TestNetworkMode(t *testing.T) {
 		o    dockerparam.Options
 		msg  string
 	}{
-		{"USER", dockerparam.Options{}, "network mode USER needs a net docker parameter: invalid argument"},
-		{"MACVLAN", dockerparam.Options{}, `network mode "MACVLAN" (HOST, BRIDGE, NONE, USER): invalid argument`},
-		{"BRIDGE", dockerparam.Options{IP: "10.1.0.3"}, "the ip docker parameter needs network mode USER, not BRIDGE: invalid argument"},
+		{"USER", dockerparam.Options{}, "network mode USER needs a net docker parameter"},
+		{"MACVLAN", dockerparam.Options{}, `network mode "MACVLAN" (HOST, BRIDGE, NONE, USER)`},
+		{"BRIDGE", dockerparam.Options{IP: "10.1.0.3"}, "the ip docker parameter needs network mode USER, not BRIDGE"},
 	} {
-		if _, err := tc.o.NetworkMode(tc.mode); !errors.Is(err, errdefs.ErrInvalidArgument) || err.Error() != tc.msg {
+		if _, err := tc.o.NetworkMode(tc.mode); err == nil || err.Error() != tc.msg {
 			t.Errorf("%s %+v: %v, want %q", tc.mode, tc.o, err, tc.msg)
 		}
 	}

@@ -104,7 +104,7 @@ func (p *Pod) createOptions(ctx context.Context, t *task, spec *proto.TaskSpec) 
 	if netContainer != "" {
 		hc.NetworkMode = "container:" + netContainer
 	} else {
-		mode, err := netParams.NetworkMode(netSpec.NetworkMode)
+		mode, err := networkMode(netSpec.NetworkMode, netParams)
 		if err != nil {
 			return containerPlan{}, err
 		}

@@ -28,7 +28,7 @@ func hostNetwork(spec *proto.TaskSpec) bool {
 	if err != nil {
 		return false // Start fails on the parameters
 	}
-	mode, err := params.NetworkMode(spec.Container.NetworkMode)
+	mode, err := networkMode(spec.Container.NetworkMode, params)
 	return err == nil && mode == "host"
 }
 
@@ -58,7 +58,7 @@ func (p *Pod) createNetwork(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("task %q: %w", p.tasks[0].id, err)
 		}
-		if hc.NetworkMode, err = params.NetworkMode(first.Container.NetworkMode); err != nil {
+		if hc.NetworkMode, err = networkMode(first.Container.NetworkMode, params); err != nil {
 			return "", fmt.Errorf("task %q: %w", p.tasks[0].id, err)
 		}
 		if hc.NetworkMode == "bridge" {

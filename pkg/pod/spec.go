@@ -163,10 +163,20 @@ func parseParams(params []proto.Parameter) (dockerparam.Options, error) {
 	var o dockerparam.Options
 	for _, kv := range params {
 		if err := o.Add(kv.Key, kv.Value); err != nil {
-			return o, fmt.Errorf("docker parameter %q=%q: %w", kv.Key, kv.Value, err)
+			return o, fmt.Errorf("docker parameter %q=%q: %v: %w", kv.Key, kv.Value, err, errdefs.ErrInvalidArgument)
 		}
 	}
 	return o, nil
+}
+
+// networkMode is docker's network mode of a container in seed 001's mode
+// (CNM), USER taking the net parameter.
+func networkMode(mode string, params dockerparam.Options) (string, error) {
+	m, err := params.NetworkMode(mode)
+	if err != nil {
+		return "", fmt.Errorf("%v: %w", err, errdefs.ErrInvalidArgument)
+	}
+	return m, nil
 }
 
 // applyParams sets what the docker parameters ask on hc, after

@@ -11,6 +11,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/dockerparam"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
@@ -128,6 +129,9 @@ func TestDockerParametersOnHostConfig(t *testing.T) {
 	_, err = parseParams([]proto.Parameter{{Key: "ulimit", Value: "nofile=1024"}, {Key: "device-read-bps", Value: "vda:1mb"}})
 	if !errors.Is(err, errdefs.ErrInvalidArgument) || !strings.HasPrefix(err.Error(), `docker parameter "device-read-bps"="vda:1mb": `) {
 		t.Errorf("a bad parameter: %v, want invalid argument naming it", err)
+	}
+	if _, err := networkMode(NetworkUser, dockerparam.Options{}); !errors.Is(err, errdefs.ErrInvalidArgument) {
+		t.Errorf("USER without net: %v, want invalid argument", err)
 	}
 }
 
