@@ -528,3 +528,73 @@ func TestInstanceShowsTasks(t *testing.T) {
 		t.Errorf("tasks:\n got %+v\nwant %+v and none for the instance not launched", got, want)
 	}
 }
+
+// Issue 17: a container's docker parameters, its cpuset flag and network
+// mode USER are read at POST and PUT by the container executor's own
+// parser (pkg/dockerparam): what the executor would refuse is a 400
+// naming the field, never a TASK_FAILED later, and changes nothing.
+func TestContainerParametersValidatedAtPostAndPut(t *testing.T) {
+	e := newEnv(t)
+	const C = "spec.template.spec.containers[0]"
+	withParams := func(mode manifest.NetworkMode, params ...manifest.Parameter) *manifest.Application {
+		a := application("gamesvr", "ns-a")
+		a.Spec.Template.Spec.NetworkMode = mode
+		a.Spec.Template.Spec.Containers[0].Parameters = params
+		return a
+	}
+	bad := []struct {
+		name string
+		app  *manifest.Application
+		want []string
+	}{
+		{"unsupported key", withParams(manifest.NetworkBridge, manifest.Parameter{Key: "ulimit", Value: "nofile=10"}, manifest.Parameter{Key: "privileged", Value: "true"}),
+			[]string{C + `.parameters[1].key: docker parameter "privileged" is not supported (oom-kill-disable, ulimit, rm, shm-size, ip, net, memory-swap, memory-swappiness, cpu-shares, device-read-bps, device-write-bps, device-read-iops, device-write-iops)`}},
+		{"bad values", withParams(manifest.NetworkBridge,
+			manifest.Parameter{Key: "cpu-shares", Value: "512"}, manifest.Parameter{Key: "memory-swap", Value: "1q"},
+			manifest.Parameter{Key: "device-read-bps", Value: "/dev/vda:10mb"}, manifest.Parameter{Key: "device-write-iops", Value: "/dev/vda"}),
+			[]string{
+				C + `.parameters[1].value: size "1q": want a number with an optional unit kb, mb or gb, or -1 for unlimited swap`,
+				C + `.parameters[3].value: want <device path under /dev/>:<rate>, rate a whole number of operations per second; got "/dev/vda"`,
+			}},
+		{"USER without net", withParams(manifest.NetworkUser, manifest.Parameter{Key: "ip", Value: "10.1.0.3"}),
+			[]string{C + ".parameters: network mode USER needs a net docker parameter"}},
+		{"cpuset of a fraction of a core", func() *manifest.Application {
+			a := application("gamesvr", "ns-a")
+			c := &a.Spec.Template.Spec.Containers[0]
+			c.Cpuset, c.Resources.Limits.CPU, c.Resources.Requests.CPU = true, "1.5", ""
+			return a
+		}(), []string{C + `.resources.limits.cpu: cpuset pins whole cores: want a whole number of cores, at least 1, got "1.5"`}},
+	}
+	for _, tt := range bad {
+		t.Run("POST "+tt.name, func(t *testing.T) {
+			got := errorOf(t, e.call(t, "POST", "/v1/apps", tt.app), http.StatusBadRequest, "InvalidArgument")
+			if !sameSet(got.Details, tt.want) {
+				t.Errorf("details:\n got %q\nwant %q", got.Details, tt.want)
+			}
+			if keys := e.storedKeys(t); len(keys) != 0 {
+				t.Errorf("a 400 stored %q", keys)
+			}
+		})
+	}
+
+	good := withParams(manifest.NetworkUser,
+		manifest.Parameter{Key: "net", Value: "overlay-a"}, manifest.Parameter{Key: "ip", Value: "10.1.0.3"},
+		manifest.Parameter{Key: "cpu-shares", Value: "512"}, manifest.Parameter{Key: "memory-swap", Value: "2g"},
+		manifest.Parameter{Key: "memory-swappiness", Value: "0"}, manifest.Parameter{Key: "device-read-bps", Value: "/dev/vda:10mb"},
+		manifest.Parameter{Key: "device-write-bps", Value: "/dev/vda:5mb"}, manifest.Parameter{Key: "device-read-iops", Value: "/dev/vda:100"},
+		manifest.Parameter{Key: "device-write-iops", Value: "/dev/vda:50"})
+	c := &good.Spec.Template.Spec.Containers[0]
+	c.Cpuset, c.Resources.Requests.CPU = true, ""
+	created := createApp(t, e, good)
+	for _, tt := range bad {
+		t.Run("PUT "+tt.name, func(t *testing.T) {
+			got := errorOf(t, e.call(t, "PUT", "/v1/apps/ns-a/gamesvr", tt.app), http.StatusBadRequest, "InvalidArgument")
+			if !sameSet(got.Details, tt.want) {
+				t.Errorf("details:\n got %q\nwant %q", got.Details, tt.want)
+			}
+		})
+	}
+	if got := getApp(t, e, "ns-a", "gamesvr"); got.Version != created.Version || got.Revision != created.Revision {
+		t.Errorf("after the refused PUTs: version %d revision %d, want %d %d", got.Version, got.Revision, created.Version, created.Revision)
+	}
+}

@@ -170,30 +170,32 @@ const (
 )
 
 // NetworkMode is docker's network mode of a container in seed 001's mode
-// (CNM): USER takes the net parameter, which it needs; the ip parameter
-// needs USER (docker gives a chosen address only on a user-defined
-// network).
+// (CNM): USER takes the net parameter, which it needs.
 func (o Options) NetworkMode(mode string) (string, error) {
-	var docker string
 	switch strings.ToUpper(mode) {
 	case NetworkHost:
-		docker = "host"
+		return "host", nil
 	case NetworkBridge, "":
-		docker = "bridge"
+		return "bridge", nil
 	case NetworkNone:
-		docker = "none"
+		return "none", nil
 	case NetworkUser:
 		if o.Net == "" {
 			return "", fmt.Errorf("network mode USER needs a net docker parameter")
 		}
 		return o.Net, nil
-	default:
-		return "", fmt.Errorf("network mode %q (HOST, BRIDGE, NONE, USER)", mode)
 	}
-	if o.IP != "" {
-		return "", fmt.Errorf("the ip docker parameter needs network mode USER, not %s", strings.ToUpper(mode))
+	return "", fmt.Errorf("network mode %q (HOST, BRIDGE, NONE, USER)", mode)
+}
+
+// Address is the address the ip parameter asks for in network mode mode:
+// it takes effect in USER mode only (the original's rule: docker gives a
+// chosen address only on a user-defined network) and is ignored elsewhere.
+func (o Options) Address(mode string) string {
+	if strings.ToUpper(mode) != NetworkUser {
+		return ""
 	}
-	return docker, nil
+	return o.IP
 }
 
 func parseBool(s string) (bool, error) {

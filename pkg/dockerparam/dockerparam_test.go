@@ -114,15 +114,20 @@ func TestBadParameters(t *testing.T) {
 }
 
 // Seed 001 network types: USER takes --net from the docker parameters and
-// needs it; the ip parameter needs USER.
+// needs it.
 func TestNetworkMode(t *testing.T) {
 	for mode, want := range map[string]string{"HOST": "host", "BRIDGE": "bridge", "NONE": "none", "": "bridge", "host": "host"} {
 		if got, err := (dockerparam.Options{}).NetworkMode(mode); err != nil || got != want {
 			t.Errorf("%q → %q %v, want %q", mode, got, err, want)
 		}
 	}
-	if got, err := (dockerparam.Options{Net: "overlay-a", IP: "10.1.0.3"}).NetworkMode("USER"); err != nil || got != "overlay-a" {
-		t.Errorf("USER → %q %v", got, err)
+	o := dockerparam.Options{Net: "overlay-a", IP: "10.1.0.3"}
+	if got, err := o.NetworkMode("USER"); err != nil || got != "overlay-a" || o.Address("USER") != "10.1.0.3" {
+		t.Errorf("USER → %q %q %v", got, o.Address("USER"), err)
+	}
+	// The original's rule: ip takes effect in USER mode only.
+	if got, err := o.NetworkMode("BRIDGE"); err != nil || got != "bridge" || o.Address("BRIDGE") != "" {
+		t.Errorf("BRIDGE with net and ip → %q %q %v, want bridge and no address", got, o.Address("BRIDGE"), err)
 	}
 	for _, tc := range []struct {
 		mode string
@@ -131,7 +136,6 @@ func TestNetworkMode(t *testing.T) {
 	}{
 		{"USER", dockerparam.Options{}, "network mode USER needs a net docker parameter"},
 		{"MACVLAN", dockerparam.Options{}, `network mode "MACVLAN" (HOST, BRIDGE, NONE, USER)`},
-		{"BRIDGE", dockerparam.Options{IP: "10.1.0.3"}, "the ip docker parameter needs network mode USER, not BRIDGE"},
 	} {
 		if _, err := tc.o.NetworkMode(tc.mode); err == nil || err.Error() != tc.msg {
 			t.Errorf("%s %+v: %v, want %q", tc.mode, tc.o, err, tc.msg)

@@ -259,6 +259,7 @@ func (t *Template) addTask(tk task, res manifest.Resources, checks []manifest.He
 	if err != nil {
 		return err
 	}
+	tk.resources.PinCPUs = tk.container != nil && tk.container.Cpuset
 	t.Req.Resources.CPUs += tk.resources.CPUs
 	t.Req.Resources.Mem += tk.resources.MemMB
 	for i := range tk.ports {

@@ -118,6 +118,28 @@ func TestApplicationTemplate(t *testing.T) {
 	}
 }
 
+// A container's cpuset (the original's flag) asks the executor to pin its
+// cores; the scheduler reserves them (limits.cpu, requests unset).
+func TestCpusetPinsTheContainer(t *testing.T) {
+	for _, pin := range []bool{true, false} {
+		app := manifesttest.Application()
+		c := &app.Spec.Template.Spec.Containers[0]
+		c.Cpuset, c.Resources.Requests.CPU = pin, ""
+		tmpl, err := launch.Compile(app, launch.Revision{Version: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs, err := tmpl.Specs(launch.Instance{Index: 0, TaskGroupID: "tg-0", HostIP: "10.0.0.7",
+			Ports: []offer.AssignedPort{{Name: "http-port", Port: 31234}}}, resolver())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := specs[0].Resources; r.PinCPUs != pin || r.CPUs != 2 || r.CPULimit != 2 || tmpl.Req.Resources.CPUs != 2 {
+			t.Errorf("cpuset %v: resources %+v, reserved %g cpus; want pinCPUs %v, 2 cpus", pin, r, tmpl.Req.Resources.CPUs, pin)
+		}
+	}
+}
+
 func TestMissingConfigMapFailsTheInstance(t *testing.T) {
 	tmpl, err := launch.Compile(manifesttest.Process(), launch.Revision{Version: 1})
 	if err != nil {

@@ -88,7 +88,8 @@ type Container struct {
 	Type    string   `json:"type,omitempty"`
 	Command string   `json:"command,omitempty"`
 	Args    []string `json:"args,omitempty"`
-	// Parameters are extra docker run options ("ulimit": "nofile=65535").
+	// Parameters are extra docker run options ("ulimit": "nofile=65535"),
+	// those pkg/dockerparam reads.
 	Parameters      []Parameter     `json:"parameters,omitempty"`
 	Env             []ContainerEnv  `json:"env,omitempty"`
 	Image           string          `json:"image"`
@@ -99,9 +100,13 @@ type Container struct {
 	Ports           []ContainerPort `json:"ports,omitempty"`
 	HealthChecks    []HealthCheck   `json:"healthChecks,omitempty"`
 	Resources       Resources       `json:"resources"`
-	Volumes         []Volume        `json:"volumes,omitempty"`
-	Secrets         []SecretRef     `json:"secrets,omitempty"`
-	ConfigMaps      []ConfigMapRef  `json:"configmaps,omitempty"`
+	// Cpuset pins the container to limits.cpu cores of its own, a whole
+	// number, on one NUMA node of the agent (seed 001; the original's
+	// "cpuset", docker's cpuset-cpus and cpuset-mems).
+	Cpuset     bool           `json:"cpuset,omitempty"`
+	Volumes    []Volume       `json:"volumes,omitempty"`
+	Secrets    []SecretRef    `json:"secrets,omitempty"`
+	ConfigMaps []ConfigMapRef `json:"configmaps,omitempty"`
 }
 
 // Default sets imagePullPolicy IfNotPresent (seed 000).

@@ -36,6 +36,8 @@
 // ${...} is an error; a '$' not followed by '{' is left alone.
 //
 // The package is pure data: it must not import HTTP, storage (etcd) or
-// Mesos code, and no bcs-mesos package but field, errdefs, constraint and
-// strictjson.
+// Mesos code, and no bcs-mesos package but field, errdefs, constraint,
+// strictjson and dockerparam (a container's docker parameters are read by
+// the container executor's own parser, so that what it would refuse is
+// refused here).
 package manifest

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
+	"github.com/bcs-mesos/bcs-mesos/pkg/dockerparam"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 )
 
@@ -417,8 +418,22 @@ func (v *validator) podSpec(p field.Path, s *PodSpec, meta ObjectMeta) {
 		v.nonNegative(p.Child("netLimit").Child("egressLimit"), s.NetLimit.EgressLimit)
 	}
 	ports := newPortTable()
+	params := make([]dockerparam.Options, len(s.Containers))
 	for i := range s.Containers {
-		v.container(p.Child("containers").Index(i), &s.Containers[i], s.NetworkMode, ports)
+		params[i] = v.container(p.Child("containers").Index(i), &s.Containers[i], s.NetworkMode, ports)
+	}
+	if !strings.EqualFold(s.NetworkType, "cni") && slices.Contains([]NetworkMode{NetworkHost, NetworkBridge, NetworkNone, NetworkUser}, s.NetworkMode) {
+		for i, o := range params {
+			if i > 0 { // the pod's network is the first container's (seed 001)
+				if params[0].Net == "" && s.NetworkMode == NetworkUser {
+					continue // reported on the first
+				}
+				o.Net = params[0].Net
+			}
+			if _, err := o.NetworkMode(string(s.NetworkMode)); err != nil {
+				v.invalid(p.Child("containers").Index(i).Child("parameters"), "%v", err)
+			}
+		}
 	}
 	probe := Instance{
 		Namespace: meta.Namespace, Name: meta.Name, HostIP: probeHostIP, Ports: ports.probe,
@@ -433,7 +448,9 @@ func (v *validator) podSpec(p field.Path, s *PodSpec, meta ObjectMeta) {
 
 var envResources = []string{"requests.cpu", "requests.memory", "limits.cpu", "limits.memory"}
 
-func (v *validator) container(p field.Path, c *Container, mode NetworkMode, ports *portTable) {
+// container checks c and returns its docker parameters, read by the
+// executor's parser.
+func (v *validator) container(p field.Path, c *Container, mode NetworkMode, ports *portTable) dockerparam.Options {
 	if c.Type != "" {
 		oneOf(v, p.Child("type"), c.Type, "DOCKER", "MESOS")
 	}
@@ -441,9 +458,15 @@ func (v *validator) container(p field.Path, c *Container, mode NetworkMode, port
 		v.required(p.Child("image"))
 	}
 	oneOf(v, p.Child("imagePullPolicy"), c.ImagePullPolicy, PullAlways, PullIfNotPresent)
+	var params dockerparam.Options
 	for i, param := range c.Parameters {
+		pp := p.Child("parameters").Index(i)
 		if param.Key == "" {
-			v.required(p.Child("parameters").Index(i).Child("key"))
+			v.required(pp.Child("key"))
+		} else if err := params.Add(param.Key, param.Value); err != nil && !dockerparam.Known(param.Key) {
+			v.invalid(pp.Child("key"), "docker parameter %q is %v", param.Key, err)
+		} else if err != nil {
+			v.invalid(pp.Child("value"), "%v", err)
 		}
 	}
 	for i, env := range c.Env {
@@ -489,8 +512,27 @@ func (v *validator) container(p field.Path, c *Container, mode NetworkMode, port
 		v.absolutePath(vp.Child("volume").Child("hostPath"), vol.Volume.HostPath)
 		v.absolutePath(vp.Child("volume").Child("mountPath"), vol.Volume.MountPath)
 	}
+	if c.Cpuset {
+		v.cpuset(p.Child("resources"), c.Resources)
+	}
 	v.secretRefs(p.Child("secrets"), c.Secrets)
 	v.configMapRefs(p.Child("configmaps"), c.ConfigMaps)
+	return params
+}
+
+// cpuset checks the cores a pinned container asks for: limits.cpu, a
+// whole number, which requests.cpu (what the scheduler reserves) leaves
+// unset or equals.
+func (v *validator) cpuset(p field.Path, r Resources) {
+	limit, errL := r.Limits.CPU.Parse()
+	request, errR := r.Requests.CPU.Parse()
+	switch {
+	case errL != nil || errR != nil: // reported by resources
+	case !limit.Set || limit.Unlimited || limit.Milli < 1000 || limit.Milli%1000 != 0:
+		v.invalid(p.Child("limits").Child("cpu"), "cpuset pins whole cores: want a whole number of cores, at least 1, got %q", r.Limits.CPU)
+	case request.Set && request.Milli != limit.Milli:
+		v.invalid(p.Child("requests").Child("cpu"), "cpuset pins limits.cpu cores (%s): leave requests.cpu unset or equal, got %q", r.Limits.CPU, r.Requests.CPU)
+	}
 }
 
 func (v *validator) absolutePath(p field.Path, s string) {

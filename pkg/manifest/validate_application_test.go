@@ -28,7 +28,32 @@ func TestValidateApplication(t *testing.T) {
 		{"networkMode required", func(a *manifest.Application) { a.Spec.Template.Spec.NetworkMode = "" }, []string{"spec.template.spec.networkMode: required"}},
 		{"networkMode lower case", func(a *manifest.Application) { a.Spec.Template.Spec.NetworkMode = "bridge" },
 			[]string{`spec.template.spec.networkMode: want one of HOST, BRIDGE, NONE, USER, got "bridge"`}},
-		{"networkMode USER", func(a *manifest.Application) { a.Spec.Template.Spec.NetworkMode = manifest.NetworkUser }, nil},
+		// seed 001: USER takes --net from the docker parameters, which it needs
+		{"networkMode USER without net", func(a *manifest.Application) { a.Spec.Template.Spec.NetworkMode = manifest.NetworkUser },
+			[]string{C + ".parameters: network mode USER needs a net docker parameter"}},
+		{"networkMode USER with net and ip", func(a *manifest.Application) {
+			a.Spec.Template.Spec.NetworkMode = manifest.NetworkUser
+			container(a).Parameters = append(container(a).Parameters, manifest.Parameter{Key: "net", Value: "overlay-a"}, manifest.Parameter{Key: "ip", Value: "10.1.0.3"})
+		}, nil},
+		{"networkMode USER: the second container joins the first's net", func(a *manifest.Application) {
+			a.Spec.Template.Spec.NetworkMode = manifest.NetworkUser
+			container(a).Parameters = append(container(a).Parameters, manifest.Parameter{Key: "net", Value: "overlay-a"})
+			second := manifesttest.Container()
+			second.Ports, second.HealthChecks, second.Env = nil, nil, second.Env[:1]
+			a.Spec.Template.Spec.Containers = append(a.Spec.Template.Spec.Containers, second)
+		}, nil},
+		{"networkMode USER without net, two containers: reported once", func(a *manifest.Application) {
+			a.Spec.Template.Spec.NetworkMode = manifest.NetworkUser
+			second := manifesttest.Container()
+			second.Ports, second.HealthChecks, second.Env = nil, nil, second.Env[:1]
+			a.Spec.Template.Spec.Containers = append(a.Spec.Template.Spec.Containers, second)
+		}, []string{C + ".parameters: network mode USER needs a net docker parameter"}},
+		{"ip outside USER mode: ignored, as the original did", func(a *manifest.Application) {
+			container(a).Parameters = append(container(a).Parameters, manifest.Parameter{Key: "ip", Value: "10.1.0.3"})
+		}, nil},
+		{"CNI mode: no net needed", func(a *manifest.Application) {
+			a.Spec.Template.Spec.NetworkType, a.Spec.Template.Spec.NetworkMode = "cni", "USER"
+		}, nil},
 		{"seed 001: with networkType cni, networkMode names the CNI network", func(a *manifest.Application) {
 			a.Spec.Template.Spec.NetworkType, a.Spec.Template.Spec.NetworkMode = "cni", "bcs-overlay"
 		}, nil},
@@ -52,6 +77,52 @@ func TestValidateApplication(t *testing.T) {
 		{"imagePullPolicy unknown", func(a *manifest.Application) { container(a).ImagePullPolicy = "Never" },
 			[]string{C + `.imagePullPolicy: want one of Always, IfNotPresent, got "Never"`}},
 		{"parameter key required", func(a *manifest.Application) { container(a).Parameters[0].Key = "" }, []string{C + ".parameters[0].key: required"}},
+		// the container executor's parser (pkg/dockerparam) reads them here
+		{"every supported parameter", func(a *manifest.Application) {
+			container(a).Parameters = []manifest.Parameter{
+				{Key: "oom-kill-disable", Value: "true"}, {Key: "ulimit", Value: "core=-1"}, {Key: "rm", Value: "false"},
+				{Key: "shm-size", Value: "128mb"}, {Key: "memory-swap", Value: "2g"}, {Key: "memory-swappiness", Value: "0"},
+				{Key: "cpu-shares", Value: "512"}, {Key: "device-read-bps", Value: "/dev/vda:10mb"}, {Key: "device-write-bps", Value: "/dev/vda:5mb"},
+				{Key: "device-read-iops", Value: "/dev/vda:100"}, {Key: "--device-write-iops", Value: "/dev/vda:50"},
+			}
+		}, nil},
+		{"parameter not supported", func(a *manifest.Application) {
+			container(a).Parameters = append(container(a).Parameters, manifest.Parameter{Key: "cap-add", Value: "ALL"})
+		}, []string{C + `.parameters[1].key: docker parameter "cap-add" is not supported (oom-kill-disable, ulimit, rm, shm-size, ip, net, memory-swap, memory-swappiness, cpu-shares, device-read-bps, device-write-bps, device-read-iops, device-write-iops)`}},
+		{"parameter values", func(a *manifest.Application) {
+			container(a).Parameters = []manifest.Parameter{
+				{Key: "ulimit", Value: "nofile"}, {Key: "memory-swap", Value: "0"}, {Key: "device-read-bps", Value: "vda:1mb"},
+				{Key: "memory-swappiness", Value: "101"}, {Key: "cpu-shares", Value: "1"}, {Key: "device-write-iops", Value: "/dev/vda:1mb"},
+			}
+		}, []string{
+			C + `.parameters[0].value: want name=soft[:hard], got "nofile"`,
+			C + `.parameters[1].value: size "0": want more than 0 bytes, or -1 for unlimited swap`,
+			C + `.parameters[2].value: want <device path under /dev/>:<rate>, rate a size with an optional unit kb, mb or gb; got "vda:1mb"`,
+			C + `.parameters[3].value: want a whole number from 0 to 100, got "101"`,
+			C + `.parameters[4].value: want a whole number from 2 to 262144, got "1"`,
+			C + `.parameters[5].value: rate "1mb": want a whole number above 0`,
+		}},
+		// seed 001 CPU binding: the original's "cpuset", whole cores
+		{"cpuset with whole limits.cpu", func(a *manifest.Application) {
+			container(a).Cpuset, container(a).Resources.Requests.CPU = true, ""
+		}, nil},
+		{"cpuset with requests equal to limits", func(a *manifest.Application) {
+			container(a).Cpuset, container(a).Resources.Requests.CPU = true, "2.000"
+		}, nil},
+		{"cpuset with fractional limits.cpu", func(a *manifest.Application) {
+			container(a).Cpuset, container(a).Resources.Limits.CPU, container(a).Resources.Requests.CPU = true, "1.5", ""
+		}, []string{C + `.resources.limits.cpu: cpuset pins whole cores: want a whole number of cores, at least 1, got "1.5"`}},
+		{"cpuset without limits.cpu", func(a *manifest.Application) {
+			container(a).Cpuset, container(a).Resources.Limits.CPU = true, ""
+		}, []string{C + `.resources.limits.cpu: cpuset pins whole cores: want a whole number of cores, at least 1, got ""`}},
+		{"cpuset with unlimited cpu", func(a *manifest.Application) {
+			container(a).Cpuset, container(a).Resources.Limits.CPU = true, "-1"
+		}, []string{C + `.resources.limits.cpu: cpuset pins whole cores: want a whole number of cores, at least 1, got "-1"`}},
+		{"cpuset with requests below limits", func(a *manifest.Application) { container(a).Cpuset = true },
+			[]string{C + `.resources.requests.cpu: cpuset pins limits.cpu cores (2): leave requests.cpu unset or equal, got "0.5"`}},
+		{"cpuset with a bad quantity: reported once", func(a *manifest.Application) {
+			container(a).Cpuset, container(a).Resources.Limits.CPU = true, "two"
+		}, []string{C + `.resources.limits.cpu: want a decimal number such as "2" or "0.5", or "-1" for unlimited, got "two"`}},
 		{"env name required", func(a *manifest.Application) { container(a).Env[0].Name = "" }, []string{C + ".env[0].name: required"}},
 		{"env value and valueFrom", func(a *manifest.Application) { container(a).Env[2].Value = "1" }, []string{C + ".env[2].valueFrom: cannot be combined with value"}},
 		{"valueFrom without a field", func(a *manifest.Application) { container(a).Env[2].ValueFrom.ResourceFieldRef = nil },

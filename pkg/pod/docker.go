@@ -115,7 +115,7 @@ func (p *Pod) createOptions(ctx context.Context, t *task, spec *proto.TaskSpec) 
 		if mode == "bridge" {
 			cfg.ExposedPorts, hc.PortBindings = portBindings(specs, p.cfg.PortBindIP)
 		}
-		netCfg = ipConfig(mode, params.IP)
+		netCfg = ipConfig(mode, params.Address(netSpec.NetworkMode))
 	}
 	opts := docker.CreateContainerOptions{Name: t.name, Config: cfg, HostConfig: hc, NetworkingConfig: netCfg}
 	return containerPlan{opts: opts, imageID: img.ID}, nil

@@ -68,7 +68,7 @@ func (p *Pod) createNetwork(ctx context.Context) (string, error) {
 			}
 			cfg.ExposedPorts, hc.PortBindings = portBindings(specs, p.cfg.PortBindIP)
 		}
-		netCfg = ipConfig(hc.NetworkMode, params.IP)
+		netCfg = ipConfig(hc.NetworkMode, params.Address(first.Container.NetworkMode))
 	}
 	c, err := p.cfg.Docker.CreateContainer(docker.CreateContainerOptions{
 		Name: containerName(p.cfg.PodID, networkContainerName), Config: cfg, HostConfig: hc, NetworkingConfig: netCfg, Context: ctx,
@@ -102,7 +102,7 @@ func (p *Pod) startNetwork(ctx context.Context, id string) error {
 }
 
 // ipConfig asks docker for address ip on network mode (the ip docker
-// parameter, USER networks); nil without one.
+// parameter in USER mode); nil without one.
 func ipConfig(mode, ip string) *docker.NetworkingConfig {
 	if ip == "" {
 		return nil
