@@ -7,7 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	docker "github.com/fsouza/go-dockerclient"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
@@ -20,6 +23,9 @@ import (
 // bridge, host-local and portmap (scripts/test-deps).
 const debianCNIPlugins = "/usr/lib/cni"
 
+// cniBridge is withCNI's bridge.
+const cniBridge = "bcsrt231"
+
 // withCNI configures --network-mode cni with a bridge + host-local conf
 // list (cniVersion 1.0.0) on a bridge and /24 of the test's own; it
 // returns the host-local data dir. The bridge is deleted in t.Cleanup.
@@ -30,7 +36,7 @@ func withCNI(t *testing.T, cfg *Config) (ipamDir string) {
 			t.Fatalf("CNI plugin %s missing (%v): run scripts/test-deps", plugin, err)
 		}
 	}
-	const bridge, subnet, name = "bcsrt231", "10.254.231.0/24", "bcs-rt-net"
+	const bridge, subnet, name = cniBridge, "10.254.231.0/24", "bcs-rt-net"
 	dir := t.TempDir()
 	ipamDir = filepath.Join(dir, "ipam")
 	_ = exec.Command("ip", "link", "del", bridge).Run()
@@ -124,4 +130,52 @@ func reservationsIn(t *testing.T, ipamDir string) []string {
 		}
 	}
 	return ips
+}
+
+// Seed 001: the pod's network is held by the network container ("CNI pod
+// ... 网络容器如果被人为杀掉"); killed from outside, every task fails
+// (TASK_FAILED, so the restart policy relaunches the group) with a message
+// naming it, instead of running on without a network, and nothing is
+// left: no container, no veth on the bridge (the netns went with the
+// network container), no host-local address.
+func TestCNINetworkContainerKilledFailsTasks(t *testing.T) {
+	c := podtest.Docker(t)
+	var ipamDir string
+	rt, cfg := newRuntime(t, c, func(cfg *Config) { ipamDir = withCNI(t, cfg) })
+	rep := newReporter(t)
+	web, side := cniPod()
+	rt.Launch(context.Background(), []executor.Task{web, side}, rep)
+	for _, task := range []executor.Task{web, side} {
+		rep.awaitState(task.ID(), taskstate.Running)
+	}
+	if ips := reservationsIn(t, ipamDir); len(ips) != 1 {
+		t.Fatalf("host-local reservations while running: %v, want one", ips)
+	}
+	var network string
+	for _, ct := range labelledContainers(t, c, cfg.Labels[podtest.Label]) {
+		if ct.Labels[pod.LabelRole] == "network" {
+			network = ct.ID
+		}
+	}
+	if network == "" {
+		t.Fatal("no network container")
+	}
+	if err := c.KillContainer(docker.KillContainerOptions{ID: network, Signal: docker.SIGKILL}); err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range []executor.Task{web, side} {
+		if r := rep.awaitState(task.ID(), taskstate.Failed); !strings.Contains(r.Message, "network container") {
+			t.Errorf("task %q failed with %q, want the network container named", task.ID(), r.Message)
+		}
+	}
+	waitDone(t, rt)
+	if left := labelledContainers(t, c, cfg.Labels[podtest.Label]); len(left) != 0 {
+		t.Errorf("%d containers left", len(left))
+	}
+	if ips := reservationsIn(t, ipamDir); len(ips) != 0 {
+		t.Errorf("host-local reservations left: %v", ips)
+	}
+	if veths, err := os.ReadDir("/sys/class/net/" + cniBridge + "/brif"); err != nil || len(veths) != 0 {
+		t.Errorf("veths left on %s: %v (%v)", cniBridge, veths, err)
+	}
 }
