@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -182,5 +183,61 @@ func TestContainerExitsThroughScheduler(t *testing.T) {
 	s.eventually("no container of the application left", func() (bool, string) {
 		left := podContainers(t, "demo_web_")
 		return len(left) == 0, strings.Join(left, " ")
+	})
+}
+
+// Issue 17 through bcs-scheduler --dev: a container asking "cpuset" gets
+// one core of this machine to itself (seed 001: one NUMA node here, so no
+// memory node), its docker parameters reach dockerd, and the core is
+// released when the application is deleted.
+func TestContainerPinnedWithParametersThroughScheduler(t *testing.T) {
+	s := startSystem(t)
+	dev := ""
+	for _, name := range []string{"vda", "sda", "nvme0n1", "xvda", "loop0"} {
+		if _, err := os.Stat("/dev/" + name); err == nil {
+			dev = "/dev/" + name
+			break
+		}
+	}
+	if dev == "" {
+		t.Fatal("no block device for device-read-bps")
+	}
+	pinned := s.manifest("application.json", func(m map[string]any) {
+		spec := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+		web := spec["containers"].([]any)[0].(map[string]any)
+		web["cpuset"] = true
+		web["resources"] = map[string]any{"limits": map[string]any{"cpu": "1", "memory": "32"}}
+		web["parameters"] = []any{
+			map[string]any{"key": "cpu-shares", "value": "512"}, map[string]any{"key": "memory-swap", "value": "64m"},
+			map[string]any{"key": "memory-swappiness", "value": "0"}, map[string]any{"key": "device-read-bps", "value": dev + ":1mb"},
+		}
+	})
+	if code, body := s.call("POST", "/v1/apps", pinned); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	inst := s.running("demo", "web", 1)[0]
+	web := taskContainer(t, inst.TaskGroupID+"_0")
+	got := docker(t, "inspect", "-f", "{{.HostConfig.CpusetCpus}}|{{.HostConfig.CpusetMems}}|{{.HostConfig.CpuShares}}|{{.HostConfig.MemorySwap}}|{{.HostConfig.MemorySwappiness}}|{{range .HostConfig.BlkioDeviceReadBps}}{{.Path}}:{{.Rate}}{{end}}", web)
+	fields := strings.Split(got, "|")
+	if _, err := strconv.Atoi(fields[0]); len(fields) != 6 || err != nil {
+		t.Fatalf("web's cpuset-cpus: %q, want one CPU", got)
+	}
+	if want := fmt.Sprintf("%s||512|%d|0|%s:%d", fields[0], 64<<20, dev, 1<<20); got != want {
+		t.Errorf("web's host config %q, want %q", got, want)
+	}
+	if inCgroup := docker(t, "exec", web, "cat", "/sys/fs/cgroup/cpuset/cpuset.cpus"); inCgroup != fields[0] {
+		t.Errorf("cpuset.cpus in web: %q, want %q", inCgroup, fields[0])
+	}
+	if side := docker(t, "inspect", "-f", "{{.HostConfig.CpusetCpus}}", taskContainer(t, inst.TaskGroupID+"_1")); side != "" {
+		t.Errorf("the sidecar, not pinned, has cpuset-cpus %q", side)
+	}
+
+	if code, body := s.call("DELETE", "/v1/apps/demo/web", nil); code != 202 {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	s.eventually("no container left and the core released", func() (bool, string) {
+		left := podContainers(t, "demo_web_")
+		state, _ := os.ReadFile("/data/bcs/bcs-container-executor/numa-cpusets.json")
+		return len(left) == 0 && !strings.Contains(string(state), "demo_web_"), strings.Join(left, " ") + " " + string(state)
 	})
 }
