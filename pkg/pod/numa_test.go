@@ -107,8 +107,8 @@ func TestPinnedCPUOnThisMachine(t *testing.T) {
 	if all, _ := alloc.Allocations(); len(all) != 1 || numa.FormatCPUList(all[p.cpusetOwner(p.tasks[0])].CPUs) != ins.HostConfig.CPUSetCPUs {
 		t.Errorf("allocations %v, want the pinned task's CPU %s", all, ins.HostConfig.CPUSetCPUs)
 	}
-	out, _ := p.Exec(ctxT(t, 30*time.Second), pinned.ID, []string{"sh", "-c",
-		"cat /sys/fs/cgroup/cpuset/cpuset.cpus 2>/dev/null || cat /sys/fs/cgroup/cpuset.cpus.effective"})
+	out, _ := p.Exec(ctxT(t, 30*time.Second), pinned.ID, ExecRequest{Command: []string{"sh", "-c",
+		"cat /sys/fs/cgroup/cpuset/cpuset.cpus 2>/dev/null || cat /sys/fs/cgroup/cpuset.cpus.effective"}})
 	if strings.TrimSpace(out.Output) != ins.HostConfig.CPUSetCPUs {
 		t.Errorf("cpuset.cpus in the container %q, want %q", out.Output, ins.HostConfig.CPUSetCPUs)
 	}

@@ -183,9 +183,9 @@ func TestResourceParametersReachDockerd(t *testing.T) {
 		t.Errorf("host config: shares %d memory %d swap %d swappiness %v bps %v %v iops %v %v", hc.CPUShares, hc.Memory, hc.MemorySwap,
 			hc.MemorySwappiness, hc.BlkioDeviceReadBps, hc.BlkioDeviceWriteBps, hc.BlkioDeviceReadIOps, hc.BlkioDeviceWriteIOps)
 	}
-	out, _ := p.Exec(ctxT(t, 30*time.Second), task.ID, []string{"sh", "-c", "cd /sys/fs/cgroup && cat cpu/cpu.shares " +
+	out, _ := p.Exec(ctxT(t, 30*time.Second), task.ID, ExecRequest{Command: []string{"sh", "-c", "cd /sys/fs/cgroup && cat cpu/cpu.shares " +
 		"memory/memory.memsw.limit_in_bytes memory/memory.swappiness blkio/blkio.throttle.read_bps_device " +
-		"blkio/blkio.throttle.write_bps_device blkio/blkio.throttle.read_iops_device blkio/blkio.throttle.write_iops_device"})
+		"blkio/blkio.throttle.write_bps_device blkio/blkio.throttle.read_iops_device blkio/blkio.throttle.write_iops_device"}})
 	want := fmt.Sprintf("512\n%d\n10\n%[2]s 1048576\n%[2]s 2097152\n%[2]s 30\n%[2]s 20\n", 128<<20, devNum)
 	if out.Output != want {
 		t.Errorf("container cgroups:\n%s\nwant\n%s", out.Output, want)
