@@ -520,18 +520,23 @@ func (v *validator) container(p field.Path, c *Container, mode NetworkMode, port
 	return params
 }
 
-// cpuset checks the cores a pinned container asks for: limits.cpu, a
-// whole number, which requests.cpu (what the scheduler reserves) leaves
-// unset or equals.
+// cpuset checks the cores a pinned container asks for: a whole number,
+// requests.cpu (what the scheduler reserves and the executor pins; the
+// original's manifests give only it) or else limits.cpu; given both, they
+// must agree.
 func (v *validator) cpuset(p field.Path, r Resources) {
 	limit, errL := r.Limits.CPU.Parse()
 	request, errR := r.Requests.CPU.Parse()
+	cores, coresField, given := request, p.Child("requests").Child("cpu"), r.Requests.CPU
+	if !request.Set {
+		cores, coresField, given = limit, p.Child("limits").Child("cpu"), r.Limits.CPU
+	}
 	switch {
 	case errL != nil || errR != nil: // reported by resources
-	case !limit.Set || limit.Unlimited || limit.Milli < 1000 || limit.Milli%1000 != 0:
-		v.invalid(p.Child("limits").Child("cpu"), "cpuset pins whole cores: want a whole number of cores, at least 1, got %q", r.Limits.CPU)
-	case request.Set && request.Milli != limit.Milli:
-		v.invalid(p.Child("requests").Child("cpu"), "cpuset pins limits.cpu cores (%s): leave requests.cpu unset or equal, got %q", r.Limits.CPU, r.Requests.CPU)
+	case !cores.Set || cores.Unlimited || cores.Milli < 1000 || cores.Milli%1000 != 0:
+		v.invalid(coresField, "cpuset pins whole cores: want a whole number of cores, at least 1, got %q", given)
+	case request.Set && limit.Set && request.Milli != limit.Milli:
+		v.invalid(p.Child("requests").Child("cpu"), "cpuset pins requests.cpu cores: limits.cpu (%s) must be unset or equal, got %q", r.Limits.CPU, r.Requests.CPU)
 	}
 }
 

@@ -112,14 +112,22 @@ func TestValidateApplication(t *testing.T) {
 		{"cpuset with fractional limits.cpu", func(a *manifest.Application) {
 			container(a).Cpuset, container(a).Resources.Limits.CPU, container(a).Resources.Requests.CPU = true, "1.5", ""
 		}, []string{C + `.resources.limits.cpu: cpuset pins whole cores: want a whole number of cores, at least 1, got "1.5"`}},
-		{"cpuset without limits.cpu", func(a *manifest.Application) {
+		// The original's manifests pin with requests.cpu only.
+		{"cpuset with whole requests.cpu only", func(a *manifest.Application) {
+			container(a).Cpuset, container(a).Resources.Requests.CPU, container(a).Resources.Limits.CPU = true, "2", ""
+		}, nil},
+		{"cpuset with fractional requests.cpu", func(a *manifest.Application) {
 			container(a).Cpuset, container(a).Resources.Limits.CPU = true, ""
+		}, []string{C + `.resources.requests.cpu: cpuset pins whole cores: want a whole number of cores, at least 1, got "0.5"`}},
+		{"cpuset without any cpu", func(a *manifest.Application) {
+			container(a).Cpuset, container(a).Resources.Requests.CPU, container(a).Resources.Limits.CPU = true, "", ""
 		}, []string{C + `.resources.limits.cpu: cpuset pins whole cores: want a whole number of cores, at least 1, got ""`}},
 		{"cpuset with unlimited cpu", func(a *manifest.Application) {
-			container(a).Cpuset, container(a).Resources.Limits.CPU = true, "-1"
+			container(a).Cpuset, container(a).Resources.Requests.CPU, container(a).Resources.Limits.CPU = true, "", "-1"
 		}, []string{C + `.resources.limits.cpu: cpuset pins whole cores: want a whole number of cores, at least 1, got "-1"`}},
-		{"cpuset with requests below limits", func(a *manifest.Application) { container(a).Cpuset = true },
-			[]string{C + `.resources.requests.cpu: cpuset pins limits.cpu cores (2): leave requests.cpu unset or equal, got "0.5"`}},
+		{"cpuset with limits above whole requests", func(a *manifest.Application) {
+			container(a).Cpuset, container(a).Resources.Requests.CPU = true, "1"
+		}, []string{C + `.resources.requests.cpu: cpuset pins requests.cpu cores: limits.cpu (2) must be unset or equal, got "1"`}},
 		{"cpuset with a bad quantity: reported once", func(a *manifest.Application) {
 			container(a).Cpuset, container(a).Resources.Limits.CPU = true, "two"
 		}, []string{C + `.resources.limits.cpu: want a decimal number such as "2" or "0.5", or "-1" for unlimited, got "two"`}},
