@@ -528,28 +528,44 @@ func (r *Registry) deleteApp(ctx context.Context, namespace, name string, force 
 	if len(groups) > 0 {
 		return app, nil
 	}
-	for {
-		err := r.RemoveApp(ctx, namespace, name)
-		switch {
-		case errors.Is(err, errdefs.ErrConflict):
-			continue // a status write landed in between: remove again
-		case errors.Is(err, errdefs.ErrNotFound):
-			return nil, nil // the scheduler, seeing it Deleting, removed it first
-		}
+	if err := r.RemoveApp(ctx, namespace, name); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
 		return nil, err
 	}
+	return nil, nil // removed, by us or by the scheduler that saw it Deleting first
 }
 
 // errUnchanged tells modifyApp's caller that change found nothing to write.
 var errUnchanged = errors.New("unchanged")
 
-// RemoveApp deletes an application's history, then its record. The order
-// makes a crash in between harmless: the record survives, still marked
-// for deletion, and the next RemoveApp finishes the job.
+// RemoveApp deletes an application marked AppDeleting: its history, then
+// its record. The order makes a crash in between harmless: the record
+// survives, still marked for deletion, and the next RemoveApp finishes
+// the job. A record not marked, or with task groups, is another
+// incarnation, created after the one being deleted was removed (a late
+// removal must not take it, nor orphan its instances): RemoveApp leaves it
+// and its history alone and answers errdefs.ErrNotFound, the one it was
+// asked to remove being gone. A status write landing in between is read
+// again.
 func (r *Registry) RemoveApp(ctx context.Context, namespace, name string) error {
+	for {
+		err := r.removeDeletingApp(ctx, namespace, name)
+		if !errors.Is(err, errdefs.ErrConflict) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+func (r *Registry) removeDeletingApp(ctx context.Context, namespace, name string) error {
 	app, err := r.GetApp(ctx, namespace, name)
 	if err != nil {
 		return err
+	}
+	groups, err := r.TaskGroups(ctx, namespace, name)
+	if err != nil {
+		return err
+	}
+	if app.State != AppDeleting || len(groups) > 0 {
+		return fmt.Errorf("application %s/%s being deleted: gone, and created again since: %w", namespace, name, errdefs.ErrNotFound)
 	}
 	versions, err := r.AppVersions(ctx, namespace, name)
 	if err != nil {

@@ -328,6 +328,80 @@ func TestSetAppStatusDoesNotOverrideDeleting(t *testing.T) {
 	}
 }
 
+func markDeleting(t *testing.T, r *registry.Registry) {
+	t.Helper()
+	if _, err := r.SetAppStatus(ctx, "ns-a", "gamesvc", registry.AppDeleting, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Issue 18: "POST → DELETE → re-POST of the same app lost an acknowledged
+// create": a removal decided for the deleted application, arriving late
+// (the scheduler's, a second DELETE's), finds the application created
+// again and leaves it, its history and its instances alone.
+func TestLateRemovalLeavesTheRecreatedApp(t *testing.T) {
+	r, _ := newRegistry(t)
+	mustCreate(t, r, process(1))
+	if app, err := r.DeleteApp(ctx, "ns-a", "gamesvc", false); app != nil || err != nil {
+		t.Fatalf("DeleteApp without instances = %+v, %v; want it removed", app, err)
+	}
+	mustCreate(t, r, process(2))
+	if err := r.RemoveApp(ctx, "ns-a", "gamesvc"); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("late RemoveApp = %v, want ErrNotFound", err)
+	}
+	// Deleting, with an instance the scheduler has yet to kill: still not
+	// removed (its instances would be orphaned).
+	if err := r.PutTaskGroup(ctx, &registry.TaskGroup{ID: "ns-a_gamesvc_0_1", Namespace: "ns-a", App: "gamesvc"}); err != nil {
+		t.Fatal(err)
+	}
+	if app, err := r.DeleteApp(ctx, "ns-a", "gamesvc", false); err != nil || app == nil || app.State != registry.AppDeleting {
+		t.Fatalf("DeleteApp with an instance = %+v, %v; want it marked", app, err)
+	}
+	if err := r.RemoveApp(ctx, "ns-a", "gamesvc"); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("RemoveApp with an instance left = %v, want ErrNotFound", err)
+	}
+	app, err := r.GetApp(ctx, "ns-a", "gamesvc")
+	if err != nil || app.Version != 1 {
+		t.Fatalf("the re-created application: %+v, %v", app, err)
+	}
+	if versions, err := r.AppVersions(ctx, "ns-a", "gamesvc"); err != nil || len(versions) != 1 {
+		t.Errorf("its history: %d versions, %v; want 1", len(versions), err)
+	}
+}
+
+// Create, delete and create again, with a stale remover racing them: every
+// create acknowledged and not deleted since is there.
+func TestRecreateRacingARemoverLosesNothing(t *testing.T) {
+	r, _ := newRegistry(t)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = r.RemoveApp(ctx, "ns-a", "gamesvc")
+			}
+		}
+	})
+	for i := range 40 {
+		mustCreate(t, r, process(1))
+		if _, err := r.GetApp(ctx, "ns-a", "gamesvc"); err != nil {
+			t.Fatalf("round %d: the acknowledged create is gone: %v", i, err)
+		}
+		if _, err := r.DeleteApp(ctx, "ns-a", "gamesvc", false); err != nil {
+			t.Fatalf("round %d: DeleteApp: %v", i, err)
+		}
+	}
+	mustCreate(t, r, process(1))
+	close(stop)
+	wg.Wait()
+	if _, err := r.GetApp(ctx, "ns-a", "gamesvc"); err != nil {
+		t.Fatalf("the last create is gone: %v", err)
+	}
+}
+
 // DeleteApp without task groups removes the application and its history
 // at once; RemoveApp finishes a deletion that crashed between deleting the
 // history and the record.
@@ -339,6 +413,7 @@ func TestRemoveAppAfterCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	markDeleting(t, r)
 	// The crash: some of the history is gone, the record is still there.
 	for _, v := range []uint64{1, 3} {
 		key, err := store.AppVersionKey("ns-a", "gamesvc", v)
@@ -364,6 +439,7 @@ func TestRemoveAppAfterCrash(t *testing.T) {
 
 	// The whole history gone, the record left: RemoveApp still finishes.
 	mustCreate(t, r, process(1))
+	markDeleting(t, r)
 	key, err := store.AppVersionKey("ns-a", "gamesvc", 1)
 	if err != nil {
 		t.Fatal(err)
