@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -157,4 +158,25 @@ func TestServicesAreStoredAndServed(t *testing.T) {
 	}
 	e.expect(t, http.StatusNoContent, "DELETE", "/v1/services/defaultGroup/template-service", nil, nil)
 	e.expect(t, http.StatusNotFound, "GET", "/v1/services/defaultGroup/template-service", nil, nil)
+}
+
+// Issue 18: a 21 KB manifest whose variables refer to each other grew the
+// scheduler by 1.1 GB; now its expansion is bounded and POST answers 400
+// naming the field, storing nothing.
+func TestVariablesMultiplyingAreRefused(t *testing.T) {
+	e := newEnv(t)
+	p := process("bomb", "ns-a", func(p *manifest.Process) {
+		proc := &p.Spec.Template.Spec.Processes[0]
+		proc.PidFile = "/run/" + strings.Repeat("p", 100) + ".pid"
+		proc.WorkPath = "/w/" + strings.Repeat("${pidFile}", 1000)
+		proc.StartCmd = strings.Repeat("${workPath} ", 40)
+	})
+	keys := e.storedKeys(t)
+	got := errorOf(t, e.call(t, "POST", "/v1/apps", p), http.StatusBadRequest, "InvalidArgument")
+	if !slices.Contains(got.Details, "spec.template.spec.processes[0].workPath: expands to more than 65536 bytes (variables referring to each other multiply)") {
+		t.Errorf("details %q", got.Details)
+	}
+	if after := e.storedKeys(t); len(after) != len(keys) {
+		t.Errorf("a 400 stored %q", after)
+	}
 }

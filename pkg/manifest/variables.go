@@ -64,6 +64,16 @@ func ExpandContainer(c Container, inst Instance) (Container, error) {
 	return out, nil
 }
 
+// Bounds of expansion: variables referring to one another (${workPath}
+// may hold ${pidFile} many times, and a command ${workPath} many times)
+// multiply a small manifest into gigabytes. No command line or path needs
+// more than MaxExpandedField bytes; a whole process or container no more
+// than MaxExpandedTotal.
+const (
+	MaxExpandedField = 64 << 10
+	MaxExpandedTotal = 1 << 20
+)
+
 // Process variables referring to other fields of the process.
 const (
 	varWorkPath = "workPath"
@@ -149,7 +159,11 @@ type expander struct {
 	ports      map[string]uint32
 	refs       map[string]*fieldRef
 	cycleFound bool
-	errs       field.ErrorList
+	// total is what expansion has produced so far; tooBig says
+	// MaxExpandedTotal was passed (reported once).
+	total  int
+	tooBig bool
+	errs   field.ErrorList
 }
 
 func (e *expander) fail(p field.Path, format string, args ...any) {
@@ -176,6 +190,7 @@ func (e *expander) expand(p field.Path, s string, stack []string) string {
 		i := strings.Index(s, "${")
 		if i < 0 {
 			b.WriteString(s)
+			e.total += b.Len()
 			return b.String()
 		}
 		b.WriteString(s[:i])
@@ -186,9 +201,31 @@ func (e *expander) expand(p field.Path, s string, stack []string) string {
 			return b.String()
 		}
 		name := s[i+2 : i+2+j]
-		b.WriteString(e.lookup(p, name, stack))
+		v := e.lookup(p, name, stack)
+		if !e.withinBounds(p, b.Len()+len(v)) {
+			return ""
+		}
+		b.WriteString(v)
 		s = s[i+2+j+1:]
 	}
+}
+
+// withinBounds counts n more bytes of expansion at p and reports whether
+// they stay within MaxExpandedField and MaxExpandedTotal; it fails p when
+// they do not.
+func (e *expander) withinBounds(p field.Path, n int) bool {
+	switch {
+	case e.tooBig:
+		return false
+	case n > MaxExpandedField:
+		e.fail(p, "expands to more than %d bytes (variables referring to each other multiply)", MaxExpandedField)
+	case e.total+n > MaxExpandedTotal:
+		e.tooBig = true
+		e.fail(p, "the variables of the whole spec expand to more than %d bytes", MaxExpandedTotal)
+	default:
+		return true
+	}
+	return false
 }
 
 func (e *expander) lookup(p field.Path, name string, stack []string) string {

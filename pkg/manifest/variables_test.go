@@ -3,7 +3,9 @@ package manifest_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
@@ -134,6 +136,19 @@ func TestExpandProcessErrors(t *testing.T) {
 		}},
 		{"cycle", func(s *manifest.ProcessSpec) { s.WorkPath, s.PidFile = "/w/${pidFile}", "${workPath}/pid" }, nil,
 			[]string{"workPath: variables refer to each other in a cycle: ${workPath} → ${pidFile} → ${workPath}"}},
+		// Issue 18: ${pidFile}×1000 in workPath, ${workPath}×40 in each
+		// command grew the scheduler by 1.1 GB.
+		{"a field expanding past its bound", func(s *manifest.ProcessSpec) {
+			s.PidFile, s.WorkPath = "/run/"+strings.Repeat("p", 100)+".pid", strings.Repeat("${pidFile}", 1000)
+		}, nil, []string{"workPath: expands to more than 65536 bytes (variables referring to each other multiply)"}},
+		{"the spec expanding past its bound", func(s *manifest.ProcessSpec) {
+			s.WorkPath = "/w/" + strings.Repeat("x", 8000)
+			many := strings.Repeat("${workPath} ", 6)
+			s.StartCmd, s.StopCmd, s.ReloadCmd, s.RestartCmd = many, many, many, many
+			for i := range 20 {
+				s.Env = append(s.Env, manifest.EnvVar{Name: fmt.Sprintf("E%d", i), Value: many})
+			}
+		}, nil, []string{"env[19].value: the variables of the whole spec expand to more than 1048576 bytes"}},
 		{"relative base directory", func(s *manifest.ProcessSpec) {}, func(i *manifest.Instance) { i.RunBaseDir = "run" },
 			[]string{`pidFile: must be an absolute path once expanded, got "run/ns-a.gamesvc.0/pid/gamesvc.pid"`}},
 	}
