@@ -79,8 +79,8 @@ type DependsObjects interface {
 }
 
 // DependsOf returns the depends references of a workload manifest
-// (application, process or deployment) with every namespace filled in;
-// nil for other kinds.
+// (application, process, deployment or daemonset) with every namespace
+// filled in; nil for other kinds.
 func DependsOf(obj Object) []DependsRef {
 	var refs []DependsRef
 	switch m := obj.(type) {
@@ -89,6 +89,8 @@ func DependsOf(obj Object) []DependsRef {
 	case *Process:
 		refs = m.Spec.Template.Spec.Depends
 	case *Deployment:
+		refs = m.Spec.Template.Spec.Depends
+	case *Daemonset:
 		refs = m.Spec.Template.Spec.Depends
 	default:
 		return nil

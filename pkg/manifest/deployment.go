@@ -94,14 +94,16 @@ func (s DeploymentTemplateSpec) MarshalJSON() ([]byte, error) {
 }
 
 // Workload returns what runs for obj: an application or process manifest
-// as is, and for a deployment the application (containers) or process
-// manifest of its template, under the deployment's name.
+// as is, and for a deployment or daemonset the application (containers)
+// or process manifest of its template, under its name.
 func Workload(obj Object) (Object, error) {
 	switch m := obj.(type) {
 	case *Application, *Process:
 		return m, nil
 	case *Deployment:
 		return m.workload(), nil
+	case *Daemonset:
+		return m.deployment().workload(), nil
 	}
 	return nil, fmt.Errorf("kind %q does not run instances", obj.Kind())
 }
@@ -268,10 +270,10 @@ type RollingUpdate struct {
 }
 
 // UpdateStrategyOf returns the strategy obj's updates follow: a
-// deployment's, read from either shape; RollingUpdate with its defaults
-// for applications and processes.
+// deployment's or daemonset's, read from either shape; RollingUpdate with
+// its defaults for applications and processes.
 func UpdateStrategyOf(obj Object) UpdateStrategy {
-	d, ok := obj.(*Deployment)
+	d, ok := AsDeployment(obj)
 	switch {
 	case !ok:
 		return UpdateStrategy{Type: UpdateRolling}
@@ -286,6 +288,18 @@ func UpdateStrategyOf(obj Object) UpdateStrategy {
 		return s
 	}
 	return UpdateStrategy{Type: UpdateRolling}
+}
+
+// AsDeployment returns the deployment obj is updated as: a deployment,
+// or a daemonset's template and strategies; ok is false for other kinds.
+func AsDeployment(obj Object) (d *Deployment, ok bool) {
+	switch m := obj.(type) {
+	case *Deployment:
+		return m, true
+	case *Daemonset:
+		return m.deployment(), true
+	}
+	return nil, false
 }
 
 // IntOrPercent is a count written as a number (2) or a percentage of

@@ -4,7 +4,9 @@
 // bk-bcs manifest references).
 //
 // Kinds: application (containers), deployment (an application template
-// rolled out by strategy), process (bare processes), configmap, secret,
+// rolled out by strategy), daemonset (a deployment's template with no
+// count: one instance on every agent its constraint admits), process
+// (bare processes), configmap, secret,
 // service, command, hooktemplate and depends (a pod template deployed
 // next to the instances that name it in spec.template.spec.depends). Parse decodes one manifest strictly (see
 // pkg/strictjson): an unknown or misspelt field is an error naming its path;

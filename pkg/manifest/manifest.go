@@ -26,13 +26,17 @@ const (
 	// KindDepends is seed 002's Dependency: a pod template deployed next
 	// to the instances of the applications that name it.
 	KindDepends Kind = "depends"
+	// KindDaemonset is the original's daemonset: one instance on every
+	// agent its constraint admits.
+	KindDaemonset Kind = "daemonset"
 )
 
 // DefaultNamespace is the namespace of a manifest that names none (seed 000).
 const DefaultNamespace = "defaultGroup"
 
-// Object is one parsed manifest: *Application, *Deployment, *Process,
-// *ConfigMap, *Secret, *Service, *Command, *HookTemplate or *Depends.
+// Object is one parsed manifest: *Application, *Deployment, *Daemonset,
+// *Process, *ConfigMap, *Secret, *Service, *Command, *HookTemplate or
+// *Depends.
 type Object interface {
 	// Kind is the canonical kind, whatever case the manifest used.
 	Kind() Kind
@@ -44,6 +48,7 @@ type Object interface {
 var (
 	_ Object = (*Application)(nil)
 	_ Object = (*Deployment)(nil)
+	_ Object = (*Daemonset)(nil)
 	_ Object = (*Process)(nil)
 	_ Object = (*ConfigMap)(nil)
 	_ Object = (*Secret)(nil)
@@ -87,6 +92,8 @@ func Parse(data []byte) (Object, error) {
 		obj = &Application{}
 	case KindDeployment:
 		obj = &Deployment{}
+	case KindDaemonset:
+		obj = &Daemonset{}
 	case KindProcess:
 		obj = &Process{}
 	case KindConfigMap:
@@ -110,7 +117,7 @@ func Parse(data []byte) (Object, error) {
 }
 
 func kindList() string {
-	kinds := []string{string(KindApplication), string(KindDeployment), string(KindProcess),
+	kinds := []string{string(KindApplication), string(KindDeployment), string(KindDaemonset), string(KindProcess),
 		string(KindConfigMap), string(KindSecret), string(KindService), string(KindCommand), string(KindHookTemplate), string(KindDepends)}
 	sort.Strings(kinds)
 	return strings.Join(kinds, ", ")
@@ -199,9 +206,12 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // InstancesOf returns the instance count (spec.instance) of a workload:
-// an application, a process or a deployment; ok is false for any other.
+// an application, a process or a deployment, and 0 for a daemonset, whose
+// agents decide it; ok is false for any other kind.
 func InstancesOf(obj Object) (instances int, ok bool) {
 	switch m := obj.(type) {
+	case *Daemonset:
+		return 0, true
 	case *Application:
 		return m.Spec.Instance, true
 	case *Process:
@@ -221,6 +231,8 @@ func MetaOf(obj Object) (meta ObjectMeta, ok bool) {
 	case *Process:
 		return m.Metadata, true
 	case *Deployment:
+		return m.Metadata, true
+	case *Daemonset:
 		return m.Metadata, true
 	case *ConfigMap:
 		return m.Metadata, true

@@ -83,7 +83,7 @@ func StrategyOf(obj manifest.Object) Strategy {
 		}
 		s.ReloadCommand = hp.Command
 	}
-	if d, ok := obj.(*manifest.Deployment); ok && d.Spec.PreDeleteUpdateStrategy != nil {
+	if d, ok := manifest.AsDeployment(obj); ok && d.Spec.PreDeleteUpdateStrategy != nil {
 		s.PreDelete = d.Spec.PreDeleteUpdateStrategy.Hook
 		s.PreDeleteTimeout = time.Duration(d.Spec.PreDeleteUpdateStrategy.TimeoutSeconds) * time.Second
 	}

@@ -169,6 +169,25 @@ func Deployment() *manifest.Deployment {
 	}
 }
 
+// Daemonset returns a valid daemonset of the PodSpec() template, updated
+// one agent at a time.
+func Daemonset() *manifest.Daemonset {
+	return &manifest.Daemonset{
+		APIVersion:    "v4",
+		KindName:      "daemonset",
+		Metadata:      manifest.ObjectMeta{Name: "daemonset-test-001", Namespace: Namespace},
+		RestartPolicy: manifest.RestartPolicy{Policy: manifest.RestartAlways, Interval: 5, Backoff: 10},
+		KillPolicy:    manifest.KillPolicy{GracePeriod: 10},
+		Spec: manifest.DaemonsetSpec{
+			UpdateStrategy: &manifest.UpdateStrategy{Type: manifest.UpdateRolling, MaxUnavailable: manifest.Count(1)},
+			Template: manifest.DeploymentTemplate{
+				Metadata: manifest.TemplateMeta{Name: "daemonset-test-001", Namespace: Namespace},
+				Spec:     manifest.DeploymentTemplateSpec{PodSpec: PodSpec()},
+			},
+		},
+	}
+}
+
 // ConfigMap returns the configmap "template-configmap" the fixtures use.
 func ConfigMap() *manifest.ConfigMap {
 	return &manifest.ConfigMap{

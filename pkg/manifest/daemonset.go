@@ -1,0 +1,105 @@
+package manifest
+
+import (
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
+	"github.com/bcs-mesos/bcs-mesos/pkg/field"
+)
+
+// Daemonset is kind "daemonset" (the original's BcsDaemonset): one
+// instance of a pod template, containers or processes, on every agent
+// that passes its constraint, bound to that agent. It has no instance
+// count: the agents decide it. Its updates follow a deployment's
+// strategies but for surge (one instance per agent leaves no room for a
+// second).
+type Daemonset struct {
+	APIVersion    string                 `json:"apiVersion"`
+	KindName      string                 `json:"kind"`
+	Metadata      ObjectMeta             `json:"metadata"`
+	RestartPolicy RestartPolicy          `json:"restartPolicy"`
+	KillPolicy    KillPolicy             `json:"killPolicy"`
+	Constraint    *constraint.Constraint `json:"constraint,omitempty"`
+	Spec          DaemonsetSpec          `json:"spec"`
+}
+
+// DaemonsetSpec is a daemonset's "spec": a deployment's without the
+// instance count.
+type DaemonsetSpec struct {
+	// Instance is the original's spec.instance, which its daemonsets
+	// ignored; only 0 (or none) is accepted, so that a count is never
+	// silently dropped.
+	Instance                int                      `json:"instance,omitempty"`
+	Selector                map[string]string        `json:"selector,omitempty"`
+	Strategy                *Strategy                `json:"strategy,omitempty"`
+	UpdateStrategy          *UpdateStrategy          `json:"updateStrategy,omitempty"`
+	PreDeleteUpdateStrategy *PreDeleteUpdateStrategy `json:"preDeleteUpdateStrategy,omitempty"`
+	Template                DeploymentTemplate       `json:"template"`
+}
+
+// Kind implements Object.
+func (*Daemonset) Kind() Kind { return KindDaemonset }
+
+// Default sets the defaults of every nested struct.
+func (d *Daemonset) Default() {
+	d.Metadata.Default()
+	d.RestartPolicy.Default()
+	d.KillPolicy.Default()
+}
+
+func (d *Daemonset) normalize() {
+	d.Metadata.normalize()
+	d.Spec.Template.Spec.normalize()
+	if d.Spec.Strategy == nil && d.Spec.UpdateStrategy == nil {
+		d.Spec.UpdateStrategy = &UpdateStrategy{Type: UpdateRolling}
+	}
+}
+
+// deployment is the daemonset as a deployment of no instances: what its
+// instances run, how they are validated and updated.
+func (d *Daemonset) deployment() *Deployment {
+	return &Deployment{
+		APIVersion: d.APIVersion, KindName: string(KindDeployment), Metadata: d.Metadata,
+		RestartPolicy: d.RestartPolicy, KillPolicy: d.KillPolicy, Constraint: d.Constraint,
+		Spec: DeploymentSpec{Selector: d.Spec.Selector, Strategy: d.Spec.Strategy, UpdateStrategy: d.Spec.UpdateStrategy,
+			PreDeleteUpdateStrategy: d.Spec.PreDeleteUpdateStrategy, Template: d.Spec.Template},
+	}
+}
+
+// Validate implements Object: as a deployment, then what a daemonset
+// cannot have: an instance count, surge, and constraint operators that
+// count instances (one per agent is the daemonset's own rule).
+func (d *Daemonset) Validate(r Resolver) field.ErrorList {
+	errs := d.deployment().Validate(r)
+	if d.Spec.Instance != 0 {
+		errs = append(errs, field.Invalid("spec.instance", "a daemonset runs one instance on every agent that passes its constraint: give no instance count, got %d", d.Spec.Instance))
+	}
+	us := UpdateStrategyOf(d)
+	surgePath := field.Path("spec.updateStrategy.maxSurge")
+	if d.Spec.Strategy != nil {
+		surgePath = "spec.strategy.rollingupdate.maxSurge"
+	}
+	if us.MaxSurge != nil && us.MaxSurge.Value > 0 {
+		errs = append(errs, field.Invalid(surgePath, "a daemonset runs one instance per agent, leaving no room for a surge instance: want 0, got %s", us.MaxSurge))
+	}
+	if c := d.Constraint; c != nil {
+		items := field.Path("constraint.intersectionItem")
+		for i, item := range c.IntersectionItems {
+			errs = append(errs, countingOperators(items.Index(i).Child("unionData"), item.UnionData)...)
+		}
+	}
+	return errs
+}
+
+// countingOperators refuses the conditions of list (at path p) whose
+// operator counts instances.
+func countingOperators(p field.Path, list []constraint.UnionData) field.ErrorList {
+	var errs field.ErrorList
+	for j, u := range list {
+		errs = append(errs, countingOperators(p.Index(j).Child("unionData"), u.Nested)...)
+		switch u.Operate {
+		case constraint.Unique, constraint.MaxPer, constraint.GroupBy:
+			errs = append(errs, field.Invalid(p.Index(j).Child("operate"),
+				"%s counts instances; a daemonset runs one on every agent it admits: choose agents with CLUSTER, LIKE, UNLIKE, EXCLUDE, GREATER or TOLERATION", u.Operate))
+		}
+	}
+	return errs
+}
