@@ -410,3 +410,38 @@ func (p *pass) rejections(g *group) *Rejections {
 	r.Fit = fit
 	return r
 }
+
+// Admits returns the IDs of the agents of snap that req's instances may
+// run on whatever their resources: schedulable, not in maintenance, their
+// taints tolerated and the constraint met — a daemonset's agents. The
+// constraint does not count req's own instances: one per agent is the
+// daemonset's rule, not a constraint's. Agents come in snapshot order.
+func (m *Matcher) Admits(snap *Snapshot, req *Requirements) []string {
+	p := m.newPass(&Snapshot{Agents: snap.Agents, Active: slices.DeleteFunc(slices.Clone(snap.Active), func(i Instance) bool {
+		return i.App == req.App
+	})}, 0)
+	g := &group{req: req}
+	if req.Constraint != nil {
+		g.bound = req.Constraint.Bind(p.table)
+	}
+	g.app = p.app(req)
+	admitted := make([]bool, len(snap.Agents))
+	for i := range p.agents {
+		a := p.agents[i].agent
+		switch {
+		case a.Unschedulable, a.Maintenance:
+		case g.bound == nil:
+			admitted[p.agents[i].snapshotIndex] = !p.table.Tainted(i)
+		case g.bound.Tolerates(i):
+			ok, _ := g.bound.Fits(i, g.app)
+			admitted[p.agents[i].snapshotIndex] = ok
+		}
+	}
+	var out []string
+	for i, ok := range admitted {
+		if ok {
+			out = append(out, snap.Agents[i].ID)
+		}
+	}
+	return out
+}

@@ -320,6 +320,9 @@ type TaskGroup struct {
 	App       string `json:"app"`
 	Index     int    `json:"index"`   // the instance ID, from 0
 	Version   uint64 `json:"version"` // the application version it runs
+	// Node is the hostname of the agent a daemonset's instance is bound
+	// to: it launches there and nowhere else.
+	Node string `json:"node,omitempty"`
 	// Template identifies what Version's instances run (a hash of the pod
 	// template): versions that only changed replicas or the strategy share
 	// it, and an instance moves to a new version without any update.

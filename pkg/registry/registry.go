@@ -32,8 +32,8 @@ const (
 	AppDeleting AppState = "Deleting"
 )
 
-// App is the stored record of a workload: an application, a process or
-// a deployment (whose instances run its template).
+// App is the stored record of a workload: an application, a process, a
+// deployment or a daemonset (whose instances run its template).
 type App struct {
 	Namespace string        `json:"namespace"`
 	Name      string        `json:"name"`
@@ -41,7 +41,8 @@ type App struct {
 	// Version counts the manifest's versions, from 1.
 	Version uint64 `json:"version"`
 	// Instances is the desired instance count: spec.instance of the current
-	// version, changed by scaling.
+	// version, changed by scaling; a daemonset's is the scheduler's count
+	// of the agents its constraint admits.
 	Instances int `json:"instances"`
 	// Spec is the current manifest with its defaults, as JSON.
 	Spec      json.RawMessage `json:"spec"`
@@ -143,7 +144,7 @@ func (r *Registry) CreateApp(ctx context.Context, obj manifest.Object) (*App, er
 		Spec: spec, State: AppDeploying, Message: "waiting for the scheduler", CreatedAt: now, UpdatedAt: now,
 		Cause: rollout.CauseUpdate, Paused: manifest.UpdateStrategyOf(obj).Paused,
 	}
-	if instances == 0 {
+	if instances == 0 && obj.Kind() != manifest.KindDaemonset { // a daemonset's count is the scheduler's to find
 		app.State, app.Message = AppRunning, ""
 	}
 	ops, err := r.appWrite(app, 0)
@@ -175,7 +176,10 @@ func (r *Registry) UpdateApp(ctx context.Context, obj manifest.Object, expectRev
 		if err := updatableBy(app, obj); err != nil {
 			return false, err
 		}
-		app.Spec, app.Instances, app.Force = spec, instances, false
+		app.Spec, app.Force = spec, false
+		if obj.Kind() != manifest.KindDaemonset { // the scheduler keeps a daemonset's count
+			app.Instances = instances
+		}
 		app.Cause, app.RolledBackTo, app.Paused = rollout.CauseUpdate, 0, manifest.UpdateStrategyOf(obj).Paused
 		return true, nil
 	})
@@ -339,6 +343,9 @@ func (r *Registry) ScaleApp(ctx context.Context, namespace, name string, instanc
 		if app.State == AppDeleting {
 			return false, fmt.Errorf("application %s/%s is being deleted: %w", namespace, name, errdefs.ErrConflict)
 		}
+		if app.Kind == manifest.KindDaemonset {
+			return false, fmt.Errorf("%s/%s is a daemonset: it runs one instance on every agent its constraint admits and cannot be scaled: %w", namespace, name, errdefs.ErrInvalidArgument)
+		}
 		app.Instances, app.Force = instances, force
 		return false, nil
 	})
@@ -346,11 +353,24 @@ func (r *Registry) ScaleApp(ctx context.Context, namespace, name string, instanc
 
 // SetAppStatus records the scheduler's view of an application.
 func (r *Registry) SetAppStatus(ctx context.Context, namespace, name string, state AppState, message string) (*App, error) {
+	return r.setStatus(ctx, namespace, name, state, message, nil)
+}
+
+// SetDaemonsetStatus records the scheduler's view of a daemonset: its
+// desired instance count too, one per agent its constraint admits.
+func (r *Registry) SetDaemonsetStatus(ctx context.Context, namespace, name string, state AppState, message string, desired int) (*App, error) {
+	return r.setStatus(ctx, namespace, name, state, message, &desired)
+}
+
+func (r *Registry) setStatus(ctx context.Context, namespace, name string, state AppState, message string, desired *int) (*App, error) {
 	return r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
 		if app.State == AppDeleting && state != AppDeleting {
 			return false, nil // deletion wins over a late status
 		}
 		app.State, app.Message = state, message
+		if desired != nil && app.Kind == manifest.KindDaemonset {
+			app.Instances = *desired
+		}
 		return false, nil
 	})
 }

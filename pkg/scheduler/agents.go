@@ -80,7 +80,7 @@ func (c *Core) progressDrains() {
 		return
 	}
 	for _, a := range c.sortedApps() {
-		if a.tmpl == nil || a.followsUsers() {
+		if a.tmpl == nil || a.boundToAgent() {
 			continue
 		}
 		for _, inst := range a.sortedInstances() {
@@ -117,7 +117,7 @@ func (c *Core) drift(d Drift) {
 	queued, kept := 0, 0
 	for _, a := range apps {
 		for _, inst := range a.sortedInstances() {
-			if inst.rec.Host != d.FromHost || d.Index >= 0 && inst.rec.Index != d.Index || a.followsUsers() {
+			if inst.rec.Host != d.FromHost || d.Index >= 0 && inst.rec.Index != d.Index || a.boundToAgent() {
 				continue
 			}
 			if a.tmpl != nil && a.tmpl.Stateful && !d.Force {

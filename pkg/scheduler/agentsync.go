@@ -27,16 +27,17 @@ const agentSyncSettle = time.Second
 // agents through its operator API (GET_AGENTS) and stores their master
 // view — state, drain, total resources —, dropping the records of agents
 // the master does not know (those of an old master; agents it recovered
-// from its registry are known). A master without the operator API is
-// left alone.
-func (d *Driver) syncAgents(ctx context.Context, master string, poked <-chan struct{}) {
+// from its registry are known), and hands the list to the core (listed):
+// daemonsets learn new agents from it. A master without the operator API
+// is left alone.
+func (d *Driver) syncAgents(ctx context.Context, master string, poked <-chan struct{}, listed func(AgentsListed) error) {
 	client, err := mesosoperator.New(master, mesosoperator.WithCodec(d.cfg.Encoding))
 	if err != nil {
 		d.log.Error("agent sync: master URL", "master", master, "err", err)
 		return
 	}
 	for {
-		err := d.syncAgentsOnce(ctx, client)
+		err := d.syncAgentsOnce(ctx, client, listed)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -62,11 +63,20 @@ func (d *Driver) syncAgents(ctx context.Context, master string, poked <-chan str
 	}
 }
 
-func (d *Driver) syncAgentsOnce(ctx context.Context, client *mesosoperator.Client) error {
+func (d *Driver) syncAgentsOnce(ctx context.Context, client *mesosoperator.Client, toCore func(AgentsListed) error) error {
 	callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	at := d.cfg.Clock.Now()
 	agents, err := client.GetAgents(callCtx)
 	if err != nil {
+		return err
+	}
+	forCore := AgentsListed{At: at, Agents: make([]ListedAgent, len(agents))}
+	for i, a := range agents {
+		forCore.Agents[i] = ListedAgent{ID: a.ID, Hostname: a.Hostname, Attributes: a.Attributes,
+			Active: a.Active && !a.Deactivated && a.Drain == nil}
+	}
+	if err := toCore(forCore); err != nil {
 		return err
 	}
 	listed := make([]registry.ListedAgent, len(agents))

@@ -20,11 +20,15 @@ func (c *Core) refreshStatuses() {
 
 func (c *Core) appStatus(a *app) AppStatus {
 	st := AppStatus{Namespace: a.rec.Namespace, Name: a.rec.Name}
+	replicas := a.replicas()
+	if a.daemon() {
+		st.Daemonset, st.Desired = true, replicas
+	}
 	running := 0
 	var failed *instance // the lowest ID failed or waiting
 	for _, inst := range a.instances {
 		switch {
-		case inst.rec.Index < a.rec.Instances && (inst.phase == PhaseRunning || inst.successor != nil && inst.successor.phase == PhaseRunning):
+		case (a.daemon() || inst.rec.Index < replicas) && (inst.phase == PhaseRunning || inst.successor != nil && inst.successor.phase == PhaseRunning):
 			running++
 		case inst.phase == PhaseFailed, inst.rec.WaitingFor != "":
 			if failed == nil || inst.rec.Index < failed.rec.Index {
@@ -41,13 +45,13 @@ func (c *Core) appStatus(a *app) AppStatus {
 		st.State, st.Message = registry.AppAbnormal, a.unplaced
 	case failed != nil:
 		st.State, st.Message = registry.AppAbnormal, "instance "+strconv.Itoa(failed.rec.Index)+": "+failed.rec.Message
-	case running == a.rec.Instances:
+	case running == replicas:
 		st.State = registry.AppRunning
 		if a.moveWaits {
 			st.Message = a.unplaced // every instance runs; a move cannot go yet
 		}
 	default:
-		st.State, st.Message = registry.AppDeploying, fmt.Sprintf("%d/%d instances running", running, a.rec.Instances)
+		st.State, st.Message = registry.AppDeploying, fmt.Sprintf("%d/%d instances running", running, replicas)
 	}
 	return st
 }

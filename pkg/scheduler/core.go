@@ -11,6 +11,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
 	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/offer"
@@ -101,7 +102,10 @@ type Core struct {
 	apps        map[string]*app      // by "namespace/name"
 	tasks       map[string]*instance // current launches' task IDs
 	offers      map[string]mesos.Offer
-	agents      map[string]*agentInfo // learned from offers
+	agents      map[string]*agentInfo // learned from offers and the master's list
+	// listed: the master's list of agents came since the restore; an
+	// agent not known by then is gone (daemonsets.go).
+	listed bool
 	// reconciling holds task ID → agent ID of explicit reconciliation
 	// questions not answered yet.
 	reconciling   map[string]string
@@ -166,6 +170,10 @@ type app struct {
 	// themselves run.
 	moveWaits bool
 	status    AppStatus
+	// desired is a daemonset's count of eligible agents; byRank the IDs
+	// of the instances its rollout plan ranks (daemonsets.go).
+	desired int
+	byRank  []int
 }
 
 func (a *app) key() string { return a.rec.Namespace + "/" + a.rec.Name }
@@ -189,14 +197,22 @@ type agentInfo struct {
 	id, hostname, ip string
 	endpoint         string // host:port of its HTTP API, from the offer's URL
 	attributes       []mesos.Attribute
-	recorded         time.Time // when its record was last written
+	attrs            map[string]constraint.Value // attributes, as constraints read them
+	recorded         time.Time                   // when its record was last written
+	// seen is when it last offered or the master listed it active; gone
+	// when a status said it left or the master listed it inactive or not
+	// at all. The later says whether it is there (present).
 	// free is what it last offered, less what was launched there since:
 	// what explains why launches wait, and what plans place on. It is
 	// known until a status tells that the agent left (agentLeft): it
 	// offers nothing then.
-	free  offer.Resources
-	known bool
+	free       offer.Resources
+	known      bool
+	seen, gone time.Time
 }
+
+// present reports whether the agent is there, by the latest word on it.
+func (info *agentInfo) present() bool { return !info.seen.IsZero() && info.seen.After(info.gone) }
 
 // NewCore returns a Core; Restore is its first input.
 func NewCore(cfg Config) (*Core, error) {
@@ -242,10 +258,13 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		}
 	case OffersIn:
 		c.offersIn(in.Offers)
+	case AgentsListed:
+		c.agentsListed(in)
 	case Rescind:
 		delete(c.offers, in.OfferID)
 	case InverseOffersIn:
 		c.inverseOffersIn(in.InverseOffers)
+		c.agentsChanged()
 	case RescindInverseOffer:
 		c.rescindInverseOffer(in.OfferID)
 	case StatusUpdate:
@@ -262,6 +281,7 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.drift(in)
 	case AgentSettingsChanged:
 		c.agentSettingsChanged(in.Settings)
+		c.agentsChanged()
 	case EngineChanged:
 		c.engineChanged(in.Mode)
 	case Tick:
@@ -485,11 +505,15 @@ func (c *Core) reconcileApp(a *app) {
 		}
 		return
 	}
+	if a.daemon() {
+		c.reconcileDaemon(a)
+		return
+	}
 	want := a.rec.Instances + a.plan.Surge
 	for i := 0; i < want; i++ {
 		if a.instances[i] == nil && a.tmpl != nil {
 			inst := &instance{app: a, rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: i}, phase: PhasePending}
-			inst.rec.Version, inst.rec.Template = a.revision(a.plan.Target(i))
+			inst.rec.Version, inst.rec.Template = a.revision(a.target(i))
 			a.instances[i] = inst
 			c.persist(inst)
 		}

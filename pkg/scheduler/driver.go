@@ -637,7 +637,13 @@ func (d *Driver) persist(ctx context.Context, w Write) error {
 	case w.DeleteGroup != nil:
 		return r.DeleteTaskGroup(ctx, w.DeleteGroup.Namespace, w.DeleteGroup.App, w.DeleteGroup.Index)
 	case w.AppStatus != nil:
-		_, err := r.SetAppStatus(ctx, w.AppStatus.Namespace, w.AppStatus.Name, w.AppStatus.State, w.AppStatus.Message)
+		st := w.AppStatus
+		var err error
+		if st.Daemonset {
+			_, err = r.SetDaemonsetStatus(ctx, st.Namespace, st.Name, st.State, st.Message, st.Desired)
+		} else {
+			_, err = r.SetAppStatus(ctx, st.Namespace, st.Name, st.State, st.Message)
+		}
 		if errors.Is(err, errdefs.ErrNotFound) {
 			return nil // removed meanwhile
 		}
@@ -855,7 +861,7 @@ func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<-
 					if !subscribed {
 						syncCtx, stopSync := context.WithCancel(ctx)
 						defer stopSync()
-						go d.syncAgents(syncCtx, master, agentsChanged)
+						go d.syncAgents(syncCtx, master, agentsChanged, func(in AgentsListed) error { return forward(event{in: in}) })
 					}
 					subscribed = true
 					ev.caller = caller

@@ -210,4 +210,7 @@ type AppStatus struct {
 	Namespace, Name string
 	State           registry.AppState
 	Message         string
+	// Daemonset: Desired, the count of eligible agents, is stored too.
+	Daemonset bool
+	Desired   int
 }

@@ -134,7 +134,7 @@ func (c *Core) answerInverseOffers() {
 	}
 	left, kept := map[string]int{}, map[string]int{}
 	for _, a := range c.sortedApps() {
-		if a.followsUsers() {
+		if a.boundToAgent() {
 			continue
 		}
 		for _, inst := range a.sortedInstances() {

@@ -90,7 +90,7 @@ func (c *Core) startSuccessor(inst *instance) {
 	s := &instance{app: a, parent: inst, phase: PhasePending, avoid: inst.rec.AgentID, onlyHost: inst.rec.Move.ToHost,
 		rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: inst.rec.Index, Launches: inst.rec.Launches,
 			Restarts: inst.rec.Restarts, NotBefore: c.now}}
-	s.rec.Version, s.rec.Template = a.revision(a.plan.Target(inst.rec.Index))
+	s.rec.Version, s.rec.Template = a.revision(a.target(inst.rec.Index))
 	inst.successor = s
 	c.logf("move started", "app", a.key(), "instance", inst.rec.Index, "reason", inst.rec.Move.Reason, "from", inst.rec.Move.FromHost)
 	c.persist(inst)

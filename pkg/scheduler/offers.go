@@ -20,6 +20,9 @@ import (
 func (c *Core) offersIn(offers []mesos.Offer) {
 	free := map[string]offer.Resources{}
 	for _, o := range offers {
+		if info := c.agents[o.AgentID.Value]; info == nil || !info.present() || info.hostname != o.Hostname {
+			c.agentsChanged() // an agent back or new: daemonsets want it
+		}
 		c.learnAgent(o)
 		c.learnUnavailability(o)
 		c.offers[o.ID.Value] = o
@@ -54,7 +57,8 @@ func (c *Core) launched(agentID string, ops []mesos.Offer_Operation) {
 // an agent that is new or changed, or last recorded AgentSeenEvery ago
 // (its record's time is when it was last seen).
 func (c *Core) learnAgent(o mesos.Offer) {
-	info := &agentInfo{id: o.AgentID.Value, hostname: o.Hostname, ip: o.Hostname, attributes: o.Attributes, recorded: c.now}
+	info := &agentInfo{id: o.AgentID.Value, hostname: o.Hostname, ip: o.Hostname, attributes: o.Attributes,
+		attrs: mesosoperator.Attributes(o.Attributes), recorded: c.now, seen: c.now}
 	if u := o.GetURL(); u != nil {
 		if u.Address.GetIP() != "" {
 			info.ip = u.Address.GetIP()
@@ -64,8 +68,9 @@ func (c *Core) learnAgent(o mesos.Offer) {
 		}
 	}
 	old := c.agents[info.id]
-	if old != nil && info.endpoint == "" {
-		info.endpoint = old.endpoint
+	if old != nil {
+		info.endpoint = cmp.Or(info.endpoint, old.endpoint)
+		info.gone = old.gone
 	}
 	c.agents[info.id] = info
 	if old != nil && old.hostname == info.hostname && old.endpoint == info.endpoint && slices.EqualFunc(old.attributes, info.attributes,
@@ -73,7 +78,7 @@ func (c *Core) learnAgent(o mesos.Offer) {
 		info.recorded = old.recorded
 		return
 	}
-	c.write(Write{Agent: &AgentRecord{ID: info.id, Hostname: info.hostname, Endpoint: info.endpoint, Attributes: shownAttributes(mesosoperator.Attributes(info.attributes))}})
+	c.write(Write{Agent: &AgentRecord{ID: info.id, Hostname: info.hostname, Endpoint: info.endpoint, Attributes: shownAttributes(info.attrs)}})
 }
 
 // shownAttributes are an agent's attributes as its record shows them.

@@ -17,8 +17,12 @@ func (c *Core) operate(op Operate) {
 	}
 	switch op.Op {
 	case OpReschedule:
-		if inst.app.followsUsers() {
-			c.logf("reschedule ignored", "app", inst.app.key(), "instance", inst.rec.Index, "reason", "a dependency pod stays on its agent")
+		if inst.app.boundToAgent() {
+			reason := "a dependency pod stays on its agent"
+			if inst.app.daemon() {
+				reason = "a daemonset's instance stays on its agent"
+			}
+			c.logf("reschedule ignored", "app", inst.app.key(), "instance", inst.rec.Index, "reason", reason)
 			return
 		}
 		if inst.parent == nil && !c.queueMove(inst, MoveReschedule, "") {

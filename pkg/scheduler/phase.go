@@ -42,6 +42,9 @@ const (
 	KillHealth KillReason = "health"
 	// KillUpdate: a rollout replaces the instance with another revision.
 	KillUpdate KillReason = "update"
+	// KillIneligible: a daemonset's instance whose agent left, is
+	// cordoned or drained, or no longer passes the constraint.
+	KillIneligible KillReason = "agent-ineligible"
 )
 
 // transitions is the one table of legal phase changes.

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -110,7 +111,7 @@ func taskGroups(launches []*instance) ([]offer.TaskGroup, map[string]*instance) 
 		}
 		byID[id] = inst
 		groups = append(groups, offer.TaskGroup{ID: id, Req: inst.template().Req, NotBefore: inst.rec.NotBefore,
-			Avoid: inst.avoid, OnlyHost: inst.onlyHost})
+			Avoid: inst.avoid, OnlyHost: cmp.Or(inst.onlyHost, inst.rec.Node)})
 	}
 	return groups, byID
 }
@@ -221,7 +222,7 @@ func (c *Core) snapshotWith(offers map[string][]offer.Offer) *offer.Snapshot {
 	snap := &offer.Snapshot{}
 	for _, id := range slices.Sorted(maps.Keys(c.agents)) {
 		info := c.agents[id]
-		a := offer.Agent{Agent: constraint.Agent{ID: id, Hostname: info.hostname, Attributes: mesosoperator.Attributes(info.attributes)}}
+		a := offer.Agent{Agent: constraint.Agent{ID: id, Hostname: info.hostname, Attributes: info.attrs}}
 		if s := c.settings[info.hostname]; s != nil {
 			a.Taints, a.Unschedulable = s.Taints, !s.Schedulable()
 		}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -42,11 +43,14 @@ func (c *Core) Plan(now time.Time, obj manifest.Object) (*plan.Plan, error) {
 		return nil, fmt.Errorf("%w: %w", err, errdefs.ErrInvalidArgument)
 	}
 	pl := &planner{core: c, now: now, snap: c.knownSnapshot(), plan: p, key: meta.Namespace + "/" + meta.Name}
-	if a == nil {
+	switch {
+	case obj.Kind() == manifest.KindDaemonset:
+		pl.daemonset(a, obj, tmpl)
+	case a == nil:
 		for i := range replicas {
 			pl.place(plan.Instance{Index: i, Action: plan.Place, Revision: rev.Version}, tmpl, nil)
 		}
-	} else {
+	default:
 		pl.update(a, obj, tmpl, replicas)
 	}
 	pl.placeAll()
@@ -73,6 +77,8 @@ type planner struct {
 type planLaunch struct {
 	index int // in plan.Instances
 	tmpl  *launch.Template
+	// onlyHost is the agent a daemonset's instance is bound to.
+	onlyHost string
 }
 
 // place adds an instance to launch with t; gone is the launch it
@@ -117,7 +123,7 @@ func (pl *planner) placeAll() {
 	groups := make([]offer.TaskGroup, len(pl.launches))
 	byID := map[string]*plan.Instance{}
 	for i, l := range pl.launches {
-		groups[i] = offer.TaskGroup{ID: fmt.Sprint(i), Req: l.tmpl.Req}
+		groups[i] = offer.TaskGroup{ID: fmt.Sprint(i), Req: l.tmpl.Req, OnlyHost: l.onlyHost}
 		byID[groups[i].ID] = &pl.plan.Instances[l.index]
 	}
 	res := pl.core.matcher.Place(pl.snap, groups, pl.now, pl.core.cfg.Seed)
@@ -263,4 +269,41 @@ func (c *Core) planWarnings() []string {
 		out = append(out, "no agent has offered since the scheduler started: no placement is known")
 	}
 	return out
+}
+
+// daemonset plans a daemonset (a, stored, nil for a create) with the
+// template tmpl: an instance on every eligible agent, at the new
+// revision (a rollout's budget and partition are not simulated), and
+// the instances of agents no longer eligible killed.
+func (pl *planner) daemonset(a *app, obj manifest.Object, tmpl *launch.Template) {
+	hosts := pl.core.daemonAgents(tmpl.Req)
+	bound := map[string]*instance{}
+	next := 0
+	if a != nil {
+		pl.plan.Action, pl.plan.CurrentVersion = plan.Update, a.rec.Version
+		pl.strategy = rollout.StrategyOf(obj)
+		for _, inst := range a.sortedInstances() {
+			want := plan.Instance{Index: inst.rec.Index, Revision: tmpl.Version}
+			if _, ok := hosts[inst.rec.Node]; !ok {
+				want.Action, want.Revision = plan.Kill, inst.rec.Version
+				want.Agent, want.Hostname = inst.rec.AgentID, inst.rec.Host
+				pl.release(inst)
+				pl.plan.Instances = append(pl.plan.Instances, want)
+				continue
+			}
+			bound[inst.rec.Node] = inst
+			pl.move(inst, want, tmpl)
+		}
+	}
+	for _, host := range slices.Sorted(maps.Keys(hosts)) {
+		if bound[host] != nil {
+			continue
+		}
+		for a != nil && a.instances[next] != nil {
+			next++
+		}
+		pl.launches = append(pl.launches, planLaunch{index: len(pl.plan.Instances), tmpl: tmpl, onlyHost: host})
+		pl.plan.Instances = append(pl.plan.Instances, plan.Instance{Index: next, Action: plan.Place, Revision: tmpl.Version})
+		next++
+	}
 }

@@ -47,6 +47,9 @@ func (c *Core) progressRollout(a *app) {
 		c.relabel(a)
 		a.labeled = [2]uint64{a.rec.Version, a.ro.State.StableVersion}
 	}
+	if a.daemon() {
+		c.reconcileDaemon(a) // the agents first: they are the replicas
+	}
 	var res rollout.Result
 	// Moves change what the next plan sees (and its status): plan again
 	// until nothing moves.
@@ -54,7 +57,7 @@ func (c *Core) progressRollout(a *app) {
 		res = rollout.Plan(c.rolloutInput(a, st))
 		a.plan, st = res, res.State
 		for _, mv := range res.Moves {
-			c.move(a.instances[mv.Index], mv.To)
+			c.move(a.instanceAt(mv.Index), mv.To)
 		}
 		if c.dropStaleUpdates(a) == 0 && len(res.Moves) == 0 {
 			break
@@ -80,6 +83,11 @@ func (c *Core) progressRollout(a *app) {
 func (c *Core) rolloutInput(a *app, st rollout.State) rollout.Input {
 	in := rollout.Input{Now: c.now, Strategy: a.strategy, Replicas: a.rec.Instances, State: st, Paused: a.rec.Paused,
 		Instances: c.rolloutInstances(a, a.tmpl.Hash), Hook: c.canaryVerdict(a, st)}
+	a.byRank = nil
+	if a.daemon() {
+		in.Instances = a.rank(in.Instances)
+		in.Replicas = len(in.Instances)
+	}
 	if p := a.rec.Promote; p != nil && p.Version == st.UpdateVersion {
 		in.Promote = p.Seq
 	}
@@ -92,7 +100,7 @@ func (c *Core) rolloutInput(a *app, st rollout.State) rollout.Input {
 func (c *Core) rolloutInstances(a *app, updateHash string) []rollout.Instance {
 	out := make([]rollout.Instance, 0, len(a.instances))
 	for _, inst := range a.instances { // Plan does not depend on the order
-		if inst.phase == PhaseKilling && (inst.killReason == KillScaleDown || inst.killReason == KillDelete) {
+		if inst.phase == PhaseKilling && (inst.killReason == KillScaleDown || inst.killReason == KillDelete || inst.killReason == KillIneligible) {
 			continue // on its way out
 		}
 		out = append(out, rollout.Instance{

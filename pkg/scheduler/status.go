@@ -29,7 +29,8 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 		return
 	}
 	if info := c.agents[agentID]; info != nil && agentLeft(st.GetReason()) {
-		info.known = false // it offers nothing until it is back
+		info.known, info.gone = false, c.now // it offers nothing until it is back
+		c.agentsChanged()
 	}
 	state := st.GetState()
 	inst := c.tasks[taskID]

@@ -254,7 +254,7 @@ func (c *Core) dropStaleUpdates(a *app) (dropped int) {
 		if u == nil || u.Error == "" {
 			continue
 		}
-		if _, hash := a.revision(a.plan.Target(inst.rec.Index)); hash != u.Template {
+		if _, hash := a.revision(a.target(inst.rec.Index)); hash != u.Template {
 			inst.rec.Update = nil
 			inst.rec.Message = fmt.Sprintf("%s to revision %d dropped: the target changed", modeNoun[u.Mode], u.Version)
 			c.persist(inst)

@@ -39,7 +39,10 @@
 //	rollback NS/NAME VERSION | restartapp NS/NAME   a new version: an older spec, or a restart
 //	result NS/NAME IDX TYPE ok|ERROR...   the executor's answer to a message (update)
 //	hookrun NS/RUN PHASE [MESSAGE...]   a hook run the core made ends (as the hook runner would end it)
-//	plan app|deploy NS/NAME [app's or deploy's options]   what storing that manifest would do
+//	daemonset NS/NAME [deploy's options but instances]   create a process daemonset, or
+//	                    store its next version
+//	listed AGENT ... [inactive=AGENT,...]   the master's agent list (AgentsListed)
+//	plan app|deploy|daemonset NS/NAME [options]   what storing that manifest would do
 //	                    (Core.Plan): "plan ACTION NS/NAME", then one line per instance
 //	                    ("  INDEX ACTION [MODE] [AGENT(HOST)] rev=N [surge] [pending=…]"),
 //	                    the summary and warnings; nothing is stored

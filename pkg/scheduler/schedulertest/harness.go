@@ -193,8 +193,11 @@ func (h *Harness) apply(w scheduler.Write) string {
 			s += " on " + g.AgentID
 		}
 		s += fmt.Sprintf(" launches=%d restarts=%d", g.Launches, g.Restarts)
-		if a := h.apps[g.Namespace+"/"+g.App]; a != nil && a.Kind == manifest.KindDeployment {
+		if showsRevisions(h.apps[g.Namespace+"/"+g.App]) {
 			s += fmt.Sprintf(" rev=%d", g.Version)
+		}
+		if g.Node != "" {
+			s += " node=" + g.Node
 		}
 		if pd := g.PreDelete; pd != nil {
 			s += fmt.Sprintf(" predelete=%s:%s#%d", pd.Reason, map[bool]string{true: "passed", false: "waiting"}[pd.Passed], pd.Attempt)
@@ -236,8 +239,12 @@ func (h *Harness) apply(w scheduler.Write) string {
 	case w.AppStatus != nil:
 		if a := h.apps[w.AppStatus.Namespace+"/"+w.AppStatus.Name]; a != nil {
 			a.State, a.Message = w.AppStatus.State, w.AppStatus.Message
+			if w.AppStatus.Daemonset {
+				a.Instances = w.AppStatus.Desired
+			}
 		}
-		return fmt.Sprintf("store status %s/%s %s %q", w.AppStatus.Namespace, w.AppStatus.Name, w.AppStatus.State, w.AppStatus.Message)
+		return fmt.Sprintf("store status %s/%s %s%s %q", w.AppStatus.Namespace, w.AppStatus.Name, w.AppStatus.State,
+			describeDesired(w.AppStatus), w.AppStatus.Message)
 	case w.RemoveApp != nil:
 		delete(h.apps, w.RemoveApp.Namespace+"/"+w.RemoveApp.Name)
 		delete(h.rollouts, w.RemoveApp.Namespace+"/"+w.RemoveApp.Name)
@@ -439,6 +446,9 @@ func (h *Harness) Run(command string) []string {
 		return append(lines, "(new core restored from the store)")
 	case "object":
 		return h.object(f[1], manifest.Kind(f[2]), f[3], args)
+	}
+	if lines, ok := h.runDaemonsets(f, args); ok {
+		return lines
 	}
 	if lines, ok := h.runRollout(f, args); ok {
 		return lines

@@ -23,7 +23,7 @@ func (h *Harness) runRollout(f []string, args map[string]string) (lines []string
 		key = f[1]
 	}
 	if f[0] == "plan" && len(f) < 3 {
-		h.t.Fatalf("plan: want plan app|deploy NS/NAME [options]")
+		h.t.Fatalf("plan: want plan app|deploy|daemonset NS/NAME [options]")
 	}
 	switch f[0] {
 	case "deploy":
@@ -143,8 +143,13 @@ func (h *Harness) plan(kind, key string, args map[string]string) []string {
 	case "deploy":
 		obj = h.deployment(key, args)
 	default:
-		h.t.Fatalf("plan %s: want app or deploy", kind)
+		h.t.Fatalf("plan %s: want app, deploy or daemonset", kind)
 	}
+	return h.describePlan(obj)
+}
+
+// describePlan describes what storing obj would do (Core.Plan).
+func (h *Harness) describePlan(obj manifest.Object) []string {
 	p, err := h.core.Plan(h.now, obj)
 	if err != nil {
 		return []string{"plan error: " + err.Error()}
@@ -254,7 +259,7 @@ func (h *Harness) storeRollout(ro *registry.Rollout) string {
 	key := ro.Namespace + "/" + ro.Name
 	cp := *ro
 	h.rollouts[key] = &cp
-	if a := h.apps[key]; a == nil || a.Kind != manifest.KindDeployment {
+	if !showsRevisions(h.apps[key]) {
 		return ""
 	}
 	st, s := ro.State, ro.Status
