@@ -274,8 +274,9 @@ func matchPath(r *http.Request, obj manifest.Object) error {
 }
 
 // workloads are the routes that serve applications: /v1/apps for
-// applications and processes, /v1/deployments for deployments. A record
-// of another kind is not found under a route, with a pointer to its own.
+// applications and processes, /v1/deployments for deployments,
+// /v1/daemonsets for daemonsets. A record of another kind is not found
+// under a route, with a pointer to its own.
 type workloads struct {
 	path  string
 	kinds []manifest.Kind
@@ -286,6 +287,9 @@ type workloads struct {
 var (
 	appRoutes        = workloads{path: "apps", kinds: []manifest.Kind{manifest.KindApplication, manifest.KindProcess}, list: "apps"}
 	deploymentRoutes = workloads{path: "deployments", kinds: []manifest.Kind{manifest.KindDeployment}, list: "deployments"}
+	daemonsetRoutes  = workloads{path: "daemonsets", kinds: []manifest.Kind{manifest.KindDaemonset}, list: "daemonsets"}
+	// workloadRoutes are every workload's routes.
+	workloadRoutes = []workloads{appRoutes, deploymentRoutes, daemonsetRoutes}
 )
 
 func (wl workloads) serves(kind manifest.Kind) bool { return slices.Contains(wl.kinds, kind) }
@@ -298,10 +302,11 @@ func (s *Server) get(r *http.Request, wl workloads) (*registry.App, error) {
 		return nil, err
 	}
 	if !wl.serves(app.Kind) {
-		other := appRoutes
-		if !other.serves(app.Kind) {
-			other = deploymentRoutes
+		i := slices.IndexFunc(workloadRoutes, func(other workloads) bool { return other.serves(app.Kind) })
+		if i < 0 {
+			return nil, fmt.Errorf("%s/%s is a %s: %w", ns, name, app.Kind, errdefs.ErrNotFound)
 		}
+		other := workloadRoutes[i]
 		return nil, fmt.Errorf("%s/%s is a %s, served at /v1/%s/%s/%s: %w", ns, name, app.Kind, other.path, ns, name, errdefs.ErrNotFound)
 	}
 	return app, nil

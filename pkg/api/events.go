@@ -90,7 +90,7 @@ type eventKind struct {
 // Nothing else is sent: not configmaps or secrets (their data), nor app
 // versions, hook templates, sweeps or the framework ID.
 var eventKinds = map[store.Kind]eventKind{
-	store.KindApplication:   {types: []string{"app", "deployment"}, describe: describeWorkload},
+	store.KindApplication:   {types: []string{"app", "deployment", "daemonset"}, describe: describeWorkload},
 	store.KindTaskGroup:     eventOf("instance", false, instanceView),
 	store.KindRollout:       eventOf("rollout", false, rolloutView),
 	store.KindHookRun:       eventOf("hookrun", false, hookRunEventView),
@@ -135,7 +135,7 @@ func eventOf[T, V any](typ string, clusterWide bool, view func(*T) V) eventKind 
 }
 
 // describeWorkload makes an app event of an application or process, a
-// deployment event of a deployment: the application as GET shows it,
+// deployment event of a deployment, a daemonset event of a daemonset: the application as GET shows it,
 // without its passwords, and without its instances and rollout, which
 // are events of their own.
 func describeWorkload(record []byte, revision int64) (string, any, error) {
@@ -144,8 +144,11 @@ func describeWorkload(record []byte, revision int64) (string, any, error) {
 		return "", nil, err
 	}
 	typ := "app"
-	if deploymentRoutes.serves(app.Kind) {
+	switch {
+	case deploymentRoutes.serves(app.Kind):
 		typ = "deployment"
+	case daemonsetRoutes.serves(app.Kind):
+		typ = "daemonset"
 	}
 	app.Revision = revision
 	v := appView(&app, nil, nil)

@@ -76,11 +76,15 @@ type anyJSON struct{}
 // routeDocs describes every route routes registers, by pattern.
 func routeDocs() map[string]routeDoc {
 	docs := map[string]routeDoc{}
-	for _, wl := range []workloads{appRoutes, deploymentRoutes} {
+	for _, wl := range workloadRoutes {
 		base := "/v1/" + wl.path
 		var body any = manifest.Deployment{}
-		if wl.path == appRoutes.path {
+		scale := "Scale an " + wl.noun()
+		switch wl.path {
+		case appRoutes.path:
 			body = anyOf(manifest.Application{}, manifest.Process{})
+		case daemonsetRoutes.path:
+			body, scale = manifest.Daemonset{}, "Refused with 400: a daemonset runs one instance on every agent its constraint admits"
 		}
 		docs["POST "+base] = routeDoc{summary: "Create an " + wl.noun() + " from its manifest (?dryRun=true: 200 with its plan, nothing stored)", body: body,
 			replies: map[int]any{http.StatusCreated: AppView{}, http.StatusOK: plan.Plan{}}}
@@ -91,7 +95,7 @@ func routeDocs() map[string]routeDoc {
 			body: body, replies: map[int]any{http.StatusOK: anyOf(AppView{}, plan.Plan{})}}
 		docs["DELETE "+base+"/{ns}/{name}"] = routeDoc{summary: "Delete an " + wl.noun() + " (its instances through their PreDeleteHook unless force)",
 			replies: map[int]any{http.StatusAccepted: anyOf(AppView{}, deletedReply{})}}
-		docs["POST "+base+"/{ns}/{name}/scale"] = routeDoc{summary: "Scale an " + wl.noun(), body: scaleRequest{},
+		docs["POST "+base+"/{ns}/{name}/scale"] = routeDoc{summary: scale, body: scaleRequest{},
 			replies: map[int]any{http.StatusAccepted: AppView{}}}
 		docs["GET "+base+"/{ns}/{name}/versions"] = routeDoc{summary: "List an " + wl.noun() + "'s stored versions",
 			replies: map[int]any{http.StatusOK: listOf("versions", registry.AppVersion{})}}

@@ -19,7 +19,7 @@ type Planner interface {
 	Plan(ctx context.Context, obj manifest.Object) (*plan.Plan, error)
 }
 
-var workloadKinds = slices.Concat(appRoutes.kinds, deploymentRoutes.kinds)
+var workloadKinds = slices.Concat(appRoutes.kinds, deploymentRoutes.kinds, daemonsetRoutes.kinds)
 
 // planManifest answers POST /v1/plan: a manifest as create and update
 // take it, validated as they validate it (the update of an existing

@@ -119,7 +119,7 @@ func (s *Server) EndStreams() { s.endStreams() }
 func (s *Server) Metrics() *prometheus.Registry { return s.metrics }
 
 func (s *Server) routes() {
-	for _, wl := range []workloads{appRoutes, deploymentRoutes} {
+	for _, wl := range workloadRoutes {
 		base := "/v1/" + wl.path
 		s.handle("POST "+base, s.create(wl), "dryRun")
 		s.handle("GET "+base, s.list(wl), "namespace")
