@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,7 +32,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	listen := fs.String("listen", "", "master address (default 127.0.0.1:5050)")
 	mode := fs.String("executors", "", "executor mode: simulated or process (default simulated)")
 	workDir := fs.String("work-dir", "", "directory for agent sandboxes (default: a temporary directory)")
-	control := fs.String("control", "", "loopback address of a test control API (POST /agents/{id}/remove); default none")
+	control := fs.String("control", "", "loopback address of a test control API (POST /agents, POST /agents/{id}/remove); default none")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -84,10 +85,37 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // controlAPI lets tests outside the process do what the Go API lets tests
-// inside do: POST /agents/{id}/remove takes an agent away as a partition
-// would (Cluster.RemoveAgent: its tasks become TASK_UNREACHABLE).
+// inside do: POST /agents with an agent's config (devcluster.AgentSpec,
+// as in the config file) adds an agent at run time (Cluster.AddAgent,
+// 201 with {"id"}); POST /agents/{id}/remove takes an agent away as a
+// partition would (Cluster.RemoveAgent: its tasks become
+// TASK_UNREACHABLE).
 func controlAPI(c *devcluster.Cluster) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("POST /agents", func(w http.ResponseWriter, r *http.Request) {
+		var spec devcluster.AgentSpec
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&spec); err != nil {
+			http.Error(w, "agent spec: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		id, err := c.AddAgent(spec)
+		if err != nil {
+			status := http.StatusInternalServerError
+			switch {
+			case errors.Is(err, errdefs.ErrInvalidArgument):
+				status = http.StatusBadRequest
+			case errors.Is(err, errdefs.ErrAlreadyExists):
+				status = http.StatusConflict
+			}
+			http.Error(w, err.Error(), status)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(map[string]string{"id": id})
+	})
 	mux.HandleFunc("POST /agents/{id}/remove", func(w http.ResponseWriter, r *http.Request) {
 		if err := c.RemoveAgent(r.PathValue("id")); err != nil {
 			status := http.StatusInternalServerError

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +158,43 @@ func TestRunServesControlAPI(t *testing.T) {
 	}
 	if len(state.Slaves) != 1 || state.Slaves[0].ID != agents[1] {
 		t.Errorf("agents after the removal: %+v, want only %s", state.Slaves, agents[1])
+	}
+
+	// An agent added at run time registers; a second of its ID is a 409,
+	// a config with an unknown field a 400.
+	add := func(body string) (int, string) {
+		resp, err := http.Post(control+"/agents", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var added struct{ ID string }
+		_ = json.NewDecoder(resp.Body).Decode(&added)
+		return resp.StatusCode, added.ID
+	}
+	code, id := add(`{"id": "late-1", "hostname": "three", "attributes": [{"name": "rack", "text": "r9"}]}`)
+	if code != http.StatusCreated || id != "late-1" {
+		t.Fatalf("add: %d %q", code, id)
+	}
+	if code, _ := add(`{"id": "late-1", "hostname": "four"}`); code != http.StatusConflict {
+		t.Errorf("add of an existing ID: %d, want 409", code)
+	}
+	if code, _ := add(`{"hostnme": "typo"}`); code != http.StatusBadRequest {
+		t.Errorf("add with an unknown field: %d, want 400", code)
+	}
+	resp, err = http.Get(master + "/master/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&state); err != nil {
+		t.Fatal(err)
+	}
+	if len(state.Slaves) != 2 || !slices.ContainsFunc(state.Slaves, func(s struct {
+		ID string `json:"id"`
+	}) bool {
+		return s.ID == "late-1"
+	}) {
+		t.Errorf("agents after the addition: %+v, want %s and late-1", state.Slaves, agents[1])
 	}
 }
