@@ -161,10 +161,12 @@ func resourceOfKind(kind string) (*resource, error) {
 		return resourceNamed("apps")
 	case "deployment":
 		return resourceNamed("deployments")
+	case "daemonset":
+		return resourceNamed("daemonsets")
 	case "configmap", "secret", "hooktemplate", "depends":
 		return resourceNamed(kind)
 	}
-	return nil, fmt.Errorf("kind %q: bcs-scheduler serves application, process, deployment, configmap, secret, hooktemplate and depends", kind)
+	return nil, fmt.Errorf("kind %q: bcs-scheduler serves application, process, deployment, daemonset, configmap, secret, hooktemplate and depends", kind)
 }
 
 // inNamespace gives a manifest without a namespace the one of -n, when
@@ -250,7 +252,7 @@ func (c *cli) apply(cmd *cobra.Command, doc *manifestDoc, dryRun bool) error {
 	if err := c.inNamespace(cmd, doc); err != nil {
 		return err
 	}
-	workload := r.name == "apps" || r.name == "deployments"
+	workload := r.workload
 	action, method, path := "created", http.MethodPost, pathOf(r.path)
 	if doc.name != "" {
 		var current struct {

@@ -297,7 +297,7 @@ func TestUsageErrorsSendNothing(t *testing.T) {
 		want string
 	}{
 		{[]string{"get"}, "error: accepts between 1 and 2 arg(s), received 0\nSee 'bcsctl get --help' for usage.\n"},
-		{[]string{"get", "pods"}, `unknown kind "pods" (want one of apps, deployments, instances`},
+		{[]string{"get", "pods"}, `unknown kind "pods" (want one of apps, deployments, daemonsets, instances`},
 		{[]string{"get", "apps", "--colour"}, "error: unknown flag: --colour\nSee 'bcsctl get --help' for usage.\n"},
 		{[]string{"get", "apps", "-o", "xml"}, `--output "xml": want one of wide, json, yaml`},
 		{[]string{"get", "apps", "x", "-A"}, "a name and --all-namespaces do not go together"},
@@ -305,8 +305,8 @@ func TestUsageErrorsSendNothing(t *testing.T) {
 		{[]string{"apply"}, "give the manifests with -f FILE, DIR or -"},
 		{[]string{"describe", "apps"}, "describe apps: which one? give a NAME"},
 		{[]string{"scale", "app", "gamesvr"}, "--replicas: give the number of instances"},
-		{[]string{"scale", "configmap", "x", "--replicas", "1"}, "configmaps: want an application (apps) or a deployment (deployments)"},
-		{[]string{"rollout", "status", "agents", "a"}, "agents: want an application (apps) or a deployment (deployments)"},
+		{[]string{"scale", "configmap", "x", "--replicas", "1"}, "configmaps: want an application (apps), a deployment (deployments) or a daemonset (daemonsets)"},
+		{[]string{"rollout", "status", "agents", "a"}, "agents: want an application (apps), a deployment (deployments) or a daemonset (daemonsets)"},
 		{[]string{"exec", "demo/gamesvr/0", "ls"}, "want INSTANCE -- COMMAND [ARG...]"},
 		{[]string{"logs", "gamesvr"}, `instance "gamesvr": want NAMESPACE/APP/INDEX, APP/INDEX or a task group ID`},
 		{[]string{"logs", "demo/gamesvr/x"}, `instance "demo/gamesvr/x": want`},

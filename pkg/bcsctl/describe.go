@@ -142,7 +142,7 @@ func (d *describer) workloadSpec(spec json.RawMessage) {
 	d.line(0, "Restart Policy", restartText(restart))
 	d.line(0, "Kill Policy", fmt.Sprintf("grace period %ds", kill.GracePeriod))
 	d.line(0, "Strategy", strategyText(manifest.UpdateStrategyOf(obj)))
-	if dep, ok := obj.(*manifest.Deployment); ok && dep.Spec.PreDeleteUpdateStrategy != nil && dep.Spec.PreDeleteUpdateStrategy.Hook != nil {
+	if dep, ok := manifest.AsDeployment(obj); ok && dep.Spec.PreDeleteUpdateStrategy != nil && dep.Spec.PreDeleteUpdateStrategy.Hook != nil {
 		pre := dep.Spec.PreDeleteUpdateStrategy
 		text := "hook " + pre.Hook.TemplateName
 		if pre.TimeoutSeconds > 0 {
@@ -586,7 +586,7 @@ func eventMessage(e eventView) string {
 			s += ": " + note
 		}
 		return s
-	case "app", "deployment":
+	case "app", "deployment", "daemonset":
 		var a appView
 		if json.Unmarshal(e.Object, &a) != nil {
 			break

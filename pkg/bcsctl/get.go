@@ -120,7 +120,8 @@ func (c *cli) fetch(ctx context.Context, r *resource, name string, all bool) (ra
 	return nil, nil, notFoundf("%s %q not found", strings.TrimSuffix(r.name, "s"), name)
 }
 
-// fetchInstances lists the instances of applications and deployments:
+// fetchInstances lists the instances of applications, deployments and
+// daemonsets:
 // of one namespace or all, of one application (APP) or one instance
 // (APP/INDEX, NAMESPACE/APP/INDEX, or its task group ID).
 func (c *cli) fetchInstances(ctx context.Context, name string, all bool) ([]byte, []json.RawMessage, error) {
@@ -149,7 +150,7 @@ func (c *cli) fetchInstances(ctx context.Context, name string, all bool) ([]byte
 		if !all {
 			query.Set("namespace", ns)
 		}
-		for _, r := range []string{"apps", "deployments"} {
+		for _, r := range []string{"apps", "deployments", "daemonsets"} {
 			var list map[string][]json.RawMessage
 			if _, err := c.client.get(ctx, pathOf(r), query, &list); err != nil {
 				return nil, nil, err
@@ -202,18 +203,18 @@ func nonNil[T any](list []T) []T {
 	return list
 }
 
-// workload reads an application or a deployment of that name: the two
-// share names, served at /v1/apps or /v1/deployments by kind.
+// workload reads an application, a deployment or a daemonset of that
+// name: they share names, served at /v1/apps, /v1/deployments or
+// /v1/daemonsets by kind.
 func (c *cli) workload(ctx context.Context, ns, name string) (appView, []byte, error) {
-	var a appView
-	raw, err := c.client.get(ctx, pathOf("apps", ns, name), nil, &a)
-	if notFound(err) {
-		raw, err = c.client.get(ctx, pathOf("deployments", ns, name), nil, &a)
-		if notFound(err) {
-			return a, nil, notFoundf("no application or deployment %s/%s", ns, name)
+	for _, path := range []string{"apps", "deployments", "daemonsets"} {
+		var a appView
+		raw, err := c.client.get(ctx, pathOf(path, ns, name), nil, &a)
+		if !notFound(err) {
+			return a, raw, err
 		}
 	}
-	return a, raw, err
+	return appView{}, nil, notFoundf("no application, deployment or daemonset %s/%s", ns, name)
 }
 
 // instanceRef names one instance.

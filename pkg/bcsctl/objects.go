@@ -38,7 +38,7 @@ func (c *cli) describeCommand() *cobra.Command {
 func (c *cli) describe(ctx context.Context, r *resource, name string) error {
 	now := c.env.Now()
 	switch r.name {
-	case "apps", "deployments":
+	case "apps", "deployments", "daemonsets":
 		ns, name := c.splitName(name)
 		a, _, err := c.workload(ctx, ns, name)
 		if err != nil {
@@ -186,7 +186,7 @@ func (c *cli) delete(ctx context.Context, t objectTarget, force, wait bool) erro
 		return err
 	}
 	kind := cmp.Or(answer.Kind, singular(t.resource))
-	if wait && (t.resource.name == "apps" || t.resource.name == "deployments") {
+	if wait && t.resource.workload {
 		err := c.poll(ctx, func() (bool, error) {
 			_, err := c.client.get(ctx, path, nil, nil)
 			if notFound(err) {
@@ -259,15 +259,15 @@ func (c *cli) scaleCommand() *cobra.Command {
 	return cmd
 }
 
-// workloadArgs reads KIND NAME (or KIND/NAME) naming an application or a
-// deployment, and the namespace NAME or -n gives.
+// workloadArgs reads KIND NAME (or KIND/NAME) naming an application, a
+// deployment or a daemonset, and the namespace NAME or -n gives.
 func (c *cli) workloadArgs(args []string) (r *resource, namespace, name string, err error) {
 	r, name, err = kindAndName(args)
 	if err != nil {
 		return nil, "", "", err
 	}
-	if r.name != "apps" && r.name != "deployments" {
-		return nil, "", "", usageErrorf("%s: want an application (apps) or a deployment (deployments)", r.name)
+	if !r.workload {
+		return nil, "", "", usageErrorf("%s: want an application (apps), a deployment (deployments) or a daemonset (daemonsets)", r.name)
 	}
 	if name == "" {
 		return nil, "", "", usageErrorf("which %s? give a NAME", singular(r))

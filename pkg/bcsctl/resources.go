@@ -33,6 +33,9 @@ type resource struct {
 	// deletable: DELETE /v1/<path>/<ns>/<name> removes one; force adds
 	// ?force=true.
 	deletable, force bool
+	// workload: applications, deployments, daemonsets — instances,
+	// rollouts, scale.
+	workload bool
 }
 
 type tableOptions struct {
@@ -59,9 +62,11 @@ func tableRows[T any](cols func(now time.Time) []column[T], namespace func(T) st
 
 var resources = []*resource{
 	{name: "apps", aliases: []string{"app", "application", "applications", "process", "processes"}, path: "apps", listKey: "apps",
-		namespaced: true, deletable: true, force: true, table: tableRows(workloadColumns, func(a appView) string { return a.Namespace })},
+		namespaced: true, deletable: true, force: true, workload: true, table: tableRows(workloadColumns, func(a appView) string { return a.Namespace })},
 	{name: "deployments", aliases: []string{"deployment", "deploy"}, path: "deployments", listKey: "deployments",
-		namespaced: true, deletable: true, force: true, table: tableRows(workloadColumns, func(a appView) string { return a.Namespace })},
+		namespaced: true, deletable: true, force: true, workload: true, table: tableRows(workloadColumns, func(a appView) string { return a.Namespace })},
+	{name: "daemonsets", aliases: []string{"daemonset", "ds"}, path: "daemonsets", listKey: "daemonsets",
+		namespaced: true, deletable: true, force: true, workload: true, table: tableRows(workloadColumns, func(a appView) string { return a.Namespace })},
 	{name: "instances", aliases: []string{"instance", "inst"}, namespaced: true,
 		table: tableRows(instanceColumns, func(i instanceRow) string { return i.Namespace })},
 	{name: "agents", aliases: []string{"agent", "nodes", "node"}, path: "agents", listKey: "agents",
@@ -101,7 +106,9 @@ func resourceNames() string {
 	return strings.Join(names, ", ")
 }
 
-// workloadColumns are the columns of applications and deployments.
+// workloadColumns are the columns of applications, deployments and
+// daemonsets (READY out of the desired count: a daemonset's eligible
+// agents).
 func workloadColumns(now time.Time) []column[appView] {
 	return []column[appView]{
 		{header: "NAME", value: func(a appView) string { return a.Name }},
