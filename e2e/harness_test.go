@@ -64,7 +64,7 @@ type system struct {
 	extraArgs []string // more bcs-scheduler flags
 	api       string   // http://127.0.0.1:port
 	master    string
-	control   string // the dev cluster's control API (POST /agents/{id}/remove)
+	control   string // the dev cluster's control API (POST /agents, POST /agents/{id}/remove)
 	cluster   *exec.Cmd
 	scheduler *exec.Cmd
 }

@@ -9,7 +9,7 @@ import (
 
 // The README's manifests must stay valid: a user copies them first.
 func TestExamplesValidate(t *testing.T) {
-	for _, file := range []string{"process.json", "application.json", "deployment.json", "depends.json"} {
+	for _, file := range []string{"process.json", "application.json", "deployment.json", "depends.json", "daemonset.json"} {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
