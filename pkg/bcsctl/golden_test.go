@@ -235,3 +235,34 @@ func TestDescribeGolden(t *testing.T) {
 		})
 	}
 }
+
+// A daemonset is listed and described as a workload: READY out of the
+// agents it wants (agent-3 was cordoned: two), its instances by agent.
+// Its views were captured after the others (testdata/capture.sh makes
+// them all now), at views/daemonset-captured-at.
+func TestDaemonsetGolden(t *testing.T) {
+	data, err := os.ReadFile("testdata/views/daemonset-captured-at")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, err := time.Parse(time.RFC3339, strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := resourceNamed("ds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := r.table(items(t, "daemonsets.json", "daemonsets"), tableOptions{now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := tab.write(&out, ""); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "get-daemonsets", out.Bytes())
+	out.Reset()
+	describeWorkload(&out, decode[appView](t, view(t, "daemonset-logagent.json")), nil, now)
+	golden(t, "describe-daemonset", out.Bytes())
+}

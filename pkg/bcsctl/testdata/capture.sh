@@ -3,7 +3,7 @@
 # from a real bcs-scheduler --dev: a fleet mid-canary, a process
 # application, a container application, an instance that cannot be
 # placed, configmaps, secrets, a hook template and run, a depends object,
-# a cordoned agent, plans. Run from the top of the repository after
+# a cordoned agent, a daemonset (off the cordoned agent), plans. Run from the top of the repository after
 # `make build examples`, holding the e2e lock (fixed ports 8080 and 5050):
 #
 #	flock /tmp/bcs-e2e.lock pkg/bcsctl/testdata/capture.sh
@@ -32,6 +32,7 @@ jq '.metadata.name = "crowded" | .spec.instance = 4' examples/process.json | pos
 jq '.metadata.namespace = "demo"' pkg/manifest/testdata/configmap.json | post /v1/configmaps
 jq '.metadata.namespace = "demo"' pkg/manifest/testdata/secret.json | post /v1/secrets
 post /v1/depends <examples/depends.json
+post /v1/daemonsets <examples/daemonset.json
 echo '{"apiVersion":"v4","kind":"hooktemplate","metadata":{"name":"age","namespace":"demo"},
  "spec":{"args":[{"name":"AppName"}],"metrics":[{"name":"web","successCondition":"asInt(result) < 30",
  "provider":{"web":{"url":"http://127.0.0.1:9/age?app={{ args.AppName }}","jsonPath":"{$.age}","timeoutSeconds":1}}}]}}' | post /v1/hooktemplates
@@ -50,6 +51,8 @@ sleep 12 # the hook run errs its way to the end; the pending instance is evaluat
 curl -sf "$api/v1/apps" >$out/apps.json
 curl -sf "$api/v1/deployments" >$out/deployments.json
 curl -sf "$api/v1/deployments/demo/fleet" >$out/deployment-fleet.json
+curl -sf "$api/v1/daemonsets" >$out/daemonsets.json
+curl -sf "$api/v1/daemonsets/demo/logagent" >$out/daemonset-logagent.json
 curl -sf "$api/v1/apps/demo/crowded" >$out/app-crowded.json
 curl -sf "$api/v1/apps/demo/web" >$out/app-web.json
 curl -sf "$api/v1/deployments/demo/fleet/versions" >$out/versions-fleet.json
@@ -71,3 +74,4 @@ jq '.spec.updateStrategy.type = "InplaceUpdate" | .spec.template.spec.processes[
 # the fleet's history as the event stream tells it
 curl -sN --max-time 3 "$api/v1/events?namespace=demo&lastEventId=0" >$out/events-demo.txt || true
 date -u +%Y-%m-%dT%H:%M:%SZ >$out/captured-at
+cp $out/captured-at $out/daemonset-captured-at
