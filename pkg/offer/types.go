@@ -81,7 +81,7 @@ type TaskGroup struct {
 	// from it.
 	Avoid string
 	// OnlyHost, when set, is the hostname of the only agent it may go to
-	// (a drift to a named agent).
+	// (a drift to a named agent, a daemonset's instance).
 	OnlyHost string
 }
 
@@ -156,8 +156,9 @@ const (
 	ReasonUnschedulable = "cordoned"
 	// ReasonMaintenance: the agent is in (or before) a maintenance window.
 	ReasonMaintenance = "maintenance"
-	// ReasonNotTarget: the move names another agent.
-	ReasonNotTarget = "not the drift target"
+	// ReasonNotTarget: the instance is bound to another agent (a drift
+	// to a named agent, a daemonset's instance).
+	ReasonNotTarget = "bound to another agent"
 )
 
 // Rejections counts, for one task group, the agents rejected per reason.

@@ -48,7 +48,7 @@ func (c *Core) Plan(now time.Time, obj manifest.Object) (*plan.Plan, error) {
 		pl.daemonset(a, obj, tmpl)
 	case a == nil:
 		for i := range replicas {
-			pl.place(plan.Instance{Index: i, Action: plan.Place, Revision: rev.Version}, tmpl, nil)
+			pl.place(plan.Instance{Index: i, Action: plan.Place, Revision: rev.Version}, tmpl, nil, "")
 		}
 	default:
 		pl.update(a, obj, tmpl, replicas)
@@ -81,13 +81,14 @@ type planLaunch struct {
 	onlyHost string
 }
 
-// place adds an instance to launch with t; gone is the launch it
-// replaces, whose agent gets back what it held.
-func (pl *planner) place(inst plan.Instance, t *launch.Template, gone *instance) {
+// place adds an instance to launch with t on onlyHost (a daemonset's
+// agent) or anywhere; gone is the launch it replaces, whose agent gets
+// back what it held.
+func (pl *planner) place(inst plan.Instance, t *launch.Template, gone *instance, onlyHost string) {
 	if gone != nil {
 		pl.release(gone)
 	}
-	pl.launches = append(pl.launches, planLaunch{index: len(pl.plan.Instances), tmpl: t})
+	pl.launches = append(pl.launches, planLaunch{index: len(pl.plan.Instances), tmpl: t, onlyHost: onlyHost})
 	pl.plan.Instances = append(pl.plan.Instances, inst)
 }
 
@@ -179,7 +180,7 @@ func (pl *planner) update(a *app, obj manifest.Object, tmpl *launch.Template, re
 		switch {
 		case inst == nil && i < replicas+res.Surge:
 			want.Action = plan.Place
-			pl.place(want, t, nil)
+			pl.place(want, t, nil, "")
 		case inst == nil:
 		case i >= replicas+res.Surge:
 			want.Action, want.Revision, want.Surge = plan.Kill, inst.rec.Version, false
@@ -234,7 +235,7 @@ func (pl *planner) move(inst *instance, want plan.Instance, t *launch.Template) 
 	switch {
 	case inst.phase == PhasePending, !atTarget && (inst.phase == PhaseFailed || inst.phase == PhaseFinished):
 		want.Action = plan.Place
-		pl.place(want, t, nil)
+		pl.place(want, t, nil, inst.rec.Node)
 		return
 	case atTarget, inst.phase == PhaseFailed, inst.phase == PhaseFinished:
 		want.Action = plan.Keep
@@ -252,7 +253,7 @@ func (pl *planner) move(inst *instance, want plan.Instance, t *launch.Template) 
 		}
 	}
 	if want.Action == plan.Recreate {
-		pl.place(want, t, inst)
+		pl.place(want, t, inst, inst.rec.Node)
 		return
 	}
 	want.Agent, want.Hostname = inst.rec.AgentID, inst.rec.Host
@@ -302,8 +303,7 @@ func (pl *planner) daemonset(a *app, obj manifest.Object, tmpl *launch.Template)
 		for a != nil && a.instances[next] != nil {
 			next++
 		}
-		pl.launches = append(pl.launches, planLaunch{index: len(pl.plan.Instances), tmpl: tmpl, onlyHost: host})
-		pl.plan.Instances = append(pl.plan.Instances, plan.Instance{Index: next, Action: plan.Place, Revision: tmpl.Version})
+		pl.place(plan.Instance{Index: next, Action: plan.Place, Revision: tmpl.Version}, tmpl, nil, host)
 		next++
 	}
 }
