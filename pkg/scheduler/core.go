@@ -286,6 +286,9 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.engineChanged(in.Mode)
 	case Tick:
 		c.tick()
+		if len(c.maintenance) > 0 {
+			c.agentsChanged() // a window may have begun or ended
+		}
 	case RemoteHealth:
 		c.remoteHealth(in)
 	case HookRunChanged:

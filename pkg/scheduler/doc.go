@@ -35,11 +35,12 @@
 // (updates), sweep.go, notices.go (what the notify callbacks are told),
 // depends.go (dependency pods), agents.go and moves.go (cordon, drain,
 // drift, engine modes), maintenance.go (Mesos maintenance windows and
-// inverse offers); driver.go is the I/O around it, with agentsync.go (the
-// master's agents, read through its operator API), messages.go
-// (executor messages whose answer a caller waits for: exec, signal …) and
-// secrets.go (secrets' values read from their backend, e.g. Vault, off the
-// loop and retried; SecretUnreadable while they cannot be).
+// inverse offers), daemonsets.go (one instance bound to every eligible
+// agent, and the master's agent list); driver.go is the I/O around it,
+// with agentsync.go (the master's agents, read through its operator API),
+// messages.go (executor messages whose answer a caller waits for: exec,
+// signal …) and secrets.go (secrets' values read from their backend, e.g.
+// Vault, off the loop and retried; SecretUnreadable while they cannot be).
 //
 // Updates (rollouts.go, update.go): every application has a rollout
 // (pkg/rollout plans it, a registry.Rollout records it). A new version
