@@ -25,8 +25,8 @@ type Daemonset struct {
 // instance count.
 type DaemonsetSpec struct {
 	// Instance is the original's spec.instance, which its daemonsets
-	// ignored; only 0 (or none) is accepted, so that a count is never
-	// silently dropped.
+	// ignored: accepted, and dropped when the manifest is read, as the
+	// agents decide the count.
 	Instance                int                      `json:"instance,omitempty"`
 	Selector                map[string]string        `json:"selector,omitempty"`
 	Strategy                *Strategy                `json:"strategy,omitempty"`
@@ -48,6 +48,7 @@ func (d *Daemonset) Default() {
 func (d *Daemonset) normalize() {
 	d.Metadata.normalize()
 	d.Spec.Template.Spec.normalize()
+	d.Spec.Instance = 0
 	if d.Spec.Strategy == nil && d.Spec.UpdateStrategy == nil {
 		d.Spec.UpdateStrategy = &UpdateStrategy{Type: UpdateRolling}
 	}
@@ -65,13 +66,10 @@ func (d *Daemonset) deployment() *Deployment {
 }
 
 // Validate implements Object: as a deployment, then what a daemonset
-// cannot have: an instance count, surge, and constraint operators that
-// count instances (one per agent is the daemonset's own rule).
+// cannot have: surge, and constraint operators that count instances (one
+// per agent is the daemonset's own rule).
 func (d *Daemonset) Validate(r Resolver) field.ErrorList {
 	errs := d.deployment().Validate(r)
-	if d.Spec.Instance != 0 {
-		errs = append(errs, field.Invalid("spec.instance", "a daemonset runs one instance on every agent that passes its constraint: give no instance count, got %d", d.Spec.Instance))
-	}
 	us := UpdateStrategyOf(d)
 	surgePath := field.Path("spec.updateStrategy.maxSurge")
 	if d.Spec.Strategy != nil {

@@ -25,8 +25,8 @@ func TestValidateDaemonset(t *testing.T) {
 		{"template checked as a deployment's", func(d *manifest.Daemonset) { d.Spec.Template.Spec.Containers[0].Image = "" },
 			[]string{C + ".image: required"}},
 		{"metadata checked", func(d *manifest.Daemonset) { d.Metadata.Name = "" }, []string{"metadata.name: required"}},
-		{"an instance count", func(d *manifest.Daemonset) { d.Spec.Instance = 3 },
-			[]string{"spec.instance: a daemonset runs one instance on every agent that passes its constraint: give no instance count, got 3"}},
+		// The original's daemonsets carried spec.instance and ignored it.
+		{"an instance count", func(d *manifest.Daemonset) { d.Spec.Instance = 3 }, nil},
 		{"maxSurge", func(d *manifest.Daemonset) { d.Spec.UpdateStrategy.MaxSurge = manifest.Percent(25) },
 			[]string{"spec.updateStrategy.maxSurge: a daemonset runs one instance per agent, leaving no room for a surge instance: want 0, got 25%"}},
 		{"maxSurge 0", func(d *manifest.Daemonset) { d.Spec.UpdateStrategy.MaxSurge = manifest.Count(0) }, nil},
