@@ -245,21 +245,52 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
 }
 
-// leading redirects a write to the leader when this replica follows.
+// leaderWait bounds how long a write waits for an election under way (a
+// replica just started, a leader just gone) before it is a 503.
+const leaderWait = 5 * time.Second
+
+// leading redirects a write to the leader when this replica follows. A
+// write arriving while no leader is known waits for one, up to
+// leaderWait: the first request after a start should not fail because it
+// came a few milliseconds before the election ended.
 func (s *Server) leading(w http.ResponseWriter, r *http.Request) bool {
 	if s.cfg.Leadership == nil {
 		return true
 	}
 	url, self := s.cfg.Leadership.Leader()
+	if url == "" && !self {
+		url, self = s.awaitLeader(r.Context())
+	}
 	if self {
 		return true
 	}
 	if url == "" {
+		w.Header().Set("Retry-After", "1")
 		writeError(w, r, &httpError{http.StatusServiceUnavailable, "Unavailable", "no leader elected"})
 		return false
 	}
 	http.Redirect(w, r, url+r.URL.RequestURI(), http.StatusTemporaryRedirect)
 	return false
+}
+
+// awaitLeader polls Leadership until a leader is known, leaderWait passes
+// or ctx ends.
+func (s *Server) awaitLeader(ctx context.Context) (url string, self bool) {
+	deadline := s.cfg.Clock.After(leaderWait)
+	tick := s.cfg.Clock.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return "", false
+		case <-deadline:
+			return "", false
+		case <-tick.Chan():
+			if url, self = s.cfg.Leadership.Leader(); url != "" || self {
+				return url, self
+			}
+		}
+	}
 }
 
 // unmatched answers a request no route takes: 404, or 405 with Allow.

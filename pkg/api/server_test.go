@@ -192,10 +192,39 @@ func TestLeaderAndFollowerRedirect(t *testing.T) {
 	follower.expect(t, http.StatusOK, "GET", "/v1/apps", nil, nil)
 	errorOf(t, follower.call(t, "GET", "/v1/apps/ns-a/gamesvc", nil), http.StatusNotFound, "NotFound")
 
-	// No leader elected: writes are unavailable, reads still served.
-	orphan := newEnv(t, func(c *api.Config) { c.Leadership = fakeLeadership{} })
-	errorOf(t, orphan.call(t, "POST", "/v1/apps", process("gamesvc", "ns-a")), http.StatusServiceUnavailable, "Unavailable")
+	// No leader elected: a write waits 5s for one, then is unavailable
+	// (Retry-After); reads are still served.
+	clock := clockwork.NewFakeClock()
+	orphan := newEnv(t, func(c *api.Config) { c.Leadership, c.Clock = fakeLeadership{}, clock })
+	answered := make(chan response, 1)
+	go func() { answered <- orphan.call(t, "POST", "/v1/apps", process("gamesvc", "ns-a")) }()
+	if err := clock.BlockUntilContext(t.Context(), 2); err != nil { // the deadline and the ticker
+		t.Fatal(err)
+	}
+	clock.Advance(5 * time.Second)
+	r := <-answered
+	errorOf(t, r, http.StatusServiceUnavailable, "Unavailable")
+	if r.header.Get("Retry-After") != "1" {
+		t.Errorf("Retry-After %q", r.header.Get("Retry-After"))
+	}
 	orphan.expect(t, http.StatusOK, "GET", "/v1/apps", nil, nil)
+
+	// A write that comes while the election is under way waits for it.
+	electing := newEnv(t, func(c *api.Config) { c.Leadership = &electedAfter{calls: 3} })
+	electing.expect(t, http.StatusCreated, "POST", "/v1/apps", process("gamesvc", "ns-a"), nil)
+}
+
+// electedAfter is a replica that leads from its calls-th Leader call on.
+type electedAfter struct {
+	mu    sync.Mutex
+	calls int
+}
+
+func (e *electedAfter) Leader() (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls--
+	return "", e.calls <= 0
 }
 
 // Issue 3: "GET /healthz": it reports whether the store answers.
