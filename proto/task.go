@@ -33,6 +33,9 @@ type TaskSpec struct {
 	Env   []EnvVar `json:"env,omitempty"`
 	// Files are configmap and secret items to write before start.
 	Files []File `json:"files,omitempty"`
+	// Remote are configmap items the executor fetches at launch and then
+	// injects as if they were in Env or Files.
+	Remote []RemoteItem `json:"remote,omitempty"`
 	// HealthChecks are the checks the executor runs (HTTP, TCP, COMMAND);
 	// REMOTE_* checks stay with the scheduler.
 	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
@@ -81,6 +84,21 @@ type File struct {
 	Content  []byte `json:"content"` // base64 in JSON
 	ReadOnly bool   `json:"readOnly,omitempty"`
 	User     string `json:"user,omitempty"` // owner; default root
+}
+
+// RemoteItem is a configmap item of type http, https or ftp: the
+// executor fetches URL (with User and Password; anonymous FTP without)
+// and injects the content as the environment variable Env or, when Env
+// is empty, as File, whose Content is empty here.
+type RemoteItem struct {
+	// Source names the item in messages: configmap ns/name item "key".
+	Source   string `json:"source"`
+	Type     string `json:"type"` // http, https, ftp: URL's scheme
+	URL      string `json:"url"`
+	User     string `json:"user,omitempty"`
+	Password string `json:"password,omitempty"`
+	Env      string `json:"env,omitempty"`
+	File     *File  `json:"file,omitempty"`
 }
 
 // Resources are what the task may use. Zero or negative limits mean no

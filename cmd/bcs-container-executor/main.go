@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/numa"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
 	"github.com/bcs-mesos/bcs-mesos/pkg/podruntime"
+	"github.com/bcs-mesos/bcs-mesos/pkg/remotefile"
 )
 
 func main() {
@@ -110,6 +112,7 @@ func run() error {
 		NetworkImage: netImage, NetworkCommand: netCmd,
 		CPUSets: &numa.Allocator{SysfsRoot: *sysfsRoot, StatePath: *numaState},
 		Labels:  extraLabels,
+		Remote:  &remotefile.Fetcher{Dir: filepath.Join(env.Sandbox, remotefile.SandboxDir)},
 		Logger:  log,
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 	"github.com/bcs-mesos/bcs-mesos/pkg/process"
+	"github.com/bcs-mesos/bcs-mesos/pkg/remotefile"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -86,6 +88,7 @@ func run() error {
 		Logger:           log,
 		LivenessInterval: *liveness,
 		TermWait:         *termWait,
+		Remote:           &remotefile.Fetcher{Dir: filepath.Join(env.Sandbox, remotefile.SandboxDir)},
 	})
 	if err != nil {
 		return err

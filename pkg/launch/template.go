@@ -537,8 +537,8 @@ func injectData(spec *proto.TaskSpec, namespace string, cms []manifest.ConfigMap
 		for _, item := range ref.Items {
 			data, ok := cm.Datas[item.DataKey]
 			if ok && data.Type != manifest.ConfigDataFile {
-				return fmt.Errorf("%s item %q: type %q is fetched remotely, which is not supported yet: %w",
-					missing.Ref(), item.DataKey, data.Type, errdefs.ErrInvalidArgument)
+				spec.Remote = append(spec.Remote, remoteItem(missing.Ref(), item, data))
+				continue
 			}
 			if err := injectItem(spec, missing, item.DataKey, data.Content, ok, item.Type, item.KeyOrPath, item.ReadOnly, item.User); err != nil {
 				return err
@@ -559,6 +559,19 @@ func injectData(spec *proto.TaskSpec, namespace string, cms []manifest.ConfigMap
 		}
 	}
 	return nil
+}
+
+// remoteItem is a configmap item the executor fetches (types http,
+// https, ftp) and injects as item says; source names the configmap.
+func remoteItem(source string, item manifest.ConfigMapItem, data manifest.ConfigMapData) proto.RemoteItem {
+	r := proto.RemoteItem{Source: fmt.Sprintf("%s item %q", source, item.DataKey), Type: data.Type, URL: data.Content,
+		User: data.RemoteUser, Password: data.RemotePasswd}
+	if item.Type == manifest.ItemEnv {
+		r.Env = item.KeyOrPath
+	} else {
+		r.File = &proto.File{Path: item.KeyOrPath, ReadOnly: item.ReadOnly, User: item.User}
+	}
+	return r
 }
 
 // injectItem decodes one item's base64 content into an env var or a file;

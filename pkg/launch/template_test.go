@@ -3,6 +3,7 @@ package launch_test
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -236,5 +237,41 @@ func TestTemplateHash(t *testing.T) {
 	}
 	if want := []manifest.DependsRef{{Name: "logagent", Namespace: manifesttest.Namespace, Policy: manifest.DependsPerNamespace}}; !reflect.DeepEqual(tmpl.Depends, want) {
 		t.Errorf("Depends = %+v, want %+v", tmpl.Depends, want)
+	}
+}
+
+// TestRemoteConfigMapItems: a configmap item of type http, https or ftp
+// reaches the executor as a remote item (URL, credentials, and where it
+// goes) for it to fetch at launch, in place of content (seed 001: the
+// executor fetches remote items into its sandbox).
+func TestRemoteConfigMapItems(t *testing.T) {
+	p := manifesttest.Process()
+	p.Spec.Template.Spec.Processes[0].ConfigMaps[0].Items = []manifest.ConfigMapItem{
+		{Type: manifest.ItemFile, DataKey: "config_two", KeyOrPath: "conf/two.conf", ReadOnly: true, User: "game"},
+		{Type: manifest.ItemEnv, DataKey: "myftp", KeyOrPath: "MY_FTP"},
+		{Type: manifest.ItemEnv, DataKey: "config-one", KeyOrPath: "CONFIG_ONE"},
+	}
+	r := manifesttest.NewResolver()
+	r.ConfigMaps[0].Datas["myftp"] = manifest.ConfigMapData{Type: manifest.ConfigDataFTP, Content: "ftp://files.example.com/a.txt",
+		RemoteUser: "u", RemotePasswd: "pw"}
+	tmpl, err := launch.Compile(p, launch.Revision{Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := tmpl.Specs(launch.Instance{Ports: make([]offer.AssignedPort, 2)}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []proto.RemoteItem{
+		{Source: `configmap ns-a/template-configmap item "config_two"`, Type: "http", URL: "http://repo.example.com/a.txt",
+			File: &proto.File{Path: "conf/two.conf", ReadOnly: true, User: "game"}},
+		{Source: `configmap ns-a/template-configmap item "myftp"`, Type: "ftp", URL: "ftp://files.example.com/a.txt",
+			User: "u", Password: "pw", Env: "MY_FTP"},
+	}
+	if got := specs[0].Remote; !reflect.DeepEqual(got, want) {
+		t.Errorf("remote items:\n got %+v\nwant %+v", got, want)
+	}
+	if len(specs[0].Files) != 0 || !slices.Contains(specs[0].Env, proto.EnvVar{Name: "CONFIG_ONE", Value: "config context"}) {
+		t.Errorf("files %+v env %+v: want only the inline item, in env", specs[0].Files, specs[0].Env)
 	}
 }

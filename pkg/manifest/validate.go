@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"net"
+	"net/url"
 	"path"
 	"regexp"
 	"slices"
@@ -649,12 +650,27 @@ func (c *ConfigMap) Validate(Resolver) field.ErrorList {
 		oneOf(v, kp.Child("type"), d.Type, ConfigDataFile, ConfigDataHTTP, ConfigDataHTTPS, ConfigDataFTP)
 		switch d.Type {
 		case ConfigDataHTTP, ConfigDataHTTPS, ConfigDataFTP:
-			if !strings.HasPrefix(d.Content, d.Type+"://") {
-				v.invalid(kp.Child("content"), "want a %s:// address for type %s, got %q", d.Type, d.Type, d.Content)
+			u, err := url.Parse(d.Content)
+			switch {
+			case err != nil || u.Scheme != d.Type || u.Host == "":
+				v.invalid(kp.Child("content"), "want a %s:// address for type %s, got %q", d.Type, d.Type, redactURL(d.Content))
+			case u.User != nil:
+				v.invalid(kp.Child("content"), "credentials go in RemoteUser and remotePasswd, not in the address")
 			}
 		}
 	}
 	return v.errs
+}
+
+// redactURL is an address for a message: its password, if any, hidden.
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	if at := strings.LastIndex(raw, "@"); at >= 0 {
+		return "***" + raw[at:]
+	}
+	return raw
 }
 
 func (v *validator) dataKey(p field.Path, key string) {

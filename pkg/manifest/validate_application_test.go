@@ -235,6 +235,16 @@ func TestValidateConfigMapAndSecret(t *testing.T) {
 			c.Datas["myftp"] = manifest.ConfigMapData{Type: "ftp", Content: "http://a/b"}
 			return c
 		}, []string{`datas["myftp"].content: want a ftp:// address for type ftp, got "http://a/b"`}},
+		{"configmap remote content parses with a host", func() manifest.Object {
+			c := manifesttest.ConfigMap()
+			c.Datas["web"] = manifest.ConfigMapData{Type: "http", Content: "http:///a.txt"}
+			return c
+		}, []string{`datas["web"].content: want a http:// address for type http, got "http:///a.txt"`}},
+		{"configmap remote credentials stay out of the address", func() manifest.Object {
+			c := manifesttest.ConfigMap()
+			c.Datas["web"] = manifest.ConfigMapData{Type: "https", Content: "https://u:pw@a/b"}
+			return c
+		}, []string{`datas["web"].content: credentials go in RemoteUser and remotePasswd, not in the address`}},
 		{"configmap https", func() manifest.Object {
 			c := manifesttest.ConfigMap()
 			c.Datas["web"] = manifest.ConfigMapData{Type: "https", Content: "https://a/b"}

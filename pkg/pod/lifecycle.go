@@ -114,6 +114,15 @@ func (p *Pod) Start(ctx context.Context) error {
 
 func (p *Pod) start(ctx context.Context) error {
 	for _, t := range p.tasks {
+		resolved, err := p.cfg.Remote.Resolve(ctx, t.spec)
+		if err != nil {
+			return fmt.Errorf("task %q: %w", t.id, err)
+		}
+		p.mu.Lock()
+		t.spec = resolved
+		p.mu.Unlock()
+	}
+	for _, t := range p.tasks {
 		if err := p.pull(ctx, t.spec.Container); err != nil {
 			return fmt.Errorf("task %q: %w", t.id, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/remotefile"
 	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
@@ -83,6 +84,9 @@ type Config struct {
 	CPUSets CPUSetPlanner
 	// Labels are added to every container (tests use them to clean up).
 	Labels map[string]string
+	// Remote fetches the tasks' configmap items of type http, https and
+	// ftp when the pod starts; nil is a Fetcher with the defaults.
+	Remote *remotefile.Fetcher
 	// OnUpdate receives every task state change, in order. It is called
 	// with the pod's lock held: it must not call back into the Pod.
 	OnUpdate func(Update)
@@ -164,6 +168,9 @@ func New(cfg Config, tasks []Task) (*Pod, error) {
 	}
 	if cfg.SandboxDir == "" {
 		return nil, fmt.Errorf("pod %q: no sandbox directory: %w", cfg.PodID, errdefs.ErrInvalidArgument)
+	}
+	if cfg.Remote == nil {
+		cfg.Remote = &remotefile.Fetcher{}
 	}
 	if len(tasks) == 0 {
 		return nil, fmt.Errorf("pod %q: no tasks: %w", cfg.PodID, errdefs.ErrInvalidArgument)

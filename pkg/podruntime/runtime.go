@@ -18,6 +18,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
+	"github.com/bcs-mesos/bcs-mesos/pkg/remotefile"
 	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
@@ -53,6 +54,9 @@ type Config struct {
 	CPUSets pod.CPUSetPlanner
 	// Labels go on every container.
 	Labels map[string]string
+	// Remote fetches the configmap items of type http, https and ftp;
+	// nil is a Fetcher with the defaults that keeps no copy.
+	Remote *remotefile.Fetcher
 	// Clock drives the health checks; nil is the wall clock.
 	Clock clockwork.Clock
 	// Logger defaults to discarding.
@@ -113,6 +117,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.CPUSets != nil {
 		cfg.CPUSets = pinOnly{cfg.CPUSets}
 	}
+	if cfg.Remote == nil {
+		cfg.Remote = &remotefile.Fetcher{}
+	}
 	r := &Runtime{cfg: cfg, queue: newReportQueue(), byTask: map[string]*group{}}
 	if err := writeOwner(cfg.SandboxDir); err != nil {
 		return nil, err
@@ -162,6 +169,7 @@ func (r *Runtime) podConfig(podID string) pod.Config {
 		CPUSets:    r.cfg.CPUSets,
 		Labels:     r.cfg.Labels,
 		Clock:      r.cfg.Clock,
+		Remote:     r.cfg.Remote,
 
 		NetworkImage:   r.cfg.NetworkImage,
 		NetworkCommand: r.cfg.NetworkCommand,

@@ -47,6 +47,11 @@ func (g *group) update(ctx context.Context, u *proto.GroupUpdate) error {
 // spec. HotPatch: the patched tasks' checks are re-armed for their new
 // specs. Either way every task is then reported with the revision it runs.
 func (g *group) apply(ctx context.Context, p *pod.Pod, u *proto.GroupUpdate) error {
+	resolved, err := g.rt.cfg.Remote.ResolveUpdate(ctx, u)
+	if err != nil {
+		return fmt.Errorf("update to revision %d refused, nothing changed: %w", u.Revision, err)
+	}
+	u = resolved
 	plan, err := p.PlanUpdate(u)
 	if err != nil {
 		return err

@@ -14,10 +14,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/remotefile"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -51,16 +51,6 @@ type cacheMeta struct {
 	URL          string `json:"url"`
 	ETag         string `json:"etag,omitempty"`
 	LastModified string `json:"lastModified,omitempty"`
-}
-
-// safeURL is the URL for messages and logs: never credentials.
-func safeURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "<unparseable URL>"
-	}
-	u.User = nil
-	return u.String()
 }
 
 func (f *Fetcher) lock(key string) func() {
@@ -135,16 +125,16 @@ func (f *Fetcher) Fetch(ctx context.Context, uri proto.URI, uid, gid int) (Fetch
 func parseURI(uri proto.URI) (*url.URL, error) {
 	u, err := url.Parse(uri.Value)
 	if err != nil {
-		return nil, fmt.Errorf("uri %s: %w", safeURL(uri.Value), errdefs.ErrInvalidArgument)
+		return nil, fmt.Errorf("uri %s: %w", remotefile.SafeURL(uri.Value), errdefs.ErrInvalidArgument)
 	}
 	if uri.OutputDir == "" {
-		return nil, fmt.Errorf("uri %s: no outputDir: %w", safeURL(uri.Value), errdefs.ErrInvalidArgument)
+		return nil, fmt.Errorf("uri %s: no outputDir: %w", remotefile.SafeURL(uri.Value), errdefs.ErrInvalidArgument)
 	}
 	switch u.Scheme {
 	case "http", "https", "file", "":
 		return u, nil
 	}
-	return nil, fmt.Errorf("fetch %s: scheme %q not supported: %w", safeURL(uri.Value), u.Scheme, errdefs.ErrInvalidArgument)
+	return nil, fmt.Errorf("fetch %s: scheme %q not supported: %w", remotefile.SafeURL(uri.Value), u.Scheme, errdefs.ErrInvalidArgument)
 }
 
 // download returns a local file with the body of u. With IfNotPresent
@@ -174,43 +164,33 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, user, pwd, policy st
 			return content, stats, nil
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return "", stats, err
-	}
-	if user != "" {
-		req.SetBasicAuth(user, pwd)
-	}
+	header := http.Header{}
+	var accept []int
 	if cached {
+		accept = []int{http.StatusNotModified}
 		if meta.ETag != "" {
-			req.Header.Set("If-None-Match", meta.ETag)
+			header.Set("If-None-Match", meta.ETag)
 		}
 		if meta.LastModified != "" {
-			req.Header.Set("If-Modified-Since", meta.LastModified)
+			header.Set("If-Modified-Since", meta.LastModified)
 		}
 	}
-	client := f.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		if cached {
-			if f.Logger != nil {
-				f.Logger.Warn("revalidating failed; using the cached copy", "url", u, "err", redactErr(err, u))
-			}
-			stats.CacheHit = true
-			return content, stats, nil
+	resp, err := remotefile.Get(ctx, f.Client, u, user, pwd, header, accept...)
+	var status *remotefile.StatusError
+	if err != nil && cached && !errors.As(err, &status) {
+		if f.Logger != nil {
+			f.Logger.Warn("revalidating failed; using the cached copy", "url", u, "err", err)
 		}
-		return "", stats, fmt.Errorf("download %s: %v: %w", u, redactErr(err, u), errdefs.ErrUnavailable)
-	}
-	defer resp.Body.Close()
-	if cached && resp.StatusCode == http.StatusNotModified {
 		stats.CacheHit = true
 		return content, stats, nil
 	}
-	if resp.StatusCode != http.StatusOK {
-		return "", stats, fmt.Errorf("download %s: HTTP status %d %s: %w", u, resp.StatusCode, http.StatusText(resp.StatusCode), errdefs.ErrUnavailable)
+	if err != nil {
+		return "", stats, fmt.Errorf("download: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified {
+		stats.CacheHit = true
+		return content, stats, nil
 	}
 	tmp, err := os.CreateTemp(dir, "download-")
 	if err != nil {
@@ -222,7 +202,7 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, user, pwd, policy st
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return "", stats, fmt.Errorf("download %s: %v: %w", u, redactErr(err, u), errdefs.ErrUnavailable)
+		return "", stats, fmt.Errorf("download %s: %v: %w", u, err, errdefs.ErrUnavailable)
 	}
 	stats.Downloaded = true
 	if policy != PullIfNotPresent {
@@ -237,16 +217,6 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, user, pwd, policy st
 		return "", stats, err
 	}
 	return content, stats, nil
-}
-
-// redactErr drops anything credential-like from a client error: url.Error
-// quotes the request URL, which never carries userinfo here, but be sure.
-func redactErr(err error, u *url.URL) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err.Error()
-	}
-	return strings.ReplaceAll(err.Error(), u.String(), "")
 }
 
 func copyFile(src, dst string, perm os.FileMode) error {

@@ -7,19 +7,28 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
+	"github.com/bcs-mesos/bcs-mesos/pkg/remotefile"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
-// prepare resolves the user, creates the work path and pid file
-// directories, writes the configmap and secret files, fetches every URI
-// and creates the cgroup, or sets its limits when the task has one from
-// an earlier start (an in-place update).
+// prepare fetches the remote configmap items, resolves the user,
+// creates the work path and pid file directories, writes the configmap
+// and secret files, fetches every URI and creates the cgroup, or sets its
+// limits when the task has one from an earlier start (an in-place
+// update).
 func (t *task) prepare() error {
-	p := t.proc
 	acct, err := t.rt.checkSpec(t.spec)
 	if err != nil {
 		return err
 	}
+	resolved, err := t.rt.cfg.Remote.Resolve(t.ctx, t.spec)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	t.setSpec(resolved)
+	t.mu.Unlock()
+	p := t.proc
 	uid, gid := acct.owner()
 	env := append([]string{
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -108,7 +117,7 @@ func (t *task) install(spec *proto.TaskSpec, acct *account) error {
 		if err != nil {
 			return err
 		}
-		t.log().Info("fetched", "url", safeURL(uri.Value), "downloaded", stats.Downloaded, "cache_hit", stats.CacheHit)
+		t.log().Info("fetched", "url", remotefile.SafeURL(uri.Value), "downloaded", stats.Downloaded, "cache_hit", stats.CacheHit)
 	}
 	return nil
 }

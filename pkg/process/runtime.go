@@ -15,6 +15,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
+	"github.com/bcs-mesos/bcs-mesos/pkg/remotefile"
 	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 	"github.com/jonboulle/clockwork"
@@ -46,6 +47,9 @@ type Config struct {
 	Logger *slog.Logger
 	// HTTPClient fetches packages; default http.DefaultClient.
 	HTTPClient *http.Client
+	// Remote fetches the configmap items of type http, https and ftp;
+	// nil is a Fetcher with the defaults that keeps no copy.
+	Remote *remotefile.Fetcher
 	// LivenessInterval is how often a running process is checked;
 	// default 1s.
 	LivenessInterval time.Duration
@@ -95,6 +99,9 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.LogDir == "" {
 		cfg.LogDir = "."
 	}
+	if cfg.Remote == nil {
+		cfg.Remote = &remotefile.Fetcher{}
+	}
 	for _, dir := range []string{cfg.WorkBaseDir, cfg.RunBaseDir} {
 		if dir == "" {
 			continue
@@ -116,7 +123,7 @@ func New(cfg Config) (*Runtime, error) {
 // Launch implements executor.Runtime: each task starts on its own; the
 // group stays together for updates.
 func (r *Runtime) Launch(_ context.Context, tasks []executor.Task, rep executor.Reporter) {
-	g := &group{}
+	g := &group{rt: r}
 	for _, et := range tasks {
 		t := r.newTask(et, g, rep)
 		g.tasks = append(g.tasks, t)

@@ -19,6 +19,7 @@ import (
 // group is one task group as launched: what a proto.GroupUpdate moves to
 // a new revision.
 type group struct {
+	rt      *Runtime
 	tasks   []*task // in launch order
 	updates executor.Updates
 }
@@ -43,6 +44,11 @@ func (g *group) apply(ctx context.Context, u *proto.GroupUpdate) error {
 		}
 		return nil
 	}
+	resolved, err := g.rt.cfg.Remote.ResolveUpdate(ctx, u)
+	if err != nil {
+		return fmt.Errorf("update to revision %d refused, nothing changed: %w", u.Revision, err)
+	}
+	u = resolved
 	steps, err := g.plan(u)
 	if err != nil {
 		return fmt.Errorf("update to revision %d refused, nothing changed: %w", u.Revision, err)

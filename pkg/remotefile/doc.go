@@ -1,0 +1,10 @@
+// Package remotefile fetches what the executors download: the configmap
+// items of type http, https and ftp a task spec carries (Fetcher), for
+// both bcs-container-executor and bcs-process-executor, and the HTTP
+// requests of the process executor's package fetcher (Get).
+//
+// Credentials go in request headers or the FTP login, never in a URL, an
+// error, a log line or a file: messages name URLs with SafeURL.
+//
+// It must not import other bcs-mesos packages except proto and errdefs.
+package remotefile
