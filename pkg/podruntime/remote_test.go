@@ -21,7 +21,7 @@ import (
 // TestRemoteConfigMapItems: the container executor fetches a task's
 // remote configmap item (HTTP basic auth) before the pod starts and the
 // container gets it as the file and the env var the item names, with a
-// copy in the sandbox; a wrong password fails the task group
+// copy in the sandbox; a wrong password fails the whole task group
 // (TASK_FAILED naming the item and the URL, never the password) before
 // any container, the network's included, is created.
 func TestRemoteConfigMapItems(t *testing.T) {
@@ -78,15 +78,17 @@ func TestRemoteConfigMapItems(t *testing.T) {
 		kept := t.TempDir()
 		rt, cfg := newRuntime(t, c, func(cfg *Config) { cfg.Remote = &remotefile.Fetcher{Dir: kept} })
 		rep := newReporter(t)
-		task := remoteTask("wrong-Pw-2")
-		rt.Launch(context.Background(), []executor.Task{task}, rep)
-		failed := rep.awaitState(task.ID(), taskstate.Failed)
+		task, side := remoteTask("wrong-Pw-2"), containerTask("side.0", "side", "exec sleep 100000")
+		rt.Launch(context.Background(), []executor.Task{task, side}, rep)
 		want := `configmap ns-a/conf item "game": GET ` + srv.URL + "/game.conf: HTTP status 401 Unauthorized"
-		if !strings.Contains(failed.Message, want) || strings.Contains(failed.Message, "Pw-") {
-			t.Errorf("FAILED message %q, want %q and no password", failed.Message, want)
-		}
-		if failed.Reason == nil || *failed.Reason != mesos.REASON_CONTAINER_LAUNCH_FAILED {
-			t.Errorf("FAILED reason %v, want a failed launch", failed.Reason)
+		for _, id := range []string{task.ID(), side.ID()} {
+			failed := rep.awaitState(id, taskstate.Failed)
+			if !strings.Contains(failed.Message, want) || strings.Contains(failed.Message, "Pw-") {
+				t.Errorf("task %q FAILED message %q, want %q and no password", id, failed.Message, want)
+			}
+			if failed.Reason == nil || *failed.Reason != mesos.REASON_CONTAINER_LAUNCH_FAILED {
+				t.Errorf("task %q FAILED reason %v, want a failed launch", id, failed.Reason)
+			}
 		}
 		waitDone(t, rt)
 		if left := labelledContainers(t, c, cfg.Labels[podtest.Label]); len(left) != 0 {
