@@ -122,12 +122,15 @@ func startEmbedded(ctx context.Context, dir string, c embeddedConfig) (*Embedded
 		return nil, fmt.Errorf("embedded etcd logger: %w", err)
 	}
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logger)
-	etcd, err := embed.StartEtcd(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("embedded etcd in %q: %w", dir, err)
+	if err := checkEtcdDataDir(dir); err != nil {
+		return nil, err
 	}
 	timer := time.NewTimer(c.startTimeout)
 	defer timer.Stop()
+	etcd, err := startEtcd(ctx, cfg, timer.C)
+	if err != nil {
+		return nil, fmt.Errorf("embedded etcd in %q: %w", dir, err)
+	}
 	select {
 	case <-etcd.Server.ReadyNotify():
 	case err := <-etcd.Err():
@@ -145,6 +148,39 @@ func startEmbedded(ctx context.Context, dir string, c embeddedConfig) (*Embedded
 		e.endpoints = append(e.endpoints, "http://"+l.Addr().String())
 	}
 	return e, nil
+}
+
+// startEtcd runs embed.StartEtcd, which blocks while it opens and replays
+// the data directory, until it returns, ctx ends or timeout fires: a
+// stop signal must end the process even if etcd never gets through its
+// files. An etcd abandoned that way is closed once it has started.
+func startEtcd(ctx context.Context, cfg *embed.Config, timeout <-chan time.Time) (*embed.Etcd, error) {
+	type result struct {
+		etcd *embed.Etcd
+		err  error
+	}
+	started := make(chan result, 1)
+	go func() {
+		etcd, err := embed.StartEtcd(cfg)
+		started <- result{etcd, err}
+	}()
+	abandon := func() {
+		go func() {
+			if r := <-started; r.err == nil {
+				r.etcd.Close()
+			}
+		}()
+	}
+	select {
+	case r := <-started:
+		return r.etcd, r.err
+	case <-timeout:
+		abandon()
+		return nil, fmt.Errorf("still opening its files after the start timeout: %w", errdefs.ErrUnavailable)
+	case <-ctx.Done():
+		abandon()
+		return nil, fmt.Errorf("stopped while opening its files: %w", ctx.Err())
+	}
 }
 
 func etcdConfig(dir string, c embeddedConfig) (*embed.Config, error) {

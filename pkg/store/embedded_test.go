@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -184,4 +185,87 @@ func describeEntries(entries []store.Entry) string {
 		fmt.Fprintf(&b, "%s=%q rev %d created %d version %d\n", e.Key, e.Value, e.Revision, e.CreateRevision, e.Version)
 	}
 	return b.String()
+}
+
+// seededDataDir returns a data directory whose embedded etcd held some
+// keys and was closed.
+func seededDataDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	e := startEmbedded(t, dir)
+	s := openStore(t, e)
+	for i := range 50 {
+		if _, err := s.Put(context.Background(), mustKey(t, store.KindAgent, fmt.Sprintf("agent-%d", i)), []byte(strings.Repeat("x", 512))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	e.Close()
+	return dir
+}
+
+// Issue 18 "Damaged data dirs": what etcd met with a panic in one of its
+// goroutines (a corrupt or truncated bbolt file) or a hang (a database
+// without its WAL) fails StartEmbedded within seconds, naming the file
+// and what to do.
+func TestStartEmbeddedRefusesDamagedDataDir(t *testing.T) {
+	db := func(dir string) string { return filepath.Join(dir, "etcd", "member", "snap", "db") }
+	cases := []struct {
+		name   string
+		damage func(t *testing.T, dir string)
+		want   func(dir string) string
+	}{
+		{"pages overwritten", func(t *testing.T, dir string) {
+			f, err := os.OpenFile(db(dir), os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt(bytes.Repeat([]byte{0xab}, 8192), 16384); err != nil {
+				t.Fatal(err)
+			}
+		}, func(dir string) string { return fmt.Sprintf("the database %q is corrupt", db(dir)) }},
+		{"truncated to one page", func(t *testing.T, dir string) {
+			if err := os.Truncate(db(dir), 4096); err != nil {
+				t.Fatal(err)
+			}
+		}, func(dir string) string { return fmt.Sprintf("the database %q cannot be opened", db(dir)) }},
+		{"WAL deleted", func(t *testing.T, dir string) {
+			if err := os.RemoveAll(filepath.Join(dir, "etcd", "member", "wal")); err != nil {
+				t.Fatal(err)
+			}
+		}, func(dir string) string { return fmt.Sprintf("the database %q has no write-ahead log", db(dir)) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := seededDataDir(t)
+			c.damage(t, dir)
+			start := time.Now()
+			e, err := store.StartEmbedded(context.Background(), dir, store.WithStartTimeout(30*time.Second))
+			if err == nil {
+				e.Close()
+				t.Fatal("StartEmbedded on a damaged data dir succeeded")
+			}
+			if !errors.Is(err, store.ErrDamagedDataDir) || !strings.Contains(err.Error(), c.want(dir)) ||
+				!strings.Contains(err.Error(), "restore "+filepath.Join(dir, "etcd")+" from a backup") {
+				t.Fatalf("StartEmbedded = %v, want %v saying %q and what to do", err, store.ErrDamagedDataDir, c.want(dir))
+			}
+			if elapsed := time.Since(start); elapsed > 5*time.Second {
+				t.Errorf("refused after %s", elapsed)
+			}
+		})
+	}
+}
+
+// What etcd recovers from by itself is left to it: a database deleted
+// (rebuilt from the WAL) starts with the data.
+func TestStartEmbeddedRebuildsDeletedDatabase(t *testing.T) {
+	dir := seededDataDir(t)
+	if err := os.RemoveAll(filepath.Join(dir, "etcd", "member", "snap")); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, startEmbedded(t, dir))
+	if entries, err := s.List(context.Background(), "agents/"); err != nil || len(entries) != 50 {
+		t.Fatalf("List after the rebuild: %d entries, %v; want 50", len(entries), err)
+	}
 }

@@ -38,34 +38,54 @@ func (s *Store) sealMembers(key string, value []byte) ([]byte, error) {
 		if s.sealer == nil {
 			return nil, fmt.Errorf("key %q has a %q to seal and the store has no Sealer: %w", key, name, errdefs.ErrInvalidArgument)
 		}
-		sealed, err := s.sealer.Seal(literal, memberData(key, name))
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(sealedPrefix + base64.StdEncoding.EncodeToString(sealed))
+		return sealMember(s.sealer, key, name, literal)
 	})
+}
+
+// sealMember returns the sealed member's string: literal sealed by sealer.
+func sealMember(sealer *Sealer, key, name string, literal []byte) ([]byte, error) {
+	sealed, err := sealer.Seal(literal, memberData(key, name))
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(sealedPrefix + base64.StdEncoding.EncodeToString(sealed))
 }
 
 // openMembers reverses sealMembers.
 func (s *Store) openMembers(key string, value []byte) ([]byte, error) {
 	return rewriteMembers(value, func(name string, literal []byte, text string) ([]byte, error) {
-		encoded, ok := strings.CutPrefix(text, sealedPrefix)
-		if !ok {
-			return literal, nil
+		sealed, ok, err := sealedMember(key, name, text)
+		if !ok || err != nil {
+			return literal, err
 		}
 		if s.sealer == nil {
 			return nil, fmt.Errorf("key %q has a sealed %q and the store has no Sealer: %w", key, name, errdefs.ErrInvalidArgument)
 		}
-		sealed, err := base64.StdEncoding.DecodeString(encoded)
-		if err != nil {
-			return nil, fmt.Errorf("key %q: sealed %q is not base64: %w", key, name, ErrCannotUnseal)
-		}
-		opened, err := s.sealer.Open(sealed, memberData(key, name))
-		if err != nil {
-			return nil, fmt.Errorf("key %q: %q: %w", key, name, err)
-		}
-		return opened, nil
+		return openMember(s.sealer, key, name, sealed)
 	})
+}
+
+// sealedMember returns the Sealer output a member's text holds, or false
+// when the member is in clear.
+func sealedMember(key, name, text string) ([]byte, bool, error) {
+	encoded, ok := strings.CutPrefix(text, sealedPrefix)
+	if !ok {
+		return nil, false, nil
+	}
+	sealed, err := base64.StdEncoding.DecodeString(encoded)
+	if err != nil {
+		return nil, true, fmt.Errorf("key %q: sealed %q is not base64: %w", key, name, ErrCannotUnseal)
+	}
+	return sealed, true, nil
+}
+
+// openMember returns the string literal a member's sealed bytes hold.
+func openMember(sealer *Sealer, key, name string, sealed []byte) ([]byte, error) {
+	opened, err := sealer.Open(sealed, memberData(key, name))
+	if err != nil {
+		return nil, fmt.Errorf("key %q: %q: %w", key, name, err)
+	}
+	return opened, nil
 }
 
 func memberData(key, name string) []byte { return []byte(key + "#" + name) }

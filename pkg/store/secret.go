@@ -1,10 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -42,8 +44,8 @@ var ErrCannotUnseal = errors.New("cannot unseal value")
 // Sealer encrypts values with AES-256-GCM and a random 12-byte nonce per
 // value. It is safe for concurrent use.
 type Sealer struct {
-	aead  cipher.AEAD
-	keyID [keyIDSize]byte
+	aead        cipher.AEAD
+	fingerprint [sha256.Size]byte // SHA-256 of the key; its first bytes are the key id
 }
 
 // NewSealer returns a Sealer for a KeySize-byte key.
@@ -59,10 +61,20 @@ func NewSealer(key []byte) (*Sealer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("secret key: %w", err)
 	}
-	s := &Sealer{aead: aead}
-	sum := sha256.Sum256(key)
-	copy(s.keyID[:], sum[:keyIDSize])
-	return s, nil
+	return &Sealer{aead: aead, fingerprint: sha256.Sum256(key)}, nil
+}
+
+// Fingerprint identifies the key without revealing it: the hex SHA-256 of
+// the key file's bytes (what `sha256sum secret.key` prints). Its first
+// 2*keyIDSize digits are the key id in every value the key seals.
+func (s *Sealer) Fingerprint() string { return hex.EncodeToString(s.fingerprint[:]) }
+
+func (s *Sealer) keyID() []byte { return s.fingerprint[:keyIDSize] }
+
+// sealedThis reports whether sealed carries this key's id: it was sealed
+// by this key (or is damaged, which Open finds out).
+func (s *Sealer) sealedThis(sealed []byte) bool {
+	return len(sealed) >= headerSize && sealed[0] == sealVersion1 && bytes.Equal(sealed[1:headerSize], s.keyID())
 }
 
 // Seal encrypts plaintext bound to associatedData (the store passes the
@@ -71,7 +83,7 @@ func (s *Sealer) Seal(plaintext, associatedData []byte) ([]byte, error) {
 	nonceSize := s.aead.NonceSize()
 	out := make([]byte, headerSize+nonceSize, headerSize+nonceSize+len(plaintext)+s.aead.Overhead())
 	out[0] = sealVersion1
-	copy(out[1:headerSize], s.keyID[:])
+	copy(out[1:headerSize], s.keyID())
 	nonce := out[headerSize:]
 	if _, err := rand.Read(nonce); err != nil {
 		return nil, fmt.Errorf("seal: reading random nonce: %w", err)
@@ -90,8 +102,8 @@ func (s *Sealer) Open(sealed, associatedData []byte) ([]byte, error) {
 	if sealed[0] != sealVersion1 {
 		return nil, fmt.Errorf("sealed value has unknown format version %d: %w", sealed[0], ErrCannotUnseal)
 	}
-	if string(sealed[1:headerSize]) != string(s.keyID[:]) {
-		return nil, fmt.Errorf("sealed value was sealed with key id %x, this key is %x: %w", sealed[1:headerSize], s.keyID[:], ErrCannotUnseal)
+	if !bytes.Equal(sealed[1:headerSize], s.keyID()) {
+		return nil, fmt.Errorf("sealed value was sealed with key id %x, this key is %x: %w", sealed[1:headerSize], s.keyID(), ErrCannotUnseal)
 	}
 	nonce := sealed[headerSize : headerSize+nonceSize]
 	plaintext, err := s.aead.Open(nil, nonce, sealed[headerSize+nonceSize:], s.additionalData(sealed[:headerSize], associatedData))
@@ -115,14 +127,16 @@ func (s *Sealer) additionalData(header, associatedData []byte) []byte {
 // first starts agree on one key: the file appears atomically and a loser
 // reads the winner's key.
 func LoadOrCreateKey(path string) ([]byte, error) {
-	key, err := loadKey(path)
+	key, err := LoadKey(path)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return key, err
 	}
 	return createKey(path)
 }
 
-func loadKey(path string) ([]byte, error) {
+// LoadKey reads the KeySize-byte key at path, with the checks of
+// LoadOrCreateKey; a missing file is an error wrapping fs.ErrNotExist.
+func LoadKey(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("secret key file %q: %w", path, err)
@@ -170,7 +184,7 @@ func createKey(path string) ([]byte, error) {
 	}
 	if err := os.Link(tmp.Name(), path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return loadKey(path)
+			return LoadKey(path)
 		}
 		return nil, fmt.Errorf("secret key file %q: %w", path, err)
 	}

@@ -44,6 +44,13 @@ type Config struct {
 	// in other values (SealedMembers). Without one, any read or write of
 	// such a key or value fails: they are never stored in clear.
 	Sealer *Sealer
+	// KeyFile, instead of Sealer, names the sealing key file: Open seals
+	// with its key once it matches the fingerprint stored in etcd
+	// (SealingFingerprintKey). On a store without one, Open records the
+	// key's, creating the key file first if it is missing and the store
+	// holds no sealed value. Any other case fails wrapping ErrSealingKey:
+	// another key, a missing key file, an unfinished rotation.
+	KeyFile string
 	// Logger receives the etcd client's own diagnostics (never values).
 	// Default: discard.
 	Logger *zap.Logger
@@ -81,6 +88,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if !strings.HasSuffix(cfg.Prefix, "/") {
 		return nil, fmt.Errorf("store: prefix %q must end in \"/\": %w", cfg.Prefix, errdefs.ErrInvalidArgument)
 	}
+	if cfg.Sealer != nil && cfg.KeyFile != "" {
+		return nil, fmt.Errorf("store: both a Sealer and a KeyFile: %w", errdefs.ErrInvalidArgument)
+	}
 	client, err := clientv3.New(clientv3.Config{
 		Endpoints:            cfg.Endpoints,
 		DialTimeout:          cfg.DialTimeout,
@@ -103,6 +113,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if _, err := client.Get(probeCtx, s.prefix, clientv3.WithCountOnly()); err != nil {
 		client.Close()
 		return nil, classify(ctx, fmt.Sprintf("connect to %q", cfg.Endpoints), err)
+	}
+	if cfg.KeyFile != "" {
+		if s.sealer, err = s.sealerFromKeyFile(ctx, cfg.KeyFile); err != nil {
+			client.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
