@@ -3,4 +3,7 @@
 // election among replicas, and the scheduler that runs applications on the
 // Mesos masters of --master. With --dev it also runs an embedded
 // Mesos-compatible dev cluster on this machine (make run).
+//
+// `bcs-scheduler rotate-key --new-key-file FILE` re-seals the store's
+// secrets and passwords under a new key while every replica is stopped.
 package main

@@ -20,13 +20,16 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "rotate-key" {
+		os.Exit(rotateKey(os.Args[2:]))
+	}
 	var o schedulerd.Options
 	var etcd, masters, devAgents, devMode string
 	flag.StringVar(&o.Listen, "listen", schedulerd.DefaultListen, "address of the REST API")
 	flag.StringVar(&o.AdvertiseURL, "advertise-url", "", "URL other replicas and agents reach the API at (redirects, ${scheduler_url}); default http://<listen address>")
 	flag.StringVar(&o.DataDir, "data-dir", schedulerd.DefaultDataDir, "directory of the embedded etcd, the secret key and the dev cluster")
 	flag.StringVar(&etcd, "etcd-endpoints", "", "comma-separated etcd client URLs; empty runs an embedded etcd under --data-dir")
-	flag.StringVar(&o.SecretKeyFile, "secret-key-file", "", "AES key sealing secrets at rest (default <data-dir>/secret.key, created if missing)")
+	flag.StringVar(&o.SecretKeyFile, "secret-key-file", "", "AES key sealing secrets and passwords at rest, the same file on every replica (default <data-dir>/secret.key; created only for a store that has none yet)")
 	flag.StringVar(&o.SecretBackend, "secret-backend", schedulerd.SecretBackendEtcd, "where the values of secrets are kept: etcd (sealed in their records) or vault (HashiCorp Vault's KV v2 engine; etcd keeps their item names)")
 	flag.StringVar(&o.Vault.Addr, "vault-addr", "", "Vault's address, e.g. https://vault.example:8200 (--secret-backend vault)")
 	flag.StringVar(&o.Vault.TokenFile, "vault-token-file", "", "file holding the Vault token; read at start and again whenever it changes (--secret-backend vault)")
@@ -72,10 +75,55 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := schedulerd.Run(ctx, o); err != nil {
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal ends the process at once
+	}()
+	err := schedulerd.Run(ctx, o)
+	if err != nil && ctx.Err() != nil {
+		slog.Info("bcs-scheduler stopped while starting", "err", err)
+		return
+	}
+	if err != nil {
 		slog.Error("bcs-scheduler", "err", err)
 		os.Exit(1)
 	}
+}
+
+// rotateKey is `bcs-scheduler rotate-key`: re-seal the store under a new
+// key (schedulerd.RotateKey). It returns the exit status.
+func rotateKey(args []string) int {
+	var o schedulerd.RotateKeyOptions
+	var etcd string
+	flags := flag.NewFlagSet("bcs-scheduler rotate-key", flag.ContinueOnError)
+	flags.Usage = func() {
+		fmt.Fprintln(flags.Output(), "Usage: bcs-scheduler rotate-key --new-key-file FILE [--data-dir DIR | --etcd-endpoints URLS] [--secret-key-file FILE]")
+		fmt.Fprintln(flags.Output(), "Re-seals every secret and password under the key of FILE. Stop every replica first; afterwards give each FILE as its key file.")
+		flags.PrintDefaults()
+	}
+	flags.StringVar(&o.DataDir, "data-dir", schedulerd.DefaultDataDir, "the replicas' --data-dir (its embedded etcd, its default key file)")
+	flags.StringVar(&etcd, "etcd-endpoints", "", "the replicas' --etcd-endpoints; empty opens the embedded etcd under --data-dir")
+	flags.StringVar(&o.SecretKeyFile, "secret-key-file", "", "the current key, as the replicas' --secret-key-file (default <data-dir>/secret.key)")
+	flags.StringVar(&o.NewKeyFile, "new-key-file", "", "the new key; created (mode 0600) if it does not exist")
+	if err := flags.Parse(args); err != nil {
+		return 2
+	}
+	if flags.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "bcs-scheduler rotate-key: unexpected argument %q\n", flags.Arg(0))
+		return 2
+	}
+	o.EtcdEndpoints = splitList(etcd)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := schedulerd.RotateKey(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bcs-scheduler rotate-key:", err)
+		fmt.Fprintln(os.Stderr, "Running the same command again resumes the rotation.")
+		return 1
+	}
+	fmt.Printf("re-sealed %d values (%d already under the new key, %d retried after a concurrent write)\n", r.Resealed, r.AlreadyNew, r.Retried)
+	fmt.Printf("the store now seals with the key of %s: give it to every replica as its --secret-key-file, then start them\n", o.NewKeyFile)
+	return 0
 }
 
 // configureDev fills the dev cluster settings: its config file, and the

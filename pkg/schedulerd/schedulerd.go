@@ -202,11 +202,21 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// The leadership ends (resigning, so that a stopped replica leaves the
+	// election at once) before the store closes.
+	leadershipDone := make(chan struct{})
+	defer func() {
+		cancel()
+		<-leadershipDone
+	}()
 	if len(masters) == 0 {
+		close(leadershipDone)
 		o.Logger.Warn("no Mesos master (--master or --dev): serving the API only")
 	} else {
-		go func() { errc <- lead.run(runCtx, st, o, masters, encoding, reg, op) }()
+		go func() {
+			defer close(leadershipDone)
+			errc <- lead.run(runCtx, st, o, masters, encoding, reg, op)
+		}()
 	}
 	select {
 	case <-ctx.Done():
@@ -242,42 +252,84 @@ func openSecretValues(o Options) (registry.SecretValues, error) {
 }
 
 func openStore(ctx context.Context, o Options) (*store.Store, func(), error) {
-	var closers []func()
-	closeAll := func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}
+	return openStoreWith(ctx, o, store.Config{KeyFile: secretKeyFile(o)})
+}
+
+// openStoreWith opens the store of o (starting the embedded etcd when o
+// names no endpoints) with cfg's sealing settings; the func closes both.
+func openStoreWith(ctx context.Context, o Options, cfg store.Config) (*store.Store, func(), error) {
 	endpoints := o.EtcdEndpoints
+	closeEtcd := func() {}
 	if len(endpoints) == 0 {
 		etcd, err := store.StartEmbedded(ctx, o.DataDir)
 		if err != nil {
-			return nil, nil, fmt.Errorf("embedded etcd: %w", err)
+			return nil, nil, err // it names the embedded etcd
 		}
-		closers = append(closers, etcd.Close)
-		endpoints = etcd.Endpoints()
+		closeEtcd, endpoints = etcd.Close, etcd.Endpoints()
 	}
-	keyFile := o.SecretKeyFile
-	if keyFile == "" {
-		keyFile = filepath.Join(o.DataDir, "secret.key")
-	}
-	key, err := store.LoadOrCreateKey(keyFile)
+	cfg.Endpoints = endpoints
+	st, err := store.Open(ctx, cfg)
 	if err != nil {
-		closeAll()
+		closeEtcd()
 		return nil, nil, err
 	}
-	sealer, err := store.NewSealer(key)
-	if err != nil {
-		closeAll()
-		return nil, nil, err
+	return st, func() { st.Close(); closeEtcd() }, nil
+}
+
+// secretKeyFile is the sealing key file of o: --secret-key-file, by
+// default <data dir>/secret.key.
+func secretKeyFile(o Options) string {
+	if o.SecretKeyFile != "" {
+		return o.SecretKeyFile
 	}
-	st, err := store.Open(ctx, store.Config{Endpoints: endpoints, Sealer: sealer})
-	if err != nil {
-		closeAll()
-		return nil, nil, err
+	return filepath.Join(o.DataDir, "secret.key")
+}
+
+// RotateKeyOptions configure RotateKey.
+type RotateKeyOptions struct {
+	// DataDir, EtcdEndpoints and SecretKeyFile (the current key) as for Run.
+	DataDir       string
+	EtcdEndpoints []string
+	SecretKeyFile string
+	// NewKeyFile is the key to seal with from now on; created if missing.
+	NewKeyFile string
+}
+
+// RotateKey re-seals every sealed value of the store under the key of
+// NewKeyFile and records its fingerprint (store.RotateSealingKey). Every
+// replica must be stopped; after it, each must get the new key file as its
+// --secret-key-file. Running it again after an interruption finishes the
+// rotation.
+func RotateKey(ctx context.Context, o RotateKeyOptions) (store.Rotation, error) {
+	if o.NewKeyFile == "" {
+		return store.Rotation{}, fmt.Errorf("--new-key-file is required: %w", errdefs.ErrInvalidArgument)
 	}
-	closers = append(closers, func() { st.Close() })
-	return st, closeAll, nil
+	if o.DataDir == "" {
+		o.DataDir = DefaultDataDir
+	}
+	opts := Options{DataDir: o.DataDir, EtcdEndpoints: o.EtcdEndpoints, SecretKeyFile: o.SecretKeyFile}
+	oldKey, err := store.LoadKey(secretKeyFile(opts))
+	if err != nil {
+		return store.Rotation{}, fmt.Errorf("--secret-key-file (the current key): %w", err)
+	}
+	newKey, err := store.LoadOrCreateKey(o.NewKeyFile)
+	if err != nil {
+		return store.Rotation{}, fmt.Errorf("--new-key-file: %w", err)
+	}
+	from, err := store.NewSealer(oldKey)
+	if err != nil {
+		return store.Rotation{}, err
+	}
+	to, err := store.NewSealer(newKey)
+	if err != nil {
+		return store.Rotation{}, err
+	}
+	st, closeStore, err := openStoreWith(ctx, opts, store.Config{})
+	if err != nil {
+		return store.Rotation{}, err
+	}
+	defer closeStore()
+	return st.RotateSealingKey(ctx, from, to)
 }
 
 // leadership tracks who leads, for the API, and runs the driver, the

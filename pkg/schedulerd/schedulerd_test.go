@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -34,12 +36,12 @@ type replica struct {
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("BCS_TEST_REPLICA"); spec != "" {
-		var o struct{ Etcd, Master, DataDir string }
+		var o struct{ Etcd, Master, DataDir, KeyFile string }
 		if err := json.Unmarshal([]byte(spec), &o); err != nil {
 			panic(err)
 		}
 		err := schedulerd.Run(context.Background(), schedulerd.Options{
-			Listen: "127.0.0.1:0", DataDir: o.DataDir, EtcdEndpoints: []string{o.Etcd}, Masters: []string{o.Master},
+			Listen: "127.0.0.1:0", DataDir: o.DataDir, EtcdEndpoints: []string{o.Etcd}, Masters: []string{o.Master}, SecretKeyFile: o.KeyFile,
 			ProcessExecutorURI: "file:///opt/bcs/bcs-process-executor",
 			TickInterval:       50 * time.Millisecond, ElectionTTL: time.Second,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -54,9 +56,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func startReplica(t *testing.T, etcd []string, master string) *replica {
+// startReplica starts a replica with a data directory of its own and the
+// sealing key file every replica must share.
+func startReplica(t *testing.T, etcd []string, master, keyFile string) *replica {
 	t.Helper()
-	spec, _ := json.Marshal(map[string]string{"Etcd": etcd[0], "Master": master, "DataDir": t.TempDir()})
+	spec, _ := json.Marshal(map[string]string{"Etcd": etcd[0], "Master": master, "DataDir": t.TempDir(), "KeyFile": keyFile})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "BCS_TEST_REPLICA="+string(spec))
 	cmd.Stderr = os.Stderr
@@ -176,8 +180,9 @@ func TestStandbyTakesOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(cluster.Stop)
-	a := startReplica(t, etcd.Endpoints(), cluster.MasterURL())
-	b := startReplica(t, etcd.Endpoints(), cluster.MasterURL())
+	keyFile := filepath.Join(t.TempDir(), "secret.key")
+	a := startReplica(t, etcd.Endpoints(), cluster.MasterURL(), keyFile)
+	b := startReplica(t, etcd.Endpoints(), cluster.MasterURL(), keyFile)
 
 	var leader, follower *replica
 	eventually(t, "a leader", func() (bool, string) {
@@ -329,5 +334,89 @@ func TestRunRefusesBadPathsAndEncodings(t *testing.T) {
 				t.Fatalf("Run: %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// runInProcess runs bcs-scheduler in this process until the test stops
+// it; it returns the API address, or Run's error if it fails to start.
+func runInProcess(t *testing.T, o schedulerd.Options) (addr string, stop func(), err error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	o.Listen, o.Logger, o.Ready = "127.0.0.1:0", slog.New(slog.DiscardHandler), func(addr string) { ready <- addr }
+	done := make(chan error, 1)
+	go func() { done <- schedulerd.Run(ctx, o) }()
+	select {
+	case addr := <-ready:
+		stop := func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		}
+		return addr, stop, nil
+	case err := <-done:
+		cancel()
+		return "", nil, err
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("bcs-scheduler did not start within 30s")
+		return "", nil, nil
+	}
+}
+
+// Issue 18 "One sealing key" through the process: a secret stored with
+// the data dir's key; a start with another key file is refused saying
+// which file and what to do; `rotate-key` re-seals under a new key, after
+// which the old key is refused and the new one reads the secret.
+func TestRunSealingKeyAndRotation(t *testing.T) {
+	cluster, err := devcluster.Start(context.Background(), devcluster.Config{ListenAddr: "127.0.0.1:0", WorkDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Stop)
+	masters := []string{cluster.MasterURL()}
+	dataDir, keys := t.TempDir(), t.TempDir()
+	addr, stop, err := runInProcess(t, schedulerd.Options{Masters: masters, DataDir: dataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "leading", func() (bool, string) {
+		var v leaderView
+		getJSON(t, "http://"+addr+"/v1/leader", &v)
+		return v.Self, fmt.Sprintf("%+v", v)
+	})
+	secret := `{"apiVersion":"v4","kind":"secret","metadata":{"name":"db","namespace":"ns-a"},"datas":{"password":{"content":"aHVudGVyMg=="}}}`
+	post(t, "http://"+addr+"/v1/secrets", secret)
+	stop()
+
+	otherKey := filepath.Join(keys, "other.key")
+	if _, err := store.LoadOrCreateKey(otherKey); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runInProcess(t, schedulerd.Options{Masters: masters, DataDir: dataDir, SecretKeyFile: otherKey})
+	if !errors.Is(err, store.ErrSealingKey) || !strings.Contains(err.Error(), otherKey) {
+		t.Fatalf("start with another key file: %v, want %v naming %s", err, store.ErrSealingKey, otherKey)
+	}
+
+	newKey := filepath.Join(keys, "new.key")
+	r, err := schedulerd.RotateKey(context.Background(), schedulerd.RotateKeyOptions{DataDir: dataDir, NewKeyFile: newKey})
+	if err != nil {
+		t.Fatalf("RotateKey: %v", err)
+	}
+	if r.Resealed != 1 {
+		t.Errorf("rotation %+v, want the one secret re-sealed", r)
+	}
+	_, _, err = runInProcess(t, schedulerd.Options{Masters: masters, DataDir: dataDir})
+	if !errors.Is(err, store.ErrSealingKey) {
+		t.Fatalf("start with the old key after the rotation: %v, want %v", err, store.ErrSealingKey)
+	}
+	addr, stop, err = runInProcess(t, schedulerd.Options{Masters: masters, DataDir: dataDir, SecretKeyFile: newKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if code := getJSON(t, "http://"+addr+"/v1/secrets/ns-a/db", nil); code != http.StatusOK {
+		t.Fatalf("GET the secret with the new key: %d", code)
 	}
 }

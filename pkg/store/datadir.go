@@ -10,6 +10,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // ErrDamagedDataDir is wrapped when the embedded etcd's directory cannot
@@ -56,7 +57,7 @@ func checkBoltFile(path, dataDir string) (err error) {
 		}
 	}()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return fmt.Errorf("embedded etcd: the database %q is locked by another process: is another bcs-scheduler running with this data directory?", path)
 	}
 	if err != nil {

@@ -23,6 +23,11 @@
 //     a ciphertext cannot be moved to another key. In every other value
 //     the passwords a manifest holds (SealedMembers) are sealed alone, in
 //     place, so the rest stays readable JSON. The store never logs values.
+//   - One sealing key per store: Open with Config.KeyFile checks the key
+//     file against the fingerprint recorded at first use, and
+//     RotateSealingKey moves every sealed value to a new key.
+//   - Checking the embedded etcd's data directory before etcd opens it,
+//     where etcd would panic or hang (datadir.go).
 //   - The key layout below.
 //
 // # Key layout
@@ -51,6 +56,8 @@
 //	notifytargets/<callback id>                    that callback's URL (sealed at rest)
 //	notifications/<notification id>                a notification and its deliveries; ids
 //	                                               begin with the UTC time, so keys sort by time
+//	sealing/fingerprint                            SHA-256 of the sealing key (never the key)
+//	sealing/rotation                               the new key's fingerprint while a rotation runs
 //
 // Key, Prefix and AppVersionKey build these keys and validate user-supplied
 // segments. An application update and its new version-history entry are
@@ -60,7 +67,8 @@
 //
 // No HTTP server or client (the embedded etcd serves only its gRPC client
 // port; its HTTP gateway is disabled), no Mesos client or protobufs, and no
-// other bcs-mesos package except errdefs. Typed objects live in the packages that
+// other bcs-mesos package except errdefs; bbolt only to check the embedded
+// etcd's database file. Typed objects live in the packages that
 // own them; this package only moves bytes (and JSON through GetJSON and
 // friends).
 package store

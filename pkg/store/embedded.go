@@ -93,11 +93,15 @@ func StartEmbedded(ctx context.Context, dataDir string, opts ...EmbeddedOption) 
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("embedded etcd: data directory %q: %w", dataDir, err)
 	}
+	dir := filepath.Join(dataDir, embeddedSubdir)
+	if err := checkEtcdDataDir(dir); err != nil {
+		return nil, err
+	}
 	// Free ports are found by binding and releasing them; another process
 	// can take one in between, so retry a few times with new ports.
 	const attempts = 3
 	for attempt := 1; ; attempt++ {
-		e, err := startEmbedded(ctx, filepath.Join(dataDir, embeddedSubdir), c)
+		e, err := startEmbedded(ctx, dir, c)
 		if err == nil {
 			return e, nil
 		}
@@ -122,9 +126,6 @@ func startEmbedded(ctx context.Context, dir string, c embeddedConfig) (*Embedded
 		return nil, fmt.Errorf("embedded etcd logger: %w", err)
 	}
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logger)
-	if err := checkEtcdDataDir(dir); err != nil {
-		return nil, err
-	}
 	timer := time.NewTimer(c.startTimeout)
 	defer timer.Stop()
 	etcd, err := startEtcd(ctx, cfg, timer.C)
@@ -136,12 +137,14 @@ func startEmbedded(ctx context.Context, dir string, c embeddedConfig) (*Embedded
 	case err := <-etcd.Err():
 		etcd.Close()
 		return nil, fmt.Errorf("embedded etcd in %q: %w", dir, err)
+	// An etcd that never got ready can take long to close: the caller, a
+	// process told to stop, does not wait for it.
 	case <-timer.C:
-		etcd.Close()
+		go etcd.Close()
 		return nil, fmt.Errorf("embedded etcd in %q not ready after %s: %w", dir, c.startTimeout, errdefs.ErrUnavailable)
 	case <-ctx.Done():
-		etcd.Close()
-		return nil, fmt.Errorf("embedded etcd in %q: %w", dir, ctx.Err())
+		go etcd.Close()
+		return nil, fmt.Errorf("embedded etcd in %q: stopped before it was ready: %w", dir, ctx.Err())
 	}
 	e := &Embedded{etcd: etcd, logLevel: level}
 	for _, l := range etcd.Clients {
