@@ -19,6 +19,9 @@ type Election struct {
 	election *concurrency.Election
 }
 
+// electionPrefix holds the elections: a key per campaigning replica.
+const electionPrefix = "election/"
+
 // NewElection joins the election name (relative to the store prefix) with
 // a session of ttl (rounded to seconds, at least 1).
 func (s *Store) NewElection(ctx context.Context, name string, ttl time.Duration) (*Election, error) {
@@ -30,7 +33,7 @@ func (s *Store) NewElection(ctx context.Context, name string, ttl time.Duration)
 	if err != nil {
 		return nil, classify(ctx, "election session", err)
 	}
-	return &Election{session: session, election: concurrency.NewElection(session, s.prefix+"election/"+name)}, nil
+	return &Election{session: session, election: concurrency.NewElection(session, s.prefix+electionPrefix+name)}, nil
 }
 
 // Campaign blocks until this replica leads, announcing value (its API

@@ -61,7 +61,7 @@ func (s *Store) RotateSealingKey(ctx context.Context, from, to *Sealer) (Rotatio
 // refuseRunningReplicas fails while any replica campaigns in an election
 // (NewElection): its key lives as long as the replica's etcd session.
 func (s *Store) refuseRunningReplicas(ctx context.Context) error {
-	resp, err := s.getPage(ctx, s.prefix+"election/", []clientv3.OpOption{clientv3.WithPrefix()})
+	resp, err := s.getPage(ctx, s.prefix+electionPrefix, []clientv3.OpOption{clientv3.WithPrefix()})
 	if err != nil {
 		return classify(ctx, "list the election", err)
 	}
