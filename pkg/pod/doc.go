@@ -80,6 +80,7 @@
 // other way round. CPU pinning is asked of a CPUSetPlanner (pkg/numa
 // implements it) through a small interface defined here. Docker
 // parameters are read by pkg/dockerparam, the parser the scheduler
-// validates manifests with; of bcs-mesos it imports only proto, errdefs,
-// taskstate and dockerparam.
+// validates manifests with; remote configmap items are fetched by
+// pkg/remotefile. Of bcs-mesos it imports only proto, errdefs, taskstate,
+// dockerparam and remotefile.
 package pod

@@ -33,5 +33,6 @@
 //     naming its process, so a live executor's pods are never touched).
 //
 // It must not import the scheduler side or pkg/devcluster; it talks to
-// dockerd only through pkg/pod.
+// dockerd only through pkg/pod, and fetches remote configmap items (for
+// updates) with pkg/remotefile.
 package podruntime

@@ -59,6 +59,6 @@
 //     TASK_FAILED after consecutiveFailures failures.
 //
 // It must not import the scheduler side, pkg/devcluster or any Mesos
-// client; only pkg/executor, pkg/healthcheck, pkg/taskstate, pkg/errdefs
-// and proto.
+// client; only pkg/executor, pkg/healthcheck, pkg/remotefile (packages
+// and remote configmap items), pkg/taskstate, pkg/errdefs and proto.
 package process
