@@ -68,7 +68,8 @@ func (o Op) String() string { return fmt.Sprintf("%s %q", o.kind, o.key) }
 // or nothing is written and the error is the first failing op's:
 // errdefs.ErrAlreadyExists, errdefs.ErrNotFound or errdefs.ErrConflict.
 // A key may appear in at most one op; etcd limits a transaction to 128 ops
-// by default.
+// by default. On a view WithFence, the fence is one more precondition,
+// checked first: ErrDeposed when it fails.
 func (s *Store) Apply(ctx context.Context, ops ...Op) (int64, error) {
 	if len(ops) == 0 {
 		return 0, fmt.Errorf("apply: no ops: %w", errdefs.ErrInvalidArgument)
@@ -80,6 +81,10 @@ func (s *Store) Apply(ctx context.Context, ops ...Op) (int64, error) {
 		seen       = make(map[string]bool, len(ops))
 		conditions []int // index into ops of each op with a precondition
 	)
+	if s.fence != nil {
+		cmps = append(cmps, s.fence.cmp())
+		elses = append(elses, clientv3.OpGet(s.fence.key, clientv3.WithKeysOnly()))
+	}
 	for i, op := range ops {
 		if err := s.checkOp(op); err != nil {
 			return 0, opError(ops, i, err)
@@ -125,11 +130,19 @@ func (s *Store) Apply(ctx context.Context, ops ...Op) (int64, error) {
 	if resp.Succeeded {
 		return resp.Header.Revision, nil
 	}
-	// The else branch read every conditioned key at the same revision the
-	// comparison failed at: find the first op whose precondition is false.
+	// The else branch read the leader key of the fence, if any, and every
+	// conditioned key at the same revision the comparison failed at: find
+	// the first precondition that is false.
+	reads := resp.Responses
+	if s.fence != nil {
+		if !s.fence.holds(resp) {
+			return 0, s.fence.refuse(ops)
+		}
+		reads = reads[1:]
+	}
 	for j, i := range conditions {
 		var current int64 // mod revision; 0 when the key is missing
-		if kvs := resp.Responses[j].GetResponseRange().GetKvs(); len(kvs) > 0 {
+		if kvs := reads[j].GetResponseRange().GetKvs(); len(kvs) > 0 {
 			current = kvs[0].ModRevision
 		}
 		if err := preconditionError(ops[i], current); err != nil {

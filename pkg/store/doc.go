@@ -13,10 +13,15 @@
 //     fails with errdefs.ErrConflict instead of losing the other write.
 //   - Error classes: a missing key is errdefs.ErrNotFound, creating an
 //     existing key is errdefs.ErrAlreadyExists, a stale revision is
-//     errdefs.ErrConflict, a malformed key or request is
+//     errdefs.ErrConflict, a write refused by a fence is ErrDeposed (an
+//     errdefs.ErrUnavailable), a malformed key or request is
 //     errdefs.ErrInvalidArgument, and an unreachable or timed-out etcd is
 //     errdefs.ErrUnavailable (every request is bounded by
 //     Config.RequestTimeout).
+//   - Leader election (NewElection) and fencing: a view WithFence makes
+//     every write conditional on the leader key of the term Campaign won,
+//     so a leader deposed while paused or cut off writes nothing
+//     (ErrDeposed) whatever it still believes.
 //   - Encryption at rest of everything under secrets/ and notifytargets/
 //     (callback URLs, which may carry credentials): values are sealed
 //     with AES-256-GCM (Sealer) using the object key as associated data, so

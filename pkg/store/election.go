@@ -17,6 +17,7 @@ import (
 type Election struct {
 	session  *concurrency.Session
 	election *concurrency.Election
+	fence    *Fence // the term Campaign won; nil before
 }
 
 // electionPrefix holds the elections: a key per campaigning replica.
@@ -42,8 +43,13 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 	if err := e.election.Campaign(ctx, value); err != nil {
 		return classify(ctx, "campaign", err)
 	}
+	e.fence = &Fence{key: e.election.Key(), rev: e.election.Rev(), refused: make(chan struct{})}
 	return nil
 }
+
+// Fence returns the fence of the term Campaign won (see WithFence), or
+// nil before Campaign returned.
+func (e *Election) Fence() *Fence { return e.fence }
 
 // Leader returns the value the current leader announced, or "" when there
 // is none.

@@ -65,6 +65,7 @@ type Store struct {
 	requestTimeout time.Duration
 	pageSize       int64
 	sealer         *Sealer
+	fence          *Fence // see WithFence; nil writes unconditionally
 }
 
 // Entry is one stored key with its value and etcd's bookkeeping.

@@ -55,6 +55,7 @@ func Run(t *testing.T, cluster Cluster) {
 		{"CallbackURLsSealedAtRest", testCallbackURLsSealedAtRest},
 		{"PasswordsSealedAtRest", testPasswordsSealedAtRest},
 		{"JSON", testJSON},
+		{"FencedWritesEndWithLeadership", testFence},
 		// Last: compaction drops history of the whole shared cluster.
 		{"WatchFromCompactedRevision", testWatchCompacted},
 	}

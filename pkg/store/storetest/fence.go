@@ -1,0 +1,130 @@
+package storetest
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+// Issue 18: a deposed leader writes nothing. Two replicas campaign; the
+// leader writes through a view fenced by its term; its lease is revoked
+// (as when its TTL lapses while it is paused or cut off), the other
+// replica takes over, and then every kind of write the old leader makes
+// through its fenced view is refused with ErrDeposed — not ErrConflict,
+// which callers retry — and changes nothing, while the new leader's fenced
+// writes and the old replica's unfenced ones (users' API writes) go on.
+func testFence(t *testing.T, h *harness) {
+	a, b := h.open(), h.open()
+	const ttl = 3 * time.Second // kept alive every second: only the revocation ends a's term
+	electionA, err := a.NewElection(ctx(t), "scheduler", ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	electionB, err := b.NewElection(ctx(t), "scheduler", ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = electionB.Resign(ctx(t)) })
+	if err := electionA.Campaign(ctx(t), "http://a"); err != nil {
+		t.Fatal(err)
+	}
+	bLeads := make(chan error, 1)
+	go func() { bLeads <- electionB.Campaign(ctx(t), "http://b") }()
+
+	fencedA := a.WithFence(electionA.Fence())
+	rev := mustCreate(t, fencedA, "apps/default/web", "spec 1")
+	mustCreate(t, fencedA, "taskgroups/default/web/tg-0", "running")
+	if _, err := fencedA.Update(ctx(t), "apps/default/web", []byte("spec 2"), rev); err != nil {
+		t.Fatalf("leader's fenced Update: %v", err)
+	}
+	// While the term holds, a failed precondition is reported as usual.
+	_, err = fencedA.Create(ctx(t), "apps/default/web", []byte("again"))
+	wantClass(t, "leader's Create of an existing key", err, errdefs.ErrAlreadyExists)
+	if errors.Is(err, store.ErrDeposed) {
+		t.Fatalf("Create of an existing key while leading: %v, want no ErrDeposed", err)
+	}
+	select {
+	case <-electionA.Fence().Refused():
+		t.Fatal("the fence refused a write while its term held")
+	default:
+	}
+
+	// a's lease ends in etcd; a still believes it leads.
+	raw := h.raw()
+	leaderKey, err := raw.Get(ctx(t), h.prefix+"election/scheduler/", clientv3.WithFirstCreate()...)
+	if err != nil || len(leaderKey.Kvs) == 0 || string(leaderKey.Kvs[0].Value) != "http://a" {
+		t.Fatalf("leader key: %v %v", leaderKey, err)
+	}
+	if _, err := raw.Revoke(ctx(t), clientv3.LeaseID(leaderKey.Kvs[0].Lease)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-bLeads:
+		if err != nil {
+			t.Fatalf("b's campaign: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("b did not take over after a's lease was revoked")
+	}
+
+	before, err := a.Revision(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := map[string]func() error{
+		"Create": func() error {
+			_, err := fencedA.Create(ctx(t), "apps/default/new", []byte("x"))
+			return err
+		},
+		"Update": func() error {
+			e := mustGet(t, a, "apps/default/web")
+			_, err := fencedA.Update(ctx(t), "apps/default/web", []byte("spec 3"), e.Revision)
+			return err
+		},
+		"Put": func() error {
+			_, err := fencedA.Put(ctx(t), "agents/a1", []byte("x"))
+			return err
+		},
+		"Delete": func() error { return fencedA.Delete(ctx(t), "taskgroups/default/web/tg-0", 0) },
+		// A precondition that fails too: the fence is reported first.
+		"Apply": func() error {
+			_, err := fencedA.Apply(ctx(t), store.CreateOp("apps/default/web", []byte("x")), store.PutOp("agents/a2", []byte("x")))
+			return err
+		},
+	}
+	for name, write := range writes {
+		err := write()
+		if !errors.Is(err, store.ErrDeposed) || !errors.Is(err, errdefs.ErrUnavailable) || errors.Is(err, errdefs.ErrConflict) {
+			t.Errorf("deposed leader's %s: %v, want ErrDeposed (ErrUnavailable, not ErrConflict)", name, err)
+		}
+	}
+	if after, err := a.Revision(ctx(t)); err != nil || after != before {
+		t.Fatalf("store revision %d → %d (%v): a deposed leader's write landed", before, after, err)
+	}
+	wantValue(t, a, "apps/default/web", "spec 2")
+	select {
+	case <-electionA.Fence().Refused():
+	default:
+		t.Fatal("Refused not closed after a refused write")
+	}
+	// a's session notices its lease is gone too.
+	select {
+	case <-electionA.Lost():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Lost not closed after a's lease was revoked")
+	}
+
+	// The new leader writes through its own fence; users' writes on the
+	// old replica are not fenced.
+	if _, err := b.WithFence(electionB.Fence()).Put(ctx(t), "agents/a1", []byte("b's")); err != nil {
+		t.Fatalf("new leader's fenced Put: %v", err)
+	}
+	if _, err := a.Create(ctx(t), "configmaps/default/user", []byte("x")); err != nil {
+		t.Fatalf("unfenced Create on the old replica: %v", err)
+	}
+}
