@@ -117,6 +117,15 @@ func (r *Registry) WithSecretValues(v SecretValues) *Registry {
 	return r
 }
 
+// OnStore returns a registry like r that reads and writes through s, a
+// view of r's store: the leader's components write through a view
+// fenced by its term (store.WithFence).
+func (r *Registry) OnStore(s *store.Store) *Registry {
+	on := *r
+	on.store = s
+	return &on
+}
+
 // appIdentity returns what the registry needs of a workload manifest.
 func appIdentity(obj manifest.Object) (meta manifest.ObjectMeta, instances int, err error) {
 	instances, ok := manifest.InstancesOf(obj)

@@ -34,6 +34,7 @@ import (
 type system struct {
 	t       *testing.T
 	cluster *devcluster.Cluster
+	etcd    *store.Embedded
 	reg     *registry.Registry
 	st      *store.Store
 	driver  *scheduler.Driver
@@ -51,8 +52,16 @@ func newStore(t *testing.T) *store.Store {
 
 func startSystem(t *testing.T, agents ...devcluster.AgentSpec) *system {
 	t.Helper()
+	s := newSystem(t, agents...)
+	s.startDriver()
+	return s
+}
+
+// newSystem is startSystem before the driver starts.
+func newSystem(t *testing.T, agents ...devcluster.AgentSpec) *system {
+	t.Helper()
 	ctx := context.Background()
-	st := newStore(t)
+	st, etcd := storetest.NewStore(t)
 	cluster, err := devcluster.Start(ctx, devcluster.Config{
 		ListenAddr:          "127.0.0.1:0",
 		AllocationInterval:  devcluster.Duration(50 * time.Millisecond),
@@ -66,9 +75,7 @@ func startSystem(t *testing.T, agents ...devcluster.AgentSpec) *system {
 		t.Fatal(err)
 	}
 	t.Cleanup(cluster.Stop)
-	s := &system{t: t, cluster: cluster, reg: registry.New(st, time.Now), st: st, agentSync: 200 * time.Millisecond}
-	s.startDriver()
-	return s
+	return &system{t: t, cluster: cluster, etcd: etcd, reg: registry.New(st, time.Now), st: st, agentSync: 200 * time.Millisecond}
 }
 
 func (s *system) startDriver() {

@@ -5,5 +5,12 @@
 // while it leads, and — with Dev — an embedded Mesos-compatible dev
 // cluster on this machine. RotateKey is `bcs-scheduler rotate-key`.
 //
+// What it does as leader it writes through a store fenced by its term
+// (store.WithFence): once its etcd session has ended — it was paused or
+// cut off past the election TTL and another replica leads — its writes
+// are refused, and on the first refusal or the session's end it stops
+// them all and campaigns again as a standby. The API's writes, made on
+// users' behalf, are not fenced: a follower redirects them to the leader.
+//
 // It is the wiring only; the logic lives in the packages it starts.
 package schedulerd

@@ -353,11 +353,14 @@ func (l *leadership) set(leader string) {
 }
 
 // run campaigns, and while leading runs the driver, the hook runner and
-// the notifier; when leadership or one of them fails it steps down and
+// the notifier; when leadership or one of them fails — its session lost,
+// a write refused by its fence — it steps down and, a standby again,
 // campaigns again.
 func (l *leadership) run(ctx context.Context, st *store.Store, o Options, masters []string, encoding encoding.Codec, reg *registry.Registry, op *operator) error {
 	for ctx.Err() == nil {
-		if err := l.term(ctx, st, o, masters, encoding, reg, op); err != nil && ctx.Err() == nil {
+		err := l.term(ctx, st, o, masters, encoding, reg, op)
+		l.set("") // until the next term's observer sees who leads
+		if err != nil && ctx.Err() == nil {
 			o.Logger.Error("leadership term ended", "err", err)
 			select {
 			case <-time.After(time.Second):
@@ -390,6 +393,13 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 	}
 	l.set(l.self)
 	o.Logger.Info("leading", "self", l.self)
+	// Everything this replica does as leader writes through the fence of
+	// its term: once another replica leads (this one paused or cut off
+	// past its TTL), its writes are refused and the term ends. The API's
+	// writes, made for users, keep going through reg.
+	fence := election.Fence()
+	leaderStore := st.WithFence(fence)
+	leaderReg := reg.OnStore(leaderStore)
 
 	cfg := o.Scheduler
 	cfg.ContainerExecutor.URI, cfg.ProcessExecutor.URI = o.ContainerExecutorURI, o.ProcessExecutorURI
@@ -408,7 +418,7 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 		"--work-base-dir="+cfg.WorkBaseDir, "--run-base-dir="+cfg.RunBaseDir)
 	driver, err := scheduler.NewDriver(scheduler.DriverConfig{
 		Masters: masters, Encoding: encoding, User: o.User, Role: o.Role, FailoverTimeout: o.FailoverTimeout,
-		Registry: reg, Store: st, Core: cfg, TickInterval: o.TickInterval, Logger: o.Logger,
+		Registry: leaderReg, Store: leaderStore, Core: cfg, TickInterval: o.TickInterval, Logger: o.Logger,
 		AgentSyncInterval: o.AgentSyncInterval,
 	})
 	if err != nil {
@@ -416,14 +426,14 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 	}
 	// The hook runner drives the hook runs while this replica leads; the
 	// next leader's resumes them from their stored measurements.
-	hooks, err := hookrun.New(hookrun.Config{Registry: reg, Store: st, Logger: o.Logger.With("component", "hookrun")})
+	hooks, err := hookrun.New(hookrun.Config{Registry: leaderReg, Store: leaderStore, Logger: o.Logger.With("component", "hookrun")})
 	if err != nil {
 		return err
 	}
 	// The notifier delivers the notifications the driver stores; the
 	// next leader's resumes from their delivery records.
 	notifyCfg := o.Notify
-	notifyCfg.Registry, notifyCfg.Store, notifyCfg.Logger = reg, st, o.Logger.With("component", "notify")
+	notifyCfg.Registry, notifyCfg.Store, notifyCfg.Logger = leaderReg, leaderStore, o.Logger.With("component", "notify")
 	notifier, err := notify.New(notifyCfg)
 	if err != nil {
 		return err
@@ -454,13 +464,18 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 	select {
 	case <-election.Lost():
 		err = fmt.Errorf("lost the etcd session: %w", errdefs.ErrUnavailable)
+	case <-fence.Refused():
+		err = fmt.Errorf("deposed, stepping down: a write was refused: %w", store.ErrDeposed)
 	case err = <-done:
 		running--
 	case <-ctx.Done():
 	}
 	stopLeading()
 	for ; running > 0; running-- {
-		<-done
+		// A write refused by the fence while stopping shows here.
+		if stopErr := <-done; stopErr != nil {
+			o.Logger.Warn("stopped leading", "err", stopErr)
+		}
 	}
 	return err
 }

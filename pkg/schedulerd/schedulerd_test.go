@@ -3,6 +3,7 @@ package schedulerd_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,15 +37,27 @@ type replica struct {
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("BCS_TEST_REPLICA"); spec != "" {
-		var o struct{ Etcd, Master, DataDir, KeyFile string }
+		var o struct {
+			Etcd, Master, DataDir, KeyFile string
+			ElectionTTL                    time.Duration
+			LogFile                        string // default: discard
+		}
 		if err := json.Unmarshal([]byte(spec), &o); err != nil {
 			panic(err)
+		}
+		log := io.Discard
+		if o.LogFile != "" {
+			f, err := os.Create(o.LogFile)
+			if err != nil {
+				panic(err)
+			}
+			log = f
 		}
 		err := schedulerd.Run(context.Background(), schedulerd.Options{
 			Listen: "127.0.0.1:0", DataDir: o.DataDir, EtcdEndpoints: []string{o.Etcd}, Masters: []string{o.Master}, SecretKeyFile: o.KeyFile,
 			ProcessExecutorURI: "file:///opt/bcs/bcs-process-executor",
-			TickInterval:       50 * time.Millisecond, ElectionTTL: time.Second,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			TickInterval:       50 * time.Millisecond, ElectionTTL: cmp.Or(o.ElectionTTL, time.Second),
+			Logger: slog.New(slog.NewTextHandler(log, nil)),
 			Ready:  func(addr string) { fmt.Println("READY", addr) },
 		})
 		if err != nil {
@@ -60,9 +73,15 @@ func TestMain(m *testing.M) {
 // sealing key file every replica must share.
 func startReplica(t *testing.T, etcd []string, master, keyFile string) *replica {
 	t.Helper()
-	spec, _ := json.Marshal(map[string]string{"Etcd": etcd[0], "Master": master, "DataDir": t.TempDir(), "KeyFile": keyFile})
+	return startReplicaWith(t, map[string]any{"Etcd": etcd[0], "Master": master, "DataDir": t.TempDir(), "KeyFile": keyFile})
+}
+
+// startReplicaWith starts a replica of spec (see TestMain).
+func startReplicaWith(t *testing.T, spec map[string]any) *replica {
+	t.Helper()
+	specJSON, _ := json.Marshal(spec)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "BCS_TEST_REPLICA="+string(spec))
+	cmd.Env = append(os.Environ(), "BCS_TEST_REPLICA="+string(specJSON))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -114,6 +133,9 @@ type appView struct {
 			ID          int    `json:"id"`
 			TaskGroupID string `json:"taskGroupID"`
 			State       string `json:"state"`
+			Tasks       []struct {
+				ID string `json:"id"`
+			} `json:"tasks"`
 		} `json:"instances"`
 	} `json:"status"`
 }
@@ -165,38 +187,11 @@ func runningIDs(t *testing.T, addr string) []string {
 // duplicated. Issue 14: a hook run under way goes on on the new leader,
 // its measurements kept.
 func TestStandbyTakesOver(t *testing.T) {
-	ctx := context.Background()
-	etcd, err := store.StartEmbedded(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(etcd.Close)
-	cluster, err := devcluster.Start(ctx, devcluster.Config{
-		ListenAddr: "127.0.0.1:0", WorkDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler),
-		AllocationInterval: devcluster.Duration(50 * time.Millisecond), DefaultRefuse: devcluster.Duration(100 * time.Millisecond),
-		SimulatedStartDelay: devcluster.Duration(20 * time.Millisecond),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cluster.Stop)
+	etcd, cluster := startEtcdAndCluster(t)
 	keyFile := filepath.Join(t.TempDir(), "secret.key")
 	a := startReplica(t, etcd.Endpoints(), cluster.MasterURL(), keyFile)
 	b := startReplica(t, etcd.Endpoints(), cluster.MasterURL(), keyFile)
-
-	var leader, follower *replica
-	eventually(t, "a leader", func() (bool, string) {
-		var va, vb leaderView
-		getJSON(t, "http://"+a.addr+"/v1/leader", &va)
-		getJSON(t, "http://"+b.addr+"/v1/leader", &vb)
-		switch {
-		case va.Self && vb.Leader == "http://"+a.addr:
-			leader, follower = a, b
-		case vb.Self && va.Leader == "http://"+b.addr:
-			leader, follower = b, a
-		}
-		return leader != nil, fmt.Sprintf("a=%+v b=%+v", va, vb)
-	})
+	leader, follower := whoLeads(t, a, b)
 
 	// A write to the follower is redirected to the leader (307).
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -241,6 +236,46 @@ func TestStandbyTakesOver(t *testing.T) {
 		kept := len(r.Measurements) > 0 && r.Measurements[0] == measuredBefore
 		return kept && hookServer.calls.Load() > calls && r.Count > 1, fmt.Sprintf("%+v", run.Status)
 	})
+}
+
+// startEtcdAndCluster starts an embedded etcd and a simulated dev
+// cluster, both stopped when t ends.
+func startEtcdAndCluster(t *testing.T) (*store.Embedded, *devcluster.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	etcd, err := store.StartEmbedded(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Close)
+	cluster, err := devcluster.Start(ctx, devcluster.Config{
+		ListenAddr: "127.0.0.1:0", WorkDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler),
+		AllocationInterval: devcluster.Duration(50 * time.Millisecond), DefaultRefuse: devcluster.Duration(100 * time.Millisecond),
+		SimulatedStartDelay: devcluster.Duration(20 * time.Millisecond),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Stop)
+	return etcd, cluster
+}
+
+// whoLeads waits until one of a and b leads and the other knows it.
+func whoLeads(t *testing.T, a, b *replica) (leader, follower *replica) {
+	t.Helper()
+	eventually(t, "a leader", func() (bool, string) {
+		var va, vb leaderView
+		getJSON(t, "http://"+a.addr+"/v1/leader", &va)
+		getJSON(t, "http://"+b.addr+"/v1/leader", &vb)
+		switch {
+		case va.Self && vb.Leader == "http://"+a.addr:
+			leader, follower = a, b
+		case vb.Self && va.Leader == "http://"+b.addr:
+			leader, follower = b, a
+		}
+		return leader != nil, fmt.Sprintf("a=%+v b=%+v", va, vb)
+	})
+	return leader, follower
 }
 
 type countingServer struct {

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
@@ -55,13 +53,8 @@ func testFence(t *testing.T, h *harness) {
 	}
 
 	// a's lease ends in etcd; a still believes it leads.
-	raw := h.raw()
-	leaderKey, err := raw.Get(ctx(t), h.prefix+"election/scheduler/", clientv3.WithFirstCreate()...)
-	if err != nil || len(leaderKey.Kvs) == 0 || string(leaderKey.Kvs[0].Value) != "http://a" {
-		t.Fatalf("leader key: %v %v", leaderKey, err)
-	}
-	if _, err := raw.Revoke(ctx(t), clientv3.LeaseID(leaderKey.Kvs[0].Lease)); err != nil {
-		t.Fatal(err)
+	if leader := ExpireLeader(t, h.cluster.Endpoints(), h.prefix, "scheduler"); leader != "http://a" {
+		t.Fatalf("expired the lease of %q, want a's", leader)
 	}
 	select {
 	case err := <-bLeads:
