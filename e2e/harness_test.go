@@ -67,6 +67,8 @@ type system struct {
 	control   string // the dev cluster's control API (POST /agents, POST /agents/{id}/remove)
 	cluster   *exec.Cmd
 	scheduler *exec.Cmd
+	// standbys are more bcs-scheduler replicas (startStandby).
+	standbys []*exec.Cmd
 }
 
 func startSystem(t *testing.T, schedulerArgs ...string) *system {
@@ -128,7 +130,14 @@ func (s *system) packageGamesvr() {
 
 func (s *system) startScheduler() {
 	s.t.Helper()
-	listen := strings.TrimPrefix(s.api, "http://")
+	s.scheduler = s.spawnScheduler("bcs-scheduler", s.api)
+}
+
+// spawnScheduler starts bcs-scheduler with its API at api (as name.log)
+// and waits until the API answers.
+func (s *system) spawnScheduler(name, api string) *exec.Cmd {
+	s.t.Helper()
+	listen := strings.TrimPrefix(api, "http://")
 	args := append([]string{"--listen", listen, "--data-dir", filepath.Join(s.dir, "data"), "--master", s.master,
 		"--process-executor-uri", "file://" + filepath.Join(bin, "bcs-process-executor"),
 		"--container-executor-uri", "file://" + filepath.Join(bin, "bcs-container-executor"),
@@ -136,15 +145,16 @@ func (s *system) startScheduler() {
 		// No registry: pods' network containers run the test image.
 		"--container-executor-arg=--network-image=bcs-test/busybox:latest",
 		"--container-executor-arg=--network-command=sleep 2147483647"}, s.extraArgs...)
-	s.scheduler = s.spawn("bcs-scheduler", filepath.Join(bin, "bcs-scheduler"), args...)
+	cmd := s.spawn(name, filepath.Join(bin, "bcs-scheduler"), args...)
 	s.eventually("the API", func() (bool, string) {
-		resp, err := http.Get(s.api + "/healthz")
+		resp, err := http.Get(api + "/healthz")
 		if err != nil {
 			return false, err.Error()
 		}
 		resp.Body.Close()
 		return resp.StatusCode == 200, resp.Status
 	})
+	return cmd
 }
 
 // spawn starts a binary in its own process group, logging to a file.
@@ -170,8 +180,9 @@ func (s *system) killScheduler() {
 }
 
 func (s *system) stop() {
-	for _, cmd := range []*exec.Cmd{s.scheduler, s.cluster} {
+	for _, cmd := range append(s.standbys, s.scheduler, s.cluster) {
 		if cmd != nil && cmd.ProcessState == nil {
+			_ = cmd.Process.Signal(syscall.SIGCONT) // a test may have frozen it
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			done := make(chan struct{})
 			go func() { _, _ = cmd.Process.Wait(); close(done) }()
@@ -192,7 +203,7 @@ func (s *system) stop() {
 		}
 	}
 	if s.t.Failed() {
-		for _, name := range []string{"bcs-scheduler", "devcluster"} {
+		for _, name := range []string{"bcs-scheduler", "bcs-scheduler-standby", "devcluster"} {
 			if data, err := os.ReadFile(filepath.Join(s.dir, name+".log")); err == nil {
 				s.t.Logf("%s.log (last 4000 bytes):\n%s", name, tail(data, 4000))
 			}
