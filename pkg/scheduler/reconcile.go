@@ -25,6 +25,15 @@ func (c *Core) subscribed(id string) {
 	c.reconcileSweeps()
 	c.sendReconcile()
 	c.implicitSent = c.now
+	// Instances being killed (a deletion or a scale-down restored from
+	// the store, or KILLs sent while disconnected, which went nowhere) are
+	// killed again now rather than after the kill grace and the retry
+	// interval.
+	for _, id := range slices.Sorted(maps.Keys(c.tasks)) {
+		if inst := c.tasks[id]; inst.phase == PhaseKilling {
+			c.sendKill(inst, id)
+		}
+	}
 }
 
 // learnFrameworkID persists the framework ID the master gave us.
