@@ -39,7 +39,7 @@
 //
 // The package is pure data: it must not import HTTP, storage (etcd) or
 // Mesos code, and no bcs-mesos package but field, errdefs, constraint,
-// strictjson and dockerparam (a container's docker parameters are read by
-// the container executor's own parser, so that what it would refuse is
-// refused here).
+// strictjson, dockerparam and confine (a container's docker parameters
+// and a process's paths are read by the executors' own rules, so that
+// what they would refuse is refused here).
 package manifest

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/confine"
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
 	"github.com/bcs-mesos/bcs-mesos/pkg/dockerparam"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
@@ -301,8 +302,11 @@ func (v *validator) checkPort(p field.Path, port int, name string, ports map[str
 	}
 }
 
-// item checks one configmap or secret item.
-func (v *validator) item(p field.Path, typ, key, keyOrPath string) {
+// item checks one configmap or secret item. A process's file items are
+// on the host and checked once expanded (confined); a container's are
+// absolute paths in the container.
+func (v *validator) item(p field.Path, it refItem) {
+	typ, key, keyOrPath := it.typ, it.dataKey, it.keyOrPath
 	if key == "" {
 		v.required(p.Child("dataKey"))
 	}
@@ -317,7 +321,7 @@ func (v *validator) item(p field.Path, typ, key, keyOrPath string) {
 	case ItemFile:
 		if keyOrPath == "" {
 			v.invalid(kp, "required: the file to write")
-		} else if !path.IsAbs(keyOrPath) {
+		} else if !it.onHost && !path.IsAbs(keyOrPath) {
 			v.invalid(kp, "want an absolute path, got %q", keyOrPath)
 		}
 	default:
@@ -325,11 +329,11 @@ func (v *validator) item(p field.Path, typ, key, keyOrPath string) {
 	}
 }
 
-func (v *validator) configMapRefs(p field.Path, refs []ConfigMapRef) {
+func (v *validator) configMapRefs(p field.Path, refs []ConfigMapRef, onHost bool) {
 	for i, ref := range refs {
 		items := make([]refItem, len(ref.Items))
 		for j, it := range ref.Items {
-			items[j] = refItem{it.Type, it.DataKey, it.KeyOrPath}
+			items[j] = refItem{it.Type, it.DataKey, it.KeyOrPath, onHost}
 		}
 		v.dataRef(p.Index(i), "configmap", "name", ref.Name, items, func(name string) (func(string) bool, bool) {
 			cm, ok := v.resolver.ConfigMap(v.namespace, name)
@@ -338,11 +342,11 @@ func (v *validator) configMapRefs(p field.Path, refs []ConfigMapRef) {
 	}
 }
 
-func (v *validator) secretRefs(p field.Path, refs []SecretRef) {
+func (v *validator) secretRefs(p field.Path, refs []SecretRef, onHost bool) {
 	for i, ref := range refs {
 		items := make([]refItem, len(ref.Items))
 		for j, it := range ref.Items {
-			items[j] = refItem{it.Type, it.DataKey, it.KeyOrPath}
+			items[j] = refItem{it.Type, it.DataKey, it.KeyOrPath, onHost}
 		}
 		v.dataRef(p.Index(i), "secret", "secretName", ref.SecretName, items, func(name string) (func(string) bool, bool) {
 			s, ok := v.resolver.Secret(v.namespace, name)
@@ -351,8 +355,12 @@ func (v *validator) secretRefs(p field.Path, refs []SecretRef) {
 	}
 }
 
-// refItem is what validation reads of a configmap or secret item.
-type refItem struct{ typ, dataKey, keyOrPath string }
+// refItem is what validation reads of a configmap or secret item; onHost
+// says it belongs to a process.
+type refItem struct {
+	typ, dataKey, keyOrPath string
+	onHost                  bool
+}
 
 // dataRef checks one configmap or secret reference at rp: its name
 // (field nameField) resolves through lookup, which returns whether the
@@ -375,7 +383,7 @@ func (v *validator) dataRef(rp field.Path, kind, nameField, name string, items [
 	}
 	for j, it := range items {
 		ip := rp.Child("items").Index(j)
-		v.item(ip, it.typ, it.dataKey, it.keyOrPath)
+		v.item(ip, it)
 		if has != nil && it.dataKey != "" && !has(it.dataKey) {
 			v.invalid(ip.Child("dataKey"), "%s %q has no item %q", kind, name, it.dataKey)
 		}
@@ -516,8 +524,8 @@ func (v *validator) container(p field.Path, c *Container, mode NetworkMode, port
 	if c.Cpuset {
 		v.cpuset(p.Child("resources"), c.Resources)
 	}
-	v.secretRefs(p.Child("secrets"), c.Secrets)
-	v.configMapRefs(p.Child("configmaps"), c.ConfigMaps)
+	v.secretRefs(p.Child("secrets"), c.Secrets, false)
+	v.configMapRefs(p.Child("configmaps"), c.ConfigMaps, false)
 	return params
 }
 
@@ -579,6 +587,7 @@ func (pr *Process) Validate(r Resolver) field.ErrorList {
 		expanded, errs := expandProcess(&procs[i], probe, pp)
 		v.errs = append(v.errs, errs...)
 		v.uriSchemes(pp.Child("uris"), expanded.URIs, errs)
+		v.confined(pp, &procs[i], &expanded, probe, errs)
 	}
 	v.dependsRefs("spec.template.spec.depends", pr.Spec.Template.Spec.Depends)
 	return v.errs
@@ -595,6 +604,50 @@ func (v *validator) uriSchemes(p field.Path, uris []URI, expandErrs field.ErrorL
 		}
 		if !strings.HasPrefix(u.Value, "http://") && !strings.HasPrefix(u.Value, "https://") && !strings.HasPrefix(u.Value, "file://") {
 			v.invalid(vp, "want an http://, https:// or file:// address, got %q", u.Value)
+		}
+	}
+}
+
+// instanceDirsText names the directories an instance owns, in the
+// manifest's terms, for messages.
+const instanceDirsText = "${work_base_dir}/${namespace}.${processname}.${instanceid} or ${run_base_dir}/${namespace}.${processname}.${instanceid}"
+
+// confined checks that every path of a process that the executor creates
+// or writes on the agent lies inside the instance's own directories once
+// expanded for the probe instance: workPath, pidFile, uris[].outputDir
+// and the keyOrPath of file items. raw is the manifest's process, for the
+// message. A process whose variables did not expand is not checked: its
+// paths are unknown, and the variables are reported.
+func (v *validator) confined(p field.Path, raw, expanded *ProcessSpec, probe Instance, expandErrs field.ErrorList) {
+	if len(expandErrs) > 0 {
+		return
+	}
+	dirs := confine.InstanceDirs(probe.WorkBaseDir, probe.RunBaseDir, probe.Namespace, probe.Name, probe.Index)
+	check := func(fp field.Path, rawValue, value string) {
+		if value == "" {
+			return
+		}
+		if confine.Check(value, dirs...) != nil {
+			v.invalid(fp, "must lie inside the instance's own directories, %s, got %q", instanceDirsText, rawValue)
+		}
+	}
+	check(p.Child("workPath"), raw.WorkPath, expanded.WorkPath)
+	check(p.Child("pidFile"), raw.PidFile, expanded.PidFile)
+	for i, u := range expanded.URIs {
+		check(p.Child("uris").Index(i).Child("outputDir"), raw.URIs[i].OutputDir, u.OutputDir)
+	}
+	for i, ref := range expanded.Secrets {
+		for j, it := range ref.Items {
+			if it.Type == ItemFile {
+				check(p.Child("secrets").Index(i).Child("items").Index(j).Child("keyOrPath"), raw.Secrets[i].Items[j].KeyOrPath, it.KeyOrPath)
+			}
+		}
+	}
+	for i, ref := range expanded.ConfigMaps {
+		for j, it := range ref.Items {
+			if it.Type == ItemFile {
+				check(p.Child("configmaps").Index(i).Child("items").Index(j).Child("keyOrPath"), raw.ConfigMaps[i].Items[j].KeyOrPath, it.KeyOrPath)
+			}
 		}
 	}
 }
@@ -631,8 +684,8 @@ func (v *validator) process(p field.Path, proc *ProcessSpec) {
 			v.required(p.Child("env").Index(i).Child("name"))
 		}
 	}
-	v.secretRefs(p.Child("secrets"), proc.Secrets)
-	v.configMapRefs(p.Child("configmaps"), proc.ConfigMaps)
+	v.secretRefs(p.Child("secrets"), proc.Secrets, true)
+	v.configMapRefs(p.Child("configmaps"), proc.ConfigMaps, true)
 }
 
 // Validate implements Object.

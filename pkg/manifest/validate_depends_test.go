@@ -55,7 +55,7 @@ func TestValidateDepends(t *testing.T) {
 // 002 names node first; deployd's podgroups default to it too).
 func TestParseDependsDefaults(t *testing.T) {
 	obj := mustParse(t, []byte(`{"apiVersion": "v4", "kind": "depends", "metadata": {"name": "logagent"},
-		"spec": {"template": {"spec": {"processes": [{"procName": "logagent", "workPath": "/w", "pidFile": "/w/pid", "startCmd": "./run"}]}}}}`))
+		"spec": {"template": {"spec": {"processes": [{"procName": "logagent", "workPath": "${work_base_dir}/${namespace}.${processname}.${instanceid}", "pidFile": "${workPath}/pid", "startCmd": "./run"}]}}}}`))
 	d, ok := obj.(*manifest.Depends)
 	if !ok {
 		t.Fatalf("parsed a %T", obj)
@@ -68,7 +68,7 @@ func TestParseDependsDefaults(t *testing.T) {
 	}
 	app := mustParse(t, []byte(`{"apiVersion": "v4", "kind": "process", "metadata": {"name": "game", "namespace": "ns-a"},
 		"spec": {"instance": 1, "template": {"spec": {"depends": [{"name": "logagent"}, {"name": "dns", "namespace": "infra", "policy": "namespace"}],
-		"processes": [{"procName": "game", "workPath": "/w", "pidFile": "/w/pid", "startCmd": "./run"}]}}}}`))
+		"processes": [{"procName": "game", "workPath": "${work_base_dir}/${namespace}.${processname}.${instanceid}", "pidFile": "${workPath}/pid", "startCmd": "./run"}]}}}}`))
 	want := []manifest.DependsRef{{Name: "logagent", Namespace: "ns-a", Policy: manifest.DependsPerNode},
 		{Name: "dns", Namespace: "infra", Policy: manifest.DependsPerNamespace}}
 	if got := manifest.DependsOf(app); !reflect.DeepEqual(got, want) {

@@ -172,7 +172,7 @@ func TestUpdateStrategyOf(t *testing.T) {
 		t.Errorf("original strategy: got %+v, want %+v", got, want)
 	}
 	bare := mustParse(t, []byte(`{"apiVersion":"v4","kind":"deployment","metadata":{"name":"d"},
-		"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"p","workPath":"/w","pidFile":"/p","startCmd":"s"}]}}}}`))
+		"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"p","workPath":"${work_base_dir}/${namespace}.${processname}.${instanceid}","pidFile":"${workPath}/pid","startCmd":"s"}]}}}}`))
 	if errs := bare.Validate(nil); len(errs) > 0 {
 		t.Fatalf("no strategy: %v", errs)
 	}

@@ -309,7 +309,7 @@ func TestValidateReferences(t *testing.T) {
 			[]string{S + `.items[0].keyOrPath: want an environment variable name, got "1 BAD"`}},
 		// seed 000: "file: keyOrPath is the file's path in the container"
 		{"file item relative", func(p *manifest.Process) { proc(p).ConfigMaps[0].Items[0].KeyOrPath = "conf/one.conf" },
-			[]string{C + `.items[0].keyOrPath: want an absolute path, got "conf/one.conf"`}},
+			[]string{C + `.items[0].keyOrPath: must lie inside the instance's own directories, ` + instanceDirs + `, got "conf/one.conf"`}},
 		{"file item without a path", func(p *manifest.Process) { proc(p).ConfigMaps[0].Items[0].KeyOrPath = "" },
 			[]string{C + ".items[0].keyOrPath: required: the file to write"}},
 		{"configmap name required", func(p *manifest.Process) { proc(p).ConfigMaps[0].Name = "" }, []string{C + ".name: required"}},
@@ -367,5 +367,47 @@ func TestValidateProcessVariables(t *testing.T) {
 		}, []string{P + ".workPath: variables refer to each other in a cycle: ${workPath} → ${pidFile} → ${workPath}"}},
 		{"pidFile referring to itself", func(p *manifest.Process) { proc(p).PidFile = "${pidFile}.pid" },
 			[]string{P + ".pidFile: variables refer to each other in a cycle: ${pidFile} → ${pidFile}"}},
+	})
+}
+
+// instanceDirs is how the confinement message names an instance's own
+// directories.
+const instanceDirs = "${work_base_dir}/${namespace}.${processname}.${instanceid} or ${run_base_dir}/${namespace}.${processname}.${instanceid}"
+
+// Every path a process manifest makes the executor create or write on the
+// agent lies inside the instance's own directories once expanded (issue
+// 18: a pidFile on a root-owned file deleted it, a workPath chowned a
+// root-owned directory, a keyOrPath with /../ wrote outside).
+func TestValidateProcessConfinement(t *testing.T) {
+	const (
+		work = "${work_base_dir}/${namespace}.${processname}.${instanceid}"
+		run  = "${run_base_dir}/${namespace}.${processname}.${instanceid}"
+	)
+	outside := func(field, raw string) []string {
+		return []string{P + "." + field + ": must lie inside the instance's own directories, " + instanceDirs + ", got " + `"` + raw + `"`}
+	}
+	fileItem := func(p *manifest.Process, keyOrPath string) {
+		proc(p).Secrets[0].Items[0] = manifest.SecretItem{Type: manifest.ItemFile, DataKey: "abc", KeyOrPath: keyOrPath}
+	}
+	runProcessCases(t, []processCase{
+		{"the work dir itself", func(p *manifest.Process) { proc(p).WorkPath = work }, nil},
+		{"pid file in the run dir", func(p *manifest.Process) { proc(p).PidFile = run + "/a/b.pid" }, nil},
+		{"pid file in the work dir", func(p *manifest.Process) { proc(p).PidFile = "${workPath}/gamesvr.pid" }, nil},
+		{"secret in the work path", func(p *manifest.Process) { fileItem(p, "${workPath}/conf/key.pem") }, nil},
+		{"pid file on a root file", func(p *manifest.Process) { proc(p).PidFile = "/etc/shadow" }, outside("pidFile", "/etc/shadow")},
+		{"work path the base itself", func(p *manifest.Process) { proc(p).WorkPath = "${work_base_dir}" }, outside("workPath", "${work_base_dir}")},
+		{"work path of another app", func(p *manifest.Process) { proc(p).WorkPath = "${work_base_dir}/${namespace}.other.${instanceid}" },
+			outside("workPath", "${work_base_dir}/${namespace}.other.${instanceid}")},
+		{"work path sharing the prefix", func(p *manifest.Process) { proc(p).WorkPath = work + "0" }, outside("workPath", work+"0")},
+		{"work path climbing out", func(p *manifest.Process) { proc(p).WorkPath = work + "/../../etc" }, outside("workPath", work+"/../../etc")},
+		{"dot-dot that stays inside", func(p *manifest.Process) { proc(p).WorkPath = work + "/a/../b" }, outside("workPath", work+"/a/../b")},
+		{"relative work path", func(p *manifest.Process) { proc(p).WorkPath = "gamesvc" }, outside("workPath", "gamesvc")},
+		{"output dir anywhere", func(p *manifest.Process) { proc(p).URIs[0].OutputDir = "/usr/local/bin" },
+			outside("uris[0].outputDir", "/usr/local/bin")},
+		{"secret climbing out", func(p *manifest.Process) { fileItem(p, work+"/../../../root/.ssh/authorized_keys") },
+			outside("secrets[0].items[0].keyOrPath", work+"/../../../root/.ssh/authorized_keys")},
+		{"configmap file outside", func(p *manifest.Process) { proc(p).ConfigMaps[0].Items[0].KeyOrPath = "/etc/cron.d/x" },
+			outside("configmaps[0].items[0].keyOrPath", "/etc/cron.d/x")},
+		{"env items are no paths", func(p *manifest.Process) { proc(p).Secrets[0].Items[0].KeyOrPath = "ETC_SHADOW" }, nil},
 	})
 }

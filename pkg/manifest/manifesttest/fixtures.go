@@ -69,7 +69,7 @@ func ProcessSpec() manifest.ProcessSpec {
 		}},
 		ConfigMaps: []manifest.ConfigMapRef{{
 			Name:  "template-configmap",
-			Items: []manifest.ConfigMapItem{{Type: manifest.ItemFile, DataKey: "config-one", KeyOrPath: "/data/conf/one.conf"}},
+			Items: []manifest.ConfigMapItem{{Type: manifest.ItemFile, DataKey: "config-one", KeyOrPath: "${work_base_dir}/${namespace}.${processname}.${instanceid}/conf/one.conf"}},
 		}},
 	}
 }
