@@ -166,6 +166,12 @@ type ProcessSpec struct {
 	StopCmd          string  `json:"stopCmd,omitempty"`
 	ReloadCmd        string  `json:"reloadCmd,omitempty"`
 	RestartCmd       string  `json:"restartCmd,omitempty"`
+	// WorkBaseDir and RunBaseDir are what ${work_base_dir} and
+	// ${run_base_dir} expanded to, inside the executor's own roots (empty:
+	// the roots). The instance owns <base>/<namespace>.<app>.<index> under
+	// each, and every path above lies in one of those two.
+	WorkBaseDir string `json:"workBaseDir,omitempty"`
+	RunBaseDir  string `json:"runBaseDir,omitempty"`
 }
 
 // URI is a package to fetch before start.

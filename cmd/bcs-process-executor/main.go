@@ -41,6 +41,7 @@ func run() error {
 		ackTimeout = flag.Duration("ack-timeout", 10*time.Second, "wait for acknowledgements once every task is terminal")
 		termWait   = flag.Duration("term-wait", time.Second, "SIGTERM to SIGKILL after stopCmd and the grace period")
 		codec      = flag.String("codec", "protobuf", "executor API encoding: protobuf or json")
+		pkgDirs    = flag.String("package-dirs", "", "comma-separated absolute directories file:// package URIs may come from (none: file:// refused)")
 	)
 	flag.Parse()
 
@@ -77,7 +78,12 @@ func run() error {
 			}
 		}
 	}
+	packageDirs, err := process.ParseDirs(*pkgDirs)
+	if err != nil {
+		return fmt.Errorf("--package-dirs: %w", err)
+	}
 	rt, err := process.New(process.Config{
+		PackageDirs:      packageDirs,
 		WorkBaseDir:      *workBase,
 		RunBaseDir:       *runBase,
 		CacheDir:         *cacheDir,

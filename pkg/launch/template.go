@@ -424,6 +424,7 @@ func (t *Template) processSpec(spec *proto.TaskSpec, p manifest.ProcessSpec, var
 		ProcName: p.ProcName, User: p.User, WorkPath: p.WorkPath, PidFile: p.PidFile,
 		StartCmd: p.StartCmd, StartGracePeriod: float64(p.StartGracePeriod),
 		StopCmd: p.StopCmd, ReloadCmd: p.ReloadCmd, RestartCmd: p.RestartCmd,
+		WorkBaseDir: vars.WorkBaseDir, RunBaseDir: vars.RunBaseDir,
 	}
 	for _, u := range p.URIs {
 		ps.URIs = append(ps.URIs, proto.URI{Value: u.Value, User: u.User, Password: u.Pwd,

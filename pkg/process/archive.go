@@ -62,33 +62,25 @@ func checkEntry(e entry) error {
 	return nil
 }
 
-// extract unpacks the archive at file into dir. Every member is checked
-// before anything is written, and writes go through an os.Root so that
-// even a symlink planted earlier cannot lead outside dir.
-// Everything written is owned by uid:gid unless uid < 0.
-func extract(file, kind, dir string, uid, gid int) error {
+// extract unpacks the archive src into root, the output directory.
+// Every member is checked before anything is written, and writes go
+// through the root so that even a symlink planted earlier cannot lead
+// outside. Everything written is owned by uid:gid unless uid < 0.
+func extract(src *os.File, kind string, root *os.Root, uid, gid int) error {
 	walk := walkTarGz
 	if kind == "zip" {
 		walk = walkZip
 	}
-	if err := walk(file, checkEntry); err != nil {
+	if err := walk(src, checkEntry); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
 	own := func(name string) error {
 		if uid < 0 {
 			return nil
 		}
 		return root.Lchown(name, uid, gid)
 	}
-	return walk(file, func(e entry) error {
+	return walk(src, func(e entry) error {
 		name := strings.TrimSuffix(strings.TrimPrefix(path.Clean(e.name), "./"), "/")
 		if name == "." || name == "" {
 			return nil
@@ -144,15 +136,14 @@ func writeEntry(root *os.Root, name string, e entry) error {
 	return nil // devices, fifos: skipped
 }
 
-func walkTarGz(file string, fn func(entry) error) error {
-	f, err := os.Open(file)
-	if err != nil {
+// walkTarGz calls fn for every member of the archive f, from its start.
+func walkTarGz(f *os.File, fn func(entry) error) error {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	defer f.Close()
 	gz, err := gzip.NewReader(f)
 	if err != nil {
-		return fmt.Errorf("%s: %w: %w", filepath.Base(file), err, errdefs.ErrInvalidArgument)
+		return fmt.Errorf("%s: %w: %w", filepath.Base(f.Name()), err, errdefs.ErrInvalidArgument)
 	}
 	tr := tar.NewReader(gz)
 	for {
@@ -161,7 +152,7 @@ func walkTarGz(file string, fn func(entry) error) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w: %w", filepath.Base(file), err, errdefs.ErrInvalidArgument)
+			return fmt.Errorf("%s: %w: %w", filepath.Base(f.Name()), err, errdefs.ErrInvalidArgument)
 		}
 		e := entry{name: h.Name, mode: h.FileInfo().Mode(), linkname: h.Linkname, open: func() (io.Reader, error) { return tr, nil }}
 		switch h.Typeflag {
@@ -176,12 +167,16 @@ func walkTarGz(file string, fn func(entry) error) error {
 	}
 }
 
-func walkZip(file string, fn func(entry) error) error {
-	zr, err := zip.OpenReader(file)
+// walkZip calls fn for every member of the archive f.
+func walkZip(f *os.File, fn func(entry) error) error {
+	info, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("%s: %w: %w", filepath.Base(file), err, errdefs.ErrInvalidArgument)
+		return err
 	}
-	defer zr.Close()
+	zr, err := zip.NewReader(f, info.Size())
+	if err != nil {
+		return fmt.Errorf("%s: %w: %w", filepath.Base(f.Name()), err, errdefs.ErrInvalidArgument)
+	}
 	for _, zf := range zr.File {
 		e := entry{name: zf.Name, mode: zf.Mode()}
 		var rc io.ReadCloser

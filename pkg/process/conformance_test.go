@@ -1,7 +1,6 @@
 package process_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
@@ -18,13 +17,13 @@ func TestConformance(t *testing.T) {
 			return e.rt
 		},
 		LongRunning: func(t *testing.T, id string) *proto.TaskSpec {
-			return &proto.TaskSpec{Name: id, Process: &proto.ProcessSpec{
-				ProcName: "sleep", WorkPath: filepath.Join(e.work, id), StartCmd: "exec sleep 60", StartGracePeriod: 0.2,
+			return &proto.TaskSpec{Name: id, Instance: instanceOf(id), Process: &proto.ProcessSpec{
+				ProcName: "sleep", WorkPath: e.workDir(id), StartCmd: "exec sleep 60", StartGracePeriod: 0.2,
 			}}
 		},
 		Failing: func(t *testing.T, id string) *proto.TaskSpec {
-			return &proto.TaskSpec{Name: id, Process: &proto.ProcessSpec{
-				ProcName: "sleep", WorkPath: filepath.Join(e.work, id), StartCmd: "exit 2", StartGracePeriod: 0.2,
+			return &proto.TaskSpec{Name: id, Instance: instanceOf(id), Process: &proto.ProcessSpec{
+				ProcName: "sleep", WorkPath: e.workDir(id), StartCmd: "exit 2", StartGracePeriod: 0.2,
 			}}
 		},
 	})

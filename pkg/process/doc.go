@@ -6,12 +6,19 @@
 // It owns, per task:
 //   - preparation: the user (setuid/setgid with supplementary groups; an
 //     empty user runs as Config.DefaultUser, "nobody" by default, so root
-//     runs a process only when the manifest says "root"), the workPath
-//     and pidFile directories (owned by that user), the configmap and
-//     secret files (owner the item's user, group the task's, 0640/0440),
-//     the environment (PATH, HOME, USER, LOGNAME and TaskSpec.Env; never
-//     the executor's own);
-//   - packages (Fetcher): every URI, http(s) with basic auth or file://,
+//     runs a process only when the manifest says "root"), the sandbox
+//     (sandbox.go): every path of the spec — workPath, pidFile,
+//     uris[].outputDir, configmap and secret files — lies inside the
+//     instance's own directories, <root>/<namespace>.<app>.<index> under
+//     the work and run roots, and is opened through an os.Root, so no
+//     link leads out; the directories it creates belong to the task's
+//     user, what exists keeps its owner, and a stale pid file goes only
+//     when the task's user wrote it; the configmap and secret files
+//     (owner the task's user, or the item's; 0600, 0400 read-only: no
+//     other user reads them), the environment (PATH, HOME, USER, LOGNAME
+//     and TaskSpec.Env; never the executor's own);
+//   - packages (Fetcher): every URI, http(s) with basic auth, or file://
+//     from Config.PackageDirs only,
 //     pullPolicy Always or IfNotPresent (a content cache revalidated with
 //     ETag / Last-Modified), .tar.gz/.tgz/.zip extracted into outputDir
 //     with members and links that would leave it rejected; errors name
@@ -60,5 +67,6 @@
 //
 // It must not import the scheduler side, pkg/devcluster or any Mesos
 // client; only pkg/executor, pkg/healthcheck, pkg/remotefile (packages
-// and remote configmap items), pkg/taskstate, pkg/errdefs and proto.
+// and remote configmap items), pkg/confine, pkg/taskstate, pkg/errdefs
+// and proto.
 package process

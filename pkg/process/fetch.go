@@ -14,8 +14,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/confine"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/remotefile"
 	"github.com/bcs-mesos/bcs-mesos/proto"
@@ -36,6 +38,10 @@ type Fetcher struct {
 	CacheDir string
 	Client   *http.Client
 	Logger   *slog.Logger // nil logs nothing
+	// PackageDirs are the directories file:// packages may come from;
+	// none refuses every file:// URI. A package is opened through its
+	// directory's os.Root: a link cannot lead out.
+	PackageDirs []string
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
@@ -68,13 +74,14 @@ func (f *Fetcher) lock(key string) func() {
 	return m.Unlock
 }
 
-// Fetch puts uri's content into uri.OutputDir: archives (.tar.gz, .tgz,
-// .zip) are extracted, other files copied under their base name. Errors
-// name the URL without credentials and, for HTTP, the status.
-// What is written belongs to uid:gid (uid < 0: the executor).
-func (f *Fetcher) Fetch(ctx context.Context, uri proto.URI, uid, gid int) (FetchStats, error) {
+// Fetch puts uri's content into out, the output directory opened as a
+// root: archives (.tar.gz, .tgz, .zip) are extracted, other files copied
+// under their base name. Errors name the URL without credentials and,
+// for HTTP, the status. What is written belongs to uid:gid (uid < 0: the
+// executor).
+func (f *Fetcher) Fetch(ctx context.Context, uri proto.URI, out *os.Root, uid, gid int) (FetchStats, error) {
 	var stats FetchStats
-	u, err := parseURI(uri)
+	u, err := f.check(uri)
 	if err != nil {
 		return stats, err
 	}
@@ -84,8 +91,9 @@ func (f *Fetcher) Fetch(ctx context.Context, uri proto.URI, uid, gid int) (Fetch
 		pwd, _ = u.User.Password()
 	}
 	u.User = nil
-	var local string
+	var src *os.File
 	if u.Scheme == "http" || u.Scheme == "https" {
+		var local string
 		local, stats, err = f.download(ctx, u, user, pwd, uri.PullPolicy)
 		if err != nil {
 			return stats, err
@@ -93,36 +101,32 @@ func (f *Fetcher) Fetch(ctx context.Context, uri proto.URI, uid, gid int) (Fetch
 		if uri.PullPolicy != PullIfNotPresent {
 			defer os.Remove(local)
 		}
+		src, err = os.Open(local)
 	} else {
-		local = u.Path
-		if _, err := os.Stat(local); err != nil {
-			return stats, fmt.Errorf("fetch %s: %w", u, err)
-		}
+		src, err = f.openPackage(u.Path)
 	}
+	if err != nil {
+		return stats, fmt.Errorf("fetch %s: %w", u, err)
+	}
+	defer src.Close()
 	name := path.Base(u.Path)
 	if kind := archiveKind(name); kind != "" {
-		if err := extract(local, kind, uri.OutputDir, uid, gid); err != nil {
+		if err := extract(src, kind, out, uid, gid); err != nil {
 			return stats, fmt.Errorf("extract %s: %w", u, err)
 		}
 		return stats, nil
 	}
-	if err := os.MkdirAll(uri.OutputDir, 0o755); err != nil {
-		return stats, err
-	}
-	dst := filepath.Join(uri.OutputDir, name)
-	if err := copyFile(local, dst, 0o755); err != nil {
-		return stats, err
-	}
-	if uid >= 0 {
-		return stats, os.Lchown(dst, uid, gid)
+	if err := replaceFile(out, name, src, 0o755, uid, gid); err != nil {
+		return stats, fmt.Errorf("fetch %s: %w", u, err)
 	}
 	return stats, nil
 }
 
-// parseURI checks what Fetch can tell before fetching anything: the URL
+// check says what Fetch can tell before fetching anything: the URL
 // parses, has a scheme Fetch speaks (http, https, file) and an output
-// directory. The URL it returns keeps its userinfo.
-func parseURI(uri proto.URI) (*url.URL, error) {
+// directory, and a file:// package lies in a package directory. The URL
+// it returns keeps its userinfo.
+func (f *Fetcher) check(uri proto.URI) (*url.URL, error) {
 	u, err := url.Parse(uri.Value)
 	if err != nil {
 		return nil, fmt.Errorf("uri %s: %w", remotefile.SafeURL(uri.Value), errdefs.ErrInvalidArgument)
@@ -131,10 +135,41 @@ func parseURI(uri proto.URI) (*url.URL, error) {
 		return nil, fmt.Errorf("uri %s: no outputDir: %w", remotefile.SafeURL(uri.Value), errdefs.ErrInvalidArgument)
 	}
 	switch u.Scheme {
-	case "http", "https", "file", "":
+	case "http", "https":
+		return u, nil
+	case "file", "":
+		if err := confine.Check(u.Path, f.PackageDirs...); err != nil {
+			return nil, fmt.Errorf("uri %s: file packages come from the executor's --package-dirs only: %v: %w", remotefile.SafeURL(uri.Value), err, errdefs.ErrInvalidArgument)
+		}
 		return u, nil
 	}
 	return nil, fmt.Errorf("fetch %s: scheme %q not supported: %w", remotefile.SafeURL(uri.Value), u.Scheme, errdefs.ErrInvalidArgument)
+}
+
+// openPackage opens the file package p, which check found inside a
+// package directory, through that directory's root; only a regular file
+// is a package.
+func (f *Fetcher) openPackage(p string) (*os.File, error) {
+	for _, dir := range f.PackageDirs {
+		if !confine.Within(p, dir) {
+			continue
+		}
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			return nil, err
+		}
+		defer root.Close()
+		file, err := root.Open(confine.Rel(p, dir))
+		if err != nil {
+			return nil, err
+		}
+		if info, err := file.Stat(); err != nil || !info.Mode().IsRegular() {
+			file.Close()
+			return nil, fmt.Errorf("%s is not a regular file: %w", p, errdefs.ErrInvalidArgument)
+		}
+		return file, nil
+	}
+	return nil, fmt.Errorf("%s is in no package directory: %w", p, errdefs.ErrInvalidArgument)
 }
 
 // download returns a local file with the body of u. With IfNotPresent
@@ -219,24 +254,19 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, user, pwd, policy st
 	return content, stats, nil
 }
 
-func copyFile(src, dst string, perm os.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
+// ParseDirs reads a comma-separated list of absolute directories, as
+// --package-dirs takes them; empty is none.
+func ParseDirs(list string) ([]string, error) {
+	var dirs []string
+	for _, d := range strings.Split(list, ",") {
+		d = strings.TrimSpace(d)
+		switch {
+		case d == "":
+			continue
+		case !filepath.IsAbs(d):
+			return nil, fmt.Errorf("%q: want an absolute path: %w", d, errdefs.ErrInvalidArgument)
+		}
+		dirs = append(dirs, filepath.Clean(d))
 	}
-	defer in.Close()
-	tmp := dst + ".fetching"
-	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, perm)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, dst)
+	return dirs, nil
 }

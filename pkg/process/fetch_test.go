@@ -23,7 +23,7 @@ func TestFetchPullPolicies(t *testing.T) {
 	out := t.TempDir()
 	uri := proto.URI{Value: url, User: srv.user, Password: srv.pwd, PullPolicy: process.PullIfNotPresent, OutputDir: out}
 	for i, want := range []process.FetchStats{{Downloaded: true}, {CacheHit: true}, {CacheHit: true}} {
-		stats, err := f.Fetch(context.Background(), uri, -1, -1)
+		stats, err := f.Fetch(context.Background(), uri, openDir(t, out), -1, -1)
 		if err != nil || stats != want {
 			t.Errorf("IfNotPresent fetch %d: %+v %v, want %+v", i, stats, err, want)
 		}
@@ -36,7 +36,7 @@ func TestFetchPullPolicies(t *testing.T) {
 	}
 	// A new version at the same URL changes the ETag: downloaded again.
 	srv.put("/repo/app.tar.gz", tarGz(t, member{Name: "app/run.sh", Body: "echo v2\n", Mode: 0o755}))
-	if stats, err := f.Fetch(context.Background(), uri, -1, -1); err != nil || !stats.Downloaded {
+	if stats, err := f.Fetch(context.Background(), uri, openDir(t, out), -1, -1); err != nil || !stats.Downloaded {
 		t.Errorf("changed content: %+v %v", stats, err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(out, "app/run.sh")); string(b) != "echo v2\n" {
@@ -44,7 +44,7 @@ func TestFetchPullPolicies(t *testing.T) {
 	}
 	uri.PullPolicy = process.PullAlways
 	for i := 0; i < 2; i++ {
-		if stats, err := f.Fetch(context.Background(), uri, -1, -1); err != nil || !stats.Downloaded {
+		if stats, err := f.Fetch(context.Background(), uri, openDir(t, out), -1, -1); err != nil || !stats.Downloaded {
 			t.Errorf("Always fetch %d: %+v %v", i, stats, err)
 		}
 	}
@@ -63,9 +63,9 @@ func TestFetchFileAndZip(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	f := &process.Fetcher{CacheDir: t.TempDir()}
+	f := &process.Fetcher{CacheDir: t.TempDir(), PackageDirs: []string{src}}
 	for _, name := range []string{"tool.bin", "conf.zip"} {
-		if _, err := f.Fetch(context.Background(), proto.URI{Value: "file://" + filepath.Join(src, name), OutputDir: out}, -1, -1); err != nil {
+		if _, err := f.Fetch(context.Background(), proto.URI{Value: "file://" + filepath.Join(src, name), OutputDir: out}, openDir(t, out), -1, -1); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
@@ -105,8 +105,8 @@ func TestArchiveRejectsEscapes(t *testing.T) {
 			if err := os.WriteFile(src, tc.archive(t), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			f := &process.Fetcher{CacheDir: filepath.Join(base, "cache")}
-			_, err := f.Fetch(context.Background(), proto.URI{Value: "file://" + src, OutputDir: out}, -1, -1)
+			f := &process.Fetcher{CacheDir: filepath.Join(base, "cache"), PackageDirs: []string{base}}
+			_, err := f.Fetch(context.Background(), proto.URI{Value: "file://" + src, OutputDir: out}, openDir(t, out), -1, -1)
 			if !errors.Is(err, errdefs.ErrInvalidArgument) || !strings.Contains(err.Error(), "output directory") {
 				t.Fatalf("err %v", err)
 			}
@@ -132,13 +132,79 @@ func TestArchiveKeepsInnerLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(base, "out")
-	f := &process.Fetcher{CacheDir: filepath.Join(base, "cache")}
-	if _, err := f.Fetch(context.Background(), proto.URI{Value: "file://" + src, OutputDir: out}, -1, -1); err != nil {
+	f := &process.Fetcher{CacheDir: filepath.Join(base, "cache"), PackageDirs: []string{base}}
+	if _, err := f.Fetch(context.Background(), proto.URI{Value: "file://" + src, OutputDir: out}, openDir(t, out), -1, -1); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"bin/alias", "top", "hard"} {
 		if b, err := os.ReadFile(filepath.Join(out, p)); err != nil || string(b) != "r" {
 			t.Errorf("%s: %q %v", p, b, err)
 		}
+	}
+}
+
+// openDir creates dir and opens it as the root a fetch writes into.
+func openDir(t *testing.T, dir string) *os.Root {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return root
+}
+
+// Issue 18: a file:// package comes from the executor's package
+// directories only, and a link there cannot lead out (it copied the
+// scheduler's secret.key into a task directory).
+func TestFetchFilePackagesOnlyFromPackageDirs(t *testing.T) {
+	base := t.TempDir()
+	pkgs, secret := filepath.Join(base, "packages"), filepath.Join(base, "secret.key")
+	if err := os.MkdirAll(pkgs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, []byte("sealing key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pkgs, "ok.bin"), []byte("ok"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(pkgs, "link.bin")); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(base, "out")
+	for _, tt := range []struct {
+		name, dirs, url, wantErr string
+	}{
+		{"no package dirs", "", "file://" + secret, "file packages come from the executor's --package-dirs only"},
+		{"outside the package dirs", pkgs, "file://" + secret, "is outside"},
+		{"dot-dot out of a package dir", pkgs, "file://" + pkgs + "/../secret.key", `must not contain ".."`},
+		{"link out of a package dir", pkgs, "file://" + pkgs + "/link.bin", "path escapes from parent"},
+		{"a package", pkgs, "file://" + pkgs + "/ok.bin", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &process.Fetcher{CacheDir: filepath.Join(base, "cache")}
+			if tt.dirs != "" {
+				f.PackageDirs = []string{tt.dirs}
+			}
+			_, err := f.Fetch(context.Background(), proto.URI{Value: tt.url, OutputDir: out}, openDir(t, out), -1, -1)
+			if tt.wantErr == "" {
+				if b, rerr := os.ReadFile(filepath.Join(out, "ok.bin")); err != nil || string(b) != "ok" {
+					t.Fatalf("fetch: %v; ok.bin %q %v", err, b, rerr)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err %v, want %q", err, tt.wantErr)
+			}
+			for _, name := range []string{"secret.key", "link.bin"} {
+				if _, err := os.Lstat(filepath.Join(out, name)); err == nil {
+					t.Errorf("%s copied", name)
+				}
+			}
+		})
 	}
 }

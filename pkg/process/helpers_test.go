@@ -284,6 +284,25 @@ func newEnv(t *testing.T, edit func(*process.Config)) *env {
 	return e
 }
 
+// testNamespace is the namespace of the tests' instances.
+const testNamespace = "ns-t"
+
+// instanceOf is instance 0 of the app named app, whose directories
+// workDir and runDir are.
+func instanceOf(app string) proto.Instance {
+	return proto.Instance{Namespace: testNamespace, App: app}
+}
+
+// workDir is the work directory of instanceOf(app).
+func (e *env) workDir(app string) string {
+	return filepath.Join(e.work, testNamespace+"."+app+".0")
+}
+
+// runDir is the run directory of instanceOf(app).
+func (e *env) runDir(app string) string {
+	return filepath.Join(e.run, testNamespace+"."+app+".0")
+}
+
 // groupTask is one task of a task group to launch.
 type groupTask struct {
 	id   string

@@ -148,13 +148,13 @@ func TestSeedProcessLifecycle(t *testing.T) {
 // process behind, even ones that ignore SIGTERM.
 func TestKillCleansUpDaemonChildren(t *testing.T) {
 	e := newEnv(t, nil)
-	dir := filepath.Join(e.work, "daemon")
-	pidFile := filepath.Join(e.run, "daemon", "daemon.pid")
+	dir := e.workDir("daemon")
+	pidFile := filepath.Join(e.runDir("daemon"), "daemon.pid")
 	marker := fmt.Sprintf("77%d", time.Now().UnixNano()%100000)
 	start := fmt.Sprintf(`ln -sf "$(command -v sleep)" ./gamesvr
 ( trap '' TERM; sleep %[1]s1 & sleep %[1]s2 & setsid sleep %[1]s3 & exec ./gamesvr %[1]s4 ) &
 echo $! > %[2]s`, marker, pidFile)
-	spec := &proto.TaskSpec{Version: proto.Version, Name: "daemon", Process: &proto.ProcessSpec{
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "daemon", Instance: instanceOf("daemon"), Process: &proto.ProcessSpec{
 		ProcName: "gamesvr", User: "nobody", WorkPath: dir, PidFile: pidFile, StartCmd: start, StartGracePeriod: 0.3,
 	}}
 	e.launch(t, "daemon.0", spec)
@@ -175,8 +175,8 @@ echo $! > %[2]s`, marker, pidFile)
 // SIGKILL only when it ignores SIGTERM for the grace period.
 func TestKillGracePeriod(t *testing.T) {
 	e := newEnv(t, nil)
-	spec := &proto.TaskSpec{Version: proto.Version, Name: "stubborn", Process: &proto.ProcessSpec{
-		ProcName: "sh", WorkPath: filepath.Join(e.work, "stubborn"), StartGracePeriod: 0.2,
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "stubborn", Instance: instanceOf("stubborn"), Process: &proto.ProcessSpec{
+		ProcName: "sh", WorkPath: e.workDir("stubborn"), StartGracePeriod: 0.2,
 		StartCmd: `trap 'echo term >> term.log' TERM; while :; do sleep 0.05; done`,
 	}}
 	e.launch(t, "stubborn.0", spec)
@@ -217,9 +217,9 @@ func TestDownloadFailureNamesURLNotCredentials(t *testing.T) {
 // After startGracePeriod the pid in pidFile must run as procName.
 func TestWrongProcNameFails(t *testing.T) {
 	e := newEnv(t, nil)
-	pidFile := filepath.Join(e.run, "wrong", "app.pid")
-	spec := &proto.TaskSpec{Version: proto.Version, Name: "wrong", Process: &proto.ProcessSpec{
-		ProcName: "gamesvr", WorkPath: filepath.Join(e.work, "wrong"), PidFile: pidFile, StartGracePeriod: 0.2,
+	pidFile := filepath.Join(e.runDir("wrong"), "app.pid")
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "wrong", Instance: instanceOf("wrong"), Process: &proto.ProcessSpec{
+		ProcName: "gamesvr", WorkPath: e.workDir("wrong"), PidFile: pidFile, StartGracePeriod: 0.2,
 		StartCmd: "sleep 30 & printf '%s\\n' $! > " + pidFile,
 	}}
 	e.launch(t, "wrong.0", spec)
@@ -233,8 +233,8 @@ func TestWrongProcNameFails(t *testing.T) {
 // TaskStatus.data.
 func TestForegroundDeathReportsExitCode(t *testing.T) {
 	e := newEnv(t, nil)
-	spec := &proto.TaskSpec{Version: proto.Version, Name: "fg", Process: &proto.ProcessSpec{
-		ProcName: "sh", WorkPath: filepath.Join(e.work, "fg"), StartGracePeriod: 0.2, StartCmd: "sleep 0.5; exit 3",
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "fg", Instance: instanceOf("fg"), Process: &proto.ProcessSpec{
+		ProcName: "sh", WorkPath: e.workDir("fg"), StartGracePeriod: 0.2, StartCmd: "sleep 0.5; exit 3",
 	}}
 	e.launch(t, "fg.0", spec)
 	e.rec.awaitState("fg.0", taskstate.Running, 0)
@@ -250,8 +250,8 @@ func TestForegroundDeathReportsExitCode(t *testing.T) {
 // REASON_CONTAINER_LIMITATION_MEMORY.
 func TestMemoryLimitKill(t *testing.T) {
 	e := newEnv(t, nil)
-	spec := &proto.TaskSpec{Version: proto.Version, Name: "hog", Process: &proto.ProcessSpec{
-		ProcName: "sh", WorkPath: filepath.Join(e.work, "hog"), StartGracePeriod: 0.2,
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "hog", Instance: instanceOf("hog"), Process: &proto.ProcessSpec{
+		ProcName: "sh", WorkPath: e.workDir("hog"), StartGracePeriod: 0.2,
 		StartCmd: "sleep 0.4; head -c 200000000 /dev/zero | tail",
 	}, Resources: proto.Resources{MemLimitMB: 32}}
 	e.launch(t, "hog.0", spec)
@@ -267,8 +267,8 @@ func TestMemoryLimitKill(t *testing.T) {
 func TestHealthCheckKillsAfterFailures(t *testing.T) {
 	e := newEnv(t, nil)
 	closed := freePort(t)
-	spec := &proto.TaskSpec{Version: proto.Version, Name: "sick", Process: &proto.ProcessSpec{
-		ProcName: "sleep", WorkPath: filepath.Join(e.work, "sick"), StartGracePeriod: 0.1, StartCmd: "exec sleep 60",
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "sick", Instance: instanceOf("sick"), Process: &proto.ProcessSpec{
+		ProcName: "sleep", WorkPath: e.workDir("sick"), StartGracePeriod: 0.1, StartCmd: "exec sleep 60",
 	}, Ports: []proto.Port{{Name: "metric_port", HostPort: closed}},
 		HealthChecks:           []proto.HealthCheck{{Type: "TCP", PortName: "metric_port", IntervalSeconds: 0.05, TimeoutSeconds: 0.5, ConsecutiveFailures: 3}},
 		KillGracePeriodSeconds: 0.2}
@@ -289,10 +289,10 @@ func TestHealthCheckKillsAfterFailures(t *testing.T) {
 // unsupported messages are errors.
 func TestMessages(t *testing.T) {
 	e := newEnv(t, nil)
-	pidFile := filepath.Join(e.run, "msg", "app.pid")
+	pidFile := filepath.Join(e.runDir("msg"), "app.pid")
 	start := `ln -sf "$(command -v sleep)" ./gamesvr; ./gamesvr 300 & echo $! > ` + pidFile
-	spec := &proto.TaskSpec{Version: proto.Version, Name: "msg", Process: &proto.ProcessSpec{
-		ProcName: "gamesvr", User: "nobody", WorkPath: filepath.Join(e.work, "msg"), PidFile: pidFile, StartGracePeriod: 0.2,
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "msg", Instance: instanceOf("msg"), Process: &proto.ProcessSpec{
+		ProcName: "gamesvr", User: "nobody", WorkPath: e.workDir("msg"), PidFile: pidFile, StartGracePeriod: 0.2,
 		StartCmd: start, RestartCmd: `kill "$(cat ` + pidFile + `)"; echo restarted >> restart.log; ` + start,
 	}, Env: []proto.EnvVar{{Name: "GREETING", Value: "hi"}}}
 	e.launch(t, "msg.0", spec)
@@ -360,8 +360,8 @@ func TestPathTraversalPackageFailsTask(t *testing.T) {
 
 func TestResourceLimitsNeedCgroups(t *testing.T) {
 	e := newEnv(t, func(c *process.Config) { c.Cgroups = nil })
-	spec := &proto.TaskSpec{Version: proto.Version, Name: "lim", Process: &proto.ProcessSpec{
-		ProcName: "sleep", WorkPath: filepath.Join(e.work, "lim"), StartCmd: "exec sleep 10",
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "lim", Instance: instanceOf("lim"), Process: &proto.ProcessSpec{
+		ProcName: "sleep", WorkPath: e.workDir("lim"), StartCmd: "exec sleep 10",
 	}, Resources: proto.Resources{MemLimitMB: 64}}
 	e.launch(t, "lim.0", spec)
 	if rep := e.rec.awaitTerminal("lim.0"); rep.State != taskstate.Failed || !strings.Contains(rep.Message, "need cgroups") {

@@ -32,14 +32,14 @@ func TestRemoteConfigMapItems(t *testing.T) {
 	sandbox := t.TempDir()
 	e := newEnv(t, func(c *process.Config) { c.Remote = &remotefile.Fetcher{Dir: sandbox} })
 	spec := func(name, password string) *proto.TaskSpec {
-		work := filepath.Join(e.work, name)
+		work := e.workDir(name)
 		item := proto.RemoteItem{Source: `configmap ns-a/conf item "game"`, Type: "http", URL: srv.URL + "/game.conf",
 			User: "cfg", Password: password}
 		asFile, asEnv := item, item
 		asFile.File = &proto.File{Path: "conf/remote.conf"}
 		asEnv.Env = "GAME_CONF"
 		return &proto.TaskSpec{
-			Version: proto.Version, Name: name,
+			Version: proto.Version, Name: name, Instance: instanceOf(name),
 			Process: &proto.ProcessSpec{ProcName: name, WorkPath: work,
 				StartCmd: `echo "$GAME_CONF" > env.txt; cat conf/remote.conf > file.txt; exec sleep 100`},
 			Remote: []proto.RemoteItem{asFile, asEnv},

@@ -24,9 +24,13 @@ import (
 // Config configures the process runtime.
 type Config struct {
 	// WorkBaseDir and RunBaseDir are the ${work_base_dir} and
-	// ${run_base_dir} roots; New creates them (0755).
+	// ${run_base_dir} roots, absolute; New creates them (0755). A task
+	// touches nothing outside its instance's directories under them.
 	WorkBaseDir string
 	RunBaseDir  string
+	// PackageDirs are the only directories file:// packages may come
+	// from; none by default.
+	PackageDirs []string
 	// CacheDir holds IfNotPresent packages.
 	CacheDir string
 	// LogDir receives <task>.stdout and <task>.stderr; default the
@@ -66,6 +70,9 @@ type Config struct {
 type Runtime struct {
 	cfg     Config
 	fetcher *Fetcher
+	// workRoot and runRoot open WorkBaseDir and RunBaseDir for the
+	// runtime's life: every path of a task is opened through them.
+	workRoot, runRoot *os.Root
 
 	mu    sync.Mutex
 	tasks map[string]*task
@@ -102,21 +109,28 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.Remote == nil {
 		cfg.Remote = &remotefile.Fetcher{}
 	}
-	for _, dir := range []string{cfg.WorkBaseDir, cfg.RunBaseDir} {
-		if dir == "" {
-			continue
+	if cfg.CacheDir == "" {
+		return nil, fmt.Errorf("process runtime: no cache dir: %w", errdefs.ErrInvalidArgument)
+	}
+	var roots [2]*os.Root
+	for i, dir := range []string{cfg.WorkBaseDir, cfg.RunBaseDir} {
+		if !filepath.IsAbs(dir) {
+			return nil, fmt.Errorf("process runtime: base dir %q: want an absolute path: %w", dir, errdefs.ErrInvalidArgument)
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("base dir: %w", err)
 		}
-	}
-	if cfg.CacheDir == "" {
-		return nil, fmt.Errorf("process runtime: no cache dir: %w", errdefs.ErrInvalidArgument)
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			return nil, fmt.Errorf("base dir: %w", err)
+		}
+		roots[i] = root
 	}
 	return &Runtime{
-		cfg:     cfg,
-		fetcher: &Fetcher{CacheDir: cfg.CacheDir, Client: cfg.HTTPClient, Logger: cfg.Logger},
-		tasks:   map[string]*task{},
+		cfg:      cfg,
+		fetcher:  &Fetcher{CacheDir: cfg.CacheDir, Client: cfg.HTTPClient, Logger: cfg.Logger, PackageDirs: cfg.PackageDirs},
+		workRoot: roots[0], runRoot: roots[1],
+		tasks: map[string]*task{},
 	}, nil
 }
 

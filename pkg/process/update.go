@@ -170,7 +170,7 @@ func (s step) check(u *proto.GroupUpdate) error {
 		return fmt.Errorf("hot-patch of task %q cannot change %s: they need a restart (use InplaceUpdate): %w", s.t.id, strings.Join(restart, ", "), errdefs.ErrInvalidArgument)
 	}
 	if len(s.changed) > 0 || u.Restart {
-		if _, err := s.t.rt.checkSpec(s.spec); err != nil {
+		if _, _, err := s.t.rt.checkSpec(s.spec); err != nil {
 			return fmt.Errorf("task %q: %w", s.t.id, err)
 		}
 	}
@@ -306,7 +306,10 @@ func (t *task) hotPatch(ctx context.Context, spec *proto.TaskSpec, revision uint
 	t.mu.Lock()
 	acct, cg, old, runs := t.acct, t.cg, t.spec, t.info.Revision
 	t.mu.Unlock()
-	err := t.install(spec, acct)
+	sb, err := t.rt.sandbox(spec, acct)
+	if err == nil {
+		err = t.install(spec, sb)
+	}
 	if err == nil && cg != nil {
 		err = cg.SetLimits(spec.Resources)
 	}
