@@ -11,6 +11,8 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/admission"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
@@ -62,6 +65,10 @@ type Config struct {
 	Events EventsConfig
 	// Logs configures task logs, GET /v1/taskgroups/{id}/logs.
 	Logs LogsConfig
+	// Admission checks what submitted workloads and commands may do on
+	// agents (the operator's policy and package directories); nil admits
+	// everything.
+	Admission *admission.Checker
 	// Clock tells whether an agent's maintenance window is over, and is
 	// the event stream's unless it has its own; default the wall clock.
 	Clock clockwork.Clock
@@ -176,10 +183,38 @@ func (s *Server) routes() {
 	s.handle("GET /healthz", s.healthz)
 	s.handleRaw("GET /metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))
 	if s.cfg.FilesDir != "" {
-		s.handleRaw("GET /files/", http.StripPrefix("/files/", http.FileServer(http.Dir(s.cfg.FilesDir))))
+		s.handleRaw("GET /files/", http.StripPrefix("/files/", filesHandler(s.cfg.FilesDir)))
 	}
 	s.described = append(s.described, describedRoute{pattern: "GET /openapi.json"})
 	s.handle("GET /openapi.json", openAPIHandler(openAPI(s.described)))
+}
+
+// filesHandler serves the regular files inside dir, opened through an
+// os.Root: a link may point anywhere inside dir but never out of it (a
+// task's root startCmd could plant one to the scheduler's own key), and
+// directories are not listed. Anything else is a 404.
+func filesHandler(dir string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		defer root.Close()
+		f, err := root.Open(name)
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		defer f.Close()
+		info, err := f.Stat()
+		if err != nil || !info.Mode().IsRegular() {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeContent(w, r, info.Name(), info.ModTime(), f)
+	})
 }
 
 // handlerFunc is an API handler: it answers or returns an error for
