@@ -301,9 +301,9 @@ func processInfo(t *testing.T, st mesos.TaskStatus) proto.ProcessInfo {
 func TestShutdownLeavesNoOrphans(t *testing.T) {
 	e := setup(t)
 	marker := fmt.Sprintf("88%d", time.Now().UnixNano()%100000)
-	pidFile := filepath.Join(e.runBase, "orphans", "app.pid")
-	spec := &proto.TaskSpec{Name: "orphans", Process: &proto.ProcessSpec{
-		ProcName: "gamesvr", WorkPath: filepath.Join(e.workBase, "orphans"), PidFile: pidFile, StartGracePeriod: 0.3,
+	pidFile := filepath.Join(e.runBase, "ns.orphans.0", "app.pid")
+	spec := &proto.TaskSpec{Name: "orphans", Instance: proto.Instance{Namespace: "ns", App: "orphans"}, Process: &proto.ProcessSpec{
+		ProcName: "gamesvr", WorkPath: filepath.Join(e.workBase, "ns.orphans.0"), PidFile: pidFile, StartGracePeriod: 0.3,
 		StartCmd: fmt.Sprintf(`ln -sf "$(command -v sleep)" ./gamesvr; ( sleep %[1]s1 & setsid sleep %[1]s2 & exec ./gamesvr %[1]s3 ) & echo $! > %[2]s`, marker, pidFile),
 	}}
 	e.launch(t, "exec-orphans", "orphans.0", spec)
@@ -385,9 +385,9 @@ func TestCrashedExecutorTasksAreSwept(t *testing.T) {
 	e := setup(t)
 	marker := fmt.Sprintf("99%d", time.Now().UnixNano()%100000)
 	daemon := func(name string) *proto.TaskSpec {
-		pidFile := filepath.Join(e.runBase, name, "app.pid")
-		return &proto.TaskSpec{Name: name, Process: &proto.ProcessSpec{
-			ProcName: "gamesvr", WorkPath: filepath.Join(e.workBase, name), PidFile: pidFile, StartGracePeriod: 0.3,
+		pidFile := filepath.Join(e.runBase, "ns."+name+".0", "app.pid")
+		return &proto.TaskSpec{Name: name, Instance: proto.Instance{Namespace: "ns", App: name}, Process: &proto.ProcessSpec{
+			ProcName: "gamesvr", WorkPath: filepath.Join(e.workBase, "ns."+name+".0"), PidFile: pidFile, StartGracePeriod: 0.3,
 			StartCmd: fmt.Sprintf(`ln -sf "$(command -v sleep)" ./gamesvr; ( setsid sleep %[1]s1 & exec ./gamesvr %[1]s2 ) & echo $! > %[2]s`, marker+name, pidFile),
 		}}
 	}

@@ -24,11 +24,11 @@ import (
 // while the agent was away arrives once it is back.
 func TestExecutorSurvivesAgentRestart(t *testing.T) {
 	e := setup(t, devclustertest.Checkpointing)
-	pidFile := filepath.Join(e.runBase, "keep", "app.pid")
+	pidFile := filepath.Join(e.runBase, "ns.keep.0", "app.pid")
 	spec := func(name string) *proto.TaskSpec {
-		pidFile := filepath.Join(e.runBase, name, "app.pid")
-		return &proto.TaskSpec{Name: name, Process: &proto.ProcessSpec{
-			ProcName: "sleep", WorkPath: filepath.Join(e.workBase, name), PidFile: pidFile, StartGracePeriod: 0.3,
+		pidFile := filepath.Join(e.runBase, "ns."+name+".0", "app.pid")
+		return &proto.TaskSpec{Name: name, Instance: proto.Instance{Namespace: "ns", App: name}, Process: &proto.ProcessSpec{
+			ProcName: "sleep", WorkPath: filepath.Join(e.workBase, "ns."+name+".0"), PidFile: pidFile, StartGracePeriod: 0.3,
 			StartCmd: fmt.Sprintf(`sleep 1000 & echo $! > %s`, pidFile),
 		}}
 	}
