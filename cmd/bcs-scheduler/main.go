@@ -24,7 +24,7 @@ func main() {
 		os.Exit(rotateKey(os.Args[2:]))
 	}
 	var o schedulerd.Options
-	var etcd, masters, devAgents, devMode string
+	var etcd, masters, devAgents, devMode, packageDirs string
 	flag.StringVar(&o.Listen, "listen", schedulerd.DefaultListen, "address of the REST API")
 	flag.StringVar(&o.AdvertiseURL, "advertise-url", "", "URL other replicas and agents reach the API at (redirects, ${scheduler_url}); default http://<listen address>")
 	flag.StringVar(&o.DataDir, "data-dir", schedulerd.DefaultDataDir, "directory of the embedded etcd, the secret key and the dev cluster")
@@ -51,6 +51,8 @@ func main() {
 	flag.StringVar(&o.Scheduler.RunBaseDir, "run-base-dir", proto.DefaultRunBaseDir, "${run_base_dir} of process applications on agents")
 	flag.DurationVar(&o.AgentSyncInterval, "agent-sync-interval", scheduler.DefaultAgentSyncInterval, "how often the master's agents are read (GET_AGENTS): their state, drain and total resources; agents it does not know are dropped")
 	flag.DurationVar(&o.Scheduler.DependsGCDelay, "depends-gc-delay", scheduler.DefaultDependsGCDelay, "how long a dependency pod outlives the last instance that used it on its agent")
+	flag.StringVar(&o.AdmissionPolicy, "admission-policy", "", "JSON or YAML file of the admission policy: per namespace, the users processes may run as, privileged containers, host network, host paths (default: none of them; --dev: host network)")
+	flag.StringVar(&packageDirs, "package-dirs", "", "comma-separated directories on the agents that file:// package URIs may come from (default none: file:// refused)")
 	flag.BoolVar(&o.Dev, "dev", false, "also run an embedded Mesos-compatible dev cluster (the whole system on this machine)")
 	flag.StringVar(&o.DevConfig.ListenAddr, "dev-master-listen", "127.0.0.1:5050", "address of the dev cluster's master")
 	flag.StringVar(&devAgents, "dev-agents", "", "JSON file with the dev cluster's config (agents, timings); default three agents")
@@ -63,7 +65,7 @@ func main() {
 	flag.DurationVar(&o.Notify.Retention, "notify-retention", notify.DefaultRetention, "how long delivered (or failed) notifications stay in the delivery log")
 	flag.IntVar(&o.Notify.Keep, "notify-keep", notify.DefaultKeep, "at most this many delivered (or failed) notifications stay in the delivery log")
 	flag.Parse()
-	o.EtcdEndpoints, o.Masters = splitList(etcd), splitList(masters)
+	o.EtcdEndpoints, o.Masters, o.PackageDirs = splitList(etcd), splitList(masters), splitList(packageDirs)
 	if err := checkNotifyFlags(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bcs-scheduler:", err)
 		os.Exit(2)

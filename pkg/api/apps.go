@@ -216,7 +216,7 @@ func (s *Server) parse(r *http.Request, kinds ...manifest.Kind) (manifest.Object
 	// field that failed to decode. Only decoding problems hide validation
 	// ones: two validation problems of one field are both reported.
 	decoding := errs
-	for _, e := range slices.Concat(obj.Validate(resolver), languages(obj)) {
+	for _, e := range slices.Concat(obj.Validate(resolver), languages(obj), s.cfg.Admission.Check(obj)) {
 		if !underAny(e.Path, decoding) {
 			errs = append(errs, e)
 		}

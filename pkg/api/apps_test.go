@@ -50,11 +50,11 @@ const miniProcess = `{
 	"metadata": {"name": "mini"},
 	"spec": {"instance": 2, "template": {"spec": {"processes": [{
 		"procName": "gamesvr",
-		"workPath": "/data/gamesvr",
-		"pidFile": "/data/gamesvr/pid",
+		"workPath": "${work_base_dir}/${namespace}.${processname}.${instanceid}",
+		"pidFile": "${workPath}/pid",
 		"startCmd": "./start.sh",
 		"ports": [{"name": "http_port", "hostPort": 0, "protocol": "HTTP"}],
-		"uris": [{"value": "http://repo.example.com/a.tar.gz", "outputDir": "/data/gamesvr"}],
+		"uris": [{"value": "http://repo.example.com/a.tar.gz", "outputDir": "${workPath}"}],
 		"resources": {"limits": {"cpu": "1", "memory": "100"}}
 	}]}}}
 }`

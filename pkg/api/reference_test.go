@@ -57,7 +57,9 @@ func join(lists ...[]string) []string {
 func TestReferenceFilesThroughPOST(t *testing.T) {
 	processFill := join(placeholderPolicy, placeholderPullPolicy, placeholderCheck("REMOTE_HTTP"),
 		[]string{`"http|https"`, `"https"`})
-	processFix := []string{"${hospip}", "${hostip}", "${ports.http-service}", "${ports.http_port}"}
+	// The seed's file items lie outside the instance's directories.
+	processFix := []string{"${hospip}", "${hostip}", "${ports.http-service}", "${ports.http_port}",
+		"/data/container/path/", "${workPath}/", "/data/contianer/path/", "${workPath}/"}
 	processErrs := []string{
 		`spec.template.spec.processes[0].startCmd: unknown variable "${hospip}"`,
 		`spec.template.spec.processes[0].startCmd: unknown variable "${ports.http-service}": no port named "http-service"`,

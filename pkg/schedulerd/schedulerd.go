@@ -15,6 +15,7 @@ import (
 
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/admission"
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/changefeed"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
@@ -81,6 +82,15 @@ type Options struct {
 	// FilesDir is served under /files/ for agents to fetch packages and
 	// executors from; default <DataDir>/files.
 	FilesDir string
+	// AdmissionPolicy is the admission policy's file (JSON or YAML, see
+	// pkg/admission); empty: admission.Default(), or admission.Dev() with
+	// Dev.
+	AdmissionPolicy string
+	// PackageDirs are the directories on agents that file:// packages may
+	// come from: the process executors get them as --package-dirs, and a
+	// manifest naming another is refused when submitted. None refuses
+	// file:// packages.
+	PackageDirs []string
 	// Notify tunes the notifier (retries, log bounds); its Registry,
 	// Store and Logger are set here.
 	Notify notify.Config
@@ -144,6 +154,10 @@ func Run(ctx context.Context, o Options) error {
 	if err := os.MkdirAll(o.FilesDir, 0o755); err != nil {
 		return err
 	}
+	admit, err := admissionChecker(o)
+	if err != nil {
+		return err
+	}
 	st, closeStore, err := openStore(ctx, o)
 	if err != nil {
 		return err
@@ -183,7 +197,7 @@ func Run(ctx context.Context, o Options) error {
 	lead := &leadership{self: self}
 	op := &operator{reg: reg}
 	apiServer := api.NewServer(api.Config{
-		Registry: reg, Leadership: lead, Operator: op, Planner: op, FilesDir: o.FilesDir,
+		Registry: reg, Leadership: lead, Operator: op, Planner: op, FilesDir: o.FilesDir, Admission: admit,
 		Healthy: func(ctx context.Context) error { return st.Ping(ctx) },
 		Events:  api.EventsConfig{Feed: changefeed.New(st)},
 	})
@@ -416,6 +430,9 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 	}
 	cfg.ProcessExecutor.Args = append(cfg.ProcessExecutor.Args,
 		"--work-base-dir="+cfg.WorkBaseDir, "--run-base-dir="+cfg.RunBaseDir)
+	if len(o.PackageDirs) > 0 {
+		cfg.ProcessExecutor.Args = append(cfg.ProcessExecutor.Args, "--package-dirs="+strings.Join(o.PackageDirs, ","))
+	}
 	driver, err := scheduler.NewDriver(scheduler.DriverConfig{
 		Masters: masters, Encoding: encoding, User: o.User, Role: o.Role, FailoverTimeout: o.FailoverTimeout,
 		Registry: leaderReg, Store: leaderStore, Core: cfg, TickInterval: o.TickInterval, Logger: o.Logger,
@@ -560,4 +577,25 @@ func sharedHostAgents() []devcluster.AgentSpec {
 		agents[i].Resources.Ports = []devcluster.PortRange{{Begin: begin, End: begin + width - 1}}
 	}
 	return agents
+}
+
+// admissionChecker is the API's admission: the policy of
+// o.AdmissionPolicy, or the built-in one, and the package directories.
+func admissionChecker(o Options) (*admission.Checker, error) {
+	policy := admission.Default()
+	if o.Dev {
+		policy = admission.Dev()
+	}
+	if o.AdmissionPolicy != "" {
+		var err error
+		if policy, err = admission.LoadFile(o.AdmissionPolicy); err != nil {
+			return nil, fmt.Errorf("--admission-policy: %w", err)
+		}
+	}
+	for _, dir := range o.PackageDirs {
+		if !filepath.IsAbs(dir) {
+			return nil, fmt.Errorf("--package-dirs %q: must be an absolute path (a directory on the agents): %w", dir, errdefs.ErrInvalidArgument)
+		}
+	}
+	return &admission.Checker{Policy: policy, PackageDirs: o.PackageDirs}, nil
 }

@@ -1,0 +1,202 @@
+package admission_test
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/admission"
+	"github.com/bcs-mesos/bcs-mesos/pkg/field"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
+)
+
+const ns = manifesttest.Namespace
+
+func refusal(field, rule string) string {
+	return field + ": " + rule + ` in namespace "` + ns + `" (admission policy)`
+}
+
+// Every rule of the policy, one field changed per case, under the
+// default policy and one that allows it.
+func TestCheck(t *testing.T) {
+	const spec = "spec.template.spec"
+	withProcess := func(change func(*manifest.ProcessSpec)) manifest.Object {
+		p := manifesttest.Process()
+		change(&p.Spec.Template.Spec.Processes[0])
+		return p
+	}
+	withPod := func(change func(*manifest.PodSpec)) manifest.Object {
+		a := manifesttest.Application()
+		a.Spec.Template.Spec.Containers[0].Volumes = nil
+		change(&a.Spec.Template.Spec)
+		return a
+	}
+	deploymentOf := func(change func(*manifest.DeploymentTemplateSpec)) manifest.Object {
+		d := manifesttest.Deployment()
+		change(&d.Spec.Template.Spec)
+		return d
+	}
+	tests := []struct {
+		name    string
+		obj     manifest.Object
+		allowed admission.Rules // rules that admit obj
+		want    []string        // under the default policy
+	}{
+		{"no user", withProcess(func(p *manifest.ProcessSpec) { p.User = "" }), admission.Rules{}, nil},
+		{"root", withProcess(func(p *manifest.ProcessSpec) { p.User = "root" }), admission.Rules{Users: []string{"root"}},
+			[]string{refusal(spec+".processes[0].user", "running as root is not allowed")}},
+		{"root is not any user", withProcess(func(p *manifest.ProcessSpec) { p.User = "root" }), admission.Rules{Users: []string{"*"}},
+			[]string{refusal(spec+".processes[0].user", "running as root is not allowed")}},
+		{"any user but root", withProcess(func(p *manifest.ProcessSpec) { p.User = "game" }), admission.Rules{Users: []string{"*"}}, nil},
+		{"privileged", withPod(func(s *manifest.PodSpec) { s.Containers[0].Privileged = true }), admission.Rules{Privileged: true},
+			[]string{refusal(spec+".containers[0].privileged", "privileged containers are not allowed")}},
+		{"host network", withPod(func(s *manifest.PodSpec) { s.NetworkMode = manifest.NetworkHost }), admission.Rules{HostNetwork: true},
+			[]string{refusal(spec+".networkMode", "the host's network is not allowed")}},
+		{"net=host parameter", withPod(func(s *manifest.PodSpec) {
+			s.NetworkMode = manifest.NetworkUser
+			s.Containers[0].Parameters = []manifest.Parameter{{Key: "--network", Value: "HOST"}}
+		}), admission.Rules{HostNetwork: true},
+			[]string{refusal(spec+".containers[0].parameters[0].value", "the host's network is not allowed")}},
+		{"host path", withPod(func(s *manifest.PodSpec) {
+			s.Containers[0].Volumes = []manifest.Volume{{Name: "logs", Volume: manifest.VolumeSource{HostPath: "/data/logs/game", MountPath: "/logs"}}}
+		}), admission.Rules{HostPaths: []string{"/data/logs"}},
+			[]string{refusal(spec+".containers[0].volumes[0].volume.hostPath", `host path "/data/logs/game" is not allowed (allowed: none)`)}},
+		{"host path climbing out", withPod(func(s *manifest.PodSpec) {
+			s.Containers[0].Volumes = []manifest.Volume{{Name: "logs", Volume: manifest.VolumeSource{HostPath: "/data/logs/../../etc", MountPath: "/logs"}}}
+		}), admission.Rules{HostPaths: []string{"/"}},
+			[]string{refusal(spec+".containers[0].volumes[0].volume.hostPath", `host path "/data/logs/../../etc" is not allowed (allowed: none)`)}},
+		{"a sandbox volume", withPod(func(s *manifest.PodSpec) {
+			s.Containers[0].Volumes = []manifest.Volume{{Name: "tmp", Volume: manifest.VolumeSource{MountPath: "/tmp"}}}
+		}), admission.Rules{}, nil},
+		{"deployment of processes as root", deploymentOf(func(s *manifest.DeploymentTemplateSpec) {
+			s.Processes = []manifest.ProcessSpec{manifesttest.ProcessSpec()}
+			s.Processes[0].User = "root"
+			s.PodSpec = manifest.PodSpec{}
+		}), admission.Rules{Users: []string{"root"}},
+			[]string{refusal(spec+".processes[0].user", "running as root is not allowed")}},
+		{"privileged command", func() manifest.Object {
+			c := manifesttest.Command()
+			c.Spec.Privileged = true
+			return c
+		}(), admission.Rules{Privileged: true}, []string{refusal("spec.privileged", "privileged commands are not allowed")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			def := &admission.Checker{Policy: admission.Default()}
+			if got := messages(def.Check(tt.obj)); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("default policy:\n got %q\nwant %q", got, tt.want)
+			}
+			if tt.name == "root is not any user" || tt.name == "host path climbing out" {
+				// The rules that seem to allow it do not.
+				if got := (&admission.Checker{Policy: admission.Policy{Default: tt.allowed}}).Check(tt.obj); len(got) == 0 {
+					t.Errorf("%+v admitted it", tt.allowed)
+				}
+				return
+			}
+			allowing := &admission.Checker{Policy: admission.Policy{Namespaces: map[string]admission.Rules{ns: tt.allowed}}}
+			if got := allowing.Check(tt.obj); len(got) > 0 {
+				t.Errorf("rules %+v: %q", tt.allowed, got.Messages())
+			}
+			other := &admission.Checker{Policy: admission.Default()}
+			other.Policy.Namespaces = map[string]admission.Rules{"other": tt.allowed}
+			if got := messages(other.Check(tt.obj)); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("another namespace's rules: %q", got)
+			}
+		})
+	}
+}
+
+func messages(errs field.ErrorList) []string {
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs.Messages()
+}
+
+// Users: a namespace's list names them, "*" is any but root; without a
+// list only the executor's default user runs (no "user" in the manifest).
+func TestCheckUsers(t *testing.T) {
+	p := manifesttest.Process()
+	for _, tt := range []struct {
+		users []string
+		user  string
+		want  string
+	}{
+		{nil, "", ""},
+		{nil, "game", `running as "game" is not allowed (allowed: the executor's default user only, no "user")`},
+		{[]string{"game"}, "game", ""},
+		{[]string{"game"}, "ops", `running as "ops" is not allowed (allowed: game)`},
+		{[]string{"game"}, "root", "running as root is not allowed"},
+		{[]string{"root"}, "root", ""},
+	} {
+		p.Spec.Template.Spec.Processes[0].User = tt.user
+		c := &admission.Checker{Policy: admission.Policy{Namespaces: map[string]admission.Rules{ns: {Users: tt.users}}}}
+		got := messages(c.Check(p))
+		if tt.want == "" && got != nil || tt.want != "" && !reflect.DeepEqual(got, []string{refusal("spec.template.spec.processes[0].user", tt.want)}) {
+			t.Errorf("users %q, user %q: %q, want %q", tt.users, tt.user, got, tt.want)
+		}
+	}
+}
+
+// file:// packages come from the scheduler's package directories only.
+func TestCheckPackageDirs(t *testing.T) {
+	p := manifesttest.Process()
+	p.Spec.Template.Spec.Processes[0].User = ""
+	p.Spec.Template.Spec.Processes[0].URIs[0].Value = "file:///srv/packages/../../data/bcs/secret.key"
+	for _, dirs := range [][]string{nil, {"/srv/packages"}} {
+		got := (&admission.Checker{PackageDirs: dirs}).Check(p).Messages()
+		if len(got) != 1 || !strings.HasPrefix(got[0], "spec.template.spec.processes[0].uris[0].value: file:// packages come from the scheduler's --package-dirs only") {
+			t.Errorf("dirs %q: %q", dirs, got)
+		}
+	}
+	p.Spec.Template.Spec.Processes[0].URIs[0].Value = "file:///srv/packages/game.tgz"
+	if got := (&admission.Checker{PackageDirs: []string{"/srv/packages"}}).Check(p); len(got) > 0 {
+		t.Errorf("a package dir: %q", got.Messages())
+	}
+}
+
+// The policy file is JSON or YAML; unknown fields and relative host
+// paths are refused, naming them.
+func TestLoadFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	yamlPolicy := write("policy.yaml", `
+default:
+  users: ["*"]
+namespaces:
+  ops:
+    users: [root]
+    privileged: true
+    hostNetwork: true
+    hostPaths: [/var/log]
+`)
+	p, err := admission.LoadFile(yamlPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := admission.Policy{Default: admission.Rules{Users: []string{"*"}},
+		Namespaces: map[string]admission.Rules{"ops": {Users: []string{"root"}, Privileged: true, HostNetwork: true, HostPaths: []string{"/var/log"}}}}
+	if !reflect.DeepEqual(p, want) {
+		t.Errorf("yaml: %+v", p)
+	}
+	if p, err := admission.LoadFile(write("policy.json", `{"default": {"users": ["*"], "hostNetwork": true}}`)); err != nil || !reflect.DeepEqual(p, admission.Dev()) {
+		t.Errorf("json: %+v %v", p, err)
+	}
+	for body, wantErr := range map[string]string{
+		`{"default": {"priviledged": true}}`:            "default.priviledged",
+		`{"namespaces": {"a": {"hostPaths": ["var"]}}}`: `namespaces["a"].hostPaths[0]: want an absolute path`,
+	} {
+		if _, err := admission.LoadFile(write("bad.json", body)); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("%s: %v, want %q", body, err, wantErr)
+		}
+	}
+}
