@@ -26,7 +26,7 @@ var (
 			"resources": {"limits": {"cpu": "0.1", "memory": "32"}}}]}}}}`
 	tickerContainers = `{"apiVersion": "v4", "kind": "application", "metadata": {"name": "ticker", "namespace": "logs-c"},
 		"restartPolicy": {"policy": "Never"}, "killPolicy": {"gracePeriod": 1},
-		"spec": {"instance": 1, "template": {"spec": {"networkMode": "HOST", "containers": [
+		"spec": {"instance": 1, "template": {"spec": {"networkMode": "BRIDGE", "containers": [
 			{"image": "bcs-test/busybox:latest", "imagePullPolicy": "IfNotPresent", "command": "/bin/sh", "args": ["-c", "` + ticker + `"],
 			 "resources": {"limits": {"cpu": "0.1", "memory": "16"}}},
 			{"image": "bcs-test/busybox:latest", "imagePullPolicy": "IfNotPresent", "command": "/bin/sh", "args": ["-c", "echo sidecar; exec sleep 100000"],

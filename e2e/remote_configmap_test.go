@@ -72,12 +72,13 @@ func TestRemoteConfigMapItems(t *testing.T) {
 		}
 	}
 
-	// The process runs as nobody, who must be able to read its file.
-	procFile, containerFile := filepath.Join(s.dir, "rcm", "game.conf"), "/etc/game/game.conf"
+	// The process runs as nobody, who must be able to read its file, in
+	// its work path, where exec runs.
+	procFile, containerFile := "${workPath}/game.conf", "/etc/game/game.conf"
 	create("/v1/configmaps", remoteConfigMap("conf", url, "cfg-Pw-1"))
 	create("/v1/apps", s.manifest("process.json", takesConfigMap("rcm-proc", "conf", procFile, "nobody")))
 	create("/v1/apps", s.manifest("application.json", takesConfigMap("rcm-web", "conf", containerFile, "")))
-	for _, w := range []struct{ app, task, path string }{{"rcm-proc", "gamesvr", procFile}, {"rcm-web", "container-0", containerFile}} {
+	for _, w := range []struct{ app, task, path string }{{"rcm-proc", "gamesvr", "game.conf"}, {"rcm-web", "container-0", containerFile}} {
 		app, path := w.app, w.path
 		inst := s.running("demo", app, 1)[0]
 		r := s.message(inst.TaskGroupID, "exec", 200,

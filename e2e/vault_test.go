@@ -38,14 +38,13 @@ func TestSecretFromVaultReachesTheProcess(t *testing.T) {
 	if data, ok := vault.Data("secret", "bcs/demo/db", 1); !ok || data["password"] == nil {
 		t.Fatalf("vault holds %v at secret/bcs/demo/db", vault.Paths("secret"))
 	}
-	secretFile := filepath.Join(s.dir, "secret-files", "db-password")
 	app := s.manifest("process.json", func(m map[string]any) {
 		spec := m["spec"].(map[string]any)
 		spec["instance"] = 1
 		proc := spec["template"].(map[string]any)["spec"].(map[string]any)["processes"].([]any)[0].(map[string]any)
 		proc["secrets"] = []any{map[string]any{"secretName": "db", "items": []any{
 			map[string]any{"type": "env", "dataKey": "password", "keyOrPath": "DB_PASSWORD"},
-			map[string]any{"type": "file", "dataKey": "password", "keyOrPath": secretFile},
+			map[string]any{"type": "file", "dataKey": "password", "keyOrPath": "${run_base_dir}/${namespace}.${processname}.${instanceid}/db-password"},
 		}}}
 	})
 	if code, body := s.call("POST", "/v1/apps", app); code != 201 {
@@ -53,6 +52,7 @@ func TestSecretFromVaultReachesTheProcess(t *testing.T) {
 	}
 	inst := s.running("demo", "gamesvr", 1)[0]
 	pid := pidOf(t, s.runPath(inst.Host, "demo.gamesvr.0", "gamesvr.pid"))
+	secretFile := s.runPath(inst.Host, "demo.gamesvr.0", "db-password")
 	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 	if err != nil {
 		t.Fatal(err)
