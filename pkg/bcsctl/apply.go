@@ -163,10 +163,10 @@ func resourceOfKind(kind string) (*resource, error) {
 		return resourceNamed("deployments")
 	case "daemonset":
 		return resourceNamed("daemonsets")
-	case "configmap", "secret", "hooktemplate", "depends":
+	case "configmap", "secret", "hooktemplate", "depends", "service":
 		return resourceNamed(kind)
 	}
-	return nil, fmt.Errorf("kind %q: bcs-scheduler serves application, process, deployment, daemonset, configmap, secret, hooktemplate and depends", kind)
+	return nil, fmt.Errorf("kind %q: bcs-scheduler serves application, process, deployment, daemonset, configmap, secret, hooktemplate, depends and service", kind)
 }
 
 // inNamespace gives a manifest without a namespace the one of -n, when

@@ -403,3 +403,24 @@ func TestDescribeScaleDelete(t *testing.T) {
 		t.Errorf("the deployment is still there: %d", code)
 	}
 }
+
+// Issue 17: the original's services are applied, listed and deleted like
+// configmaps.
+func TestServices(t *testing.T) {
+	s := newAPIServer(t)
+	data, err := os.ReadFile("../manifest/testdata/service.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	service := strings.Replace(string(data), `"ClusterIP|NodePort|None|Integration"`, `"NodePort"`, 1)
+	if out := s.must(t, service, "apply", "-f", "-"); out != "service defaultGroup/template-service created\n" {
+		t.Errorf("apply: %q", out)
+	}
+	out := s.must(t, "", "get", "svc", "-n", "defaultGroup")
+	if !regexp.MustCompile(`^NAME +DATA +AGE\ntemplate-service +NodePort, 2 ports +\S+\n$`).MatchString(out) {
+		t.Errorf("get svc:\n%s", out)
+	}
+	if out := s.must(t, "", "delete", "service", "template-service", "-n", "defaultGroup"); out != "service defaultGroup/template-service deleted\n" {
+		t.Errorf("delete: %q", out)
+	}
+}

@@ -79,6 +79,8 @@ var resources = []*resource{
 		deletable: true, table: tableRows(objectColumns(specSummary), objectNamespace)},
 	{name: "secrets", aliases: []string{"secret"}, path: "secrets", listKey: "secrets", namespaced: true,
 		deletable: true, table: tableRows(objectColumns(specSummary), objectNamespace)},
+	{name: "services", aliases: []string{"service", "svc"}, path: "services", listKey: "services", namespaced: true,
+		deletable: true, table: tableRows(objectColumns(specSummary), objectNamespace)},
 	{name: "depends", aliases: []string{"dependency", "dependencies"}, path: "depends", listKey: "depends", namespaced: true,
 		deletable: true, force: true, table: tableRows(dependsColumns, objectNamespace)},
 	{name: "notifications", aliases: []string{"notification"}, path: "notifications", listKey: "notifications", namespaceFilter: true,
@@ -292,8 +294,8 @@ func hookRunOwner(h hookRunView) string {
 
 func objectNamespace(o objectView) string { return o.Namespace }
 
-// objectColumns are the columns of configmaps, secrets and hook
-// templates: their name, what their spec holds and their age.
+// objectColumns are the columns of configmaps, secrets, hook templates
+// and services: their name, what their spec holds and their age.
 func objectColumns(summary func(objectView) string) func(now time.Time) []column[objectView] {
 	return func(now time.Time) []column[objectView] {
 		return []column[objectView]{
@@ -317,6 +319,8 @@ func specSummary(o objectView) string {
 		return count(len(m.Datas), "item")
 	case *manifest.HookTemplate:
 		return count(len(m.Spec.Metrics), "metric") + ", " + count(len(m.Spec.Args), "arg")
+	case *manifest.Service:
+		return string(m.Spec.Type) + ", " + count(len(m.Spec.Ports), "port")
 	}
 	return string(obj.Kind())
 }
