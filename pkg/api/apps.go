@@ -525,6 +525,9 @@ func (s *Server) scale(wl workloads) handlerFunc {
 		if *req.Instances < 0 {
 			return field.ErrorList{field.Invalid("instances", "must be ≥ 0, got %d", *req.Instances)}
 		}
+		if *req.Instances > manifest.MaxInstances {
+			return field.ErrorList{field.Invalid("instances", "must be at most %d, got %d", manifest.MaxInstances, *req.Instances)}
+		}
 		if _, err := s.get(r, wl); err != nil {
 			return err
 		}

@@ -397,6 +397,7 @@ func TestScaleApp(t *testing.T) {
 		{"scale up", `{"instances": 7}`, http.StatusAccepted, "", 7},
 		{"scale to zero", `{"instances": 0}`, http.StatusAccepted, "", 0},
 		{"negative", `{"instances": -1}`, http.StatusBadRequest, "instances: must be ≥ 0, got -1", 0},
+		{"past the bound", `{"instances": 100001}`, http.StatusBadRequest, "instances: must be at most 100000, got 100001", 0},
 		{"missing field", `{}`, http.StatusBadRequest, "instances: required", 0},
 		{"unknown field", `{"instances": 2, "replicas": 3}`, http.StatusBadRequest, "replicas: unknown field", 0},
 		{"wrong type", `{"instances": "2"}`, http.StatusBadRequest, "instances: want a number", 0},

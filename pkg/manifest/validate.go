@@ -71,6 +71,37 @@ func (v *validator) nonNegative(p field.Path, n int) {
 	}
 }
 
+// Bounds of counts and durations: beyond them a value is a mistake (an
+// extra digit) or an attack (a million instances, a kill that waits a
+// year), never a fleet's need.
+const (
+	// MaxInstances bounds an application's instance count.
+	MaxInstances = 100_000
+	// MaxTasks bounds the containers or processes of one pod.
+	MaxTasks = 64
+	// MaxWaitSeconds bounds a kill's grace period, a start's grace and
+	// an in-place update's drain: an hour.
+	MaxWaitSeconds = 3600
+	// MaxIntervalSeconds bounds restart intervals and backoffs, health
+	// check delays, intervals and grace, hook timeouts: a day.
+	MaxIntervalSeconds = 86400
+)
+
+// atMostTasks checks a pod's count of containers or processes.
+func (v *validator) atMostTasks(p field.Path, n int) {
+	if n > MaxTasks {
+		v.invalid(p, "at most %d in one pod, got %d", MaxTasks, n)
+	}
+}
+
+// inRange checks 0 ≤ n ≤ max.
+func (v *validator) inRange(p field.Path, n, max int) {
+	v.nonNegative(p, n)
+	if n > max {
+		v.invalid(p, "must be at most %d, got %d", max, n)
+	}
+}
+
 // oneOf checks that s is one of allowed; empty is "required".
 func oneOf[T ~string](v *validator, p field.Path, s T, allowed ...T) {
 	if s == "" {
@@ -149,13 +180,13 @@ func (v *validator) templateMeta(p field.Path, m TemplateMeta) {
 
 func (v *validator) restartPolicy(p field.Path, r RestartPolicy) {
 	oneOf(v, p.Child("policy"), r.Policy, RestartNever, RestartAlways, RestartOnFailure)
-	v.nonNegative(p.Child("interval"), r.Interval)
-	v.nonNegative(p.Child("backoff"), r.Backoff)
+	v.inRange(p.Child("interval"), r.Interval, MaxIntervalSeconds)
+	v.inRange(p.Child("backoff"), r.Backoff, MaxIntervalSeconds)
 	v.nonNegative(p.Child("maxtimes"), r.MaxTimes)
 }
 
 func (v *validator) killPolicy(p field.Path, k KillPolicy) {
-	v.nonNegative(p.Child("gracePeriod"), k.GracePeriod)
+	v.inRange(p.Child("gracePeriod"), k.GracePeriod, MaxWaitSeconds)
 }
 
 func (v *validator) constraint(c *constraint.Constraint) {
@@ -250,17 +281,19 @@ func (v *validator) healthChecks(p field.Path, checks []HealthCheck, ports map[s
 		if _, dup := seen[h.Type]; !dup {
 			seen[h.Type] = i
 		}
-		v.nonNegative(hp.Child("delaySeconds"), h.DelaySeconds)
+		v.inRange(hp.Child("delaySeconds"), h.DelaySeconds, MaxIntervalSeconds)
 		switch {
 		case h.IntervalSeconds < 1:
 			v.invalid(hp.Child("intervalSeconds"), "must be ≥ 1, got %d", h.IntervalSeconds)
+		case h.IntervalSeconds > MaxIntervalSeconds:
+			v.invalid(hp.Child("intervalSeconds"), "must be at most %d, got %d", MaxIntervalSeconds, h.IntervalSeconds)
 		case h.TimeoutSeconds < 1:
 			v.invalid(hp.Child("timeoutSeconds"), "must be ≥ 1, got %d", h.TimeoutSeconds)
 		case h.TimeoutSeconds >= h.IntervalSeconds:
 			v.invalid(hp.Child("timeoutSeconds"), "must be less than intervalSeconds (%d), got %d", h.IntervalSeconds, h.TimeoutSeconds)
 		}
 		v.nonNegative(hp.Child("consecutiveFailures"), h.ConsecutiveFailures)
-		v.nonNegative(hp.Child("gracePeriodSeconds"), h.GracePeriodSeconds)
+		v.inRange(hp.Child("gracePeriodSeconds"), h.GracePeriodSeconds, MaxIntervalSeconds)
 		switch h.Type {
 		case CheckHTTP, CheckRemoteHTTP:
 			if h.HTTP == nil {
@@ -397,7 +430,7 @@ func (a *Application) Validate(r Resolver) field.ErrorList {
 	v.restartPolicy("restartPolicy", a.RestartPolicy)
 	v.killPolicy("killPolicy", a.KillPolicy)
 	v.constraint(a.Constraint)
-	v.nonNegative("spec.instance", a.Spec.Instance)
+	v.inRange("spec.instance", a.Spec.Instance, MaxInstances)
 	v.templateMeta("spec.template.metadata", a.Spec.Template.Metadata)
 	v.podSpec("spec.template.spec", &a.Spec.Template.Spec, a.Metadata)
 	return v.errs
@@ -410,6 +443,7 @@ func (v *validator) podSpec(p field.Path, s *PodSpec, meta ObjectMeta) {
 	if len(s.Containers) == 0 {
 		v.required(p.Child("containers"))
 	}
+	v.atMostTasks(p.Child("containers"), len(s.Containers))
 	if s.NetworkType != "" {
 		oneOf(v, p.Child("networkType"), s.NetworkType, "cnm", "cni")
 	}
@@ -565,12 +599,13 @@ func (pr *Process) Validate(r Resolver) field.ErrorList {
 	v.restartPolicy("restartPolicy", pr.RestartPolicy)
 	v.killPolicy("killPolicy", pr.KillPolicy)
 	v.constraint(pr.Constraint)
-	v.nonNegative("spec.instance", pr.Spec.Instance)
+	v.inRange("spec.instance", pr.Spec.Instance, MaxInstances)
 	sp := field.Path("spec.template.spec.processes")
 	procs := pr.Spec.Template.Spec.Processes
 	if len(procs) == 0 {
 		v.required(sp)
 	}
+	v.atMostTasks(sp, len(procs))
 	ports := newPortTable()
 	for i := range procs {
 		for j, port := range procs[i].Ports {
@@ -665,7 +700,7 @@ func (v *validator) process(p field.Path, proc *ProcessSpec) {
 	if strings.TrimSpace(proc.StartCmd) == "" {
 		v.required(p.Child("startCmd"))
 	}
-	v.nonNegative(p.Child("startGracePeriod"), proc.StartGracePeriod)
+	v.inRange(p.Child("startGracePeriod"), proc.StartGracePeriod, MaxWaitSeconds)
 	for i, u := range proc.URIs {
 		up := p.Child("uris").Index(i)
 		if u.Value == "" {

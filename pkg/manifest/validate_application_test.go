@@ -23,6 +23,28 @@ func TestValidateApplication(t *testing.T) {
 		{"metadata checked", func(a *manifest.Application) { a.Metadata.Name = "App" }, []string{"metadata.name: " + nameRule + `"App"`}},
 		{"policies checked", func(a *manifest.Application) { a.KillPolicy.GracePeriod = -1 }, []string{"killPolicy.gracePeriod: must be ≥ 0, got -1"}},
 		{"instance negative", func(a *manifest.Application) { a.Spec.Instance = -2 }, []string{"spec.instance: must be ≥ 0, got -2"}},
+		// Issue 18: bounds, past which a value is a mistake or an attack.
+		{"instances past the bound", func(a *manifest.Application) { a.Spec.Instance = 100_001 },
+			[]string{"spec.instance: must be at most 100000, got 100001"}},
+		{"containers past the bound", func(a *manifest.Application) {
+			for range 64 {
+				a.Spec.Template.Spec.Containers = append(a.Spec.Template.Spec.Containers, a.Spec.Template.Spec.Containers[0])
+			}
+			for i := range a.Spec.Template.Spec.Containers {
+				a.Spec.Template.Spec.Containers[i].Ports = nil
+				a.Spec.Template.Spec.Containers[i].Env = nil
+				a.Spec.Template.Spec.Containers[i].HealthChecks = nil
+			}
+		}, []string{"spec.template.spec.containers: at most 64 in one pod, got 65"}},
+		{"durations past their bounds", func(a *manifest.Application) {
+			a.KillPolicy.GracePeriod, a.RestartPolicy.Interval, a.RestartPolicy.Backoff = 3601, 86401, 1<<40
+			a.Spec.Template.Spec.Containers[0].HealthChecks[0].IntervalSeconds = 86401
+		}, []string{
+			"restartPolicy.interval: must be at most 86400, got 86401",
+			"restartPolicy.backoff: must be at most 86400, got 1099511627776",
+			"killPolicy.gracePeriod: must be at most 3600, got 3601",
+			"spec.template.spec.containers[0].healthChecks[0].intervalSeconds: must be at most 86400, got 86401",
+		}},
 		{"no containers", func(a *manifest.Application) { a.Spec.Template.Spec.Containers = nil }, []string{"spec.template.spec.containers: required"}},
 		// seed 001: network types HOST, NONE, BRIDGE, USER, upper case
 		{"networkMode required", func(a *manifest.Application) { a.Spec.Template.Spec.NetworkMode = "" }, []string{"spec.template.spec.networkMode: required"}},

@@ -41,7 +41,7 @@ func (d *Deployment) Validate(r Resolver) field.ErrorList {
 		v.updateStrategy("spec.updateStrategy", d.Spec.UpdateStrategy, d.Spec.Instance, len(ts.Processes) > 0)
 	}
 	if pd := d.Spec.PreDeleteUpdateStrategy; pd != nil {
-		v.nonNegative("spec.preDeleteUpdateStrategy.timeoutSeconds", pd.TimeoutSeconds)
+		v.inRange("spec.preDeleteUpdateStrategy.timeoutSeconds", pd.TimeoutSeconds, MaxIntervalSeconds)
 		if pd.Hook != nil {
 			v.hookStep(field.Path("spec.preDeleteUpdateStrategy.hook"), pd.Hook)
 		}
@@ -66,7 +66,7 @@ func (v *validator) updateStrategy(p field.Path, s *UpdateStrategy, instances in
 	v.budget(p, "maxUnavailable", s.MaxUnavailable, s.MaxSurge)
 	v.pacing(p, s.UpgradeDuration, s.RollingOrder)
 	if ip := s.InPlaceUpdateStrategy; ip != nil {
-		v.nonNegative(p.Child("inPlaceUpdateStrategy").Child("gracePeriodSeconds"), ip.GracePeriodSeconds)
+		v.inRange(p.Child("inPlaceUpdateStrategy").Child("gracePeriodSeconds"), ip.GracePeriodSeconds, MaxWaitSeconds)
 	}
 	if hp := s.HotPatchUpdateStrategy; hp != nil {
 		hpp := p.Child("hotPatchUpdateStrategy")
