@@ -58,6 +58,8 @@ var classes = []struct {
 	{errdefs.ErrConflict, http.StatusConflict, "Conflict"},
 	{errdefs.ErrUnavailable, http.StatusServiceUnavailable, "Unavailable"},
 	{errdefs.ErrTimeout, http.StatusGatewayTimeout, "Timeout"},
+	{errdefs.ErrUnauthenticated, http.StatusUnauthorized, "Unauthenticated"},
+	{errdefs.ErrPermissionDenied, http.StatusForbidden, "Forbidden"},
 }
 
 // writeError answers err in the API's error shape.

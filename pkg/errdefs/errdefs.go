@@ -21,12 +21,18 @@ var (
 	// ErrTimeout: no answer came in time (an executor's to a message); what
 	// was asked may still be carried out.
 	ErrTimeout = errors.New("timed out")
+	// ErrUnauthenticated: the request carries no credentials, or ones
+	// that name nobody.
+	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrPermissionDenied: the caller is known but its role does not allow
+	// what it asked.
+	ErrPermissionDenied = errors.New("permission denied")
 )
 
 // Class returns the class err wraps, or nil when it wraps none (an internal
 // error).
 func Class(err error) error {
-	for _, class := range []error{ErrNotFound, ErrInvalidArgument, ErrAlreadyExists, ErrConflict, ErrUnavailable, ErrTimeout} {
+	for _, class := range []error{ErrNotFound, ErrInvalidArgument, ErrAlreadyExists, ErrConflict, ErrUnavailable, ErrTimeout, ErrUnauthenticated, ErrPermissionDenied} {
 		if errors.Is(err, class) {
 			return class
 		}
