@@ -64,6 +64,12 @@ var classes = []struct {
 
 // writeError answers err in the API's error shape.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, body := errorResponse(r, err)
+	writeJSON(w, status, body)
+}
+
+// errorResponse is the status and body that answer err.
+func errorResponse(r *http.Request, err error) (int, errorBody) {
 	status, body := http.StatusInternalServerError, errorBody{Error: errorDetail{Code: "Internal", Message: "internal error"}}
 	var he *httpError
 	var params *paramsError
@@ -89,5 +95,5 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	}
 	body.Error.Details = nonNil(body.Error.Details)
-	writeJSON(w, status, body)
+	return status, body
 }

@@ -183,6 +183,8 @@ type eventQuery struct {
 	types     map[string]bool // nil: every type
 	namespace string          // "": every namespace
 	after     *changefeed.ID  // nil: from now
+	// readable tells the namespaces the caller may read; nil: every one.
+	readable func(namespace string) bool
 }
 
 var eventParams = []string{"lastEventId", "namespace", "type"}
@@ -233,7 +235,7 @@ func parseEventQuery(r *http.Request) (eventQuery, error) {
 
 // keeps reports whether the stream may send an event of key: its kind is
 // streamed, may make a type asked for, and its namespace is the one asked
-// for (cluster-wide kinds have none).
+// for (cluster-wide kinds have none) and one the caller may read.
 func (q eventQuery) keeps(key string) bool {
 	segments := strings.Split(key, "/")
 	kind, ok := eventKinds[store.Kind(segments[0])]
@@ -241,6 +243,9 @@ func (q eventQuery) keeps(key string) bool {
 		return false
 	}
 	if q.namespace != "" && (kind.clusterWide || segments[1] != q.namespace) {
+		return false
+	}
+	if q.readable != nil && !kind.clusterWide && !q.readable(segments[1]) {
 		return false
 	}
 	return q.types == nil || slices.ContainsFunc(kind.types, func(t string) bool { return q.types[t] })
@@ -394,6 +399,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	q, err := parseEventQuery(r)
 	if err != nil {
 		return err
+	}
+	if id, ok := identityOf(r); ok {
+		q.readable = id.CanRead
 	}
 	cfg := s.cfg.Events
 	ctx, cancel := context.WithCancel(r.Context())

@@ -95,24 +95,33 @@ func (s *Server) deleteNotify(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// Pages of the delivery log.
+// Pages of the delivery log and the audit log.
 const (
-	defaultNotificationsLimit = 100
-	maxNotificationsLimit     = 1000
+	defaultPageLimit = 100
+	maxPageLimit     = 1000
 )
+
+// pageLimit reads ?limit=, the length of a page of a log.
+func pageLimit(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return defaultPageLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxPageLimit {
+		return 0, fmt.Errorf("limit: want 1 to %d, got %q: %w", maxPageLimit, v, errdefs.ErrInvalidArgument)
+	}
+	return n, nil
+}
 
 // listNotifications is the delivery log, newest first, filtered by
 // namespace, app, type and state; limit bounds a page and next, when
 // set, is the before= of the next one.
 func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	limit := defaultNotificationsLimit
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxNotificationsLimit {
-			return fmt.Errorf("limit: want 1 to %d, got %q: %w", maxNotificationsLimit, v, errdefs.ErrInvalidArgument)
-		}
-		limit = n
+	limit, err := pageLimit(r)
+	if err != nil {
+		return err
 	}
 	noticeType := registry.NoticeType(q.Get("type"))
 	if noticeType != "" && !slices.Contains(registry.NoticeTypes, noticeType) {

@@ -164,6 +164,8 @@ func routeDocs() map[string]routeDoc {
 		replies: map[int]any{http.StatusOK: registry.Engine{}}}
 	docs["GET /v1/events"] = routeDoc{summary: "Stream every change as Server-Sent Events", text: "text/event-stream",
 		replies: map[int]any{http.StatusOK: ""}}
+	docs["GET /v1/audit"] = routeDoc{summary: "The audit log of writes (who, role, route, namespace and name, status, error code), newest first, a page at a time",
+		replies: map[int]any{http.StatusOK: auditPage{}}}
 	docs["GET /v1/leader"] = routeDoc{summary: "Which replica leads", replies: map[int]any{http.StatusOK: fieldsOf("leader", "", "self", false)}}
 	docs["GET /healthz"] = routeDoc{summary: "Whether this replica can serve", replies: map[int]any{http.StatusOK: fieldsOf("status", "")}}
 	docs["GET /metrics"] = routeDoc{summary: "Prometheus metrics", text: "text/plain", replies: map[int]any{http.StatusOK: ""}}
@@ -195,6 +197,12 @@ func noBodies[V any](ops map[string]V) map[string]any {
 		out[op] = nil
 	}
 	return out
+}
+
+// auditPage is a page of GET /v1/audit.
+type auditPage struct {
+	Entries []registry.AuditEntry `json:"entries"`
+	Next    string                `json:"next,omitempty"`
 }
 
 // notificationPage is a page of GET /v1/notifications.
@@ -280,7 +288,7 @@ func openAPI(routes []describedRoute) *openapi3.T {
 				op.AddResponse(status, resp)
 			}
 			op.Responses.Set("default", &openapi3.ResponseRef{Value: openapi3.NewResponse().
-				WithDescription("An error: 400 for bad input (each field named), 404, 409, 503 …").WithJSONSchemaRef(errorRef)})
+				WithDescription("An error: 400 for bad input (each field named), 401 without a known bearer token, 403 when the caller's role does not allow it, 404, 409, 503 …").WithJSONSchemaRef(errorRef)})
 			doc.AddOperation(p, method, op)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"mime"
 	"net/http"
@@ -72,6 +73,13 @@ type Config struct {
 	// Clock tells whether an agent's maintenance window is over, and is
 	// the event stream's unless it has its own; default the wall clock.
 	Clock clockwork.Clock
+	// Auth, when set, requires a caller on every route but /healthz,
+	// /metrics, /openapi.json and /files/, authorizes it by its role and
+	// keeps the audit log (GET /v1/audit). Nil: the API is open and keeps
+	// no audit log (tests of other features, embedding).
+	Auth *AuthConfig
+	// Logger takes the audit log's lines; default slog.Default().
+	Logger *slog.Logger
 }
 
 // Server is the REST API. It is an http.Handler.
@@ -95,6 +103,14 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clockwork.NewRealClock()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Auth != nil && cfg.Auth.AuditKeep == 0 {
+		auth := *cfg.Auth
+		auth.AuditKeep = DefaultAuditKeep
+		cfg.Auth = &auth
 	}
 	if cfg.Events.Clock == nil {
 		cfg.Events.Clock = cfg.Clock
@@ -179,6 +195,9 @@ func (s *Server) routes() {
 	if s.cfg.Events.Feed != nil {
 		s.handle("GET /v1/events", s.events, eventParams...)
 	}
+	if s.cfg.Auth != nil {
+		s.handle("GET /v1/audit", s.listAudit, "since", "user", "namespace", "limit", "before")
+	}
 	s.handle("GET /v1/leader", s.leader)
 	s.handle("GET /healthz", s.healthz)
 	s.handleRaw("GET /metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))
@@ -223,20 +242,18 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // handle routes pattern to h, which takes the query parameters params:
 // a request with any other is a 400 naming it, and h does not run (a
-// misspelt ?dryRun must not create anything).
+// misspelt ?dryRun must not create anything). With Config.Auth the
+// caller is authenticated and authorized first (guarded).
 func (s *Server) handle(pattern string, h handlerFunc, params ...string) {
 	if !slices.ContainsFunc(s.described, func(d describedRoute) bool { return d.pattern == pattern }) {
 		s.described = append(s.described, describedRoute{pattern, params})
 	}
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc(pattern, s.guarded(pattern, func(w http.ResponseWriter, r *http.Request) error {
 		if err := unknownParams(r, params); err != nil {
-			writeError(w, r, err)
-			return
+			return err
 		}
-		if err := h(w, r); err != nil {
-			writeError(w, r, err)
-		}
-	})
+		return h(w, r)
+	}))
 }
 
 // handleRaw routes pattern to a handler that answers by itself (no JSON,

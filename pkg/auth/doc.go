@@ -17,5 +17,5 @@
 //
 // Tokens are kept as SHA-256 digests and never appear in an error.
 //
-// It imports no HTTP server, store or Mesos package.
+// It must not import pkg/api, pkg/registry or any Mesos package.
 package auth

@@ -63,6 +63,8 @@
 //	                                               begin with the UTC time, so keys sort by time
 //	sealing/fingerprint                            SHA-256 of the sealing key (never the key)
 //	sealing/rotation                               the new key's fingerprint while a rotation runs
+//	audit/<entry id>                               one write to the API: who, what, the answer; ids
+//	                                               begin with the UTC time; the newest N are kept (Trim)
 //
 // Key, Prefix and AppVersionKey build these keys and validate user-supplied
 // segments. An application update and its new version-history entry are

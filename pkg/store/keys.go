@@ -39,6 +39,9 @@ const (
 	KindNotification   Kind = "notifications"
 )
 
+// KindAudit is the audit log of the API's writes.
+const KindAudit Kind = "audit"
+
 // FrameworkIDKey holds the Mesos framework ID the scheduler re-registers with.
 const FrameworkIDKey = "framework/id"
 
@@ -69,6 +72,7 @@ var segmentsPerKind = map[Kind]int{
 	KindNotifyCallback: 1, // <callback id>
 	KindNotifyTarget:   1, // <callback id>
 	KindNotification:   1, // <notification id>
+	KindAudit:          1, // <entry id>
 }
 
 // maxSegmentLen bounds one segment; Mesos task IDs are long but well below it.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -289,6 +290,42 @@ func (s *Store) Put(ctx context.Context, key string, value []byte) (int64, error
 func (s *Store) Delete(ctx context.Context, key string, expectRev int64) error {
 	_, err := s.Apply(ctx, DeleteOp(key, expectRev))
 	return err
+}
+
+// Trim deletes the first keys under prefix (in key order) beyond the keep
+// last ones and returns how many it deleted: a log whose keys sort by time
+// keeps its newest entries. Keys written meanwhile sort after the ones it
+// deletes.
+func (s *Store) Trim(ctx context.Context, prefix string, keep int64) (int64, error) {
+	if err := validateListPrefix(prefix); err != nil || prefix == "" {
+		return 0, cmp.Or(err, fmt.Errorf("trim: the prefix must name a kind: %w", errdefs.ErrInvalidArgument))
+	}
+	full := s.prefix + prefix
+	end := clientv3.GetPrefixRangeEnd(full)
+	rctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	count, err := s.client.Get(rctx, full, clientv3.WithRange(end), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, classify(ctx, fmt.Sprintf("count %q", prefix), err)
+	}
+	excess := count.Count - keep
+	if excess <= 0 {
+		return 0, nil
+	}
+	oldest, err := s.client.Get(rctx, full, clientv3.WithRange(end), clientv3.WithKeysOnly(), clientv3.WithLimit(excess),
+		clientv3.WithRev(count.Header.Revision))
+	if err != nil {
+		return 0, classify(ctx, fmt.Sprintf("list %q", prefix), err)
+	}
+	if len(oldest.Kvs) == 0 {
+		return 0, nil
+	}
+	last := string(oldest.Kvs[len(oldest.Kvs)-1].Key)
+	deleted, err := s.client.Delete(rctx, full, clientv3.WithRange(last+"\x00"))
+	if err != nil {
+		return 0, classify(ctx, fmt.Sprintf("trim %q", prefix), err)
+	}
+	return deleted.Deleted, nil
 }
 
 // entry converts a stored key-value, unsealing secrets and passwords.
