@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/notify"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
@@ -64,6 +65,12 @@ func main() {
 	flag.DurationVar(&o.Notify.MaxBackoff, "notify-max-backoff", notify.DefaultMaxBackoff, "the longest wait between delivery attempts")
 	flag.DurationVar(&o.Notify.Retention, "notify-retention", notify.DefaultRetention, "how long delivered (or failed) notifications stay in the delivery log")
 	flag.IntVar(&o.Notify.Keep, "notify-keep", notify.DefaultKeep, "at most this many delivered (or failed) notifications stay in the delivery log")
+	flag.StringVar(&o.TokenFile, "token-file", "", "the API's callers, a line each: token,user,role[,namespace;namespace…] (role read-only, operator or admin); default: an admin token made at the first start in <data-dir>/admin.token")
+	flag.StringVar(&o.TLSCert, "tls-cert", "", "PEM certificate (chain) of the API: it serves HTTPS (with --tls-key)")
+	flag.StringVar(&o.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
+	flag.StringVar(&o.ClientCA, "client-ca", "", "PEM CA certificates: a client certificate they signed names its caller by its common name (needs --tls-cert)")
+	flag.StringVar(&o.CertRoles, "cert-roles", "", "roles of client certificates, a line each: user,role[,namespace;namespace…]; a user not in it takes its role from --token-file")
+	flag.Int64Var(&o.AuditKeep, "audit-keep", api.DefaultAuditKeep, "the audit log (GET /v1/audit) keeps this many of the newest writes in etcd")
 	flag.Parse()
 	o.EtcdEndpoints, o.Masters, o.PackageDirs = splitList(etcd), splitList(masters), splitList(packageDirs)
 	if err := checkNotifyFlags(o); err != nil {
@@ -194,7 +201,7 @@ func checkNotifyFlags(o schedulerd.Options) error {
 		{"--notify-flapping-restarts", int64(o.Scheduler.Flapping.Restarts)}, {"--notify-flapping-window", int64(o.Scheduler.Flapping.Window)},
 		{"--notify-max-attempts", int64(o.Notify.MaxAttempts)}, {"--notify-min-backoff", int64(o.Notify.MinBackoff)},
 		{"--notify-max-backoff", int64(o.Notify.MaxBackoff)}, {"--notify-retention", int64(o.Notify.Retention)},
-		{"--notify-keep", int64(o.Notify.Keep)},
+		{"--notify-keep", int64(o.Notify.Keep)}, {"--audit-keep", o.AuditKeep},
 	} {
 		if f.value < 0 {
 			return fmt.Errorf("%s: must not be negative", f.name)

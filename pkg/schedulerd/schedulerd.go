@@ -2,6 +2,8 @@ package schedulerd
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/admission"
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
+	"github.com/bcs-mesos/bcs-mesos/pkg/auth"
 	"github.com/bcs-mesos/bcs-mesos/pkg/changefeed"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
@@ -94,7 +97,24 @@ type Options struct {
 	// Notify tunes the notifier (retries, log bounds); its Registry,
 	// Store and Logger are set here.
 	Notify notify.Config
+	// TokenFile names the API's callers (auth.ParseTokens). Empty: an
+	// admin token is made at the first start and kept in
+	// <DataDir>/admin.token (AdminTokenFile).
+	TokenFile string
+	// CertRoles (auth.ParseCertRoles) give client certificates their
+	// roles; a certificate's user not in it is looked up in TokenFile.
+	CertRoles string
+	// TLSCert and TLSKey make the API serve HTTPS; ClientCA (PEM) then
+	// verifies the client certificates that name callers.
+	TLSCert, TLSKey, ClientCA string
+	// AuditKeep is how many audit entries the store keeps; default
+	// api.DefaultAuditKeep.
+	AuditKeep int64
 }
+
+// AdminTokenFile is where the admin token made without a token file is
+// kept, under the data directory.
+const AdminTokenFile = "admin.token"
 
 // Run runs the process until ctx ends.
 func Run(ctx context.Context, o Options) error {
@@ -158,6 +178,10 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	authenticator, err := authenticate(o)
+	if err != nil {
+		return err
+	}
 	st, closeStore, err := openStore(ctx, o)
 	if err != nil {
 		return err
@@ -190,9 +214,18 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	scheme := "http"
+	if o.TLSCert != "" {
+		tlsConfig, err := auth.TLSConfig(o.TLSCert, o.TLSKey, o.ClientCA)
+		if err != nil {
+			listener.Close()
+			return err
+		}
+		listener, scheme = tls.NewListener(listener, tlsConfig), "https"
+	}
 	self := strings.TrimSuffix(o.AdvertiseURL, "/")
 	if self == "" {
-		self = "http://" + listener.Addr().String()
+		self = scheme + "://" + listener.Addr().String()
 	}
 	lead := &leadership{self: self}
 	op := &operator{reg: reg}
@@ -200,6 +233,8 @@ func Run(ctx context.Context, o Options) error {
 		Registry: reg, Leadership: lead, Operator: op, Planner: op, FilesDir: o.FilesDir, Admission: admit,
 		Healthy: func(ctx context.Context) error { return st.Ping(ctx) },
 		Events:  api.EventsConfig{Feed: changefeed.New(st)},
+		Auth:    &api.AuthConfig{Authenticator: authenticator, AuditKeep: o.AuditKeep},
+		Logger:  o.Logger,
 	})
 	srv := &http.Server{Handler: apiServer, ReadHeaderTimeout: 10 * time.Second}
 	srv.RegisterOnShutdown(apiServer.EndStreams)
@@ -241,6 +276,44 @@ func Run(ctx context.Context, o Options) error {
 		}
 		return err
 	}
+}
+
+// authenticate returns who may call the API: the token file's callers,
+// else the admin token of the data directory, made at the first start;
+// and with a client CA, the users of client certificates.
+func authenticate(o Options) (*auth.Authenticator, error) {
+	for _, need := range []struct{ flag, value, needs, other string }{
+		{"--tls-cert", o.TLSCert, "--tls-key", o.TLSKey}, {"--tls-key", o.TLSKey, "--tls-cert", o.TLSCert},
+		{"--client-ca", o.ClientCA, "--tls-cert", o.TLSCert}, {"--cert-roles", o.CertRoles, "--client-ca", o.ClientCA},
+	} {
+		if need.value != "" && need.other == "" {
+			return nil, fmt.Errorf("%s needs %s: %w", need.flag, need.needs, errdefs.ErrInvalidArgument)
+		}
+	}
+	a := &auth.Authenticator{}
+	var err error
+	if o.TokenFile != "" {
+		if a.Tokens, err = auth.LoadTokens(o.TokenFile); err != nil {
+			return nil, fmt.Errorf("--token-file: %w", err)
+		}
+	} else {
+		path := filepath.Join(o.DataDir, AdminTokenFile)
+		var created bool
+		if a.Tokens, created, err = auth.EnsureAdminToken(path, rand.Reader); err != nil {
+			return nil, fmt.Errorf("admin token: %w", err)
+		}
+		o.Logger.Info("no --token-file: the API takes the admin token in "+path+" (bcsctl reads it from there; curl -H \"Authorization: Bearer $(cat "+path+")\")",
+			"file", path, "created", created)
+		if len(o.EtcdEndpoints) > 0 {
+			o.Logger.Warn("replicas sharing an etcd need the same --token-file: " + path + " is this replica's alone")
+		}
+	}
+	if o.CertRoles != "" {
+		if a.CertRoles, err = auth.LoadCertRoles(o.CertRoles); err != nil {
+			return nil, fmt.Errorf("--cert-roles: %w", err)
+		}
+	}
+	return a, nil
 }
 
 // Names of Options.SecretBackend.

@@ -38,9 +38,9 @@ type replica struct {
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("BCS_TEST_REPLICA"); spec != "" {
 		var o struct {
-			Etcd, Master, DataDir, KeyFile string
-			ElectionTTL                    time.Duration
-			LogFile                        string // default: discard
+			Etcd, Master, DataDir, KeyFile, TokenFile string
+			ElectionTTL                               time.Duration
+			LogFile                                   string // default: discard
 		}
 		if err := json.Unmarshal([]byte(spec), &o); err != nil {
 			panic(err)
@@ -55,6 +55,7 @@ func TestMain(m *testing.M) {
 		}
 		err := schedulerd.Run(context.Background(), schedulerd.Options{
 			Listen: "127.0.0.1:0", DataDir: o.DataDir, EtcdEndpoints: []string{o.Etcd}, Masters: []string{o.Master}, SecretKeyFile: o.KeyFile,
+			TokenFile:          o.TokenFile,
 			ProcessExecutorURI: "file:///opt/bcs/bcs-process-executor",
 			TickInterval:       50 * time.Millisecond, ElectionTTL: cmp.Or(o.ElectionTTL, time.Second),
 			Logger: slog.New(slog.NewTextHandler(log, nil)),
@@ -69,8 +70,36 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// adminToken is the replicas' admin: replicas sharing an etcd share
+// their token file.
+const adminToken = "replica-admin-token-5e1f0c"
+
+// client calls the replicas' API as the admin.
+var client = &http.Client{Transport: withToken{}}
+
+// noRedirect is client showing a redirect instead of following it.
+var noRedirect = &http.Client{Transport: withToken{}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+type withToken struct{}
+
+func (withToken) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+adminToken)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// tokenFile writes the token file of the admin above.
+func tokenFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := os.WriteFile(path, []byte(adminToken+",admin,admin\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // startReplica starts a replica with a data directory of its own and the
-// sealing key file every replica must share.
+// sealing key file and token file every replica must share.
 func startReplica(t *testing.T, etcd []string, master, keyFile string) *replica {
 	t.Helper()
 	return startReplicaWith(t, map[string]any{"Etcd": etcd[0], "Master": master, "DataDir": t.TempDir(), "KeyFile": keyFile})
@@ -79,6 +108,9 @@ func startReplica(t *testing.T, etcd []string, master, keyFile string) *replica 
 // startReplicaWith starts a replica of spec (see TestMain).
 func startReplicaWith(t *testing.T, spec map[string]any) *replica {
 	t.Helper()
+	if spec["TokenFile"] == nil {
+		spec["TokenFile"] = tokenFile(t)
+	}
 	specJSON, _ := json.Marshal(spec)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "BCS_TEST_REPLICA="+string(specJSON))
@@ -110,7 +142,7 @@ func (r *replica) kill() {
 
 func getJSON(t *testing.T, url string, v any) int {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := client.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +226,6 @@ func TestStandbyTakesOver(t *testing.T) {
 	leader, follower := whoLeads(t, a, b)
 
 	// A write to the follower is redirected to the leader (307).
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noRedirect.Post("http://"+follower.addr+"/v1/apps", "application/json", bytes.NewBufferString(app))
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +234,7 @@ func TestStandbyTakesOver(t *testing.T) {
 	if resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get("Location") != "http://"+leader.addr+"/v1/apps" {
 		t.Fatalf("follower answered %d %q, want 307 to the leader", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	resp, err = http.Post("http://"+leader.addr+"/v1/apps", "application/json", bytes.NewBufferString(app))
+	resp, err = client.Post("http://"+leader.addr+"/v1/apps", "application/json", bytes.NewBufferString(app))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +345,7 @@ func startHookRun(t *testing.T, leader, follower string) (*countingServer, hook.
 
 func post(t *testing.T, url, body string) {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	resp, err := client.Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,6 +390,14 @@ func TestRunRefusesBadPathsAndEncodings(t *testing.T) {
 		}, `--vault-token-file: stat /nonexistent/token: no such file or directory`},
 		{"vault flags without the backend", func(o *schedulerd.Options) { o.Vault.Addr = "http://127.0.0.1:8200" },
 			`--vault-addr is set but --secret-backend is etcd: add --secret-backend vault`},
+		// Issue 18: the API's credentials and TLS.
+		{"token file missing", func(o *schedulerd.Options) { o.TokenFile = "/nonexistent/tokens.csv" }, `--token-file: open /nonexistent/tokens.csv`},
+		{"token file with a bad line", func(o *schedulerd.Options) { o.TokenFile = writeFile(t, "tokens.csv", "short,alice,admin\n") },
+			`tokens.csv: line 1: token shorter than 16 characters`},
+		{"certificate without key", func(o *schedulerd.Options) { o.TLSCert = "/etc/cert.pem" }, `--tls-cert needs --tls-key`},
+		{"client CA without TLS", func(o *schedulerd.Options) { o.ClientCA = "/etc/ca.pem" }, `--client-ca needs --tls-cert`},
+		{"cert roles without client CA", func(o *schedulerd.Options) { o.CertRoles = "/etc/roles.csv" }, `--cert-roles needs --client-ca`},
+		{"unreadable certificate", func(o *schedulerd.Options) { o.TLSCert, o.TLSKey = "/nonexistent/c.pem", "/nonexistent/k.pem" }, `--tls-cert/--tls-key: open /nonexistent/c.pem`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -379,6 +418,9 @@ func runInProcess(t *testing.T, o schedulerd.Options) (addr string, stop func(),
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	o.Listen, o.Logger, o.Ready = "127.0.0.1:0", slog.New(slog.DiscardHandler), func(addr string) { ready <- addr }
+	if o.TokenFile == "" {
+		o.TokenFile = tokenFile(t)
+	}
 	done := make(chan error, 1)
 	go func() { done <- schedulerd.Run(ctx, o) }()
 	select {
@@ -453,5 +495,74 @@ func TestRunSealingKeyAndRotation(t *testing.T) {
 	defer stop()
 	if code := getJSON(t, "http://"+addr+"/v1/secrets/ns-a/db", nil); code != http.StatusOK {
 		t.Fatalf("GET the secret with the new key: %d", code)
+	}
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Issue 18: without a token file the first start makes an admin token in
+// <data-dir>/admin.token (0600) and says where; the API wants it on all
+// but the open routes, and the next start takes the same token.
+func TestAdminTokenWithoutTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	var logs bytes.Buffer
+	for start := range 2 {
+		ctx, stop := context.WithCancel(context.Background())
+		ready, done := make(chan string, 1), make(chan error, 1)
+		go func() {
+			done <- schedulerd.Run(ctx, schedulerd.Options{DataDir: dir, Listen: "127.0.0.1:0",
+				Logger: slog.New(slog.NewTextHandler(&logs, nil)), Ready: func(addr string) { ready <- addr }})
+		}()
+		var addr string
+		select {
+		case addr = <-ready:
+		case err := <-done:
+			t.Fatalf("Run: %v", err)
+		}
+		path := filepath.Join(dir, schedulerd.AdminTokenFile)
+		fi, err := os.Stat(path)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("start %d: admin token file %v, mode %v; want 0600", start, err, fi)
+		}
+		token, _ := os.ReadFile(path)
+		for _, tc := range []struct {
+			path, token string
+			want        int
+		}{
+			{"/healthz", "", http.StatusOK},
+			{"/v1/apps", "", http.StatusUnauthorized},
+			{"/v1/apps", "wrong-token-0123456789", http.StatusUnauthorized},
+			{"/v1/apps", strings.TrimSpace(string(token)), http.StatusOK},
+		} {
+			req, _ := http.NewRequest("GET", "http://"+addr+tc.path, nil)
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("start %d: GET %s with %q = %d, want %d", start, tc.path, tc.token, resp.StatusCode, tc.want)
+			}
+		}
+		stop()
+		if err := <-done; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	}
+	if n := strings.Count(logs.String(), "the API takes the admin token in "+filepath.Join(dir, "admin.token")); n != 2 {
+		t.Errorf("%d log lines name the admin token file, want 2:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "created=true") || !strings.Contains(logs.String(), "created=false") {
+		t.Errorf("the log does not say the first start made it and the second took it:\n%s", logs.String())
 	}
 }
