@@ -3,12 +3,15 @@ package bcsctl
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 )
 
@@ -16,15 +19,31 @@ import (
 // BCS_SERVER: the one `make run` starts.
 const DefaultServer = "http://127.0.0.1:8080"
 
+// DefaultTokenFile is the admin token bcsctl sends without --token or
+// BCS_TOKEN: the one `make run` (bcs-scheduler --dev in ./bcs-data)
+// wrote, relative to the working directory.
+const DefaultTokenFile = "bcs-data/admin.token"
+
 // apiClient calls the bcs-scheduler REST API.
 type apiClient struct {
 	base *url.URL
 	http *http.Client
+	// token is the bearer token every request carries; "" none.
+	token string
 }
 
-// newAPIClient returns a client of the API at server ("http://host:port";
-// "host:port" means http).
-func newAPIClient(server string) (*apiClient, error) {
+// connection is how bcsctl reaches the API: its URL, the caller's token
+// and, over HTTPS, the CA that signed the server's certificate and the
+// client certificate that names the caller.
+type connection struct {
+	server, token                         string
+	caFile, clientCertFile, clientKeyFile string
+}
+
+// newAPIClient returns a client of the API at conn.server
+// ("http://host:port"; "host:port" means http).
+func newAPIClient(conn connection) (*apiClient, error) {
+	server := conn.server
 	if !strings.Contains(server, "://") {
 		server = "http://" + server
 	}
@@ -33,7 +52,58 @@ func newAPIClient(server string) (*apiClient, error) {
 		return nil, usageErrorf("--server %q: want http://host:port", server)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
-	return &apiClient{base: u, http: &http.Client{}}, nil
+	c := &apiClient{base: u, http: &http.Client{}, token: conn.token}
+	// A follower redirects writes to the leader, another host to Go's
+	// client, which then drops the Authorization header: the leader the
+	// API names is the same API.
+	c.http.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		c.authorize(req)
+		return nil
+	}
+	if conn.caFile != "" || conn.clientCertFile != "" || conn.clientKeyFile != "" {
+		tlsConfig, err := clientTLS(conn)
+		if err != nil {
+			return nil, err
+		}
+		c.http.Transport = &http.Transport{TLSClientConfig: tlsConfig, Proxy: http.ProxyFromEnvironment}
+	}
+	return c, nil
+}
+
+// clientTLS trusts the CA of --certificate-authority and shows the
+// certificate of --client-certificate.
+func clientTLS(conn connection) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if conn.caFile != "" {
+		data, err := os.ReadFile(conn.caFile)
+		if err != nil {
+			return nil, usageErrorf("--certificate-authority: %v", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(data) {
+			return nil, usageErrorf("--certificate-authority %s: no PEM certificate in it", conn.caFile)
+		}
+	}
+	if (conn.clientCertFile == "") != (conn.clientKeyFile == "") {
+		return nil, usageErrorf("--client-certificate and --client-key go together")
+	}
+	if conn.clientCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(conn.clientCertFile, conn.clientKeyFile)
+		if err != nil {
+			return nil, usageErrorf("--client-certificate/--client-key: %v", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+func (c *apiClient) authorize(req *http.Request) {
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 }
 
 // apiError is an answer of the API outside 2xx, in its one error shape:
@@ -93,6 +163,7 @@ func (c *apiClient) request(ctx context.Context, method, path string, query url.
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	c.authorize(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -118,6 +189,9 @@ func readAPIError(resp *http.Response) error {
 	e := &apiError{Status: resp.StatusCode}
 	if json.Unmarshal(data, &body) == nil && body.Error.Message != "" {
 		e.Message, e.Details = body.Error.Message, body.Error.Details
+		if resp.StatusCode == http.StatusUnauthorized {
+			e.Message += " (bcsctl sends --token, else $BCS_TOKEN, else the token in " + DefaultTokenFile + ")"
+		}
 		return e
 	}
 	// Not the API's shape: a proxy, or something else on that port.

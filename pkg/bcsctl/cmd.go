@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -25,6 +26,8 @@ type Env struct {
 	Terminal bool
 	Width    func() int
 	Getenv   func(string) string
+	// ReadFile reads the default token file; default os.ReadFile.
+	ReadFile func(string) ([]byte, error)
 	Now      func() time.Time
 	// Poll is how often waits (rollout status, delete, drain) read the
 	// state again; zero is DefaultPoll.
@@ -65,6 +68,9 @@ func Main(ctx context.Context, args []string, env Env) int {
 	if env.Width == nil {
 		env.Width = func() int { return 80 }
 	}
+	if env.ReadFile == nil {
+		env.ReadFile = os.ReadFile
+	}
 	root := newRoot(&cli{env: env})
 	root.SetArgs(args)
 	root.SetIn(env.In)
@@ -91,10 +97,10 @@ func Main(ctx context.Context, args []string, env Env) int {
 
 // cli is one run's settings and its API client.
 type cli struct {
-	env       Env
-	server    string
-	namespace string
-	client    *apiClient
+	env        Env
+	connection connection
+	namespace  string
+	client     *apiClient
 }
 
 func newRoot(c *cli) *cobra.Command {
@@ -103,13 +109,18 @@ func newRoot(c *cli) *cobra.Command {
 		Short: "bcsctl controls the bcs-scheduler: apply manifests, get and describe objects, steer rollouts",
 		Long: "bcsctl controls the bcs-scheduler through its REST API: apply manifests, get and describe\n" +
 			"objects, follow and steer rollouts, drain agents, reach instances.\n\n" +
-			"The API is --server, else $BCS_SERVER, else " + DefaultServer + ".",
+			"The API is --server, else $BCS_SERVER, else " + DefaultServer + "; the caller's bearer token\n" +
+			"is --token, else $BCS_TOKEN, else the one in " + DefaultTokenFile + " (make run writes it).",
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return c.connect(cmd) },
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
-	root.PersistentFlags().StringVar(&c.server, "server", DefaultServer, "URL of the bcs-scheduler API; when not given, $BCS_SERVER if set")
+	root.PersistentFlags().StringVar(&c.connection.server, "server", DefaultServer, "URL of the bcs-scheduler API; when not given, $BCS_SERVER if set")
+	root.PersistentFlags().StringVar(&c.connection.token, "token", "", "bearer token of the API; when not given, $BCS_TOKEN, else the one in "+DefaultTokenFile)
+	root.PersistentFlags().StringVar(&c.connection.caFile, "certificate-authority", "", "PEM file of the CA that signed the API's certificate (https); default the system's")
+	root.PersistentFlags().StringVar(&c.connection.clientCertFile, "client-certificate", "", "PEM client certificate that names the caller (https)")
+	root.PersistentFlags().StringVar(&c.connection.clientKeyFile, "client-key", "", "PEM private key of --client-certificate")
 	root.PersistentFlags().StringVarP(&c.namespace, "namespace", "n", defaultNamespace, "the namespace")
 	root.AddCommand(c.applyCommand(), c.planCommand(), c.getCommand(), c.describeCommand(), c.deleteCommand(),
 		c.scaleCommand(), c.rolloutCommand(), c.execCommand(), c.signalCommand(), c.logsCommand(), c.instanceCommand(),
@@ -119,15 +130,23 @@ func newRoot(c *cli) *cobra.Command {
 }
 
 // connect makes the API client: --server, else $BCS_SERVER, else the
-// default.
+// default; --token, else $BCS_TOKEN, else the default token file's, if
+// there is one.
 func (c *cli) connect(cmd *cobra.Command) error {
 	if !cmd.Flags().Changed("server") {
 		if env := c.env.Getenv("BCS_SERVER"); env != "" {
-			c.server = env
+			c.connection.server = env
+		}
+	}
+	if !cmd.Flags().Changed("token") {
+		c.connection.token = c.env.Getenv("BCS_TOKEN")
+		if c.connection.token == "" {
+			data, _ := c.env.ReadFile(DefaultTokenFile)
+			c.connection.token = strings.TrimSpace(string(data))
 		}
 	}
 	var err error
-	c.client, err = newAPIClient(c.server)
+	c.client, err = newAPIClient(c.connection)
 	return err
 }
 
