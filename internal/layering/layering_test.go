@@ -36,6 +36,7 @@ func join(lists ...[]string) []string { return slices.Concat(lists...) }
 var rules = map[string]rule{
 	"pkg/admission":               {only: []string{"pkg/manifest", "pkg/field", "pkg/confine", "pkg/dockerparam", "pkg/strictjson", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/api":                     {forbid: mesosAll},
+	"pkg/auth":                    {only: []string{"pkg/manifest", "pkg/errdefs"}, forbid: join(mesosAll, storage)},
 	"pkg/bcsctl":                  {only: []string{"pkg/manifest", "pkg/constraint"}, forbid: join(mesosAll, storage)},
 	"pkg/changefeed":              {only: []string{"pkg/store", "pkg/errdefs"}, forbid: join(mesosAll, httpAll)},
 	"pkg/confine":                 {only: none},

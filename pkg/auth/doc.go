@@ -17,5 +17,6 @@
 //
 // Tokens are kept as SHA-256 digests and never appear in an error.
 //
-// It must not import pkg/api, pkg/registry or any Mesos package.
+// It must not import the store or any Mesos package; of bcs-mesos it uses
+// only pkg/manifest (the namespace rule) and pkg/errdefs.
 package auth

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
-	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 )
 
 // minTokenLength keeps tokens out of a guesser's reach: 16 characters of
@@ -145,8 +145,8 @@ func identityOf(fields []string) (Identity, error) {
 	if len(fields) == 3 && fields[2] != "" {
 		for ns := range strings.SplitSeq(fields[2], ";") {
 			ns = strings.TrimSpace(ns)
-			if err := store.ValidateSegment(ns); err != nil {
-				return id, fmt.Errorf("namespace %q: not a namespace", ns)
+			if err := manifest.CheckNamespace(ns); err != nil {
+				return id, fmt.Errorf("namespace %q: not a namespace (%v)", ns, err)
 			}
 			id.Namespaces = append(id.Namespaces, ns)
 		}

@@ -132,6 +132,14 @@ func (v *validator) name(p field.Path, s string) {
 	}
 }
 
+// CheckNamespace says why ns cannot be a namespace, or nil: the rule of
+// metadata.namespace, for namespaces named elsewhere (a token file).
+func CheckNamespace(ns string) error {
+	v := &validator{}
+	v.namespaceName("namespace", ns)
+	return v.errs.ToError()
+}
+
 // namespaceName is name, but also accepts the default namespace.
 func (v *validator) namespaceName(p field.Path, s string) {
 	if s != DefaultNamespace {
