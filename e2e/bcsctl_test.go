@@ -31,7 +31,7 @@ func (s *system) bcsctl(stdin string, args ...string) ctlResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "bcsctl"), args...)
-	cmd.Env = append(os.Environ(), "BCS_SERVER="+s.api)
+	cmd.Env = s.clientEnv()
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -136,7 +136,7 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 	// events -w prints the recent changes, then the new ones as they
 	// happen: the scale below.
 	watch := exec.Command(filepath.Join(bin, "bcsctl"), "events", "-w", "-n", "demo", "--type", "app")
-	watch.Env = append(os.Environ(), "BCS_SERVER="+s.api)
+	watch.Env = s.clientEnv()
 	var watched syncBuffer
 	watch.Stdout, watch.Stderr = &watched, &watched
 	if err := watch.Start(); err != nil {
@@ -178,7 +178,7 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 		t.Fatalf("apply of the canary: %q", out)
 	}
 	status := exec.Command(filepath.Join(bin, "bcsctl"), "rollout", "status", "deployment", "fleet", "-n", "demo")
-	status.Env = append(os.Environ(), "BCS_SERVER="+s.api)
+	status.Env = s.clientEnv()
 	var statusOut, statusErr syncBuffer
 	status.Stdout, status.Stderr = &statusOut, &statusErr
 	if err := status.Start(); err != nil {
@@ -248,7 +248,7 @@ func TestBcsctlLogs(t *testing.T) {
 		return r.code == 0 && strings.HasSuffix(r.out, "hello from web\n") && len(r.out) <= 100, fmt.Sprintf("%+v", r)
 	})
 	follow := exec.Command(filepath.Join(bin, "bcsctl"), "logs", "demo/web/0", "-c", "container-1", "-f", "--tail", "15")
-	follow.Env = append(os.Environ(), "BCS_SERVER="+s.api)
+	follow.Env = s.clientEnv()
 	var followed syncBuffer
 	follow.Stdout, follow.Stderr = &followed, &followed
 	if err := follow.Start(); err != nil {

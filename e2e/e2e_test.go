@@ -230,7 +230,7 @@ func matching(root, part string) []string {
 func TestVerifyScript(t *testing.T) {
 	s := startSystem(t)
 	cmd := exec.Command("../deploy/mesos/verify.sh", s.api)
-	cmd.Env = append(os.Environ(), "VERIFY_TIMEOUT=60")
+	cmd.Env = append(s.clientEnv(), "VERIFY_TIMEOUT=60")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "verify: OK") {
 		t.Fatalf("verify.sh: %v\n%s", err, out)

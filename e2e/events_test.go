@@ -39,6 +39,7 @@ func (s *system) subscribe(query, lastID string) *subscription {
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
+	s.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		s.t.Fatalf("GET /v1/events%s: %v %v", query, resp, err)

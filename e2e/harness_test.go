@@ -63,6 +63,7 @@ type system struct {
 	dir       string
 	extraArgs []string // more bcs-scheduler flags
 	api       string   // http://127.0.0.1:port
+	tokenFile string   // the admin token bcs-scheduler made in its data dir
 	master    string
 	control   string // the dev cluster's control API (POST /agents, POST /agents/{id}/remove)
 	cluster   *exec.Cmd
@@ -111,6 +112,7 @@ func startSystem(t *testing.T, schedulerArgs ...string) *system {
 		"-listen", fmt.Sprintf("127.0.0.1:%d", masterPort), "-executors", "process", "-work-dir", filepath.Join(s.dir, "mesos"),
 		"-control", s.control)
 	s.api = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	s.tokenFile = filepath.Join(s.dir, "data", "admin.token")
 	s.startScheduler()
 	t.Cleanup(s.stop)
 	return s
@@ -260,6 +262,7 @@ func (s *system) call(method, path string, body []byte) (int, []byte) {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	s.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
@@ -267,6 +270,30 @@ func (s *system) call(method, path string, body []byte) (int, []byte) {
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, data
+}
+
+// token is the admin token bcs-scheduler made at its first start (no
+// --token-file).
+func (s *system) token() string {
+	s.t.Helper()
+	data, err := os.ReadFile(s.tokenFile)
+	if err != nil {
+		s.t.Fatalf("the admin token: %v", err)
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// authorize makes req the admin's.
+func (s *system) authorize(req *http.Request) {
+	s.t.Helper()
+	req.Header.Set("Authorization", "Bearer "+s.token())
+}
+
+// clientEnv is the environment of a client of the API (bcsctl, scripts):
+// its address and the admin's token.
+func (s *system) clientEnv() []string {
+	s.t.Helper()
+	return append(os.Environ(), "BCS_SERVER="+s.api, "BCS_TOKEN="+s.token())
 }
 
 type instanceView struct {

@@ -81,6 +81,7 @@ func TestLogs(t *testing.T) {
 		// follow: from the end, the next tick comes.
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		req, _ := http.NewRequestWithContext(ctx, "GET", s.api+logs+"&tail=0&follow=true", nil)
+		s.authorize(req)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			cancel()

@@ -131,7 +131,7 @@ func TestReadmeQuickStart(t *testing.T) {
 			t.Logf("make run (last 6000 bytes):\n%s", tail(data, 6000))
 		}
 	})
-	s := &system{t: t, dir: base, api: "http://127.0.0.1:8080"}
+	s := &system{t: t, dir: base, api: "http://127.0.0.1:8080", tokenFile: filepath.Join(clone, "bcs-data", "admin.token")}
 	// The first make run builds everything.
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
@@ -270,8 +270,18 @@ func runUpdates(t *testing.T, s *system, cmds []string, run func(string) string)
 	versions := []string{"2", "3", "4", "5", "6"}
 	answers := []string{"version= build=v2", "version= build=v3", "version=v2 build=v3"}
 	var pids []string
+	// The block is one shell session: what it exports, its later
+	// commands see.
+	exports := ""
+	outer := run
+	run = func(cmd string) string {
+		t.Helper()
+		return outer(exports + cmd)
+	}
 	for _, cmd := range cmds {
 		switch {
+		case strings.HasPrefix(cmd, "export "):
+			exports += cmd + "; "
 		case strings.Contains(cmd, "-XPOST") && strings.Contains(cmd, "/v1/deployments -d"):
 			var v appView
 			if out := run(cmd); json.Unmarshal([]byte(out), &v) != nil || v.Version != 1 {
@@ -310,7 +320,7 @@ func runUpdates(t *testing.T, s *system, cmds []string, run func(string) string)
 		case strings.Contains(cmd, "-XDELETE"):
 			run(cmd)
 			s.eventually("the deployment deleted", func() (bool, string) {
-				code, _ := get(s.api + "/v1/deployments/demo/fleet")
+				code, _ := s.call("GET", "/v1/deployments/demo/fleet", nil)
 				return code == 404, fmt.Sprint(code)
 			})
 		default:

@@ -10,12 +10,15 @@
 # machine that reaches the API and the agents' host ports. The process
 # example fetches ${scheduler_url}/files/gamesvr.tar.gz: build it into the
 # scheduler's files directory first (make examples DATA=<data-dir>).
+# The API wants a bearer token of an operator of bcs-verify or an admin:
+# BCS_TOKEN (see the README's Authentication).
 set -euo pipefail
 
 API=${1:-http://127.0.0.1:8080}
 API=${API%/}
 NS=bcs-verify
 TIMEOUT=${VERIFY_TIMEOUT:-180}
+AUTH=(-H "Authorization: Bearer ${BCS_TOKEN:-}")
 cd "$(dirname "$0")/../.."
 
 fail() {
@@ -33,7 +36,7 @@ submit() {
 	local status
 	# One instance each: enough to prove the path on a cluster of any size.
 	status=$(jq --arg ns "$NS" '.metadata.namespace = $ns | .spec.instance = 1' "examples/$1" |
-		curl -s -o /tmp/bcs-verify.$$ -w '%{http_code}' -XPOST -H 'Content-Type: application/json' "$API/v1/apps" -d @-)
+		curl -s -o /tmp/bcs-verify.$$ -w '%{http_code}' -XPOST -H 'Content-Type: application/json' "${AUTH[@]}" "$API/v1/apps" -d @-)
 	[ "$status" = 201 ] || fail "POST examples/$1: HTTP $status: $(cat /tmp/bcs-verify.$$)"
 	rm -f /tmp/bcs-verify.$$
 	echo "verify: submitted $NS/$2 (examples/$1)"
@@ -43,7 +46,7 @@ submit() {
 running() {
 	local deadline=$((SECONDS + TIMEOUT)) app state=""
 	while [ $SECONDS -lt $deadline ]; do
-		app=$(curl -s "$API/v1/apps/$NS/$1")
+		app=$(curl -s "${AUTH[@]}" "$API/v1/apps/$NS/$1")
 		state=$(jq -r .status.state <<<"$app")
 		if [ "$state" = Running ]; then
 			jq -r '.status.instances[] | "verify:   instance \(.id) \(.taskGroupID) on \(.host) (\(.hostIP)) ports \(.ports)"' <<<"$app"
@@ -58,7 +61,7 @@ running() {
 # answers NAME WANT: every instance answers on its http host port.
 answers() {
 	local app host port body
-	app=$(curl -s "$API/v1/apps/$NS/$1")
+	app=$(curl -s "${AUTH[@]}" "$API/v1/apps/$NS/$1")
 	while read -r host port; do
 		body=$(curl -s --max-time 5 "http://$host:$port/" || true)
 		[[ $body == *"$2"* ]] || fail "$NS/$1 on $host:$port answered \"$body\", want \"$2\""
@@ -68,10 +71,10 @@ answers() {
 
 # deleted NAME: delete and wait until it is gone.
 deleted() {
-	curl -sf -XDELETE "$API/v1/apps/$NS/$1" >/dev/null || fail "DELETE $NS/$1"
+	curl -sf -XDELETE "${AUTH[@]}" "$API/v1/apps/$NS/$1" >/dev/null || fail "DELETE $NS/$1"
 	local deadline=$((SECONDS + TIMEOUT))
 	while [ $SECONDS -lt $deadline ]; do
-		if [ "$(curl -s -o /dev/null -w '%{http_code}' "$API/v1/apps/$NS/$1")" = 404 ]; then
+		if [ "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" "$API/v1/apps/$NS/$1")" = 404 ]; then
 			echo "verify: $NS/$1 deleted"
 			return
 		fi
