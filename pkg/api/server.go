@@ -76,7 +76,8 @@ type Config struct {
 	// Auth, when set, requires a caller on every route but /healthz,
 	// /metrics, /openapi.json and /files/, authorizes it by its role and
 	// keeps the audit log (GET /v1/audit). Nil: the API is open and keeps
-	// no audit log (tests of other features, embedding).
+	// no audit log, GET /v1/audit is a 404 (tests of other features,
+	// embedding).
 	Auth *AuthConfig
 	// Logger takes the audit log's lines; default slog.Default().
 	Logger *slog.Logger
@@ -195,9 +196,7 @@ func (s *Server) routes() {
 	if s.cfg.Events.Feed != nil {
 		s.handle("GET /v1/events", s.events, eventParams...)
 	}
-	if s.cfg.Auth != nil {
-		s.handle("GET /v1/audit", s.listAudit, "since", "user", "namespace", "limit", "before")
-	}
+	s.handle("GET /v1/audit", s.listAudit, "since", "user", "namespace", "limit", "before")
 	s.handle("GET /v1/leader", s.leader)
 	s.handle("GET /healthz", s.healthz)
 	s.handleRaw("GET /metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))
