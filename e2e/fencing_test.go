@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -28,15 +30,27 @@ func (s *system) startStandby() string {
 	return api
 }
 
-// leaderOf is what GET /v1/leader of the replica at api says.
-func leaderOf(api string) (leader string, self bool, err error) {
-	code, body := get(api + "/v1/leader")
+// leaderOf is what GET /v1/leader of the replica at api says (the
+// replicas share the data directory, so the admin token).
+func (s *system) leaderOf(api string) (leader string, self bool, err error) {
+	req, err := http.NewRequest("GET", api+"/v1/leader", nil)
+	if err != nil {
+		return "", false, err
+	}
+	s.authorize(req)
+	client := http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", false, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
 	var v struct {
 		Leader string `json:"leader"`
 		Self   bool   `json:"self"`
 	}
-	if err := json.Unmarshal([]byte(body), &v); code != 200 || err != nil {
-		return "", false, fmt.Errorf("GET /v1/leader: %d %s", code, body)
+	if err := json.Unmarshal(body, &v); resp.StatusCode != 200 || err != nil {
+		return "", false, fmt.Errorf("GET /v1/leader: %d %s", resp.StatusCode, body)
 	}
 	return v.Leader, v.Self, nil
 }
@@ -67,8 +81,8 @@ func TestFrozenLeaderIsFenced(t *testing.T) {
 	b.process = s.standbys[0].Process
 	var leader, standby replica
 	s.eventuallyWithin(10*time.Second, "no replica leads", func() (bool, string) {
-		la, selfA, errA := leaderOf(a.api)
-		lb, selfB, errB := leaderOf(b.api)
+		la, selfA, errA := s.leaderOf(a.api)
+		lb, selfB, errB := s.leaderOf(b.api)
 		switch {
 		case selfA && lb == a.api:
 			leader, standby = a, b
@@ -90,7 +104,7 @@ func TestFrozenLeaderIsFenced(t *testing.T) {
 	}
 	s.api = standby.api
 	s.eventuallyWithin(15*time.Second, "the standby did not take over", func() (bool, string) {
-		l, self, err := leaderOf(standby.api)
+		l, self, err := s.leaderOf(standby.api)
 		return self, fmt.Sprintf("%s %v %v", l, self, err)
 	})
 	t.Logf("the standby took over %s after the leader froze", time.Since(frozen).Round(time.Millisecond))
@@ -109,8 +123,8 @@ func TestFrozenLeaderIsFenced(t *testing.T) {
 	})
 	s.api = standby.api
 	s.eventuallyWithin(10*time.Second, "the standby did not take over, followed by the deposed leader", func() (bool, string) {
-		l, self, err := leaderOf(standby.api)
-		followed, _, _ := leaderOf(leader.api)
+		l, self, err := s.leaderOf(standby.api)
+		followed, _, _ := s.leaderOf(leader.api)
 		return self && followed == standby.api, fmt.Sprintf("%s %v %v; the deposed follows %q", l, self, err, followed)
 	})
 	// UNIQUE hostname on three agents: the fourth instance waits.
@@ -163,7 +177,7 @@ func (s *system) deposedWritesNothing(etcd []string, deposed, standby replica, u
 	depose()
 	start := time.Now()
 	s.eventuallyWithin(3*time.Second, "the deposed leader did not step down", func() (bool, string) {
-		l, self, err := leaderOf(deposed.api)
+		l, self, err := s.leaderOf(deposed.api)
 		return err == nil && !self, fmt.Sprintf("%s %v %v", l, self, err)
 	})
 	steppedDown := time.Since(start)
