@@ -167,8 +167,8 @@ func (s *system) relaunchedOnce(i int) {
 // deposed without telling it, and waits until the deposed leader says it
 // no longer leads; then it resumes the standby. etcd must have recorded
 // no change meanwhile but under election/ and the users' writes depose
-// made through the API, and the deposed leader's log must say its term
-// ended.
+// made through the API (each with its audit entry), and the deposed
+// leader's log must say its term ended.
 func (s *system) deposedWritesNothing(etcd []string, deposed, standby replica, users []string, depose func()) {
 	t := s.t
 	t.Helper()
@@ -185,13 +185,18 @@ func (s *system) deposedWritesNothing(etcd []string, deposed, standby replica, u
 	resume(t, standby.process)
 	t.Logf("%s stepped down after %s; changes in etcd meanwhile: %q", deposed.log, steppedDown.Round(time.Millisecond), changes)
 	var others []string
+	audited := 0
 	for _, c := range changes {
-		if !strings.Contains(c, " /bcs/election/") {
+		switch {
+		case strings.Contains(c, " /bcs/election/"):
+		case strings.HasPrefix(c, "PUT /bcs/audit/"):
+			audited++ // the API's record of a user's write
+		default:
 			others = append(others, c)
 		}
 	}
-	if !slices.Equal(others, users) {
-		t.Errorf("changes besides the election: %q, want only the users' %q: the deposed leader wrote", others, users)
+	if !slices.Equal(others, users) || audited != len(users) {
+		t.Errorf("changes besides the election: %q and %d audit entries, want only the users' %q and one entry each: the deposed leader wrote", others, audited, users)
 	}
 	var ended []byte
 	s.eventuallyWithin(5*time.Second, "the deposed leader's log does not say its term ended", func() (bool, string) {
