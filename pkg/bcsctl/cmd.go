@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -140,7 +142,7 @@ func (c *cli) connect(cmd *cobra.Command) error {
 	}
 	if !cmd.Flags().Changed("token") {
 		c.connection.token = c.env.Getenv("BCS_TOKEN")
-		if c.connection.token == "" {
+		if c.connection.token == "" && onThisMachine(c.connection.server) {
 			data, _ := c.env.ReadFile(DefaultTokenFile)
 			c.connection.token = strings.TrimSpace(string(data))
 		}
@@ -148,6 +150,23 @@ func (c *cli) connect(cmd *cobra.Command) error {
 	var err error
 	c.client, err = newAPIClient(c.connection)
 	return err
+}
+
+// onThisMachine reports whether server is on a loopback address: only
+// then is the dev token of ./bcs-data sent unasked, never to another host.
+func onThisMachine(server string) bool {
+	if !strings.Contains(server, "://") {
+		server = "http://" + server
+	}
+	u, err := url.Parse(server)
+	if err != nil {
+		return false
+	}
+	if u.Hostname() == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
 }
 
 // defaultNamespace is the namespace of a manifest that names none (seed
