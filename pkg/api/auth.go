@@ -167,7 +167,8 @@ func identityOf(r *http.Request) (auth.Identity, bool) {
 
 // guarded serves a route behind authentication and authorization: 401
 // without a caller, 403 when its role does not allow the route's scope;
-// every write of a known caller, allowed or not, goes to the audit log.
+// every write of a known caller, allowed or not, goes to the audit log
+// (plans and dry runs, which change nothing, do not).
 func (s *Server) guarded(pattern string, serve func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
 	if s.cfg.Auth == nil || openRoutes[pattern] {
 		return func(w http.ResponseWriter, r *http.Request) {
@@ -202,10 +203,18 @@ func (s *Server) guarded(pattern string, serve func(http.ResponseWriter, *http.R
 		if err != nil {
 			writeError(rec, r, err)
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if changesState(r, pattern) {
 			s.audit(r, pattern, id, sc, rec.status, err)
 		}
 	}
+}
+
+// changesState reports whether a request may change what is stored: a
+// write that is not a plan or a dry run (which change nothing, the audit
+// log included).
+func changesState(r *http.Request, pattern string) bool {
+	return r.Method != http.MethodGet && r.Method != http.MethodHead && pattern != "POST /v1/plan" &&
+		r.URL.Query().Get("dryRun") != "true"
 }
 
 // audit records one write: a structured log line, and an entry of the

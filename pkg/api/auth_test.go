@@ -217,7 +217,9 @@ func TestAuditRecordsEveryWrite(t *testing.T) {
 	e.expectAs(t, readerToken, http.StatusForbidden, "POST", "/v1/secrets", secret("db", "staging"), nil)
 	e.expectAs(t, adminToken, http.StatusNotFound, "DELETE", "/v1/configmaps/demo/missing", nil, nil)
 	e.expectAs(t, adminToken, http.StatusOK, "GET", "/v1/secrets/demo/db", nil, nil) // a read: not audited
-	e.call(t, "DELETE", "/v1/secrets/demo/db", nil)                                  // nobody: the log line only
+	// A dry run changes nothing, the audit log included.
+	e.expectAs(t, adminToken, http.StatusServiceUnavailable, "POST", "/v1/apps?dryRun=true", application("dry", "demo"), nil)
+	e.call(t, "DELETE", "/v1/secrets/demo/db", nil) // nobody: the log line only
 
 	var page auditPage
 	e.expectAs(t, readerToken, http.StatusOK, "GET", "/v1/audit", nil, &page)
