@@ -107,19 +107,7 @@ func TestContainerOptionsReachDockerd(t *testing.T) {
 	task.Spec.Container.Volumes = []proto.Volume{{MountPath: "/data"}, {HostPath: hostDir, MountPath: "/shared"}}
 	task.Spec.Files = []proto.File{{Path: "/etc/app/secret.conf", Content: []byte("k=v\n"), User: "nobody"}}
 	task.Spec.Resources = proto.Resources{CPUs: 0.25, CPULimit: 0.5, MemMB: 32, MemLimitMB: 48}
-	p, err := New(cfg, []Task{task})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(ctxT(t, time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Kill(context.Background(), syscall.SIGKILL, 0) })
-	info, _ := p.Info(task.ID)
-	ins, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: info.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, ins := startInspected(t, c, cfg, task)
 	hc := ins.HostConfig
 	if hc.OOMKillDisable == nil || !*hc.OOMKillDisable || hc.ShmSize != 32<<20 ||
 		len(hc.Ulimits) != 1 || hc.Ulimits[0] != (docker.ULimit{Name: "nofile", Soft: 1024, Hard: 2048}) ||
@@ -161,19 +149,7 @@ func TestResourceParametersReachDockerd(t *testing.T) {
 		{Key: "device-read-iops", Value: dev + ":30"}, {Key: "device-write-iops", Value: dev + ":20"},
 	}
 	task.Spec.Resources = proto.Resources{CPUs: 0.25, MemLimitMB: 64}
-	p, err := New(cfg, []Task{task})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(ctxT(t, time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Kill(context.Background(), syscall.SIGKILL, 0) })
-	info, _ := p.Info(task.ID)
-	ins, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: info.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, ins := startInspected(t, c, cfg, task)
 	hc := ins.HostConfig
 	rate := func(n int64) []docker.BlockLimit { return []docker.BlockLimit{{Path: dev, Rate: n}} }
 	if hc.CPUShares != 512 || hc.Memory != 64<<20 || hc.MemorySwap != 128<<20 ||
@@ -195,7 +171,8 @@ func TestResourceParametersReachDockerd(t *testing.T) {
 	if err := p.UpdateResources(ctxT(t, 10*time.Second), task.ID, proto.Resources{CPUs: 1, MemMB: 64, MemLimitMB: 100}); err != nil {
 		t.Fatal(err)
 	}
-	if ins, err = c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: info.ID}); err != nil ||
+	ins, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: ins.ID})
+	if err != nil ||
 		ins.HostConfig.CPUShares != 512 || ins.HostConfig.Memory != 100<<20 || ins.HostConfig.MemorySwap != 128<<20 {
 		t.Errorf("after update-resources: shares %d memory %d swap %d (%v), want 512, 100m, 128m",
 			ins.HostConfig.CPUShares, ins.HostConfig.Memory, ins.HostConfig.MemorySwap, err)
@@ -214,6 +191,26 @@ func blockDevice(t *testing.T) (path, number string) {
 	}
 	t.Fatal("no block device under /sys/block with a /dev node")
 	return "", ""
+}
+
+// startInspected starts a pod of task, killed when the test ends, and
+// returns it with its container as dockerd reports it.
+func startInspected(t *testing.T, c *docker.Client, cfg Config, task Task) (*Pod, *docker.Container) {
+	t.Helper()
+	p, err := New(cfg, []Task{task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctxT(t, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Kill(context.Background(), syscall.SIGKILL, 0) })
+	info, _ := p.Info(task.ID)
+	ins, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: info.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, ins
 }
 
 func errString(err error) string {
