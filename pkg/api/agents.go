@@ -188,11 +188,16 @@ func liveGroup(phase string) bool {
 }
 
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
+	p, err := readListPage(r)
+	if err != nil {
+		return err
+	}
 	views, err := s.agentViews(r.Context())
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agents": nonNil(views)})
+	views, next := pageOf(p, views, func(v *agentView) string { return v.ID })
+	writeList(w, "agents", nonNil(views), next)
 	return nil
 }
 

@@ -445,22 +445,25 @@ func (s *Server) getOne(wl workloads) handlerFunc {
 
 func (s *Server) list(wl workloads) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		p, err := readListPage(r)
+		if err != nil {
+			return err
+		}
 		apps, err := s.cfg.Registry.ListApps(r.Context(), r.URL.Query().Get("namespace"))
 		if err != nil {
 			return err
 		}
+		apps = slices.DeleteFunc(apps, func(app *registry.App) bool { return !wl.serves(app.Kind) })
+		apps, next := pageOf(p, apps, func(app *registry.App) string { return namespacedKey(app.Namespace, app.Name) })
 		views := []AppView{}
 		for _, app := range apps {
-			if !wl.serves(app.Kind) {
-				continue
-			}
 			v, err := s.view(r, app)
 			if err != nil {
 				return err
 			}
 			views = append(views, v)
 		}
-		writeJSON(w, http.StatusOK, map[string]any{wl.list: views})
+		writeList(w, wl.list, views, next)
 		return nil
 	}
 }

@@ -247,7 +247,7 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("no audit log: this API runs without authentication: %w", errdefs.ErrNotFound)
 	}
 	q := r.URL.Query()
-	limit, err := pageLimit(r)
+	limit, err := pageLimit(r, defaultLogPage)
 	if err != nil {
 		return err
 	}
@@ -278,10 +278,6 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 		}
 		page = append(page, e)
 	}
-	out := map[string]any{"entries": page}
-	if next != "" {
-		out["next"] = next
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeList(w, "entries", page, next)
 	return nil
 }

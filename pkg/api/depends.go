@@ -131,10 +131,15 @@ func (s *Server) getDepends(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listDepends(w http.ResponseWriter, r *http.Request) error {
+	p, err := readListPage(r)
+	if err != nil {
+		return err
+	}
 	objs, err := s.cfg.Registry.ListObjects(r.Context(), manifest.KindDepends, r.URL.Query().Get("namespace"))
 	if err != nil {
 		return err
 	}
+	objs, next := pageOf(p, objs, objectKey)
 	use, err := s.dependsUse(r.Context())
 	if err != nil {
 		return err
@@ -147,7 +152,7 @@ func (s *Server) listDepends(w http.ResponseWriter, r *http.Request) error {
 		}
 		views = append(views, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{dependsKind.path: views})
+	writeList(w, dependsKind.path, views, next)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
@@ -89,18 +90,20 @@ func (s *Server) getHookRun(w http.ResponseWriter, r *http.Request) error {
 // listHookRuns lists runs, of one namespace and of one owner (the
 // application whose rollout or instances wait for them) when asked.
 func (s *Server) listHookRuns(w http.ResponseWriter, r *http.Request) error {
+	p, err := readListPage(r)
+	if err != nil {
+		return err
+	}
 	runs, err := s.cfg.Registry.ListHookRuns(r.Context(), r.URL.Query().Get("namespace"))
 	if err != nil {
 		return err
 	}
 	owner := r.URL.Query().Get("owner")
-	out := []*registry.HookRun{}
-	for _, run := range runs {
-		if owner == "" || run.Spec.Owner != nil && run.Spec.Owner.App == owner {
-			out = append(out, run)
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"hookruns": out})
+	runs = slices.DeleteFunc(runs, func(run *registry.HookRun) bool {
+		return owner != "" && (run.Spec.Owner == nil || run.Spec.Owner.App != owner)
+	})
+	runs, next := pageOf(p, runs, func(run *registry.HookRun) string { return namespacedKey(run.Namespace, run.Name) })
+	writeList(w, "hookruns", nonNil(runs), next)
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
@@ -95,31 +94,12 @@ func (s *Server) deleteNotify(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// Pages of the delivery log and the audit log.
-const (
-	defaultPageLimit = 100
-	maxPageLimit     = 1000
-)
-
-// pageLimit reads ?limit=, the length of a page of a log.
-func pageLimit(r *http.Request) (int, error) {
-	v := r.URL.Query().Get("limit")
-	if v == "" {
-		return defaultPageLimit, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > maxPageLimit {
-		return 0, fmt.Errorf("limit: want 1 to %d, got %q: %w", maxPageLimit, v, errdefs.ErrInvalidArgument)
-	}
-	return n, nil
-}
-
 // listNotifications is the delivery log, newest first, filtered by
 // namespace, app, type and state; limit bounds a page and next, when
 // set, is the before= of the next one.
 func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	limit, err := pageLimit(r)
+	limit, err := pageLimit(r, defaultLogPage)
 	if err != nil {
 		return err
 	}
@@ -153,11 +133,7 @@ func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error
 		}
 		page = append(page, viewNotification(n))
 	}
-	out := map[string]any{"notifications": page}
-	if next != "" {
-		out["next"] = next
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeList(w, "notifications", page, next)
 	return nil
 }
 

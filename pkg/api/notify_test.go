@@ -157,8 +157,8 @@ func TestNotificationLog(t *testing.T) {
 		"?limit=many":  "limit: want 1 to 1000",
 		"?limit=10000": "limit: want 1 to 1000",
 	} {
-		if got := errorOf(t, e.call(t, "GET", "/v1/notifications"+query, nil), http.StatusBadRequest, "InvalidArgument"); !strings.Contains(got.Message, want) {
-			t.Errorf("%s: %q, want %q", query, got.Message, want)
+		if got := errorOf(t, e.call(t, "GET", "/v1/notifications"+query, nil), http.StatusBadRequest, "InvalidArgument"); !strings.Contains(got.Message+"; "+strings.Join(got.Details, "; "), want) {
+			t.Errorf("%s: %q %q, want %q", query, got.Message, got.Details, want)
 		}
 	}
 }

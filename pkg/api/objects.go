@@ -157,10 +157,15 @@ func (s *Server) getObject(k objectKind) handlerFunc {
 
 func (s *Server) listObjects(k objectKind) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		p, err := readListPage(r)
+		if err != nil {
+			return err
+		}
 		objs, err := s.cfg.Registry.ListObjects(r.Context(), k.kind, r.URL.Query().Get("namespace"))
 		if err != nil {
 			return err
 		}
+		objs, next := pageOf(p, objs, objectKey)
 		views := make([]ObjectView, 0, len(objs))
 		for _, o := range objs {
 			v, err := objectView(o)
@@ -169,7 +174,7 @@ func (s *Server) listObjects(k objectKind) handlerFunc {
 			}
 			views = append(views, v)
 		}
-		writeJSON(w, http.StatusOK, map[string]any{k.path: views})
+		writeList(w, k.path, views, next)
 		return nil
 	}
 }

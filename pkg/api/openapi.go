@@ -41,7 +41,7 @@ type describedRoute struct {
 	params  []string
 }
 
-// listShape is {"key": [item…]}, the API's list shape.
+// listShape is {"key": [item…], "next": cursor}, the API's list shape.
 type listShape struct {
 	key  string
 	item any
@@ -325,7 +325,9 @@ func (b schemaBuilder) schema(v any) *openapi3.SchemaRef {
 	case listShape:
 		list := openapi3.NewArraySchema()
 		list.Items = b.schema(v.item)
-		return openapi3.NewObjectSchema().WithPropertyRef(v.key, list.NewRef()).WithRequired([]string{v.key}).NewRef()
+		next := openapi3.NewStringSchema()
+		next.Description = "Present when ?limit= cut the list: the ?after= of the next page."
+		return openapi3.NewObjectSchema().WithPropertyRef(v.key, list.NewRef()).WithProperty("next", next).WithRequired([]string{v.key}).NewRef()
 	case fieldsShape:
 		s := openapi3.NewObjectSchema()
 		for _, f := range v {

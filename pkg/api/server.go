@@ -146,7 +146,7 @@ func (s *Server) routes() {
 	for _, wl := range workloadRoutes {
 		base := "/v1/" + wl.path
 		s.handle("POST "+base, s.create(wl), "dryRun")
-		s.handle("GET "+base, s.list(wl), "namespace")
+		s.handle("GET "+base, s.list(wl), withListParams("namespace")...)
 		s.handle("GET "+base+"/{ns}/{name}", s.getOne(wl))
 		s.handle("PUT "+base+"/{ns}/{name}", s.update(wl), "dryRun")
 		s.handle("DELETE "+base+"/{ns}/{name}", s.remove(wl), "force")
@@ -156,13 +156,13 @@ func (s *Server) routes() {
 	}
 	for _, k := range objectKinds {
 		s.handle("POST /v1/"+k.path, s.createObject(k))
-		s.handle("GET /v1/"+k.path, s.listObjects(k), "namespace")
+		s.handle("GET /v1/"+k.path, s.listObjects(k), withListParams("namespace")...)
 		s.handle("GET /v1/"+k.path+"/{ns}/{name}", s.getObject(k))
 		s.handle("PUT /v1/"+k.path+"/{ns}/{name}", s.updateObject(k))
 		s.handle("DELETE /v1/"+k.path+"/{ns}/{name}", s.deleteObject(k), k.deleteParams()...)
 	}
 	s.handle("POST /v1/depends", s.createObject(dependsKind))
-	s.handle("GET /v1/depends", s.listDepends, "namespace")
+	s.handle("GET /v1/depends", s.listDepends, withListParams("namespace")...)
 	s.handle("GET /v1/depends/{ns}/{name}", s.getDepends)
 	s.handle("PUT /v1/depends/{ns}/{name}", s.updateObject(dependsKind))
 	s.handle("DELETE /v1/depends/{ns}/{name}", s.deleteDepends, "force")
@@ -172,7 +172,7 @@ func (s *Server) routes() {
 	s.handle("DELETE /api/depends", s.seedDepends(s.deleteDepends), "name", "namespace", "force")
 	s.handle("POST /v1/commands", s.runCommand)
 	s.handle("POST /v1/hookruns", s.createHookRun)
-	s.handle("GET /v1/hookruns", s.listHookRuns, "namespace", "owner")
+	s.handle("GET /v1/hookruns", s.listHookRuns, withListParams("namespace", "owner")...)
 	s.handle("GET /v1/hookruns/{ns}/{name}", s.getHookRun)
 	s.handle("POST /v1/hookruns/{ns}/{name}/terminate", s.terminateHookRun)
 	s.handle("POST /v1/taskgroups/{id}/{op}", s.operateTaskGroup)
@@ -186,7 +186,7 @@ func (s *Server) routes() {
 	s.handle("DELETE /v1/notifies", s.deleteNotify, "callback")
 	s.handle("GET /v1/notifications", s.listNotifications, "namespace", "app", "type", "state", "limit", "before")
 	s.handle("GET /v1/notifications/{id}", s.getNotification)
-	s.handle("GET /v1/agents", s.listAgents)
+	s.handle("GET /v1/agents", s.listAgents, withListParams()...)
 	s.handle("GET /v1/agents/{agent}", s.getAgent)
 	s.handle("POST /v1/agents/{agent}/drift", s.drift)
 	s.handle("POST /v1/agents/{agent}/{op}", s.operateAgent)

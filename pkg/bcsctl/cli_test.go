@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/bcsctl"
 	"github.com/bcs-mesos/bcs-mesos/pkg/changefeed"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
@@ -422,5 +425,41 @@ func TestServices(t *testing.T) {
 	}
 	if out := s.must(t, "", "delete", "service", "template-service", "-n", "defaultGroup"); out != "service defaultGroup/template-service deleted\n" {
 		t.Errorf("delete: %q", out)
+	}
+}
+
+// Issue 18: lists are paged. bcsctl reads a list longer than one page
+// (500) whole, page by page, and -o json shows it as one list.
+func TestGetReadsEveryPage(t *testing.T) {
+	s := newAPIServer(t)
+	var want []string
+	for i := range 501 {
+		name := fmt.Sprintf("cm-%03d", i)
+		cm := manifesttest.ConfigMap()
+		cm.Metadata.Name, cm.Metadata.Namespace = name, "demo"
+		if _, err := s.reg.PutObject(t.Context(), cm, -1); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, name)
+	}
+	before := s.requests.Load()
+	out := s.must(t, "", "get", "configmaps", "-n", "demo", "-o", "json")
+	if n := s.requests.Load() - before; n != 2 {
+		t.Errorf("get of 501 configmaps took %d requests, want 2 pages", n)
+	}
+	var list struct {
+		ConfigMaps []struct {
+			Name string `json:"name"`
+		} `json:"configmaps"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, cm := range list.ConfigMaps {
+		got = append(got, cm.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("get configmaps -o json: %d names %q…, want the 501 in order", len(got), got[:min(3, len(got))])
 	}
 }

@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -225,6 +227,41 @@ func (c *apiClient) call(ctx context.Context, method, path string, query url.Val
 // get reads path into into and returns the raw answer.
 func (c *apiClient) get(ctx context.Context, path string, query url.Values, into any) ([]byte, error) {
 	return c.call(ctx, http.MethodGet, path, query, nil, into)
+}
+
+// listPage is how many items bcsctl asks for at a time: a list of any
+// length comes in answers of bounded size.
+const listPage = 500
+
+// list reads every page of a list route: the items under key.
+func (c *apiClient) list(ctx context.Context, path, key string, query url.Values) ([]json.RawMessage, error) {
+	q := maps.Clone(query)
+	if q == nil {
+		q = url.Values{}
+	}
+	q.Set("limit", strconv.Itoa(listPage))
+	var items []json.RawMessage
+	for {
+		var page map[string]json.RawMessage
+		if _, err := c.get(ctx, path, q, &page); err != nil {
+			return nil, err
+		}
+		var some []json.RawMessage
+		if err := json.Unmarshal(page[key], &some); err != nil {
+			return nil, fmt.Errorf("GET %s: %q: %w", path, key, err)
+		}
+		items = append(items, some...)
+		var next string
+		if raw, ok := page["next"]; ok {
+			if err := json.Unmarshal(raw, &next); err != nil {
+				return nil, fmt.Errorf("GET %s: next: %w", path, err)
+			}
+		}
+		if next == "" {
+			return items, nil
+		}
+		q.Set("after", next)
+	}
 }
 
 // stream opens a long answer (logs, the event stream); the caller closes

@@ -104,13 +104,12 @@ func (c *cli) fetch(ctx context.Context, r *resource, name string, all bool) (ra
 	if (r.namespaced || r.namespaceFilter) && !all {
 		query.Set("namespace", ns)
 	}
-	var list map[string][]json.RawMessage
-	if raw, err = c.client.get(ctx, pathOf(r.path), query, &list); err != nil {
+	if items, err = c.client.list(ctx, pathOf(r.path), r.listKey, query); err != nil {
 		return nil, nil, err
 	}
-	items = list[r.listKey]
 	if name == "" {
-		return raw, items, nil
+		raw, err = json.Marshal(map[string]any{r.listKey: nonNil(items)})
+		return raw, items, err
 	}
 	for _, item := range items {
 		if itemName(r, item) == name {
@@ -151,11 +150,11 @@ func (c *cli) fetchInstances(ctx context.Context, name string, all bool) ([]byte
 			query.Set("namespace", ns)
 		}
 		for _, r := range []string{"apps", "deployments", "daemonsets"} {
-			var list map[string][]json.RawMessage
-			if _, err := c.client.get(ctx, pathOf(r), query, &list); err != nil {
+			list, err := c.client.list(ctx, pathOf(r), r, query)
+			if err != nil {
 				return nil, nil, err
 			}
-			for _, item := range list[r] {
+			for _, item := range list {
 				var a appView
 				if err := json.Unmarshal(item, &a); err != nil {
 					return nil, nil, err
