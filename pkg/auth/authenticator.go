@@ -13,10 +13,10 @@ import (
 // verified TLS client certificate.
 type Authenticator struct {
 	// Tokens are the bearer tokens; nil: none is accepted.
-	Tokens *Users
+	Tokens UserSource
 	// CertRoles give a certificate's common name its role; a name they
 	// do not hold is looked up in Tokens by user. Nil: Tokens only.
-	CertRoles *Users
+	CertRoles UserSource
 }
 
 // Authenticate returns the caller of r, or an error wrapping
@@ -28,28 +28,30 @@ func (a *Authenticator) Authenticate(r *http.Request) (Identity, error) {
 		if !strings.EqualFold(scheme, "Bearer") || token == "" {
 			return Identity{}, unauthenticated(errors.New(`the Authorization header is not "Bearer <token>"`))
 		}
-		if a.Tokens != nil {
-			if id, ok := a.Tokens.ByToken(token); ok {
-				return id, nil
-			}
+		if id, ok := usersOf(a.Tokens).ByToken(token); ok {
+			return id, nil
 		}
 		return Identity{}, unauthenticated(errors.New("unknown bearer token"))
 	}
 	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
 		user := r.TLS.VerifiedChains[0][0].Subject.CommonName
-		if a.CertRoles != nil {
-			if id, ok := a.CertRoles.ByName(user); ok {
-				return id, nil
-			}
+		if id, ok := usersOf(a.CertRoles).ByName(user); ok {
+			return id, nil
 		}
-		if a.Tokens != nil {
-			if id, ok := a.Tokens.ByName(user); ok {
-				return id, nil
-			}
+		if id, ok := usersOf(a.Tokens).ByName(user); ok {
+			return id, nil
 		}
 		return Identity{}, unauthenticated(fmt.Errorf("client certificate of %q: no such user in --cert-roles or --token-file", user))
 	}
 	return Identity{}, unauthenticated(errors.New("no credentials: send Authorization: Bearer <token>"))
+}
+
+// usersOf is the current set of a source; none when it is nil.
+func usersOf(src UserSource) *Users {
+	if src == nil {
+		return nil
+	}
+	return src.Users()
 }
 
 func unauthenticated(err error) error {

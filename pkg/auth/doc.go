@@ -17,6 +17,9 @@
 //
 // Tokens are kept as SHA-256 digests and never appear in an error.
 //
+// The token file and the --cert-roles file are read again when they
+// change: a rotated token works, and a revoked one stops, at once.
+//
 // It must not import the store or any Mesos package; of bcs-mesos it uses
-// only pkg/manifest (the namespace rule) and pkg/errdefs.
+// only pkg/manifest (the namespace rule), pkg/errdefs and pkg/reloadfile.
 package auth

@@ -2,16 +2,17 @@ package auth
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/reloadfile"
 )
 
 // minTokenLength keeps tokens out of a guesser's reach: 16 characters of
@@ -42,23 +43,45 @@ func ParseTokens(r io.Reader) (*Users, error) { return parseUsers(r, true) }
 // client certificate's common name.
 func ParseCertRoles(r io.Reader) (*Users, error) { return parseUsers(r, false) }
 
-// LoadTokens reads the token file at path.
-func LoadTokens(path string) (*Users, error) { return load(path, ParseTokens) }
+// UserSource gives the current callers: a fixed set (*Users) or a file
+// read again when it changes (LoadTokens, LoadCertRoles).
+type UserSource interface {
+	Users() *Users
+}
 
-// LoadCertRoles reads the --cert-roles file at path.
-func LoadCertRoles(path string) (*Users, error) { return load(path, ParseCertRoles) }
+// Users is the fixed set itself.
+func (u *Users) Users() *Users { return u }
 
-func load(path string, parse func(io.Reader) (*Users, error)) (*Users, error) {
-	f, err := os.Open(path)
+// LoadTokens reads the token file at path, and again whenever it changes:
+// a rotated token takes effect with no restart. A later version that
+// does not parse keeps the last good one; onError hears why.
+func LoadTokens(path string, onError func(error)) (UserSource, error) {
+	return load(path, ParseTokens, onError)
+}
+
+// LoadCertRoles reads the --cert-roles file at path, and again whenever
+// it changes, as LoadTokens.
+func LoadCertRoles(path string, onError func(error)) (UserSource, error) {
+	return load(path, ParseCertRoles, onError)
+}
+
+// usersFile is a users file as reloadfile keeps it.
+type usersFile struct{ *reloadfile.File[*Users] }
+
+func (f usersFile) Users() *Users { return f.Get() }
+
+func load(path string, parse func(io.Reader) (*Users, error), onError func(error)) (UserSource, error) {
+	f, err := reloadfile.Load(path, func(data []byte) (*Users, error) {
+		users, err := parse(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return users, nil
+	}, onError)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	users, err := parse(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return users, nil
+	return usersFile{f}, nil
 }
 
 func parseUsers(r io.Reader, withToken bool) (*Users, error) {
@@ -186,12 +209,18 @@ func isTokenRune(r rune) bool {
 
 // ByToken returns the caller a bearer token names.
 func (u *Users) ByToken(token string) (Identity, bool) {
+	if u == nil {
+		return Identity{}, false
+	}
 	id, ok := u.byDigest[sha256.Sum256([]byte(token))]
 	return id, ok
 }
 
 // ByName returns a user's identity.
 func (u *Users) ByName(user string) (Identity, bool) {
+	if u == nil {
+		return Identity{}, false
+	}
 	id, ok := u.byName[user]
 	return id, ok
 }

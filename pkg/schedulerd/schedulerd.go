@@ -292,8 +292,14 @@ func authenticate(o Options) (*auth.Authenticator, error) {
 	}
 	a := &auth.Authenticator{}
 	var err error
+	// A file edited into a mistake keeps its last good version.
+	reloadFailed := func(flag string) func(error) {
+		return func(err error) {
+			o.Logger.Error(flag+": the changed file is not taken; the last good one stays in force", "err", err)
+		}
+	}
 	if o.TokenFile != "" {
-		if a.Tokens, err = auth.LoadTokens(o.TokenFile); err != nil {
+		if a.Tokens, err = auth.LoadTokens(o.TokenFile, reloadFailed("--token-file")); err != nil {
 			return nil, fmt.Errorf("--token-file: %w", err)
 		}
 	} else {
@@ -309,7 +315,7 @@ func authenticate(o Options) (*auth.Authenticator, error) {
 		}
 	}
 	if o.CertRoles != "" {
-		if a.CertRoles, err = auth.LoadCertRoles(o.CertRoles); err != nil {
+		if a.CertRoles, err = auth.LoadCertRoles(o.CertRoles, reloadFailed("--cert-roles")); err != nil {
 			return nil, fmt.Errorf("--cert-roles: %w", err)
 		}
 	}

@@ -391,7 +391,7 @@ func TestRunRefusesBadPathsAndEncodings(t *testing.T) {
 		{"vault flags without the backend", func(o *schedulerd.Options) { o.Vault.Addr = "http://127.0.0.1:8200" },
 			`--vault-addr is set but --secret-backend is etcd: add --secret-backend vault`},
 		// Issue 18: the API's credentials and TLS.
-		{"token file missing", func(o *schedulerd.Options) { o.TokenFile = "/nonexistent/tokens.csv" }, `--token-file: open /nonexistent/tokens.csv`},
+		{"token file missing", func(o *schedulerd.Options) { o.TokenFile = "/nonexistent/tokens.csv" }, `--token-file: stat /nonexistent/tokens.csv: no such file or directory`},
 		{"token file with a bad line", func(o *schedulerd.Options) { o.TokenFile = writeFile(t, "tokens.csv", "short,alice,admin\n") },
 			`tokens.csv: line 1: token shorter than 16 characters`},
 		{"certificate without key", func(o *schedulerd.Options) { o.TLSCert = "/etc/cert.pem" }, `--tls-cert needs --tls-key`},
@@ -417,7 +417,10 @@ func runInProcess(t *testing.T, o schedulerd.Options) (addr string, stop func(),
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
-	o.Listen, o.Logger, o.Ready = "127.0.0.1:0", slog.New(slog.DiscardHandler), func(addr string) { ready <- addr }
+	o.Listen, o.Ready = "127.0.0.1:0", func(addr string) { ready <- addr }
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	if o.TokenFile == "" {
 		o.TokenFile = tokenFile(t)
 	}
@@ -564,5 +567,71 @@ func TestAdminTokenWithoutTokenFile(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "created=true") || !strings.Contains(logs.String(), "created=false") {
 		t.Errorf("the log does not say the first start made it and the second took it:\n%s", logs.String())
+	}
+}
+
+// Issue 18: the token file is read again when it changes. A rotated
+// token works at once and the old one is refused; a file edited into a
+// mistake keeps the last good tokens and the log says why, without a
+// token in it.
+func TestTokenFileIsReadAgainWhenItChanges(t *testing.T) {
+	const oldToken, newToken = "old-token-0123456789abcdef", "new-token-0123456789abcdef"
+	path := writeFile(t, "tokens.csv", oldToken+",alice,admin\n")
+	logFile, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	logs := func() string { data, _ := os.ReadFile(logFile.Name()); return string(data) }
+	addr, stop, err := runInProcess(t, schedulerd.Options{DataDir: t.TempDir(), TokenFile: path, Logger: slog.New(slog.NewTextHandler(logFile, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	status := func(token string) int {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/v1/apps", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	rewrite := func(content string, age time.Duration) {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(age) // a new modification time even on a coarse clock
+		if err := os.Chtimes(path, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, step := range []struct {
+		content      string
+		age          time.Duration
+		oldOK, newOK bool
+		logsAMistake bool
+	}{
+		{"", 0, true, false, false},
+		{newToken + ",alice,admin\n", time.Second, false, true, false},
+		{newToken + ",alice,chief\n" + oldToken + ",bob,admin\n", 2 * time.Second, false, true, true},
+		{oldToken + ",bob,read-only\n", 3 * time.Second, true, false, true},
+	} {
+		if step.content != "" {
+			rewrite(step.content, step.age)
+		}
+		if got := status(oldToken) == http.StatusOK; got != step.oldOK {
+			t.Errorf("after writing %q: the old token works: %v, want %v", step.content, got, step.oldOK)
+		}
+		if got := status(newToken) == http.StatusOK; got != step.newOK {
+			t.Errorf("after writing %q: the new token works: %v, want %v", step.content, got, step.newOK)
+		}
+		if got := strings.Contains(logs(), "--token-file: the changed file is not taken"); got != step.logsAMistake {
+			t.Errorf("after writing %q: the log says the file was not taken: %v, want %v", step.content, got, step.logsAMistake)
+		}
+	}
+	if out := logs(); !strings.Contains(out, `role \"chief\"`) || strings.Contains(out, oldToken) || strings.Contains(out, newToken) {
+		t.Errorf("the log should say what is wrong with the file and show no token:\n%s", out)
 	}
 }

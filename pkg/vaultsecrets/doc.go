@@ -12,5 +12,6 @@
 //
 // It talks to Vault through github.com/hashicorp/vault/api only, and
 // must not import Mesos or the store; of bcs-mesos it imports only
-// registry (the interface it implements), manifest and errdefs.
+// registry (the interface it implements), manifest, errdefs and
+// reloadfile (the token file).
 package vaultsecrets

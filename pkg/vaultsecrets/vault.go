@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	vault "github.com/hashicorp/vault/api"
@@ -17,6 +16,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/reloadfile"
 )
 
 // Backend is the name of this backend in records and flags.
@@ -45,14 +45,7 @@ type Config struct {
 type Store struct {
 	cfg    Config
 	client *vault.Client
-
-	mu        sync.Mutex // guards the token file's last state
-	tokenStat tokenFileState
-}
-
-type tokenFileState struct {
-	modTime time.Time
-	size    int64
+	token  *reloadfile.File[string]
 }
 
 var _ registry.SecretValues = (*Store)(nil)
@@ -99,47 +92,28 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vault client: %w", err)
 	}
-	s := &Store{cfg: cfg, client: client}
-	if err := s.loadToken(true); err != nil {
+	// A token file that goes missing or empty later keeps the last
+	// token: Vault says whether it still works.
+	token, err := reloadfile.Load(cfg.TokenFile, func(data []byte) (string, error) {
+		token := string(bytes.TrimSpace(data))
+		if token == "" {
+			return "", fmt.Errorf("--vault-token-file %q is empty: %w", cfg.TokenFile, errdefs.ErrInvalidArgument)
+		}
+		return token, nil
+	}, nil)
+	switch {
+	case errors.Is(err, errdefs.ErrInvalidArgument):
 		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("--vault-token-file: %w", err)
 	}
-	return s, nil
+	return &Store{cfg: cfg, client: client, token: token}, nil
 }
 
-// loadToken reads the token file when it changed since it was last read
-// (always when first). A token file that disappears or empties later
-// keeps the last token: Vault says whether it still works.
-func (s *Store) loadToken(first bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	info, err := os.Stat(s.cfg.TokenFile)
-	if err != nil {
-		if first {
-			return fmt.Errorf("--vault-token-file: %w", err)
-		}
-		return nil
-	}
-	st := tokenFileState{modTime: info.ModTime(), size: info.Size()}
-	if !first && st == s.tokenStat {
-		return nil
-	}
-	data, err := os.ReadFile(s.cfg.TokenFile)
-	if err != nil {
-		if first {
-			return fmt.Errorf("--vault-token-file: %w", err)
-		}
-		return nil
-	}
-	token := string(bytes.TrimSpace(data))
-	if token == "" {
-		if first {
-			return fmt.Errorf("--vault-token-file %q is empty: %w", s.cfg.TokenFile, errdefs.ErrInvalidArgument)
-		}
-		return nil
-	}
-	s.client.SetToken(token)
-	s.tokenStat = st
-	return nil
+// authorized is the client with the token file's current token.
+func (s *Store) authorized() *vault.Client {
+	s.client.SetToken(s.token.Get())
+	return s.client
 }
 
 // path is where the values of the secret namespace/name live in the mount.
@@ -149,13 +123,12 @@ func (s *Store) path(namespace, name string) string {
 
 // Put writes the values of sec as a new version of its Vault secret.
 func (s *Store) Put(ctx context.Context, sec *manifest.Secret) (*registry.ValuesRef, error) {
-	_ = s.loadToken(false)
 	path := s.path(sec.Metadata.Namespace, sec.Metadata.Name)
 	data := make(map[string]any, len(sec.Datas))
 	for item, d := range sec.Datas {
 		data[item] = d.Content
 	}
-	written, err := s.client.KVv2(s.cfg.Mount).Put(ctx, path, data)
+	written, err := s.authorized().KVv2(s.cfg.Mount).Put(ctx, path, data)
 	if err != nil {
 		return nil, s.classify(err, "writing", s.cfg.Mount, path)
 	}
@@ -170,8 +143,7 @@ func (s *Store) Get(ctx context.Context, ref registry.ValuesRef) (map[string]str
 	if ref.Backend != Backend {
 		return nil, fmt.Errorf("values on %q, not on vault: %w", ref.Backend, errdefs.ErrUnavailable)
 	}
-	_ = s.loadToken(false)
-	read, err := s.client.KVv2(ref.Mount).GetVersion(ctx, ref.Path, ref.Version)
+	read, err := s.authorized().KVv2(ref.Mount).GetVersion(ctx, ref.Path, ref.Version)
 	if err != nil {
 		return nil, s.classify(err, "reading", ref.Mount, ref.Path)
 	}
@@ -196,8 +168,7 @@ func (s *Store) Delete(ctx context.Context, ref registry.ValuesRef) error {
 	if ref.Backend != Backend {
 		return fmt.Errorf("values on %q, not on vault: %w", ref.Backend, errdefs.ErrUnavailable)
 	}
-	_ = s.loadToken(false)
-	err := s.client.KVv2(ref.Mount).DeleteMetadata(ctx, ref.Path)
+	err := s.authorized().KVv2(ref.Mount).DeleteMetadata(ctx, ref.Path)
 	if err = s.classify(err, "deleting", ref.Mount, ref.Path); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
 		return err
 	}
