@@ -2,6 +2,8 @@ package constraint_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
@@ -304,5 +306,23 @@ func TestValueString(t *testing.T) {
 		if got := v.String(); got != want {
 			t.Errorf("%+v: String() = %q, want %q", v, got, want)
 		}
+	}
+}
+
+// A pattern that makes a backtracking engine take exponential time is
+// matched by Go's RE2 engine in time linear in the value: this benchmark
+// grows the value 16-fold between its sizes and the time per match grows
+// as much, not exponentially.
+func BenchmarkLikeBacktrackingPattern(b *testing.B) {
+	for _, n := range []int{1 << 8, 1 << 12, 1 << 16} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			state := constrainttest.NewState(agent("a1", strings.Repeat("a", n)+"!"))
+			c := constrainttest.New().Or(constrainttest.Like("hostname", "((a+)+)+b")).Build()
+			for b.Loop() {
+				if fits, _ := state.Fits(c, "a1"); fits {
+					b.Fatal("((a+)+)+b matched a value without b")
+				}
+			}
+		})
 	}
 }

@@ -45,6 +45,16 @@ func TestValidate(t *testing.T) {
 			`constraint.intersectionItem[1].unionData[0].text.value: bad regular expression`},
 		{"bad regex in UNLIKE set item 1", constraint.UnionData{Name: "hostname", Operate: constraint.Unlike, Type: constraint.TypeSet, Set: set("ok", "(")},
 			`unionData[0].set.item[1]: bad regular expression`},
+		// LIKE patterns are Go's RE2 syntax: no backreferences or
+		// lookaround, bounded repeats and nesting, matched in linear time.
+		{"a backreference is not RE2", constraint.UnionData{Name: "hostname", Operate: constraint.Like, Type: constraint.TypeText, Text: text(`(a)\1`)},
+			"text.value: bad regular expression: error parsing regexp: invalid escape sequence: `\\1`"},
+		{"lookahead is not RE2", constraint.UnionData{Name: "hostname", Operate: constraint.Like, Type: constraint.TypeText, Text: text(`(?=a)b`)},
+			"text.value: bad regular expression: error parsing regexp: invalid or unsupported Perl syntax: `(?=`"},
+		{"a repeat that multiplies past 1000", constraint.UnionData{Name: "hostname", Operate: constraint.Like, Type: constraint.TypeText, Text: text(`((a{100}){100}){100}`)},
+			"text.value: bad regular expression: error parsing regexp: invalid repeat count"},
+		{"nesting too deep", constraint.UnionData{Name: "hostname", Operate: constraint.Like, Type: constraint.TypeText, Text: text(strings.Repeat("(", 2000) + strings.Repeat(")", 2000))},
+			"text.value: bad regular expression: error parsing regexp: expression nests too deeply"},
 		{"EXCLUDE name must be label", constraint.UnionData{Name: "app", Operate: constraint.Exclude, Type: constraint.TypeSet, Set: set("a:b")},
 			`unionData[0].name: EXCLUDE needs name "label", got "app"`},
 		{"EXCLUDE item must be key:value", constraint.UnionData{Name: "label", Operate: constraint.Exclude, Type: constraint.TypeSet, Set: set("a:b", "nocolon")},
