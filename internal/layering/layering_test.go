@@ -36,7 +36,7 @@ func join(lists ...[]string) []string { return slices.Concat(lists...) }
 var rules = map[string]rule{
 	"pkg/admission":               {only: []string{"pkg/manifest", "pkg/field", "pkg/confine", "pkg/dockerparam", "pkg/strictjson", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/api":                     {forbid: mesosAll},
-	"pkg/auth":                    {only: []string{"pkg/manifest", "pkg/errdefs"}, forbid: join(mesosAll, storage)},
+	"pkg/auth":                    {only: []string{"pkg/manifest", "pkg/errdefs", "pkg/reloadfile"}, forbid: join(mesosAll, storage)},
 	"pkg/bcsctl":                  {only: []string{"pkg/manifest", "pkg/constraint"}, forbid: join(mesosAll, storage)},
 	"pkg/changefeed":              {only: []string{"pkg/store", "pkg/errdefs"}, forbid: join(mesosAll, httpAll)},
 	"pkg/confine":                 {only: none},
@@ -60,6 +60,7 @@ var rules = map[string]rule{
 	"pkg/podruntime":              {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck", "pkg/pod", "pkg/remotefile", "pkg/taskstate"}},
 	"pkg/process":                 {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck", "pkg/remotefile", "pkg/taskstate", "pkg/confine"}, forbid: mesosClient},
 	"pkg/registry":                {forbid: join(mesosAll, httpAll)},
+	"pkg/reloadfile":              {only: none},
 	"pkg/remotefile":              {only: []string{"proto", "pkg/errdefs"}, forbid: mesosAll},
 	"pkg/rollout":                 {only: []string{"pkg/manifest"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/hook":                    {only: []string{"pkg/manifest", "pkg/field", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
@@ -73,7 +74,7 @@ var rules = map[string]rule{
 	"pkg/strictjson":              {only: []string{"pkg/field", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"proto":                       {only: none},
 	"pkg/taskstate":               {only: []string{"pkg/errdefs"}, forbid: join(mesosAll, docker, httpAll)},
-	"pkg/vaultsecrets":            {only: []string{"pkg/registry", "pkg/manifest", "pkg/errdefs"}, forbid: join(mesosAll, storage)},
+	"pkg/vaultsecrets":            {only: []string{"pkg/registry", "pkg/manifest", "pkg/errdefs", "pkg/reloadfile"}, forbid: join(mesosAll, storage)},
 	"pkg/vaulttest":               {only: none},
 	"internal/testlog":            {only: none},
 }

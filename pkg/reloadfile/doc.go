@@ -8,5 +8,5 @@
 // to parse after the first read keeps its last good content; the error
 // is reported once per change of the file, never with the content.
 //
-// It imports nothing of bcs-mesos.
+// It must not import any package of bcs-mesos.
 package reloadfile
