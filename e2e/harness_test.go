@@ -10,11 +10,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // bin holds the binaries TestMain builds.
@@ -415,4 +420,34 @@ func processesUnder(dir string) []int {
 		}
 	}
 	return pids
+}
+
+// metric reads GET /metrics: a counter's or gauge's value, or a
+// histogram's count of observations, summed over the series that carry
+// labels (name, value pairs).
+func (s *system) metric(name string, labels ...string) float64 {
+	s.t.Helper()
+	resp, err := http.Get(s.api + "/metrics")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		s.t.Fatalf("GET /metrics: %v", err)
+	}
+	var sum float64
+	for _, m := range families[name].GetMetric() {
+		matches := true
+		for i := 0; i+1 < len(labels); i += 2 {
+			matches = matches && slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
+				return l.GetName() == labels[i] && l.GetValue() == labels[i+1]
+			})
+		}
+		if matches {
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return sum
 }

@@ -27,6 +27,7 @@ func main() {
 	var o schedulerd.Options
 	var etcd, masters, devAgents, devMode, packageDirs string
 	flag.StringVar(&o.Listen, "listen", schedulerd.DefaultListen, "address of the REST API")
+	flag.StringVar(&o.DebugAddr, "debug-addr", "", "serve Go's profiles (net/http/pprof) at this loopback address, e.g. 127.0.0.1:6060")
 	flag.StringVar(&o.AdvertiseURL, "advertise-url", "", "URL other replicas and agents reach the API at (redirects, ${scheduler_url}); default http://<listen address>")
 	flag.StringVar(&o.DataDir, "data-dir", schedulerd.DefaultDataDir, "directory of the embedded etcd, the secret key and the dev cluster")
 	flag.StringVar(&etcd, "etcd-endpoints", "", "comma-separated etcd client URLs; empty runs an embedded etcd under --data-dir")

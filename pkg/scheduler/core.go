@@ -191,6 +191,9 @@ type instance struct {
 	// avoid is the agent a successor leaves; onlyHost the agent it must
 	// go to (a drift to a named agent).
 	avoid, onlyHost string
+	// wantedAt is when it last became Pending in this process; zero once
+	// it ran, and for instances restored from the store.
+	wantedAt time.Time
 }
 
 type agentInfo struct {
@@ -365,6 +368,9 @@ func (c *Core) setPhase(inst *instance, to Phase) {
 	if err := transition(inst.phase, to); err != nil {
 		panic(fmt.Sprintf("scheduler: instance %s/%s/%d: %v", inst.rec.Namespace, inst.rec.App, inst.rec.Index, err))
 	}
+	if to == PhasePending && inst.phase != PhasePending {
+		inst.wantedAt = c.now
+	}
 	inst.phase = to
 }
 
@@ -515,7 +521,7 @@ func (c *Core) reconcileApp(a *app) {
 	want := a.rec.Instances + a.plan.Surge
 	for i := 0; i < want; i++ {
 		if a.instances[i] == nil && a.tmpl != nil {
-			inst := &instance{app: a, rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: i}, phase: PhasePending}
+			inst := &instance{app: a, rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: i}, phase: PhasePending, wantedAt: c.now}
 			inst.rec.Version, inst.rec.Template = a.revision(a.target(i))
 			a.instances[i] = inst
 			c.persist(inst)
@@ -559,6 +565,7 @@ func (c *Core) kill(inst *instance, reason KillReason) {
 	}
 	c.setPhase(inst, PhaseKilling)
 	inst.killReason = reason
+	c.logf("kill", "app", inst.app.key(), "instance", inst.rec.Index, "task_group", inst.rec.ID, "agent", inst.rec.AgentID, "reason", reason)
 	for _, t := range inst.rec.Tasks {
 		if !terminal(taskState(t.State)) {
 			c.sendKill(inst, t.ID)
@@ -608,6 +615,31 @@ func (c *Core) TaskGroup(id string) (registry.TaskGroup, bool) {
 		return registry.TaskGroup{}, false
 	}
 	return c.record(inst), true
+}
+
+// Counts are how many instances are in each phase (successors of moves
+// included) and how many applications are mid-rollout.
+type Counts struct {
+	Instances          map[Phase]int
+	RolloutsInProgress int
+}
+
+// Counts counts the instances by phase and the rollouts under way; the
+// driver reads it between steps.
+func (c *Core) Counts() Counts {
+	n := Counts{Instances: map[Phase]int{}}
+	for _, a := range c.apps {
+		for _, inst := range a.instances {
+			n.Instances[inst.phase]++
+			if inst.successor != nil {
+				n.Instances[inst.successor.phase]++
+			}
+		}
+		if st := a.plan.State; st.StableVersion != 0 && st.StableVersion != st.UpdateVersion {
+			n.RolloutsInProgress++
+		}
+	}
+	return n
 }
 
 // currentLaunch returns the instance (or successor) whose current launch

@@ -154,7 +154,7 @@ func (c *Core) reconcileDaemon(a *app) {
 		for a.instances[next] != nil {
 			next++
 		}
-		inst := &instance{app: a, phase: PhasePending,
+		inst := &instance{app: a, phase: PhasePending, wantedAt: c.now,
 			rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: next, Node: host}}
 		inst.rec.Version, inst.rec.Template = a.revision(a.target(next))
 		a.instances[next] = inst

@@ -19,6 +19,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
@@ -59,6 +60,9 @@ type DriverConfig struct {
 	// AnswerMargin is how long past a message's timeout Message waits for
 	// the executor's answer; default DefaultAnswerMargin.
 	AnswerMargin time.Duration
+	// Metrics records what the driver sees and does; default metrics
+	// registered nowhere.
+	Metrics *Metrics
 }
 
 // Driver runs a Core: it subscribes to the Mesos master, feeds the core
@@ -129,6 +133,9 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	if cfg.AnswerMargin <= 0 {
 		cfg.AnswerMargin = DefaultAnswerMargin
 	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(prometheus.NewRegistry())
+	}
 	core, err := NewCore(cfg.Core)
 	if err != nil {
 		return nil, err
@@ -184,9 +191,10 @@ func (d *Driver) query(ctx context.Context, q func(*Core, time.Time)) error {
 
 // event is what the subscription goroutine hands the loop.
 type event struct {
-	in     Input
-	err    error        // the subscription ended
-	caller calls.Caller // with SUBSCRIBED: where calls go from now on
+	in       Input
+	err      error        // the subscription ended
+	caller   calls.Caller // with SUBSCRIBED: where calls go from now on
+	received time.Time    // when it came off the stream
 }
 
 // Run drives the core until ctx ends or persisting fails. After a
@@ -302,10 +310,11 @@ func (d *Driver) run(ctx context.Context) error {
 	defer ticker.Stop()
 	for {
 		var in Input
+		var ev event
 		select {
 		case <-ctx.Done():
 			return nil
-		case ev := <-events:
+		case ev = <-events:
 			if ev.err != nil {
 				d.caller = nil
 				in = Disconnected{}
@@ -408,6 +417,9 @@ func (d *Driver) run(ctx context.Context) error {
 		}
 		if err := d.step(ctx, in); err != nil {
 			return err
+		}
+		if _, ok := in.(StatusUpdate); ok && !ev.received.IsZero() {
+			d.cfg.Metrics.acknowledged(d.cfg.Clock.Since(ev.received)) // persisted, then acknowledged
 		}
 	}
 }
@@ -595,16 +607,22 @@ func appInput(we store.Event) (Input, error) {
 
 // step runs one input: persist, then send.
 func (d *Driver) step(ctx context.Context, in Input) error {
-	out := d.core.Step(d.cfg.Clock.Now(), in)
+	now := d.cfg.Clock.Now()
+	d.cfg.Metrics.input(in)
+	out := d.core.Step(now, in)
+	d.cfg.Metrics.output(out)
+	d.cfg.Metrics.count(d.core, now)
 	id := d.core.FrameworkID()
 	d.frameworkID.Store(&id)
 	for _, l := range out.Logs {
 		d.log.Info(l.Message, l.Args...)
 	}
 	for _, w := range out.Writes {
+		start := d.cfg.Clock.Now()
 		if err := d.persist(ctx, w); err != nil {
 			return fmt.Errorf("persist: %w", err)
 		}
+		d.cfg.Metrics.storeWrite(d.cfg.Clock.Since(start))
 	}
 	for _, change := range out.Checks {
 		d.changeChecks(ctx, change)
@@ -614,7 +632,10 @@ func (d *Driver) step(ctx context.Context, in Input) error {
 	}
 	for _, call := range out.Calls {
 		call = call.With(calls.Framework(id))
-		if err := calls.CallNoData(ctx, d.caller, call); err != nil {
+		start := d.cfg.Clock.Now()
+		err := calls.CallNoData(ctx, d.caller, call)
+		d.cfg.Metrics.mesosCall(call.GetType(), d.cfg.Clock.Since(start))
+		if err != nil {
 			// The master will resend what matters (offers, updates) and
 			// the core retries kills and reconciliation.
 			d.log.Warn("mesos call failed", "type", call.GetType().String(), "err", err)
@@ -856,7 +877,7 @@ func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<-
 				}
 			}
 			if in := eventInput(e); in != nil {
-				ev := event{in: in}
+				ev := event{in: in, received: d.cfg.Clock.Now()}
 				if sub, ok := in.(Subscribed); ok {
 					if !subscribed {
 						syncCtx, stopSync := context.WithCancel(ctx)

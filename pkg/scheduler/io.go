@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"time"
+
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
@@ -142,6 +144,9 @@ type Output struct {
 	Calls  []*scheduler.Call
 	Checks []CheckChange
 	Logs   []LogLine
+	// Running are the launches that reached Running in this step: how
+	// long each waited since its instance was wanted (metrics).
+	Running []time.Duration
 }
 
 // LogLine is one structured log line: a message and slog key-value pairs.

@@ -105,6 +105,7 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 		c.tasks[t.ID] = inst
 	}
 	c.persist(inst)
+	c.logf("launch", "app", a.key(), "instance", inst.rec.Index, "task_group", tgID, "agent", agentID, "host", info.hostname, "revision", tmpl.Version)
 	return calls.OpLaunchGroup(executor, tasks...), nil
 }
 

@@ -87,7 +87,7 @@ func (c *Core) progressMoves() {
 // revision the rollout wants for the instance.
 func (c *Core) startSuccessor(inst *instance) {
 	a := inst.app
-	s := &instance{app: a, parent: inst, phase: PhasePending, avoid: inst.rec.AgentID, onlyHost: inst.rec.Move.ToHost,
+	s := &instance{app: a, parent: inst, phase: PhasePending, wantedAt: c.now, avoid: inst.rec.AgentID, onlyHost: inst.rec.Move.ToHost,
 		rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: inst.rec.Index, Launches: inst.rec.Launches,
 			Restarts: inst.rec.Restarts, NotBefore: c.now}}
 	s.rec.Version, s.rec.Template = a.revision(a.target(inst.rec.Index))

@@ -19,6 +19,11 @@ const (
 	PhaseFinished Phase = "Finished" // every task finished successfully
 )
 
+// phases are the phases in their lifecycle's order.
+var phases = []Phase{PhasePending, PhaseLaunched, PhaseRunning, PhaseKilling, PhaseFailed, PhaseFinished}
+
+func (p Phase) String() string { return string(p) }
+
 // parsePhase reads a stored phase; a value this build does not know reads
 // as Pending, which reconciliation then corrects.
 func parsePhase(s string) Phase {

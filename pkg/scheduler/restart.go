@@ -27,7 +27,9 @@ func (c *Core) decide(inst *instance, o outcome, reason string) {
 		inst.rec.Restarts = 0
 	}
 	d := decideRestart(inst.app.tmplPolicy(), o, inst.rec.Restarts)
+	decision := []any{"app", inst.app.key(), "instance", inst.rec.Index, "task_group", inst.rec.ID, "agent", inst.rec.AgentID, "reason", reason}
 	if !d.relaunch {
+		c.logf("instance ended, not restarted", append(decision, "policy", d.reason)...)
 		if o == outcomeFinished {
 			c.setPhase(inst, PhaseFinished)
 		} else {
@@ -40,6 +42,7 @@ func (c *Core) decide(inst *instance, o outcome, reason string) {
 	if d.counts {
 		inst.rec.Restarts++
 	}
+	c.logf("instance ended, restarting", append(decision, "restarts", inst.rec.Restarts, "in", d.delay)...)
 	inst.rec.NotBefore = c.now.Add(d.delay)
 	inst.rec.Message = fmt.Sprintf("%s (restart %d in %s)", reason, inst.rec.Restarts, d.delay)
 	if !d.counts {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
@@ -74,6 +75,10 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 // nowRunning moves a launched instance whose tasks all run (or finished)
 // to Running.
 func (c *Core) nowRunning(inst *instance) {
+	if !inst.wantedAt.IsZero() {
+		c.out.Running = append(c.out.Running, c.now.Sub(inst.wantedAt))
+		inst.wantedAt = time.Time{}
+	}
 	c.setPhase(inst, PhaseRunning)
 	inst.rec.RunningSince = c.now
 	inst.rec.Message = ""

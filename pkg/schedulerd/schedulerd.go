@@ -44,6 +44,8 @@ const (
 // Options configure a bcs-scheduler process.
 type Options struct {
 	Listen string // API address; default 127.0.0.1:8080
+	// DebugAddr serves net/http/pprof there (loopback only); empty: not.
+	DebugAddr string
 	// AdvertiseURL is how other replicas, clients following a redirect
 	// and agents (${scheduler_url}) reach this API; default
 	// http://<Listen's address>.
@@ -210,6 +212,13 @@ func Run(ctx context.Context, o Options) error {
 		o.Logger.Info("dev cluster", "master", cluster.MasterURL(), "agents", len(cluster.Agents()))
 	}
 
+	if o.DebugAddr != "" {
+		stopDebug, err := serveDebug(o.DebugAddr, o.Logger)
+		if err != nil {
+			return err
+		}
+		defer stopDebug()
+	}
 	listener, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		return err
@@ -236,6 +245,7 @@ func Run(ctx context.Context, o Options) error {
 		Auth:    &api.AuthConfig{Authenticator: authenticator, AuditKeep: o.AuditKeep},
 		Logger:  o.Logger,
 	})
+	lead.metrics = scheduler.NewMetrics(apiServer.Metrics())
 	srv := &http.Server{Handler: apiServer, ReadHeaderTimeout: 10 * time.Second}
 	srv.RegisterOnShutdown(apiServer.EndStreams)
 	errc := make(chan error, 2)
@@ -428,9 +438,11 @@ func RotateKey(ctx context.Context, o RotateKeyOptions) (store.Rotation, error) 
 // leadership tracks who leads, for the API, and runs the driver, the
 // hook runner and the notifier while this replica does.
 type leadership struct {
-	self   string
-	mu     sync.Mutex
-	leader string
+	self string
+	// metrics outlive terms: each term's driver records into them.
+	metrics *scheduler.Metrics
+	mu      sync.Mutex
+	leader  string
 }
 
 func (l *leadership) Leader() (string, bool) {
@@ -515,7 +527,7 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 	driver, err := scheduler.NewDriver(scheduler.DriverConfig{
 		Masters: masters, Encoding: encoding, User: o.User, Role: o.Role, FailoverTimeout: o.FailoverTimeout,
 		Registry: leaderReg, Store: leaderStore, Core: cfg, TickInterval: o.TickInterval, Logger: o.Logger,
-		AgentSyncInterval: o.AgentSyncInterval,
+		AgentSyncInterval: o.AgentSyncInterval, Metrics: l.metrics,
 	})
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -397,6 +398,10 @@ func TestRunRefusesBadPathsAndEncodings(t *testing.T) {
 		{"certificate without key", func(o *schedulerd.Options) { o.TLSCert = "/etc/cert.pem" }, `--tls-cert needs --tls-key`},
 		{"client CA without TLS", func(o *schedulerd.Options) { o.ClientCA = "/etc/ca.pem" }, `--client-ca needs --tls-cert`},
 		{"cert roles without client CA", func(o *schedulerd.Options) { o.CertRoles = "/etc/roles.csv" }, `--cert-roles needs --client-ca`},
+		// Issue 19: profiles on loopback only.
+		{"debug address not on loopback", func(o *schedulerd.Options) { o.DebugAddr = "0.0.0.0:6060" },
+			`--debug-addr "0.0.0.0:6060": profiles show the process's memory, so they are served on a loopback address only`},
+		{"debug address without a port", func(o *schedulerd.Options) { o.DebugAddr = "127.0.0.1" }, `--debug-addr "127.0.0.1": want host:port`},
 		{"unreadable certificate", func(o *schedulerd.Options) { o.TLSCert, o.TLSKey = "/nonexistent/c.pem", "/nonexistent/k.pem" }, `--tls-cert/--tls-key: open /nonexistent/c.pem`},
 	}
 	for _, c := range cases {
@@ -633,5 +638,33 @@ func TestTokenFileIsReadAgainWhenItChanges(t *testing.T) {
 	}
 	if out := logs(); !strings.Contains(out, `role \"chief\"`) || strings.Contains(out, oldToken) || strings.Contains(out, newToken) {
 		t.Errorf("the log should say what is wrong with the file and show no token:\n%s", out)
+	}
+}
+
+// Issue 19: --debug-addr serves Go's profiles on loopback while the
+// scheduler runs, and nothing after it stopped.
+func TestDebugAddrServesProfiles(t *testing.T) {
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	debug := listener.Addr().String()
+	listener.Close()
+	_, stop, err := runInProcess(t, schedulerd.Options{DataDir: t.TempDir(), DebugAddr: debug})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + debug + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "goroutine profile:") {
+		t.Fatalf("GET /debug/pprof/goroutine = %d %.200s", resp.StatusCode, body)
+	}
+	stop()
+	if _, err := http.Get("http://" + debug + "/debug/pprof/"); err == nil {
+		t.Error("profiles still served after the scheduler stopped")
 	}
 }
