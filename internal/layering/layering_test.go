@@ -77,6 +77,7 @@ var rules = map[string]rule{
 	"pkg/vaultsecrets":            {only: []string{"pkg/registry", "pkg/manifest", "pkg/errdefs", "pkg/reloadfile"}, forbid: join(mesosAll, storage)},
 	"pkg/vaulttest":               {only: none},
 	"internal/testlog":            {only: none},
+	"internal/testpki":            {only: none},
 }
 
 // testSupport are packages for tests only; devcluster serves tests and
@@ -92,6 +93,7 @@ var testSupport = map[string][]string{
 	"pkg/mesoswire/mesoswiretest":          nil,
 	"pkg/scheduler/schedulertest":          nil,
 	"internal/testlog":                     nil,
+	"internal/testpki":                     nil,
 	"pkg/store/storetest":                  nil,
 	"pkg/vaulttest":                        nil,
 	"pkg/devcluster":                       {"pkg/schedulerd", "cmd/bcs-scheduler", "cmd/devcluster"},

@@ -71,12 +71,12 @@ func (c *Cluster) AddAgent(spec AgentSpec) (string, error) {
 		a.files = newSandboxFiles()
 		mux := http.NewServeMux()
 		mux.HandleFunc("/api/v1/executor", func(w http.ResponseWriter, r *http.Request) { c.handleExecutor(a, w, r) })
-		mux.HandleFunc("/files/read", a.files.serveRead)
-		mux.HandleFunc("/files/browse", a.files.serveBrowse)
-		mux.HandleFunc("/files/download", a.files.serveDownload)
-		mux.HandleFunc("/files/debug", a.files.serveDebug)
+		for path, h := range map[string]http.HandlerFunc{"/files/read": a.files.serveRead, "/files/browse": a.files.serveBrowse,
+			"/files/download": a.files.serveDownload, "/files/debug": a.files.serveDebug} {
+			mux.HandleFunc(path, c.security.authenticated(realmAgentReadonly, ignoringPrincipal(h)))
+		}
 		a.handler = mux
-		a.serve(ln)
+		c.serveAgent(a, ln)
 	} else {
 		p := int32(5051)
 		a.info.Port = &p
@@ -101,10 +101,10 @@ func (c *Cluster) AddAgent(spec AgentSpec) (string, error) {
 	return a.id, nil
 }
 
-// serve starts the agent's executor API on ln.
-func (a *agent) serve(ln net.Listener) {
-	a.srv = &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second}
-	go func(srv *http.Server) { _ = srv.Serve(ln) }(a.srv)
+// serveAgent starts the agent's executor and files APIs on ln.
+func (c *Cluster) serveAgent(a *agent, ln net.Listener) {
+	a.srv = &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: c.serverLog()}
+	go func(srv *http.Server) { _ = srv.Serve(c.security.listen(ln)) }(a.srv)
 }
 
 // RestartAgent restarts an agent on the same work dir (process mode): its
@@ -173,7 +173,7 @@ func (c *Cluster) RestartAgent(agentID string, downtime time.Duration) error {
 		_ = ln.Close()
 		return nil
 	}
-	a.serve(ln)
+	c.serveAgent(a, ln)
 	for _, ex := range a.executors {
 		if !ex.launched || ex.terminating || ex.simulated {
 			continue

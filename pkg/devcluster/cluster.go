@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -52,6 +53,7 @@ type Cluster struct {
 
 	masterAddr string
 	masterSrv  *http.Server
+	security   security // TLS and HTTP authentication
 
 	allocNow chan struct{}
 	stop     chan struct{}
@@ -83,6 +85,10 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		allocNow:          make(chan struct{}, 1),
 		stoppedDone:       make(chan struct{}),
 		stop:              make(chan struct{}),
+	}
+	var err error
+	if c.security, err = loadSecurity(cfg); err != nil {
+		return nil, err
 	}
 	c.procCtx, c.cancelCtx = context.WithCancel(context.Background())
 	if c.cfg.WorkDir == "" {
@@ -123,23 +129,24 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 
 func (c *Cluster) serveMaster(ln net.Listener) {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/api/v1/scheduler", c.handleScheduler)
-	mux.HandleFunc("/api/v1", c.handleOperator)
+	mux.HandleFunc("/api/v1/scheduler", c.security.authenticated(realmFrameworks, c.handleScheduler))
+	mux.HandleFunc("/api/v1", c.security.authenticated(realmReadwrite, ignoringPrincipal(c.handleOperator)))
 	for _, p := range []string{"/master/state", "/master/state.json", "/state", "/state.json"} {
-		mux.HandleFunc(p, c.handleState)
+		mux.HandleFunc(p, c.security.authenticated(realmReadonly, ignoringPrincipal(c.handleState)))
 	}
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: c.serverLog()}
 	c.masterSrv = srv
-	go func() { _ = srv.Serve(ln) }()
+	go func() { _ = srv.Serve(c.security.listen(ln)) }()
 }
 
 // ID is the master's ID (also the prefix of framework, agent and offer IDs).
 func (c *Cluster) ID() string { return c.id }
 
-// MasterURL is the master's base URL, e.g. "http://127.0.0.1:5050"; the
-// scheduler API lives at MasterURL()+"/api/v1/scheduler".
-func (c *Cluster) MasterURL() string { return "http://" + c.masterAddr }
+// MasterURL is the master's base URL, e.g. "http://127.0.0.1:5050"
+// ("https://…" with Config.SSLCertFile); the scheduler API lives at
+// MasterURL()+"/api/v1/scheduler".
+func (c *Cluster) MasterURL() string { return c.security.scheme() + "://" + c.masterAddr }
 
 // WorkDir holds the agents' sandboxes.
 func (c *Cluster) WorkDir() string { return c.cfg.WorkDir }
@@ -277,6 +284,12 @@ func (c *Cluster) RestartMaster() error {
 	c.serveMaster(ln)
 	c.log().Info("master restarted", "addr", c.masterAddr)
 	return nil
+}
+
+// serverLog is where the master's and agents' HTTP servers say what
+// went wrong with a connection (a failed TLS handshake, say).
+func (c *Cluster) serverLog() *log.Logger {
+	return slog.NewLogLogger(c.cfg.Logger.Handler(), slog.LevelWarn)
 }
 
 // log is the cluster's logger; silent once Stop returned.

@@ -79,6 +79,34 @@ type Config struct {
 	// executor ended; default one week like the Mesos agent's --gc_delay.
 	SandboxGCDelay Duration `json:"sandbox_gc_delay,omitempty"`
 
+	// SSLCertFile and SSLKeyFile (PEM) make the master and the agents
+	// serve HTTPS only, as Mesos does with LIBPROCESS_SSL_ENABLED=true and
+	// LIBPROCESS_SSL_CERT_FILE and LIBPROCESS_SSL_KEY_FILE (no
+	// downgrade): their executors are given LIBPROCESS_SSL_ENABLED=true,
+	// and with SSLCAFile LIBPROCESS_SSL_CA_FILE and
+	// LIBPROCESS_SSL_VERIFY_SERVER_CERT=true, as an agent's
+	// --executor_environment_variables would.
+	SSLCertFile string `json:"ssl_cert_file,omitempty"`
+	SSLKeyFile  string `json:"ssl_key_file,omitempty"`
+	SSLCAFile   string `json:"ssl_ca_file,omitempty"`
+	// Credentials names a Mesos credentials file, JSON
+	// {"credentials":[{"principal":"…","secret":"…"}]} like the master's
+	// --credentials, that the Authenticate switches check HTTP Basic
+	// authentication against (the "basic" authenticator).
+	Credentials string `json:"credentials,omitempty"`
+	// AuthenticateHTTPFrameworks makes every scheduler API call
+	// authenticate (401 otherwise), and a framework's principal be the
+	// authenticated one, as --authenticate_http_frameworks
+	// --http_framework_authenticators=basic.
+	AuthenticateHTTPFrameworks bool `json:"authenticate_http_frameworks,omitempty"`
+	// AuthenticateHTTPReadwrite makes the operator API authenticate
+	// (--authenticate_http_readwrite).
+	AuthenticateHTTPReadwrite bool `json:"authenticate_http_readwrite,omitempty"`
+	// AuthenticateHTTPReadonly makes /master/state and the agents' files
+	// API authenticate (--authenticate_http_readonly of the master and
+	// of the agents, which here share Credentials).
+	AuthenticateHTTPReadonly bool `json:"authenticate_http_readonly,omitempty"`
+
 	// Logger receives the cluster's log lines; default slog.Default()
 	// with component=devcluster.
 	Logger *slog.Logger `json:"-"`
@@ -239,6 +267,12 @@ func (cfg Config) validate() error {
 	}
 	if err := loopbackOnly(cfg.ListenAddr); err != nil {
 		return err
+	}
+	if (cfg.SSLCertFile == "") != (cfg.SSLKeyFile == "") {
+		return fmt.Errorf("ssl_cert_file and ssl_key_file go together: %w", errdefs.ErrInvalidArgument)
+	}
+	if cfg.SSLCAFile != "" && cfg.SSLCertFile == "" {
+		return fmt.Errorf("ssl_ca_file needs ssl_cert_file and ssl_key_file: %w", errdefs.ErrInvalidArgument)
 	}
 	seen := map[string]bool{}
 	for _, a := range cfg.Agents {

@@ -56,7 +56,17 @@
 // whether the framework is MULTI_ROLE or not, as in the recordings of a
 // real master and agent in testdata/mesos-1.12, which a test compares the
 // dev cluster with field by field. Everything binds to
-// loopback only. It has no ZooKeeper, no authentication, no reservations,
+// loopback only.
+//
+// Like a master and agents with LIBPROCESS_SSL_ENABLED, it can serve
+// HTTPS only (Config.SSLCertFile); like a master with
+// --authenticate_http_frameworks, --authenticate_http_readwrite and
+// --authenticate_http_readonly and the basic authenticator, it can want
+// HTTP Basic credentials of a Mesos credentials file in each realm,
+// answering 401 with a Basic challenge, and hold a framework to its
+// authenticated principal (auth.go).
+//
+// It has no ZooKeeper, no SASL or executor authentication, no reservations,
 // volumes or quotas, and of the operator API only the calls above;
 // operations other than LAUNCH and LAUNCH_GROUP are logged and ignored.
 // The master keeps

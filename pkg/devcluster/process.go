@@ -219,6 +219,13 @@ func (c *Cluster) executorEnv(ex *executorRun) []string {
 			"MESOS_SUBSCRIPTION_BACKOFF_MAX="+mesosDuration(c.cfg.SubscriptionBackoffMax.D()),
 		)
 	}
+	// The agent serves HTTPS only: its executors must speak it.
+	if c.security.tls != nil {
+		env = append(env, "LIBPROCESS_SSL_ENABLED=true")
+		if c.cfg.SSLCAFile != "" {
+			env = append(env, "LIBPROCESS_SSL_CA_FILE="+c.cfg.SSLCAFile, "LIBPROCESS_SSL_VERIFY_SERVER_CERT=true")
+		}
+	}
 	return env
 }
 

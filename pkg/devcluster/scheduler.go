@@ -15,18 +15,25 @@ import (
 const headerStreamID = "Mesos-Stream-Id"
 
 // handleScheduler serves POST /api/v1/scheduler like the Mesos master
-// (src/master/http.cpp "scheduler" and validation::scheduler::call).
-func (c *Cluster) handleScheduler(w http.ResponseWriter, r *http.Request) {
+// (src/master/http.cpp "scheduler" and validation::scheduler::call) for
+// principal, the authenticated one ("" when frameworks do not
+// authenticate).
+func (c *Cluster) handleScheduler(w http.ResponseWriter, r *http.Request, principal string) {
 	var call scheduler.Call
 	if _, herr := decodeCall(r, &call); herr != nil {
 		writeHTTPError(w, herr)
 		return
 	}
-	if msg := validateSchedulerCall(&call); msg != "" {
+	if msg := validateSchedulerCall(&call, principal); msg != "" {
 		writeHTTPError(w, &httpError{http.StatusBadRequest, "Failed to validate scheduler::Call: " + msg})
 		return
 	}
 	if call.Type == scheduler.Call_SUBSCRIBE {
+		// An authenticated framework without a principal takes the
+		// authenticated one.
+		if principal != "" && call.Subscribe.FrameworkInfo.Principal == nil {
+			call.Subscribe.FrameworkInfo.Principal = &principal
+		}
 		format, herr := negotiateStream(r)
 		if herr != nil {
 			writeHTTPError(w, herr)
@@ -45,7 +52,7 @@ func (c *Cluster) handleScheduler(w http.ResponseWriter, r *http.Request) {
 	if c.stopped {
 		herr = &httpError{http.StatusServiceUnavailable, "Master is shutting down"}
 	} else {
-		herr = c.dispatch(r, &call)
+		herr = c.dispatch(r, &call, principal)
 	}
 	c.mu.Unlock()
 	if herr != nil {
@@ -55,7 +62,7 @@ func (c *Cluster) handleScheduler(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-func validateSchedulerCall(call *scheduler.Call) string {
+func validateSchedulerCall(call *scheduler.Call, principal string) string {
 	if call.Type == scheduler.Call_UNKNOWN {
 		return "Expecting 'type' to be present"
 	}
@@ -68,6 +75,9 @@ func validateSchedulerCall(call *scheduler.Call) string {
 		}
 		if call.Subscribe.FrameworkInfo.GetID().GetValue() != call.GetFrameworkID().GetValue() {
 			return "'framework_id' differs from 'subscribe.framework_info.id'"
+		}
+		if info := call.Subscribe.FrameworkInfo; principal != "" && info.Principal != nil && *info.Principal != principal {
+			return principalMismatch(principal, *info.Principal)
 		}
 		return ""
 	}
@@ -117,11 +127,20 @@ func validateSchedulerCall(call *scheduler.Call) string {
 	return ""
 }
 
-// dispatch runs a non-SUBSCRIBE call. Caller holds c.mu.
-func (c *Cluster) dispatch(r *http.Request, call *scheduler.Call) *httpError {
+// principalMismatch is the master's answer when the authenticated
+// principal is not the framework's.
+func principalMismatch(authenticated, framework string) string {
+	return "Authenticated principal '" + authenticated + "' does not match principal '" + framework + "' set in `FrameworkInfo`"
+}
+
+// dispatch runs a non-SUBSCRIBE call of principal. Caller holds c.mu.
+func (c *Cluster) dispatch(r *http.Request, call *scheduler.Call, principal string) *httpError {
 	fw := c.frameworks[call.FrameworkID.Value]
 	if fw == nil {
 		return &httpError{http.StatusBadRequest, "Framework cannot be found"}
+	}
+	if principal != "" && principal != fw.info.GetPrincipal() {
+		return &httpError{http.StatusBadRequest, principalMismatch(principal, fw.info.GetPrincipal())}
 	}
 	if fw.stream == nil {
 		return &httpError{http.StatusForbidden, "Framework is not subscribed"}
@@ -189,6 +208,12 @@ func (c *Cluster) subscribe(w http.ResponseWriter, r *http.Request, info mesos.F
 		c.mu.Unlock()
 		c.log().Info("SUBSCRIBE refused: framework removed", "framework", id)
 		stream.sendAndClose(errorEvent("Framework has been removed"))
+		c.serveSchedulerStream(w, r, stream, format, nil)
+		return
+	case id != "" && c.frameworks[id] != nil && c.frameworks[id].info.GetPrincipal() != info.GetPrincipal():
+		c.mu.Unlock()
+		c.log().Info("SUBSCRIBE refused: another principal", "framework", id)
+		stream.sendAndClose(errorEvent("Changing framework's principal is not allowed."))
 		c.serveSchedulerStream(w, r, stream, format, nil)
 		return
 	case id != "" && c.frameworks[id] != nil:

@@ -140,7 +140,7 @@ func (c *Cluster) stateFramework(fw *framework) map[string]any {
 	for _, cp := range fw.info.Capabilities {
 		caps = append(caps, cp.Type.String())
 	}
-	return map[string]any{
+	state := map[string]any{
 		"id":                fw.id,
 		"name":              fw.info.Name,
 		"user":              fw.info.User,
@@ -161,6 +161,11 @@ func (c *Cluster) stateFramework(fw *framework) map[string]any {
 		"used_resources":    stateResources(sumResources(used)),
 		"offered_resources": stateResources(sumResources(offered)),
 	}
+	// As the master's state: the principal only when the framework has one.
+	if fw.info.Principal != nil {
+		state["principal"] = *fw.info.Principal
+	}
+	return state
 }
 
 func stateTask(t *task) map[string]any {

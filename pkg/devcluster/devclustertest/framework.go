@@ -42,7 +42,15 @@ func Checkpointing(info *mesos.FrameworkInfo) {
 // opts, to the master at masterURL and waits for SUBSCRIBED.
 func Subscribe(t *testing.T, masterURL, name string, opts ...func(*mesos.FrameworkInfo)) *Framework {
 	t.Helper()
-	cli := httpcli.New(httpcli.Endpoint(masterURL+"/api/v1/scheduler"), httpcli.Codec(mesoswire.JSON))
+	return SubscribeOver(t, masterURL, name, nil, opts...)
+}
+
+// SubscribeOver is Subscribe through an HTTP client that conn configures
+// (httpcli.TLSConfig, httpcli.BasicAuth).
+func SubscribeOver(t *testing.T, masterURL, name string, conn []httpcli.ConfigOpt, opts ...func(*mesos.FrameworkInfo)) *Framework {
+	t.Helper()
+	cli := httpcli.New(httpcli.Endpoint(masterURL+"/api/v1/scheduler"), httpcli.Codec(mesoswire.JSON),
+		httpcli.Do(httpcli.With(conn...)))
 	f := &Framework{t: t, caller: httpsched.NewCaller(cli), notify: make(chan struct{}, 1)}
 	timeout := 60.0
 	info := &mesos.FrameworkInfo{User: "root", Name: name, FailoverTimeout: &timeout,
