@@ -73,6 +73,10 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	agentTLS, err := executor.AgentTLS(os.Getenv)
+	if err != nil {
+		return err
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("executor", env.ExecutorID)
 	slog.SetDefault(log)
 	var network pod.NetworkType
@@ -118,7 +122,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	d := executor.New(executor.Config{Env: env, Runtime: rt, Logger: log, Codec: c, AckTimeout: *ackTimeout, Sweep: rt.SweepDead})
+	d := executor.New(executor.Config{Env: env, Runtime: rt, Logger: log, Codec: c, AgentTLS: agentTLS, AckTimeout: *ackTimeout, Sweep: rt.SweepDead})
 	log.Info("starting", "framework", env.FrameworkID, "agent", env.AgentEndpoint, "docker", *endpoint, "network", *networkMode)
 	runErr := d.Run(ctx)
 	// Containers must not outlive the executor: wait for the teardown.

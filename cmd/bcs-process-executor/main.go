@@ -49,6 +49,10 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	agentTLS, err := executor.AgentTLS(os.Getenv)
+	if err != nil {
+		return err
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("executor", env.ExecutorID)
 	slog.SetDefault(log)
 	var cgroups *process.Cgroups
@@ -105,7 +109,7 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	d := executor.New(executor.Config{Env: env, Runtime: rt, Logger: log, Codec: c, AckTimeout: *ackTimeout, Sweep: sweep})
+	d := executor.New(executor.Config{Env: env, Runtime: rt, Logger: log, Codec: c, AgentTLS: agentTLS, AckTimeout: *ackTimeout, Sweep: sweep})
 	log.Info("starting", "framework", env.FrameworkID, "agent", env.AgentEndpoint, "checkpoint", env.Checkpoint)
 	if err := d.Run(ctx); err != nil {
 		return err

@@ -27,6 +27,11 @@
 // containers itself. runtimetest is the conformance suite every Runtime
 // runs. Time comes from a Clock so tests can control it.
 //
+// An agent that serves HTTPS (LIBPROCESS_SSL_ENABLED, passed on to its
+// executors) is spoken to over HTTPS, verified as the libprocess
+// variables say (AgentTLS).
+//
 // It must not import other bcs-mesos packages except proto, errdefs,
-// mesoswire and taskstate, and never the scheduler side or pkg/devcluster.
+// mesoswire, taskstate and tlsfiles, and never the scheduler side or
+// pkg/devcluster.
 package executor

@@ -3,11 +3,13 @@ package executor
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -47,6 +49,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Codec is the wire encoding; mesoswire.Protobuf by default.
 	Codec encoding.Codec
+	// AgentTLS makes the executor speak HTTPS to its agent (AgentTLS);
+	// nil: plain HTTP.
+	AgentTLS *tls.Config
 	// AckTimeout bounds the wait for acknowledgements once every task is
 	// terminal; default 10s.
 	AckTimeout time.Duration
@@ -114,10 +119,16 @@ func New(cfg Config) *Driver {
 		cfg.InitialBackoff = 100 * time.Millisecond
 	}
 	endpoint := url.URL{Scheme: "http", Host: cfg.Env.AgentEndpoint, Path: "/api/v1/executor"}
+	var agentTLS []httpcli.ConfigOpt
+	if cfg.AgentTLS != nil {
+		endpoint.Scheme = "https"
+		agentTLS = []httpcli.ConfigOpt{httpcli.TLSConfig(cfg.AgentTLS)}
+	}
 	opts := executor.CallOptions{calls.Framework(cfg.Env.FrameworkID), calls.Executor(cfg.Env.ExecutorID)}
-	streamCli := httpcli.New(httpcli.Endpoint(endpoint.String()), httpcli.Codec(cfg.Codec))
+	streamCli := httpcli.New(httpcli.Endpoint(endpoint.String()), httpcli.Codec(cfg.Codec),
+		httpcli.Do(httpcli.With(append(slices.Clone(httpcli.DefaultConfigOpt), agentTLS...)...)))
 	callCli := httpcli.New(httpcli.Endpoint(endpoint.String()), httpcli.Codec(cfg.Codec),
-		httpcli.Do(httpcli.With(httpcli.Timeout(cfg.CallTimeout))))
+		httpcli.Do(httpcli.With(append(agentTLS, httpcli.Timeout(cfg.CallTimeout))...)))
 	d := &Driver{
 		cfg:            cfg,
 		subscriber:     calls.SenderWith(httpexec.NewSender(streamCli.Send, httpcli.Close(true)), opts...),

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -40,12 +39,21 @@ func newFakeAgent(t *testing.T) *fakeAgent {
 	return a
 }
 
+// newFakeAgentTLS is a fake agent serving HTTPS only, as an agent with
+// LIBPROCESS_SSL_ENABLED.
+func newFakeAgentTLS(t *testing.T) *fakeAgent {
+	a := &fakeAgent{t: t, changed: make(chan struct{}, 1)}
+	a.srv = httptest.NewTLSServer(http.HandlerFunc(a.serve))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
 func (a *fakeAgent) env(checkpoint bool) config.Config {
 	cfg := config.Config{
 		FrameworkID:                 "fw-1",
 		ExecutorID:                  "exec-1",
 		Directory:                   a.t.TempDir(),
-		AgentEndpoint:               strings.TrimPrefix(a.srv.URL, "http://"),
+		AgentEndpoint:               a.srv.Listener.Addr().String(),
 		ExecutorShutdownGracePeriod: 5 * time.Second,
 		Checkpoint:                  checkpoint,
 	}
