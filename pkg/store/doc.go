@@ -17,7 +17,10 @@
 //     errdefs.ErrUnavailable), a malformed key or request is
 //     errdefs.ErrInvalidArgument, and an unreachable or timed-out etcd is
 //     errdefs.ErrUnavailable (every request is bounded by
-//     Config.RequestTimeout).
+//     Config.RequestTimeout). An etcd whose TLS refuses this client, or
+//     whose certificate this client cannot verify (Config.TLS), fails Open
+//     with errdefs.ErrUnauthenticated saying which (tlscheck.go), where
+//     the etcd client would only time out.
 //   - Leader election (NewElection) and fencing: a view WithFence makes
 //     every write conditional on the leader key of the term Campaign won,
 //     so a leader deposed while paused or cut off writes nothing

@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"strings"
 	"time"
@@ -27,6 +28,10 @@ type Config struct {
 	// Endpoints are etcd client URLs, e.g. Embedded.Endpoints() or
 	// "http://10.0.0.1:2379" for an external cluster.
 	Endpoints []string
+	// TLS is the client side of https:// endpoints: the CAs that verify
+	// etcd and the client certificate it may require. Nil with an
+	// https:// endpoint verifies it by the system's CAs.
+	TLS *tls.Config
 	// Prefix is prepended to every key; it must end in "/". Default
 	// DefaultPrefix. Two stores with different prefixes never see each
 	// other's keys.
@@ -81,7 +86,9 @@ type Entry struct {
 }
 
 // Open connects to etcd and checks, within cfg.DialTimeout, that it
-// answers; an unreachable etcd fails with errdefs.ErrUnavailable.
+// answers; an unreachable etcd fails with errdefs.ErrUnavailable, one
+// whose TLS refuses this client (or that this client cannot verify) with
+// errdefs.ErrUnauthenticated, saying why.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	cfg = withDefaults(cfg)
 	if len(cfg.Endpoints) == 0 {
@@ -98,6 +105,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		DialTimeout:          cfg.DialTimeout,
 		DialKeepAliveTime:    10 * time.Second,
 		DialKeepAliveTimeout: cfg.DialTimeout,
+		TLS:                  cfg.TLS,
 		Logger:               cfg.Logger,
 	})
 	if err != nil {
@@ -114,6 +122,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	defer cancel()
 	if _, err := client.Get(probeCtx, s.prefix, clientv3.WithCountOnly()); err != nil {
 		client.Close()
+		if refusal := tlsRefusal(ctx, cfg.Endpoints, cfg.TLS, cfg.DialTimeout); refusal != nil {
+			return nil, refusal
+		}
 		return nil, classify(ctx, fmt.Sprintf("connect to %q", cfg.Endpoints), err)
 	}
 	if cfg.KeyFile != "" {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"net"
 	"os"
 	"os/exec"
@@ -35,6 +36,32 @@ func (p *EtcdProcess) Endpoints() []string { return []string{p.endpoint} }
 // missing binary fails the test: `make test` installs it.
 func StartEtcdBinary(t *testing.T) *EtcdProcess {
 	t.Helper()
+	return startEtcdBinary(t, nil)
+}
+
+// EtcdTLS is what StartEtcdBinaryTLS's etcd serves clients with.
+type EtcdTLS struct {
+	// CertFile and KeyFile are the server's certificate and key
+	// (--cert-file, --key-file).
+	CertFile, KeyFile string
+	// ClientCAFile signed the client certificates etcd accepts; it
+	// refuses clients without one (--client-cert-auth
+	// --trusted-ca-file).
+	ClientCAFile string
+	// Client is how the readiness check connects: a CA that verifies
+	// the server and a client certificate.
+	Client *tls.Config
+}
+
+// StartEtcdBinaryTLS is StartEtcdBinary with https:// client URLs served
+// as tlsCfg says.
+func StartEtcdBinaryTLS(t *testing.T, tlsCfg EtcdTLS) *EtcdProcess {
+	t.Helper()
+	return startEtcdBinary(t, &tlsCfg)
+}
+
+func startEtcdBinary(t *testing.T, tlsCfg *EtcdTLS) *EtcdProcess {
+	t.Helper()
 	bin := EtcdBinary
 	if _, err := os.Stat(bin); err != nil {
 		path, lookErr := exec.LookPath("etcd")
@@ -46,19 +73,26 @@ func StartEtcdBinary(t *testing.T) *EtcdProcess {
 	dir := t.TempDir()
 	clientAddr, peerAddr := freeAddr(t), freeAddr(t)
 	clientURL, peerURL := "http://"+clientAddr, "http://"+peerAddr
-	cmd := exec.Command(bin,
+	var tlsArgs []string
+	var client *tls.Config
+	if tlsCfg != nil {
+		clientURL, client = "https://"+clientAddr, tlsCfg.Client
+		tlsArgs = []string{"--cert-file", tlsCfg.CertFile, "--key-file", tlsCfg.KeyFile,
+			"--client-cert-auth", "--trusted-ca-file", tlsCfg.ClientCAFile}
+	}
+	cmd := exec.Command(bin, append([]string{
 		"--name", "storetest",
 		"--data-dir", dir,
 		"--listen-client-urls", clientURL,
 		"--advertise-client-urls", clientURL,
 		"--listen-peer-urls", peerURL,
 		"--initial-advertise-peer-urls", peerURL,
-		"--initial-cluster", "storetest="+peerURL,
+		"--initial-cluster", "storetest=" + peerURL,
 		"--initial-cluster-token", "storetest",
 		"--logger", "zap",
 		"--log-outputs", "stderr",
 		"--log-level", "error",
-	)
+	}, tlsArgs...)...)
 	cmd.Env = withoutEtcdVariables(os.Environ())
 	var output lockedBuffer
 	cmd.Stdout, cmd.Stderr = &output, &output
@@ -81,7 +115,7 @@ func StartEtcdBinary(t *testing.T) *EtcdProcess {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		s, err := store.Open(ctx, store.Config{Endpoints: p.Endpoints(), DialTimeout: time.Second})
+		s, err := store.Open(ctx, store.Config{Endpoints: p.Endpoints(), TLS: client, DialTimeout: time.Second})
 		cancel()
 		if err == nil {
 			s.Close()
