@@ -31,6 +31,7 @@ func main() {
 	flag.StringVar(&o.AdvertiseURL, "advertise-url", "", "URL other replicas and agents reach the API at (redirects, ${scheduler_url}); default http://<listen address>")
 	flag.StringVar(&o.DataDir, "data-dir", schedulerd.DefaultDataDir, "directory of the embedded etcd, the secret key and the dev cluster")
 	flag.StringVar(&etcd, "etcd-endpoints", "", "comma-separated etcd client URLs; empty runs an embedded etcd under --data-dir")
+	etcdTLSFlags(flag.CommandLine, &o.EtcdTLS)
 	flag.StringVar(&o.SecretKeyFile, "secret-key-file", "", "AES key sealing secrets and passwords at rest, the same file on every replica (default <data-dir>/secret.key; created only for a store that has none yet)")
 	flag.StringVar(&o.SecretBackend, "secret-backend", schedulerd.SecretBackendEtcd, "where the values of secrets are kept: etcd (sealed in their records) or vault (HashiCorp Vault's KV v2 engine; etcd keeps their item names)")
 	flag.StringVar(&o.Vault.Addr, "vault-addr", "", "Vault's address, e.g. https://vault.example:8200 (--secret-backend vault)")
@@ -38,7 +39,10 @@ func main() {
 	flag.StringVar(&o.Vault.Mount, "vault-mount", vaultsecrets.DefaultMount, "path of Vault's KV version 2 secrets engine")
 	flag.StringVar(&o.Vault.Prefix, "vault-prefix", vaultsecrets.DefaultPrefix, "secrets are kept at <prefix>/<namespace>/<name> in the engine")
 	flag.StringVar(&o.Vault.CACert, "vault-cacert", "", "PEM file of the CA that signed Vault's TLS certificate; default the system's")
-	flag.StringVar(&masters, "master", "", "comma-separated Mesos master URLs, e.g. http://10.0.0.1:5050")
+	flag.StringVar(&masters, "master", "", "comma-separated Mesos master URLs, e.g. http://10.0.0.1:5050, or https://… for a cluster with LIBPROCESS_SSL_ENABLED (its agents then serve HTTPS too)")
+	flag.StringVar(&o.MesosCACert, "mesos-cacert", "", "PEM file of the CA that signed the https:// masters' and agents' certificates; default the system's")
+	flag.StringVar(&o.MesosPrincipal, "mesos-principal", "", "the framework's principal (FrameworkInfo.principal); with --mesos-secret-file it authenticates as it (HTTP Basic) to a master with --authenticate_http_frameworks")
+	flag.StringVar(&o.MesosSecretFile, "mesos-secret-file", "", "file holding the secret of --mesos-principal (as in the master's --credentials); read again at each subscription, so a rotated file takes effect")
 	flag.StringVar(&o.MesosEncoding, "mesos-encoding", "protobuf", "media type of the Mesos scheduler API: protobuf (skips enum values newer than this build) or json")
 	flag.StringVar(&o.User, "mesos-user", "root", "FrameworkInfo.user: the user executors run as on the agents")
 	flag.StringVar(&o.Role, "mesos-role", "*", "FrameworkInfo.role")
@@ -107,12 +111,13 @@ func rotateKey(args []string) int {
 	var etcd string
 	flags := flag.NewFlagSet("bcs-scheduler rotate-key", flag.ContinueOnError)
 	flags.Usage = func() {
-		fmt.Fprintln(flags.Output(), "Usage: bcs-scheduler rotate-key --new-key-file FILE [--data-dir DIR | --etcd-endpoints URLS] [--secret-key-file FILE]")
+		fmt.Fprintln(flags.Output(), "Usage: bcs-scheduler rotate-key --new-key-file FILE [--data-dir DIR | --etcd-endpoints URLS [--etcd-cacert FILE] [--etcd-cert FILE --etcd-key FILE]] [--secret-key-file FILE]")
 		fmt.Fprintln(flags.Output(), "Re-seals every secret and password under the key of FILE. Stop every replica first; afterwards give each FILE as its key file.")
 		flags.PrintDefaults()
 	}
 	flags.StringVar(&o.DataDir, "data-dir", schedulerd.DefaultDataDir, "the replicas' --data-dir (its embedded etcd, its default key file)")
 	flags.StringVar(&etcd, "etcd-endpoints", "", "the replicas' --etcd-endpoints; empty opens the embedded etcd under --data-dir")
+	etcdTLSFlags(flags, &o.EtcdTLS)
 	flags.StringVar(&o.SecretKeyFile, "secret-key-file", "", "the current key, as the replicas' --secret-key-file (default <data-dir>/secret.key)")
 	flags.StringVar(&o.NewKeyFile, "new-key-file", "", "the new key; created (mode 0600) if it does not exist")
 	if err := flags.Parse(args); err != nil {
@@ -134,6 +139,14 @@ func rotateKey(args []string) int {
 	fmt.Printf("re-sealed %d values (%d already under the new key, %d retried after a concurrent write)\n", r.Resealed, r.AlreadyNew, r.Retried)
 	fmt.Printf("the store now seals with the key of %s: give it to every replica as its --secret-key-file, then start them\n", o.NewKeyFile)
 	return 0
+}
+
+// etcdTLSFlags are the flags of the client side of https:// etcd
+// endpoints, named as etcdctl's --cacert, --cert and --key.
+func etcdTLSFlags(flags *flag.FlagSet, e *schedulerd.EtcdTLS) {
+	flags.StringVar(&e.CACert, "etcd-cacert", "", "PEM file of the CA that signed the https:// etcd endpoints' certificates; default the system's")
+	flags.StringVar(&e.Cert, "etcd-cert", "", "PEM client certificate for etcd, for an etcd with --client-cert-auth (with --etcd-key)")
+	flags.StringVar(&e.Key, "etcd-key", "", "PEM private key of --etcd-cert")
 }
 
 // configureDev fills the dev cluster settings: its config file, and the

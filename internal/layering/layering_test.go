@@ -50,6 +50,7 @@ var rules = map[string]rule{
 	"pkg/launch":                  {forbid: join(mesosAll, httpAll, storage)},
 	"pkg/manifest":                {only: []string{"pkg/field", "pkg/errdefs", "pkg/constraint", "pkg/strictjson", "pkg/dockerparam", "pkg/confine"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/manifest/manifesttest":   {only: []string{"pkg/manifest", "pkg/constraint"}},
+	"pkg/mesosconn":               {only: []string{"pkg/errdefs"}, forbid: mesosAll},
 	"pkg/mesosfiles":              {only: []string{"pkg/errdefs"}, forbid: mesosAll},
 	"pkg/mesosoperator":           {only: []string{"pkg/mesoswire", "pkg/errdefs", "pkg/offer", "pkg/constraint"}},
 	"pkg/mesoswire":               {only: none},

@@ -2,30 +2,22 @@ package api_test
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"log/slog"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/testpki"
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/auth"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/tlsfiles"
 )
 
 // The callers of the tests: one per role.
@@ -331,13 +323,9 @@ func TestEventStreamShowsWhatTheCallerMayRead(t *testing.T) {
 // its user (its common name), whose role comes from --cert-roles or the
 // token file; a certificate of another CA is refused in the handshake.
 func TestClientCertificates(t *testing.T) {
-	dir := t.TempDir()
-	ca, caKey := newCA(t, "bcs test CA")
-	writePEM(t, filepath.Join(dir, "ca.pem"), "CERTIFICATE", ca.Raw)
-	serverCert, serverKey := issue(t, ca, caKey, "bcs-scheduler", x509.ExtKeyUsageServerAuth)
-	writePEM(t, filepath.Join(dir, "server.pem"), "CERTIFICATE", serverCert.Raw)
-	writeKey(t, filepath.Join(dir, "server-key.pem"), serverKey)
-	tlsConfig, err := auth.TLSConfig(filepath.Join(dir, "server.pem"), filepath.Join(dir, "server-key.pem"), filepath.Join(dir, "ca.pem"))
+	ca := testpki.NewCA(t, "bcs test CA")
+	server := ca.Issue(t, "bcs-scheduler")
+	tlsConfig, err := tlsfiles.Server(server.CertFile, server.KeyFile, ca.CertFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,19 +344,21 @@ func TestClientCertificates(t *testing.T) {
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 
-	roots := x509.NewCertPool()
-	roots.AddCert(ca)
 	client := func(cert *tls.Certificate) *http.Client {
-		c := &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"}
+		c := &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}
 		if cert != nil {
 			// Sent whoever signed it: the server is the one to refuse.
 			c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }
 		}
 		return &http.Client{Transport: &http.Transport{TLSClientConfig: c}, Timeout: 10 * time.Second}
 	}
-	certOf := func(signer *x509.Certificate, key *ecdsa.PrivateKey, cn string) *tls.Certificate {
-		c, k := issue(t, signer, key, cn, x509.ExtKeyUsageClientAuth)
-		return &tls.Certificate{Certificate: [][]byte{c.Raw}, PrivateKey: k}
+	certOf := func(signer *testpki.CA, cn string) *tls.Certificate {
+		kp := signer.Issue(t, cn)
+		c, err := tls.LoadX509KeyPair(kp.CertFile, kp.KeyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &c
 	}
 	status := func(c *http.Client, method, path string, token string) (int, string) {
 		t.Helper()
@@ -384,7 +374,7 @@ func TestClientCertificates(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}
-	otherCA, otherKey := newCA(t, "someone else's CA")
+	otherCA := testpki.NewCA(t, "someone else's CA")
 	for _, tc := range []struct {
 		name         string
 		cert         *tls.Certificate
@@ -393,16 +383,16 @@ func TestClientCertificates(t *testing.T) {
 		want         int
 		says         string
 	}{
-		{"cert-roles operator reads its namespace", certOf(ca, caKey, "deploy-bot"), "", "GET", "/v1/apps?namespace=demo", 200, ""},
-		{"cert-roles operator elsewhere", certOf(ca, caKey, "deploy-bot"), "", "DELETE", "/v1/apps/prod/x", 403, `user \"deploy-bot\" (role operator) may not write namespace \"prod\"`},
-		{"token file user by certificate", certOf(ca, caKey, "grafana"), "", "GET", "/v1/agents", 200, ""},
-		{"token file user by certificate writes", certOf(ca, caKey, "grafana"), "", "PUT", "/v1/engine", 403, "(role read-only) writes nothing"},
-		{"unknown user", certOf(ca, caKey, "mallory"), "", "GET", "/v1/apps", 401, `client certificate of \"mallory\": no such user`},
+		{"cert-roles operator reads its namespace", certOf(ca, "deploy-bot"), "", "GET", "/v1/apps?namespace=demo", 200, ""},
+		{"cert-roles operator elsewhere", certOf(ca, "deploy-bot"), "", "DELETE", "/v1/apps/prod/x", 403, `user \"deploy-bot\" (role operator) may not write namespace \"prod\"`},
+		{"token file user by certificate", certOf(ca, "grafana"), "", "GET", "/v1/agents", 200, ""},
+		{"token file user by certificate writes", certOf(ca, "grafana"), "", "PUT", "/v1/engine", 403, "(role read-only) writes nothing"},
+		{"unknown user", certOf(ca, "mallory"), "", "GET", "/v1/apps", 401, `client certificate of \"mallory\": no such user`},
 		{"no certificate, no token", nil, "", "GET", "/v1/apps", 401, "no credentials"},
 		{"no certificate, a token", nil, adminToken, "GET", "/v1/apps", 200, ""},
-		{"a token wins over the certificate", certOf(ca, caKey, "deploy-bot"), adminToken, "GET", "/v1/apps", 200, ""},
+		{"a token wins over the certificate", certOf(ca, "deploy-bot"), adminToken, "GET", "/v1/apps", 200, ""},
 		{"health needs nothing", nil, "", "GET", "/healthz", 200, ""},
-		{"another CA's certificate", certOf(otherCA, otherKey, "alice"), "", "GET", "/healthz", 0, "certificate"},
+		{"another CA's certificate", certOf(otherCA, "alice"), "", "GET", "/healthz", 0, "certificate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, body := status(client(tc.cert), tc.method, tc.path, tc.token)
@@ -411,61 +401,4 @@ func TestClientCertificates(t *testing.T) {
 			}
 		})
 	}
-}
-
-func newCA(t *testing.T, cn string) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return cert, key
-}
-
-// issue makes a certificate for cn (and 127.0.0.1) signed by ca.
-func issue(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, cn string, usage x509.ExtKeyUsage) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return cert, key
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func writeKey(t *testing.T, path string, key *ecdsa.PrivateKey) {
-	t.Helper()
-	der, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writePEM(t, path, "EC PRIVATE KEY", der)
 }

@@ -34,6 +34,9 @@ func SandboxPath(frameworkID, executorID, file string) string {
 type Client struct {
 	// HTTP makes the requests; nil is a client with DefaultTimeout.
 	HTTP *http.Client
+	// Scheme is how agents serve: "http" (the default) or "https", as
+	// Mesos agents do with LIBPROCESS_SSL_ENABLED.
+	Scheme string
 }
 
 var defaultHTTP = &http.Client{Timeout: DefaultTimeout}
@@ -68,7 +71,11 @@ type readResponse struct {
 
 func (c *Client) read(ctx context.Context, endpoint, path string, offset, length int64) (*readResponse, error) {
 	q := url.Values{"path": {path}, "offset": {strconv.FormatInt(offset, 10)}, "length": {strconv.FormatInt(length, 10)}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+endpoint+"/files/read?"+q.Encode(), nil)
+	scheme := c.Scheme
+	if scheme == "" {
+		scheme = "http"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+endpoint+"/files/read?"+q.Encode(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %v: %w", endpoint, err, errdefs.ErrInvalidArgument)
 	}

@@ -12,6 +12,10 @@
 // file, or a sandbox collected) is ErrNotFound; an agent that cannot be
 // reached or answers anything else is ErrUnavailable.
 //
+// An agent of a cluster with LIBPROCESS_SSL_ENABLED serves HTTPS
+// (Client.Scheme); the Client's HTTP client carries the TLS settings and
+// any credential.
+//
 // It must not import bcs-mesos packages other than pkg/errdefs, nor
-// Mesos packages: the files API is plain HTTP and JSON.
+// Mesos packages: the files API is plain HTTP(S) and JSON.
 package mesosfiles

@@ -31,7 +31,8 @@ const agentSyncSettle = time.Second
 // daemonsets learn new agents from it. A master without the operator API
 // is left alone.
 func (d *Driver) syncAgents(ctx context.Context, master string, poked <-chan struct{}, listed func(AgentsListed) error) {
-	client, err := mesosoperator.New(master, mesosoperator.WithCodec(d.cfg.Encoding))
+	client, err := mesosoperator.New(master, mesosoperator.WithCodec(d.cfg.Encoding),
+		mesosoperator.WithHTTPClient(d.cfg.Mesos.HTTPClient(mesosoperator.DefaultTimeout)))
 	if err != nil {
 		d.log.Error("agent sync: master URL", "master", master, "err", err)
 		return

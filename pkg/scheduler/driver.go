@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/apierrors"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
@@ -24,6 +26,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesosconn"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 	"github.com/bcs-mesos/bcs-mesos/pkg/plan"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
@@ -53,7 +56,12 @@ type DriverConfig struct {
 	// Encoding is the scheduler API's media type; default
 	// mesoswire.Protobuf, which skips enum values newer than our types.
 	Encoding encoding.Codec
-	Logger   *slog.Logger
+	// Mesos is how masters are reached: the CAs that verify https://
+	// ones and the framework's principal and secret (FrameworkInfo's
+	// principal; HTTP Basic authentication of the scheduler and operator
+	// APIs, the secret read again at each subscription).
+	Mesos  mesosconn.Config
+	Logger *slog.Logger
 	// Clock drives ticks, backoffs and heartbeat deadlines and gives Step
 	// its time; default the wall clock.
 	Clock clockwork.Clock
@@ -791,10 +799,22 @@ func (d *Driver) subscribeLoop(ctx context.Context, events chan<- event) {
 // stream ends or the heartbeats stop. It reports whether the master
 // accepted the subscription (SUBSCRIBED arrived).
 func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<- event) (bool, error) {
+	conn := []httpcli.ConfigOpt{httpcli.Timeout(10 * time.Second)}
+	if d.cfg.Mesos.TLS != nil {
+		conn = append(conn, httpcli.TLSConfig(d.cfg.Mesos.TLS))
+	}
+	if d.cfg.Mesos.Authenticates() {
+		// Read at each subscription: a rotated secret takes effect.
+		secret, err := d.cfg.Mesos.Secret()
+		if err != nil {
+			return false, err
+		}
+		conn = append(conn, httpcli.BasicAuth(d.cfg.Mesos.Principal, secret))
+	}
 	cli := httpcli.New(
 		httpcli.Endpoint(strings.TrimSuffix(master, "/")+"/api/v1/scheduler"),
 		httpcli.Codec(d.cfg.Encoding),
-		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))),
+		httpcli.Do(httpcli.With(conn...)),
 	)
 	caller := httpsched.NewCaller(cli, httpsched.MaxRedirects(4))
 	failover := d.cfg.FailoverTimeout.Seconds()
@@ -806,6 +826,9 @@ func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<-
 			{Type: mesos.FrameworkInfo_Capability_TASK_KILLING_STATE},
 		},
 	}
+	if d.cfg.Mesos.Principal != "" {
+		info.Principal = &d.cfg.Mesos.Principal
+	}
 	subscribe := calls.Subscribe(info)
 	if id := d.knownFrameworkID(); id != "" {
 		info.ID = &mesos.FrameworkID{Value: id}
@@ -813,7 +836,7 @@ func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<-
 	}
 	resp, err := caller.Call(ctx, subscribe)
 	if err != nil {
-		return false, err
+		return false, d.subscriptionRefused(master, err)
 	}
 	defer resp.Close()
 
@@ -897,6 +920,24 @@ func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<-
 			}
 		}
 	}
+}
+
+// subscriptionRefused says what a failed SUBSCRIBE means when the
+// master did not take the framework's credential or the driver did not
+// take the master's certificate.
+func (d *Driver) subscriptionRefused(master string, err error) error {
+	var unverified *tls.CertificateVerificationError
+	switch {
+	case apierrors.CodeNotAuthenticated.Matches(err) && d.cfg.Mesos.Authenticates():
+		return fmt.Errorf("master %s refused the credential of principal %q (is the secret of --mesos-secret-file among the master's --credentials?): %w: %w",
+			master, d.cfg.Mesos.Principal, errdefs.ErrUnauthenticated, err)
+	case apierrors.CodeNotAuthenticated.Matches(err):
+		return fmt.Errorf("master %s authenticates frameworks: give the framework a principal and its secret (--mesos-principal, --mesos-secret-file): %w: %w",
+			master, errdefs.ErrUnauthenticated, err)
+	case errors.As(err, &unverified):
+		return fmt.Errorf("master %s: cannot verify its TLS certificate (--mesos-cacert names the CA that signed it): %w: %w", master, errdefs.ErrUnauthenticated, err)
+	}
+	return err
 }
 
 // knownFrameworkID is the ID to subscribe with; "" registers a new

@@ -21,6 +21,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesosconn"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosoperator"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
@@ -42,6 +43,9 @@ type system struct {
 	done    chan error
 	// agentSync is the driver's AgentSyncInterval.
 	agentSync time.Duration
+	// mesos and logger are the driver's (mesosconn_test.go).
+	mesos  mesosconn.Config
+	logger *slog.Logger
 }
 
 // newStore starts an embedded etcd and opens a store on it.
@@ -60,9 +64,15 @@ func startSystem(t *testing.T, agents ...devcluster.AgentSpec) *system {
 // newSystem is startSystem before the driver starts.
 func newSystem(t *testing.T, agents ...devcluster.AgentSpec) *system {
 	t.Helper()
+	return newSystemWith(t, nil, agents...)
+}
+
+// newSystemWith is newSystem with the dev cluster's config edited.
+func newSystemWith(t *testing.T, edit func(*devcluster.Config), agents ...devcluster.AgentSpec) *system {
+	t.Helper()
 	ctx := context.Background()
 	st, etcd := storetest.NewStore(t)
-	cluster, err := devcluster.Start(ctx, devcluster.Config{
+	cfg := devcluster.Config{
 		ListenAddr:          "127.0.0.1:0",
 		AllocationInterval:  devcluster.Duration(50 * time.Millisecond),
 		SimulatedStartDelay: devcluster.Duration(20 * time.Millisecond),
@@ -70,7 +80,11 @@ func newSystem(t *testing.T, agents ...devcluster.AgentSpec) *system {
 		Agents:              agents,
 		WorkDir:             t.TempDir(),
 		Logger:              slog.New(slog.DiscardHandler),
-	})
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	cluster, err := devcluster.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +100,8 @@ func (s *system) startDriver() {
 		TickInterval:      50 * time.Millisecond,
 		AgentSyncInterval: s.agentSync,
 		AnswerMargin:      200 * time.Millisecond,
+		Mesos:             s.mesos,
+		Logger:            s.logger,
 		Core: scheduler.Config{
 			ProcessExecutor: scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-process-executor"},
 			RefuseSeconds:   0.1,

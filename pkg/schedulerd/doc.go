@@ -12,5 +12,10 @@
 // them all and campaigns again as a standby. The API's writes, made on
 // users' behalf, are not fenced: a follower redirects them to the leader.
 //
+// It reaches etcd over TLS with EtcdTLS (the CA, the client certificate)
+// and Mesos with MesosCACert and the framework's credential
+// (pkg/mesosconn), loading PEM files through pkg/tlsfiles, as it does
+// for the API's own TLS.
+//
 // It is the wiring only; the logic lives in the packages it starts.
 package schedulerd

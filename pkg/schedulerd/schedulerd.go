@@ -1,6 +1,7 @@
 package schedulerd
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -25,12 +26,15 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hookrun"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesosconn"
+	"github.com/bcs-mesos/bcs-mesos/pkg/mesosfiles"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 	"github.com/bcs-mesos/bcs-mesos/pkg/notify"
 	"github.com/bcs-mesos/bcs-mesos/pkg/plan"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/pkg/tlsfiles"
 	"github.com/bcs-mesos/bcs-mesos/pkg/vaultsecrets"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
@@ -52,12 +56,22 @@ type Options struct {
 	AdvertiseURL  string
 	DataDir       string   // embedded etcd, secret key, dev cluster sandboxes; default ./bcs-data
 	EtcdEndpoints []string // external etcd; empty runs an embedded one
-	SecretKeyFile string   // default <DataDir>/secret.key
+	// EtcdTLS is the client side of https:// EtcdEndpoints.
+	EtcdTLS       EtcdTLS
+	SecretKeyFile string // default <DataDir>/secret.key
 	// SecretBackend keeps the values of secrets: "etcd" (the default:
 	// sealed in their records) or "vault" (on Vault, configured by Vault).
 	SecretBackend string
 	Vault         vaultsecrets.Config
 	Masters       []string // Mesos masters; ignored with Dev
+	// MesosCACert (PEM) verifies https:// masters and their agents;
+	// default the system's CAs.
+	MesosCACert string
+	// MesosPrincipal is the framework's principal (FrameworkInfo); with
+	// MesosSecretFile, whose secret is read again at each subscription,
+	// the scheduler authenticates as it (HTTP Basic) to the masters'
+	// scheduler and operator APIs and the agents' files API.
+	MesosPrincipal, MesosSecretFile string
 	// MesosEncoding is the scheduler API's media type, "protobuf" (the
 	// default) or "json".
 	MesosEncoding string
@@ -184,6 +198,10 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	mesosConn, err := mesosConnection(o)
+	if err != nil {
+		return err
+	}
 	st, closeStore, err := openStore(ctx, o)
 	if err != nil {
 		return err
@@ -211,6 +229,10 @@ func Run(ctx context.Context, o Options) error {
 		masters = []string{cluster.MasterURL()}
 		o.Logger.Info("dev cluster", "master", cluster.MasterURL(), "agents", len(cluster.Agents()))
 	}
+	agentScheme, err := mesosScheme(o, masters)
+	if err != nil {
+		return err
+	}
 
 	if o.DebugAddr != "" {
 		stopDebug, err := serveDebug(o.DebugAddr, o.Logger)
@@ -225,10 +247,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	scheme := "http"
 	if o.TLSCert != "" {
-		tlsConfig, err := auth.TLSConfig(o.TLSCert, o.TLSKey, o.ClientCA)
+		tlsConfig, err := tlsfiles.Server(o.TLSCert, o.TLSKey, o.ClientCA)
 		if err != nil {
 			listener.Close()
-			return err
+			return fmt.Errorf("--tls-cert/--tls-key/--client-ca: %w", err)
 		}
 		listener, scheme = tls.NewListener(listener, tlsConfig), "https"
 	}
@@ -243,7 +265,10 @@ func Run(ctx context.Context, o Options) error {
 		Healthy: func(ctx context.Context) error { return st.Ping(ctx) },
 		Events:  api.EventsConfig{Feed: changefeed.New(st)},
 		Auth:    &api.AuthConfig{Authenticator: authenticator, AuditKeep: o.AuditKeep},
-		Logger:  o.Logger,
+		// Agents serve as the masters do (LIBPROCESS_SSL_ENABLED is
+		// the cluster's), and may want the framework's credential.
+		Logs:   api.LogsConfig{Files: &mesosfiles.Client{HTTP: mesosConn.HTTPClient(mesosfiles.DefaultTimeout), Scheme: agentScheme}},
+		Logger: o.Logger,
 	})
 	lead.metrics = scheduler.NewMetrics(apiServer.Metrics())
 	srv := &http.Server{Handler: apiServer, ReadHeaderTimeout: 10 * time.Second}
@@ -274,7 +299,7 @@ func Run(ctx context.Context, o Options) error {
 	} else {
 		go func() {
 			defer close(leadershipDone)
-			errc <- lead.run(runCtx, st, o, masters, encoding, reg, op)
+			errc <- lead.run(runCtx, st, o, connection{masters, encoding, mesosConn}, reg, op)
 		}()
 	}
 	select {
@@ -292,13 +317,11 @@ func Run(ctx context.Context, o Options) error {
 // else the admin token of the data directory, made at the first start;
 // and with a client CA, the users of client certificates.
 func authenticate(o Options) (*auth.Authenticator, error) {
-	for _, need := range []struct{ flag, value, needs, other string }{
+	if err := needEach([]flagNeed{
 		{"--tls-cert", o.TLSCert, "--tls-key", o.TLSKey}, {"--tls-key", o.TLSKey, "--tls-cert", o.TLSCert},
 		{"--client-ca", o.ClientCA, "--tls-cert", o.TLSCert}, {"--cert-roles", o.CertRoles, "--client-ca", o.ClientCA},
-	} {
-		if need.value != "" && need.other == "" {
-			return nil, fmt.Errorf("%s needs %s: %w", need.flag, need.needs, errdefs.ErrInvalidArgument)
-		}
+	}); err != nil {
+		return nil, err
 	}
 	a := &auth.Authenticator{}
 	var err error
@@ -332,6 +355,62 @@ func authenticate(o Options) (*auth.Authenticator, error) {
 	return a, nil
 }
 
+// flagNeed is a flag that is of no use without another.
+type flagNeed struct{ flag, value, needs, other string }
+
+// needEach refuses a flag given without the one it needs.
+func needEach(needs []flagNeed) error {
+	for _, need := range needs {
+		if need.value != "" && need.other == "" {
+			return fmt.Errorf("%s needs %s: %w", need.flag, need.needs, errdefs.ErrInvalidArgument)
+		}
+	}
+	return nil
+}
+
+// mesosConnection is how o reaches Mesos: the CA of --mesos-cacert and
+// the framework's credential, whose secret file must be readable now.
+func mesosConnection(o Options) (mesosconn.Config, error) {
+	if err := needEach([]flagNeed{{"--mesos-secret-file", o.MesosSecretFile, "--mesos-principal", o.MesosPrincipal}}); err != nil {
+		return mesosconn.Config{}, err
+	}
+	conn := mesosconn.Config{Principal: o.MesosPrincipal, SecretFile: o.MesosSecretFile}
+	if o.MesosCACert != "" {
+		var err error
+		if conn.TLS, err = tlsfiles.Client(o.MesosCACert, "", ""); err != nil {
+			return conn, fmt.Errorf("--mesos-cacert: %w", err)
+		}
+	}
+	if conn.Authenticates() {
+		if _, err := conn.Secret(); err != nil {
+			return conn, err
+		}
+		o.Logger.Info("the framework authenticates to Mesos", "principal", conn.Principal, "secret_file", conn.SecretFile)
+	}
+	return conn, nil
+}
+
+// mesosScheme is the scheme of masters, which their agents share: a
+// Mesos cluster enables TLS (LIBPROCESS_SSL_ENABLED) everywhere or
+// nowhere.
+func mesosScheme(o Options, masters []string) (string, error) {
+	scheme := ""
+	for _, m := range masters {
+		s, _, _ := strings.Cut(m, "://")
+		if s != "http" && s != "https" {
+			return "", fmt.Errorf("--master %s: want http://host:port or https://host:port: %w", m, errdefs.ErrInvalidArgument)
+		}
+		if scheme != "" && s != scheme {
+			return "", fmt.Errorf("--master %s: all masters are http:// or all https://, as their cluster serves: %w", strings.Join(masters, ","), errdefs.ErrInvalidArgument)
+		}
+		scheme = s
+	}
+	if o.MesosCACert != "" && scheme != "https" {
+		return "", fmt.Errorf("--mesos-cacert needs https:// masters: %w", errdefs.ErrInvalidArgument)
+	}
+	return cmp.Or(scheme, "http"), nil
+}
+
 // Names of Options.SecretBackend.
 const (
 	SecretBackendEtcd  = "etcd"
@@ -358,9 +437,50 @@ func openStore(ctx context.Context, o Options) (*store.Store, func(), error) {
 	return openStoreWith(ctx, o, store.Config{KeyFile: secretKeyFile(o)})
 }
 
+// EtcdTLS names the PEM files of the client side of https:// etcd
+// endpoints, as etcdctl's --cacert, --cert and --key.
+type EtcdTLS struct {
+	// CACert verifies etcd (--etcd-cacert); default the system's CAs.
+	CACert string
+	// Cert and Key are the client certificate etcd may require
+	// (--client-cert-auth): --etcd-cert and --etcd-key.
+	Cert, Key string
+}
+
+// config checks the files and loads them for endpoints; nil without any.
+func (e EtcdTLS) config(endpoints []string) (*tls.Config, error) {
+	if err := needEach([]flagNeed{
+		{"--etcd-cert", e.Cert, "--etcd-key", e.Key}, {"--etcd-key", e.Key, "--etcd-cert", e.Cert},
+	}); err != nil {
+		return nil, err
+	}
+	if e == (EtcdTLS{}) {
+		return nil, nil
+	}
+	// The embedded etcd speaks plain HTTP on loopback, and etcd's
+	// client ignores TLS settings for http:// endpoints.
+	if len(endpoints) == 0 {
+		return nil, fmt.Errorf("--etcd-cacert, --etcd-cert and --etcd-key need --etcd-endpoints: the embedded etcd serves no TLS: %w", errdefs.ErrInvalidArgument)
+	}
+	for _, ep := range endpoints {
+		if !strings.HasPrefix(ep, "https://") {
+			return nil, fmt.Errorf("--etcd-endpoints %s: --etcd-cacert, --etcd-cert and --etcd-key need https:// endpoints: %w", ep, errdefs.ErrInvalidArgument)
+		}
+	}
+	cfg, err := tlsfiles.Client(e.CACert, e.Cert, e.Key)
+	if err != nil {
+		return nil, fmt.Errorf("--etcd-cacert/--etcd-cert/--etcd-key: %w", err)
+	}
+	return cfg, nil
+}
+
 // openStoreWith opens the store of o (starting the embedded etcd when o
 // names no endpoints) with cfg's sealing settings; the func closes both.
 func openStoreWith(ctx context.Context, o Options, cfg store.Config) (*store.Store, func(), error) {
+	var err error
+	if cfg.TLS, err = o.EtcdTLS.config(o.EtcdEndpoints); err != nil {
+		return nil, nil, err
+	}
 	endpoints := o.EtcdEndpoints
 	closeEtcd := func() {}
 	if len(endpoints) == 0 {
@@ -372,6 +492,9 @@ func openStoreWith(ctx context.Context, o Options, cfg store.Config) (*store.Sto
 	}
 	cfg.Endpoints = endpoints
 	st, err := store.Open(ctx, cfg)
+	if errors.Is(err, errdefs.ErrUnauthenticated) {
+		err = fmt.Errorf("%w (--etcd-cacert names the CA that signed etcd's certificate; --etcd-cert and --etcd-key the client certificate etcd wants)", err)
+	}
 	if err != nil {
 		closeEtcd()
 		return nil, nil, err
@@ -390,9 +513,11 @@ func secretKeyFile(o Options) string {
 
 // RotateKeyOptions configure RotateKey.
 type RotateKeyOptions struct {
-	// DataDir, EtcdEndpoints and SecretKeyFile (the current key) as for Run.
+	// DataDir, EtcdEndpoints, EtcdTLS and SecretKeyFile (the current
+	// key) as for Run.
 	DataDir       string
 	EtcdEndpoints []string
+	EtcdTLS       EtcdTLS
 	SecretKeyFile string
 	// NewKeyFile is the key to seal with from now on; created if missing.
 	NewKeyFile string
@@ -410,7 +535,7 @@ func RotateKey(ctx context.Context, o RotateKeyOptions) (store.Rotation, error) 
 	if o.DataDir == "" {
 		o.DataDir = DefaultDataDir
 	}
-	opts := Options{DataDir: o.DataDir, EtcdEndpoints: o.EtcdEndpoints, SecretKeyFile: o.SecretKeyFile}
+	opts := Options{DataDir: o.DataDir, EtcdEndpoints: o.EtcdEndpoints, EtcdTLS: o.EtcdTLS, SecretKeyFile: o.SecretKeyFile}
 	oldKey, err := store.LoadKey(secretKeyFile(opts))
 	if err != nil {
 		return store.Rotation{}, fmt.Errorf("--secret-key-file (the current key): %w", err)
@@ -433,6 +558,13 @@ func RotateKey(ctx context.Context, o RotateKeyOptions) (store.Rotation, error) 
 	}
 	defer closeStore()
 	return st.RotateSealingKey(ctx, from, to)
+}
+
+// connection is how a leader's driver reaches Mesos.
+type connection struct {
+	masters  []string
+	encoding encoding.Codec
+	conn     mesosconn.Config
 }
 
 // leadership tracks who leads, for the API, and runs the driver, the
@@ -461,9 +593,9 @@ func (l *leadership) set(leader string) {
 // the notifier; when leadership or one of them fails — its session lost,
 // a write refused by its fence — it steps down and, a standby again,
 // campaigns again.
-func (l *leadership) run(ctx context.Context, st *store.Store, o Options, masters []string, encoding encoding.Codec, reg *registry.Registry, op *operator) error {
+func (l *leadership) run(ctx context.Context, st *store.Store, o Options, mesos connection, reg *registry.Registry, op *operator) error {
 	for ctx.Err() == nil {
-		err := l.term(ctx, st, o, masters, encoding, reg, op)
+		err := l.term(ctx, st, o, mesos, reg, op)
 		l.set("") // until the next term's observer sees who leads
 		if err != nil && ctx.Err() == nil {
 			o.Logger.Error("leadership term ended", "err", err)
@@ -476,7 +608,7 @@ func (l *leadership) run(ctx context.Context, st *store.Store, o Options, master
 	return nil
 }
 
-func (l *leadership) term(ctx context.Context, st *store.Store, o Options, masters []string, encoding encoding.Codec, reg *registry.Registry, op *operator) error {
+func (l *leadership) term(ctx context.Context, st *store.Store, o Options, mesos connection, reg *registry.Registry, op *operator) error {
 	election, err := st.NewElection(ctx, "scheduler", o.ElectionTTL)
 	if err != nil {
 		return err
@@ -525,7 +657,7 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, maste
 		cfg.ProcessExecutor.Args = append(cfg.ProcessExecutor.Args, "--package-dirs="+strings.Join(o.PackageDirs, ","))
 	}
 	driver, err := scheduler.NewDriver(scheduler.DriverConfig{
-		Masters: masters, Encoding: encoding, User: o.User, Role: o.Role, FailoverTimeout: o.FailoverTimeout,
+		Masters: mesos.masters, Encoding: mesos.encoding, Mesos: mesos.conn, User: o.User, Role: o.Role, FailoverTimeout: o.FailoverTimeout,
 		Registry: leaderReg, Store: leaderStore, Core: cfg, TickInterval: o.TickInterval, Logger: o.Logger,
 		AgentSyncInterval: o.AgentSyncInterval, Metrics: l.metrics,
 	})

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/testpki"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hook"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
@@ -402,7 +403,35 @@ func TestRunRefusesBadPathsAndEncodings(t *testing.T) {
 		{"debug address not on loopback", func(o *schedulerd.Options) { o.DebugAddr = "0.0.0.0:6060" },
 			`--debug-addr "0.0.0.0:6060": profiles show the process's memory, so they are served on a loopback address only`},
 		{"debug address without a port", func(o *schedulerd.Options) { o.DebugAddr = "127.0.0.1" }, `--debug-addr "127.0.0.1": want host:port`},
-		{"unreadable certificate", func(o *schedulerd.Options) { o.TLSCert, o.TLSKey = "/nonexistent/c.pem", "/nonexistent/k.pem" }, `--tls-cert/--tls-key: open /nonexistent/c.pem`},
+		{"unreadable certificate", func(o *schedulerd.Options) { o.TLSCert, o.TLSKey = "/nonexistent/c.pem", "/nonexistent/k.pem" }, `--tls-cert/--tls-key/--client-ca: open /nonexistent/c.pem`},
+		// Issue 18: etcd's and Mesos' TLS and the framework's credential.
+		{"etcd certificate without key", func(o *schedulerd.Options) {
+			o.EtcdEndpoints, o.EtcdTLS.Cert = []string{"https://127.0.0.1:2379"}, "/etc/etcd.pem"
+		}, `--etcd-cert needs --etcd-key`},
+		{"etcd key without certificate", func(o *schedulerd.Options) {
+			o.EtcdEndpoints, o.EtcdTLS.Key = []string{"https://127.0.0.1:2379"}, "/etc/etcd-key.pem"
+		}, `--etcd-key needs --etcd-cert`},
+		{"etcd TLS without endpoints", func(o *schedulerd.Options) { o.EtcdTLS.CACert = "/etc/ca.pem" },
+			`--etcd-cacert, --etcd-cert and --etcd-key need --etcd-endpoints: the embedded etcd serves no TLS`},
+		{"etcd TLS for an http:// endpoint", func(o *schedulerd.Options) {
+			o.EtcdEndpoints, o.EtcdTLS.CACert = []string{"http://127.0.0.1:2379"}, "/etc/ca.pem"
+		}, `--etcd-endpoints http://127.0.0.1:2379: --etcd-cacert, --etcd-cert and --etcd-key need https:// endpoints`},
+		{"etcd CA file missing", func(o *schedulerd.Options) {
+			o.EtcdEndpoints, o.EtcdTLS.CACert = []string{"https://127.0.0.1:2379"}, "/nonexistent/ca.pem"
+		}, `--etcd-cacert/--etcd-cert/--etcd-key: open /nonexistent/ca.pem`},
+		{"Mesos secret without principal", func(o *schedulerd.Options) { o.MesosSecretFile = "/etc/bcs/secret" }, `--mesos-secret-file needs --mesos-principal`},
+		{"Mesos secret file missing", func(o *schedulerd.Options) { o.MesosPrincipal, o.MesosSecretFile = "bcs", "/nonexistent/secret" },
+			`the secret of Mesos principal "bcs" (--mesos-secret-file): open /nonexistent/secret`},
+		{"Mesos secret file empty", func(o *schedulerd.Options) { o.MesosPrincipal, o.MesosSecretFile = "bcs", writeFile(t, "secret", "\n") },
+			`the secret of Mesos principal "bcs": --mesos-secret-file`},
+		{"Mesos CA for http:// masters", func(o *schedulerd.Options) {
+			o.Masters, o.MesosCACert = []string{"http://127.0.0.1:5050"}, testpki.NewCA(t, "ca").CertFile
+		}, `--mesos-cacert needs https:// masters`},
+		{"Mesos CA file without a certificate", func(o *schedulerd.Options) {
+			o.Masters, o.MesosCACert = []string{"https://127.0.0.1:5050"}, writeFile(t, "ca.pem", "not PEM")
+		}, `--mesos-cacert: /`},
+		{"masters of both schemes", func(o *schedulerd.Options) { o.Masters = []string{"https://10.0.0.1:5050", "http://10.0.0.2:5050"} },
+			`all masters are http:// or all https://`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
