@@ -79,6 +79,13 @@ type system struct {
 
 func startSystem(t *testing.T, schedulerArgs ...string) *system {
 	t.Helper()
+	return startSystemWith(t, nil, schedulerArgs...)
+}
+
+// startSystemWith is startSystem with the dev cluster's config (as its
+// JSON file) edited; its master URL is https:// when it serves TLS.
+func startSystemWith(t *testing.T, editCluster func(config map[string]any), schedulerArgs ...string) *system {
+	t.Helper()
 	s := &system{t: t, dir: t.TempDir(), extraArgs: schedulerArgs}
 	for _, d := range []string{"data/files", "work", "run", "mesos"} {
 		if err := os.MkdirAll(filepath.Join(s.dir, d), 0o755); err != nil {
@@ -106,6 +113,12 @@ func startSystem(t *testing.T, schedulerArgs ...string) *system {
 			{"hostname": "agent-3", "resources": map[string]any{"ports": []map[string]int{{"begin": 31666, "end": 32000}}},
 				"attributes": []map[string]any{{"name": "rack", "text": "r3"}}},
 		},
+	}
+	if editCluster != nil {
+		editCluster(config)
+		if config["ssl_cert_file"] != nil {
+			s.master = fmt.Sprintf("https://127.0.0.1:%d", masterPort)
+		}
 	}
 	data, _ := json.Marshal(config)
 	configFile := filepath.Join(s.dir, "cluster.json")
