@@ -408,6 +408,9 @@ func mesosScheme(o Options, masters []string) (string, error) {
 	if o.MesosCACert != "" && scheme != "https" {
 		return "", fmt.Errorf("--mesos-cacert needs https:// masters: %w", errdefs.ErrInvalidArgument)
 	}
+	if scheme == "http" && o.MesosSecretFile != "" {
+		o.Logger.Warn("the framework's secret goes to the masters in clear: they are http://, not https://", "masters", strings.Join(masters, ","))
+	}
 	return cmp.Or(scheme, "http"), nil
 }
 

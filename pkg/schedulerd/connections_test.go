@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
 	"github.com/bcs-mesos/bcs-mesos/internal/testpki"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
@@ -85,5 +86,39 @@ func TestRunOnATLSEtcdWithClientCertificates(t *testing.T) {
 				t.Errorf("Run took %s to fail", elapsed)
 			}
 		})
+	}
+}
+
+// Issue 18: a framework secret for http:// masters would go in clear:
+// the start says so (it does not refuse: Mesos takes Basic credentials
+// over HTTP).
+func TestRunWarnsOfASecretInClear(t *testing.T) {
+	cluster, err := devcluster.Start(context.Background(), devcluster.Config{ListenAddr: "127.0.0.1:0", WorkDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Stop)
+	logger, logs := testlog.Recorded(t)
+	ctx, stop := context.WithCancel(context.Background())
+	ready, done := make(chan string, 1), make(chan error, 1)
+	go func() {
+		done <- schedulerd.Run(ctx, schedulerd.Options{DataDir: t.TempDir(), Listen: "127.0.0.1:0", TokenFile: tokenFile(t),
+			Masters: []string{cluster.MasterURL()}, MesosPrincipal: "bcs", MesosSecretFile: writeFile(t, "secret", "in-clear-secret\n"),
+			Logger: logger, Ready: func(addr string) { ready <- addr }})
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("Run: %v", err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !strings.Contains(logs(), `msg="the framework's secret goes to the masters in clear: they are http://, not https://" masters=`+cluster.MasterURL()) {
+		t.Errorf("no warning of the secret in clear:\n%s", logs())
+	}
+	if !strings.Contains(logs(), `msg="the framework authenticates to Mesos" principal=bcs secret_file=`) || strings.Contains(logs(), "in-clear-secret") {
+		t.Errorf("the log does not name the principal, or shows the secret:\n%s", logs())
 	}
 }
