@@ -99,22 +99,12 @@ func TestRunWarnsOfASecretInClear(t *testing.T) {
 	}
 	t.Cleanup(cluster.Stop)
 	logger, logs := testlog.Recorded(t)
-	ctx, stop := context.WithCancel(context.Background())
-	ready, done := make(chan string, 1), make(chan error, 1)
-	go func() {
-		done <- schedulerd.Run(ctx, schedulerd.Options{DataDir: t.TempDir(), Listen: "127.0.0.1:0", TokenFile: tokenFile(t),
-			Masters: []string{cluster.MasterURL()}, MesosPrincipal: "bcs", MesosSecretFile: writeFile(t, "secret", "in-clear-secret\n"),
-			Logger: logger, Ready: func(addr string) { ready <- addr }})
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("Run: %v", err)
+	_, stop, err := runInProcess(t, schedulerd.Options{DataDir: t.TempDir(), Masters: []string{cluster.MasterURL()},
+		MesosPrincipal: "bcs", MesosSecretFile: writeFile(t, "secret", "in-clear-secret\n"), Logger: logger})
+	if err != nil {
+		t.Fatal(err)
 	}
 	stop()
-	if err := <-done; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
 	if !strings.Contains(logs(), `msg="the framework's secret goes to the masters in clear: they are http://, not https://" masters=`+cluster.MasterURL()) {
 		t.Errorf("no warning of the secret in clear:\n%s", logs())
 	}
