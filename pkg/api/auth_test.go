@@ -402,3 +402,65 @@ func TestClientCertificates(t *testing.T) {
 		})
 	}
 }
+
+// The web console's session cookie over real HTTP: reads and the event
+// stream take it alone; a write takes it only with the console's header
+// (a cross-site form can send the cookie, not the header), else it is a
+// 401 that stores nothing and leaves only a log line; a write with both is
+// audited as the cookie's caller; a cookie of an unknown token is a 401.
+func TestConsoleSessionCookie(t *testing.T) {
+	e, logs := newAuthEnv(t, 0)
+	session := func(token string) []string { return []string{"Cookie", auth.SessionCookie + "=" + token} }
+	console := []string{auth.ConsoleHeader, "1"}
+
+	if r := e.call(t, "GET", "/v1/apps", nil, session(readerToken)...); r.status != http.StatusOK {
+		t.Fatalf("GET /v1/apps with the session cookie = %d %s", r.status, r.body)
+	}
+	stream := e.subscribe(t, "?type=app", session(readerToken)...)
+
+	for _, tc := range []struct {
+		name    string
+		method  string
+		path    string
+		headers []string
+		why     string
+	}{
+		{"a create without the console's header", "POST", "/v1/configmaps", session(adminToken), "only with the header " + auth.ConsoleHeader},
+		{"a delete without the console's header", "DELETE", "/v1/configmaps/demo/cm", session(adminToken), "authenticates a DELETE only with the header"},
+		{"an unknown token", "POST", "/v1/configmaps", append(session("not-a-known-token-0000"), console...), "unknown token: log in again"},
+		{"an unknown token, a read", "GET", "/v1/apps", session("not-a-known-token-0000"), "unknown token"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var body any
+			if tc.method == "POST" {
+				body = configMap("cm", "demo")
+			}
+			got := errorOf(t, e.call(t, tc.method, tc.path, body, tc.headers...), http.StatusUnauthorized, "Unauthenticated")
+			if !strings.Contains(got.Message, tc.why) {
+				t.Errorf("message %q, want it to say %q", got.Message, tc.why)
+			}
+		})
+	}
+	if keys := e.storedKeys(t); len(keys) != 0 {
+		t.Fatalf("refused writes stored %q", keys)
+	}
+	if !strings.Contains(logs.String(), `"msg":"unauthenticated write refused"`) {
+		t.Errorf("no log line of the refused writes:\n%s", logs)
+	}
+
+	e.expectAs(t, adminToken, http.StatusCreated, "POST", "/v1/apps", process("web", "demo"), nil)
+	if r := e.call(t, "POST", "/v1/configmaps", configMap("cm", "demo"), append(session(adminToken), console...)...); r.status != http.StatusCreated {
+		t.Fatalf("POST with the cookie and the console's header = %d %s", r.status, r.body)
+	}
+	var page auditPage
+	e.expectAs(t, adminToken, http.StatusOK, "GET", "/v1/audit", nil, &page)
+	if len(page.Entries) != 2 || page.Entries[0].User != "alice" || page.Entries[0].Route != "POST /v1/configmaps" {
+		t.Errorf("audit = %+v, want the console's write under alice first", page.Entries)
+	}
+	if got := describeAll(stream.until(func(c streamed) bool { return c.Name == "web" })); strings.Join(got, ",") != "app put demo/web" {
+		t.Errorf("the stream followed with the cookie: %q", got)
+	}
+	if strings.Contains(logs.String(), adminToken) {
+		t.Errorf("a token is in the log")
+	}
+}

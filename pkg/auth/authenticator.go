@@ -9,8 +9,19 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 )
 
-// Authenticator names the caller of a request: its bearer token, else its
-// verified TLS client certificate.
+// SessionCookie is the cookie the web console keeps its caller's bearer
+// token in. It is HttpOnly: the console's scripts never see the token.
+const SessionCookie = "bcs_session"
+
+// ConsoleHeader is the header the web console's scripts send with every
+// request. A write authenticated by SessionCookie needs it: a page of
+// another site can make a browser send the cookie with a request (a form,
+// an image) but not with a custom header, which takes a CORS preflight
+// the API never grants.
+const ConsoleHeader = "X-BCS-Console"
+
+// Authenticator names the caller of a request: its bearer token, else the
+// web console's session cookie, else its verified TLS client certificate.
 type Authenticator struct {
 	// Tokens are the bearer tokens; nil: none is accepted.
 	Tokens UserSource
@@ -28,10 +39,17 @@ func (a *Authenticator) Authenticate(r *http.Request) (Identity, error) {
 		if !strings.EqualFold(scheme, "Bearer") || token == "" {
 			return Identity{}, unauthenticated(errors.New(`the Authorization header is not "Bearer <token>"`))
 		}
-		if id, ok := usersOf(a.Tokens).ByToken(token); ok {
-			return id, nil
+		return a.AuthenticateToken(token)
+	}
+	if cookie, err := r.Cookie(SessionCookie); err == nil && cookie.Value != "" {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Header.Get(ConsoleHeader) == "" {
+			return Identity{}, unauthenticated(fmt.Errorf("the console's session cookie authenticates a %s only with the header %s, which the console sends and another site's page cannot", r.Method, ConsoleHeader))
 		}
-		return Identity{}, unauthenticated(errors.New("unknown bearer token"))
+		id, err := a.AuthenticateToken(cookie.Value)
+		if err != nil {
+			return Identity{}, unauthenticated(errors.New("the console's session names an unknown token: log in again"))
+		}
+		return id, nil
 	}
 	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
 		user := r.TLS.VerifiedChains[0][0].Subject.CommonName
@@ -44,6 +62,15 @@ func (a *Authenticator) Authenticate(r *http.Request) (Identity, error) {
 		return Identity{}, unauthenticated(fmt.Errorf("client certificate of %q: no such user in --cert-roles or --token-file", user))
 	}
 	return Identity{}, unauthenticated(errors.New("no credentials: send Authorization: Bearer <token>"))
+}
+
+// AuthenticateToken returns the caller a bearer token names: the console
+// checks the token its login form was given with it.
+func (a *Authenticator) AuthenticateToken(token string) (Identity, error) {
+	if id, ok := usersOf(a.Tokens).ByToken(token); ok {
+		return id, nil
+	}
+	return Identity{}, unauthenticated(errors.New("unknown bearer token"))
 }
 
 // usersOf is the current set of a source; none when it is nil.

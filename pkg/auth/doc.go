@@ -6,7 +6,10 @@
 // TLS client certificates, whose common name is the user and whose role
 // comes from the --cert-roles file or the user's line in the token file
 // (Authenticator). Without a token file the scheduler makes one admin
-// token and keeps it in a file (EnsureAdminToken).
+// token and keeps it in a file (EnsureAdminToken). The web console keeps
+// its caller's token in a session cookie (SessionCookie), which names the
+// caller of a read, and of a write only with the console's own header
+// (ConsoleHeader), which another site's page cannot send.
 //
 // Three roles (Role): read-only reads everything, operator reads and
 // writes only its namespaces and reads the cluster-wide state, admin does
