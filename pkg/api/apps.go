@@ -1,11 +1,13 @@
 package api
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,9 +41,12 @@ type AppView struct {
 type AppStatus struct {
 	State   registry.AppState `json:"state"`
 	Message string            `json:"message,omitempty"`
-	// Instances is always a list in GET; an app event leaves it out
-	// (instances are events of their own).
+	// Instances is always a list in GET but for ?summary=true; an app
+	// event leaves it out (instances are events of their own).
 	Instances []InstanceView `json:"instances,omitzero"`
+	// Counts are its instances counted by what a view of the fleet shows;
+	// absent in events.
+	Counts *InstanceCounts `json:"counts,omitempty"`
 	// Rollout is the state of its updates (seed 004's GameDeployment
 	// status); absent until the scheduler first saw the application.
 	Rollout *RolloutView `json:"rollout,omitempty"`
@@ -58,6 +63,18 @@ type RolloutView struct {
 	AbortReason  string        `json:"abortReason,omitempty"`
 	// Wait is what the rollout waits for; promote ends a promotable one.
 	Wait *rollout.Wait `json:"wait,omitempty"`
+}
+
+// InstanceCounts count an application's instances: how many run, are
+// ready, fail a health check, wait for a launch.
+type InstanceCounts struct {
+	Running int `json:"running"`
+	Ready   int `json:"ready"`
+	// Unhealthy: running and failing a check of its own or a REMOTE one.
+	Unhealthy int `json:"unhealthy"`
+	// Pending: waiting for a launch that fits no agent (its pending
+	// verdict says why).
+	Pending int `json:"pending"`
 }
 
 // InstanceView is one instance of an application.
@@ -150,9 +167,23 @@ func appView(app *registry.App, groups []*registry.TaskGroup, ro *registry.Rollo
 		Instances: app.Instances, Spec: shownSpec(app.Spec), CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt, DependencyPod: app.DependencyPod,
 		Status: AppStatus{State: app.State, Message: app.Message, Instances: []InstanceView{}, Rollout: rolloutView(ro)},
 	}
+	counts := InstanceCounts{}
 	for _, g := range groups {
 		v.Status.Instances = append(v.Status.Instances, instanceView(g))
+		switch {
+		case g.State == "TASK_RUNNING":
+			counts.Running++
+			if g.Healthy != nil && !*g.Healthy || g.RemoteHealthy != nil && !*g.RemoteHealthy {
+				counts.Unhealthy++
+			}
+		case g.Pending != nil:
+			counts.Pending++
+		}
+		if g.Ready {
+			counts.Ready++
+		}
 	}
+	v.Status.Counts = &counts
 	return v
 }
 
@@ -409,6 +440,19 @@ func (s *Server) writeApp(w http.ResponseWriter, r *http.Request, status int, ap
 	return nil
 }
 
+// summaryParam reads ?summary=true: an application without its
+// instances, only their counts (a list of a fleet of 100,000 instances
+// would otherwise carry every one).
+func summaryParam(r *http.Request) (bool, error) { return boolParam(r, "summary") }
+
+// summarized leaves out the instances of v when summary is set.
+func summarized(v AppView, summary bool) AppView {
+	if summary {
+		v.Status.Instances = nil
+	}
+	return v
+}
+
 // view reads what GET shows of an application: its instances and its
 // rollout.
 func (s *Server) view(r *http.Request, app *registry.App) (AppView, error) {
@@ -435,17 +479,68 @@ func (s *Server) rollout(r *http.Request, app *registry.App) (*registry.Rollout,
 
 func (s *Server) getOne(wl workloads) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		summary, err := summaryParam(r)
+		if err != nil {
+			return err
+		}
 		app, err := s.get(r, wl)
 		if err != nil {
 			return err
 		}
-		return s.writeApp(w, r, http.StatusOK, app)
+		v, err := s.view(r, app)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, summarized(v, summary))
+		return nil
+	}
+}
+
+// instances lists an application's instances by ID, a page at a time
+// (?limit=, ?after= the last ID of the page before), like the lists but
+// ordered by number: the console shows a fleet of 100,000 instances
+// without reading them all at once.
+func (s *Server) instances(wl workloads) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		limit, err := pageLimit(r, manifest.MaxInstances)
+		if err != nil {
+			return err
+		}
+		after := -1
+		if v := r.URL.Query().Get("after"); v != "" {
+			if after, err = strconv.Atoi(v); err != nil || after < 0 {
+				return queryError(field.ErrorList{field.Invalid("after", "want an instance ID (the next of the page before), got %q", v)})
+			}
+		}
+		app, err := s.get(r, wl)
+		if err != nil {
+			return err
+		}
+		groups, err := s.cfg.Registry.TaskGroups(r.Context(), app.Namespace, app.Name)
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(groups, func(a, b *registry.TaskGroup) int { return cmp.Compare(a.Index, b.Index) })
+		first, _ := slices.BinarySearchFunc(groups, after+1, func(g *registry.TaskGroup, id int) int { return cmp.Compare(g.Index, id) })
+		page, next := []InstanceView{}, ""
+		for _, g := range groups[first:min(first+limit, len(groups))] {
+			page = append(page, instanceView(g))
+		}
+		if first+limit < len(groups) {
+			next = strconv.Itoa(page[len(page)-1].ID)
+		}
+		writeList(w, "instances", page, next)
+		return nil
 	}
 }
 
 func (s *Server) list(wl workloads) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readListPage(r)
+		if err != nil {
+			return err
+		}
+		summary, err := summaryParam(r)
 		if err != nil {
 			return err
 		}
@@ -461,7 +556,7 @@ func (s *Server) list(wl workloads) handlerFunc {
 			if err != nil {
 				return err
 			}
-			views = append(views, v)
+			views = append(views, summarized(v, summary))
 		}
 		writeList(w, wl.list, views, next)
 		return nil

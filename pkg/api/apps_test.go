@@ -599,3 +599,89 @@ func TestContainerParametersValidatedAtPostAndPut(t *testing.T) {
 		t.Errorf("after the refused PUTs: version %d revision %d, want %d %d", got.Version, got.Revision, created.Version, created.Revision)
 	}
 }
+
+// Issue 20: the console pages through an application's instances by ID
+// (?limit=, ?after= the next of the page before; IDs compare as numbers,
+// not as the store's keys do: 10 after 9; without a limit, all), and lists applications with
+// their instances counted, not listed (?summary=true).
+func TestInstancePagesAndCounts(t *testing.T) {
+	e := newEnv(t)
+	createApp(t, e, miniProcess)
+	healthy, unhealthy := true, false
+	for i := range 12 {
+		g := registry.TaskGroup{ID: fmt.Sprintf("defaultGroup_mini_%d_1", i), Namespace: "defaultGroup", App: "mini", Index: i, State: "TASK_RUNNING",
+			Ready: true, Healthy: &healthy}
+		switch {
+		case i == 3:
+			g.Healthy, g.Ready = &unhealthy, false
+		case i >= 10:
+			g.State, g.Ready, g.Healthy = "", false, nil
+			g.Pending = &registry.Pending{Agents: 3, Reasons: []registry.PendingReason{{Reason: "cpus", Count: 3}}}
+		}
+		putTaskGroup(t, e, g)
+	}
+	var ids []int
+	next := ""
+	for pages := 0; ; pages++ {
+		var page struct {
+			Instances []api.InstanceView `json:"instances"`
+			Next      string             `json:"next"`
+		}
+		query := "?limit=5"
+		if next != "" {
+			query += "&after=" + next
+		}
+		e.expect(t, http.StatusOK, "GET", "/v1/apps/defaultGroup/mini/instances"+query, nil, &page)
+		if len(page.Instances) > 5 || pages > 3 {
+			t.Fatalf("page %d: %d instances, next %q", pages, len(page.Instances), page.Next)
+		}
+		for _, in := range page.Instances {
+			ids = append(ids, in.ID)
+		}
+		if next = page.Next; next == "" {
+			break
+		}
+	}
+	if want := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("instances paged: %v, want %v", ids, want)
+	}
+	var page struct {
+		Instances []api.InstanceView `json:"instances"`
+		Next      *string            `json:"next"`
+	}
+	e.expect(t, http.StatusOK, "GET", "/v1/apps/defaultGroup/mini/instances?after=10", nil, &page)
+	if len(page.Instances) != 1 || page.Instances[0].ID != 11 || page.Next != nil || page.Instances[0].Pending == nil {
+		t.Errorf("after=10: %+v, want instance 11 with its pending verdict and no next", page)
+	}
+	var whole struct {
+		Instances []api.InstanceView `json:"instances"`
+		Next      *string            `json:"next"`
+	}
+	e.expect(t, http.StatusOK, "GET", "/v1/apps/defaultGroup/mini/instances", nil, &whole)
+	if len(whole.Instances) != 12 || whole.Next != nil {
+		t.Errorf("without a limit: %d instances, next %v; want all 12, like the lists", len(whole.Instances), whole.Next)
+	}
+	for _, bad := range []string{"?after=-1", "?after=x", "?limit=0", "?limit=1001", "?before=3"} {
+		errorOf(t, e.call(t, "GET", "/v1/apps/defaultGroup/mini/instances"+bad, nil), http.StatusBadRequest, "InvalidArgument")
+	}
+	errorOf(t, e.call(t, "GET", "/v1/deployments/defaultGroup/mini/instances", nil), http.StatusNotFound, "NotFound")
+
+	var list struct {
+		Apps []api.AppView `json:"apps"`
+	}
+	r := e.expect(t, http.StatusOK, "GET", "/v1/apps?summary=true", nil, &list)
+	want := api.InstanceCounts{Running: 10, Ready: 9, Unhealthy: 1, Pending: 2}
+	if len(list.Apps) != 1 || list.Apps[0].Status.Counts == nil || *list.Apps[0].Status.Counts != want || strings.Contains(string(r.body), `"taskGroupID"`) {
+		t.Errorf("GET /v1/apps?summary=true = %s, want the counts %+v and no instance", truncate(r.body), want)
+	}
+	full := getApp(t, e, "defaultGroup", "mini")
+	if len(full.Status.Instances) != 12 || *full.Status.Counts != want {
+		t.Errorf("GET without summary: %d instances, counts %+v", len(full.Status.Instances), full.Status.Counts)
+	}
+	var one api.AppView
+	e.expect(t, http.StatusOK, "GET", "/v1/apps/defaultGroup/mini?summary=true", nil, &one)
+	if one.Status.Instances != nil || *one.Status.Counts != want {
+		t.Errorf("GET ?summary=true: %+v", one.Status)
+	}
+	errorOf(t, e.call(t, "GET", "/v1/apps?summary=yes", nil), http.StatusBadRequest, "InvalidArgument")
+}

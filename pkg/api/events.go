@@ -152,7 +152,7 @@ func describeWorkload(record []byte, revision int64) (string, any, error) {
 	}
 	app.Revision = revision
 	v := appView(&app, nil, nil)
-	v.Status.Instances = nil
+	v.Status.Instances, v.Status.Counts = nil, nil
 	return typ, v, nil
 }
 

@@ -88,8 +88,8 @@ func routeDocs() map[string]routeDoc {
 		}
 		docs["POST "+base] = routeDoc{summary: "Create an " + wl.noun() + " from its manifest (?dryRun=true: 200 with its plan, nothing stored)", body: body,
 			replies: map[int]any{http.StatusCreated: AppView{}, http.StatusOK: plan.Plan{}}}
-		docs["GET "+base] = routeDoc{summary: "List the " + wl.list, replies: map[int]any{http.StatusOK: listOf(wl.list, AppView{})}}
-		docs["GET "+base+"/{ns}/{name}"] = routeDoc{summary: "Get an " + wl.noun() + " with its instances and rollout",
+		docs["GET "+base] = routeDoc{summary: "List the " + wl.list + " (?summary=true: their instances counted, not listed)", replies: map[int]any{http.StatusOK: listOf(wl.list, AppView{})}}
+		docs["GET "+base+"/{ns}/{name}"] = routeDoc{summary: "Get an " + wl.noun() + " with its instances and rollout (?summary=true: the instances counted, not listed)",
 			replies: map[int]any{http.StatusOK: AppView{}}}
 		docs["PUT "+base+"/{ns}/{name}"] = routeDoc{summary: "Update an " + wl.noun() + " (a new version, rolled out by its strategy; ?dryRun=true: its plan, nothing stored)",
 			body: body, replies: map[int]any{http.StatusOK: anyOf(AppView{}, plan.Plan{})}}
@@ -97,6 +97,8 @@ func routeDocs() map[string]routeDoc {
 			replies: map[int]any{http.StatusAccepted: anyOf(AppView{}, deletedReply{})}}
 		docs["POST "+base+"/{ns}/{name}/scale"] = routeDoc{summary: scale, body: scaleRequest{},
 			replies: map[int]any{http.StatusAccepted: AppView{}}}
+		docs["GET "+base+"/{ns}/{name}/instances"] = routeDoc{summary: "List an " + wl.noun() + "'s instances by ID, a page at a time",
+			replies: map[int]any{http.StatusOK: listOf("instances", InstanceView{})}}
 		docs["GET "+base+"/{ns}/{name}/versions"] = routeDoc{summary: "List an " + wl.noun() + "'s stored versions",
 			replies: map[int]any{http.StatusOK: listOf("versions", registry.AppVersion{})}}
 		docs["POST "+base+"/{ns}/{name}/{op}"] = routeDoc{summary: "Operate on an " + wl.noun() + "'s rollout",

@@ -146,8 +146,9 @@ func (s *Server) routes() {
 	for _, wl := range workloadRoutes {
 		base := "/v1/" + wl.path
 		s.handle("POST "+base, s.create(wl), "dryRun")
-		s.handle("GET "+base, s.list(wl), withListParams("namespace")...)
-		s.handle("GET "+base+"/{ns}/{name}", s.getOne(wl))
+		s.handle("GET "+base, s.list(wl), withListParams("namespace", "summary")...)
+		s.handle("GET "+base+"/{ns}/{name}", s.getOne(wl), "summary")
+		s.handle("GET "+base+"/{ns}/{name}/instances", s.instances(wl), withListParams()...)
 		s.handle("PUT "+base+"/{ns}/{name}", s.update(wl), "dryRun")
 		s.handle("DELETE "+base+"/{ns}/{name}", s.remove(wl), "force")
 		s.handle("POST "+base+"/{ns}/{name}/scale", s.scale(wl))

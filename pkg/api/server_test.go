@@ -346,7 +346,7 @@ func TestUnknownQueryParametersAreRefused(t *testing.T) {
 	}{
 		{"POST", "/v1/apps?dryrun=true", "dryrun: unknown parameter (want dryRun)"},
 		{"POST", "/v1/apps/ns-a/gamesvc/scale?dryRun=true", "dryRun: unknown parameter (this route takes none)"},
-		{"GET", "/v1/apps?namespce=ns-a", "namespce: unknown parameter (want namespace, limit, after)"},
+		{"GET", "/v1/apps?namespce=ns-a", "namespce: unknown parameter (want namespace, summary, limit, after)"},
 		{"DELETE", "/v1/apps/ns-a/gamesvc?forse=true", "force"},
 		{"GET", "/v1/notifications?sate=failed", "sate: unknown parameter (want namespace, app, type, state, limit, before)"},
 		{"POST", "/v1/secrets?x=1&a=2", "a: unknown parameter (this route takes none)"},
