@@ -40,6 +40,7 @@ var rules = map[string]rule{
 	"pkg/bcsctl":                  {only: []string{"pkg/manifest", "pkg/constraint"}, forbid: join(mesosAll, storage)},
 	"pkg/changefeed":              {only: []string{"pkg/store", "pkg/errdefs"}, forbid: join(mesosAll, httpAll)},
 	"pkg/confine":                 {only: none},
+	"pkg/console":                 {only: []string{"pkg/auth"}, forbid: join(mesosAll, storage)},
 	"pkg/constraint":              {only: []string{"pkg/field", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/devcluster":              {only: []string{"pkg/errdefs"}},
 	"pkg/dockerparam":             {only: none, forbid: join(mesosAll, docker, httpAll)},

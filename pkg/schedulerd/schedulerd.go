@@ -22,6 +22,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/auth"
 	"github.com/bcs-mesos/bcs-mesos/pkg/changefeed"
+	"github.com/bcs-mesos/bcs-mesos/pkg/console"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hookrun"
@@ -271,7 +272,7 @@ func Run(ctx context.Context, o Options) error {
 		Logger: o.Logger,
 	})
 	lead.metrics = scheduler.NewMetrics(apiServer.Metrics())
-	srv := &http.Server{Handler: apiServer, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withConsole(apiServer, authenticator, o.Logger), ReadHeaderTimeout: 10 * time.Second}
 	srv.RegisterOnShutdown(apiServer.EndStreams)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(listener) }()
@@ -311,6 +312,16 @@ func Run(ctx context.Context, o Options) error {
 		}
 		return err
 	}
+}
+
+// withConsole serves the web console at /ui/ (and sends a browser
+// opening / there) next to the API, which answers every other path.
+func withConsole(apiServer http.Handler, authenticator *auth.Authenticator, logger *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(console.Prefix, console.New(console.Config{Authenticator: authenticator, Logger: logger}))
+	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
+	mux.Handle("/", apiServer)
+	return mux
 }
 
 // authenticate returns who may call the API: the token file's callers,

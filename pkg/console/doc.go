@@ -1,0 +1,22 @@
+// Package console is bcs-scheduler's web console, served at /ui/: the
+// fleet's namespaces and workloads, an application's instances, a
+// deployment's rollout, the agents, why an instance waits, and the live
+// event stream.
+//
+// The server renders one shell page; small ES modules in static/ (no
+// framework, no build step, embedded in the binary) read the same REST
+// API bcsctl uses and follow GET /v1/events to update the page in place.
+// Long lists render only their visible rows and read the API a page at a
+// time.
+//
+// The API wants a bearer token, which a browser cannot send on its own:
+// /ui/login takes the token, checks it and keeps it in an HttpOnly,
+// SameSite=Strict cookie (Secure over TLS), auth.SessionCookie; the API
+// takes that cookie as the token, for a write only together with the
+// header the console's scripts send (auth.ConsoleHeader). No page and no
+// URL ever holds the token. Without an Authenticator (an API without
+// authentication) nobody logs in.
+//
+// It must not import the store, the registry or any Mesos package: what
+// it shows comes through the API.
+package console

@@ -1,0 +1,76 @@
+// The live event stream: every change as it happens, newest first, the
+// last few thousand kept.
+
+import {h, badge} from '../dom.js';
+import {stream} from '../events.js';
+import {VirtualTable} from '../virtual.js';
+import {clock, stateKind, shortState} from '../format.js';
+
+const KEEP = 5000;
+const TYPES = ['app', 'deployment', 'daemonset', 'instance', 'rollout', 'hookrun', 'agent', 'agentsettings', 'engine', 'notification'];
+
+function summary(e) {
+  const o = e.object;
+  if (!o) return '';
+  switch (e.type) {
+    case 'instance': return [shortState(o.state), o.host, o.pending ? `pending: fits ${o.pending.fit}/${o.pending.agents}` : '', o.message].filter(Boolean).join(' · ');
+    case 'rollout': return `${o.phase}: ${o.message}`;
+    case 'hookrun': return `${o.status.phase}${o.status.message ? ': ' + o.status.message : ''}`;
+    case 'app': case 'deployment': case 'daemonset': return `${o.status.state} · version ${o.version} · ${o.instances} instances`;
+    case 'agent': return o.hostname;
+    default: return '';
+  }
+}
+
+function kindOf(e) {
+  const o = e.object;
+  if (!o) return 'muted';
+  return stateKind((o.status && o.status.state) || o.phase || o.state);
+}
+
+export async function events(root) {
+  const received = [];
+  let paused = false;
+  const shown = new Set(TYPES);
+  const table = new VirtualTable({label: 'events', rowKey: (e) => e.id, empty: 'Waiting for changes…', columns: [
+    {title: 'Time', width: '6em', cell: (e) => clock(e.at)},
+    {title: 'Type', width: '8em', cell: (e) => badge(e.type, kindOf(e))},
+    {title: 'Action', width: '5em', cell: (e) => e.action},
+    {title: 'Namespace', width: 'minmax(7em, 1fr)', cell: (e) => e.namespace},
+    {title: 'Name', width: 'minmax(10em, 1.5fr)', cell: (e) => e.name},
+    {title: 'What', width: 'minmax(16em, 4fr)', cell: summary},
+    {title: 'ID', width: '7em', class: 'muted', cell: (e) => e.id},
+  ]});
+  const filter = () => table.setRows(received.filter((e) => shown.has(e.type)));
+  const toggles = h('div', {class: 'toggles'}, TYPES.map((t) => h('label', {},
+    h('input', {type: 'checkbox', checked: true, 'data-type': t, onchange: (ev) => {
+      if (ev.target.checked) shown.add(t);
+      else shown.delete(t);
+      filter();
+    }}), ' ', t)));
+  const pause = h('button', {type: 'button', id: 'events-pause', onclick: () => {
+    paused = !paused;
+    pause.textContent = paused ? 'Follow' : 'Pause';
+    if (!paused) filter();
+  }}, 'Pause');
+  const count = h('span', {class: 'muted', id: 'events-count'}, '0 events');
+  root.append(h('section', {class: 'fill'}, h('h1', {}, 'Events ', count), h('div', {class: 'toolbar'}, pause, toggles), table.el));
+
+  let frame = null;
+  const sub = stream.subscribe(TYPES, (e) => {
+    received.unshift(e.type === 'reset' ? {type: 'reset', id: '', action: 'reset', namespace: '', name: 'changes were lost: lists read again', at: Date.now()} : {...e, at: Date.now()});
+    if (received.length > KEEP) received.pop();
+    count.textContent = `${received.length} events`;
+    if (!paused) frame = frame || requestAnimationFrame(() => {
+      frame = null;
+      filter();
+    });
+  });
+  await sub.opened;
+  filter();
+  return () => {
+    sub.close();
+    cancelAnimationFrame(frame);
+    table.destroy();
+  };
+}

@@ -1,0 +1,198 @@
+// An application's, deployment's or daemonset's page: its state and
+// counts, why an instance waits, and its instances as a grid read a page
+// at a time, updated live.
+
+import {h, replace, badge} from '../dom.js';
+import {get, page, workloadPath, KINDS} from '../api.js';
+import {stream, batch} from '../events.js';
+import {navigate} from '../router.js';
+import {VirtualTable} from '../virtual.js';
+import {barChart} from '../charts.js';
+import {stateKind, shortState, ports, health, age} from '../format.js';
+import {revision, workloadLink} from './overview.js';
+
+const PAGE = 500;
+
+// head shows a workload's name, state, counts and the tabs of its pages.
+export function head(el, w, tab) {
+  const c = w.status.counts || {running: 0, ready: 0, unhealthy: 0, pending: 0};
+  const ro = w.status.rollout;
+  replace(el,
+    h('div', {class: 'crumbs'}, h('a', {href: '/ui/?namespace=' + encodeURIComponent(w.namespace)}, w.namespace), ' / ', KINDS[w.path].title),
+    h('h1', {}, w.name, ' ', badge(w.status.state, stateKind(w.status.state)), ro && badge('rollout ' + ro.phase, stateKind(ro.phase))),
+    w.status.message && h('p', {class: 'message'}, w.status.message),
+    h('dl', {class: 'facts'},
+      fact('running', `${c.running}/${w.instances}`), fact('ready', c.ready), fact('unhealthy', c.unhealthy),
+      fact('pending', c.pending), fact('revision', revision(w)), fact('updated', age(w.updatedAt) + ' ago')),
+    h('nav', {class: 'tabs'},
+      h('a', {href: workloadLink(w), class: tab === 'instances' && 'active'}, 'Instances'),
+      h('a', {href: workloadLink(w, '/rollout'), class: tab === 'rollout' && 'active', id: 'rollout-tab'}, 'Rollout')));
+}
+
+export function fact(name, value) {
+  return h('div', {class: 'fact', 'data-fact': name}, h('dt', {}, name), h('dd', {}, String(value)));
+}
+
+// pendingChart shows why an instance waits: how many agents each reason
+// turned away.
+export function pendingChart(inst) {
+  const p = inst.pending;
+  return h('div', {class: 'pending-why', 'data-instance': inst.id},
+    h('p', {}, `Instance ${inst.id} fits ${p.fit} of ${p.agents} agents`, p.lastEvaluated ? ` (evaluated ${age(p.lastEvaluated)} ago)` : '', ':'),
+    barChart(p.reasons.map((r) => ({label: r.reason, value: r.count})), {title: 'Agents turned away, by reason', unit: ''}));
+}
+
+function executor(inst) {
+  return (inst.tasks || []).map((t) => {
+    if (t.container) return `${t.name}: ${t.container.status}${t.container.pid ? ' pid ' + t.container.pid : ''}${t.container.ipAddress ? ' ' + t.container.ipAddress : ''}`;
+    if (t.process) return `${t.name}: pid ${t.process.pid || '-'}`;
+    return `${t.name}: ${shortState(t.state)}`;
+  }).join('; ');
+}
+
+function instanceColumns(w) {
+  return [
+    {title: 'ID', width: '4em', class: 'num', cell: (i) => h('a', {href: workloadLink(w, '/instances/' + i.id)}, String(i.id))},
+    {title: 'State', width: '8em', cell: (i) => badge(i.pending ? 'pending' : shortState(i.state), i.pending ? 'warn' : stateKind(i.state))},
+    {title: 'Agent', width: 'minmax(7em, 1fr)', cell: (i) => i.host ? h('a', {href: '/ui/agents/' + encodeURIComponent(i.host)}, i.host) : ''},
+    {title: 'Host ports', width: 'minmax(7em, 1fr)', cell: (i) => ports(i.ports)},
+    {title: 'Rev', width: '4em', class: 'num', cell: (i) => String(i.revision)},
+    {title: 'Ready', width: '5em', cell: (i) => i.ready ? badge('ready', 'ok') : badge('no', 'muted')},
+    {title: 'Health', width: '7em', cell: (i) => {
+      const text = health(i);
+      return text && badge(text, text === 'unhealthy' ? 'bad' : text === 'healthy' ? 'ok' : 'muted');
+    }},
+    {title: 'Restarts', width: '5em', class: 'num', cell: (i) => String(i.restarts)},
+    {title: 'Executor', width: 'minmax(10em, 2fr)', cell: executor},
+    {title: 'Message', width: 'minmax(10em, 2fr)', cell: (i) => i.update ? `${i.update.mode} to ${i.update.version}: ${i.update.message || ''}` : (i.message || '')},
+  ];
+}
+
+// InstanceList holds the instances read so far, by ID, and reads the
+// next page when the grid shows rows past them.
+class InstanceList {
+  constructor(base, onChange) {
+    this.base = base;
+    this.onChange = onChange;
+    this.items = [];
+    this.next = undefined; // undefined: nothing read yet; null: all read
+    this.loading = null;
+  }
+
+  get complete() {
+    return this.next === null;
+  }
+
+  async more() {
+    if (this.loading || this.complete) return this.loading;
+    this.loading = page(this.base + '/instances', 'instances', {limit: PAGE, after: this.next}).then((p) => {
+      this.items.push(...p.items.filter((i) => !this.items.length || i.id > this.items[this.items.length - 1].id));
+      this.next = p.next;
+      this.loading = null;
+      this.onChange();
+    });
+    return this.loading;
+  }
+
+  reset() {
+    this.items = [];
+    this.next = undefined;
+    return this.more();
+  }
+
+  position(id) {
+    let lo = 0;
+    let hi = this.items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.items[mid].id < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  // apply takes an instance event: an instance changed, came or went.
+  apply(e) {
+    const id = Number(e.name.slice(e.name.lastIndexOf('/') + 1));
+    const at = this.position(id);
+    const found = at < this.items.length && this.items[at].id === id;
+    if (e.action === 'delete') {
+      if (found) this.items.splice(at, 1);
+    } else if (found) {
+      this.items[at] = e.object;
+    } else if (this.complete || at < this.items.length) {
+      this.items.splice(at, 0, e.object);
+    }
+  }
+}
+
+export async function workload(root, kind, ns, name) {
+  const base = workloadPath(kind, ns, name);
+  let w = {...(await get(base + '?summary=true')), path: kind};
+  const headEl = h('header', {class: 'workload-head'});
+  const pending = h('section', {class: 'panel', id: 'pending', hidden: true});
+  const table = new VirtualTable({label: 'instances', columns: instanceColumns(w), rowKey: (i) => String(i.id),
+    rowClass: (i) => 'state-' + (i.pending ? 'pending' : shortState(i.state)), missing: () => list.more(), empty: 'No instances.'});
+  root.append(headEl, pending, h('section', {class: 'fill'}, h('h2', {}, 'Instances'), table.el));
+  head(headEl, w, 'instances');
+
+  const showGrid = () => {
+    const total = Math.max(w.instances, (w.status.rollout && w.status.rollout.total) || 0);
+    const count = list.complete ? list.items.length : Math.max(list.items.length + 1, total);
+    table.setCount(count, (i) => list.items[i]);
+    const waiting = list.items.find((i) => i.pending);
+    pending.hidden = !waiting;
+    if (waiting) replace(pending, h('h2', {}, 'Why it is pending'), pendingChart(waiting));
+  };
+  const list = new InstanceList(base, showGrid);
+
+  const rereadHead = batch(async () => {
+    w = {...(await get(base + '?summary=true')), path: kind};
+    head(headEl, w, 'instances');
+  }, 1000);
+  let frame = null;
+  const sub = stream.subscribe(['instance', 'rollout', KINDS[kind].event], (e) => {
+    if (e.type === 'reset') {
+      list.reset();
+      rereadHead('all');
+      return;
+    }
+    if (e.type === 'instance') {
+      if (!e.name.startsWith(name + '/')) return;
+      list.apply(e);
+      frame = frame || requestAnimationFrame(() => {
+        frame = null;
+        showGrid();
+      });
+    } else if (e.name !== name) {
+      return;
+    } else if (e.action === 'delete' && e.type !== 'rollout') {
+      navigate('/ui/?namespace=' + encodeURIComponent(ns));
+      return;
+    }
+    rereadHead('all');
+  }, ns);
+  await sub.opened;
+  await list.more();
+  return () => {
+    sub.close();
+    rereadHead.cancel();
+    cancelAnimationFrame(frame);
+    table.destroy();
+  };
+}
+
+// resolveWorkload finds the kind of the workload a path names (an
+// agent's instance says only namespace/name) and goes to its page.
+export async function resolveWorkload(root, ns, name, rest = '') {
+  for (const kind of Object.keys(KINDS)) {
+    try {
+      await get(workloadPath(kind, ns, name) + '?summary=true');
+      navigate(`/ui/${kind}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}${rest}`, {replaceState: true});
+      return;
+    } catch (err) {
+      if (err.status !== 404) throw err;
+    }
+  }
+  replace(root, h('p', {class: 'error'}, `No workload ${ns}/${name}.`));
+}
