@@ -18,16 +18,20 @@ export class VirtualTable {
     this.rowClass = rowClass;
     this.count = 0;
     this.rowAt = () => undefined;
-    const template = columns.map((c) => c.width || '1fr').join(' ');
+    // A bare fr track would grow with its widest cell, row by row: every
+    // track is bounded below by its own minimum, never by the content.
+    const template = columns.map((c) => (c.width || '1fr').replace(/^([\d.]+fr)$/, 'minmax(0, $1)')).join(' ');
     this.header = h('div', {class: 'vt-row vt-head', role: 'row'},
-      columns.map((c) => h('div', {class: 'vt-cell', role: 'columnheader'}, c.title)));
+      columns.map((c) => h('div', {class: ['vt-cell', c.class], role: 'columnheader'}, c.title)));
     this.header.style.gridTemplateColumns = template;
     this.template = template;
-    this.spacer = h('div', {class: 'vt-spacer'});
+    // The header scrolls with the rows (sticky), so that both have the
+    // same width whether or not a scroll bar shows.
     this.body = h('div', {class: 'vt-rows', role: 'rowgroup'});
+    this.spacer = h('div', {class: 'vt-spacer'}, this.body);
     this.empty = h('p', {class: 'vt-empty', hidden: true}, empty);
-    this.scroller = h('div', {class: 'vt-scroll', onscroll: () => this.schedule()}, this.spacer, this.body);
-    this.el = h('div', {class: 'vt', role: 'table', 'aria-label': label, 'aria-rowcount': 0}, this.header, this.empty, this.scroller);
+    this.scroller = h('div', {class: 'vt-scroll', onscroll: () => this.schedule()}, this.header, this.empty, this.spacer);
+    this.el = h('div', {class: 'vt', role: 'table', 'aria-label': label, 'aria-rowcount': 0}, this.scroller);
     this.frame = null;
     this.resize = new ResizeObserver(() => this.schedule());
     this.resize.observe(this.scroller);
@@ -61,7 +65,7 @@ export class VirtualTable {
   }
 
   render() {
-    const top = this.scroller.scrollTop;
+    const top = Math.max(0, this.scroller.scrollTop - this.header.offsetHeight);
     const height = this.scroller.clientHeight || 600;
     const first = Math.max(0, Math.floor(top / this.rowHeight) - OVERSCAN);
     const last = Math.min(this.count, Math.ceil((top + height) / this.rowHeight) + OVERSCAN);

@@ -25,14 +25,14 @@ function condition(a) {
 const agentLink = (a) => '/ui/agents/' + encodeURIComponent(a.hostname);
 
 const columns = [
-  {title: 'Agent', width: 'minmax(9em, 1.5fr)', cell: (a) => h('a', {href: agentLink(a)}, a.hostname)},
-  {title: 'Schedulable', width: '9em', cell: condition},
-  {title: 'CPUs', width: 'minmax(11em, 1.5fr)', cell: (a) => meter(a.used.cpus, total(a).cpus, 'cpus')},
-  {title: 'Memory', width: 'minmax(13em, 1.5fr)', cell: (a) => meter(a.used.memMB, total(a).memMB, 'MB')},
-  {title: 'Instances', width: '6em', class: 'num', cell: (a) => String(a.instances.length)},
-  {title: 'Taints', width: 'minmax(8em, 1fr)', cell: (a) => a.taints.join(', ')},
-  {title: 'Attributes', width: 'minmax(8em, 1fr)', cell: (a) => Object.entries(a.attributes || {}).map(([k, v]) => `${k}=${v}`).join(', ')},
-  {title: 'Seen', width: '5em', cell: (a) => a.lastSeen ? age(a.lastSeen) + ' ago' : ''},
+  {title: 'Agent', width: 'minmax(9rem, 1.5fr)', cell: (a) => h('a', {href: agentLink(a)}, a.hostname)},
+  {title: 'Schedulable', width: '9rem', cell: condition},
+  {title: 'CPUs', width: 'minmax(11rem, 1.5fr)', cell: (a) => meter(a.used.cpus, total(a).cpus, 'cpus')},
+  {title: 'Memory', width: 'minmax(13rem, 1.5fr)', cell: (a) => meter(a.used.memMB, total(a).memMB, 'MB')},
+  {title: 'Instances', width: '6rem', class: 'num', cell: (a) => String(a.instances.length)},
+  {title: 'Taints', width: 'minmax(8rem, 1fr)', cell: (a) => a.taints.join(', ')},
+  {title: 'Attributes', width: 'minmax(8rem, 1fr)', cell: (a) => Object.entries(a.attributes || {}).map(([k, v]) => `${k}=${v}`).join(', ')},
+  {title: 'Seen', width: '5rem', cell: (a) => a.lastSeen ? age(a.lastSeen) + ' ago' : ''},
 ];
 
 export async function agents(root) {
@@ -60,13 +60,13 @@ export async function agent(root, name) {
   const el = h('div', {class: 'agent'});
   root.append(el);
   const instances = new VirtualTable({label: 'instances on the agent', rowKey: (i) => i.taskGroupID, columns: [
-    {title: 'Instance', width: 'minmax(12em, 2fr)', cell: (i) => {
+    {title: 'Instance', width: 'minmax(12rem, 2fr)', cell: (i) => {
       const [ns, app] = i.app.split('/');
       return h('a', {href: `/ui/workload/${encodeURIComponent(ns)}/${encodeURIComponent(app)}/instances/${i.index}`}, `${i.app}/${i.index}`);
     }},
-    {title: 'Task group', width: 'minmax(12em, 2fr)', cell: (i) => i.taskGroupID},
-    {title: 'Phase', width: '8em', cell: (i) => badge(i.phase, stateKind(i.phase))},
-    {title: 'Move', width: 'minmax(8em, 1fr)', cell: (i) => i.successor ? 'successor' : (i.move || '')},
+    {title: 'Task group', width: 'minmax(12rem, 2fr)', cell: (i) => i.taskGroupID},
+    {title: 'Phase', width: '8rem', cell: (i) => badge(i.phase, stateKind(i.phase))},
+    {title: 'Move', width: 'minmax(8rem, 1fr)', cell: (i) => i.successor ? 'successor' : (i.move || '')},
   ]});
   const show = (a) => {
     const t = total(a);

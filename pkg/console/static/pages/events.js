@@ -33,13 +33,13 @@ export async function events(root) {
   let paused = false;
   const shown = new Set(TYPES);
   const table = new VirtualTable({label: 'events', rowKey: (e) => e.id, empty: 'Waiting for changes…', columns: [
-    {title: 'Time', width: '6em', cell: (e) => clock(e.at)},
-    {title: 'Type', width: '8em', cell: (e) => badge(e.type, kindOf(e))},
-    {title: 'Action', width: '5em', cell: (e) => e.action},
-    {title: 'Namespace', width: 'minmax(7em, 1fr)', cell: (e) => e.namespace},
-    {title: 'Name', width: 'minmax(10em, 1.5fr)', cell: (e) => e.name},
-    {title: 'What', width: 'minmax(16em, 4fr)', cell: summary},
-    {title: 'ID', width: '7em', class: 'muted', cell: (e) => e.id},
+    {title: 'Time', width: '6rem', cell: (e) => clock(e.at)},
+    {title: 'Type', width: '8rem', cell: (e) => badge(e.type, kindOf(e))},
+    {title: 'Action', width: '5rem', cell: (e) => e.action},
+    {title: 'Namespace', width: 'minmax(7rem, 1fr)', cell: (e) => e.namespace},
+    {title: 'Name', width: 'minmax(10rem, 1.5fr)', cell: (e) => e.name},
+    {title: 'What', width: 'minmax(16rem, 4fr)', cell: summary},
+    {title: 'ID', width: '7rem', class: 'muted', cell: (e) => e.id},
   ]});
   const filter = () => table.setRows(received.filter((e) => shown.has(e.type)));
   const toggles = h('div', {class: 'toggles'}, TYPES.map((t) => h('label', {},

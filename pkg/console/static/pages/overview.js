@@ -21,16 +21,16 @@ export function workloadLink(w, suffix = '') {
 }
 
 const columns = [
-  {title: 'Name', width: 'minmax(10em, 2fr)', cell: (w) => h('a', {href: workloadLink(w), class: 'workload-link'}, w.name)},
-  {title: 'Namespace', width: 'minmax(8em, 1fr)', cell: (w) => w.namespace},
-  {title: 'Kind', width: '7em', cell: (w) => w.kind},
-  {title: 'State', width: '8em', cell: (w) => badge(w.status.state, stateKind(w.status.state))},
-  {title: 'Running', width: '7em', class: 'num', cell: (w) => `${counts(w).running}/${w.instances}`},
-  {title: 'Ready', width: '5em', class: 'num', cell: (w) => String(counts(w).ready)},
-  {title: 'Health', width: '8em', cell: (w) => health(w)},
-  {title: 'Pending', width: '5em', class: 'num', cell: (w) => counts(w).pending ? badge(String(counts(w).pending), 'warn') : '0'},
-  {title: 'Revision', width: '6em', class: 'num', cell: revision},
-  {title: 'Rollout', width: 'minmax(8em, 1fr)', cell: (w) => w.status.rollout ? badge(w.status.rollout.phase, stateKind(w.status.rollout.phase)) : ''},
+  {title: 'Name', width: 'minmax(10rem, 2fr)', cell: (w) => h('a', {href: workloadLink(w), class: 'workload-link'}, w.name)},
+  {title: 'Namespace', width: 'minmax(8rem, 1fr)', cell: (w) => w.namespace},
+  {title: 'Kind', width: '7rem', cell: (w) => w.kind},
+  {title: 'State', width: '8rem', cell: (w) => badge(w.status.state, stateKind(w.status.state))},
+  {title: 'Running', width: '7rem', class: 'num', cell: (w) => `${counts(w).running}/${w.instances}`},
+  {title: 'Ready', width: '5rem', class: 'num', cell: (w) => String(counts(w).ready)},
+  {title: 'Health', width: '8rem', cell: (w) => health(w)},
+  {title: 'Pending', width: '5rem', class: 'num', cell: (w) => counts(w).pending ? badge(String(counts(w).pending), 'warn') : '0'},
+  {title: 'Revision', width: '6rem', class: 'num', cell: revision},
+  {title: 'Rollout', width: 'minmax(8rem, 1fr)', cell: (w) => w.status.rollout ? badge(w.status.rollout.phase, stateKind(w.status.rollout.phase)) : ''},
 ];
 
 function counts(w) {

@@ -52,19 +52,19 @@ function executor(inst) {
 
 function instanceColumns(w) {
   return [
-    {title: 'ID', width: '4em', class: 'num', cell: (i) => h('a', {href: workloadLink(w, '/instances/' + i.id)}, String(i.id))},
-    {title: 'State', width: '8em', cell: (i) => badge(i.pending ? 'pending' : shortState(i.state), i.pending ? 'warn' : stateKind(i.state))},
-    {title: 'Agent', width: 'minmax(7em, 1fr)', cell: (i) => i.host ? h('a', {href: '/ui/agents/' + encodeURIComponent(i.host)}, i.host) : ''},
-    {title: 'Host ports', width: 'minmax(7em, 1fr)', cell: (i) => ports(i.ports)},
-    {title: 'Rev', width: '4em', class: 'num', cell: (i) => String(i.revision)},
-    {title: 'Ready', width: '5em', cell: (i) => i.ready ? badge('ready', 'ok') : badge('no', 'muted')},
-    {title: 'Health', width: '7em', cell: (i) => {
+    {title: 'ID', width: '4rem', class: 'num', cell: (i) => h('a', {href: workloadLink(w, '/instances/' + i.id)}, String(i.id))},
+    {title: 'State', width: '8rem', cell: (i) => badge(i.pending ? 'pending' : shortState(i.state), i.pending ? 'warn' : stateKind(i.state))},
+    {title: 'Agent', width: 'minmax(7rem, 1fr)', cell: (i) => i.host ? h('a', {href: '/ui/agents/' + encodeURIComponent(i.host)}, i.host) : ''},
+    {title: 'Host ports', width: 'minmax(7rem, 1fr)', cell: (i) => ports(i.ports)},
+    {title: 'Rev', width: '4rem', class: 'num', cell: (i) => String(i.revision)},
+    {title: 'Ready', width: '5rem', cell: (i) => i.ready ? badge('ready', 'ok') : badge('no', 'muted')},
+    {title: 'Health', width: '7rem', cell: (i) => {
       const text = health(i);
       return text && badge(text, text === 'unhealthy' ? 'bad' : text === 'healthy' ? 'ok' : 'muted');
     }},
-    {title: 'Restarts', width: '5em', class: 'num', cell: (i) => String(i.restarts)},
-    {title: 'Executor', width: 'minmax(10em, 2fr)', cell: executor},
-    {title: 'Message', width: 'minmax(10em, 2fr)', cell: (i) => i.update ? `${i.update.mode} to ${i.update.version}: ${i.update.message || ''}` : (i.message || '')},
+    {title: 'Restarts', width: '5rem', class: 'num', cell: (i) => String(i.restarts)},
+    {title: 'Executor', width: 'minmax(10rem, 2fr)', cell: executor},
+    {title: 'Message', width: 'minmax(10rem, 2fr)', cell: (i) => i.update ? `${i.update.mode} to ${i.update.version}: ${i.update.message || ''}` : (i.message || '')},
   ];
 }
 
