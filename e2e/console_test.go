@@ -1,0 +1,367 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// chromium is Debian's, installed by scripts/test-deps.
+const chromium = "/usr/bin/chromium"
+
+// browser is a headless Chromium driven over the DevTools protocol.
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+	// shots is where each page's screenshot goes, for review.
+	shots string
+	mu    sync.Mutex
+	// errors are the page's uncaught exceptions and console errors.
+	errors []string
+}
+
+func openBrowser(t *testing.T) *browser {
+	t.Helper()
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("%s: %v (scripts/test-deps installs Debian's chromium)", chromium, err)
+	}
+	shots := filepath.Join(os.TempDir(), "bcs-console-screenshots")
+	if err := os.RemoveAll(shots); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots of the console's pages go to %s", shots)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
+		chromedp.WindowSize(1440, 900), chromedp.UserDataDir(t.TempDir()))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc() // waits for Chromium to exit
+	})
+	b := &browser{t: t, ctx: ctx, shots: shots}
+	chromedp.ListenTarget(ctx, func(ev any) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			b.errors = append(b.errors, ev.ExceptionDetails.Error())
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.APITypeError {
+				var args []string
+				for _, a := range ev.Args {
+					args = append(args, string(a.Value))
+				}
+				b.errors = append(b.errors, "console.error "+strings.Join(args, " "))
+			}
+		}
+	})
+	// The first run starts Chromium, which lives as long as its context:
+	// this one, not a step's timeout.
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("starting %s: %v", chromium, err)
+	}
+	return b
+}
+
+func (b *browser) run(actions ...chromedp.Action) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		b.t.Fatalf("browser: %v", err)
+	}
+}
+
+// eval returns what the page's expression evaluates to.
+func (b *browser) eval(expr string, out any) {
+	b.t.Helper()
+	b.run(chromedp.Evaluate(expr, out))
+}
+
+// waitFor polls the page until the JavaScript condition holds; on a
+// timeout it fails with what state (an expression) shows then.
+func (b *browser) waitFor(what, condition, state string) {
+	b.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		var ok bool
+		b.eval("!!("+condition+")", &ok)
+		if ok {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var shown any
+	b.eval(state, &shown)
+	b.shot("failed")
+	b.t.Fatalf("timed out waiting for %s; the page shows %v (errors: %v)", what, shown, b.errors)
+}
+
+// shot saves a screenshot of the viewport as name.png.
+func (b *browser) shot(name string) {
+	b.t.Helper()
+	var png []byte
+	b.run(chromedp.CaptureScreenshot(&png))
+	path := filepath.Join(b.shots, name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Logf("screenshot %s", path)
+}
+
+// rows reads the cells of the rows a virtualised table shows.
+func (b *browser) rows(table string) [][]string {
+	b.t.Helper()
+	var rows [][]string
+	b.eval(fmt.Sprintf(`[...document.querySelectorAll('[aria-label=%q] .vt-rows [role=row]')].map(r => [...r.querySelectorAll('[role=cell]')].map(c => c.textContent))`, table), &rows)
+	return rows
+}
+
+// rowsJS is the expression of a table's rows' cells, for waitFor.
+func rowsJS(table string) string {
+	return fmt.Sprintf(`[...document.querySelectorAll('[aria-label=%q] .vt-rows [role=row]')].map(r => [...r.querySelectorAll('[role=cell]')].map(c => c.textContent))`, table)
+}
+
+// Issue 20 against the real bcs-scheduler and dev cluster, in headless
+// Chromium: the login takes the token into an HttpOnly cookie and no page
+// shows it; a deployment's instances turn running in the grid; an
+// in-place canary update pauses at its pause step, highlighted, and the
+// console's promote button ends it; an application that fits nowhere
+// shows its pending reasons as the API counts them; agents, events; every
+// change arrives live, without a reload; logout ends the session.
+func TestWebConsole(t *testing.T) {
+	s := startSystem(t)
+	b := openBrowser(t)
+
+	b.run(chromedp.Navigate(s.api + "/ui/"))
+	b.waitFor("the login form", `location.pathname === "/ui/login" && document.querySelector("#token")`, "location.href")
+	b.shot("login")
+	b.run(chromedp.SendKeys("#token", "not-the-admin-token-0000"), chromedp.Submit("#token"))
+	b.waitFor("the refused login", `document.querySelector("#login-error")?.textContent === "unknown token"`, "document.body.innerText")
+	b.run(chromedp.SendKeys("#token", s.token()), chromedp.Submit("#token"))
+	b.waitFor("the workloads page, following the event stream", `location.pathname === "/ui/" && document.querySelector('[aria-label="workloads"]') && document.querySelector("#stream").dataset.state === "live"`,
+		"document.body.innerText")
+	var cookies []*network.Cookie
+	b.run(chromedp.ActionFunc(func(ctx context.Context) (err error) {
+		cookies, err = network.GetCookies().Do(ctx)
+		return err
+	}))
+	if len(cookies) != 1 || cookies[0].Name != "bcs_session" || !cookies[0].HTTPOnly || cookies[0].SameSite != network.CookieSameSiteStrict || cookies[0].Path != "/" {
+		t.Errorf("cookies after the login: %+v, want one HttpOnly, SameSite=Strict session cookie", cookies)
+	}
+	var scriptSees string
+	b.eval(`document.cookie + " " + location.href + " " + document.documentElement.outerHTML`, &scriptSees)
+	if strings.Contains(scriptSees, s.token()) {
+		t.Errorf("the page, its URL or its scripts' cookies show the token")
+	}
+	// A reload would lose this: every change below must come live.
+	b.eval(`window.stillTheSamePage = true`, nil)
+
+	// A deployment appears in the fleet and its instances turn running.
+	if code, body := s.call("POST", "/v1/deployments", s.processDeployment("fleet", 3, map[string]any{"type": "RollingUpdate"}, "v1", "gamesvr.tar.gz")); code != 201 {
+		t.Fatalf("POST deployment: %d %s", code, body)
+	}
+	b.waitFor("the deployment in the workloads", `document.querySelector('[data-key="demo/fleet"] a.workload-link')`, rowsJS("workloads"))
+	b.run(chromedp.Click(`[data-key="demo/fleet"] a.workload-link`))
+	b.waitFor("the instance grid", `document.querySelector('[aria-label="instances"]')`, "document.body.innerText")
+	var seen []string
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		rows := b.rows("instances")
+		states := []string{}
+		for _, r := range rows {
+			states = append(states, r[1])
+		}
+		if len(seen) == 0 || seen[len(seen)-1] != strings.Join(states, ",") {
+			seen = append(seen, strings.Join(states, ","))
+		}
+		if strings.Join(states, ",") == "running,running,running" && allReady(rows) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the grid never showed three running, ready instances: %q", seen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("the grid's states over time: %q", seen)
+	for _, r := range b.rows("instances") {
+		if !strings.HasPrefix(r[2], "agent-") || !strings.HasPrefix(r[3], "http 31") || r[4] != "1" || !strings.Contains(r[8], "gamesvr: pid ") {
+			t.Errorf("instance row %q: want its agent, host port, revision 1 and the executor's pid", r)
+		}
+	}
+	b.shot("instances")
+	b.run(chromedp.Click(`a[href="/ui/"]`))
+	b.waitFor("fleet 3/3 in the workloads", `document.querySelector('[data-key="demo/fleet"]')?.textContent.includes("3/3")`, rowsJS("workloads"))
+	b.shot("workloads")
+
+	// An in-place canary: instance 2 first, then a pause until promote.
+	b.run(chromedp.Click(`[data-key="demo/fleet"] a.workload-link`))
+	b.waitFor("the deployment page", `document.querySelector("#rollout-tab")`, "document.body.innerText")
+	b.run(chromedp.Click("#rollout-tab"))
+	b.waitFor("the rollout page", `document.querySelector("#rollout-status")?.dataset.phase === "Completed"`, "document.body.innerText")
+	canary := map[string]any{"type": "InplaceUpdate", "canary": map[string]any{"steps": []any{map[string]any{"partition": 2}, map[string]any{"pause": map[string]any{}}}}}
+	if code, body := s.call("PUT", "/v1/deployments/demo/fleet", s.processDeployment("fleet", 3, canary, "v2", "gamesvr.tar.gz")); code != 200 {
+		t.Fatalf("PUT canary: %d %s", code, body)
+	}
+	b.waitFor("the rollout paused at its pause step, highlighted, promote enabled",
+		`document.querySelector("#rollout-status")?.dataset.phase === "Paused" && document.querySelector(".step-current")?.dataset.step === "1" && !document.querySelector("#rollout-promote").disabled`,
+		`document.querySelector("#rollout-status")?.innerText + " steps: " + document.querySelector("#steps")?.innerHTML`)
+	var facts map[string]string
+	b.eval(`Object.fromEntries([...document.querySelectorAll("#rollout-status [data-fact]")].map(f => [f.dataset.fact, f.querySelector("dd").textContent]))`, &facts)
+	if facts["strategy"] != "InplaceUpdate" || facts["partition"] != "2" || facts["updated"] != "1" || facts["revision"] != "1 → 2" {
+		t.Errorf("rollout facts at the pause: %v, want InplaceUpdate, partition 2, 1 updated, 1 → 2", facts)
+	}
+	if v := s.deployment("fleet"); v.Status.Rollout == nil || v.Status.Rollout.Phase != "Paused" || v.Status.Rollout.Wait == nil || v.Status.Rollout.Wait.Kind != "pause" {
+		t.Fatalf("the API's rollout at the pause: %+v", v.Status.Rollout)
+	}
+	var series int
+	b.eval(`document.querySelectorAll('#counts path[data-series]').length`, &series)
+	if series != 3 {
+		t.Errorf("the counts chart draws %d series, want updated, updatedReady and ready", series)
+	}
+	b.shot("rollout-paused")
+	b.run(chromedp.Click("#rollout-promote"))
+	b.waitFor("the rollout completed after the console's promote", `document.querySelector("#rollout-status")?.dataset.phase === "Completed"`,
+		`document.querySelector("#rollout-status")?.innerText + " " + document.querySelector("#notice").innerText`)
+	for _, inst := range s.completed("fleet", 2, "Completed") {
+		if inst.Revision != 2 {
+			t.Errorf("instance %d at revision %d after the promote, want 2", inst.ID, inst.Revision)
+		}
+	}
+	b.shot("rollout-completed")
+	var audit struct {
+		Entries []struct{ User, Route, Path string }
+	}
+	_, body := s.call("GET", "/v1/audit?namespace=demo&limit=1", nil)
+	if err := json.Unmarshal(body, &audit); err != nil || len(audit.Entries) != 1 || audit.Entries[0].Path != "/v1/deployments/demo/fleet/promote" || audit.Entries[0].User != "admin" {
+		t.Errorf("the last write in the audit log: %s, want the console's promote as admin", body)
+	}
+
+	// An application that fits no agent: rack r9 does not exist.
+	greedy := s.manifest("process.json", func(m map[string]any) {
+		m["metadata"].(map[string]any)["name"] = "greedy"
+		m["spec"].(map[string]any)["instance"] = 2
+		m["constraint"] = map[string]any{"intersectionItem": []any{
+			map[string]any{"unionData": []any{map[string]any{"name": "rack", "operate": "CLUSTER", "type": 4,
+				"set": map[string]any{"item": []string{"r9"}}}}},
+		}}
+	})
+	if code, body := s.call("POST", "/v1/apps", greedy); code != 201 {
+		t.Fatalf("POST greedy: %d %s", code, body)
+	}
+	b.run(chromedp.Click(`a[href="/ui/"]`))
+	b.waitFor("greedy in the workloads, pending", `document.querySelector('[data-key="demo/greedy"]')?.textContent.includes("0/2")`, rowsJS("workloads"))
+	b.run(chromedp.Click(`[data-key="demo/greedy"] a.workload-link`))
+	var want []string
+	s.eventually("greedy's pending verdict", func() (bool, string) {
+		_, body := s.call("GET", "/v1/apps/demo/greedy/instances?limit=1", nil)
+		var page struct {
+			Instances []struct {
+				Pending *struct {
+					Reasons []struct {
+						Reason string
+						Count  int
+					}
+				}
+			}
+		}
+		_ = json.Unmarshal(body, &page)
+		want = nil
+		if len(page.Instances) == 1 && page.Instances[0].Pending != nil {
+			for _, r := range page.Instances[0].Pending.Reasons {
+				want = append(want, fmt.Sprintf("%s=%d", r.Reason, r.Count))
+			}
+		}
+		return len(want) > 0, string(body)
+	})
+	bars := `[...document.querySelectorAll("#pending .bar")].map(g => g.dataset.label + "=" + g.dataset.value).sort().join(",")`
+	wantBars := strings.Join(sorted(want), ",")
+	b.waitFor("the pending reasons as bars, as the API counts them ("+wantBars+")", bars+` === `+fmt.Sprintf("%q", wantBars), bars)
+	b.shot("pending")
+	b.run(chromedp.Click(`[aria-label="instances"] [data-key="0"] a`))
+	b.waitFor("instance 0's page with its pending chart", `location.pathname === "/ui/apps/demo/greedy/instances/0" && document.querySelector("#pending .bar")`, "document.body.innerText")
+	b.shot("instance-pending")
+
+	// Agents: resources as bars, instances counted.
+	b.run(chromedp.Click(`nav a[href="/ui/agents"]`))
+	b.waitFor("three agents with their bars", `document.querySelectorAll('[aria-label="agents"] .vt-rows [role=row] .meter').length === 6`, rowsJS("agents"))
+	total := 0
+	for _, r := range b.rows("agents") {
+		if !strings.HasPrefix(r[0], "agent-") || r[1] != "schedulable" || !strings.Contains(r[2], "cpus") || !strings.Contains(r[3], "MB") {
+			t.Errorf("agent row %q: want its name, schedulable, cpu and memory bars", r)
+		}
+		var n int
+		fmt.Sscan(r[4], &n)
+		total += n
+	}
+	if total != 3 {
+		t.Errorf("the agents hold %d instances, want fleet's 3", total)
+	}
+	b.shot("agents")
+	b.run(chromedp.Click(`[aria-label="agents"] [data-key="agent-1"] a`))
+	b.waitFor("agent-1's page", `location.pathname === "/ui/agents/agent-1" && document.querySelector('[aria-label="instances on the agent"]')`, "document.body.innerText")
+	b.shot("agent")
+
+	// The event stream, live: scaling down kills instance 2.
+	b.run(chromedp.Click(`nav a[href="/ui/events"]`))
+	b.waitFor("the events page", `document.querySelector('[aria-label="events"]') && document.querySelector("#stream").dataset.state === "live"`, "document.body.innerText")
+	if code, body := s.call("POST", "/v1/deployments/demo/fleet/scale", []byte(`{"instances": 2}`)); code != 202 {
+		t.Fatalf("scale: %d %s", code, body)
+	}
+	b.waitFor("instance fleet/2's deletion in the events", rowsJS("events")+`.some(r => r[4] === "fleet/2" && r[2] === "delete")`, rowsJS("events"))
+	b.shot("events")
+
+	var samePage bool
+	b.eval(`window.stillTheSamePage === true`, &samePage)
+	if !samePage {
+		t.Errorf("the console reloaded the page: its changes should come live")
+	}
+	if len(b.errors) > 0 {
+		t.Errorf("the page's scripts failed: %q", b.errors)
+	}
+
+	// Logout ends the session: the cookie is gone, the API refuses.
+	b.run(chromedp.Click("#logout"))
+	b.waitFor("the login form after the logout", `location.pathname === "/ui/login"`, "location.href")
+	var status int
+	b.run(chromedp.Evaluate(`fetch("/v1/apps").then(r => r.status)`, &status, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+	if status != 401 {
+		t.Errorf("GET /v1/apps after the logout = %d, want 401", status)
+	}
+	b.run(chromedp.Navigate(s.api + "/ui/agents"))
+	b.waitFor("the login form for a page after the logout", `location.pathname === "/ui/login"`, "location.href")
+}
+
+func allReady(rows [][]string) bool {
+	for _, r := range rows {
+		if r[5] != "ready" {
+			return false
+		}
+	}
+	return len(rows) > 0
+}
+
+func sorted(list []string) []string {
+	out := append([]string(nil), list...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
