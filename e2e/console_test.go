@@ -149,9 +149,10 @@ func TestWebConsole(t *testing.T) {
 	b.run(chromedp.Navigate(s.api + "/ui/"))
 	b.waitFor("the login form", `location.pathname === "/ui/login" && document.querySelector("#token")`, "location.href")
 	b.shot("login")
-	b.run(chromedp.SendKeys("#token", "not-the-admin-token-0000"), chromedp.Submit("#token"))
+	b.run(chromedp.WaitVisible("#token"), chromedp.SendKeys("#token", "not-the-admin-token-0000"), chromedp.Submit("#token"))
 	b.waitFor("the refused login", `document.querySelector("#login-error")?.textContent === "unknown token"`, "document.body.innerText")
-	b.run(chromedp.SendKeys("#token", s.token()), chromedp.Submit("#token"))
+	// chromedp knows the new page's nodes once it saw one of them.
+	b.run(chromedp.WaitVisible("#login-error"), chromedp.SendKeys("#token", s.token()), chromedp.Submit("#token"))
 	b.waitFor("the workloads page, following the event stream", `location.pathname === "/ui/" && document.querySelector('[aria-label="workloads"]') && document.querySelector("#stream").dataset.state === "live"`,
 		"document.body.innerText")
 	var cookies []*network.Cookie
@@ -291,6 +292,29 @@ func TestWebConsole(t *testing.T) {
 	wantBars := strings.Join(sorted(want), ",")
 	b.waitFor("the pending reasons as bars, as the API counts them ("+wantBars+")", bars+` === `+fmt.Sprintf("%q", wantBars), bars)
 	b.shot("pending")
+
+	// 2000 instances: the grid renders the rows in view and reads the
+	// next page of instances when the scrolled-to rows need it.
+	if code, body := s.call("POST", "/v1/apps/demo/greedy/scale", []byte(`{"instances": 2000}`)); code != 202 {
+		t.Fatalf("scale greedy: %d %s", code, body)
+	}
+	b.waitFor("the last of 2000 instances after scrolling to the end",
+		`(() => { const s = document.querySelector('[aria-label="instances"] .vt-scroll'); s.scrollTop = s.scrollHeight; `+
+			`return document.querySelector('[aria-label="instances"] [data-key="1999"]'); })()`,
+		`document.querySelector('[aria-label="instances"]').getAttribute("aria-rowcount") + " rows, last shown " + [...document.querySelectorAll('[aria-label="instances"] [data-key]')].pop()?.dataset.key`)
+	var rendered int
+	b.eval(`document.querySelectorAll('[aria-label="instances"] .vt-rows [role=row]').length`, &rendered)
+	if rendered > 100 {
+		t.Errorf("the grid of 2000 instances renders %d rows, want only those in view", rendered)
+	}
+	t.Logf("the grid of 2000 instances renders %d rows", rendered)
+	b.shot("instances-2000")
+	if code, body := s.call("POST", "/v1/apps/demo/greedy/scale", []byte(`{"instances": 2}`)); code != 202 {
+		t.Fatalf("scale greedy: %d %s", code, body)
+	}
+	b.waitFor("greedy back to 2 instances", `document.querySelector('[aria-label="instances"]').getAttribute("aria-rowcount") === "2"`,
+		`document.querySelector('[aria-label="instances"]').getAttribute("aria-rowcount")`)
+	b.run(chromedp.Evaluate(`document.querySelector('[aria-label="instances"] .vt-scroll').scrollTop = 0`, nil))
 	b.run(chromedp.Click(`[aria-label="instances"] [data-key="0"] a`))
 	b.waitFor("instance 0's page with its pending chart", `location.pathname === "/ui/apps/demo/greedy/instances/0" && document.querySelector("#pending .bar")`, "document.body.innerText")
 	b.shot("instance-pending")
