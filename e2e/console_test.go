@@ -138,8 +138,9 @@ func rowsJS(table string) string {
 // Issue 20 against the real bcs-scheduler and dev cluster, in headless
 // Chromium: the login takes the token into an HttpOnly cookie and no page
 // shows it; a deployment's instances turn running in the grid; an
-// in-place canary update pauses at its pause step, highlighted, and the
-// console's promote button ends it; an application that fits nowhere
+// in-place canary update passes its hook step (the run's measurement
+// shown) and pauses at its pause step, highlighted, and the console's
+// promote button ends it; an application that fits nowhere
 // shows its pending reasons as the API counts them; agents, events; every
 // change arrives live, without a reload; logout ends the session.
 func TestWebConsole(t *testing.T) {
@@ -213,12 +214,17 @@ func TestWebConsole(t *testing.T) {
 	b.waitFor("the deployment page", `document.querySelector("#rollout-tab")`, "document.body.innerText")
 	b.run(chromedp.Click("#rollout-tab"))
 	b.waitFor("the rollout page", `document.querySelector("#rollout-status")?.dataset.phase === "Completed"`, "document.body.innerText")
-	canary := map[string]any{"type": "InplaceUpdate", "canary": map[string]any{"steps": []any{map[string]any{"partition": 2}, map[string]any{"pause": map[string]any{}}}}}
+	web := newAnswerServer(t, `{"age":20}`)
+	if code, body := s.call("POST", "/v1/hooktemplates", hookTemplate("age", web.url+"/age", "{$.age}", "asInt(result) < 30")); code != 201 {
+		t.Fatalf("template: %d %s", code, body)
+	}
+	canary := map[string]any{"type": "InplaceUpdate", "canary": map[string]any{"steps": []any{map[string]any{"partition": 2},
+		map[string]any{"hook": map[string]any{"templateName": "age"}}, map[string]any{"pause": map[string]any{}}}}}
 	if code, body := s.call("PUT", "/v1/deployments/demo/fleet", s.processDeployment("fleet", 3, canary, "v2", "gamesvr.tar.gz")); code != 200 {
 		t.Fatalf("PUT canary: %d %s", code, body)
 	}
 	b.waitFor("the rollout paused at its pause step, highlighted, promote enabled",
-		`document.querySelector("#rollout-status")?.dataset.phase === "Paused" && document.querySelector(".step-current")?.dataset.step === "1" && !document.querySelector("#rollout-promote").disabled`,
+		`document.querySelector("#rollout-status")?.dataset.phase === "Paused" && document.querySelector(".step-current")?.dataset.step === "2" && !document.querySelector("#rollout-promote").disabled`,
 		`document.querySelector("#rollout-status")?.innerText + " steps: " + document.querySelector("#steps")?.innerHTML`)
 	var facts map[string]string
 	b.eval(`Object.fromEntries([...document.querySelectorAll("#rollout-status [data-fact]")].map(f => [f.dataset.fact, f.querySelector("dd").textContent]))`, &facts)
@@ -228,12 +234,22 @@ func TestWebConsole(t *testing.T) {
 	if v := s.deployment("fleet"); v.Status.Rollout == nil || v.Status.Rollout.Phase != "Paused" || v.Status.Rollout.Wait == nil || v.Status.Rollout.Wait.Kind != "pause" {
 		t.Fatalf("the API's rollout at the pause: %+v", v.Status.Rollout)
 	}
+	b.waitFor("the hook step's run with its measurement", `[...document.querySelectorAll("#hookruns .measurement")].some(m => m.textContent.includes("Successful") && m.querySelector("code").textContent === "20")`,
+		`document.querySelector("#hookruns").innerText`)
+	var doneSteps int
+	b.eval(`document.querySelectorAll("#steps .step-done").length`, &doneSteps)
+	if doneSteps != 2 {
+		t.Errorf("%d steps shown done at the pause, want the partition and the hook", doneSteps)
+	}
 	var series int
 	b.eval(`document.querySelectorAll('#counts path[data-series]').length`, &series)
 	if series != 3 {
 		t.Errorf("the counts chart draws %d series, want updated, updatedReady and ready", series)
 	}
 	b.shot("rollout-paused")
+	b.eval(`document.querySelector("#hookruns").scrollIntoView()`, nil)
+	b.shot("rollout-hookruns")
+	b.eval(`window.scrollTo(0, 0)`, nil)
 	b.run(chromedp.Click("#rollout-promote"))
 	b.waitFor("the rollout completed after the console's promote", `document.querySelector("#rollout-status")?.dataset.phase === "Completed"`,
 		`document.querySelector("#rollout-status")?.innerText + " " + document.querySelector("#notice").innerText`)

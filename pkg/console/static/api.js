@@ -47,12 +47,15 @@ export async function page(path, key, params = {}) {
   return {items: data[key] || [], next: data.next || null};
 }
 
+// LIST_PAGE is how many items a list is read at a time, as bcsctl does.
+const LIST_PAGE = 500;
+
 // all reads every page of a list.
 export async function all(path, key, params = {}) {
   const items = [];
   let after = null;
   do {
-    const p = await page(path, key, {...params, after});
+    const p = await page(path, key, {limit: LIST_PAGE, ...params, after});
     items.push(...p.items);
     after = p.next;
   } while (after);
