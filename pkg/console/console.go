@@ -38,6 +38,9 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// maxLoginBytes bounds the login form: a token and its field name.
+const maxLoginBytes = 4096
+
 // Prefix is where the console is served.
 const Prefix = "/ui/"
 
@@ -151,6 +154,7 @@ func (c *console) login(w http.ResponseWriter, r *http.Request) {
 		c.render(w, http.StatusForbidden, "login.html", loginData{Error: "refused: the login form was sent from another site (" + r.Header.Get("Origin") + ")"})
 		return
 	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxLoginBytes)
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	id, err := c.cfg.Authenticator.AuthenticateToken(token)
 	if token == "" || err != nil {

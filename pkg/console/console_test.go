@@ -96,6 +96,7 @@ func TestLogin(t *testing.T) {
 	}{
 		{"an unknown token", "not-a-known-token-000", nil, http.StatusUnauthorized, "unknown token"},
 		{"no token", "", nil, http.StatusUnauthorized, "unknown token"},
+		{"a form larger than a token", token + strings.Repeat("x", 5000), nil, http.StatusUnauthorized, "unknown token"},
 		{"a form of another site (Sec-Fetch-Site)", token, []string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden, "from another site"},
 		{"a form of another site (Origin)", token, []string{"Origin", "https://evil.example"}, http.StatusForbidden, "from another site"},
 		{"a form of a sibling site", token, []string{"Sec-Fetch-Site", "same-site"}, http.StatusForbidden, "from another site"},

@@ -5,7 +5,7 @@
 import {h, replace, badge} from '../dom.js';
 import {get, page, workloadPath, KINDS} from '../api.js';
 import {stream, batch} from '../events.js';
-import {navigate} from '../router.js';
+import {navigate, notify} from '../router.js';
 import {VirtualTable} from '../virtual.js';
 import {barChart} from '../charts.js';
 import {stateKind, shortState, ports, health, age} from '../format.js';
@@ -90,6 +90,9 @@ class InstanceList {
       this.next = p.next;
       this.loading = null;
       this.onChange();
+    }).catch((err) => {
+      this.loading = null; // the next rows shown ask again
+      notify('reading instances: ' + err.message);
     });
     return this.loading;
   }
