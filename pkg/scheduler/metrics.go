@@ -32,8 +32,8 @@ type Metrics struct {
 // countEvery bounds how often the instance gauges are counted.
 const countEvery = time.Second
 
-// latencyBuckets span a millisecond to a minute.
-var latencyBuckets = prometheus.ExponentialBuckets(0.001, 2.5, 14)
+// latencyBuckets span a millisecond to two minutes.
+var latencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
 
 // NewMetrics makes the scheduler's metrics and registers them with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
