@@ -48,6 +48,7 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 	}
 	delete(c.reconciling, taskID)
 	task := inst.task(taskID)
+	unlaunched := neverLaunched(task.State, st)
 	task.State = state.String()
 	task.Healthy = st.Healthy
 	task.Message = statusMessage(st)
@@ -61,7 +62,7 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 	if terminal(state) || state == mesos.TASK_UNREACHABLE {
 		delete(c.tasks, taskID)
 		delete(c.killSent, taskID)
-		c.taskEnded(inst, st)
+		c.taskEnded(inst, st, unlaunched)
 	} else if inst.phase == PhaseLaunched && allRunning(inst) {
 		c.nowRunning(inst)
 		c.checkIP(inst, st)
@@ -85,8 +86,20 @@ func (c *Core) nowRunning(inst *instance) {
 	c.startRemoteChecks(inst)
 }
 
-// taskEnded handles a task that reached a terminal (or unreachable) state.
-func (c *Core) taskEnded(inst *instance, st mesos.TaskStatus) {
+// neverLaunched reports whether st, the master's answer to a
+// reconciliation, says that a launch never reached Mesos: the master
+// knows no such task and none of its statuses came since the launch (our
+// record still shows the TASK_STAGING we stored with it). A leader killed
+// between storing a launch and sending its ACCEPT leaves such launches
+// to the next one.
+func neverLaunched(recorded string, st mesos.TaskStatus) bool {
+	unknown := st.GetState() == mesos.TASK_GONE || st.GetState() == mesos.TASK_LOST
+	return unknown && st.GetReason() == mesos.REASON_RECONCILIATION && recorded == mesos.TASK_STAGING.String()
+}
+
+// taskEnded handles a task that reached a terminal (or unreachable)
+// state; unlaunched when its launch never reached Mesos (neverLaunched).
+func (c *Core) taskEnded(inst *instance, st mesos.TaskStatus, unlaunched bool) {
 	if st.GetState() == mesos.TASK_FINISHED && inst.phase.live() && inst.phase != PhaseKilling && c.liveTasks(inst) > 0 {
 		// Seed 001: a container that exits 0 is done and the others keep
 		// running; the group ends with its last task.
@@ -128,6 +141,12 @@ func (c *Core) taskEnded(inst *instance, st mesos.TaskStatus) {
 	reason := fmt.Sprintf("task %s %s", st.TaskID.Value, st.GetState())
 	if msg := statusMessage(st); msg != "" {
 		reason += ": " + msg
+	}
+	if unlaunched {
+		// Not the application's doing, and nothing ran: placed again at
+		// once, whatever the restart policy; no restart, no notice.
+		c.decide(inst, outcomeDropped, reason+": its launch never reached Mesos")
+		return
 	}
 	if st.GetReason() == mesos.REASON_AGENT_DRAINING {
 		// The operator drains the agent through the master: placed again
