@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -219,7 +220,10 @@ func changesState(r *http.Request, pattern string) bool {
 
 // audit records one write: a structured log line, and an entry of the
 // log GET /v1/audit reads. Neither holds the body, the query or the
-// credentials.
+// credentials. The entry is stored before the caller is answered, unless
+// the write failed as unavailable (etcd out of reach, mostly): storing it
+// could wait as long again, so the caller is answered at once and the
+// entry stored behind its back, when etcd allows.
 func (s *Server) audit(r *http.Request, pattern string, id auth.Identity, sc scope, status int, err error) {
 	e := registry.AuditEntry{
 		Time: s.cfg.Clock.Now(), User: id.User, Role: string(id.Role), Method: r.Method, Route: pattern, Path: r.URL.Path,
@@ -232,11 +236,19 @@ func (s *Server) audit(r *http.Request, pattern string, id auth.Identity, sc sco
 	s.cfg.Logger.Info("audit", "user", e.User, "role", e.Role, "method", e.Method, "route", e.Route, "path", e.Path,
 		"namespace", e.Namespace, "name", e.Name, "status", e.Status, "code", e.Code)
 	// The write happened whether or not its client still waits.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
-	defer cancel()
-	if err := s.cfg.Registry.AppendAudit(ctx, &e, s.cfg.Auth.AuditKeep); err != nil {
-		s.cfg.Logger.Error("audit entry not stored", "route", e.Route, "path", e.Path, "err", err)
+	ctx := context.WithoutCancel(r.Context())
+	store := func() {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := s.cfg.Registry.AppendAudit(ctx, &e, s.cfg.Auth.AuditKeep); err != nil {
+			s.cfg.Logger.Error("audit entry not stored", "route", e.Route, "path", e.Path, "err", err)
+		}
 	}
+	if errors.Is(err, errdefs.ErrUnavailable) {
+		go store()
+		return
+	}
+	store()
 }
 
 // listAudit is the audit log, newest first, filtered by since (RFC 3339),

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/auth"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 	"github.com/bcs-mesos/bcs-mesos/pkg/tlsfiles"
 )
 
@@ -303,6 +305,39 @@ func TestAuditKeepsTheNewest(t *testing.T) {
 	}
 	if strings.Join(names, ",") != "e,d,c" {
 		t.Errorf("audit keeps %v, want e,d,c", names)
+	}
+}
+
+// Issue 18: a write refused because etcd cannot be reached is answered
+// when its store request times out (2 s here), not once its audit entry,
+// which waits for the same etcd as long, was tried too.
+func TestWriteAnsweredBeforeItsAuditWhenEtcdIsDown(t *testing.T) {
+	etcd, err := store.StartEmbedded(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer etcd.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := store.Open(ctx, store.Config{Endpoints: etcd.Endpoints(), Sealer: shared.Sealer, RequestTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	e, logs := newAuthEnv(t, 10, func(c *api.Config) { c.Registry = registry.New(st, time.Now) })
+	etcd.Close()
+	start := time.Now()
+	errorOf(t, e.call(t, "POST", "/v1/configmaps", configMap("cm", "demo"), bearer(adminToken)...), http.StatusServiceUnavailable, "Unavailable")
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("answered after %s, want the store's 2 s timeout, not twice that", took.Round(time.Millisecond))
+	}
+	// The entry is still tried, behind the answer's back.
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "audit entry not stored") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the audit entry was not tried: %s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
