@@ -21,8 +21,16 @@ import (
 const EtcdBinary = "/usr/bin/etcd"
 
 // EtcdProcess is an etcd server started as a child process for a test.
+// Stop and Restart take it down and bring it back on the same data
+// directory and ports, as an operator's restart (or a crash) would.
 type EtcdProcess struct {
+	t        *testing.T
+	bin      string
+	args     []string
 	endpoint string
+	client   *tls.Config // how the readiness check connects
+	cmd      *exec.Cmd   // nil while stopped
+	exited   chan error
 }
 
 var _ Cluster = (*EtcdProcess)(nil)
@@ -80,7 +88,7 @@ func startEtcdBinary(t *testing.T, tlsCfg *EtcdTLS) *EtcdProcess {
 		tlsArgs = []string{"--cert-file", tlsCfg.CertFile, "--key-file", tlsCfg.KeyFile,
 			"--client-cert-auth", "--trusted-ca-file", tlsCfg.ClientCAFile}
 	}
-	cmd := exec.Command(bin, append([]string{
+	p := &EtcdProcess{t: t, bin: bin, endpoint: clientURL, client: client, args: append([]string{
 		"--name", "storetest",
 		"--data-dir", dir,
 		"--listen-client-urls", clientURL,
@@ -92,42 +100,77 @@ func startEtcdBinary(t *testing.T, tlsCfg *EtcdTLS) *EtcdProcess {
 		"--logger", "zap",
 		"--log-outputs", "stderr",
 		"--log-level", "error",
-	}, tlsArgs...)...)
+	}, tlsArgs...)}
+	t.Cleanup(func() {
+		if p.cmd != nil {
+			p.stop(syscall.SIGTERM, 10*time.Second)
+		}
+	})
+	p.start()
+	return p
+}
+
+// Stop ends the process with sig — SIGTERM as an operator stops etcd,
+// SIGKILL as a crash — and waits until it exited.
+func (p *EtcdProcess) Stop(sig syscall.Signal) {
+	p.t.Helper()
+	if p.cmd == nil {
+		p.t.Fatal("etcd is not running")
+	}
+	p.stop(sig, 30*time.Second)
+}
+
+// Restart starts etcd again, on the same data directory and ports, and
+// waits until it serves.
+func (p *EtcdProcess) Restart() {
+	p.t.Helper()
+	if p.cmd != nil {
+		p.t.Fatal("etcd is still running")
+	}
+	p.start()
+}
+
+func (p *EtcdProcess) stop(sig syscall.Signal, patience time.Duration) {
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.exited:
+	case <-time.After(patience):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+	p.cmd = nil
+}
+
+func (p *EtcdProcess) start() {
+	p.t.Helper()
+	cmd := exec.Command(p.bin, p.args...)
 	cmd.Env = withoutEtcdVariables(os.Environ())
 	var output lockedBuffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
+		p.t.Fatalf("starting %s: %v", p.bin, err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
+	p.cmd, p.exited = cmd, exited
 
-	p := &EtcdProcess{endpoint: clientURL}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		s, err := store.Open(ctx, store.Config{Endpoints: p.Endpoints(), TLS: client, DialTimeout: time.Second})
+		s, err := store.Open(ctx, store.Config{Endpoints: p.Endpoints(), TLS: p.client, DialTimeout: time.Second})
 		cancel()
 		if err == nil {
 			s.Close()
-			return p
+			return
 		}
 		select {
 		case err := <-exited:
-			t.Fatalf("%s exited before serving: %v\n%s", bin, err, output.String())
+			p.cmd = nil
+			p.t.Fatalf("%s exited before serving: %v\n%s", p.bin, err, output.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s not serving on %s after 20s: %v\n%s", bin, clientURL, err, output.String())
+			p.t.Fatalf("%s not serving on %s after 20s: %v\n%s", p.bin, p.endpoint, err, output.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
