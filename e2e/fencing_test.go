@@ -30,6 +30,41 @@ func (s *system) startStandby() string {
 	return api
 }
 
+// startReplicas starts a system of two bcs-scheduler replicas sharing the
+// external etcd at etcd and waits until one leads; s.api is the leader's.
+func startReplicas(t *testing.T, etcd string, args ...string) (s *system, leader, standby replica) {
+	t.Helper()
+	s = startSystem(t, append([]string{"--etcd-endpoints", etcd}, args...)...)
+	a := replica{api: s.api, log: "bcs-scheduler", process: s.scheduler.Process}
+	b := replica{api: s.startStandby(), log: "bcs-scheduler-standby"}
+	b.process = s.standbys[0].Process
+	s.eventuallyWithin(10*time.Second, "no replica leads", func() (bool, string) {
+		la, selfA, errA := s.leaderOf(a.api)
+		lb, selfB, errB := s.leaderOf(b.api)
+		switch {
+		case selfA && lb == a.api:
+			leader, standby = a, b
+		case selfB && la == b.api:
+			leader, standby = b, a
+		}
+		return leader.api != "", fmt.Sprintf("a: %s %v %v; b: %s %v %v", la, selfA, errA, lb, selfB, errB)
+	})
+	s.api = leader.api
+	return s, leader, standby
+}
+
+// embeddedEtcd is an etcd for the replicas of one test, in the test's
+// process.
+func embeddedEtcd(t *testing.T) *store.Embedded {
+	t.Helper()
+	etcd, err := store.StartEmbedded(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Close)
+	return etcd
+}
+
 // leaderOf is what GET /v1/leader of the replica at api says (the
 // replicas share the data directory, so the admin token).
 func (s *system) leaderOf(api string) (leader string, self bool, err error) {
@@ -70,28 +105,8 @@ func (s *system) leaderOf(api string) (leader string, self bool, err error) {
 // records nothing else but the election. The standby, resumed, leads and
 // carries out the scale.
 func TestFrozenLeaderIsFenced(t *testing.T) {
-	etcd, err := store.StartEmbedded(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(etcd.Close)
-	s := startSystem(t, "--etcd-endpoints", etcd.Endpoints()[0])
-	a := replica{api: s.api, log: "bcs-scheduler", process: s.scheduler.Process}
-	b := replica{api: s.startStandby(), log: "bcs-scheduler-standby"}
-	b.process = s.standbys[0].Process
-	var leader, standby replica
-	s.eventuallyWithin(10*time.Second, "no replica leads", func() (bool, string) {
-		la, selfA, errA := s.leaderOf(a.api)
-		lb, selfB, errB := s.leaderOf(b.api)
-		switch {
-		case selfA && lb == a.api:
-			leader, standby = a, b
-		case selfB && la == b.api:
-			leader, standby = b, a
-		}
-		return leader.api != "", fmt.Sprintf("a: %s %v %v; b: %s %v %v", la, selfA, errA, lb, selfB, errB)
-	})
-	s.api = leader.api
+	etcd := embeddedEtcd(t)
+	s, leader, standby := startReplicas(t, etcd.Endpoints()[0])
 	if code, body := s.call("POST", "/v1/apps", s.manifest("process.json", nil)); code != 201 {
 		t.Fatalf("create: %d %s", code, body)
 	}

@@ -273,21 +273,31 @@ func (s *system) eventuallyWithin(d time.Duration, failure string, cond func() (
 // call sends a JSON request and returns the status and body.
 func (s *system) call(method, path string, body []byte) (int, []byte) {
 	s.t.Helper()
-	req, err := http.NewRequest(method, s.api+path, bytes.NewReader(body))
+	code, data, err := s.attempt(http.DefaultClient, s.api, method, path, body)
 	if err != nil {
 		s.t.Fatal(err)
+	}
+	return code, data
+}
+
+// attempt sends a JSON request as the admin to the replica at api with
+// client; err is a transport error: no HTTP answer.
+func (s *system) attempt(client *http.Client, api, method, path string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequest(method, api+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	s.authorize(req)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		s.t.Fatal(err)
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, data
+	return resp.StatusCode, data, nil
 }
 
 // token is the admin token bcs-scheduler made at its first start (no
