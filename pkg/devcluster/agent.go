@@ -329,6 +329,7 @@ func (c *Cluster) launch(fw *framework, a *agent, exInfo *mesos.ExecutorInfo, in
 			a.executors[key] = ex
 		}
 	}
+	c.stats.TasksLaunched += int64(len(infos))
 	tasks := make([]*task, 0, len(infos))
 	for _, ti := range infos {
 		t := &task{

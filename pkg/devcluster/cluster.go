@@ -50,6 +50,7 @@ type Cluster struct {
 	schedule maintenance.Schedule
 	seq      uint64
 	rotation int
+	stats    Stats
 
 	masterAddr string
 	masterSrv  *http.Server
@@ -351,6 +352,13 @@ func (c *Cluster) TaskState(frameworkID, taskID string) (mesos.TaskState, error)
 		return t.state, nil
 	}
 	return 0, fmt.Errorf("task %q of framework %q: %w", taskID, frameworkID, errdefs.ErrNotFound)
+}
+
+// Stats returns what the cluster counted since it started.
+func (c *Cluster) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats
 }
 
 func newUUIDBytes() []byte {

@@ -42,7 +42,8 @@
 //     subscribe again and keep their tasks), KillExecutor, RestartMaster,
 //     FailTask and FinishTask (simulated
 //     mode), plus TaskState, State, Agents, Frameworks and AgentEndpoint
-//     to look inside.
+//     to look inside, and Stats to measure a scheduler (launches, status
+//     updates, resends, acknowledgement latency).
 //
 // Timers that drive behaviour (heartbeats, allocation, refusal filters,
 // status update retries, simulated start delay, grace periods, executor

@@ -265,7 +265,8 @@ func TestLaunchCommandTasks(t *testing.T) {
 }
 
 // Status updates are resent until acknowledged (the agent's status update
-// manager), with the same uuid; the next update of the task waits.
+// manager), with the same uuid; the next update of the task waits. Stats
+// count them.
 func TestStatusUpdateRetryUntilAck(t *testing.T) {
 	c := startCluster(t, func(cfg *devcluster.Config) {
 		cfg.Agents = []devcluster.AgentSpec{{}}
@@ -283,6 +284,16 @@ func TestStatusUpdateRetryUntilAck(t *testing.T) {
 	s.ack(first)
 	s.awaitAck("t1", mesos.TASK_RUNNING)
 	s.quiet("resend after the ack", 300*time.Millisecond, isUpdate("t1", mesos.TASK_RUNNING))
+	// Stats count each update once, its resends apart, and time its
+	// acknowledgement from its first sending.
+	st := c.Stats()
+	if st.TasksLaunched != 1 || st.StatusUpdates != 2 || st.StatusUpdatesResent < 1 || st.AckLatency.Count() != 2 {
+		t.Errorf("stats: %d launched, %d updates, %d resent, %d acknowledged; want 1, 2, at least 1, 2",
+			st.TasksLaunched, st.StatusUpdates, st.StatusUpdatesResent, st.AckLatency.Count())
+	}
+	if slowest := st.AckLatency.Quantile(1); slowest < 100*time.Millisecond {
+		t.Errorf("the resent update was acknowledged %v after its first sending, want at least its retry interval", slowest)
+	}
 }
 
 // RECONCILE: explicit reconciliation answers each named task's latest

@@ -146,6 +146,7 @@ type task struct {
 type pendingUpdate struct {
 	status       mesos.TaskStatus
 	fromExecutor bool
+	firstSent    time.Time // zero until sent
 }
 
 func (t *task) stopTimers() {

@@ -498,6 +498,7 @@ func (c *Cluster) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) {
 		return
 	}
 	t.pending = t.pending[1:]
+	c.stats.AckLatency.observe(c.cfg.Clock.Since(head.firstSent))
 	t.retryGen++
 	if t.retryTimer != nil {
 		t.retryTimer.Stop()

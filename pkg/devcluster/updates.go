@@ -116,7 +116,14 @@ func (c *Cluster) forwardHead(t *task) {
 	if len(t.pending) == 0 {
 		return
 	}
-	c.sendUpdate(t.fw, t.pending[0].status)
+	head := &t.pending[0]
+	if head.firstSent.IsZero() {
+		head.firstSent = c.cfg.Clock.Now()
+		c.stats.StatusUpdates++
+	} else {
+		c.stats.StatusUpdatesResent++
+	}
+	c.sendUpdate(t.fw, head.status)
 	if t.retryDelay == 0 {
 		t.retryDelay = c.cfg.StatusUpdateRetry.D()
 	}
