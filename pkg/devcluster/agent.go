@@ -257,8 +257,7 @@ func (c *Cluster) removeAgent(a *agent, message string, unreachable bool) <-chan
 				st.UnreachableTime = unreachableAt
 			}
 			t.released = true
-			t.state, t.latest = state, st
-			t.statuses = append(t.statuses, st)
+			c.recordStatus(t, st)
 			if state == mesos.TASK_UNREACHABLE {
 				fw.unreachable[t.info.TaskID.Value] = t
 			} else {

@@ -287,9 +287,9 @@ func TestStatusUpdateRetryUntilAck(t *testing.T) {
 	// Stats count each update once, its resends apart, and time its
 	// acknowledgement from its first sending.
 	st := c.Stats()
-	if st.TasksLaunched != 1 || st.StatusUpdates != 2 || st.StatusUpdatesResent < 1 || st.AckLatency.Count() != 2 {
-		t.Errorf("stats: %d launched, %d updates, %d resent, %d acknowledged; want 1, 2, at least 1, 2",
-			st.TasksLaunched, st.StatusUpdates, st.StatusUpdatesResent, st.AckLatency.Count())
+	if st.TasksLaunched != 1 || st.TasksRunning != 1 || st.StatusUpdates != 2 || st.StatusUpdatesResent < 1 || st.AckLatency.Count() != 2 {
+		t.Errorf("stats: %d launched, %d running, %d updates, %d resent, %d acknowledged; want 1, 1, 2, at least 1, 2",
+			st.TasksLaunched, st.TasksRunning, st.StatusUpdates, st.StatusUpdatesResent, st.AckLatency.Count())
 	}
 	if slowest := st.AckLatency.Quantile(1); slowest < 100*time.Millisecond {
 		t.Errorf("the resent update was acknowledged %v after its first sending, want at least its retry interval", slowest)
@@ -436,6 +436,9 @@ func TestAgentRemovalTaskStates(t *testing.T) {
 				t.Errorf("got %s %s %s", st.GetState(), st.GetReason(), st.GetSource())
 			}
 			s.await("FAILURE for the agent", isType(scheduler.Event_FAILURE))
+			if n := c.Stats().TasksRunning; n != 0 {
+				t.Errorf("%d tasks counted running after their agent was removed", n)
+			}
 			if err := c.RemoveAgent(o.AgentID.Value); err == nil {
 				t.Error("removing a removed agent succeeded")
 			}

@@ -5,12 +5,15 @@ import (
 	"time"
 )
 
-// Stats count what the cluster did since it started, for benchmarks and
-// tests that measure a scheduler against it (Cluster.Stats).
+// Stats count what the cluster did since it started, and how many tasks
+// run, for benchmarks and tests that measure a scheduler against it
+// (Cluster.Stats).
 type Stats struct {
 	// TasksLaunched counts the tasks of valid LAUNCH and LAUNCH_GROUP
 	// operations handed to agents.
 	TasksLaunched int64
+	// TasksRunning is how many tasks are in TASK_RUNNING now.
+	TasksRunning int64
 	// StatusUpdates counts the agents' status updates sent to frameworks,
 	// each once however often it was sent.
 	StatusUpdates int64

@@ -59,12 +59,7 @@ func (c *Cluster) sendUpdate(fw *framework, st mesos.TaskStatus) {
 // applyTaskState records st as t's latest state and releases resources of
 // a task that became terminal. Caller holds c.mu.
 func (c *Cluster) applyTaskState(t *task, st mesos.TaskStatus) {
-	t.state = st.GetState()
-	t.latest = st
-	t.statuses = append(t.statuses, st)
-	if len(t.statuses) > maxStatusHistory {
-		t.statuses = t.statuses[len(t.statuses)-maxStatusHistory:]
-	}
+	c.recordStatus(t, st)
 	if !isTerminal(t.state) || t.released {
 		return
 	}
@@ -77,6 +72,23 @@ func (c *Cluster) applyTaskState(t *task, st mesos.TaskStatus) {
 		delete(ex.tasks, t.info.TaskID.Value)
 	}
 	c.triggerAllocation()
+}
+
+// recordStatus makes st t's latest status and counts the tasks running.
+// Caller holds c.mu.
+func (c *Cluster) recordStatus(t *task, st mesos.TaskStatus) {
+	if t.state == mesos.TASK_RUNNING {
+		c.stats.TasksRunning--
+	}
+	t.state = st.GetState()
+	if t.state == mesos.TASK_RUNNING {
+		c.stats.TasksRunning++
+	}
+	t.latest = st
+	t.statuses = append(t.statuses, st)
+	if len(t.statuses) > maxStatusHistory {
+		t.statuses = t.statuses[len(t.statuses)-maxStatusHistory:]
+	}
 }
 
 // agentStatusUpdate is the agent's status update manager: it records st,
