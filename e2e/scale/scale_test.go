@@ -1,0 +1,402 @@
+package scale_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/schedulerd"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+var (
+	capFlag = flag.Duration("cap", 10*time.Minute, "stop waiting for Running after this long and report the progress made")
+	logFlag = flag.String("log", "", "file for the system's log (level info); default none")
+)
+
+// shape is a workload: apps applications of instances each on agents
+// simulated agents.
+type shape struct{ agents, apps, instances int }
+
+// Issue 19's shapes: Marathon's published rate is about 40 tasks/s; the
+// goal is 100,000 on 5,000 agents Running within 60 s on a 2-core machine.
+func BenchmarkRunning10kOn100Agents(b *testing.B) {
+	benchmarkRunning(b, shape{agents: 100, apps: 10, instances: 1000})
+}
+
+func BenchmarkRunning100kOn5kAgents(b *testing.B) {
+	benchmarkRunning(b, shape{agents: 5000, apps: 100, instances: 1000})
+}
+
+// benchmarkRunning submits the shape's applications and waits until the
+// API shows every instance Running, or -cap passed. Each iteration starts
+// a fresh system (untimed). It reports:
+//
+//	s-to-running   seconds from the first POST until the API showed every instance in TASK_RUNNING (-cap when it did not)
+//	running        instances the API showed in TASK_RUNNING at the end
+//	launches/s     tasks the master launched, per second of the run
+//	updates/s      status updates the agents sent (each once), per second of the run
+//	ack-p50-ms     time from an update's first sending to the scheduler's ACKNOWLEDGE, median and 99th percentile
+//	ack-p99-ms
+//	resent         status updates sent again for want of an acknowledgement (should be 0)
+//	rss-MiB        the process's resident memory at the end
+//	rss-KiB/task   its growth since before the first POST, per submitted instance
+//	heap-KiB/task  the growth of the live Go heap (after a GC), per submitted instance
+//	etcd-B/task    the growth of etcd's database in use, per submitted instance
+//
+// Every figure is of the whole process: the dev cluster's and etcd's
+// share included.
+func benchmarkRunning(b *testing.B, sh shape) {
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		sys := startSystem(b, sh)
+		before := sys.measure(b)
+		b.StartTimer()
+		res := sys.run(b, *capFlag)
+		b.StopTimer()
+		after := sys.measure(b)
+		sys.stop()
+		report(b, sh, res, before, after)
+	}
+}
+
+// system is one in-process bcs: etcd, the dev cluster and the scheduler.
+type system struct {
+	shape   shape
+	etcd    *store.Embedded
+	cluster *devcluster.Cluster
+	api     string
+	token   string
+	cancel  context.CancelFunc
+	done    chan error
+	logFile *os.File
+	stopped sync.Once
+}
+
+func startSystem(b *testing.B, sh shape) *system {
+	b.Helper()
+	dir := b.TempDir()
+	sys := &system{shape: sh, done: make(chan error, 1), cancel: func() {}}
+	b.Cleanup(sys.stop)
+	logger := slog.New(slog.DiscardHandler)
+	if *logFlag != "" {
+		f, err := os.Create(*logFlag)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sys.logFile = f
+		logger = slog.New(slog.NewTextHandler(f, nil))
+	}
+	ctx := context.Background()
+	var err error
+	if sys.etcd, err = store.StartEmbedded(ctx, filepath.Join(dir, "etcd")); err != nil {
+		b.Fatal(err)
+	}
+	sys.cluster, err = devcluster.Start(ctx, devcluster.Config{
+		ListenAddr: "127.0.0.1:0", WorkDir: filepath.Join(dir, "mesos"), ExecutorMode: devcluster.ExecutorSimulated,
+		Agents: agents(sh), Logger: logger.With("component", "devcluster"),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ready := make(chan string, 1)
+	runCtx, cancel := context.WithCancel(ctx)
+	sys.cancel = cancel
+	dataDir := filepath.Join(dir, "data")
+	go func() {
+		// As bcs-scheduler --dev --dev-executors simulated runs it, with
+		// the dev cluster started here to be measured.
+		sys.done <- schedulerd.Run(runCtx, schedulerd.Options{
+			Listen: "127.0.0.1:0", DataDir: dataDir, EtcdEndpoints: sys.etcd.Endpoints(), Masters: []string{sys.cluster.MasterURL()},
+			ContainerExecutorURI: "file:///opt/bcs/bcs-container-executor", ProcessExecutorURI: "file:///opt/bcs/bcs-process-executor",
+			Logger: logger, Ready: func(addr string) { ready <- addr },
+		})
+	}()
+	select {
+	case addr := <-ready:
+		sys.api = "http://" + addr
+	case err := <-sys.done:
+		b.Fatalf("bcs-scheduler: %v", err)
+	}
+	token, err := os.ReadFile(filepath.Join(dataDir, schedulerd.AdminTokenFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sys.token = strings.TrimSpace(string(token))
+	for deadline := time.Now().Add(time.Minute); len(sys.cluster.Frameworks()) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("bcs-scheduler did not subscribe to the master within a minute")
+		}
+	}
+	return sys
+}
+
+// stop ends what startSystem started, once.
+func (sys *system) stop() {
+	sys.stopped.Do(func() {
+		sys.cancel()
+		if sys.api != "" {
+			<-sys.done
+		}
+		if sys.cluster != nil {
+			sys.cluster.Stop()
+		}
+		if sys.etcd != nil {
+			sys.etcd.Close()
+		}
+		if sys.logFile != nil {
+			sys.logFile.Close()
+		}
+	})
+}
+
+// Agent attributes the constraints use: idc ×20, district ×5.
+const idcs, districts = 20, 5
+
+// agents are sized to hold twice the shape's instances (0.06 CPUs and
+// 64 MB each, its executor's share included).
+func agents(sh shape) []devcluster.AgentSpec {
+	perAgent := 2 * float64(sh.apps*sh.instances) / float64(sh.agents)
+	specs := make([]devcluster.AgentSpec, sh.agents)
+	for i := range specs {
+		specs[i] = devcluster.AgentSpec{
+			Hostname:  fmt.Sprintf("agent-%d", i+1),
+			Resources: devcluster.ResourceSpec{CPUs: math.Ceil(perAgent * 0.06), MemMB: math.Ceil(perAgent * 64)},
+			Attributes: []devcluster.AttributeSpec{
+				devcluster.TextAttribute("idc", fmt.Sprintf("idc-%d", i%idcs)),
+				devcluster.TextAttribute("district", fmt.Sprintf("district-%d", i%districts)),
+			},
+		}
+	}
+	return specs
+}
+
+// manifest is application i of the shape: processes and applications
+// (containers) by turns, each with one of three constraints by turns:
+// UNIQUE hostname (MAXPER hostname at twice the fair share when there
+// are fewer agents than instances), MAXPER idc at twice the fair share,
+// GROUPBY district.
+func manifest(sh shape, i int) []byte {
+	var constraint string
+	switch i % 3 {
+	case 0:
+		if sh.instances <= sh.agents {
+			constraint = `{"name":"hostname","operate":"UNIQUE"}`
+		} else {
+			constraint = fmt.Sprintf(`{"name":"hostname","operate":"MAXPER","type":3,"text":{"value":"%d"}}`, 2*sh.instances/sh.agents)
+		}
+	case 1:
+		constraint = fmt.Sprintf(`{"name":"idc","operate":"MAXPER","type":3,"text":{"value":"%d"}}`, 2*sh.instances/idcs)
+	default:
+		var items []string
+		for d := 0; d < districts; d++ {
+			items = append(items, strconv.Quote(fmt.Sprintf("district-%d", d)))
+		}
+		constraint = `{"name":"district","operate":"GROUPBY","type":4,"set":{"item":[` + strings.Join(items, ",") + `]}}`
+	}
+	resources := `"resources":{"limits":{"cpu":"0.05","memory":"32"}}`
+	var kind, template string
+	if i%2 == 0 {
+		kind = "process"
+		template = `{"processes":[{"procName":"svr","workPath":"${work_base_dir}/${namespace}.${processname}.${instanceid}",` +
+			`"pidFile":"${run_base_dir}/${namespace}.${processname}.${instanceid}/svr.pid",` +
+			`"startCmd":"./start.sh ${ports.http}","ports":[{"name":"http","hostPort":0,"protocol":"HTTP"}],` + resources + `}]}`
+	} else {
+		kind = "application"
+		template = `{"networkMode":"BRIDGE","containers":[{"image":"bcs-test/busybox:latest","command":"/bin/sh","args":["-c","sleep 1d"],` + resources + `}]}`
+	}
+	return fmt.Appendf(nil, `{"apiVersion":"v4","kind":%q,"metadata":{"name":%q,"namespace":"bench"},`+
+		`"constraint":{"intersectionItem":[{"unionData":[%s]}]},"spec":{"instance":%d,"template":{"spec":%s}}}`,
+		kind, appName(i), constraint, sh.instances, template)
+}
+
+func appName(i int) string { return fmt.Sprintf("app-%03d", i) }
+
+// result is what a run achieved.
+type result struct {
+	elapsed time.Duration
+	capped  bool
+	running int
+}
+
+// run submits the applications and waits until the API shows all their
+// instances in TASK_RUNNING, or until limit.
+func (sys *system) run(b *testing.B, limit time.Duration) result {
+	start := time.Now()
+	deadline := start.Add(limit)
+	for i := 0; i < sys.shape.apps; i++ {
+		if code, body := sys.call("POST", "/v1/apps", manifest(sys.shape, i)); code != http.StatusCreated {
+			b.Fatalf("POST %s: %d %s", appName(i), code, body)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%d applications submitted in %v\n", sys.shape.apps, time.Since(start).Round(time.Millisecond))
+	total := sys.shape.apps * sys.shape.instances
+	progress := func(apiRunning string) {
+		st := sys.cluster.Stats()
+		fmt.Fprintf(os.Stderr, "%6.1fs: %d launched, %d running on the master, %s in the API; %d status updates (%d resent)\n",
+			time.Since(start).Seconds(), st.TasksLaunched, st.TasksRunning, apiRunning, st.StatusUpdates, st.StatusUpdatesResent)
+	}
+	// The API shows no more than the master runs: until the master runs
+	// every task, watch it, not the API, whose reads of every record would
+	// slow the system measured.
+	lastProgress := start
+	for sys.cluster.Stats().TasksRunning < int64(total) && time.Now().Before(deadline) {
+		if time.Since(lastProgress) >= 10*time.Second {
+			progress("not read yet")
+			lastProgress = time.Now()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	running := make([]int, sys.shape.apps)
+	for {
+		n := 0
+		for i, r := range running {
+			if r < sys.shape.instances {
+				running[i] = sys.runningInstances(b, appName(i))
+			}
+			n += running[i]
+		}
+		elapsed := time.Since(start)
+		if n == total || elapsed >= limit {
+			progress(strconv.Itoa(n))
+			return result{elapsed: elapsed, capped: n < total, running: n}
+		}
+		if time.Since(lastProgress) >= 10*time.Second {
+			progress(strconv.Itoa(n))
+			lastProgress = time.Now()
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// runningInstances counts the instances of an application the API shows
+// in TASK_RUNNING.
+func (sys *system) runningInstances(b *testing.B, name string) int {
+	code, body := sys.call("GET", "/v1/apps/bench/"+name, nil)
+	if code != http.StatusOK {
+		b.Fatalf("GET %s: %d %s", name, code, body)
+	}
+	var view struct {
+		Status struct {
+			Instances []struct {
+				State string `json:"state"`
+			} `json:"instances"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(body, &view); err != nil {
+		b.Fatalf("GET %s: %v", name, err)
+	}
+	n := 0
+	for _, inst := range view.Status.Instances {
+		if inst.State == "TASK_RUNNING" {
+			n++
+		}
+	}
+	return n
+}
+
+func (sys *system) call(method, path string, body []byte) (int, []byte) {
+	req, err := http.NewRequest(method, sys.api+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, []byte(err.Error())
+	}
+	req.Header.Set("Authorization", "Bearer "+sys.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, []byte(err.Error())
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, data
+}
+
+// footprint is the process's memory and etcd's database at one moment.
+type footprint struct {
+	rss, heap, etcd int64 // bytes
+	stats           devcluster.Stats
+}
+
+func (sys *system) measure(b *testing.B) footprint {
+	b.Helper()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	f := footprint{rss: residentBytes(b), heap: int64(ms.HeapInuse), stats: sys.cluster.Stats()}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: sys.etcd.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	status, err := cli.Status(ctx, sys.etcd.Endpoints()[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.etcd = status.DbSizeInUse
+	return f
+}
+
+// residentBytes is VmRSS of /proc/self/status.
+func residentBytes(b *testing.B) int64 {
+	b.Helper()
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatal("no VmRSS in /proc/self/status")
+	return 0
+}
+
+func report(b *testing.B, sh shape, res result, before, after footprint) {
+	tasks := float64(sh.apps * sh.instances)
+	secs := res.elapsed.Seconds()
+	launched := after.stats.TasksLaunched - before.stats.TasksLaunched
+	updates := after.stats.StatusUpdates - before.stats.StatusUpdates
+	if res.capped {
+		b.Logf("capped at %v: %d of %d instances Running in the API", res.elapsed.Round(time.Second), res.running, int(tasks))
+	}
+	b.ReportMetric(secs, "s-to-running")
+	b.ReportMetric(float64(res.running), "running")
+	b.ReportMetric(float64(launched)/secs, "launches/s")
+	b.ReportMetric(float64(updates)/secs, "updates/s")
+	b.ReportMetric(float64(after.stats.AckLatency.Quantile(0.5).Microseconds())/1000, "ack-p50-ms")
+	b.ReportMetric(float64(after.stats.AckLatency.Quantile(0.99).Microseconds())/1000, "ack-p99-ms")
+	b.ReportMetric(float64(after.stats.StatusUpdatesResent-before.stats.StatusUpdatesResent), "resent")
+	b.ReportMetric(float64(after.rss)/(1<<20), "rss-MiB")
+	b.ReportMetric(float64(after.rss-before.rss)/1024/tasks, "rss-KiB/task")
+	b.ReportMetric(float64(after.heap-before.heap)/1024/tasks, "heap-KiB/task")
+	b.ReportMetric(float64(after.etcd-before.etcd)/tasks, "etcd-B/task")
+}
