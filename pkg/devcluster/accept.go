@@ -45,7 +45,7 @@ func (c *Cluster) accept(fw *framework, acc *scheduler.Call_Accept) {
 	}
 	var offered mesos.Resources
 	for _, o := range offers {
-		c.removeOffer(o)
+		c.useOffer(o)
 		offered.Add(o.resources.Clone()...)
 	}
 	remaining := offered.Allocate(fw.role)
@@ -107,9 +107,12 @@ func (c *Cluster) accept(fw *framework, acc *scheduler.Call_Accept) {
 		}
 	}
 
-	// Unused resources go back with the ACCEPT's filter (default 5s).
+	// Unused resources go back with the ACCEPT's filter (default 5s),
+	// installed first: they must not go to fw in between.
 	if len(remaining) > 0 {
-		c.refuse(fw, agent, sumResources(remaining), acc.Filters)
+		unused := sumResources(remaining)
+		c.refuse(fw, agent, unused, acc.Filters)
+		agent.share.recover(unused)
 	}
 	c.triggerAllocation()
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/allocator"
+	mesosallocator "github.com/mesos/mesos-go/api/v1/lib/allocator"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
@@ -51,7 +51,7 @@ func (c *Cluster) AddAgent(spec AgentSpec) (string, error) {
 		offered:      map[string]*offer{},
 
 		inverseOffers:   map[string]*inverseOffer{},
-		inverseStatuses: map[string]allocator.InverseOfferStatus{},
+		inverseStatuses: map[string]mesosallocator.InverseOfferStatus{},
 	}
 	a.info = mesos.AgentInfo{
 		Hostname:   spec.Hostname,
@@ -94,6 +94,7 @@ func (c *Cluster) AddAgent(spec AgentSpec) (string, error) {
 		return "", fmt.Errorf("agent %q: %w", a.id, errdefs.ErrAlreadyExists)
 	}
 	a.registeredAt = c.cfg.Clock.Now()
+	a.share = c.alloc.addAgent(a.id, a.total)
 	c.agents[a.id] = a
 	c.agentOrder = append(c.agentOrder, a)
 	c.addMachineOf(a)
@@ -216,6 +217,7 @@ func (c *Cluster) RemoveAgent(id string) error {
 // returned channel is closed when it is done. Caller holds c.mu.
 func (c *Cluster) removeAgent(a *agent, message string, unreachable bool) <-chan struct{} {
 	a.removed = true
+	c.alloc.removeAgent(a.share)
 	delete(c.agents, a.id)
 	for i, x := range c.agentOrder {
 		if x == a {
@@ -447,6 +449,7 @@ func (c *Cluster) executorTerminated(ex *executorRun, waitStatus int32, msg stri
 		return
 	}
 	delete(a.executors, ex.key())
+	a.share.recover(ex.resources)
 	if ex.regTimer != nil {
 		ex.regTimer.Stop()
 	}

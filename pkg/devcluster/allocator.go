@@ -1,192 +1,295 @@
 package devcluster
 
 import (
-	"fmt"
-	"sort"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 )
 
-// allocationLoop runs an offer round every AllocationInterval and whenever
-// something frees resources or a framework (re)subscribes or revives.
-func (c *Cluster) allocationLoop() {
-	defer c.wg.Done()
-	t := c.cfg.Clock.NewTicker(c.cfg.AllocationInterval.D())
+// allocator decides which framework is offered what, like Mesos'
+// hierarchical allocator without weights, quotas or reservations: it keeps
+// what each agent has left to offer — its total less what tasks,
+// executors and outstanding offers hold — up to date as that changes, and
+// every AllocationInterval, or when triggered, offers what each active
+// agent has left to one framework at a time (the frameworks take turns
+// being first from pass to pass), skipping suppressed frameworks and live
+// refusal filters. The master makes the offers (grant).
+//
+// The master calls it holding its own lock; the allocator's locks are
+// taken after it and never held while calling the master. A pass holds
+// one agent's lock at a time.
+type allocator struct {
+	clock    clockwork.Clock
+	interval time.Duration
+	// grant makes the offers of a pass, one batch per framework in the
+	// pass's order; it is called after every pass that had a connected
+	// framework, even with none, for the inverse offers.
+	grant func([]offerBatch)
+	wake  chan struct{}
+
+	mu         sync.Mutex // guards the fields below; never held across a pass
+	agents     []*agentShare
+	frameworks map[*frameworkFilters]bool
+	rotation   int
+}
+
+// agentShare is the allocator's record of one agent.
+type agentShare struct {
+	id    string
+	total mesos.Resources // fixes the order of free's resources
+
+	mu      sync.Mutex // guards the fields below
+	free    mesos.Resources
+	active  bool // registered and not deactivated
+	removed bool
+}
+
+// frameworkFilters is the allocator's record of one framework: whether
+// it is connected and wants offers, and which agents' resources it
+// refused until when.
+type frameworkFilters struct {
+	id string
+
+	mu         sync.Mutex // guards the fields below
+	connected  bool
+	suppressed bool
+	refusals   map[string]refusal // by agent ID
+}
+
+// refusal is an offer filter: resources of one agent a framework declined
+// until a time. It blocks re-offering only while what is available is
+// contained in what was refused, like Mesos' RefusedOfferFilter.
+type refusal struct {
+	until     time.Time
+	resources mesos.Resources
+}
+
+// offerBatch is what a pass offers one framework: each agent's free
+// resources, taken from the agent until the offer ends.
+type offerBatch struct {
+	framework *frameworkFilters
+	grants    []grant
+}
+
+type grant struct {
+	agent     *agentShare
+	resources mesos.Resources
+}
+
+func newAllocator(clock clockwork.Clock, interval time.Duration, grantOffers func([]offerBatch)) *allocator {
+	return &allocator{
+		clock: clock, interval: interval, grant: grantOffers,
+		wake: make(chan struct{}, 1), frameworks: map[*frameworkFilters]bool{},
+	}
+}
+
+// run makes a pass every interval and whenever triggered, until stop is
+// closed.
+func (al *allocator) run(stop <-chan struct{}) {
+	t := al.clock.NewTicker(al.interval)
 	defer t.Stop()
 	for {
 		select {
-		case <-c.stop:
+		case <-stop:
 			return
 		case <-t.Chan():
-		case <-c.allocNow:
+		case <-al.wake:
 		}
-		c.mu.Lock()
-		if !c.stopped {
-			c.allocate()
-		}
-		c.mu.Unlock()
+		al.pass()
 	}
 }
 
-// allocate makes one offer round: each active agent's unused, unoffered
-// resources go to one framework at a time (frameworks take turns first
-// from round to round), skipping suppressed frameworks and live refusal
-// filters; then inverse offers go out for agents in a maintenance window,
-// as the Mesos allocator makes them in the same cycle. Caller holds c.mu.
-func (c *Cluster) allocate() {
-	var connected []*framework
-	for _, fw := range c.frameworks {
-		if fw.stream != nil {
-			connected = append(connected, fw)
+// trigger asks for a pass soon: something was freed, or a framework
+// (re)subscribed or revived.
+func (al *allocator) trigger() {
+	select {
+	case al.wake <- struct{}{}:
+	default:
+	}
+}
+
+// triggerAfter triggers a pass once a filter of d expired.
+func (al *allocator) triggerAfter(d time.Duration) { al.clock.AfterFunc(d, al.trigger) }
+
+// pass makes one allocation pass.
+func (al *allocator) pass() {
+	al.mu.Lock()
+	var connected, wanting []*frameworkFilters
+	for f := range al.frameworks {
+		f.mu.Lock()
+		if f.connected {
+			connected = append(connected, f)
+			if !f.suppressed {
+				wanting = append(wanting, f)
+			}
 		}
+		f.mu.Unlock()
 	}
 	if len(connected) == 0 {
+		al.mu.Unlock()
 		return
 	}
-	sort.Slice(connected, func(i, j int) bool { return connected[i].id < connected[j].id })
-	now := c.cfg.Clock.Now()
-	c.offerResources(connected, now)
-	c.offerInverse(connected, now)
-}
+	byID := func(a, b *frameworkFilters) int { return strings.Compare(a.id, b.id) }
+	slices.SortFunc(wanting, byID)
+	if len(wanting) > 0 {
+		al.rotation++
+		start := al.rotation % len(wanting)
+		wanting = append(wanting[start:], wanting[:start]...)
+	}
+	agents := slices.Clone(al.agents)
+	al.mu.Unlock()
 
-// offerResources makes the offers of one round. Caller holds c.mu.
-func (c *Cluster) offerResources(connected []*framework, now time.Time) {
-	var fws []*framework
-	for _, fw := range connected {
-		if !fw.suppressed {
-			fws = append(fws, fw)
+	now := al.clock.Now()
+	granted := make(map[*frameworkFilters][]grant, len(wanting))
+	for _, s := range agents {
+		if f, rs := s.offerTo(wanting, now); f != nil {
+			granted[f] = append(granted[f], grant{agent: s, resources: rs})
 		}
 	}
-	if len(fws) == 0 {
+	batches := make([]offerBatch, 0, len(granted))
+	for _, f := range wanting {
+		if gs := granted[f]; len(gs) > 0 {
+			batches = append(batches, offerBatch{framework: f, grants: gs})
+		}
+	}
+	al.grant(batches)
+}
+
+// offerTo takes the agent's free resources for the first framework of
+// fws that has not filtered them, if they are worth offering.
+func (s *agentShare) offerTo(fws []*frameworkFilters, now time.Time) (*frameworkFilters, mesos.Resources) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.active || !allocatable(s.free) {
+		return nil, nil
+	}
+	for _, f := range fws {
+		if f.refuses(s.id, s.free, now) {
+			continue
+		}
+		rs := s.free
+		s.free = nil
+		return f, rs
+	}
+	return nil, nil
+}
+
+// refuses reports whether a live refusal filter keeps the agent's free
+// resources from f, forgetting an expired one.
+func (f *frameworkFilters) refuses(agentID string, free mesos.Resources, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.refusals[agentID]
+	switch {
+	case !ok:
+		return false
+	case !now.Before(r.until):
+		delete(f.refusals, agentID)
+		return false
+	}
+	return containsAll(r.resources, free)
+}
+
+// addAgent starts offering a new agent's resources.
+func (al *allocator) addAgent(id string, total mesos.Resources) *agentShare {
+	s := &agentShare{id: id, total: total.Clone(), free: total.Clone(), active: true}
+	al.mu.Lock()
+	al.agents = append(al.agents, s)
+	al.mu.Unlock()
+	return s
+}
+
+// removeAgent stops offering an agent; resources recovered later are
+// dropped.
+func (al *allocator) removeAgent(s *agentShare) {
+	al.mu.Lock()
+	al.agents = slices.DeleteFunc(al.agents, func(x *agentShare) bool { return x == s })
+	al.mu.Unlock()
+	s.mu.Lock()
+	s.removed, s.active, s.free = true, false, nil
+	s.mu.Unlock()
+}
+
+// setActive starts or stops offering the agent (REACTIVATE_AGENT,
+// DEACTIVATE_AGENT).
+func (s *agentShare) setActive(active bool) {
+	s.mu.Lock()
+	s.active = active && !s.removed
+	s.mu.Unlock()
+}
+
+// recover gives resources back to the agent: an offer ended, a task or
+// executor ended, or an ACCEPT left some unused.
+func (s *agentShare) recover(rs mesos.Resources) {
+	if len(rs) == 0 {
 		return
 	}
-	c.rotation++
-	start := c.rotation % len(fws)
-	fws = append(fws[start:], fws[:start]...)
-
-	batches := make(map[*framework][]mesos.Offer, len(fws))
-	for _, a := range c.agentOrder {
-		if a.removed || a.deactivated {
-			continue
-		}
-		avail := a.available()
-		if !allocatable(avail) {
-			continue
-		}
-		for _, fw := range fws {
-			if r, ok := fw.refusals[a.id]; ok {
-				if now.Before(r.until) && containsAll(r.resources, avail) {
-					continue
-				}
-				if !now.Before(r.until) {
-					delete(fw.refusals, a.id)
-				}
-			}
-			o := &offer{
-				id:        c.newOfferID(),
-				fw:        fw,
-				agent:     a,
-				resources: avail,
-			}
-			c.offers[o.id] = o
-			a.offered[o.id] = o
-			batches[fw] = append(batches[fw], c.wireOffer(o))
-			break
-		}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.removed {
+		return
 	}
-	for _, fw := range fws {
-		if offers := batches[fw]; len(offers) > 0 {
-			fw.stream.send(&scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: offers}})
-		}
-	}
+	s.free.Add(sumResources(rs)...)
+	s.free = inOrderOf(s.free, s.total)
 }
 
-// newOfferID is the ID of a new offer or inverse offer: the master draws
-// both from one sequence. Caller holds c.mu.
-func (c *Cluster) newOfferID() string { return fmt.Sprintf("%s-O%d", c.id, c.nextSeq()) }
-
-// wireOffer is the Offer message for o. As a 1.12 master does (see the
-// recording), the offer and every resource carry allocation_info, MULTI_ROLE
-// framework or not, and every resource its (deprecated) role "*". An
-// agent in a maintenance window offers with its unavailability.
-func (c *Cluster) wireOffer(o *offer) mesos.Offer {
-	role := o.fw.role
-	m := mesos.Offer{
-		ID:             mesos.OfferID{Value: o.id},
-		FrameworkID:    mesos.FrameworkID{Value: o.fw.id},
-		AgentID:        mesos.AgentID{Value: o.agent.id},
-		Hostname:       o.agent.info.Hostname,
-		Attributes:     append([]mesos.Attribute(nil), o.agent.attributes...),
-		AllocationInfo: &mesos.Resource_AllocationInfo{Role: &role},
-		Resources:      withUnreservedRole(o.resources.Clone().Allocate(role)),
-		URL:            o.agent.url(),
-		Unavailability: c.unavailabilityOf(o.agent),
+// inOrderOf orders rs' resources by their names' order in total, as a
+// subtraction from total leaves them.
+func inOrderOf(rs, total mesos.Resources) mesos.Resources {
+	rank := func(r mesos.Resource) int {
+		return slices.IndexFunc(total, func(t mesos.Resource) bool { return t.Name == r.Name })
 	}
-	for _, ex := range o.agent.executors {
-		if ex.fw == o.fw {
-			m.ExecutorIDs = append(m.ExecutorIDs, mesos.ExecutorID{Value: ex.id})
-		}
-	}
-	return m
-}
-
-// withUnreservedRole sets the pre-refinement role "*" of unreserved
-// resources, which a 1.12 master still writes on offers and on the
-// resources of its endpoints.
-func withUnreservedRole(rs mesos.Resources) mesos.Resources {
-	for i := range rs {
-		if rs[i].Role == nil {
-			rs[i].Role = strPtr("*")
-		}
-	}
+	slices.SortStableFunc(rs, func(a, b mesos.Resource) int { return rank(a) - rank(b) })
 	return rs
 }
 
-// url is where the agent's own API lives, as offers name it; simulated
-// agents have none.
-func (a *agent) url() *mesos.URL {
-	if a.endpoint == "" {
-		return nil
-	}
-	host, port := splitHostPort(a.endpoint)
-	return &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &a.info.Hostname, IP: &host, Port: int32(port)}, Path: strPtr("/slave(1)")}
+// addFramework starts tracking a framework, disconnected.
+func (al *allocator) addFramework(id string) *frameworkFilters {
+	f := &frameworkFilters{id: id, refusals: map[string]refusal{}}
+	al.mu.Lock()
+	al.frameworks[f] = true
+	al.mu.Unlock()
+	return f
 }
 
-func strPtr(s string) *string { return &s }
-
-// removeOffer forgets an offer (its resources become available again).
-// Caller holds c.mu.
-func (c *Cluster) removeOffer(o *offer) {
-	delete(c.offers, o.id)
-	delete(o.agent.offered, o.id)
+// removeFramework forgets a framework and its filters.
+func (al *allocator) removeFramework(f *frameworkFilters) {
+	al.mu.Lock()
+	delete(al.frameworks, f)
+	al.mu.Unlock()
+	f.setConnected(false, false)
 }
 
-// rescindOffer removes an offer and tells its framework. Caller holds c.mu.
-func (c *Cluster) rescindOffer(o *offer) {
-	c.removeOffer(o)
-	if o.fw.stream != nil {
-		o.fw.stream.send(&scheduler.Event{Type: scheduler.Event_RESCIND, Rescind: &scheduler.Event_Rescind{OfferID: mesos.OfferID{Value: o.id}}})
-	}
+// setConnected marks the framework (dis)connected; a subscription says
+// whether it starts suppressed. Its filters stay.
+func (f *frameworkFilters) setConnected(connected, suppressed bool) {
+	f.mu.Lock()
+	f.connected, f.suppressed = connected, suppressed
+	f.mu.Unlock()
 }
 
-// removeOffersOf drops (or rescinds) every offer and inverse offer of fw.
-// Caller holds c.mu.
-func (c *Cluster) removeOffersOf(fw *framework, rescind bool) {
-	for _, o := range c.offers {
-		if o.fw != fw {
-			continue
-		}
-		if rescind {
-			c.rescindOffer(o)
-		} else {
-			c.removeOffer(o)
-		}
-	}
-	for _, io := range c.inverseOffers {
-		if io.fw == fw {
-			c.removeInverseOffer(io, rescind)
-		}
-	}
+// suppress stops offers to the framework (SUPPRESS).
+func (f *frameworkFilters) suppress() {
+	f.mu.Lock()
+	f.suppressed = true
+	f.mu.Unlock()
+}
+
+// revive resumes offers and clears every refusal filter (REVIVE).
+func (f *frameworkFilters) revive() {
+	f.mu.Lock()
+	f.suppressed = false
+	f.refusals = map[string]refusal{}
+	f.mu.Unlock()
+}
+
+// refuse installs a refusal filter of the agent's resources rs until.
+func (f *frameworkFilters) refuse(agentID string, rs mesos.Resources, until time.Time) {
+	f.mu.Lock()
+	f.refusals[agentID] = refusal{until: until, resources: rs.Clone()}
+	f.mu.Unlock()
 }

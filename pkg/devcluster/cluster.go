@@ -16,7 +16,7 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/allocator"
+	mesosallocator "github.com/mesos/mesos-go/api/v1/lib/allocator"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/maintenance"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -49,16 +49,15 @@ type Cluster struct {
 	machines map[string]*machine
 	schedule maintenance.Schedule
 	seq      uint64
-	rotation int
 	stats    Stats
 
 	masterAddr string
 	masterSrv  *http.Server
 	security   security // TLS and HTTP authentication
 
-	allocNow chan struct{}
-	stop     chan struct{}
-	wg       sync.WaitGroup // the allocation loop
+	alloc *allocator
+	stop  chan struct{}
+	wg    sync.WaitGroup // the allocation loop
 	// procs counts goroutines that start or wait for child processes; Add
 	// only under mu while not stopped.
 	procs     sync.WaitGroup
@@ -83,7 +82,6 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		offers:            map[string]*offer{},
 		inverseOffers:     map[string]*inverseOffer{},
 		machines:          map[string]*machine{},
-		allocNow:          make(chan struct{}, 1),
 		stoppedDone:       make(chan struct{}),
 		stop:              make(chan struct{}),
 	}
@@ -91,6 +89,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if c.security, err = loadSecurity(cfg); err != nil {
 		return nil, err
 	}
+	c.alloc = newAllocator(cfg.Clock, cfg.AllocationInterval.D(), c.grantOffers)
 	c.procCtx, c.cancelCtx = context.WithCancel(context.Background())
 	if c.cfg.WorkDir == "" {
 		dir, err := os.MkdirTemp("", "devcluster-")
@@ -114,7 +113,10 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		}
 	}
 	c.wg.Add(1)
-	go c.allocationLoop()
+	go func() {
+		defer c.wg.Done()
+		c.alloc.run(c.stop)
+	}()
 	if ctx != nil && ctx.Done() != nil {
 		go func() {
 			select {
@@ -258,12 +260,13 @@ func (c *Cluster) RestartMaster() error {
 			fw.failoverTimer.Stop()
 			fw.failoverTimer = nil
 		}
+		fw.filters.setConnected(false, false)
 		c.removeOffersOf(fw, false)
 	}
 	// A new master has no answers to inverse offers (they live in its
 	// allocator), only the schedule (in the registry).
 	for _, a := range c.agentOrder {
-		a.inverseStatuses = map[string]allocator.InverseOfferStatus{}
+		a.inverseStatuses = map[string]mesosallocator.InverseOfferStatus{}
 	}
 	old := c.masterSrv
 	c.mu.Unlock()
@@ -306,12 +309,7 @@ func (c *Cluster) nextSeq() uint64 {
 	return c.seq
 }
 
-func (c *Cluster) triggerAllocation() {
-	select {
-	case c.allocNow <- struct{}{}:
-	default:
-	}
-}
+func (c *Cluster) triggerAllocation() { c.alloc.trigger() }
 
 // Frameworks lists the IDs of the frameworks the master knows (connected
 // or within their failover timeout), sorted.

@@ -20,8 +20,10 @@
 //     START/STOP_MAINTENANCE) with inverse offers to the frameworks using
 //     an agent in a maintenance window; every agent's machine is its
 //     hostname and 127.0.0.1;
-//   - an allocator that offers each active agent's unused resources to one
-//     framework at a time, every AllocationInterval;
+//   - an allocator that keeps what each agent has left to offer as
+//     offers, tasks and executors take and give back resources, and
+//     offers each active agent's rest to one framework at a time, every
+//     AllocationInterval or when something was freed;
 //   - agents, whose executors are either simulated (no processes; cheap
 //     enough for thousands of agents) or real child processes leading
 //     their own sessions in their sandboxes — when an executor ends, its
@@ -71,8 +73,9 @@
 // volumes or quotas, and of the operator API only the calls above;
 // operations other than LAUNCH and LAUNCH_GROUP are logged and ignored.
 // The master keeps
-// all state behind one mutex; handlers only queue events, and process
-// launches run outside it.
+// its and the agents' state behind one mutex; handlers only queue events,
+// and process launches run outside it. The allocator has locks of its own,
+// taken after the master's, one agent's at a time in a pass.
 //
 // It must not import other bcs-mesos packages except pkg/errdefs (its
 // tests and devclustertest decode with pkg/mesoswire, as any client of a

@@ -68,6 +68,7 @@ func (c *Cluster) deactivateAgent(agentID string) *httpError {
 // inverse offers (Master::deactivate). Caller holds c.mu.
 func (c *Cluster) deactivate(a *agent) {
 	a.deactivated = true
+	a.share.setActive(false)
 	for _, o := range a.offered {
 		c.rescindOffer(o)
 	}
@@ -89,6 +90,7 @@ func (c *Cluster) reactivateAgent(agentID string) *httpError {
 		return &httpError{http.StatusBadRequest, "Agent is still in the DRAINING state"}
 	}
 	a.deactivated, a.drain, a.drainStarted = false, nil, time.Time{}
+	a.share.setActive(true)
 	c.log().Info("agent reactivated", "agent", a.id, "hostname", a.info.Hostname)
 	c.triggerAllocation()
 	return nil

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/allocator"
+	mesosallocator "github.com/mesos/mesos-go/api/v1/lib/allocator"
 	"github.com/mesos/mesos-go/api/v1/lib/maintenance"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 )
@@ -122,7 +122,7 @@ func (c *Cluster) updateUnavailability(key string, u *mesos.Unavailability) {
 		for _, io := range a.inverseOffers {
 			c.removeInverseOffer(io, true)
 		}
-		a.inverseStatuses = map[string]allocator.InverseOfferStatus{}
+		a.inverseStatuses = map[string]mesosallocator.InverseOfferStatus{}
 		for _, fw := range c.frameworks {
 			delete(fw.inverseRefusals, a.id)
 		}
@@ -329,6 +329,9 @@ func (c *Cluster) maintenanceStatus() maintenance.ClusterStatus {
 // not filtered it. They carry no resources (the whole agent) and the
 // unavailability. Caller holds c.mu.
 func (c *Cluster) offerInverse(connected []*framework, now time.Time) {
+	if !c.anyUnavailability() {
+		return // the common case, without a look at every agent
+	}
 	batches := map[*framework][]mesos.InverseOffer{}
 	for _, a := range c.agentOrder {
 		u := c.unavailabilityOf(a)
@@ -362,6 +365,17 @@ func (c *Cluster) offerInverse(connected []*framework, now time.Time) {
 			fw.stream.send(&scheduler.Event{Type: scheduler.Event_INVERSE_OFFERS, InverseOffers: &scheduler.Event_InverseOffers{InverseOffers: ios}})
 		}
 	}
+}
+
+// anyUnavailability reports whether a machine has a maintenance window.
+// Caller holds c.mu.
+func (c *Cluster) anyUnavailability() bool {
+	for _, m := range c.machines {
+		if m.unavailability != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // holdsResourcesOf reports whether fw has resources offered or allocated
@@ -404,7 +418,7 @@ func (c *Cluster) removeInverseOffer(io *inverseOffer, rescind bool) {
 // filter: no new inverse offer for that agent for filters.refuse_seconds
 // (default 5s, at most a year). Unknown IDs are ignored, as the master
 // only logs them. Caller holds c.mu.
-func (c *Cluster) answerInverseOffers(fw *framework, ids []mesos.OfferID, filters *mesos.Filters, answer allocator.InverseOfferStatus_Status) {
+func (c *Cluster) answerInverseOffers(fw *framework, ids []mesos.OfferID, filters *mesos.Filters, answer mesosallocator.InverseOfferStatus_Status) {
 	if len(ids) == 0 {
 		c.log().Warn("inverse offer answer without inverse offers", "framework", fw.id, "answer", answer.String())
 		return
@@ -421,7 +435,7 @@ func (c *Cluster) answerInverseOffers(fw *framework, ids []mesos.OfferID, filter
 			continue
 		}
 		c.removeInverseOffer(io, false)
-		io.agent.inverseStatuses[fw.id] = allocator.InverseOfferStatus{
+		io.agent.inverseStatuses[fw.id] = mesosallocator.InverseOfferStatus{
 			Status:      answer.Enum(),
 			FrameworkID: mesos.FrameworkID{Value: fw.id},
 			Timestamp:   mesos.TimeInfo{Nanoseconds: now.UnixNano()},

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/allocator"
+	mesosallocator "github.com/mesos/mesos-go/api/v1/lib/allocator"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 )
 
@@ -22,8 +22,7 @@ type framework struct {
 	partitionAware bool
 	multiRole      bool
 	role           string // the role offers are allocated to
-	suppressed     bool
-	refusals       map[string]refusal // by agent ID
+	filters        *frameworkFilters
 	// inverseRefusals: until when the framework wants no inverse offer for
 	// an agent (the filters of its last answer), by agent ID.
 	inverseRefusals map[string]time.Time
@@ -34,14 +33,6 @@ type framework struct {
 
 	failoverTimer clockwork.Timer
 	failoverGen   int
-}
-
-// refusal is an offer filter: resources of one agent a framework declined
-// until a time. It blocks re-offering only while what is available is
-// contained in what was refused, like Mesos' RefusedOfferFilter.
-type refusal struct {
-	until     time.Time
-	resources mesos.Resources
 }
 
 const maxCompletedTasks = 1000
@@ -170,6 +161,7 @@ type agent struct {
 	info       mesos.AgentInfo
 	total      mesos.Resources
 	attributes []mesos.Attribute
+	share      *agentShare // what the allocator has left to offer
 
 	tasks        map[string]*task        // live tasks, by framework/task ID
 	executors    map[string]*executorRun // by framework/executor ID
@@ -196,7 +188,7 @@ type agent struct {
 	// framework's outstanding inverse offer and last answer, by framework
 	// ID.
 	inverseOffers   map[string]*inverseOffer
-	inverseStatuses map[string]allocator.InverseOfferStatus
+	inverseStatuses map[string]mesosallocator.InverseOfferStatus
 }
 
 func executorKey(frameworkID, executorID string) string { return frameworkID + "/" + executorID }
@@ -219,14 +211,6 @@ func (a *agent) offeredResources() mesos.Resources {
 		lists = append(lists, o.resources)
 	}
 	return sumResources(lists...)
-}
-
-// available is the agent's total minus used minus offered.
-func (a *agent) available() mesos.Resources {
-	avail := a.total.Clone()
-	avail.Subtract(a.used()...)
-	avail.Subtract(a.offeredResources()...)
-	return avail
 }
 
 // executorRun is one executor on one agent: simulated, or a child process

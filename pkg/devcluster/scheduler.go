@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/allocator"
+	mesosallocator "github.com/mesos/mesos-go/api/v1/lib/allocator"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 )
@@ -161,11 +162,10 @@ func (c *Cluster) dispatch(r *http.Request, call *scheduler.Call, principal stri
 	case scheduler.Call_DECLINE:
 		c.decline(fw, call.Decline.OfferIDs, call.Decline.Filters)
 	case scheduler.Call_REVIVE:
-		fw.suppressed = false
-		fw.refusals = map[string]refusal{}
+		fw.filters.revive()
 		c.triggerAllocation()
 	case scheduler.Call_SUPPRESS:
-		fw.suppressed = true
+		fw.filters.suppress()
 	case scheduler.Call_KILL:
 		c.kill(fw, call.Kill)
 	case scheduler.Call_SHUTDOWN:
@@ -181,9 +181,9 @@ func (c *Cluster) dispatch(r *http.Request, call *scheduler.Call, principal stri
 	case scheduler.Call_UPDATE_FRAMEWORK:
 		fw.applyInfo(call.UpdateFramework.FrameworkInfo)
 	case scheduler.Call_ACCEPT_INVERSE_OFFERS:
-		c.answerInverseOffers(fw, call.AcceptInverseOffers.InverseOfferIDs, call.AcceptInverseOffers.Filters, allocator.InverseOfferStatus_ACCEPT)
+		c.answerInverseOffers(fw, call.AcceptInverseOffers.InverseOfferIDs, call.AcceptInverseOffers.Filters, mesosallocator.InverseOfferStatus_ACCEPT)
 	case scheduler.Call_DECLINE_INVERSE_OFFERS:
-		c.answerInverseOffers(fw, call.DeclineInverseOffers.InverseOfferIDs, call.DeclineInverseOffers.Filters, allocator.InverseOfferStatus_DECLINE)
+		c.answerInverseOffers(fw, call.DeclineInverseOffers.InverseOfferIDs, call.DeclineInverseOffers.Filters, mesosallocator.InverseOfferStatus_DECLINE)
 	default:
 		return &httpError{http.StatusNotImplemented, "The dev cluster does not implement " + call.Type.String() + " calls"}
 	}
@@ -235,7 +235,7 @@ func (c *Cluster) subscribe(w http.ResponseWriter, r *http.Request, info mesos.F
 			id:           id,
 			tasks:        map[string]*task{},
 			unreachable:  map[string]*task{},
-			refusals:     map[string]refusal{},
+			filters:      c.alloc.addFramework(id),
 			registeredAt: c.cfg.Clock.Now(),
 		}
 		c.frameworks[id] = fw
@@ -244,12 +244,7 @@ func (c *Cluster) subscribe(w http.ResponseWriter, r *http.Request, info mesos.F
 	info.ID = &mesos.FrameworkID{Value: id}
 	fw.applyInfo(info)
 	fw.stream, fw.streamID = stream, stream.id
-	fw.suppressed = false
-	for _, role := range suppressedRoles {
-		if role == fw.role {
-			fw.suppressed = true
-		}
-	}
+	fw.filters.setConnected(true, slices.Contains(suppressedRoles, fw.role))
 	hb := c.cfg.HeartbeatInterval.D().Seconds()
 	stream.send(&scheduler.Event{
 		Type: scheduler.Event_SUBSCRIBED,
@@ -301,6 +296,7 @@ func (c *Cluster) serveSchedulerStream(w http.ResponseWriter, r *http.Request, s
 // frameworkDisconnected starts the failover timeout. Caller holds c.mu.
 func (c *Cluster) frameworkDisconnected(fw *framework) {
 	fw.stream, fw.streamID = nil, ""
+	fw.filters.setConnected(false, false)
 	c.removeOffersOf(fw, false)
 	if c.frameworks[fw.id] != fw {
 		return
@@ -328,6 +324,7 @@ func (c *Cluster) removeFramework(fw *framework) {
 		fw.stream, fw.streamID = nil, ""
 	}
 	fw.stopTimers()
+	c.alloc.removeFramework(fw.filters)
 	c.removeOffersOf(fw, false)
 	now := c.cfg.Clock.Now()
 	for _, t := range fw.tasks {
@@ -389,8 +386,9 @@ func (c *Cluster) decline(fw *framework, ids []mesos.OfferID, filters *mesos.Fil
 		if o == nil || o.fw != fw {
 			continue
 		}
-		c.removeOffer(o)
+		// The filter first: the resources must not go to fw in between.
 		c.refuse(fw, o.agent, o.resources, filters)
+		c.removeOffer(o)
 	}
 }
 
@@ -402,12 +400,8 @@ func (c *Cluster) refuse(fw *framework, a *agent, rs mesos.Resources, filters *m
 	if d <= 0 || len(rs) == 0 {
 		return
 	}
-	if fw.refusals == nil {
-		fw.refusals = map[string]refusal{}
-	}
-	fw.refusals[a.id] = refusal{until: c.cfg.Clock.Now().Add(d), resources: rs.Clone()}
-	wait := d
-	c.cfg.Clock.AfterFunc(wait, c.triggerAllocation)
+	fw.filters.refuse(a.id, rs, c.cfg.Clock.Now().Add(d))
+	c.alloc.triggerAfter(d)
 }
 
 // kill handles KILL. Caller holds c.mu.

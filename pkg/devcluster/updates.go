@@ -65,6 +65,7 @@ func (c *Cluster) applyTaskState(t *task, st mesos.TaskStatus) {
 	}
 	t.released = true
 	delete(t.agent.tasks, t.key())
+	t.agent.share.recover(t.resources)
 	if t.command != nil {
 		delete(t.agent.commandTasks, t.key())
 	}
