@@ -279,9 +279,7 @@ func (c *Cluster) removeAgent(a *agent, message string, unreachable bool) <-chan
 		if ex.stream != nil {
 			ex.stream.close()
 		}
-		if ex.regTimer != nil {
-			ex.regTimer.Stop()
-		}
+		ex.regTimer.stop()
 		sessions = append(sessions, ex.sid)
 	}
 	for _, ct := range a.commandTasks {
@@ -384,12 +382,7 @@ func (c *Cluster) simulateLaunch(tasks []*task) {
 	for _, t := range tasks {
 		c.sendExecutorStatus(t, mesos.TASK_STARTING, "", nil)
 	}
-	timer := c.cfg.Clock.AfterFunc(c.cfg.SimulatedStartDelay.D(), func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.stopped {
-			return
-		}
+	timer := c.afterFunc(c.cfg.SimulatedStartDelay.D(), func() {
 		for _, t := range tasks {
 			if t.state == mesos.TASK_STARTING && !t.killing && !t.agent.removed && c.frameworks[t.fw.id] == t.fw {
 				c.sendExecutorStatus(t, mesos.TASK_RUNNING, "", nil)
@@ -450,12 +443,8 @@ func (c *Cluster) executorTerminated(ex *executorRun, waitStatus int32, msg stri
 	}
 	delete(a.executors, ex.key())
 	a.share.recover(ex.resources)
-	if ex.regTimer != nil {
-		ex.regTimer.Stop()
-	}
-	if ex.reregTimer != nil {
-		ex.reregTimer.Stop()
-	}
+	ex.regTimer.stop()
+	ex.reregTimer.stop()
 	if ex.stream != nil {
 		ex.stream.close()
 		ex.stream = nil

@@ -255,11 +255,7 @@ func (c *Cluster) RestartMaster() error {
 			fw.stream.close()
 			fw.stream, fw.streamID = nil, ""
 		}
-		fw.failoverGen++
-		if fw.failoverTimer != nil {
-			fw.failoverTimer.Stop()
-			fw.failoverTimer = nil
-		}
+		fw.failoverTimer.stop()
 		fw.filters.setConnected(false, false)
 		c.removeOffersOf(fw, false)
 	}

@@ -111,12 +111,8 @@ func (c *Cluster) executorSubscribe(a *agent, w http.ResponseWriter, r *http.Req
 	}
 	ex.stream = stream
 	ex.subscribed = true
-	if ex.regTimer != nil {
-		ex.regTimer.Stop()
-	}
-	if ex.reregTimer != nil {
-		ex.reregTimer.Stop()
-	}
+	ex.regTimer.stop()
+	ex.reregTimer.stop()
 	fwInfo := ex.fw.info
 	containerID := mesos.ContainerID{Value: ex.containerID}
 	stream.send(&executor.Event{

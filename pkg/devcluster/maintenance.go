@@ -445,7 +445,7 @@ func (c *Cluster) answerInverseOffers(fw *framework, ids []mesos.OfferID, filter
 				fw.inverseRefusals = map[string]time.Time{}
 			}
 			fw.inverseRefusals[io.agent.id] = now.Add(refuse)
-			c.cfg.Clock.AfterFunc(refuse, c.triggerAllocation)
+			c.alloc.triggerAfter(refuse)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mesosallocator "github.com/mesos/mesos-go/api/v1/lib/allocator"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
@@ -31,8 +30,7 @@ type framework struct {
 	unreachable map[string]*task
 	completed   []*task
 
-	failoverTimer clockwork.Timer
-	failoverGen   int
+	failoverTimer *lockedTimer // while disconnected
 }
 
 const maxCompletedTasks = 1000
@@ -54,11 +52,7 @@ func (fw *framework) addCompleted(t *task) {
 }
 
 func (fw *framework) stopTimers() {
-	fw.failoverGen++
-	if fw.failoverTimer != nil {
-		fw.failoverTimer.Stop()
-		fw.failoverTimer = nil
-	}
+	fw.failoverTimer.stop()
 	for _, t := range fw.tasks {
 		t.stopTimers()
 	}
@@ -127,11 +121,10 @@ type task struct {
 	// Status update manager: updates waiting for the scheduler's ACK, in
 	// order; the head is (re)sent until acknowledged.
 	pending    []pendingUpdate
-	retryTimer clockwork.Timer
-	retryGen   int
+	retryTimer *lockedTimer
 	retryDelay time.Duration
 
-	simTimer clockwork.Timer // shared by the tasks of one simulated launch
+	simTimer *lockedTimer // shared by the tasks of one simulated launch
 }
 
 type pendingUpdate struct {
@@ -141,15 +134,8 @@ type pendingUpdate struct {
 }
 
 func (t *task) stopTimers() {
-	t.retryGen++
-	if t.retryTimer != nil {
-		t.retryTimer.Stop()
-		t.retryTimer = nil
-	}
-	if t.simTimer != nil {
-		t.simTimer.Stop()
-		t.simTimer = nil
-	}
+	t.retryTimer.stop()
+	t.simTimer.stop()
 }
 
 func (t *task) key() string { return t.fw.id + "/" + t.info.TaskID.Value }
@@ -238,12 +224,12 @@ type executorRun struct {
 	terminating bool // SHUTDOWN sent or being killed on purpose
 	regTimedOut bool // killed for not subscribing in time
 	// After an agent restart: the executor must subscribe again in time.
-	reregTimer    clockwork.Timer
+	reregTimer    *lockedTimer
 	reregTimedOut bool
 	cmd           *exec.Cmd
 	sid           int
 	exited        chan struct{}
-	regTimer      clockwork.Timer
+	regTimer      *lockedTimer
 }
 
 func (ex *executorRun) key() string { return executorKey(ex.fw.id, ex.id) }

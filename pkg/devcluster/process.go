@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
 
@@ -92,11 +91,9 @@ func (c *Cluster) startExecutorProcess(ex *executorRun) {
 
 // killUnlessSubscribed destroys ex's container when it has not subscribed
 // within timeout, marking why in timedOut. Caller holds c.mu.
-func (c *Cluster) killUnlessSubscribed(ex *executorRun, timeout time.Duration, timedOut *bool, why string) clockwork.Timer {
-	return c.cfg.Clock.AfterFunc(timeout, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if !c.stopped && !ex.subscribed && ex.agent.executors[ex.key()] == ex {
+func (c *Cluster) killUnlessSubscribed(ex *executorRun, timeout time.Duration, timedOut *bool, why string) *lockedTimer {
+	return c.afterFunc(timeout, func() {
+		if !ex.subscribed && ex.agent.executors[ex.key()] == ex {
 			c.log().Warn(why, "executor", ex.id, "framework", ex.fw.id, "timeout", timeout)
 			*timedOut = true
 			ex.destroy()

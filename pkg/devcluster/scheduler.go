@@ -221,11 +221,7 @@ func (c *Cluster) subscribe(w http.ResponseWriter, r *http.Request, info mesos.F
 		if fw.stream != nil {
 			fw.stream.sendAndClose(errorEvent("Framework failed over"))
 		}
-		fw.failoverGen++
-		if fw.failoverTimer != nil {
-			fw.failoverTimer.Stop()
-			fw.failoverTimer = nil
-		}
+		fw.failoverTimer.stop()
 		c.log().Info("framework subscribed again", "framework", id, "name", info.Name)
 	default:
 		if id == "" {
@@ -303,14 +299,8 @@ func (c *Cluster) frameworkDisconnected(fw *framework) {
 	}
 	timeout := fw.failoverTimeout()
 	c.log().Info("framework disconnected", "framework", fw.id, "failover_timeout", timeout)
-	fw.failoverGen++
-	gen := fw.failoverGen
-	fw.failoverTimer = c.cfg.Clock.AfterFunc(timeout, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.stopped || fw.failoverGen != gen || fw.stream != nil || c.frameworks[fw.id] != fw {
-			return
-		}
+	// Subscribing again and removing the framework stop the timer.
+	fw.failoverTimer = c.afterFunc(timeout, func() {
 		c.log().Info("failover timeout expired; removing the framework", "framework", fw.id)
 		c.removeFramework(fw)
 	})
@@ -493,11 +483,7 @@ func (c *Cluster) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) {
 	}
 	t.pending = t.pending[1:]
 	c.stats.AckLatency.observe(c.cfg.Clock.Since(head.firstSent))
-	t.retryGen++
-	if t.retryTimer != nil {
-		t.retryTimer.Stop()
-		t.retryTimer = nil
-	}
+	t.retryTimer.stop()
 	t.retryDelay = 0
 	if head.fromExecutor && t.exec != nil && t.exec.stream != nil {
 		t.exec.stream.send(&executor.Event{

@@ -141,17 +141,9 @@ func (c *Cluster) forwardHead(t *task) {
 		t.retryDelay = c.cfg.StatusUpdateRetry.D()
 	}
 	delay := t.retryDelay
-	t.retryGen++
-	gen := t.retryGen
-	if t.retryTimer != nil {
-		t.retryTimer.Stop()
-	}
-	t.retryTimer = c.cfg.Clock.AfterFunc(delay, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.stopped || t.retryGen != gen || len(t.pending) == 0 {
-			return
-		}
+	// An acknowledgement, a resend and the task's end stop the timer.
+	t.retryTimer.stop()
+	t.retryTimer = c.afterFunc(delay, func() {
 		t.retryDelay = min(2*delay, c.cfg.StatusUpdateRetryMax.D())
 		c.forwardHead(t)
 	})
