@@ -14,13 +14,13 @@ const (
 
 // accept handles ACCEPT (src/master/master.cpp "accept" and "_accept").
 // Errors never fail the call: they come back as status updates. Caller
-// holds c.mu.
-func (c *Cluster) accept(fw *framework, acc *scheduler.Call_Accept) {
-	offers, agent, offerErr := c.validateOffers(fw, acc.OfferIDs)
+// holds m.mu.
+func (m *master) accept(fw *framework, acc *scheduler.Call_Accept) {
+	offers, agent, offerErr := m.validateOffers(fw, acc.OfferIDs)
 	if offerErr != "" {
 		for _, oid := range acc.OfferIDs {
-			if o := c.offers[oid.Value]; o != nil && o.fw == fw {
-				c.removeOffer(o)
+			if o := m.offers[oid.Value]; o != nil && o.fw == fw {
+				m.removeOffer(o)
 			}
 		}
 		state := mesos.TASK_LOST
@@ -30,10 +30,10 @@ func (c *Cluster) accept(fw *framework, acc *scheduler.Call_Accept) {
 		for _, op := range acc.Operations {
 			for _, ti := range operationTasks(op) {
 				agentID := ti.AgentID
-				c.sendUpdate(fw, c.masterStatus(ti.TaskID, &agentID, state, mesos.REASON_INVALID_OFFERS, "Task launched with invalid offers: "+offerErr))
+				m.sendUpdate(fw, m.masterStatus(ti.TaskID, &agentID, state, mesos.REASON_INVALID_OFFERS, "Task launched with invalid offers: "+offerErr))
 			}
 		}
-		c.log().Warn("ACCEPT with invalid offers", "framework", fw.id, "err", offerErr)
+		m.log().Warn("ACCEPT with invalid offers", "framework", fw.id, "err", offerErr)
 		return
 	}
 
@@ -45,7 +45,7 @@ func (c *Cluster) accept(fw *framework, acc *scheduler.Call_Accept) {
 	}
 	var offered mesos.Resources
 	for _, o := range offers {
-		c.useOffer(o)
+		m.useOffer(o)
 		offered.Add(o.resources.Clone()...)
 	}
 	remaining := offered.Allocate(fw.role)
@@ -58,19 +58,19 @@ func (c *Cluster) accept(fw *framework, acc *scheduler.Call_Accept) {
 			}
 			for _, ti := range op.Launch.TaskInfos {
 				if op.ID != nil {
-					c.taskError(fw, ti, mesos.REASON_TASK_INVALID, "The `id` field cannot be set on LAUNCH operations")
+					m.taskError(fw, ti, mesos.REASON_TASK_INVALID, "The `id` field cannot be set on LAUNCH operations")
 					continue
 				}
-				if msg := c.validateLaunchTask(fw, agent, &ti, remaining); msg != "" {
-					c.taskError(fw, ti, mesos.REASON_TASK_INVALID, msg)
+				if msg := m.validateLaunchTask(fw, agent, &ti, remaining); msg != "" {
+					m.taskError(fw, ti, mesos.REASON_TASK_INVALID, msg)
 					continue
 				}
-				used := c.asSeen(fw, ti.Resources)
+				used := m.asSeen(fw, ti.Resources)
 				if ti.Executor != nil && agent.executors[executorKey(fw.id, ti.Executor.ExecutorID.Value)] == nil {
-					used.Add(c.asSeen(fw, ti.Executor.Resources)...)
+					used.Add(m.asSeen(fw, ti.Executor.Resources)...)
 				}
 				remaining.Subtract(used...)
-				c.launch(fw, agent, ti.Executor, []mesos.TaskInfo{ti}, false)
+				agent.launch(fw, ti.Executor, []mesos.TaskInfo{ti}, false)
 			}
 		case mesos.Offer_Operation_LAUNCH_GROUP:
 			if op.LaunchGroup == nil {
@@ -86,24 +86,24 @@ func (c *Cluster) accept(fw *framework, acc *scheduler.Call_Accept) {
 				tasks[i] = ti
 			}
 			if op.ID != nil {
-				c.groupError(fw, tasks, "The `id` field cannot be set on LAUNCH_GROUP operations")
+				m.groupError(fw, tasks, "The `id` field cannot be set on LAUNCH_GROUP operations")
 				continue
 			}
-			if msg := c.validateTaskGroup(fw, agent, &ex, tasks, remaining); msg != "" {
-				c.groupError(fw, tasks, msg)
+			if msg := m.validateTaskGroup(fw, agent, &ex, tasks, remaining); msg != "" {
+				m.groupError(fw, tasks, msg)
 				continue
 			}
 			var used mesos.Resources
 			for _, ti := range tasks {
-				used.Add(c.asSeen(fw, ti.Resources)...)
+				used.Add(m.asSeen(fw, ti.Resources)...)
 			}
 			if agent.executors[executorKey(fw.id, ex.ExecutorID.Value)] == nil {
-				used.Add(c.asSeen(fw, ex.Resources)...)
+				used.Add(m.asSeen(fw, ex.Resources)...)
 			}
 			remaining.Subtract(used...)
-			c.launch(fw, agent, &ex, tasks, true)
+			agent.launch(fw, &ex, tasks, true)
 		default:
-			c.log().Warn("operation not supported by the dev cluster; ignored", "framework", fw.id, "operation", op.Type.String())
+			m.log().Warn("operation not supported by the dev cluster; ignored", "framework", fw.id, "operation", op.Type.String())
 		}
 	}
 
@@ -111,15 +111,15 @@ func (c *Cluster) accept(fw *framework, acc *scheduler.Call_Accept) {
 	// installed first: they must not go to fw in between.
 	if len(remaining) > 0 {
 		unused := sumResources(remaining)
-		c.refuse(fw, agent, unused, acc.Filters)
+		m.refuse(fw, agent, unused, acc.Filters)
 		agent.share.recover(unused)
 	}
-	c.triggerAllocation()
+	m.triggerAllocation()
 }
 
 // asSeen returns the resources an operation uses, allocated to the
 // framework's role like what was offered.
-func (c *Cluster) asSeen(_ *framework, rs []mesos.Resource) mesos.Resources {
+func (m *master) asSeen(_ *framework, rs []mesos.Resource) mesos.Resources {
 	return mesos.Resources(rs).Clone()
 }
 
@@ -167,7 +167,7 @@ func operationTasks(op mesos.Offer_Operation) []mesos.TaskInfo {
 }
 
 // validateOffers checks the offer IDs of an ACCEPT (validation::offer).
-func (c *Cluster) validateOffers(fw *framework, ids []mesos.OfferID) ([]*offer, *agent, string) {
+func (m *master) validateOffers(fw *framework, ids []mesos.OfferID) ([]*offer, *agent, string) {
 	if len(ids) == 0 {
 		return nil, nil, "No offers specified"
 	}
@@ -179,7 +179,7 @@ func (c *Cluster) validateOffers(fw *framework, ids []mesos.OfferID) ([]*offer, 
 			return nil, nil, "Duplicate offer " + id.Value + " in offer list"
 		}
 		seen[id.Value] = true
-		o := c.offers[id.Value]
+		o := m.offers[id.Value]
 		if o == nil {
 			return nil, nil, "Offer " + id.Value + " is no longer valid"
 		}
@@ -195,15 +195,15 @@ func (c *Cluster) validateOffers(fw *framework, ids []mesos.OfferID) ([]*offer, 
 	return out, a, ""
 }
 
-func (c *Cluster) taskError(fw *framework, ti mesos.TaskInfo, reason mesos.TaskStatus_Reason, msg string) {
+func (m *master) taskError(fw *framework, ti mesos.TaskInfo, reason mesos.TaskStatus_Reason, msg string) {
 	agentID := ti.AgentID
-	c.sendUpdate(fw, c.masterStatus(ti.TaskID, &agentID, mesos.TASK_ERROR, reason, msg))
-	c.log().Info("TASK_ERROR", "framework", fw.id, "task", ti.TaskID.Value, "reason", reason.String(), "message", msg)
+	m.sendUpdate(fw, m.masterStatus(ti.TaskID, &agentID, mesos.TASK_ERROR, reason, msg))
+	m.log().Info("TASK_ERROR", "framework", fw.id, "task", ti.TaskID.Value, "reason", reason.String(), "message", msg)
 }
 
-func (c *Cluster) groupError(fw *framework, tasks []mesos.TaskInfo, msg string) {
+func (m *master) groupError(fw *framework, tasks []mesos.TaskInfo, msg string) {
 	for _, ti := range tasks {
-		c.taskError(fw, ti, mesos.REASON_TASK_GROUP_INVALID, msg)
+		m.taskError(fw, ti, mesos.REASON_TASK_GROUP_INVALID, msg)
 	}
 }
 
@@ -228,7 +228,7 @@ func validateID(id string) string {
 // validateTaskCommon is validation::task::internal::validateTask, plus a
 // check Mesos lacks (it aborts instead): duplicate IDs inside one ACCEPT
 // are caught by the launch itself adding the first task to fw.tasks.
-func (c *Cluster) validateTaskCommon(fw *framework, a *agent, ti *mesos.TaskInfo) string {
+func (m *master) validateTaskCommon(fw *framework, a *agent, ti *mesos.TaskInfo) string {
 	if msg := validateID(ti.TaskID.Value); msg != "" {
 		return "Task has an invalid TaskID: " + msg
 	}
@@ -269,7 +269,7 @@ func allocatedToRole(rs []mesos.Resource, role string) string {
 }
 
 // validateExecutorCommon is validation::executor::internal::validate.
-func (c *Cluster) validateExecutorCommon(fw *framework, a *agent, ex *mesos.ExecutorInfo) string {
+func (m *master) validateExecutorCommon(fw *framework, a *agent, ex *mesos.ExecutorInfo) string {
 	switch ex.Type {
 	case mesos.ExecutorInfo_DEFAULT:
 		if ex.Command != nil {
@@ -307,19 +307,19 @@ func (c *Cluster) validateExecutorCommon(fw *framework, a *agent, ex *mesos.Exec
 }
 
 // validateLaunchTask validates one task of a LAUNCH operation.
-func (c *Cluster) validateLaunchTask(fw *framework, a *agent, ti *mesos.TaskInfo, offered mesos.Resources) string {
+func (m *master) validateLaunchTask(fw *framework, a *agent, ti *mesos.TaskInfo, offered mesos.Resources) string {
 	if ti.Executor != nil && ti.Executor.FrameworkID == nil {
 		ti.Executor.FrameworkID = &mesos.FrameworkID{Value: fw.id}
 	}
-	if msg := c.validateTaskCommon(fw, a, ti); msg != "" {
+	if msg := m.validateTaskCommon(fw, a, ti); msg != "" {
 		return msg
 	}
 	if (ti.Executor != nil) == (ti.Command != nil) {
 		return "Task should have at least one (but not both) of CommandInfo or ExecutorInfo present"
 	}
-	total := c.asSeen(fw, ti.Resources)
+	total := m.asSeen(fw, ti.Resources)
 	if ex := ti.Executor; ex != nil {
-		if msg := c.validateExecutorCommon(fw, a, ex); msg != "" {
+		if msg := m.validateExecutorCommon(fw, a, ex); msg != "" {
 			return msg
 		}
 		if ex.Type != mesos.ExecutorInfo_UNKNOWN && ex.Type != mesos.ExecutorInfo_CUSTOM {
@@ -329,7 +329,7 @@ func (c *Cluster) validateLaunchTask(fw *framework, a *agent, ti *mesos.TaskInfo
 			return "'ExecutorInfo.command' must be set"
 		}
 		if a.executors[executorKey(fw.id, ex.ExecutorID.Value)] == nil {
-			total.Add(c.asSeen(fw, ex.Resources)...)
+			total.Add(m.asSeen(fw, ex.Resources)...)
 		}
 	}
 	if !containsAll(offered, total) {
@@ -339,11 +339,11 @@ func (c *Cluster) validateLaunchTask(fw *framework, a *agent, ti *mesos.TaskInfo
 }
 
 // validateTaskGroup is validation::task::group::validate.
-func (c *Cluster) validateTaskGroup(fw *framework, a *agent, ex *mesos.ExecutorInfo, tasks []mesos.TaskInfo, offered mesos.Resources) string {
+func (m *master) validateTaskGroup(fw *framework, a *agent, ex *mesos.ExecutorInfo, tasks []mesos.TaskInfo, offered mesos.Resources) string {
 	seen := map[string]bool{}
 	for i := range tasks {
 		ti := &tasks[i]
-		msg := c.validateTaskCommon(fw, a, ti)
+		msg := m.validateTaskCommon(fw, a, ti)
 		if msg == "" && seen[ti.TaskID.Value] {
 			msg = "Task has duplicate ID: " + ti.TaskID.Value
 		}
@@ -358,7 +358,7 @@ func (c *Cluster) validateTaskGroup(fw *framework, a *agent, ex *mesos.ExecutorI
 		}
 		seen[ti.TaskID.Value] = true
 	}
-	if msg := c.validateExecutorCommon(fw, a, ex); msg != "" {
+	if msg := m.validateExecutorCommon(fw, a, ex); msg != "" {
 		return msg
 	}
 	if ex.Type == mesos.ExecutorInfo_UNKNOWN {
@@ -392,10 +392,10 @@ func (c *Cluster) validateTaskGroup(fw *framework, a *agent, ex *mesos.ExecutorI
 	}
 	var total mesos.Resources
 	for _, ti := range tasks {
-		total.Add(c.asSeen(fw, ti.Resources)...)
+		total.Add(m.asSeen(fw, ti.Resources)...)
 	}
 	if a.executors[executorKey(fw.id, ex.ExecutorID.Value)] == nil {
-		total.Add(c.asSeen(fw, ex.Resources)...)
+		total.Add(m.asSeen(fw, ex.Resources)...)
 	}
 	if !containsAll(offered, total) {
 		return "Total resources " + formatResources(total) + " required by task group and its executor are more than available " + formatResources(offered)

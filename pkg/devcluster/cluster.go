@@ -5,65 +5,23 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"log"
-	"log/slog"
 	"net"
-	"net/http"
-	"os"
+	"slices"
 	"sort"
-	"sync"
-	"sync/atomic"
+	"syscall"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	mesosallocator "github.com/mesos/mesos-go/api/v1/lib/allocator"
-	"github.com/mesos/mesos-go/api/v1/lib/executor"
-	"github.com/mesos/mesos-go/api/v1/lib/maintenance"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 )
 
-// Cluster is a running dev cluster: one master and its agents in this
-// process. All state sits behind one mutex; handlers only queue events on
-// streams while holding it, and slow work (fetching URIs, starting
-// processes) runs outside it.
+// Cluster is a running dev cluster in this process: one master (master.go)
+// with its allocator (allocator.go) and its agents (agent.go). Its methods
+// are the Go API for tests and tools.
 type Cluster struct {
-	cfg        Config
-	id         string
-	ownWorkDir bool
-
-	mu                  sync.Mutex
-	stopped             bool
-	stoppedDone         chan struct{} // closed when Stop has finished
-	frameworks          map[string]*framework
-	removedFrameworks   map[string]bool
-	completedFrameworks []*framework
-	agents              map[string]*agent
-	agentOrder          []*agent
-	offers              map[string]*offer
-	inverseOffers       map[string]*inverseOffer
-	// machines are the agents' machines and those of the maintenance
-	// schedule, by machineKey; like the Mesos registry they outlive
-	// their agents.
-	machines map[string]*machine
-	schedule maintenance.Schedule
-	seq      uint64
-	stats    Stats
-
-	masterAddr string
-	masterSrv  *http.Server
-	security   security // TLS and HTTP authentication
-
-	alloc *allocator
-	stop  chan struct{}
-	wg    sync.WaitGroup // the allocation loop
-	// procs counts goroutines that start or wait for child processes; Add
-	// only under mu while not stopped.
-	procs     sync.WaitGroup
-	silenced  atomic.Bool     // set when Stop returns: no logging afterwards
-	procCtx   context.Context // cancelled by Stop: aborts fetches
-	cancelCtx context.CancelFunc
+	m *master
 }
 
 // Start brings up a master on cfg.ListenAddr and cfg.Agents, and begins
@@ -73,247 +31,61 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	c := &Cluster{
-		cfg:               cfg,
-		id:                newUUIDString(),
-		frameworks:        map[string]*framework{},
-		removedFrameworks: map[string]bool{},
-		agents:            map[string]*agent{},
-		offers:            map[string]*offer{},
-		inverseOffers:     map[string]*inverseOffer{},
-		machines:          map[string]*machine{},
-		stoppedDone:       make(chan struct{}),
-		stop:              make(chan struct{}),
-	}
-	var err error
-	if c.security, err = loadSecurity(cfg); err != nil {
+	m, err := startMaster(cfg)
+	if err != nil {
 		return nil, err
 	}
-	c.alloc = newAllocator(cfg.Clock, cfg.AllocationInterval.D(), c.grantOffers)
-	c.procCtx, c.cancelCtx = context.WithCancel(context.Background())
-	if c.cfg.WorkDir == "" {
-		dir, err := os.MkdirTemp("", "devcluster-")
-		if err != nil {
-			return nil, fmt.Errorf("create work dir: %w", err)
-		}
-		c.cfg.WorkDir, c.ownWorkDir = dir, true
-	}
-	ln, err := net.Listen("tcp", cfg.ListenAddr)
-	if err != nil {
-		c.cancelCtx()
-		c.cleanupWorkDir()
-		return nil, fmt.Errorf("master listen on %q: %v: %w", cfg.ListenAddr, err, errdefs.ErrUnavailable)
-	}
-	c.masterAddr = ln.Addr().String()
-	c.serveMaster(ln)
+	c := &Cluster{m: m}
 	for _, spec := range cfg.Agents {
 		if _, err := c.AddAgent(spec); err != nil {
 			c.Stop()
 			return nil, err
 		}
 	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		c.alloc.run(c.stop)
-	}()
+	m.allocate()
 	if ctx != nil && ctx.Done() != nil {
 		go func() {
 			select {
 			case <-ctx.Done():
 				c.Stop()
-			case <-c.stop:
+			case <-m.stopping:
 			}
 		}()
 	}
-	c.log().Info("master listening", "master", c.id, "addr", c.masterAddr, "agents", len(cfg.Agents), "executors", string(cfg.ExecutorMode))
+	m.log().Info("master listening", "master", m.id, "addr", m.addr, "agents", len(cfg.Agents), "executors", string(cfg.ExecutorMode))
 	return c, nil
 }
 
-func (c *Cluster) serveMaster(ln net.Listener) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/api/v1/scheduler", c.security.authenticated(realmFrameworks, c.handleScheduler))
-	mux.HandleFunc("/api/v1", c.security.authenticated(realmReadwrite, ignoringPrincipal(c.handleOperator)))
-	for _, p := range []string{"/master/state", "/master/state.json", "/state", "/state.json"} {
-		mux.HandleFunc(p, c.security.authenticated(realmReadonly, ignoringPrincipal(c.handleState)))
-	}
-	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: c.serverLog()}
-	c.masterSrv = srv
-	go func() { _ = srv.Serve(c.security.listen(ln)) }()
-}
-
 // ID is the master's ID (also the prefix of framework, agent and offer IDs).
-func (c *Cluster) ID() string { return c.id }
+func (c *Cluster) ID() string { return c.m.id }
 
 // MasterURL is the master's base URL, e.g. "http://127.0.0.1:5050"
 // ("https://…" with Config.SSLCertFile); the scheduler API lives at
 // MasterURL()+"/api/v1/scheduler".
-func (c *Cluster) MasterURL() string { return c.security.scheme() + "://" + c.masterAddr }
+func (c *Cluster) MasterURL() string { return c.m.security.scheme() + "://" + c.m.addr }
 
 // WorkDir holds the agents' sandboxes.
-func (c *Cluster) WorkDir() string { return c.cfg.WorkDir }
+func (c *Cluster) WorkDir() string { return c.m.cfg.WorkDir }
 
 // Stop closes every stream, destroys every executor's session and stops
 // the HTTP servers. It is safe to call more than once, from any goroutine:
 // every call returns once the cluster is stopped, so a process that exits
 // after Stop leaves no executor behind.
-func (c *Cluster) Stop() {
-	c.mu.Lock()
-	if c.stopped {
-		c.mu.Unlock()
-		<-c.stoppedDone
-		return
-	}
-	defer close(c.stoppedDone)
-	c.stopped = true
-	close(c.stop)
-	c.cancelCtx()
-	// Executors first get SHUTDOWN, as an agent that drains: they kill
-	// their tasks (which may live outside their session) and exit.
-	// What is left after the grace period is killed below.
-	var exits []chan struct{}
-	for _, a := range c.agentOrder {
-		for _, ex := range a.executors {
-			if ex.stream != nil && ex.launched && ex.exited != nil {
-				ex.terminating = true
-				ex.stream.send(&executor.Event{Type: executor.Event_SHUTDOWN})
-				exits = append(exits, ex.exited)
-			}
-		}
-	}
-	c.mu.Unlock()
-	deadline := c.cfg.Clock.After(c.cfg.ExecutorShutdownGracePeriod.D())
-waiting:
-	for _, exited := range exits {
-		select {
-		case <-exited:
-		case <-deadline:
-			break waiting
-		}
-	}
-
-	c.mu.Lock()
-	var sessions []int
-	var servers []*http.Server
-	for _, fw := range c.frameworks {
-		if fw.stream != nil {
-			fw.stream.close()
-		}
-		fw.stopTimers()
-	}
-	for _, a := range c.agentOrder {
-		for _, ex := range a.executors {
-			if ex.stream != nil {
-				ex.stream.close()
-			}
-			sessions = append(sessions, ex.sid)
-		}
-		for _, ct := range a.commandTasks {
-			sessions = append(sessions, ct.sid)
-		}
-		if a.srv != nil {
-			servers = append(servers, a.srv)
-		}
-	}
-	servers = append(servers, c.masterSrv)
-	c.mu.Unlock()
-
-	for _, sid := range sessions {
-		killSession(sid)
-	}
-	for _, s := range servers {
-		_ = s.Close()
-	}
-	c.wg.Wait()
-	// Launches in flight see c.stopped and kill what they started; the
-	// waiters reap every child before Stop returns.
-	c.procs.Wait()
-	c.cleanupWorkDir()
-	c.log().Info("master stopped", "master", c.id)
-	c.silenced.Store(true)
-}
-
-func (c *Cluster) cleanupWorkDir() {
-	if c.ownWorkDir {
-		_ = os.RemoveAll(c.cfg.WorkDir)
-	}
-}
+func (c *Cluster) Stop() { c.m.stop() }
 
 // RestartMaster simulates a master failover: the master's HTTP server and
 // every scheduler connection are dropped and a new server listens on the
 // same address. Agents keep their tasks; frameworks must SUBSCRIBE again
 // with their framework ID, and are not removed until they do.
-func (c *Cluster) RestartMaster() error {
-	c.mu.Lock()
-	if c.stopped {
-		c.mu.Unlock()
-		return fmt.Errorf("cluster stopped: %w", errdefs.ErrUnavailable)
-	}
-	for _, fw := range c.frameworks {
-		if fw.stream != nil {
-			fw.stream.close()
-			fw.stream, fw.streamID = nil, ""
-		}
-		fw.failoverTimer.stop()
-		fw.filters.setConnected(false, false)
-		c.removeOffersOf(fw, false)
-	}
-	// A new master has no answers to inverse offers (they live in its
-	// allocator), only the schedule (in the registry).
-	for _, a := range c.agentOrder {
-		a.inverseStatuses = map[string]mesosallocator.InverseOfferStatus{}
-	}
-	old := c.masterSrv
-	c.mu.Unlock()
-
-	_ = old.Close()
-	var ln net.Listener
-	var err error
-	for i := 0; i < 50; i++ {
-		if ln, err = net.Listen("tcp", c.masterAddr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		return fmt.Errorf("master re-listen on %q: %v: %w", c.masterAddr, err, errdefs.ErrUnavailable)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.serveMaster(ln)
-	c.log().Info("master restarted", "addr", c.masterAddr)
-	return nil
-}
-
-// serverLog is where the master's and agents' HTTP servers say what
-// went wrong with a connection (a failed TLS handshake, say).
-func (c *Cluster) serverLog() *log.Logger {
-	return slog.NewLogLogger(c.cfg.Logger.Handler(), slog.LevelWarn)
-}
-
-// log is the cluster's logger; silent once Stop returned.
-func (c *Cluster) log() *slog.Logger {
-	if c.silenced.Load() {
-		return slog.New(slog.DiscardHandler)
-	}
-	return c.cfg.Logger
-}
-
-func (c *Cluster) nextSeq() uint64 {
-	c.seq++
-	return c.seq
-}
-
-func (c *Cluster) triggerAllocation() { c.alloc.trigger() }
+func (c *Cluster) RestartMaster() error { return c.m.restart() }
 
 // Frameworks lists the IDs of the frameworks the master knows (connected
 // or within their failover timeout), sorted.
 func (c *Cluster) Frameworks() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ids := make([]string, 0, len(c.frameworks))
-	for id := range c.frameworks {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	ids := make([]string, 0, len(c.m.frameworks))
+	for id := range c.m.frameworks {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
@@ -322,10 +94,10 @@ func (c *Cluster) Frameworks() []string {
 
 // Agents lists agent IDs in registration order.
 func (c *Cluster) Agents() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ids := make([]string, 0, len(c.agentOrder))
-	for _, a := range c.agentOrder {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	ids := make([]string, 0, len(c.m.agentOrder))
+	for _, a := range c.m.agentOrder {
 		ids = append(ids, a.id)
 	}
 	return ids
@@ -333,9 +105,9 @@ func (c *Cluster) Agents() []string {
 
 // TaskState returns the latest state the master knows of a task.
 func (c *Cluster) TaskState(frameworkID, taskID string) (mesos.TaskState, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	fw := c.frameworks[frameworkID]
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	fw := c.m.frameworks[frameworkID]
 	if fw == nil {
 		return 0, fmt.Errorf("framework %q: %w", frameworkID, errdefs.ErrNotFound)
 	}
@@ -350,9 +122,157 @@ func (c *Cluster) TaskState(frameworkID, taskID string) (mesos.TaskState, error)
 
 // Stats returns what the cluster counted since it started.
 func (c *Cluster) Stats() Stats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stats
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	return c.m.stats
+}
+
+// State returns what GET /master/state serves, as a generic JSON value.
+func (c *Cluster) State() map[string]any {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	return c.m.state()
+}
+
+// AddAgent registers a new agent and returns its ID. In process mode the
+// agent gets its own executor API endpoint on 127.0.0.1.
+func (c *Cluster) AddAgent(spec AgentSpec) (string, error) {
+	if err := spec.validate(); err != nil {
+		return "", err
+	}
+	return c.m.addAgent(spec)
+}
+
+// RemoveAgent takes an agent away as if it had been partitioned and
+// removed: its offers are rescinded, its tasks reported TASK_UNREACHABLE
+// (PARTITION_AWARE frameworks) or TASK_LOST, frameworks get a FAILURE
+// event for the agent, and its executor processes are killed.
+func (c *Cluster) RemoveAgent(id string) error {
+	c.m.mu.Lock()
+	a := c.m.agents[id]
+	switch {
+	case c.m.stopped:
+		c.m.mu.Unlock()
+		return fmt.Errorf("cluster stopped: %w", errdefs.ErrUnavailable)
+	case a == nil:
+		c.m.mu.Unlock()
+		return fmt.Errorf("agent %q: %w", id, errdefs.ErrNotFound)
+	}
+	destroyed := c.m.removeAgent(a, "Agent "+a.info.Hostname+" is removed", true)
+	c.m.mu.Unlock()
+	<-destroyed
+	return nil
+}
+
+// RestartAgent restarts an agent on the same work dir (process mode): its
+// executor API goes away for downtime — every executor connection closed,
+// new ones refused — then listens on the same address again with the
+// agent's checkpointed state, as Mesos' agent recovery with
+// --recover=reconnect does. Executors of checkpointing frameworks that
+// subscribe again within ExecutorReregistrationTimeout of the agent's
+// return keep their tasks (updates they send again are forwarded); those
+// that do not are killed and their tasks fail with
+// REASON_EXECUTOR_REREGISTRATION_TIMEOUT. Executors of frameworks without
+// checkpointing are not recovered: they are killed at once. The master
+// does not notice a restart this short. RestartAgent returns once the
+// agent is back.
+func (c *Cluster) RestartAgent(agentID string, downtime time.Duration) error {
+	c.m.mu.Lock()
+	a := c.m.agents[agentID]
+	switch {
+	case a == nil:
+		c.m.mu.Unlock()
+		return fmt.Errorf("agent %q: %w", agentID, errdefs.ErrNotFound)
+	case a.srv == nil:
+		c.m.mu.Unlock()
+		return fmt.Errorf("agent %q runs no executor API in %s mode: %w", agentID, c.m.cfg.ExecutorMode, errdefs.ErrInvalidArgument)
+	case a.down:
+		c.m.mu.Unlock()
+		return fmt.Errorf("agent %q is already restarting: %w", agentID, errdefs.ErrConflict)
+	}
+	c.m.mu.Unlock()
+	return a.restart(downtime)
+}
+
+// KillExecutor kills an executor as if it crashed: the executor process
+// gets SIGKILL (simulated executors just vanish) and the agent destroys its
+// container (its session) when it notices, so its live tasks become
+// TASK_FAILED with REASON_EXECUTOR_TERMINATED and the framework gets a
+// FAILURE event.
+func (c *Cluster) KillExecutor(frameworkID, agentID, executorID string) error {
+	c.m.mu.Lock()
+	ex, err := c.m.executorOn(frameworkID, agentID, executorID)
+	if err != nil {
+		c.m.mu.Unlock()
+		return err
+	}
+	if ex.simulated {
+		ex.agent.executorTerminated(ex, 9, "Executor killed")
+		c.m.mu.Unlock()
+		return nil
+	}
+	launched, pid := ex.launched, ex.sid
+	c.m.mu.Unlock()
+	if !launched {
+		return fmt.Errorf("executor %q has no process yet: %w", executorID, errdefs.ErrConflict)
+	}
+	// kill -9 of the executor alone; the agent then destroys its container.
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	return nil
+}
+
+// ExecutorMessages returns the framework messages a simulated executor
+// got (MESSAGE calls of its framework), the last 32, oldest first.
+func (c *Cluster) ExecutorMessages(frameworkID, agentID, executorID string) ([][]byte, error) {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	ex, err := c.m.simulatedExecutor(frameworkID, agentID, executorID)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(ex.received), nil
+}
+
+// SendExecutorMessage makes a simulated executor send data to its
+// framework, as its MESSAGE call would.
+func (c *Cluster) SendExecutorMessage(frameworkID, agentID, executorID string, data []byte) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	ex, err := c.m.simulatedExecutor(frameworkID, agentID, executorID)
+	if err != nil {
+		return err
+	}
+	c.m.executorMessage(ex, data)
+	return nil
+}
+
+// FailTask makes a simulated task fail (TASK_FAILED from its executor).
+func (c *Cluster) FailTask(frameworkID, taskID, message string) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	return c.m.simulatedTransition(frameworkID, taskID, mesos.TASK_FAILED, message)
+}
+
+// FinishTask makes a simulated task finish (TASK_FINISHED).
+func (c *Cluster) FinishTask(frameworkID, taskID string) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	return c.m.simulatedTransition(frameworkID, taskID, mesos.TASK_FINISHED, "")
+}
+
+// AgentEndpoint returns the host:port of an agent's executor API (process
+// mode), the value executors get as MESOS_AGENT_ENDPOINT.
+func (c *Cluster) AgentEndpoint(agentID string) (string, error) {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	a := c.m.agents[agentID]
+	if a == nil {
+		return "", fmt.Errorf("agent %q: %w", agentID, errdefs.ErrNotFound)
+	}
+	if a.endpoint == "" {
+		return "", fmt.Errorf("agent %q has no executor endpoint in %s mode: %w", agentID, c.m.cfg.ExecutorMode, errdefs.ErrInvalidArgument)
+	}
+	return a.endpoint, nil
 }
 
 func newUUIDBytes() []byte {
@@ -382,8 +302,6 @@ func loopbackOnly(addr string) error {
 	}
 	return nil
 }
-
-// schedulerEvent helpers.
 
 func errorEvent(msg string) *scheduler.Event {
 	return &scheduler.Event{Type: scheduler.Event_ERROR, Error: &scheduler.Event_Error{Message: msg}}

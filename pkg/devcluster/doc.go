@@ -49,8 +49,8 @@
 //
 // Timers that drive behaviour (heartbeats, allocation, refusal filters,
 // status update retries, simulated start delay, grace periods, executor
-// registration) are Config durations so tests run in milliseconds;
-// refusal filters read Config.Now.
+// registration) are Config durations so tests run in milliseconds, all on
+// the one Config.Clock, which also stamps statuses and filters.
 //
 // Wire types are mesos-go's generated v1 types. JSON is encoding/json over
 // them, rewritten as a Mesos 1.12 master writes it: unset fields left out,
@@ -72,10 +72,17 @@
 // It has no ZooKeeper, no SASL or executor authentication, no reservations,
 // volumes or quotas, and of the operator API only the calls above;
 // operations other than LAUNCH and LAUNCH_GROUP are logged and ignored.
-// The master keeps
-// its and the agents' state behind one mutex; handlers only queue events,
-// and process launches run outside it. The allocator has locks of its own,
-// taken after the master's, one agent's at a time in a pass.
+//
+// Three types do the work: the master (master.go; its scheduler API in
+// scheduler.go, accept.go and offers.go, its operator API in operator.go,
+// maintenance.go and drain.go, /master/state in state.go), the allocator
+// (allocator.go) and the agents (agent.go; executors in process.go and
+// executorapi.go, the status update manager in updates.go). Cluster
+// (cluster.go) is the Go API over them. The master's mutex guards its and
+// its agents' records (one record of a task serves both); handlers only
+// queue events while holding it, and process launches run outside it. The
+// allocator has locks of its own, taken after the master's, one agent's at
+// a time in a pass, and hands the master the offers of a pass to make.
 //
 // It must not import other bcs-mesos packages except pkg/errdefs (its
 // tests and devclustertest decode with pkg/mesoswire, as any client of a

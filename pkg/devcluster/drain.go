@@ -16,27 +16,27 @@ import (
 // outstanding ones rescinded) and kills every task, each with its kill
 // policy capped by maxGrace; it is DRAINED once every task is terminal
 // and its terminal update acknowledged, or marked gone then when
-// markGone is set. Caller holds c.mu.
-func (c *Cluster) drainAgent(agentID string, maxGrace *time.Duration, markGone bool) *httpError {
-	a := c.agents[agentID]
+// markGone is set. Caller holds m.mu.
+func (m *master) drainAgent(agentID string, maxGrace *time.Duration, markGone bool) *httpError {
+	a := m.agents[agentID]
 	if a == nil {
 		return &httpError{http.StatusBadRequest, "Unknown agent"}
 	}
-	if m := c.machines[machineKey(a.machineID())]; m != nil && m.mode != mesos.UP {
-		return &httpError{http.StatusBadRequest, "Agent " + a.id + " is part of a maintenance schedule under Machine " + describeMachine(m.id)}
+	if mc := m.machines[machineKey(a.machineID())]; mc != nil && mc.mode != mesos.UP {
+		return &httpError{http.StatusBadRequest, "Agent " + a.id + " is part of a maintenance schedule under Machine " + describeMachine(mc.id)}
 	}
 	config := mesos.DrainConfig{MarkGone: &markGone}
 	if maxGrace != nil {
 		config.MaxGracePeriod = &mesos.DurationInfo{Nanoseconds: maxGrace.Nanoseconds()}
 	}
 	a.drain = &mesos.DrainInfo{State: mesos.DrainState_DRAINING, Config: config}
-	c.deactivate(a)
-	a.drainStarted = c.cfg.Clock.Now()
-	c.log().Info("draining agent", "agent", a.id, "hostname", a.info.Hostname, "tasks", len(a.tasks), "max_grace_period", maxGrace, "mark_gone", markGone)
+	m.deactivate(a)
+	a.drainStarted = m.cfg.Clock.Now()
+	m.log().Info("draining agent", "agent", a.id, "hostname", a.info.Hostname, "tasks", len(a.tasks), "max_grace_period", maxGrace, "mark_gone", markGone)
 	for _, t := range a.tasks {
-		c.killTask(t, drainKillPolicy(config, t.info.KillPolicy))
+		a.killTask(t, drainKillPolicy(config, t.info.KillPolicy))
 	}
-	c.checkDrained(a)
+	m.checkDrained(a)
 	return nil
 }
 
@@ -54,35 +54,35 @@ func drainKillPolicy(config mesos.DrainConfig, task *mesos.KillPolicy) *mesos.Ki
 	return &mesos.KillPolicy{GracePeriod: &grace}
 }
 
-// deactivateAgent handles DEACTIVATE_AGENT. Caller holds c.mu.
-func (c *Cluster) deactivateAgent(agentID string) *httpError {
-	a := c.agents[agentID]
+// deactivateAgent handles DEACTIVATE_AGENT. Caller holds m.mu.
+func (m *master) deactivateAgent(agentID string) *httpError {
+	a := m.agents[agentID]
 	if a == nil {
 		return &httpError{http.StatusBadRequest, "Unknown agent"}
 	}
-	c.deactivate(a)
+	m.deactivate(a)
 	return nil
 }
 
 // deactivate stops offers for an agent and rescinds its offers and
-// inverse offers (Master::deactivate). Caller holds c.mu.
-func (c *Cluster) deactivate(a *agent) {
+// inverse offers (Master::deactivate). Caller holds m.mu.
+func (m *master) deactivate(a *agent) {
 	a.deactivated = true
 	a.share.setActive(false)
 	for _, o := range a.offered {
-		c.rescindOffer(o)
+		m.rescindOffer(o)
 	}
 	for _, io := range a.inverseOffers {
-		c.removeInverseOffer(io, true)
+		m.removeInverseOffer(io, true)
 	}
-	c.log().Info("agent deactivated", "agent", a.id, "hostname", a.info.Hostname)
+	m.log().Info("agent deactivated", "agent", a.id, "hostname", a.info.Hostname)
 }
 
 // reactivateAgent handles REACTIVATE_AGENT: a deactivated agent that is
 // not still draining is offered again and forgets its drain. Caller
-// holds c.mu.
-func (c *Cluster) reactivateAgent(agentID string) *httpError {
-	a := c.agents[agentID]
+// holds m.mu.
+func (m *master) reactivateAgent(agentID string) *httpError {
+	a := m.agents[agentID]
 	if a == nil || !a.deactivated {
 		return &httpError{http.StatusBadRequest, "Agent is not deactivated"}
 	}
@@ -91,19 +91,19 @@ func (c *Cluster) reactivateAgent(agentID string) *httpError {
 	}
 	a.deactivated, a.drain, a.drainStarted = false, nil, time.Time{}
 	a.share.setActive(true)
-	c.log().Info("agent reactivated", "agent", a.id, "hostname", a.info.Hostname)
-	c.triggerAllocation()
+	m.log().Info("agent reactivated", "agent", a.id, "hostname", a.info.Hostname)
+	m.triggerAllocation()
 	return nil
 }
 
 // checkDrained moves a draining agent to DRAINED (or removes it, marked
 // gone) once the master tracks no task on it: every task terminal and
-// its terminal update acknowledged. Caller holds c.mu.
-func (c *Cluster) checkDrained(a *agent) {
+// its terminal update acknowledged. Caller holds m.mu.
+func (m *master) checkDrained(a *agent) {
 	if a.removed || a.drain == nil || a.drain.State != mesos.DrainState_DRAINING {
 		return
 	}
-	for _, fw := range c.frameworks {
+	for _, fw := range m.frameworks {
 		for _, t := range fw.tasks {
 			if t.agent == a {
 				return
@@ -111,12 +111,12 @@ func (c *Cluster) checkDrained(a *agent) {
 		}
 	}
 	if a.drain.Config.GetMarkGone() {
-		c.log().Info("drained agent marked gone", "agent", a.id)
-		c.removeAgent(a, "Agent has been marked gone", false)
+		m.log().Info("drained agent marked gone", "agent", a.id)
+		m.removeAgent(a, "Agent has been marked gone", false)
 		return
 	}
 	a.drain.State = mesos.DrainState_DRAINED
-	c.log().Info("agent drained", "agent", a.id, "hostname", a.info.Hostname)
+	m.log().Info("agent drained", "agent", a.id, "hostname", a.info.Hostname)
 }
 
 // drainingStatus is what a draining agent does to a status update before

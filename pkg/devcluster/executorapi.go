@@ -6,12 +6,11 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
-	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 )
 
 // handleExecutor serves an agent's POST /api/v1/executor (Mesos
 // docs/executor-http-api.md, src/slave/http.cpp "executor").
-func (c *Cluster) handleExecutor(a *agent, w http.ResponseWriter, r *http.Request) {
+func (a *agent) handleExecutor(w http.ResponseWriter, r *http.Request) {
 	var call executor.Call
 	if _, herr := decodeCall(r, &call); herr != nil {
 		writeHTTPError(w, herr)
@@ -27,13 +26,13 @@ func (c *Cluster) handleExecutor(a *agent, w http.ResponseWriter, r *http.Reques
 			writeHTTPError(w, herr)
 			return
 		}
-		c.executorSubscribe(a, w, r, &call, format)
+		a.executorSubscribe(w, r, &call, format)
 		return
 	}
 
-	c.mu.Lock()
-	herr := c.executorCall(a, &call)
-	c.mu.Unlock()
+	a.m.mu.Lock()
+	herr := a.executorCall(&call)
+	a.m.mu.Unlock()
 	if herr != nil {
 		writeHTTPError(w, herr)
 		return
@@ -77,8 +76,8 @@ func validateExecutorCall(call *executor.Call) string {
 	return ""
 }
 
-func (c *Cluster) findExecutor(a *agent, call *executor.Call) (*executorRun, *httpError) {
-	if c.stopped || c.agents[a.id] != a {
+func (a *agent) findExecutor(call *executor.Call) (*executorRun, *httpError) {
+	if a.m.stopped || a.m.agents[a.id] != a {
 		return nil, &httpError{http.StatusServiceUnavailable, "Agent has been removed"}
 	}
 	// Executors of a removed framework live on until they exit (they are
@@ -92,17 +91,17 @@ func (c *Cluster) findExecutor(a *agent, call *executor.Call) (*executorRun, *ht
 
 // executorSubscribe answers SUBSCRIBE with SUBSCRIBED and then the
 // launches queued for this executor, and keeps the stream open.
-func (c *Cluster) executorSubscribe(a *agent, w http.ResponseWriter, r *http.Request, call *executor.Call, format streamFormat) {
+func (a *agent) executorSubscribe(w http.ResponseWriter, r *http.Request, call *executor.Call, format streamFormat) {
 	stream := newEventStream(newUUIDString())
-	c.mu.Lock()
-	ex, herr := c.findExecutor(a, call)
+	a.m.mu.Lock()
+	ex, herr := a.findExecutor(call)
 	if herr != nil {
-		c.mu.Unlock()
+		a.m.mu.Unlock()
 		writeHTTPError(w, herr)
 		return
 	}
 	if ex.terminating {
-		c.mu.Unlock()
+		a.m.mu.Unlock()
 		writeHTTPError(w, &httpError{http.StatusForbidden, "Executor is terminating"})
 		return
 	}
@@ -133,10 +132,10 @@ func (c *Cluster) executorSubscribe(a *agent, w http.ResponseWriter, r *http.Req
 	// taken now, as the real agent does on reregistration. Tasks it
 	// reports that we don't know of are ignored.
 	for _, up := range call.Subscribe.GetUnacknowledgedUpdates() {
-		c.takeExecutorUpdate(a, ex, up.Status)
+		a.takeExecutorUpdate(ex, up.Status)
 	}
-	c.mu.Unlock()
-	c.log().Info("executor subscribed", "executor", ex.id, "framework", ex.fw.id, "agent", a.id)
+	a.m.mu.Unlock()
+	a.m.log().Info("executor subscribed", "executor", ex.id, "framework", ex.fw.id, "agent", a.id)
 
 	flusher, _ := w.(http.Flusher)
 	flush := func() {
@@ -151,26 +150,26 @@ func (c *Cluster) executorSubscribe(a *agent, w http.ResponseWriter, r *http.Req
 	w.WriteHeader(http.StatusOK)
 	flush()
 	rw := &recordWriter{w: w, flush: flush, codec: format.message}
-	_ = stream.serve(r.Context(), c.cfg.Clock, rw, nil, 0)
+	_ = stream.serve(r.Context(), a.m.cfg.Clock, rw, nil, 0)
 
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	a.m.mu.Lock()
+	defer a.m.mu.Unlock()
 	if ex.stream == stream {
 		ex.stream = nil
 	}
 }
 
-// executorCall handles UPDATE, MESSAGE and HEARTBEAT. Caller holds c.mu.
-func (c *Cluster) executorCall(a *agent, call *executor.Call) *httpError {
-	ex, herr := c.findExecutor(a, call)
+// executorCall handles UPDATE, MESSAGE and HEARTBEAT. Caller holds a.m.mu.
+func (a *agent) executorCall(call *executor.Call) *httpError {
+	ex, herr := a.findExecutor(call)
 	if herr != nil {
 		return herr
 	}
 	switch call.Type {
 	case executor.Call_UPDATE:
-		return c.takeExecutorUpdate(a, ex, call.Update.Status)
+		return a.takeExecutorUpdate(ex, call.Update.Status)
 	case executor.Call_MESSAGE:
-		c.executorMessage(ex, call.Message.Data)
+		a.m.executorMessage(ex, call.Message.Data)
 	case executor.Call_HEARTBEAT:
 	default:
 		return &httpError{http.StatusNotImplemented, "The dev cluster does not implement " + call.Type.String() + " calls"}
@@ -179,9 +178,9 @@ func (c *Cluster) executorCall(a *agent, call *executor.Call) *httpError {
 }
 
 // takeExecutorUpdate hands an executor's status update to the status
-// update manager. Caller holds c.mu.
-func (c *Cluster) takeExecutorUpdate(a *agent, ex *executorRun, st mesos.TaskStatus) *httpError {
-	if c.frameworks[ex.fw.id] != ex.fw {
+// update manager. Caller holds a.m.mu.
+func (a *agent) takeExecutorUpdate(ex *executorRun, st mesos.TaskStatus) *httpError {
+	if !a.m.registered(ex.fw) {
 		return nil // framework removed: the update has nobody to go to
 	}
 	t := ex.fw.tasks[st.TaskID.Value]
@@ -205,19 +204,6 @@ func (c *Cluster) takeExecutorUpdate(a *agent, ex *executorRun, st mesos.TaskSta
 	}
 	st.AgentID = &mesos.AgentID{Value: a.id}
 	st.ExecutorID = &mesos.ExecutorID{Value: ex.id}
-	c.agentStatusUpdate(t, st, true)
+	a.statusUpdate(t, st, true)
 	return nil
-}
-
-// executorMessage hands an executor's framework message to its framework
-// (dropped while the framework is disconnected, as Mesos does). Caller
-// holds c.mu.
-func (c *Cluster) executorMessage(ex *executorRun, data []byte) {
-	if ex.fw.stream != nil {
-		ex.fw.stream.send(&scheduler.Event{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
-			AgentID:    mesos.AgentID{Value: ex.agent.id},
-			ExecutorID: mesos.ExecutorID{Value: ex.id},
-			Data:       append([]byte(nil), data...),
-		}})
-	}
 }

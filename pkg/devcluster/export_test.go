@@ -6,10 +6,10 @@ package devcluster
 // once summed up on every pass — and describes the agents where they
 // differ, in amount or order.
 func (c *Cluster) LeftToOfferMismatches() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
 	var out []string
-	for _, a := range c.agentOrder {
+	for _, a := range c.m.agentOrder {
 		want := a.total.Clone()
 		want.Subtract(a.used()...)
 		want.Subtract(a.offeredResources()...)

@@ -48,29 +48,29 @@ func (a *agent) machineID() mesos.MachineID {
 }
 
 // addMachineOf records the machine of a new agent (UP unless the schedule
-// names it already). Caller holds c.mu.
-func (c *Cluster) addMachineOf(a *agent) {
+// names it already). Caller holds m.mu.
+func (m *master) addMachineOf(a *agent) {
 	id := a.machineID()
-	if c.machines[machineKey(id)] == nil {
-		c.machines[machineKey(id)] = &machine{id: id, mode: mesos.UP}
+	if m.machines[machineKey(id)] == nil {
+		m.machines[machineKey(id)] = &machine{id: id, mode: mesos.UP}
 	}
 }
 
 // unavailabilityOf is the maintenance window of the agent's machine, nil
-// when there is none. Caller holds c.mu.
-func (c *Cluster) unavailabilityOf(a *agent) *mesos.Unavailability {
-	m := c.machines[machineKey(a.machineID())]
-	if m == nil || m.unavailability == nil {
+// when there is none. Caller holds m.mu.
+func (m *master) unavailabilityOf(a *agent) *mesos.Unavailability {
+	mc := m.machines[machineKey(a.machineID())]
+	if mc == nil || mc.unavailability == nil {
 		return nil
 	}
-	u := *m.unavailability
+	u := *mc.unavailability
 	return &u
 }
 
-// agentsOn lists the registered agents of a machine. Caller holds c.mu.
-func (c *Cluster) agentsOn(key string) []*agent {
+// agentsOn lists the registered agents of a machine. Caller holds m.mu.
+func (m *master) agentsOn(key string) []*agent {
 	var out []*agent
-	for _, a := range c.agentOrder {
+	for _, a := range m.agentOrder {
 		if machineKey(a.machineID()) == key {
 			out = append(out, a)
 		}
@@ -79,9 +79,9 @@ func (c *Cluster) agentsOn(key string) []*agent {
 }
 
 // sortedMachineKeys orders machines for deterministic event order.
-func (c *Cluster) sortedMachineKeys() []string {
-	keys := make([]string, 0, len(c.machines))
-	for k := range c.machines {
+func (m *master) sortedMachineKeys() []string {
+	keys := make([]string, 0, len(m.machines))
+	for k := range m.machines {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -111,31 +111,31 @@ func machineJSON(id mesos.MachineID) string {
 // updateUnavailability sets or clears a machine's unavailability, as
 // Master::updateUnavailability does: every agent on it has its offers and
 // inverse offers rescinded and starts over (frameworks' answers and their
-// inverse offer filters are forgotten). Caller holds c.mu.
-func (c *Cluster) updateUnavailability(key string, u *mesos.Unavailability) {
-	m := c.machines[key]
-	m.unavailability = u
-	for _, a := range c.agentsOn(key) {
+// inverse offer filters are forgotten). Caller holds m.mu.
+func (m *master) updateUnavailability(key string, u *mesos.Unavailability) {
+	mc := m.machines[key]
+	mc.unavailability = u
+	for _, a := range m.agentsOn(key) {
 		for _, o := range a.offered {
-			c.rescindOffer(o)
+			m.rescindOffer(o)
 		}
 		for _, io := range a.inverseOffers {
-			c.removeInverseOffer(io, true)
+			m.removeInverseOffer(io, true)
 		}
 		a.inverseStatuses = map[string]mesosallocator.InverseOfferStatus{}
-		for _, fw := range c.frameworks {
+		for _, fw := range m.frameworks {
 			delete(fw.inverseRefusals, a.id)
 		}
 	}
-	c.triggerAllocation()
+	m.triggerAllocation()
 }
 
 // updateSchedule replaces the maintenance schedule
 // (Master::Http::___updateMaintenanceSchedule). Every machine the master
 // knows is touched, so every outstanding offer is rescinded, as on a real
-// master. Caller holds c.mu.
-func (c *Cluster) updateSchedule(s maintenance.Schedule) *httpError {
-	if msg := c.validateSchedule(s); msg != "" {
+// master. Caller holds m.mu.
+func (m *master) updateSchedule(s maintenance.Schedule) *httpError {
+	if msg := m.validateSchedule(s); msg != "" {
 		return &httpError{http.StatusBadRequest, msg}
 	}
 	windows := map[string]mesos.Unavailability{}
@@ -144,35 +144,35 @@ func (c *Cluster) updateSchedule(s maintenance.Schedule) *httpError {
 			windows[machineKey(id)] = w.Unavailability
 		}
 	}
-	for _, key := range c.sortedMachineKeys() {
-		m := c.machines[key]
+	for _, key := range m.sortedMachineKeys() {
+		mc := m.machines[key]
 		if u, ok := windows[key]; ok {
-			if m.mode != mesos.UP {
-				c.updateUnavailability(key, &u)
+			if mc.mode != mesos.UP {
+				m.updateUnavailability(key, &u)
 			}
 			continue
 		}
-		m.mode = mesos.UP
-		c.updateUnavailability(key, nil)
+		mc.mode = mesos.UP
+		m.updateUnavailability(key, nil)
 	}
 	for _, w := range s.Windows {
 		for _, id := range w.MachineIDs {
 			key := machineKey(id)
-			if m := c.machines[key]; m != nil && m.mode != mesos.UP {
+			if mc := m.machines[key]; mc != nil && mc.mode != mesos.UP {
 				continue
 			}
-			c.machines[key] = &machine{id: id, mode: mesos.DRAINING}
+			m.machines[key] = &machine{id: id, mode: mesos.DRAINING}
 			u := w.Unavailability
-			c.updateUnavailability(key, &u)
+			m.updateUnavailability(key, &u)
 		}
 	}
-	c.schedule = s // the decoded call's own copy
-	c.log().Info("maintenance schedule updated", "windows", len(s.Windows))
+	m.schedule = s // the decoded call's own copy
+	m.log().Info("maintenance schedule updated", "windows", len(s.Windows))
 	return nil
 }
 
 // validateSchedule is maintenance::validation::schedule.
-func (c *Cluster) validateSchedule(s maintenance.Schedule) string {
+func (m *master) validateSchedule(s maintenance.Schedule) string {
 	seen := map[string]bool{}
 	for _, w := range s.Windows {
 		if len(w.MachineIDs) == 0 {
@@ -191,9 +191,9 @@ func (c *Cluster) validateSchedule(s maintenance.Schedule) string {
 			seen[machineKey(id)] = true
 		}
 	}
-	for _, key := range c.sortedMachineKeys() {
-		if m := c.machines[key]; m.mode == mesos.DOWN && !seen[key] {
-			return "Machine '" + machineJSON(m.id) + "' is deactivated and cannot be removed from the schedule"
+	for _, key := range m.sortedMachineKeys() {
+		if mc := m.machines[key]; mc.mode == mesos.DOWN && !seen[key] {
+			return "Machine '" + machineJSON(mc.id) + "' is deactivated and cannot be removed from the schedule"
 		}
 	}
 	return ""
@@ -231,17 +231,17 @@ func validateMachineList(ids []mesos.MachineID) string {
 }
 
 // checkMachinesIn refuses ids unless each is a machine of the schedule
-// in mode, with the master's messages. Caller holds c.mu.
-func (c *Cluster) checkMachinesIn(ids []mesos.MachineID, mode mesos.MachineInfo_Mode, change string) *httpError {
+// in mode, with the master's messages. Caller holds m.mu.
+func (m *master) checkMachinesIn(ids []mesos.MachineID, mode mesos.MachineInfo_Mode, change string) *httpError {
 	if msg := validateMachineList(ids); msg != "" {
 		return &httpError{http.StatusBadRequest, msg}
 	}
 	for _, id := range ids {
-		m := c.machines[machineKey(id)]
-		if m == nil {
+		mc := m.machines[machineKey(id)]
+		if mc == nil {
 			return &httpError{http.StatusBadRequest, "Machine '" + machineJSON(id) + "' is not part of a maintenance schedule"}
 		}
-		if m.mode != mode {
+		if mc.mode != mode {
 			return &httpError{http.StatusBadRequest, "Machine '" + machineJSON(id) + "' is not in " + mode.String() + " mode and cannot be " + change}
 		}
 	}
@@ -250,35 +250,35 @@ func (c *Cluster) checkMachinesIn(ids []mesos.MachineID, mode mesos.MachineInfo_
 
 // startMaintenance takes DRAINING machines DOWN: their agents are shut
 // down and removed, their tasks gone by operator (_startMaintenance).
-// Caller holds c.mu.
-func (c *Cluster) startMaintenance(ids []mesos.MachineID) *httpError {
-	if err := c.checkMachinesIn(ids, mesos.DRAINING, "brought down"); err != nil {
+// Caller holds m.mu.
+func (m *master) startMaintenance(ids []mesos.MachineID) *httpError {
+	if err := m.checkMachinesIn(ids, mesos.DRAINING, "brought down"); err != nil {
 		return err
 	}
 	for _, id := range ids {
 		key := machineKey(id)
-		for _, a := range c.agentsOn(key) {
-			c.removeAgent(a, "Operator initiated 'Machine DOWN'", false)
+		for _, a := range m.agentsOn(key) {
+			m.removeAgent(a, "Operator initiated 'Machine DOWN'", false)
 		}
-		c.machines[key].mode = mesos.DOWN
+		m.machines[key].mode = mesos.DOWN
 	}
 	return nil
 }
 
 // stopMaintenance brings DOWN machines back UP and takes them out of the
-// schedule (_stopMaintenance). Caller holds c.mu.
-func (c *Cluster) stopMaintenance(ids []mesos.MachineID) *httpError {
-	if err := c.checkMachinesIn(ids, mesos.DOWN, "brought up"); err != nil {
+// schedule (_stopMaintenance). Caller holds m.mu.
+func (m *master) stopMaintenance(ids []mesos.MachineID) *httpError {
+	if err := m.checkMachinesIn(ids, mesos.DOWN, "brought up"); err != nil {
 		return err
 	}
 	up := map[string]bool{}
 	for _, id := range ids {
-		m := c.machines[machineKey(id)]
-		m.mode, m.unavailability = mesos.UP, nil
+		mc := m.machines[machineKey(id)]
+		mc.mode, mc.unavailability = mesos.UP, nil
 		up[machineKey(id)] = true
 	}
 	var windows []maintenance.Window
-	for _, w := range c.schedule.Windows {
+	for _, w := range m.schedule.Windows {
 		var kept []mesos.MachineID
 		for _, id := range w.MachineIDs {
 			if !up[machineKey(id)] {
@@ -290,21 +290,21 @@ func (c *Cluster) stopMaintenance(ids []mesos.MachineID) *httpError {
 			windows = append(windows, w)
 		}
 	}
-	c.schedule.Windows = windows
+	m.schedule.Windows = windows
 	return nil
 }
 
 // maintenanceStatus lists DRAINING machines with the frameworks' answers
 // to inverse offers for their agents, and DOWN machines
-// (_getMaintenanceStatus). Caller holds c.mu.
-func (c *Cluster) maintenanceStatus() maintenance.ClusterStatus {
+// (_getMaintenanceStatus). Caller holds m.mu.
+func (m *master) maintenanceStatus() maintenance.ClusterStatus {
 	var status maintenance.ClusterStatus
-	for _, key := range c.sortedMachineKeys() {
-		m := c.machines[key]
-		switch m.mode {
+	for _, key := range m.sortedMachineKeys() {
+		mc := m.machines[key]
+		switch mc.mode {
 		case mesos.DRAINING:
-			dm := maintenance.ClusterStatus_DrainingMachine{ID: m.id}
-			for _, a := range c.agentsOn(key) {
+			dm := maintenance.ClusterStatus_DrainingMachine{ID: mc.id}
+			for _, a := range m.agentsOn(key) {
 				fwIDs := make([]string, 0, len(a.inverseStatuses))
 				for id := range a.inverseStatuses {
 					fwIDs = append(fwIDs, id)
@@ -316,7 +316,7 @@ func (c *Cluster) maintenanceStatus() maintenance.ClusterStatus {
 			}
 			status.DrainingMachines = append(status.DrainingMachines, dm)
 		case mesos.DOWN:
-			status.DownMachines = append(status.DownMachines, m.id)
+			status.DownMachines = append(status.DownMachines, mc.id)
 		}
 	}
 	return status
@@ -327,14 +327,14 @@ func (c *Cluster) maintenanceStatus() maintenance.ClusterStatus {
 // unavailability, to every connected framework with resources offered or
 // allocated there that has no inverse offer for it outstanding and has
 // not filtered it. They carry no resources (the whole agent) and the
-// unavailability. Caller holds c.mu.
-func (c *Cluster) offerInverse(connected []*framework, now time.Time) {
-	if !c.anyUnavailability() {
+// unavailability. Caller holds m.mu.
+func (m *master) offerInverse(connected []*framework, now time.Time) {
+	if !m.anyUnavailability() {
 		return // the common case, without a look at every agent
 	}
 	batches := map[*framework][]mesos.InverseOffer{}
-	for _, a := range c.agentOrder {
-		u := c.unavailabilityOf(a)
+	for _, a := range m.agentOrder {
+		u := m.unavailabilityOf(a)
 		if a.removed || a.deactivated || u == nil {
 			continue
 		}
@@ -348,8 +348,8 @@ func (c *Cluster) offerInverse(connected []*framework, now time.Time) {
 				}
 				delete(fw.inverseRefusals, a.id)
 			}
-			io := &inverseOffer{id: c.newOfferID(), fw: fw, agent: a, unavailability: *u}
-			c.inverseOffers[io.id] = io
+			io := &inverseOffer{id: m.newOfferID(), fw: fw, agent: a, unavailability: *u}
+			m.inverseOffers[io.id] = io
 			a.inverseOffers[fw.id] = io
 			batches[fw] = append(batches[fw], mesos.InverseOffer{
 				OfferID:        mesos.OfferID{Value: io.id},
@@ -368,10 +368,10 @@ func (c *Cluster) offerInverse(connected []*framework, now time.Time) {
 }
 
 // anyUnavailability reports whether a machine has a maintenance window.
-// Caller holds c.mu.
-func (c *Cluster) anyUnavailability() bool {
-	for _, m := range c.machines {
-		if m.unavailability != nil {
+// Caller holds m.mu.
+func (m *master) anyUnavailability() bool {
+	for _, mc := range m.machines {
+		if mc.unavailability != nil {
 			return true
 		}
 	}
@@ -400,9 +400,9 @@ func (a *agent) holdsResourcesOf(fw *framework) bool {
 }
 
 // removeInverseOffer forgets an inverse offer, telling its framework when
-// rescind is set. Caller holds c.mu.
-func (c *Cluster) removeInverseOffer(io *inverseOffer, rescind bool) {
-	delete(c.inverseOffers, io.id)
+// rescind is set. Caller holds m.mu.
+func (m *master) removeInverseOffer(io *inverseOffer, rescind bool) {
+	delete(m.inverseOffers, io.id)
 	if io.agent.inverseOffers[io.fw.id] == io {
 		delete(io.agent.inverseOffers, io.fw.id)
 	}
@@ -417,24 +417,24 @@ func (c *Cluster) removeInverseOffer(io *inverseOffer, rescind bool) {
 // offers named gets the answer, which GET_MAINTENANCE_STATUS shows, and a
 // filter: no new inverse offer for that agent for filters.refuse_seconds
 // (default 5s, at most a year). Unknown IDs are ignored, as the master
-// only logs them. Caller holds c.mu.
-func (c *Cluster) answerInverseOffers(fw *framework, ids []mesos.OfferID, filters *mesos.Filters, answer mesosallocator.InverseOfferStatus_Status) {
+// only logs them. Caller holds m.mu.
+func (m *master) answerInverseOffers(fw *framework, ids []mesos.OfferID, filters *mesos.Filters, answer mesosallocator.InverseOfferStatus_Status) {
 	if len(ids) == 0 {
-		c.log().Warn("inverse offer answer without inverse offers", "framework", fw.id, "answer", answer.String())
+		m.log().Warn("inverse offer answer without inverse offers", "framework", fw.id, "answer", answer.String())
 		return
 	}
-	now := c.cfg.Clock.Now()
-	refuse := c.cfg.DefaultRefuse.D()
+	now := m.cfg.Clock.Now()
+	refuse := m.cfg.DefaultRefuse.D()
 	if s := filters.GetRefuseSeconds(); filters != nil && filters.RefuseSeconds != nil && s >= 0 {
 		refuse = min(time.Duration(s*float64(time.Second)), 365*24*time.Hour)
 	}
 	for _, id := range ids {
-		io := c.inverseOffers[id.Value]
+		io := m.inverseOffers[id.Value]
 		if io == nil || io.fw != fw {
-			c.log().Warn("ignoring the answer to an inverse offer that is no longer valid", "framework", fw.id, "inverse_offer", id.Value)
+			m.log().Warn("ignoring the answer to an inverse offer that is no longer valid", "framework", fw.id, "inverse_offer", id.Value)
 			continue
 		}
-		c.removeInverseOffer(io, false)
+		m.removeInverseOffer(io, false)
 		io.agent.inverseStatuses[fw.id] = mesosallocator.InverseOfferStatus{
 			Status:      answer.Enum(),
 			FrameworkID: mesos.FrameworkID{Value: fw.id},
@@ -445,7 +445,7 @@ func (c *Cluster) answerInverseOffers(fw *framework, ids []mesos.OfferID, filter
 				fw.inverseRefusals = map[string]time.Time{}
 			}
 			fw.inverseRefusals[io.agent.id] = now.Add(refuse)
-			c.alloc.triggerAfter(refuse)
+			m.alloc.triggerAfter(refuse)
 		}
 	}
 }

@@ -1,12 +1,10 @@
 package devcluster
 
 import (
-	"net/http"
 	"os/exec"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	mesosallocator "github.com/mesos/mesos-go/api/v1/lib/allocator"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
 )
 
@@ -140,64 +138,7 @@ func (t *task) stopTimers() {
 
 func (t *task) key() string { return t.fw.id + "/" + t.info.TaskID.Value }
 
-// agent is one simulated Mesos agent.
-type agent struct {
-	id         string
-	spec       AgentSpec
-	info       mesos.AgentInfo
-	total      mesos.Resources
-	attributes []mesos.Attribute
-	share      *agentShare // what the allocator has left to offer
-
-	tasks        map[string]*task        // live tasks, by framework/task ID
-	executors    map[string]*executorRun // by framework/executor ID
-	commandTasks map[string]*commandTask // by framework/task ID
-	offered      map[string]*offer
-
-	// Process mode: the agent's own HTTP endpoint for executors, which
-	// also serves its sandboxes' files.
-	endpoint string // host:port
-	files    *sandboxFiles
-	handler  http.Handler
-	srv      *http.Server
-	removed  bool
-	down     bool // restarting (RestartAgent)
-
-	registeredAt time.Time
-	// Operator state: a deactivated agent (DEACTIVATE_AGENT, DRAIN_AGENT)
-	// gets no offers until REACTIVATE_AGENT; drain is set while it drains
-	// and once it is drained, drainStarted when the drain began.
-	deactivated  bool
-	drain        *mesos.DrainInfo
-	drainStarted time.Time
-	// Maintenance, while the agent's machine has an unavailability: each
-	// framework's outstanding inverse offer and last answer, by framework
-	// ID.
-	inverseOffers   map[string]*inverseOffer
-	inverseStatuses map[string]mesosallocator.InverseOfferStatus
-}
-
 func executorKey(frameworkID, executorID string) string { return frameworkID + "/" + executorID }
-
-// used is what tasks and executors hold on the agent.
-func (a *agent) used() mesos.Resources {
-	var lists [][]mesos.Resource
-	for _, ex := range a.executors {
-		lists = append(lists, ex.resources)
-	}
-	for _, t := range a.tasks {
-		lists = append(lists, t.resources)
-	}
-	return sumResources(lists...)
-}
-
-func (a *agent) offeredResources() mesos.Resources {
-	var lists [][]mesos.Resource
-	for _, o := range a.offered {
-		lists = append(lists, o.resources)
-	}
-	return sumResources(lists...)
-}
 
 // executorRun is one executor on one agent: simulated, or a child process
 // speaking the executor HTTP API.
@@ -243,6 +184,37 @@ func (ex *executorRun) gracePeriod(def time.Duration) time.Duration {
 
 // destroy kills what runs in the executor's container: its session.
 func (ex *executorRun) destroy() { killSession(ex.sid) }
+
+// dropQueued removes t from the launches not yet delivered to the
+// executor and reports whether it was there.
+func (ex *executorRun) dropQueued(t *task) bool {
+	id := t.info.TaskID.Value
+	found := false
+	kept := ex.queued[:0]
+	for _, ev := range ex.queued {
+		switch {
+		case ev.Launch != nil && ev.Launch.Task.TaskID.Value == id:
+			found = true
+			continue
+		case ev.LaunchGroup != nil:
+			tasks := ev.LaunchGroup.TaskGroup.Tasks[:0]
+			for _, ti := range ev.LaunchGroup.TaskGroup.Tasks {
+				if ti.TaskID.Value == id {
+					found = true
+				} else {
+					tasks = append(tasks, ti)
+				}
+			}
+			ev.LaunchGroup.TaskGroup.Tasks = tasks
+			if len(tasks) == 0 {
+				continue
+			}
+		}
+		kept = append(kept, ev)
+	}
+	ex.queued = kept
+	return found
+}
 
 // commandTask is a LAUNCH task without an executor, run by the agent
 // itself as a shell command in process mode.

@@ -12,51 +12,51 @@ import (
 // inverse offers, as the Mesos allocator makes both in one cycle.
 // Resources granted to a framework or an agent that went away or was
 // deactivated in between go back.
-func (c *Cluster) grantOffers(batches []offerBatch) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stopped {
+func (m *master) grantOffers(batches []offerBatch) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped {
 		return
 	}
 	for _, b := range batches {
-		fw := c.frameworks[b.framework.id]
+		fw := m.frameworks[b.framework.id]
 		var offers []mesos.Offer
 		for _, g := range b.grants {
-			a := c.agents[g.agent.id]
+			a := m.agents[g.agent.id]
 			if fw == nil || fw.filters != b.framework || fw.stream == nil || a == nil || a.share != g.agent || a.deactivated {
 				g.agent.recover(g.resources)
 				continue
 			}
-			o := &offer{id: c.newOfferID(), fw: fw, agent: a, resources: g.resources}
-			c.offers[o.id] = o
+			o := &offer{id: m.newOfferID(), fw: fw, agent: a, resources: g.resources}
+			m.offers[o.id] = o
 			a.offered[o.id] = o
-			offers = append(offers, c.wireOffer(o))
+			offers = append(offers, m.wireOffer(o))
 		}
 		if len(offers) > 0 {
 			fw.stream.send(&scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: offers}})
 		}
 	}
 	var connected []*framework
-	for _, fw := range c.frameworks {
+	for _, fw := range m.frameworks {
 		if fw.stream != nil {
 			connected = append(connected, fw)
 		}
 	}
 	sort.Slice(connected, func(i, j int) bool { return connected[i].id < connected[j].id })
-	c.offerInverse(connected, c.cfg.Clock.Now())
+	m.offerInverse(connected, m.cfg.Clock.Now())
 }
 
 // newOfferID is the ID of a new offer or inverse offer: the master draws
-// both from one sequence. Caller holds c.mu.
-func (c *Cluster) newOfferID() string { return fmt.Sprintf("%s-O%d", c.id, c.nextSeq()) }
+// both from one sequence. Caller holds m.mu.
+func (m *master) newOfferID() string { return fmt.Sprintf("%s-O%d", m.id, m.nextSeq()) }
 
 // wireOffer is the Offer message for o. As a 1.12 master does (see the
 // recording), the offer and every resource carry allocation_info, MULTI_ROLE
 // framework or not, and every resource its (deprecated) role "*". An
 // agent in a maintenance window offers with its unavailability.
-func (c *Cluster) wireOffer(o *offer) mesos.Offer {
+func (m *master) wireOffer(o *offer) mesos.Offer {
 	role := o.fw.role
-	m := mesos.Offer{
+	wire := mesos.Offer{
 		ID:             mesos.OfferID{Value: o.id},
 		FrameworkID:    mesos.FrameworkID{Value: o.fw.id},
 		AgentID:        mesos.AgentID{Value: o.agent.id},
@@ -65,14 +65,14 @@ func (c *Cluster) wireOffer(o *offer) mesos.Offer {
 		AllocationInfo: &mesos.Resource_AllocationInfo{Role: &role},
 		Resources:      withUnreservedRole(o.resources.Clone().Allocate(role)),
 		URL:            o.agent.url(),
-		Unavailability: c.unavailabilityOf(o.agent),
+		Unavailability: m.unavailabilityOf(o.agent),
 	}
 	for _, ex := range o.agent.executors {
 		if ex.fw == o.fw {
-			m.ExecutorIDs = append(m.ExecutorIDs, mesos.ExecutorID{Value: ex.id})
+			wire.ExecutorIDs = append(wire.ExecutorIDs, mesos.ExecutorID{Value: ex.id})
 		}
 	}
-	return m
+	return wire
 }
 
 // withUnreservedRole sets the pre-refinement role "*" of unreserved
@@ -87,57 +87,56 @@ func withUnreservedRole(rs mesos.Resources) mesos.Resources {
 	return rs
 }
 
-// url is where the agent's own API lives, as offers name it; simulated
-// agents have none.
-func (a *agent) url() *mesos.URL {
-	if a.endpoint == "" {
-		return nil
-	}
-	host, port := splitHostPort(a.endpoint)
-	return &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &a.info.Hostname, IP: &host, Port: int32(port)}, Path: strPtr("/slave(1)")}
-}
-
 func strPtr(s string) *string { return &s }
 
+// offeredResources is what the agent's outstanding offers hold.
+func (a *agent) offeredResources() mesos.Resources {
+	var lists [][]mesos.Resource
+	for _, o := range a.offered {
+		lists = append(lists, o.resources)
+	}
+	return sumResources(lists...)
+}
+
 // removeOffer forgets an offer; its resources go back to the allocator.
-// Caller holds c.mu.
-func (c *Cluster) removeOffer(o *offer) {
-	c.useOffer(o)
+// Caller holds m.mu.
+func (m *master) removeOffer(o *offer) {
+	m.useOffer(o)
 	o.agent.share.recover(o.resources)
 }
 
 // useOffer forgets an accepted offer, whose resources stay allocated
 // until its tasks end or the ACCEPT gives back what they do not use.
-// Caller holds c.mu.
-func (c *Cluster) useOffer(o *offer) {
-	delete(c.offers, o.id)
+// Caller holds m.mu.
+func (m *master) useOffer(o *offer) {
+	delete(m.offers, o.id)
 	delete(o.agent.offered, o.id)
 }
 
-// rescindOffer removes an offer and tells its framework. Caller holds c.mu.
-func (c *Cluster) rescindOffer(o *offer) {
-	c.removeOffer(o)
+// rescindOffer removes an offer and tells its framework. Caller holds m.mu.
+func (m *master) rescindOffer(o *offer) {
+	m.removeOffer(o)
 	if o.fw.stream != nil {
 		o.fw.stream.send(&scheduler.Event{Type: scheduler.Event_RESCIND, Rescind: &scheduler.Event_Rescind{OfferID: mesos.OfferID{Value: o.id}}})
 	}
 }
 
 // removeOffersOf drops (or rescinds) every offer and inverse offer of fw.
-// Caller holds c.mu.
-func (c *Cluster) removeOffersOf(fw *framework, rescind bool) {
-	for _, o := range c.offers {
+// Caller holds m.mu.
+func (m *master) removeOffersOf(fw *framework, rescind bool) {
+	for _, o := range m.offers {
 		if o.fw != fw {
 			continue
 		}
 		if rescind {
-			c.rescindOffer(o)
+			m.rescindOffer(o)
 		} else {
-			c.removeOffer(o)
+			m.removeOffer(o)
 		}
 	}
-	for _, io := range c.inverseOffers {
+	for _, io := range m.inverseOffers {
 		if io.fw == fw {
-			c.removeInverseOffer(io, rescind)
+			m.removeInverseOffer(io, rescind)
 		}
 	}
 }

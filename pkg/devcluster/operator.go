@@ -5,7 +5,7 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/master"
+	mesosmaster "github.com/mesos/mesos-go/api/v1/lib/master"
 )
 
 // handleOperator serves the master's operator API, POST /api/v1
@@ -14,8 +14,8 @@ import (
 // call comes in JSON or protobuf (Content-Type); a response goes out as
 // Accept asks, JSON by default. Calls without a response answer 200 with
 // an empty body, errors a status and a text/plain reason, as Mesos does.
-func (c *Cluster) handleOperator(w http.ResponseWriter, r *http.Request) {
-	var call master.Call
+func (m *master) handleOperator(w http.ResponseWriter, r *http.Request) {
+	var call mesosmaster.Call
 	if _, herr := decodeCall(r, &call); herr != nil {
 		writeHTTPError(w, herr)
 		return
@@ -29,14 +29,14 @@ func (c *Cluster) handleOperator(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, herr)
 		return
 	}
-	c.mu.Lock()
-	var resp *master.Response
-	if c.stopped {
+	m.mu.Lock()
+	var resp *mesosmaster.Response
+	if m.stopped {
 		herr = &httpError{http.StatusServiceUnavailable, "Master is shutting down"}
 	} else {
-		resp, herr = c.operate(&call)
+		resp, herr = m.operate(&call)
 	}
-	c.mu.Unlock()
+	m.mu.Unlock()
 	if herr != nil {
 		writeHTTPError(w, herr)
 		return
@@ -58,7 +58,7 @@ func (c *Cluster) handleOperator(w http.ResponseWriter, r *http.Request) {
 // validateOperatorCall is validation::master::call::validate for the
 // calls the dev cluster serves, plus the required agent ID that a
 // protobuf body cannot omit but a JSON one can.
-func validateOperatorCall(call *master.Call) string {
+func validateOperatorCall(call *mesosmaster.Call) string {
 	present := func(name string, ok bool) string {
 		if ok {
 			return ""
@@ -72,40 +72,40 @@ func validateOperatorCall(call *master.Call) string {
 		return ""
 	}
 	switch call.Type {
-	case master.Call_UNKNOWN:
+	case mesosmaster.Call_UNKNOWN:
 		return "Expecting 'type' to be present"
-	case master.Call_DRAIN_AGENT:
+	case mesosmaster.Call_DRAIN_AGENT:
 		if msg := present("drain_agent", call.DrainAgent != nil); msg != "" {
 			return msg
 		}
 		return agentID("drain_agent", call.DrainAgent.AgentID)
-	case master.Call_DEACTIVATE_AGENT:
+	case mesosmaster.Call_DEACTIVATE_AGENT:
 		if msg := present("deactivate_agent", call.DeactivateAgent != nil); msg != "" {
 			return msg
 		}
 		return agentID("deactivate_agent", call.DeactivateAgent.AgentID)
-	case master.Call_REACTIVATE_AGENT:
+	case mesosmaster.Call_REACTIVATE_AGENT:
 		if msg := present("reactivate_agent", call.ReactivateAgent != nil); msg != "" {
 			return msg
 		}
 		return agentID("reactivate_agent", call.ReactivateAgent.AgentID)
-	case master.Call_UPDATE_MAINTENANCE_SCHEDULE:
+	case mesosmaster.Call_UPDATE_MAINTENANCE_SCHEDULE:
 		return present("update_maintenance_schedule", call.UpdateMaintenanceSchedule != nil)
-	case master.Call_START_MAINTENANCE:
+	case mesosmaster.Call_START_MAINTENANCE:
 		return present("start_maintenance", call.StartMaintenance != nil)
-	case master.Call_STOP_MAINTENANCE:
+	case mesosmaster.Call_STOP_MAINTENANCE:
 		return present("stop_maintenance", call.StopMaintenance != nil)
 	}
 	return ""
 }
 
 // operate runs a validated operator call; a nil response means 200 with
-// no body. Caller holds c.mu.
-func (c *Cluster) operate(call *master.Call) (*master.Response, *httpError) {
+// no body. Caller holds m.mu.
+func (m *master) operate(call *mesosmaster.Call) (*mesosmaster.Response, *httpError) {
 	switch call.Type {
-	case master.Call_GET_AGENTS:
-		return c.getAgents(), nil
-	case master.Call_DRAIN_AGENT:
+	case mesosmaster.Call_GET_AGENTS:
+		return m.getAgents(), nil
+	case mesosmaster.Call_DRAIN_AGENT:
 		d := call.DrainAgent
 		var maxGrace *time.Duration
 		if g := d.MaxGracePeriod; g != nil {
@@ -114,27 +114,27 @@ func (c *Cluster) operate(call *master.Call) (*master.Response, *httpError) {
 			ns := time.Duration(g.Seconds)*time.Second + time.Duration(g.Nanos)
 			maxGrace = &ns
 		}
-		return nil, c.drainAgent(d.AgentID.Value, maxGrace, d.GetMarkGone())
-	case master.Call_DEACTIVATE_AGENT:
-		return nil, c.deactivateAgent(call.DeactivateAgent.AgentID.Value)
-	case master.Call_REACTIVATE_AGENT:
-		return nil, c.reactivateAgent(call.ReactivateAgent.AgentID.Value)
-	case master.Call_GET_MAINTENANCE_SCHEDULE:
-		return &master.Response{
-			Type:                   master.Response_GET_MAINTENANCE_SCHEDULE,
-			GetMaintenanceSchedule: &master.Response_GetMaintenanceSchedule{Schedule: c.schedule},
+		return nil, m.drainAgent(d.AgentID.Value, maxGrace, d.GetMarkGone())
+	case mesosmaster.Call_DEACTIVATE_AGENT:
+		return nil, m.deactivateAgent(call.DeactivateAgent.AgentID.Value)
+	case mesosmaster.Call_REACTIVATE_AGENT:
+		return nil, m.reactivateAgent(call.ReactivateAgent.AgentID.Value)
+	case mesosmaster.Call_GET_MAINTENANCE_SCHEDULE:
+		return &mesosmaster.Response{
+			Type:                   mesosmaster.Response_GET_MAINTENANCE_SCHEDULE,
+			GetMaintenanceSchedule: &mesosmaster.Response_GetMaintenanceSchedule{Schedule: m.schedule},
 		}, nil
-	case master.Call_UPDATE_MAINTENANCE_SCHEDULE:
-		return nil, c.updateSchedule(call.UpdateMaintenanceSchedule.Schedule)
-	case master.Call_GET_MAINTENANCE_STATUS:
-		return &master.Response{
-			Type:                 master.Response_GET_MAINTENANCE_STATUS,
-			GetMaintenanceStatus: &master.Response_GetMaintenanceStatus{Status: c.maintenanceStatus()},
+	case mesosmaster.Call_UPDATE_MAINTENANCE_SCHEDULE:
+		return nil, m.updateSchedule(call.UpdateMaintenanceSchedule.Schedule)
+	case mesosmaster.Call_GET_MAINTENANCE_STATUS:
+		return &mesosmaster.Response{
+			Type:                 mesosmaster.Response_GET_MAINTENANCE_STATUS,
+			GetMaintenanceStatus: &mesosmaster.Response_GetMaintenanceStatus{Status: m.maintenanceStatus()},
 		}, nil
-	case master.Call_START_MAINTENANCE:
-		return nil, c.startMaintenance(call.StartMaintenance.Machines)
-	case master.Call_STOP_MAINTENANCE:
-		return nil, c.stopMaintenance(call.StopMaintenance.Machines)
+	case mesosmaster.Call_START_MAINTENANCE:
+		return nil, m.startMaintenance(call.StartMaintenance.Machines)
+	case mesosmaster.Call_STOP_MAINTENANCE:
+		return nil, m.stopMaintenance(call.StopMaintenance.Machines)
 	}
 	return nil, &httpError{http.StatusNotImplemented, "The dev cluster does not implement " + call.Type.String() + " calls"}
 }
@@ -152,26 +152,26 @@ var agentCapabilities = []mesos.AgentInfo_Capability{
 }
 
 // getAgents answers GET_AGENTS with every registered agent, filled as
-// protobuf::master::event::createAgentResponse fills it. Caller holds c.mu.
-func (c *Cluster) getAgents() *master.Response {
-	agents := make([]master.Response_GetAgents_Agent, 0, len(c.agentOrder))
-	for _, a := range c.agentOrder {
-		agents = append(agents, c.agentResponse(a))
+// protobuf::master::event::createAgentResponse fills it. Caller holds m.mu.
+func (m *master) getAgents() *mesosmaster.Response {
+	agents := make([]mesosmaster.Response_GetAgents_Agent, 0, len(m.agentOrder))
+	for _, a := range m.agentOrder {
+		agents = append(agents, m.agentResponse(a))
 	}
-	return &master.Response{Type: master.Response_GET_AGENTS, GetAgents: &master.Response_GetAgents{Agents: agents}}
+	return &mesosmaster.Response{Type: mesosmaster.Response_GET_AGENTS, GetAgents: &mesosmaster.Response_GetAgents{Agents: agents}}
 }
 
 // agentResponse describes one agent. agent_info keeps its resources as
 // the agent registered them (no role: the master upgrades them to the
 // post-refinement format); total, allocated and offered resources are in
 // the endpoint format, role "*", the latter two with allocation_info.
-func (c *Cluster) agentResponse(a *agent) master.Response_GetAgents_Agent {
+func (m *master) agentResponse(a *agent) mesosmaster.Response_GetAgents_Agent {
 	info := a.info
 	info.Resources = mesos.Resources(a.info.Resources).Clone()
 	info.Attributes = append([]mesos.Attribute(nil), a.info.Attributes...)
 	pid := "slave(1)@" + a.endpointOrDefault()
 	deactivated := a.deactivated
-	r := master.Response_GetAgents_Agent{
+	r := mesosmaster.Response_GetAgents_Agent{
 		AgentInfo:          info,
 		Active:             !a.deactivated,
 		Deactivated:        &deactivated,

@@ -20,20 +20,20 @@ import (
 // with runs/latest linking to it, and attaches it to the agent's files
 // API the three ways a Mesos 1.12 agent does (Framework::addExecutor):
 // as /frameworks/<fw>/executors/<executor>/runs/latest, as
-// <work>/…/runs/latest and as its own path. Caller holds c.mu.
-func (c *Cluster) createSandbox(a *agent, fwID, execID, containerID string) string {
-	sandbox := filepath.Join(c.cfg.WorkDir, "agents", a.id, "frameworks", fwID, "executors", execID, "runs", containerID)
+// <work>/…/runs/latest and as its own path. Caller holds a.m.mu.
+func (a *agent) createSandbox(fwID, execID, containerID string) string {
+	sandbox := filepath.Join(a.m.cfg.WorkDir, "agents", a.id, "frameworks", fwID, "executors", execID, "runs", containerID)
 	if err := os.MkdirAll(sandbox, 0o755); err != nil {
 		return sandbox // the launch fails on it
 	}
 	latest := filepath.Join(filepath.Dir(sandbox), "latest")
 	_ = os.Remove(latest)
 	if err := os.Symlink(sandbox, latest); err != nil {
-		c.log().Warn("sandbox: runs/latest link", "sandbox", sandbox, "err", err)
+		a.m.log().Warn("sandbox: runs/latest link", "sandbox", sandbox, "err", err)
 	}
 	for _, virtual := range sandboxVirtualPaths(fwID, execID, sandbox) {
 		if err := a.files.attach(sandbox, virtual); err != nil {
-			c.log().Warn("sandbox: attach to the files API", "sandbox", sandbox, "virtual_path", virtual, "err", err)
+			a.m.log().Warn("sandbox: attach to the files API", "sandbox", sandbox, "virtual_path", virtual, "err", err)
 		}
 	}
 	return sandbox
@@ -49,9 +49,9 @@ func sandboxVirtualPaths(fwID, execID, sandbox string) []string {
 
 // collectSandbox removes an ended executor's directory (its runs) after
 // the GC delay and detaches it from the files API then: until that, its
-// files stay readable, as on a Mesos agent. Caller holds c.mu.
-func (c *Cluster) collectSandbox(a *agent, fwID, execID, sandbox string) {
-	c.cfg.Clock.AfterFunc(c.cfg.SandboxGCDelay.D(), func() {
+// files stay readable, as on a Mesos agent. Caller holds a.m.mu.
+func (a *agent) collectSandbox(fwID, execID, sandbox string) {
+	a.m.cfg.Clock.AfterFunc(a.m.cfg.SandboxGCDelay.D(), func() {
 		for _, virtual := range sandboxVirtualPaths(fwID, execID, sandbox) {
 			a.files.detach(virtual)
 		}
@@ -60,49 +60,49 @@ func (c *Cluster) collectSandbox(a *agent, fwID, execID, sandbox string) {
 }
 
 // startExecutorProcess prepares the sandbox and starts the executor in the
-// background. Caller holds c.mu.
-func (c *Cluster) startExecutorProcess(ex *executorRun) {
-	ex.sandbox = c.createSandbox(ex.agent, ex.fw.id, ex.id, ex.containerID)
-	env := c.executorEnv(ex)
+// background. Caller holds a.m.mu.
+func (a *agent) startExecutorProcess(ex *executorRun) {
+	ex.sandbox = a.createSandbox(ex.fw.id, ex.id, ex.containerID)
+	env := a.executorEnv(ex)
 	cmdInfo := *ex.info.Command
 	sandbox := ex.sandbox
-	c.procs.Add(1)
+	a.m.procs.Add(1)
 	go func() {
-		defer c.procs.Done()
-		cmd, err := c.prepareAndStart(cmdInfo, sandbox, env)
-		c.mu.Lock()
-		defer c.mu.Unlock()
+		defer a.m.procs.Done()
+		cmd, err := a.prepareAndStart(cmdInfo, sandbox, env)
+		a.m.mu.Lock()
+		defer a.m.mu.Unlock()
 		if err != nil {
-			c.log().Warn("executor launch failed", "executor", ex.id, "framework", ex.fw.id, "err", err)
-			c.executorTerminated(ex, -1, "Failed to launch container: "+err.Error())
+			a.m.log().Warn("executor launch failed", "executor", ex.id, "framework", ex.fw.id, "err", err)
+			a.executorTerminated(ex, -1, "Failed to launch container: "+err.Error())
 			return
 		}
 		ex.cmd, ex.sid, ex.launched = cmd, cmd.Process.Pid, true
-		c.procs.Add(1)
-		go c.waitExecutor(ex)
-		if c.stopped || ex.terminating || ex.agent.removed {
+		a.m.procs.Add(1)
+		go a.waitExecutor(ex)
+		if a.m.stopped || ex.terminating || a.removed {
 			ex.destroy()
 			return
 		}
-		ex.regTimer = c.killUnlessSubscribed(ex, c.cfg.ExecutorRegistrationTimeout.D(), &ex.regTimedOut, "executor did not subscribe in time; killing it")
-		c.log().Info("executor started", "executor", ex.id, "framework", ex.fw.id, "agent", ex.agent.id, "pid", ex.sid, "sandbox", sandbox)
+		ex.regTimer = a.killUnlessSubscribed(ex, a.m.cfg.ExecutorRegistrationTimeout.D(), &ex.regTimedOut, "executor did not subscribe in time; killing it")
+		a.m.log().Info("executor started", "executor", ex.id, "framework", ex.fw.id, "agent", a.id, "pid", ex.sid, "sandbox", sandbox)
 	}()
 }
 
 // killUnlessSubscribed destroys ex's container when it has not subscribed
-// within timeout, marking why in timedOut. Caller holds c.mu.
-func (c *Cluster) killUnlessSubscribed(ex *executorRun, timeout time.Duration, timedOut *bool, why string) *lockedTimer {
-	return c.afterFunc(timeout, func() {
-		if !ex.subscribed && ex.agent.executors[ex.key()] == ex {
-			c.log().Warn(why, "executor", ex.id, "framework", ex.fw.id, "timeout", timeout)
+// within timeout, marking why in timedOut. Caller holds a.m.mu.
+func (a *agent) killUnlessSubscribed(ex *executorRun, timeout time.Duration, timedOut *bool, why string) *lockedTimer {
+	return a.m.afterFunc(timeout, func() {
+		if !ex.subscribed && a.executors[ex.key()] == ex {
+			a.m.log().Warn(why, "executor", ex.id, "framework", ex.fw.id, "timeout", timeout)
 			*timedOut = true
 			ex.destroy()
 		}
 	})
 }
 
-func (c *Cluster) waitExecutor(ex *executorRun) {
-	defer c.procs.Done()
+func (a *agent) waitExecutor(ex *executorRun) {
+	defer a.m.procs.Done()
 	err := ex.cmd.Wait()
 	ex.destroy() // the container ends with its executor: reap leftovers
 	close(ex.exited)
@@ -110,8 +110,8 @@ func (c *Cluster) waitExecutor(ex *executorRun) {
 	if ws, ok := ex.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
 		status = int32(ws)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	a.m.mu.Lock()
+	defer a.m.mu.Unlock()
 	msg := "Executor terminated"
 	if err != nil {
 		var ee *exec.ExitError
@@ -119,20 +119,20 @@ func (c *Cluster) waitExecutor(ex *executorRun) {
 			msg = "Executor terminated: " + err.Error()
 		}
 	}
-	if !c.stopped {
-		c.log().Info("executor exited", "executor", ex.id, "framework", ex.fw.id, "wait_status", status)
+	if !a.m.stopped {
+		a.m.log().Info("executor exited", "executor", ex.id, "framework", ex.fw.id, "wait_status", status)
 	}
-	c.executorTerminated(ex, status, msg)
+	a.executorTerminated(ex, status, msg)
 }
 
 // prepareAndStart creates the sandbox, fetches the URIs and starts the
 // command in its own session with stdout/stderr files in the
 // sandbox, like the Mesos containerizer.
-func (c *Cluster) prepareAndStart(ci mesos.CommandInfo, sandbox string, env []string) (*exec.Cmd, error) {
+func (a *agent) prepareAndStart(ci mesos.CommandInfo, sandbox string, env []string) (*exec.Cmd, error) {
 	if err := os.MkdirAll(sandbox, 0o755); err != nil {
 		return nil, fmt.Errorf("create sandbox: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(c.procCtx, 5*time.Minute)
+	ctx, cancel := context.WithTimeout(a.m.procCtx, 5*time.Minute)
 	defer cancel()
 	if err := fetchURIs(ctx, ci.URIs, sandbox); err != nil {
 		return nil, err
@@ -195,32 +195,32 @@ func executorCommand(ci *mesos.CommandInfo, sandbox string, env []string) *exec.
 }
 
 // executorEnv is the environment Mesos gives a custom executor: the
-// agent's own environment plus the MESOS_* variables. Caller holds c.mu.
-func (c *Cluster) executorEnv(ex *executorRun) []string {
+// agent's own environment plus the MESOS_* variables. Caller holds a.m.mu.
+func (a *agent) executorEnv(ex *executorRun) []string {
 	checkpoint := ex.fw.info.Checkpoint != nil && *ex.fw.info.Checkpoint
 	env := append(os.Environ(),
 		"MESOS_FRAMEWORK_ID="+ex.fw.id,
 		"MESOS_EXECUTOR_ID="+ex.id,
 		"MESOS_DIRECTORY="+ex.sandbox,
 		"MESOS_SANDBOX="+ex.sandbox,
-		"MESOS_AGENT_ENDPOINT="+ex.agent.endpoint,
-		"MESOS_SLAVE_ID="+ex.agent.id,
-		"MESOS_SLAVE_PID=slave(1)@"+ex.agent.endpoint,
+		"MESOS_AGENT_ENDPOINT="+a.endpoint,
+		"MESOS_SLAVE_ID="+a.id,
+		"MESOS_SLAVE_PID=slave(1)@"+a.endpoint,
 		"MESOS_CHECKPOINT="+boolDigit(checkpoint),
 		"MESOS_HTTP_COMMAND_EXECUTOR=0",
-		"MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD="+mesosDuration(ex.gracePeriod(c.cfg.ExecutorShutdownGracePeriod.D())),
+		"MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD="+mesosDuration(ex.gracePeriod(a.m.cfg.ExecutorShutdownGracePeriod.D())),
 	)
 	if checkpoint {
 		env = append(env,
-			"MESOS_RECOVERY_TIMEOUT="+mesosDuration(c.cfg.RecoveryTimeout.D()),
-			"MESOS_SUBSCRIPTION_BACKOFF_MAX="+mesosDuration(c.cfg.SubscriptionBackoffMax.D()),
+			"MESOS_RECOVERY_TIMEOUT="+mesosDuration(a.m.cfg.RecoveryTimeout.D()),
+			"MESOS_SUBSCRIPTION_BACKOFF_MAX="+mesosDuration(a.m.cfg.SubscriptionBackoffMax.D()),
 		)
 	}
 	// The agent serves HTTPS only: its executors must speak it.
-	if c.security.tls != nil {
+	if a.m.security.tls != nil {
 		env = append(env, "LIBPROCESS_SSL_ENABLED=true")
-		if c.cfg.SSLCAFile != "" {
-			env = append(env, "LIBPROCESS_SSL_CA_FILE="+c.cfg.SSLCAFile, "LIBPROCESS_SSL_VERIFY_SERVER_CERT=true")
+		if a.m.cfg.SSLCAFile != "" {
+			env = append(env, "LIBPROCESS_SSL_CA_FILE="+a.m.cfg.SSLCAFile, "LIBPROCESS_SSL_VERIFY_SERVER_CERT=true")
 		}
 	}
 	return env
@@ -254,62 +254,62 @@ func mesosDuration(d time.Duration) string {
 // startCommandTask runs a LAUNCH task that has a CommandInfo and no
 // executor, the way the Mesos command executor would: TASK_STARTING,
 // TASK_RUNNING once the process runs, then TASK_FINISHED on exit status 0
-// or TASK_FAILED. Caller holds c.mu.
-func (c *Cluster) startCommandTask(t *task) {
+// or TASK_FAILED. Caller holds a.m.mu.
+func (a *agent) startCommandTask(t *task) {
 	ct := &commandTask{task: t, exited: make(chan struct{})}
 	t.command = ct
-	t.agent.commandTasks[t.key()] = ct
-	ct.sandbox = c.createSandbox(t.agent, t.fw.id, t.info.TaskID.Value, newUUIDString())
+	a.commandTasks[t.key()] = ct
+	ct.sandbox = a.createSandbox(t.fw.id, t.info.TaskID.Value, newUUIDString())
 	env := append(os.Environ(),
 		"MESOS_FRAMEWORK_ID="+t.fw.id,
 		"MESOS_EXECUTOR_ID="+t.info.TaskID.Value,
 		"MESOS_TASK_ID="+t.info.TaskID.Value,
 		"MESOS_DIRECTORY="+ct.sandbox,
 		"MESOS_SANDBOX="+ct.sandbox,
-		"MESOS_AGENT_ENDPOINT="+t.agent.endpoint,
-		"MESOS_SLAVE_ID="+t.agent.id,
+		"MESOS_AGENT_ENDPOINT="+a.endpoint,
+		"MESOS_SLAVE_ID="+a.id,
 	)
 	ci := *t.info.Command
-	c.agentStatusUpdate(t, c.newStatus(t, mesos.TASK_STARTING, mesos.SOURCE_EXECUTOR, 0, ""), false)
-	c.procs.Add(1)
+	a.statusUpdate(t, t.status(a.m.cfg.Clock.Now(), mesos.TASK_STARTING, mesos.SOURCE_EXECUTOR, 0, ""), false)
+	a.m.procs.Add(1)
 	go func() {
-		defer c.procs.Done()
-		cmd, err := c.prepareAndStart(ci, ct.sandbox, env)
-		c.mu.Lock()
+		defer a.m.procs.Done()
+		cmd, err := a.prepareAndStart(ci, ct.sandbox, env)
+		a.m.mu.Lock()
 		if err != nil {
 			close(ct.exited)
-			c.collectSandbox(t.agent, t.fw.id, t.info.TaskID.Value, ct.sandbox)
-			st := c.newStatus(t, mesos.TASK_FAILED, mesos.SOURCE_EXECUTOR, mesos.REASON_CONTAINER_LAUNCH_FAILED, "Failed to launch task: "+err.Error())
+			a.collectSandbox(t.fw.id, t.info.TaskID.Value, ct.sandbox)
+			st := t.status(a.m.cfg.Clock.Now(), mesos.TASK_FAILED, mesos.SOURCE_EXECUTOR, mesos.REASON_CONTAINER_LAUNCH_FAILED, "Failed to launch task: "+err.Error())
 			if !isTerminal(t.state) {
-				c.agentStatusUpdate(t, st, false)
+				a.statusUpdate(t, st, false)
 			}
-			c.mu.Unlock()
+			a.m.mu.Unlock()
 			return
 		}
 		ct.sid = cmd.Process.Pid
-		if t.killing || c.stopped || t.agent.removed {
+		if t.killing || a.m.stopped || a.removed {
 			ct.destroy()
 		} else if !isTerminal(t.state) {
-			c.agentStatusUpdate(t, c.newStatus(t, mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, 0, ""), false)
+			a.statusUpdate(t, t.status(a.m.cfg.Clock.Now(), mesos.TASK_RUNNING, mesos.SOURCE_EXECUTOR, 0, ""), false)
 		}
-		c.mu.Unlock()
+		a.m.mu.Unlock()
 
 		err = cmd.Wait()
 		ct.destroy()
 		close(ct.exited)
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		c.collectSandbox(t.agent, t.fw.id, t.info.TaskID.Value, ct.sandbox)
+		a.m.mu.Lock()
+		defer a.m.mu.Unlock()
+		a.collectSandbox(t.fw.id, t.info.TaskID.Value, ct.sandbox)
 		if isTerminal(t.state) {
 			return
 		}
 		switch {
 		case t.killing:
-			c.agentStatusUpdate(t, c.newStatus(t, mesos.TASK_KILLED, mesos.SOURCE_EXECUTOR, 0, "Command terminated with signal Killed"), false)
+			a.statusUpdate(t, t.status(a.m.cfg.Clock.Now(), mesos.TASK_KILLED, mesos.SOURCE_EXECUTOR, 0, "Command terminated with signal Killed"), false)
 		case err == nil:
-			c.agentStatusUpdate(t, c.newStatus(t, mesos.TASK_FINISHED, mesos.SOURCE_EXECUTOR, 0, "Command exited with status 0"), false)
+			a.statusUpdate(t, t.status(a.m.cfg.Clock.Now(), mesos.TASK_FINISHED, mesos.SOURCE_EXECUTOR, 0, "Command exited with status 0"), false)
 		default:
-			c.agentStatusUpdate(t, c.newStatus(t, mesos.TASK_FAILED, mesos.SOURCE_EXECUTOR, mesos.REASON_COMMAND_EXECUTOR_FAILED, "Command "+describeExit(cmd)), false)
+			a.statusUpdate(t, t.status(a.m.cfg.Clock.Now(), mesos.TASK_FAILED, mesos.SOURCE_EXECUTOR, mesos.REASON_COMMAND_EXECUTOR_FAILED, "Command "+describeExit(cmd)), false)
 		}
 	}()
 }
@@ -325,8 +325,8 @@ func describeExit(cmd *exec.Cmd) string {
 }
 
 // killCommandTask sends SIGTERM, then SIGKILL after the kill policy's
-// grace period (default 3s, like the command executor). Caller holds c.mu.
-func (c *Cluster) killCommandTask(ct *commandTask, policy *mesos.KillPolicy) {
+// grace period (default 3s, like the command executor). Caller holds a.m.mu.
+func (a *agent) killCommandTask(ct *commandTask, policy *mesos.KillPolicy) {
 	grace := 3 * time.Second
 	if policy != nil && policy.GracePeriod != nil {
 		grace = time.Duration(policy.GracePeriod.Nanoseconds)
@@ -338,7 +338,7 @@ func (c *Cluster) killCommandTask(ct *commandTask, policy *mesos.KillPolicy) {
 	go func() {
 		select {
 		case <-ct.exited:
-		case <-c.cfg.Clock.After(grace):
+		case <-a.m.cfg.Clock.After(grace):
 			ct.destroy()
 		}
 	}()

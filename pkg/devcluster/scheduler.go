@@ -1,7 +1,6 @@
 package devcluster
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"slices"
@@ -9,7 +8,6 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mesosallocator "github.com/mesos/mesos-go/api/v1/lib/allocator"
-	"github.com/mesos/mesos-go/api/v1/lib/executor"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 )
 
@@ -19,7 +17,7 @@ const headerStreamID = "Mesos-Stream-Id"
 // (src/master/http.cpp "scheduler" and validation::scheduler::call) for
 // principal, the authenticated one ("" when frameworks do not
 // authenticate).
-func (c *Cluster) handleScheduler(w http.ResponseWriter, r *http.Request, principal string) {
+func (m *master) handleScheduler(w http.ResponseWriter, r *http.Request, principal string) {
 	var call scheduler.Call
 	if _, herr := decodeCall(r, &call); herr != nil {
 		writeHTTPError(w, herr)
@@ -44,18 +42,18 @@ func (c *Cluster) handleScheduler(w http.ResponseWriter, r *http.Request, princi
 			writeHTTPError(w, &httpError{http.StatusBadRequest, "Subscribe calls should not include the 'Mesos-Stream-Id' header"})
 			return
 		}
-		c.subscribe(w, r, *call.Subscribe.FrameworkInfo, call.Subscribe.SuppressedRoles, format)
+		m.subscribe(w, r, *call.Subscribe.FrameworkInfo, call.Subscribe.SuppressedRoles, format)
 		return
 	}
 
-	c.mu.Lock()
+	m.mu.Lock()
 	var herr *httpError
-	if c.stopped {
+	if m.stopped {
 		herr = &httpError{http.StatusServiceUnavailable, "Master is shutting down"}
 	} else {
-		herr = c.dispatch(r, &call, principal)
+		herr = m.dispatch(r, &call, principal)
 	}
-	c.mu.Unlock()
+	m.mu.Unlock()
 	if herr != nil {
 		writeHTTPError(w, herr)
 		return
@@ -134,9 +132,9 @@ func principalMismatch(authenticated, framework string) string {
 	return "Authenticated principal '" + authenticated + "' does not match principal '" + framework + "' set in `FrameworkInfo`"
 }
 
-// dispatch runs a non-SUBSCRIBE call of principal. Caller holds c.mu.
-func (c *Cluster) dispatch(r *http.Request, call *scheduler.Call, principal string) *httpError {
-	fw := c.frameworks[call.FrameworkID.Value]
+// dispatch runs a non-SUBSCRIBE call of principal. Caller holds m.mu.
+func (m *master) dispatch(r *http.Request, call *scheduler.Call, principal string) *httpError {
+	fw := m.frameworks[call.FrameworkID.Value]
 	if fw == nil {
 		return &httpError{http.StatusBadRequest, "Framework cannot be found"}
 	}
@@ -155,35 +153,35 @@ func (c *Cluster) dispatch(r *http.Request, call *scheduler.Call, principal stri
 	}
 	switch call.Type {
 	case scheduler.Call_TEARDOWN:
-		c.log().Info("TEARDOWN", "framework", fw.id)
-		c.removeFramework(fw)
+		m.log().Info("TEARDOWN", "framework", fw.id)
+		m.removeFramework(fw)
 	case scheduler.Call_ACCEPT:
-		c.accept(fw, call.Accept)
+		m.accept(fw, call.Accept)
 	case scheduler.Call_DECLINE:
-		c.decline(fw, call.Decline.OfferIDs, call.Decline.Filters)
+		m.decline(fw, call.Decline.OfferIDs, call.Decline.Filters)
 	case scheduler.Call_REVIVE:
 		fw.filters.revive()
-		c.triggerAllocation()
+		m.triggerAllocation()
 	case scheduler.Call_SUPPRESS:
 		fw.filters.suppress()
 	case scheduler.Call_KILL:
-		c.kill(fw, call.Kill)
+		m.kill(fw, call.Kill)
 	case scheduler.Call_SHUTDOWN:
-		c.shutdownCall(fw, call.Shutdown)
+		m.shutdownCall(fw, call.Shutdown)
 	case scheduler.Call_ACKNOWLEDGE:
-		c.acknowledge(fw, call.Acknowledge)
+		m.acknowledge(fw, call.Acknowledge)
 	case scheduler.Call_RECONCILE:
-		c.reconcile(fw, call.Reconcile.Tasks)
+		m.reconcile(fw, call.Reconcile.Tasks)
 	case scheduler.Call_MESSAGE:
-		c.frameworkMessage(fw, call.Message)
+		m.frameworkMessage(fw, call.Message)
 	case scheduler.Call_REQUEST:
 		// Deprecated in Mesos and a no-op for the built-in allocator.
 	case scheduler.Call_UPDATE_FRAMEWORK:
 		fw.applyInfo(call.UpdateFramework.FrameworkInfo)
 	case scheduler.Call_ACCEPT_INVERSE_OFFERS:
-		c.answerInverseOffers(fw, call.AcceptInverseOffers.InverseOfferIDs, call.AcceptInverseOffers.Filters, mesosallocator.InverseOfferStatus_ACCEPT)
+		m.answerInverseOffers(fw, call.AcceptInverseOffers.InverseOfferIDs, call.AcceptInverseOffers.Filters, mesosallocator.InverseOfferStatus_ACCEPT)
 	case scheduler.Call_DECLINE_INVERSE_OFFERS:
-		c.answerInverseOffers(fw, call.DeclineInverseOffers.InverseOfferIDs, call.DeclineInverseOffers.Filters, mesosallocator.InverseOfferStatus_DECLINE)
+		m.answerInverseOffers(fw, call.DeclineInverseOffers.InverseOfferIDs, call.DeclineInverseOffers.Filters, mesosallocator.InverseOfferStatus_DECLINE)
 	default:
 		return &httpError{http.StatusNotImplemented, "The dev cluster does not implement " + call.Type.String() + " calls"}
 	}
@@ -193,75 +191,75 @@ func (c *Cluster) dispatch(r *http.Request, call *scheduler.Call, principal stri
 // subscribe answers SUBSCRIBE with a RecordIO event stream that lasts
 // until the client goes away, the framework fails over to another
 // connection, is torn down, or the cluster stops.
-func (c *Cluster) subscribe(w http.ResponseWriter, r *http.Request, info mesos.FrameworkInfo, suppressedRoles []string, format streamFormat) {
+func (m *master) subscribe(w http.ResponseWriter, r *http.Request, info mesos.FrameworkInfo, suppressedRoles []string, format streamFormat) {
 	stream := newEventStream(newUUIDString())
-	c.mu.Lock()
-	if c.stopped {
-		c.mu.Unlock()
+	m.mu.Lock()
+	if m.stopped {
+		m.mu.Unlock()
 		writeHTTPError(w, &httpError{http.StatusServiceUnavailable, "Master is shutting down"})
 		return
 	}
 	var fw *framework
 	id := info.GetID().GetValue()
 	switch {
-	case id != "" && c.removedFrameworks[id]:
-		c.mu.Unlock()
-		c.log().Info("SUBSCRIBE refused: framework removed", "framework", id)
+	case id != "" && m.removedFrameworks[id]:
+		m.mu.Unlock()
+		m.log().Info("SUBSCRIBE refused: framework removed", "framework", id)
 		stream.sendAndClose(errorEvent("Framework has been removed"))
-		c.serveSchedulerStream(w, r, stream, format, nil)
+		m.serveSchedulerStream(w, r, stream, format, nil)
 		return
-	case id != "" && c.frameworks[id] != nil && c.frameworks[id].info.GetPrincipal() != info.GetPrincipal():
-		c.mu.Unlock()
-		c.log().Info("SUBSCRIBE refused: another principal", "framework", id)
+	case id != "" && m.frameworks[id] != nil && m.frameworks[id].info.GetPrincipal() != info.GetPrincipal():
+		m.mu.Unlock()
+		m.log().Info("SUBSCRIBE refused: another principal", "framework", id)
 		stream.sendAndClose(errorEvent("Changing framework's principal is not allowed."))
-		c.serveSchedulerStream(w, r, stream, format, nil)
+		m.serveSchedulerStream(w, r, stream, format, nil)
 		return
-	case id != "" && c.frameworks[id] != nil:
-		fw = c.frameworks[id]
+	case id != "" && m.frameworks[id] != nil:
+		fw = m.frameworks[id]
 		if fw.stream != nil {
 			fw.stream.sendAndClose(errorEvent("Framework failed over"))
 		}
 		fw.failoverTimer.stop()
-		c.log().Info("framework subscribed again", "framework", id, "name", info.Name)
+		m.log().Info("framework subscribed again", "framework", id, "name", info.Name)
 	default:
 		if id == "" {
-			id = fmt.Sprintf("%s-%04d", c.id, c.nextSeq())
+			id = fmt.Sprintf("%s-%04d", m.id, m.nextSeq())
 		}
 		fw = &framework{
 			id:           id,
 			tasks:        map[string]*task{},
 			unreachable:  map[string]*task{},
-			filters:      c.alloc.addFramework(id),
-			registeredAt: c.cfg.Clock.Now(),
+			filters:      m.alloc.addFramework(id),
+			registeredAt: m.cfg.Clock.Now(),
 		}
-		c.frameworks[id] = fw
-		c.log().Info("framework subscribed", "framework", id, "name", info.Name)
+		m.frameworks[id] = fw
+		m.log().Info("framework subscribed", "framework", id, "name", info.Name)
 	}
 	info.ID = &mesos.FrameworkID{Value: id}
 	fw.applyInfo(info)
 	fw.stream, fw.streamID = stream, stream.id
 	fw.filters.setConnected(true, slices.Contains(suppressedRoles, fw.role))
-	hb := c.cfg.HeartbeatInterval.D().Seconds()
+	hb := m.cfg.HeartbeatInterval.D().Seconds()
 	stream.send(&scheduler.Event{
 		Type: scheduler.Event_SUBSCRIBED,
 		Subscribed: &scheduler.Event_Subscribed{
 			FrameworkID:              &mesos.FrameworkID{Value: id},
 			HeartbeatIntervalSeconds: &hb,
-			MasterInfo:               c.masterInfo(),
+			MasterInfo:               m.masterInfo(),
 		},
 	})
 	// The agents' status update managers resend what is unacknowledged.
 	for _, t := range fw.tasks {
 		if len(t.pending) > 0 {
-			c.forwardHead(t)
+			t.agent.forwardHead(t)
 		}
 	}
-	c.mu.Unlock()
-	c.triggerAllocation()
-	c.serveSchedulerStream(w, r, stream, format, fw)
+	m.mu.Unlock()
+	m.triggerAllocation()
+	m.serveSchedulerStream(w, r, stream, format, fw)
 }
 
-func (c *Cluster) serveSchedulerStream(w http.ResponseWriter, r *http.Request, stream *eventStream, format streamFormat, fw *framework) {
+func (m *master) serveSchedulerStream(w http.ResponseWriter, r *http.Request, stream *eventStream, format streamFormat, fw *framework) {
 	flusher, _ := w.(http.Flusher)
 	flush := func() {
 		if flusher != nil {
@@ -278,58 +276,58 @@ func (c *Cluster) serveSchedulerStream(w http.ResponseWriter, r *http.Request, s
 	flush()
 	rw := &recordWriter{w: w, flush: flush, codec: format.message}
 	heartbeat := func() message { return &scheduler.Event{Type: scheduler.Event_HEARTBEAT} }
-	_ = stream.serve(r.Context(), c.cfg.Clock, rw, heartbeat, c.cfg.HeartbeatInterval.D())
+	_ = stream.serve(r.Context(), m.cfg.Clock, rw, heartbeat, m.cfg.HeartbeatInterval.D())
 	if fw == nil {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if fw.stream == stream && !c.stopped {
-		c.frameworkDisconnected(fw)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if fw.stream == stream && !m.stopped {
+		m.frameworkDisconnected(fw)
 	}
 }
 
-// frameworkDisconnected starts the failover timeout. Caller holds c.mu.
-func (c *Cluster) frameworkDisconnected(fw *framework) {
+// frameworkDisconnected starts the failover timeout. Caller holds m.mu.
+func (m *master) frameworkDisconnected(fw *framework) {
 	fw.stream, fw.streamID = nil, ""
 	fw.filters.setConnected(false, false)
-	c.removeOffersOf(fw, false)
-	if c.frameworks[fw.id] != fw {
+	m.removeOffersOf(fw, false)
+	if m.frameworks[fw.id] != fw {
 		return
 	}
 	timeout := fw.failoverTimeout()
-	c.log().Info("framework disconnected", "framework", fw.id, "failover_timeout", timeout)
+	m.log().Info("framework disconnected", "framework", fw.id, "failover_timeout", timeout)
 	// Subscribing again and removing the framework stop the timer.
-	fw.failoverTimer = c.afterFunc(timeout, func() {
-		c.log().Info("failover timeout expired; removing the framework", "framework", fw.id)
-		c.removeFramework(fw)
+	fw.failoverTimer = m.afterFunc(timeout, func() {
+		m.log().Info("failover timeout expired; removing the framework", "framework", fw.id)
+		m.removeFramework(fw)
 	})
 }
 
 // removeFramework tears a framework down: its executors are shut down, its
-// tasks killed, and its ID may never subscribe again. Caller holds c.mu.
-func (c *Cluster) removeFramework(fw *framework) {
+// tasks killed, and its ID may never subscribe again. Caller holds m.mu.
+func (m *master) removeFramework(fw *framework) {
 	if fw.stream != nil {
 		fw.stream.close()
 		fw.stream, fw.streamID = nil, ""
 	}
 	fw.stopTimers()
-	c.alloc.removeFramework(fw.filters)
-	c.removeOffersOf(fw, false)
-	now := c.cfg.Clock.Now()
+	m.alloc.removeFramework(fw.filters)
+	m.removeOffersOf(fw, false)
+	now := m.cfg.Clock.Now()
 	for _, t := range fw.tasks {
 		if !isTerminal(t.state) {
-			st := c.newStatus(t, mesos.TASK_KILLED, mesos.SOURCE_MASTER, mesos.REASON_FRAMEWORK_REMOVED, "Framework "+fw.id+" removed")
-			c.applyTaskState(t, st)
+			st := t.status(now, mesos.TASK_KILLED, mesos.SOURCE_MASTER, mesos.REASON_FRAMEWORK_REMOVED, "Framework "+fw.id+" removed")
+			t.agent.applyTaskState(t, st)
 		}
 		t.pending = nil
 		fw.addCompleted(t)
 	}
 	fw.tasks = map[string]*task{}
-	for _, a := range c.agentOrder {
+	for _, a := range m.agentOrder {
 		for _, ex := range a.executors {
 			if ex.fw == fw {
-				c.shutdownExecutor(ex, "framework removed")
+				a.shutdownExecutor(ex, "framework removed")
 			}
 		}
 		for _, ct := range a.commandTasks {
@@ -338,22 +336,22 @@ func (c *Cluster) removeFramework(fw *framework) {
 			}
 		}
 	}
-	delete(c.frameworks, fw.id)
-	c.removedFrameworks[fw.id] = true
-	c.completedFrameworks = append(c.completedFrameworks, fw)
-	c.log().Info("framework removed", "framework", fw.id, "at", now.Format(time.RFC3339))
+	delete(m.frameworks, fw.id)
+	m.removedFrameworks[fw.id] = true
+	m.completedFrameworks = append(m.completedFrameworks, fw)
+	m.log().Info("framework removed", "framework", fw.id, "at", now.Format(time.RFC3339))
 }
 
 // mesosVersion is the version the master and its agents report.
 const mesosVersion = "1.12.0-devcluster"
 
-func (c *Cluster) masterInfo() *mesos.MasterInfo {
-	host, port := splitHostPort(c.masterAddr)
+func (m *master) masterInfo() *mesos.MasterInfo {
+	host, port := splitHostPort(m.addr)
 	p := uint32(port)
-	pid := "master@" + c.masterAddr
+	pid := "master@" + m.addr
 	version := mesosVersion
 	return &mesos.MasterInfo{
-		ID:       c.id,
+		ID:       m.id,
 		IP:       0x0100007f, // 127.0.0.1 in network order, as Mesos fills it
 		Port:     &p,
 		PID:      &pid,
@@ -369,37 +367,37 @@ func (c *Cluster) masterInfo() *mesos.MasterInfo {
 	}
 }
 
-// decline removes offers and installs refusal filters. Caller holds c.mu.
-func (c *Cluster) decline(fw *framework, ids []mesos.OfferID, filters *mesos.Filters) {
+// decline removes offers and installs refusal filters. Caller holds m.mu.
+func (m *master) decline(fw *framework, ids []mesos.OfferID, filters *mesos.Filters) {
 	for _, oid := range ids {
-		o := c.offers[oid.Value]
+		o := m.offers[oid.Value]
 		if o == nil || o.fw != fw {
 			continue
 		}
 		// The filter first: the resources must not go to fw in between.
-		c.refuse(fw, o.agent, o.resources, filters)
-		c.removeOffer(o)
+		m.refuse(fw, o.agent, o.resources, filters)
+		m.removeOffer(o)
 	}
 }
 
-func (c *Cluster) refuse(fw *framework, a *agent, rs mesos.Resources, filters *mesos.Filters) {
-	d := c.cfg.DefaultRefuse.D()
+func (m *master) refuse(fw *framework, a *agent, rs mesos.Resources, filters *mesos.Filters) {
+	d := m.cfg.DefaultRefuse.D()
 	if filters != nil && filters.RefuseSeconds != nil {
 		d = time.Duration(*filters.RefuseSeconds * float64(time.Second))
 	}
 	if d <= 0 || len(rs) == 0 {
 		return
 	}
-	fw.filters.refuse(a.id, rs, c.cfg.Clock.Now().Add(d))
-	c.alloc.triggerAfter(d)
+	fw.filters.refuse(a.id, rs, m.cfg.Clock.Now().Add(d))
+	m.alloc.triggerAfter(d)
 }
 
-// kill handles KILL. Caller holds c.mu.
-func (c *Cluster) kill(fw *framework, k *scheduler.Call_Kill) {
+// kill handles KILL. Caller holds m.mu.
+func (m *master) kill(fw *framework, k *scheduler.Call_Kill) {
 	t := fw.tasks[k.TaskID.Value]
 	if t == nil {
 		// Mesos performs an explicit reconciliation for unknown tasks.
-		c.reconcile(fw, []scheduler.Call_Reconcile_Task{{TaskID: k.TaskID, AgentID: k.AgentID}})
+		m.reconcile(fw, []scheduler.Call_Reconcile_Task{{TaskID: k.TaskID, AgentID: k.AgentID}})
 		return
 	}
 	if isTerminal(t.state) {
@@ -409,96 +407,57 @@ func (c *Cluster) kill(fw *framework, k *scheduler.Call_Kill) {
 	if policy == nil {
 		policy = t.info.KillPolicy
 	}
-	c.killTask(t, policy)
+	t.agent.killTask(t, policy)
 }
 
-// killTask asks whatever runs t to kill it. Caller holds c.mu.
-func (c *Cluster) killTask(t *task, policy *mesos.KillPolicy) {
-	t.killing = true
-	switch {
-	case t.exec != nil && t.exec.simulated:
-		c.sendExecutorStatus(t, mesos.TASK_KILLED, "Task killed", nil)
-	case t.exec != nil && c.dropQueuedTask(t.exec, t):
-		// Not yet handed to the executor: the agent drops it.
-		c.agentStatusUpdate(t, c.newStatus(t, mesos.TASK_KILLED, mesos.SOURCE_AGENT, mesos.REASON_TASK_KILLED_DURING_LAUNCH, "Killed before delivery to the executor"), false)
-	case t.exec != nil && t.exec.stream != nil:
-		t.exec.stream.send(&executor.Event{Type: executor.Event_KILL, Kill: &executor.Event_Kill{TaskID: t.info.TaskID, KillPolicy: policy}})
-	case t.exec != nil:
-		// Delivered, but the executor is disconnected: Mesos kills the
-		// executor in that case, and so do we.
-		c.shutdownExecutor(t.exec, "task killed while the executor is disconnected")
-	case t.command != nil:
-		if policy == nil {
-			policy = t.info.KillPolicy // as the command executor falls back
-		}
-		c.killCommandTask(t.command, policy)
-	default:
-		// Simulated command task.
-		c.sendExecutorStatus(t, mesos.TASK_KILLED, "Task killed", nil)
-	}
-}
-
-// shutdownCall handles SHUTDOWN of an executor. Caller holds c.mu.
-func (c *Cluster) shutdownCall(fw *framework, s *scheduler.Call_Shutdown) {
-	a := c.agents[s.AgentID.Value]
+// shutdownCall handles SHUTDOWN of an executor. Caller holds m.mu.
+func (m *master) shutdownCall(fw *framework, s *scheduler.Call_Shutdown) {
+	a := m.agents[s.AgentID.Value]
 	if a == nil {
 		return
 	}
 	if ex := a.executors[executorKey(fw.id, s.ExecutorID.Value)]; ex != nil {
-		c.shutdownExecutor(ex, "shutdown requested by the scheduler")
+		a.shutdownExecutor(ex, "shutdown requested by the scheduler")
 	}
 }
 
-// frameworkMessage delivers MESSAGE to an executor. Caller holds c.mu.
-func (c *Cluster) frameworkMessage(fw *framework, m *scheduler.Call_Message) {
-	a := c.agents[m.AgentID.Value]
-	if a == nil {
-		return
+// frameworkMessage delivers MESSAGE to an executor. Caller holds m.mu.
+func (m *master) frameworkMessage(fw *framework, msg *scheduler.Call_Message) {
+	if a := m.agents[msg.AgentID.Value]; a != nil {
+		a.frameworkMessage(fw, msg.ExecutorID.Value, msg.Data)
 	}
-	ex := a.executors[executorKey(fw.id, m.ExecutorID.Value)]
-	if ex != nil && ex.simulated {
-		ex.received = append(ex.received, append([]byte(nil), m.Data...))
-		if len(ex.received) > maxSimulatedMessages {
-			ex.received = ex.received[1:]
-		}
-		return
-	}
-	if ex == nil || ex.stream == nil {
-		c.log().Warn("MESSAGE dropped: executor not subscribed", "framework", fw.id, "executor", m.ExecutorID.Value, "agent", a.id)
-		return
-	}
-	ex.stream.send(&executor.Event{Type: executor.Event_MESSAGE, Message: &executor.Event_Message{Data: append([]byte(nil), m.Data...)}})
 }
 
-// acknowledge handles ACKNOWLEDGE. Caller holds c.mu.
-func (c *Cluster) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) {
+// executorMessage hands an executor's framework message to its framework
+// (dropped while the framework is disconnected, as Mesos does). Caller
+// holds m.mu.
+func (m *master) executorMessage(ex *executorRun, data []byte) {
+	if ex.fw.stream != nil {
+		ex.fw.stream.send(&scheduler.Event{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
+			AgentID:    mesos.AgentID{Value: ex.agent.id},
+			ExecutorID: mesos.ExecutorID{Value: ex.id},
+			Data:       append([]byte(nil), data...),
+		}})
+	}
+}
+
+// acknowledge handles ACKNOWLEDGE: the task's agent takes it; once a
+// terminal update is acknowledged the master forgets the task. Caller
+// holds m.mu.
+func (m *master) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) {
 	t := fw.tasks[ack.TaskID.Value]
 	if t == nil || t.agent.id != ack.AgentID.Value || len(t.pending) == 0 {
 		return
 	}
-	head := t.pending[0]
-	if !bytes.Equal(head.status.UUID, ack.UUID) {
-		c.log().Info("ignoring ACKNOWLEDGE with an unexpected uuid", "framework", fw.id, "task", t.info.TaskID.Value)
+	st, ok := t.agent.acknowledged(t, ack.UUID)
+	if !ok {
+		m.log().Info("ignoring ACKNOWLEDGE with an unexpected uuid", "framework", fw.id, "task", t.info.TaskID.Value)
 		return
 	}
-	t.pending = t.pending[1:]
-	c.stats.AckLatency.observe(c.cfg.Clock.Since(head.firstSent))
-	t.retryTimer.stop()
-	t.retryDelay = 0
-	if head.fromExecutor && t.exec != nil && t.exec.stream != nil {
-		t.exec.stream.send(&executor.Event{
-			Type:         executor.Event_ACKNOWLEDGED,
-			Acknowledged: &executor.Event_Acknowledged{TaskID: t.info.TaskID, UUID: append([]byte(nil), ack.UUID...)},
-		})
-	}
-	if len(t.pending) > 0 {
-		c.forwardHead(t)
-		return
-	}
-	if isTerminal(t.state) && isTerminal(head.status.GetState()) {
+	if len(t.pending) == 0 && isTerminal(t.state) && isTerminal(st.GetState()) {
 		delete(fw.tasks, t.info.TaskID.Value)
 		fw.addCompleted(t)
-		c.checkDrained(t.agent)
+		m.checkDrained(t.agent)
 	}
 }
 
@@ -513,4 +472,77 @@ func splitHostPort(addr string) (string, int) {
 		}
 	}
 	return host, port
+}
+
+// masterStatus is a status the master makes up for a task it never
+// launched or no longer tracks (no uuid, no acknowledgement).
+func (m *master) masterStatus(taskID mesos.TaskID, agentID *mesos.AgentID, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) mesos.TaskStatus {
+	ts := float64(m.cfg.Clock.Now().UnixNano()) / 1e9
+	st := mesos.TaskStatus{
+		TaskID:    taskID,
+		State:     state.Enum(),
+		Source:    mesos.SOURCE_MASTER.Enum(),
+		Reason:    reason.Enum(),
+		Timestamp: &ts,
+	}
+	if agentID != nil && agentID.Value != "" {
+		st.AgentID = &mesos.AgentID{Value: agentID.Value}
+	}
+	if msg != "" {
+		st.Message = &msg
+	}
+	return st
+}
+
+// sendUpdate sends an UPDATE event (no ack expected when uuid is empty).
+func (m *master) sendUpdate(fw *framework, st mesos.TaskStatus) {
+	if fw.stream != nil {
+		fw.stream.send(&scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
+	}
+}
+
+// reconcile answers RECONCILE (src/master/master.cpp "_reconcileTasks").
+// Caller holds m.mu.
+func (m *master) reconcile(fw *framework, tasks []scheduler.Call_Reconcile_Task) {
+	latest := func(t *task) mesos.TaskStatus {
+		st := t.latest
+		st.UUID = nil
+		st.Source = mesos.SOURCE_MASTER.Enum()
+		st.Reason = mesos.REASON_RECONCILIATION.Enum()
+		msg := "Reconciliation: Latest task state"
+		st.Message = &msg
+		ts := float64(m.cfg.Clock.Now().UnixNano()) / 1e9
+		st.Timestamp = &ts
+		return st
+	}
+	if len(tasks) == 0 {
+		for _, t := range fw.tasks {
+			m.sendUpdate(fw, latest(t))
+		}
+		for _, t := range fw.unreachable {
+			m.sendUpdate(fw, latest(t))
+		}
+		return
+	}
+	for _, rt := range tasks {
+		if t := fw.tasks[rt.TaskID.Value]; t != nil {
+			m.sendUpdate(fw, latest(t))
+			continue
+		}
+		if t := fw.unreachable[rt.TaskID.Value]; t != nil {
+			m.sendUpdate(fw, latest(t))
+			continue
+		}
+		state := mesos.TASK_LOST
+		msg := "Reconciliation: Task is unknown"
+		if fw.partitionAware {
+			state = mesos.TASK_UNKNOWN
+			if rt.AgentID != nil && m.agents[rt.AgentID.Value] != nil {
+				// The agent is registered and does not know the task.
+				state = mesos.TASK_GONE
+				msg = "Reconciliation: Task is unknown to the agent"
+			}
+		}
+		m.sendUpdate(fw, m.masterStatus(rt.TaskID, rt.AgentID, state, mesos.REASON_RECONCILIATION, msg))
+	}
 }

@@ -10,30 +10,24 @@ import (
 
 // handleState serves GET /master/state in the shape of the Mesos master's
 // endpoint (the fields schedulers and tools commonly read).
-func (c *Cluster) handleState(w http.ResponseWriter, r *http.Request) {
+func (m *master) handleState(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		writeHTTPError(w, &httpError{http.StatusMethodNotAllowed, "Expecting one of { 'GET', 'HEAD' }, but received '" + r.Method + "'"})
 		return
 	}
-	c.mu.Lock()
-	state := c.stateLocked()
-	c.mu.Unlock()
+	m.mu.Lock()
+	state := m.state()
+	m.mu.Unlock()
 	w.Header().Set("Content-Type", mediaJSON)
 	_ = json.NewEncoder(w).Encode(state)
 }
 
-// State returns what GET /master/state serves, as a generic JSON value.
-func (c *Cluster) State() map[string]any {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stateLocked()
-}
-
-func (c *Cluster) stateLocked() map[string]any {
-	host, port := splitHostPort(c.masterAddr)
-	slaves := make([]any, 0, len(c.agentOrder))
+// state is what GET /master/state serves. Caller holds m.mu.
+func (m *master) state() map[string]any {
+	host, port := splitHostPort(m.addr)
+	slaves := make([]any, 0, len(m.agentOrder))
 	deactivated := 0
-	for _, a := range c.agentOrder {
+	for _, a := range m.agentOrder {
 		slave := map[string]any{
 			"id":                   a.id,
 			"hostname":             a.info.Hostname,
@@ -60,27 +54,27 @@ func (c *Cluster) stateLocked() map[string]any {
 		}
 		slaves = append(slaves, slave)
 	}
-	fwIDs := make([]string, 0, len(c.frameworks))
-	for id := range c.frameworks {
+	fwIDs := make([]string, 0, len(m.frameworks))
+	for id := range m.frameworks {
 		fwIDs = append(fwIDs, id)
 	}
 	sort.Strings(fwIDs)
 	frameworks := make([]any, 0, len(fwIDs))
 	for _, id := range fwIDs {
-		frameworks = append(frameworks, c.stateFramework(c.frameworks[id]))
+		frameworks = append(frameworks, m.stateFramework(m.frameworks[id]))
 	}
-	completed := make([]any, 0, len(c.completedFrameworks))
-	for _, fw := range c.completedFrameworks {
-		completed = append(completed, c.stateFramework(fw))
+	completed := make([]any, 0, len(m.completedFrameworks))
+	for _, fw := range m.completedFrameworks {
+		completed = append(completed, m.stateFramework(fw))
 	}
 	return map[string]any{
 		"version":              mesosVersion,
-		"id":                   c.id,
-		"pid":                  "master@" + c.masterAddr,
+		"id":                   m.id,
+		"pid":                  "master@" + m.addr,
 		"hostname":             host,
 		"port":                 port,
-		"leader":               "master@" + c.masterAddr,
-		"activated_slaves":     len(c.agentOrder) - deactivated,
+		"leader":               "master@" + m.addr,
+		"activated_slaves":     len(m.agentOrder) - deactivated,
 		"deactivated_slaves":   deactivated,
 		"slaves":               slaves,
 		"frameworks":           frameworks,
@@ -95,7 +89,7 @@ func (a *agent) endpointOrDefault() string {
 	return a.info.Hostname + ":5051"
 }
 
-func (c *Cluster) stateFramework(fw *framework) map[string]any {
+func (m *master) stateFramework(fw *framework) map[string]any {
 	ids := make([]string, 0, len(fw.tasks))
 	for id := range fw.tasks {
 		ids = append(ids, id)
@@ -120,7 +114,7 @@ func (c *Cluster) stateFramework(fw *framework) map[string]any {
 	}
 	var offers []any
 	var offered []mesos.Resource
-	for _, o := range c.offers {
+	for _, o := range m.offers {
 		if o.fw == fw {
 			offers = append(offers, map[string]any{
 				"id": o.id, "framework_id": fw.id, "slave_id": o.agent.id,

@@ -2,9 +2,10 @@ package devcluster
 
 import (
 	"context"
-	"github.com/jonboulle/clockwork"
 	"sync"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 // eventStream is the outgoing side of one subscription (a scheduler's or an

@@ -7,22 +7,22 @@ import (
 )
 
 // lockedTimer is a timer of the cluster's clock whose function runs under
-// c.mu, unless the timer was stopped first — also when it fired and was
+// m.mu, unless the timer was stopped first — also when it fired and was
 // waiting for the lock while being stopped, which the clock's own Stop
 // cannot prevent; so nothing needs a generation counter.
 type lockedTimer struct {
 	timer   clockwork.Timer
-	stopped bool // guarded by c.mu
+	stopped bool // guarded by m.mu
 }
 
-// afterFunc runs fn under c.mu after d, unless the timer is stopped or
-// the cluster stops first. Caller holds c.mu.
-func (c *Cluster) afterFunc(d time.Duration, fn func()) *lockedTimer {
+// afterFunc runs fn under m.mu after d, unless the timer is stopped or
+// the cluster stops first. Caller holds m.mu.
+func (m *master) afterFunc(d time.Duration, fn func()) *lockedTimer {
 	lt := &lockedTimer{}
-	lt.timer = c.cfg.Clock.AfterFunc(d, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if lt.stopped || c.stopped {
+	lt.timer = m.cfg.Clock.AfterFunc(d, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if lt.stopped || m.stopped {
 			return
 		}
 		lt.stopped = true
@@ -32,7 +32,7 @@ func (c *Cluster) afterFunc(d time.Duration, fn func()) *lockedTimer {
 }
 
 // stop keeps the timer's function from running; a nil timer is stopped.
-// Caller holds c.mu.
+// Caller holds m.mu.
 func (lt *lockedTimer) stop() {
 	if lt != nil && !lt.stopped {
 		lt.stopped = true
