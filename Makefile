@@ -12,7 +12,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 UNIT_PKGS := ./pkg/constraint/... ./pkg/offer/... ./pkg/manifest/... ./pkg/strictjson ./pkg/field \
 	./pkg/launch ./pkg/mesoswire ./pkg/executor ./proto ./internal/...
 
-.PHONY: all build test test-unit test-deps run examples bench fuzz lint clean
+.PHONY: all build test test-unit test-deps run examples bench bench-e2e fuzz lint clean
 
 all: build
 
@@ -59,6 +59,14 @@ examples:
 ## bench: the placement benchmarks (figures reported as placements/s)
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -cpu 1 ./pkg/...
+
+## bench-e2e: the end-to-end scale benchmark (e2e/scale): etcd, the dev cluster with simulated
+## executors, the scheduler and its API in one process; 10,000 task groups on 100 agents and
+## 100,000 on 5,000 (BENCH_E2E picks one), each run waiting at most CAP for TASK_RUNNING
+BENCH_E2E ?= .
+CAP       ?= 10m
+bench-e2e:
+	$(GO) test -run '^$$' -bench '$(BENCH_E2E)' -benchtime 1x -timeout 0 ./e2e/scale -cap $(CAP)
 
 ## fuzz: run every fuzz target for FUZZTIME each
 fuzz:
