@@ -892,7 +892,6 @@ func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<-
 			if s := e.GetSubscribed(); s != nil && s.GetHeartbeatIntervalSeconds() > 0 {
 				heartbeat = time.Duration(s.GetHeartbeatIntervalSeconds() * float64(time.Second))
 			}
-			timer.Reset(3 * heartbeat)
 			if agentChangeHint(e) {
 				select {
 				case agentsChanged <- struct{}{}:
@@ -915,6 +914,10 @@ func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<-
 					return subscribed, err
 				}
 			}
+			// The master's silence counts from here: the time the loop
+			// took to take the event (a long step, a full queue) is not
+			// the master's, and the stream held its events meanwhile.
+			timer.Reset(3 * heartbeat)
 			if e.GetType() == scheduler.Event_ERROR {
 				return subscribed, fmt.Errorf("master error: %s", e.GetError().GetMessage())
 			}

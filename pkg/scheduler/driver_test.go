@@ -16,6 +16,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint/constrainttest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
@@ -735,5 +736,58 @@ func TestDriverPlansWithoutChangingAnything(t *testing.T) {
 	s.stopDriver()
 	if _, err := driver.Plan(ctx, processApp("game", 4)); !errors.Is(err, errdefs.ErrUnavailable) {
 		t.Errorf("plan of a stopped driver: %v, want unavailable", err)
+	}
+}
+
+// Issue 19: a driver busy for longer than three heartbeat intervals has
+// not lost the master. Events waiting to be handed to it do not end the
+// subscription, which made the master resend every unacknowledged status
+// update: the silence counted is the master's, not the driver's.
+func TestBusyDriverKeepsItsSubscription(t *testing.T) {
+	s := newSystemWith(t, func(cfg *devcluster.Config) {
+		cfg.HeartbeatInterval = devcluster.Duration(100 * time.Millisecond)
+		cfg.SimulatedStartDelay = devcluster.Duration(300 * time.Millisecond)
+	})
+	var logs func() string
+	s.logger, logs = testlog.Recorded(t)
+	s.startDriver()
+	ctx := context.Background()
+	// More instances than the driver's queue of events holds (256), so
+	// the subscription waits to hand their updates over.
+	const instances = 300
+	app := processApp("game", instances)
+	app.Constraint = nil
+	app.Spec.Template.Spec.Processes[0].Resources.Limits = manifest.ResourceList{CPU: "0.01", Memory: "1"}
+	if _, err := s.reg.CreateApp(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually("the launches sent", func() (bool, string) {
+		launched := 0
+		for _, g := range s.groups("game") {
+			if g.Phase == string(scheduler.PhaseLaunched) {
+				launched++
+			}
+		}
+		return launched == instances, fmt.Sprint(launched)
+	})
+	// Their status updates come while the loop is busy for ten times the
+	// 300 ms the heartbeats allow.
+	if err := s.driver.Busy(ctx, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually("every instance running", func() (bool, string) {
+		running := 0
+		for _, g := range s.groups("game") {
+			if g.Phase == string(scheduler.PhaseRunning) {
+				running++
+			}
+		}
+		return running == instances, fmt.Sprint(running)
+	})
+	if strings.Contains(logs(), "mesos subscription ended") {
+		t.Errorf("the subscription ended while the driver was busy:\n%s", logs())
+	}
+	if st := s.cluster.Stats(); st.StatusUpdatesResent != 0 {
+		t.Errorf("%d status updates resent", st.StatusUpdatesResent)
 	}
 }
