@@ -5,18 +5,22 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // killSession destroys a container the way Mesos' posix launcher does
 // (os::killtree with groups and sessions): SIGKILL to every process of the
-// session sid, whatever process group it moved to. Processes that left the
-// session (setsid daemons) and Docker containers survive, as on a real
-// agent. Forks racing the kill are caught by a few passes.
+// session sid, whatever process group it moved to, and returns once none
+// is left (bounded by sessionKillWait). Processes that left the session
+// (setsid daemons) and Docker containers survive, as on a real agent.
+// Forks racing the kill are caught by the next pass.
 func killSession(sid int) {
 	if sid <= 0 {
 		return
 	}
-	for pass := 0; pass < 5; pass++ {
+	// A killed process takes a moment to exit, longer on a loaded
+	// machine: until it has, the container is not destroyed.
+	for deadline := time.Now().Add(sessionKillWait); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		pids := sessionMembers(sid)
 		if len(pids) == 0 {
 			return
@@ -26,6 +30,10 @@ func killSession(sid int) {
 		}
 	}
 }
+
+// sessionKillWait bounds how long killSession waits for killed processes
+// to exit (one stuck in the kernel would otherwise hold Stop forever).
+const sessionKillWait = 10 * time.Second
 
 // sessionMembers lists the live processes whose session is sid (field 6 of
 // /proc/<pid>/stat); zombies are already dead.
