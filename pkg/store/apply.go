@@ -16,6 +16,7 @@ const (
 	opUpdate
 	opDelete
 	opPut
+	opRemove
 )
 
 func (k opKind) String() string {
@@ -28,12 +29,14 @@ func (k opKind) String() string {
 		return "delete"
 	case opPut:
 		return "put"
+	case opRemove:
+		return "remove"
 	}
 	return "unknown op"
 }
 
 // Op is one write in an atomic Apply. Build it with CreateOp, UpdateOp,
-// DeleteOp or PutOp.
+// DeleteOp, PutOp or RemoveOp.
 type Op struct {
 	kind      opKind
 	key       string
@@ -57,6 +60,10 @@ func DeleteOp(key string, expectRev int64) Op {
 
 // PutOp writes key unconditionally; see Store.Put.
 func PutOp(key string, value []byte) Op { return Op{kind: opPut, key: key, value: value} }
+
+// RemoveOp deletes key if it exists, unconditionally: a missing key is
+// fine. Like PutOp, it is for keys with a single writer.
+func RemoveOp(key string) Op { return Op{kind: opRemove, key: key} }
 
 // Key is the key the op writes.
 func (o Op) Key() string { return o.key }
@@ -106,11 +113,11 @@ func (s *Store) Apply(ctx context.Context, ops ...Op) (int64, error) {
 				cmps = append(cmps, clientv3.Compare(clientv3.Version(full), ">", 0))
 			}
 		}
-		if op.kind != opPut {
+		if op.kind != opPut && op.kind != opRemove {
 			conditions = append(conditions, i)
 			elses = append(elses, clientv3.OpGet(full, clientv3.WithKeysOnly()))
 		}
-		if op.kind == opDelete {
+		if op.kind == opDelete || op.kind == opRemove {
 			thens = append(thens, clientv3.OpDelete(full))
 			continue
 		}
@@ -159,7 +166,7 @@ func (s *Store) checkOp(op Op) error {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	switch op.kind {
-	case opCreate, opPut:
+	case opCreate, opPut, opRemove:
 	case opUpdate:
 		if op.expectRev <= 0 {
 			return fmt.Errorf("%s: expected revision must be > 0, got %d: %w", op, op.expectRev, errdefs.ErrInvalidArgument)
@@ -169,7 +176,7 @@ func (s *Store) checkOp(op Op) error {
 			return fmt.Errorf("%s: expected revision must be ≥ 0, got %d: %w", op, op.expectRev, errdefs.ErrInvalidArgument)
 		}
 	default:
-		return fmt.Errorf("op on key %q was not built with CreateOp, UpdateOp, DeleteOp or PutOp: %w", op.key, errdefs.ErrInvalidArgument)
+		return fmt.Errorf("op on key %q was not built with CreateOp, UpdateOp, DeleteOp, PutOp or RemoveOp: %w", op.key, errdefs.ErrInvalidArgument)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -84,6 +85,16 @@ func testFence(t *testing.T, h *harness) {
 			return err
 		},
 		"Delete": func() error { return fencedA.Delete(ctx(t), "taskgroups/default/web/tg-0", 0) },
+		// Every transaction of a batch is fenced: the first is refused,
+		// the others are not tried.
+		"Batch": func() error {
+			batch := fencedA.Batch()
+			for i := range 300 {
+				batch.Add(store.PutOp(fmt.Sprintf("taskgroups/default/web/tg-%d", i), []byte("x")))
+			}
+			_, err := batch.Commit(ctx(t))
+			return err
+		},
 		// A precondition that fails too: the fence is reported first.
 		"Apply": func() error {
 			_, err := fencedA.Apply(ctx(t), store.CreateOp("apps/default/web", []byte("x")), store.PutOp("agents/a2", []byte("x")))

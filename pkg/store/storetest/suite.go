@@ -42,6 +42,7 @@ func Run(t *testing.T, cluster Cluster) {
 		{"ConcurrentWritersLoseNothing", testConcurrentWriters},
 		{"ApplyAtomic", testApplyAtomic},
 		{"ApplyAllOrNothing", testApplyAllOrNothing},
+		{"BatchInOrderWithinEtcdLimits", testBatch},
 		{"InvalidArguments", testInvalidArguments},
 		{"ListPagination", testListPagination},
 		{"PrefixIsolation", testPrefixIsolation},
