@@ -25,6 +25,9 @@
 //     every write conditional on the leader key of the term Campaign won,
 //     so a leader deposed while paused or cut off writes nothing
 //     (ErrDeposed) whatever it still believes.
+//   - Batches: a Batch applies many writes in order in as few
+//     transactions as etcd's default limits allow (128 ops, 1.5 MiB per
+//     request), each transaction fenced like Apply.
 //   - Encryption at rest of everything under secrets/ and notifytargets/
 //     (callback URLs, which may carry credentials): values are sealed
 //     with AES-256-GCM (Sealer) using the object key as associated data, so
