@@ -9,7 +9,9 @@
 // Writes are optimistic: each record carries the etcd revision it was read
 // at, and a write based on a stale read fails with errdefs.ErrConflict.
 // An application change and its version-history entry land in one etcd
-// transaction, so nothing is half written on a crash.
+// transaction, so nothing is half written on a crash. The scheduler's own
+// records (task groups, rollouts, sweeps...) have one writer and are
+// written unconditionally, many at a time with a Txn.
 //
 // A secret's item values are kept by a SecretValues backend: in its record
 // (InRecord, sealed by the store; the default) or outside etcd

@@ -100,9 +100,5 @@ func (r *Registry) ModifyHookRun(ctx context.Context, namespace, name string, ch
 
 // DeleteHookRun removes a run; a missing one is fine.
 func (r *Registry) DeleteHookRun(ctx context.Context, namespace, name string) error {
-	key, err := store.Key(store.KindHookRun, namespace, name)
-	if err != nil {
-		return err
-	}
-	return r.remove(ctx, key, fmt.Sprintf("hook run %s/%s", namespace, name))
+	return r.commitOne(ctx, func(t *Txn) error { return t.DeleteHookRun(namespace, name) })
 }

@@ -2,12 +2,7 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
-
-	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
@@ -35,30 +30,6 @@ func (t *TaskGroup) setUpdatedAt(at time.Time) { t.UpdatedAt = at }
 func (s *Sweep) setUpdatedAt(at time.Time)     { s.UpdatedAt = at }
 func (r *Rollout) setUpdatedAt(at time.Time)   { r.UpdatedAt = at }
 func (a *Agent) setUpdatedAt(at time.Time)     { a.UpdatedAt = at }
-
-// put stores one of the scheduler's own records at key; what names it in
-// errors.
-func (r *Registry) put(ctx context.Context, key string, rec ownRecord, what string) error {
-	rec.setUpdatedAt(r.now().UTC())
-	value, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	rev, err := r.store.Put(ctx, key, value)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	rec.setRevision(rev)
-	return nil
-}
-
-// remove deletes the record at key; a missing one is fine.
-func (r *Registry) remove(ctx context.Context, key, what string) error {
-	if err := r.store.Delete(ctx, key, 0); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return nil
-}
 
 // list reads every record under prefix, sorted by key.
 func list[T any, P record[T]](ctx context.Context, s *store.Store, prefix string) ([]P, error) {

@@ -33,11 +33,7 @@ func (r *Rollout) setRevision(rev int64) { r.Revision = rev }
 
 // PutRollout stores an application's rollout.
 func (r *Registry) PutRollout(ctx context.Context, ro *Rollout) error {
-	key, err := store.Key(store.KindRollout, ro.Namespace, ro.Name)
-	if err != nil {
-		return err
-	}
-	return r.put(ctx, key, ro, fmt.Sprintf("rollout of %s/%s", ro.Namespace, ro.Name))
+	return r.commitOne(ctx, func(t *Txn) error { return t.PutRollout(ro) })
 }
 
 // GetRollout returns the rollout of an application.
@@ -64,9 +60,5 @@ func (r *Registry) ListRollouts(ctx context.Context) ([]*Rollout, error) {
 
 // DeleteRollout removes an application's rollout; a missing one is fine.
 func (r *Registry) DeleteRollout(ctx context.Context, namespace, name string) error {
-	key, err := store.Key(store.KindRollout, namespace, name)
-	if err != nil {
-		return err
-	}
-	return r.remove(ctx, key, fmt.Sprintf("rollout of %s/%s", namespace, name))
+	return r.commitOne(ctx, func(t *Txn) error { return t.DeleteRollout(namespace, name) })
 }

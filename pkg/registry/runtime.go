@@ -3,7 +3,6 @@ package registry
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -18,50 +17,15 @@ import (
 // The scheduler's own records: it is their only writer (the leader), so
 // they are written unconditionally.
 
-// PutTaskGroup stores an instance's runtime state, and in the same
-// transaction the notices its change made: a notice is stored exactly
-// when the change is.
+// PutTaskGroup stores an instance's runtime state and the notices its
+// change made in one transaction (Txn.PutTaskGroup).
 func (r *Registry) PutTaskGroup(ctx context.Context, tg *TaskGroup, notices ...Notice) error {
-	key, err := TaskGroupKey(tg.Namespace, tg.App, tg.Index)
-	if err != nil {
-		return err
-	}
-	what := fmt.Sprintf("task group %s/%s/%d", tg.Namespace, tg.App, tg.Index)
-	if len(notices) == 0 {
-		return r.put(ctx, key, tg, what)
-	}
-	tg.UpdatedAt = r.now().UTC()
-	value, err := json.Marshal(tg)
-	if err != nil {
-		return err
-	}
-	ops := []store.Op{store.PutOp(key, value)}
-	for _, n := range notices {
-		nkey, err := NotificationKey(n.ID)
-		if err != nil {
-			return err
-		}
-		value, err := json.Marshal(Notification{Notice: n, Deliveries: []Delivery{}})
-		if err != nil {
-			return err
-		}
-		ops = append(ops, store.CreateOp(nkey, value))
-	}
-	rev, err := r.store.Apply(ctx, ops...)
-	if err != nil {
-		return fmt.Errorf("%s and its notices: %w", what, err)
-	}
-	tg.Revision = rev
-	return nil
+	return r.commitOne(ctx, func(t *Txn) error { return t.PutTaskGroup(tg, notices...) })
 }
 
 // DeleteTaskGroup removes an instance's record; a missing one is fine.
 func (r *Registry) DeleteTaskGroup(ctx context.Context, namespace, app string, index int) error {
-	key, err := TaskGroupKey(namespace, app, index)
-	if err != nil {
-		return err
-	}
-	return r.remove(ctx, key, fmt.Sprintf("task group %s/%s/%d", namespace, app, index))
+	return r.commitOne(ctx, func(t *Txn) error { return t.DeleteTaskGroup(namespace, app, index) })
 }
 
 // AllTaskGroups returns every task group of every application.
@@ -89,8 +53,7 @@ func (r *Registry) FrameworkID(ctx context.Context) (string, error) {
 // SetFrameworkID records the framework ID, so that every later
 // subscription fails over to the same framework.
 func (r *Registry) SetFrameworkID(ctx context.Context, id string) error {
-	_, err := r.store.Put(ctx, store.FrameworkIDKey, []byte(id))
-	return err
+	return r.commitOne(ctx, func(t *Txn) error { t.SetFrameworkID(id); return nil })
 }
 
 // RecordAgent stores what the scheduler saw of an agent in its offers;
@@ -242,20 +205,12 @@ type Sweep struct {
 
 // PutSweep stores the sweep owed an agent.
 func (r *Registry) PutSweep(ctx context.Context, s *Sweep) error {
-	key, err := store.Key(store.KindSweep, s.AgentID)
-	if err != nil {
-		return err
-	}
-	return r.put(ctx, key, s, "sweep of agent "+s.AgentID)
+	return r.commitOne(ctx, func(t *Txn) error { return t.PutSweep(s) })
 }
 
 // DeleteSweep forgets the sweep of an agent; a missing one is fine.
 func (r *Registry) DeleteSweep(ctx context.Context, agentID string) error {
-	key, err := store.Key(store.KindSweep, agentID)
-	if err != nil {
-		return err
-	}
-	return r.remove(ctx, key, "sweep of agent "+agentID)
+	return r.commitOne(ctx, func(t *Txn) error { return t.DeleteSweep(agentID) })
 }
 
 // ListSweeps returns the sweeps owed, by agent ID.

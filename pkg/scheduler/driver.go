@@ -625,12 +625,8 @@ func (d *Driver) step(ctx context.Context, in Input) error {
 	for _, l := range out.Logs {
 		d.log.Info(l.Message, l.Args...)
 	}
-	for _, w := range out.Writes {
-		start := d.cfg.Clock.Now()
-		if err := d.persist(ctx, w); err != nil {
-			return fmt.Errorf("persist: %w", err)
-		}
-		d.cfg.Metrics.storeWrite(d.cfg.Clock.Since(start))
+	if err := d.persist(ctx, out.Writes); err != nil {
+		return fmt.Errorf("persist: %w", err)
 	}
 	for _, change := range out.Checks {
 		d.changeChecks(ctx, change)
@@ -652,19 +648,79 @@ func (d *Driver) step(ctx context.Context, in Input) error {
 	return nil
 }
 
-func (d *Driver) persist(ctx context.Context, w Write) error {
-	r := d.cfg.Registry
-	switch {
-	case w.TaskGroup != nil:
-		if err := r.PutTaskGroup(ctx, w.TaskGroup, w.Notices...); err != nil {
+// persist stores a step's writes in order, all of them before any of
+// the step's calls is sent: the plain writes of the scheduler's own
+// records in as few store transactions as etcd allows (registry.Txn),
+// committed before each write that reads or checks what is stored (an
+// application's status, an agent, a dependency pod...) and at the end.
+func (d *Driver) persist(ctx context.Context, writes []Write) error {
+	txn := d.cfg.Registry.Txn()
+	var notices []registry.Notice // of the writes in txn, logged once stored
+	commit := func() error {
+		if txn.Len() == 0 {
+			return nil
+		}
+		start := d.cfg.Clock.Now()
+		err := txn.Commit(ctx)
+		d.cfg.Metrics.storeWrite(d.cfg.Clock.Since(start))
+		if err != nil {
 			return err
 		}
-		for _, n := range w.Notices {
+		for _, n := range notices {
 			d.log.Info("notice", "type", n.Type, "taskgroup", n.TaskGroupID, "id", n.ID, "message", n.Message)
 		}
+		txn, notices = d.cfg.Registry.Txn(), nil
 		return nil
+	}
+	for _, w := range writes {
+		added, err := addToTxn(txn, w)
+		if err != nil {
+			return err
+		}
+		if added {
+			notices = append(notices, w.Notices...)
+			continue
+		}
+		if err := commit(); err != nil {
+			return err
+		}
+		start := d.cfg.Clock.Now()
+		if err := d.persistOne(ctx, w); err != nil {
+			return err
+		}
+		d.cfg.Metrics.storeWrite(d.cfg.Clock.Since(start))
+	}
+	return commit()
+}
+
+// addToTxn adds w to txn if it is a plain write of the scheduler's own
+// records, and tells whether it did.
+func addToTxn(txn *registry.Txn, w Write) (bool, error) {
+	switch {
+	case w.TaskGroup != nil:
+		return true, txn.PutTaskGroup(w.TaskGroup, w.Notices...)
 	case w.DeleteGroup != nil:
-		return r.DeleteTaskGroup(ctx, w.DeleteGroup.Namespace, w.DeleteGroup.App, w.DeleteGroup.Index)
+		return true, txn.DeleteTaskGroup(w.DeleteGroup.Namespace, w.DeleteGroup.App, w.DeleteGroup.Index)
+	case w.FrameworkID != "":
+		txn.SetFrameworkID(w.FrameworkID)
+		return true, nil
+	case w.Sweep != nil:
+		return true, txn.PutSweep(w.Sweep)
+	case w.DeleteSweep != "":
+		return true, txn.DeleteSweep(w.DeleteSweep)
+	case w.Rollout != nil:
+		return true, txn.PutRollout(w.Rollout)
+	case w.DeleteHook != nil:
+		return true, txn.DeleteHookRun(w.DeleteHook.Namespace, w.DeleteHook.Name)
+	}
+	return false, nil
+}
+
+// persistOne stores a write that reads or checks what is stored, in its
+// own transaction.
+func (d *Driver) persistOne(ctx context.Context, w Write) error {
+	r := d.cfg.Registry
+	switch {
 	case w.AppStatus != nil:
 		st := w.AppStatus
 		var err error
@@ -683,25 +739,15 @@ func (d *Driver) persist(ctx context.Context, w Write) error {
 			return nil
 		}
 		return err
-	case w.FrameworkID != "":
-		return r.SetFrameworkID(ctx, w.FrameworkID)
 	case w.Agent != nil:
 		return r.RecordAgent(ctx, w.Agent.ID, w.Agent.Hostname, w.Agent.Endpoint, w.Agent.Attributes)
 	case w.Maintenance != nil:
 		return r.SetAgentMaintenance(ctx, w.Maintenance.AgentID, w.Maintenance.Hostname, w.Maintenance.Window)
-	case w.Sweep != nil:
-		return r.PutSweep(ctx, w.Sweep)
-	case w.DeleteSweep != "":
-		return r.DeleteSweep(ctx, w.DeleteSweep)
-	case w.Rollout != nil:
-		return r.PutRollout(ctx, w.Rollout)
 	case w.HookRun != nil:
 		if err := r.CreateHookRun(ctx, w.HookRun); err != nil && !errors.Is(err, errdefs.ErrAlreadyExists) {
 			return err
 		}
 		return nil
-	case w.DeleteHook != nil:
-		return r.DeleteHookRun(ctx, w.DeleteHook.Namespace, w.DeleteHook.Name)
 	case w.DependencyPod != nil:
 		err := r.PutDependencyPod(ctx, w.DependencyPod)
 		if errors.Is(err, errdefs.ErrConflict) {

@@ -57,7 +57,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "From a status update's arrival to its acknowledgement, the store written in between.",
 			Buckets: latencyBuckets}),
 		storeWrites: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "bcs_scheduler_store_write_seconds",
-			Help:    "Duration of each etcd write the scheduler makes.",
+			Help:    "Duration of each etcd transaction persisting a step: a batch of the scheduler's own records (up to 127 writes), or one write that reads first.",
 			Buckets: latencyBuckets}),
 		mesosCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "bcs_scheduler_mesos_call_seconds",
 			Help:    "Duration of calls to the Mesos master, by call type.",
