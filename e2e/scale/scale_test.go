@@ -339,6 +339,9 @@ func (sys *system) call(method, path string, body []byte) (int, []byte) {
 type footprint struct {
 	rss, heap, etcd int64 // bytes
 	stats           devcluster.Stats
+	// storeWrites counts the driver's etcd transactions, storeWriteSecs
+	// sums their durations (bcs_scheduler_store_write_seconds).
+	storeWrites, storeWriteSecs float64
 }
 
 func (sys *system) measure(b *testing.B) footprint {
@@ -359,6 +362,20 @@ func (sys *system) measure(b *testing.B) footprint {
 		b.Fatal(err)
 	}
 	f.etcd = status.DbSizeInUse
+	code, metrics := sys.call(http.MethodGet, "/metrics", nil)
+	if code != http.StatusOK {
+		b.Fatalf("GET /metrics: %d %s", code, metrics)
+	}
+	for line := range strings.Lines(string(metrics)) {
+		name, value, _ := strings.Cut(strings.TrimSpace(line), " ")
+		v, _ := strconv.ParseFloat(value, 64)
+		switch name {
+		case "bcs_scheduler_store_write_seconds_count":
+			f.storeWrites = v
+		case "bcs_scheduler_store_write_seconds_sum":
+			f.storeWriteSecs = v
+		}
+	}
 	return f
 }
 
@@ -403,4 +420,9 @@ func report(b *testing.B, sh shape, res result, before, after footprint) {
 	b.ReportMetric(float64(after.rss-before.rss)/1024/tasks, "rss-KiB/task")
 	b.ReportMetric(float64(after.heap-before.heap)/1024/tasks, "heap-KiB/task")
 	b.ReportMetric(float64(after.etcd-before.etcd)/tasks, "etcd-B/task")
+	if txns := after.storeWrites - before.storeWrites; txns > 0 {
+		b.ReportMetric(txns, "store-txns")
+		b.ReportMetric((after.storeWriteSecs-before.storeWriteSecs)/txns*1000, "store-txn-ms")
+		b.ReportMetric(after.storeWriteSecs-before.storeWriteSecs, "store-s")
+	}
 }
