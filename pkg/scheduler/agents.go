@@ -29,7 +29,7 @@ func (c *Core) engineChanged(mode registry.EngineMode) {
 	c.logf("engine mode", "mode", mode)
 	if !was && c.acting() {
 		for _, a := range c.sortedApps() {
-			c.dirty[a] = true
+			c.replan(a)
 			c.reconcileApp(a)
 		}
 	}

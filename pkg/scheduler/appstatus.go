@@ -1,15 +1,26 @@
 package scheduler
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
-// refreshStatuses writes the applications' summary state when it changed.
+// refreshStatuses writes the summary state of the applications the step
+// touched when it changed. A status reads only the application's and its
+// instances' state, never the time: an application nothing touched keeps
+// its status.
 func (c *Core) refreshStatuses() {
-	for _, a := range c.sortedApps() {
+	touched := slices.SortedFunc(maps.Keys(c.touched), func(x, y *app) int { return cmp.Compare(x.key(), y.key()) })
+	clear(c.touched)
+	for _, a := range touched {
+		if c.apps[a.key()] != a {
+			continue // removed
+		}
 		st := c.appStatus(a)
 		if st != a.status {
 			a.status = st

@@ -31,7 +31,7 @@ func BenchmarkStatusUpdateWithDepends(b *testing.B) {
 func benchmarkStatusUpdate(b *testing.B, depends bool) {
 	for _, n := range []int{100, 1000, 10000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			core, tasks := launchedCore(b, n, depends)
+			core, tasks := launchedCore(b, 1, n, depends)
 			now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
 			healthy := []bool{true, false}
 			b.ResetTimer()
@@ -47,12 +47,30 @@ func benchmarkStatusUpdate(b *testing.B, depends bool) {
 	}
 }
 
+// BenchmarkFleetStatusUpdate is one status update in a large fleet: 100
+// applications of 100 instances each, all running. A step's cost should
+// follow what it changed (one instance, its application), not the fleet.
+func BenchmarkFleetStatusUpdate(b *testing.B) {
+	core, tasks := launchedCore(b, 100, 100, false)
+	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	healthy := []bool{true, false}
+	b.ResetTimer()
+	for i := range b.N {
+		h := healthy[i%2]
+		t := tasks[(i*7919)%len(tasks)]
+		core.Step(now, scheduler.StatusUpdate{Status: mesos.TaskStatus{
+			TaskID: mesos.TaskID{Value: t.task}, AgentID: &mesos.AgentID{Value: t.agent},
+			State: mesos.TASK_RUNNING.Enum(), Healthy: &h, UUID: []byte{1},
+		}})
+	}
+}
+
 type launchedTask struct{ task, agent string }
 
-// launchedCore is a core with one process application of n instances,
-// every one launched on one of 100 agents and running; with depends,
-// each uses the dependency pod of its agent, stored.
-func launchedCore(b *testing.B, n int, depends bool) (*scheduler.Core, []launchedTask) {
+// launchedCore is a core with apps process applications of n instances
+// each, every one launched on one of 100 agents and running; with
+// depends, each uses the dependency pod of its agent, stored.
+func launchedCore(b *testing.B, apps, n int, depends bool) (*scheduler.Core, []launchedTask) {
 	b.Helper()
 	core, err := scheduler.NewCore(scheduler.Config{ProcessExecutor: scheduler.ExecutorBinary{URI: "file:///bcs-process-executor"}})
 	if err != nil {
@@ -76,8 +94,14 @@ func launchedCore(b *testing.B, n int, depends bool) (*scheduler.Core, []launche
 	}
 	spec, _ := json.Marshal(p)
 	core.Step(now, restore)
-	core.Step(now, scheduler.AppChanged{App: &registry.App{Namespace: "bench", Name: "game", Kind: manifest.KindProcess,
-		Version: 1, Instances: n, Spec: spec, State: registry.AppDeploying}})
+	for i := range apps {
+		name := "game"
+		if apps > 1 {
+			name = fmt.Sprint("game-", i)
+		}
+		core.Step(now, scheduler.AppChanged{App: &registry.App{Namespace: "bench", Name: name, Kind: manifest.KindProcess,
+			Version: 1, Instances: n, Spec: spec, State: registry.AppDeploying}})
+	}
 	core.Step(now, scheduler.Subscribed{FrameworkID: "fw"})
 	var offers []mesos.Offer
 	for i := range 100 {
@@ -103,8 +127,8 @@ func launchedCore(b *testing.B, n int, depends bool) (*scheduler.Core, []launche
 			core.Step(now, scheduler.AppChanged{App: &rec})
 		}
 	}
-	if len(tasks) != n {
-		b.Fatalf("%d of %d launched", len(tasks), n)
+	if len(tasks) != apps*n {
+		b.Fatalf("%d of %d launched", len(tasks), apps*n)
 	}
 	for _, t := range tasks {
 		core.Step(now, scheduler.StatusUpdate{Status: mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.task},

@@ -123,6 +123,9 @@ type Core struct {
 	refs *references
 	// dirty are the applications whose rollout must be planned again.
 	dirty map[*app]bool
+	// touched are the applications whose status this step may have
+	// changed: only theirs is computed again (appstatus.go).
+	touched map[*app]bool
 	// written maps the instances persisted in this step to their write,
 	// so that a step stores each instance once, in its last state.
 	written map[*instance]int
@@ -229,7 +232,7 @@ func NewCore(cfg Config) (*Core, error) {
 		apps: map[string]*app{}, tasks: map[string]*instance{}, offers: map[string]mesos.Offer{},
 		agents: map[string]*agentInfo{}, reconciling: map[string]string{}, killSent: map[string]time.Time{},
 		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{}, refs: newReferences(),
-		dirty: map[*app]bool{}, written: map[*instance]int{},
+		dirty: map[*app]bool{}, touched: map[*app]bool{}, written: map[*instance]int{},
 		hookRuns: map[string]*registry.HookRun{}, preDeleting: map[*instance]bool{},
 		settings: map[string]*registry.AgentSettings{}, engine: registry.EngineRunning, moving: map[*instance]bool{}, maintenance: map[string]*maintenanceWindow{},
 		windowsChanged: map[string]string{},
@@ -339,7 +342,7 @@ func (c *Core) persist(inst *instance) {
 		}
 		rec.Move = &cp
 	}
-	c.dirty[inst.app] = true
+	c.replan(inst.app)
 	if i, ok := c.written[inst]; ok {
 		c.out.Writes[i] = Write{TaskGroup: &rec, Notices: c.notices[inst]}
 		return
@@ -372,6 +375,14 @@ func (c *Core) setPhase(inst *instance, to Phase) {
 		inst.wantedAt = c.now
 	}
 	inst.phase = to
+	c.touched[inst.app] = true
+}
+
+// replan has an application's rollout planned again at the end of the
+// step, and its status computed again.
+func (c *Core) replan(a *app) {
+	c.dirty[a] = true
+	c.touched[a] = true
 }
 
 func (c *Core) restore(in Restore) {
@@ -437,7 +448,7 @@ func (c *Core) restore(in Restore) {
 	}
 	c.restoreSweeps(in.Sweeps)
 	for _, a := range c.sortedApps() {
-		c.dirty[a] = true
+		c.replan(a)
 		if c.acting() {
 			c.reconcileApp(a)
 		}
@@ -476,7 +487,7 @@ func (c *Core) upsertApp(rec *registry.App) *app {
 		a.tmpl, a.strategy, a.tmplErr = compile(rec.Spec, launch.Revision{Version: rec.Version, RestartGeneration: rec.RestartGeneration})
 	}
 	a.rec = rec
-	c.dirty[a] = true
+	c.replan(a)
 	return a
 }
 
@@ -592,7 +603,7 @@ func (c *Core) remove(inst *instance) {
 	delete(a.instances, inst.rec.Index)
 	c.endPreDelete(inst)
 	c.write(Write{DeleteGroup: &GroupRef{inst.rec.Namespace, inst.rec.App, inst.rec.Index}})
-	c.dirty[a] = true
+	c.replan(a)
 	if a.rec.State == registry.AppDeleting && len(a.instances) == 0 {
 		c.removeApp(a)
 	}

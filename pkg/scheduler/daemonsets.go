@@ -104,7 +104,7 @@ func latest(x, y time.Time) time.Time {
 func (c *Core) agentsChanged() {
 	for _, a := range c.apps {
 		if a.daemon() {
-			c.dirty[a] = true
+			c.replan(a)
 		}
 	}
 }

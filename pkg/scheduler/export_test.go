@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -15,4 +16,17 @@ func (d *Driver) Waiting() int {
 // Busy keeps the driver's loop busy for d, as a long step would.
 func (d *Driver) Busy(ctx context.Context, busy time.Duration) error {
 	return d.query(ctx, func(*Core, time.Time) { time.Sleep(busy) })
+}
+
+// StaleStatuses lists the applications whose kept status differs from
+// their status computed afresh over all their instances: what a step
+// failed to mark as touched.
+func StaleStatuses(c *Core) []string {
+	var stale []string
+	for _, a := range c.sortedApps() {
+		if st := c.appStatus(a); st != a.status {
+			stale = append(stale, fmt.Sprintf("%s: kept %+v, computed %+v", a.key(), a.status, st))
+		}
+	}
+	return stale
 }

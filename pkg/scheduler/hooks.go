@@ -39,7 +39,7 @@ func (c *Core) hookRunChanged(run *registry.HookRun) {
 	}
 	switch o.Kind {
 	case hook.OwnerCanaryStep:
-		c.dirty[a] = true
+		c.replan(a)
 	case hook.OwnerPreDelete:
 		if inst := a.instances[o.Instance]; inst != nil && inst.rec.PreDelete != nil && inst.rec.PreDelete.Run == run.Name {
 			c.preDeleteVerdict(inst, run)

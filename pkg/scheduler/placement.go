@@ -162,6 +162,7 @@ func (c *Core) explainPending(considered []*instance) {
 	}
 	for _, inst := range considered {
 		inst.app.unplaced, inst.app.moveWaits = unplaced[inst.app].message, unplaced[inst.app].move
+		c.touched[inst.app] = true
 	}
 	for _, inst := range waiting {
 		if r := verdicts[inst]; r != nil {

@@ -84,7 +84,7 @@ func (c *Core) tick() {
 	c.preDeleteTick()
 	for _, a := range c.apps {
 		if a.ro.Status.Phase != rollout.PhaseCompleted {
-			c.dirty[a] = true // waits end with time
+			c.replan(a) // waits end with time
 		}
 	}
 }

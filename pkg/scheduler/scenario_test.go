@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler/schedulertest"
 )
 
@@ -27,6 +28,11 @@ func TestScenarios(t *testing.T) {
 					command += " " + a.String()
 				}
 				out := h.Run(command)
+				// Statuses are computed again only for what a step
+				// touched: they must equal a full recomputation.
+				if stale := scheduler.StaleStatuses(h.Core()); len(stale) > 0 {
+					t.Errorf("%s: stale application statuses:\n%s", d.Pos, strings.Join(stale, "\n"))
+				}
 				if len(out) == 0 {
 					return ""
 				}

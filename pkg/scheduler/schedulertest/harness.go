@@ -111,6 +111,9 @@ func (h *Harness) newCore() *scheduler.Core {
 	return c
 }
 
+// Core is the core the harness runs now (a restart makes another).
+func (h *Harness) Core() *scheduler.Core { return h.core }
+
 func (h *Harness) appList() []*registry.App {
 	var out []*registry.App
 	for _, k := range sortedKeys(h.apps) {
