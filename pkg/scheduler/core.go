@@ -126,6 +126,11 @@ type Core struct {
 	// touched are the applications whose status this step may have
 	// changed: only theirs is computed again (appstatus.go).
 	touched map[*app]bool
+	// pendingSet holds every instance and successor in PhasePending, kept
+	// by setPhase and where instances are made (trackPhase), so that
+	// finding the launches that wait does not scan the fleet (pending);
+	// it may still hold launches given up since, dropped when met.
+	pendingSet map[*instance]bool
 	// written maps the instances persisted in this step to their write,
 	// so that a step stores each instance once, in its last state.
 	written map[*instance]int
@@ -232,7 +237,7 @@ func NewCore(cfg Config) (*Core, error) {
 		apps: map[string]*app{}, tasks: map[string]*instance{}, offers: map[string]mesos.Offer{},
 		agents: map[string]*agentInfo{}, reconciling: map[string]string{}, killSent: map[string]time.Time{},
 		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{}, refs: newReferences(),
-		dirty: map[*app]bool{}, touched: map[*app]bool{}, written: map[*instance]int{},
+		dirty: map[*app]bool{}, touched: map[*app]bool{}, pendingSet: map[*instance]bool{}, written: map[*instance]int{},
 		hookRuns: map[string]*registry.HookRun{}, preDeleting: map[*instance]bool{},
 		settings: map[string]*registry.AgentSettings{}, engine: registry.EngineRunning, moving: map[*instance]bool{}, maintenance: map[string]*maintenanceWindow{},
 		windowsChanged: map[string]string{},
@@ -376,6 +381,16 @@ func (c *Core) setPhase(inst *instance, to Phase) {
 	}
 	inst.phase = to
 	c.touched[inst.app] = true
+	c.trackPhase(inst)
+}
+
+// trackPhase keeps pendingSet up to date with an instance's phase.
+func (c *Core) trackPhase(inst *instance) {
+	if inst.phase == PhasePending {
+		c.pendingSet[inst] = true
+	} else {
+		delete(c.pendingSet, inst)
+	}
 }
 
 // replan has an application's rollout planned again at the end of the
@@ -424,6 +439,7 @@ func (c *Core) restore(in Restore) {
 			u.Sent = time.Time{} // the message may not have gone out: send again
 		}
 		a.instances[g.Index] = inst
+		c.trackPhase(inst)
 		if inst.rec.WaitingFor != "" {
 			// What it waited for may have been written meanwhile.
 			c.stopWaiting(inst, "the scheduler restarted")
@@ -535,6 +551,7 @@ func (c *Core) reconcileApp(a *app) {
 			inst := &instance{app: a, rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: i}, phase: PhasePending, wantedAt: c.now}
 			inst.rec.Version, inst.rec.Template = a.revision(a.target(i))
 			a.instances[i] = inst
+			c.trackPhase(inst)
 			c.persist(inst)
 		}
 	}

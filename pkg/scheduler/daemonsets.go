@@ -158,6 +158,7 @@ func (c *Core) reconcileDaemon(a *app) {
 			rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: next, Node: host}}
 		inst.rec.Version, inst.rec.Template = a.revision(a.target(next))
 		a.instances[next] = inst
+		c.trackPhase(inst)
 		c.logf("daemonset instance wanted", "app", a.key(), "instance", next, "node", host)
 		c.persist(inst)
 		bound[host] = true

@@ -3,7 +3,10 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
 // Waiting counts the callers of Driver.Message waiting for an answer.
@@ -18,15 +21,29 @@ func (d *Driver) Busy(ctx context.Context, busy time.Duration) error {
 	return d.query(ctx, func(*Core, time.Time) { time.Sleep(busy) })
 }
 
-// StaleStatuses lists the applications whose kept status differs from
-// their status computed afresh over all their instances: what a step
-// failed to mark as touched.
-func StaleStatuses(c *Core) []string {
+// StaleKept lists where what the core keeps step by step differs from a
+// full recomputation over every application and instance: statuses a step
+// failed to mark as touched, launches pendingSet misses or invents.
+func StaleKept(c *Core) []string {
 	var stale []string
+	var pending []*instance
 	for _, a := range c.sortedApps() {
 		if st := c.appStatus(a); st != a.status {
-			stale = append(stale, fmt.Sprintf("%s: kept %+v, computed %+v", a.key(), a.status, st))
+			stale = append(stale, fmt.Sprintf("%s: kept status %+v, computed %+v", a.key(), a.status, st))
 		}
+		if a.tmpl == nil || a.rec.State == registry.AppDeleting {
+			continue
+		}
+		for _, inst := range a.sortedInstances() {
+			for _, launch := range []*instance{inst, inst.successor} {
+				if launch != nil && launch.phase == PhasePending && launch.rec.WaitingFor == "" {
+					pending = append(pending, launch)
+				}
+			}
+		}
+	}
+	if kept := c.pending(); !slices.Equal(kept, pending) || c.waiting() != (len(pending) > 0) {
+		stale = append(stale, fmt.Sprintf("kept %d pending launches, computed %d", len(kept), len(pending)))
 	}
 	return stale
 }

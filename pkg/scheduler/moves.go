@@ -92,6 +92,7 @@ func (c *Core) startSuccessor(inst *instance) {
 			Restarts: inst.rec.Restarts, NotBefore: c.now}}
 	s.rec.Version, s.rec.Template = a.revision(a.target(inst.rec.Index))
 	inst.successor = s
+	c.trackPhase(s)
 	c.logf("move started", "app", a.key(), "instance", inst.rec.Index, "reason", inst.rec.Move.Reason, "from", inst.rec.Move.FromHost)
 	c.persist(inst)
 }
@@ -193,6 +194,7 @@ func (c *Core) restoreMove(inst *instance) {
 	s := &instance{app: inst.app, parent: inst, rec: rec, phase: parsePhase(rec.Phase), killReason: KillReason(rec.KillReason),
 		avoid: inst.rec.AgentID, onlyHost: mv.ToHost}
 	inst.successor = s
+	c.trackPhase(s)
 	if s.phase.live() {
 		for _, t := range rec.Tasks {
 			if !terminal(taskState(t.State)) {

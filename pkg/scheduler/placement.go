@@ -14,22 +14,37 @@ import (
 )
 
 // pending returns the instances and successors waiting for a launch, in
-// their backoff or not.
+// their backoff or not, by application and index, an instance before its
+// successor.
 func (c *Core) pending() []*instance {
 	var out []*instance
-	for _, a := range c.sortedApps() {
-		if a.tmpl == nil || a.rec.State == registry.AppDeleting {
-			continue
-		}
-		for _, inst := range a.sortedInstances() {
-			for _, launch := range []*instance{inst, inst.successor} {
-				if launch != nil && launch.phase == PhasePending && launch.rec.WaitingFor == "" {
-					out = append(out, launch)
-				}
-			}
+	for inst := range c.pendingSet {
+		if c.waits(inst) {
+			out = append(out, inst)
 		}
 	}
+	successor := func(inst *instance) int {
+		if inst.parent != nil {
+			return 1
+		}
+		return 0
+	}
+	slices.SortFunc(out, func(x, y *instance) int {
+		return cmp.Or(cmp.Compare(x.app.key(), y.app.key()), cmp.Compare(x.rec.Index, y.rec.Index),
+			cmp.Compare(successor(x), successor(y)))
+	})
 	return out
+}
+
+// waits reports whether a launch in pendingSet waits for a place; one
+// given up since (its application or itself) leaves the set.
+func (c *Core) waits(inst *instance) bool {
+	a := inst.app
+	if c.apps[a.key()] != a || !c.attached(inst) {
+		delete(c.pendingSet, inst)
+		return false
+	}
+	return inst.phase == PhasePending && inst.rec.WaitingFor == "" && a.tmpl != nil && a.rec.State != registry.AppDeleting
 }
 
 // launchable reports whether an instance could be launched now.
@@ -45,17 +60,9 @@ func (c *Core) launchable() bool {
 // waiting reports whether any instance waits for a launch, now or after
 // its backoff.
 func (c *Core) waiting() bool {
-	for _, a := range c.apps {
-		if a.tmpl == nil || a.rec.State == registry.AppDeleting {
-			continue
-		}
-		for _, inst := range a.instances {
-			if inst.phase == PhasePending && inst.rec.WaitingFor == "" {
-				return true
-			}
-			if s := inst.successor; s != nil && s.phase == PhasePending && s.rec.WaitingFor == "" {
-				return true
-			}
+	for inst := range c.pendingSet {
+		if c.waits(inst) {
+			return true
 		}
 	}
 	return false

@@ -28,10 +28,10 @@ func TestScenarios(t *testing.T) {
 					command += " " + a.String()
 				}
 				out := h.Run(command)
-				// Statuses are computed again only for what a step
-				// touched: they must equal a full recomputation.
-				if stale := scheduler.StaleStatuses(h.Core()); len(stale) > 0 {
-					t.Errorf("%s: stale application statuses:\n%s", d.Pos, strings.Join(stale, "\n"))
+				// Statuses and pending launches are kept step by step:
+				// they must equal a full recomputation.
+				if stale := scheduler.StaleKept(h.Core()); len(stale) > 0 {
+					t.Errorf("%s: kept state differs:\n%s", d.Pos, strings.Join(stale, "\n"))
 				}
 				if len(out) == 0 {
 					return ""
