@@ -74,3 +74,10 @@ func (b basicAuth) RoundTrip(req *http.Request) (*http.Response, error) {
 	req.SetBasicAuth(b.c.Principal, secret)
 	return b.next.RoundTrip(req)
 }
+
+// KeepConns has a transport keep n idle connections to each host, for a
+// caller that sends up to n requests at once (the scheduler's calls):
+// more than it keeps are opened and closed for each request.
+func KeepConns(n int) func(*http.Transport) {
+	return func(t *http.Transport) { t.MaxIdleConnsPerHost = n }
+}

@@ -4,7 +4,12 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
 
@@ -42,4 +47,74 @@ func TestDriverBatchesAStepsWrites(t *testing.T) {
 		t.Fatalf("300 instances created in %d transactions (%v), want 3 of up to 127 writes", len(created), created)
 	}
 	t.Logf("300 instances created in %d transactions: %v", len(created), created)
+}
+
+// Issue 19: the status updates that queue while the driver is busy are
+// applied in one step: their records are stored in a few transactions
+// and the application's status is written once, not once per update.
+func TestDriverGathersQueuedStatusUpdates(t *testing.T) {
+	const n = 300
+	s := newSystemWith(t, func(cfg *devcluster.Config) {
+		cfg.SimulatedStartDelay = devcluster.Duration(2 * time.Second) // from TASK_STARTING to TASK_RUNNING
+	}, devcluster.AgentSpec{Hostname: "big", Resources: devcluster.ResourceSpec{CPUs: 64, MemMB: 64 << 10}})
+	s.startDriver()
+	ctx := context.Background()
+	app := processApp("many", n)
+	app.Constraint = nil
+	app.Spec.Template.Spec.Processes[0].Resources.Limits = manifest.ResourceList{CPU: "0.1", Memory: "16"}
+	if _, err := s.reg.CreateApp(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	inState := func(state mesos.TaskState) func() (bool, string) {
+		return func() (bool, string) {
+			in := 0
+			for _, g := range s.groups("many") {
+				if g.State == state.String() {
+					in++
+				}
+			}
+			return in == n, fmt.Sprintf("%d of %d in %s", in, n, state)
+		}
+	}
+	s.eventually("every instance starting", inState(mesos.TASK_STARTING))
+	appKey, err := store.Key(store.KindApplication, "ns-a", "many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.st.Get(ctx, appKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Busy while the updates to TASK_RUNNING come.
+	if err := s.driver.Busy(ctx, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually("every instance running", inState(mesos.TASK_RUNNING))
+	prefix, err := store.Prefix(store.KindTaskGroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := s.st.List(ctx, prefix+"ns-a/many/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[int64]int{} // instances by the revision that stored them running
+	for _, e := range entries {
+		stored[e.Revision]++
+	}
+	after, err := s.st.Get(ctx, appKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	statusWrites := after.Version - before.Version
+	t.Logf("%d instances stored running in %d transactions; the application's record written %d times", n, len(stored), statusWrites)
+	if len(stored) > 10 {
+		t.Errorf("%d updates to TASK_RUNNING stored in %d transactions (%v), want a few of up to 127", n, len(stored), stored)
+	}
+	if statusWrites > 10 {
+		t.Errorf("the application's status written %d times for %d updates, want a few", statusWrites, n)
+	}
+	if st := s.cluster.Stats(); st.StatusUpdatesResent != 0 {
+		t.Errorf("%d status updates resent", st.StatusUpdatesResent)
+	}
 }

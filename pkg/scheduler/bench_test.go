@@ -38,10 +38,10 @@ func benchmarkStatusUpdate(b *testing.B, depends bool) {
 			for i := range b.N {
 				h := healthy[i%2]
 				t := tasks[i%len(tasks)]
-				core.Step(now, scheduler.StatusUpdate{Status: mesos.TaskStatus{
+				core.Step(now, scheduler.StatusUpdates{Statuses: []mesos.TaskStatus{{
 					TaskID: mesos.TaskID{Value: t.task}, AgentID: &mesos.AgentID{Value: t.agent},
 					State: mesos.TASK_RUNNING.Enum(), Healthy: &h, UUID: []byte{1},
-				}})
+				}}})
 			}
 		})
 	}
@@ -58,10 +58,10 @@ func BenchmarkFleetStatusUpdate(b *testing.B) {
 	for i := range b.N {
 		h := healthy[i%2]
 		t := tasks[(i*7919)%len(tasks)]
-		core.Step(now, scheduler.StatusUpdate{Status: mesos.TaskStatus{
+		core.Step(now, scheduler.StatusUpdates{Statuses: []mesos.TaskStatus{{
 			TaskID: mesos.TaskID{Value: t.task}, AgentID: &mesos.AgentID{Value: t.agent},
 			State: mesos.TASK_RUNNING.Enum(), Healthy: &h, UUID: []byte{1},
-		}})
+		}}})
 	}
 }
 
@@ -131,8 +131,8 @@ func launchedCore(b *testing.B, apps, n int, depends bool) (*scheduler.Core, []l
 		b.Fatalf("%d of %d launched", len(tasks), apps*n)
 	}
 	for _, t := range tasks {
-		core.Step(now, scheduler.StatusUpdate{Status: mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.task},
-			AgentID: &mesos.AgentID{Value: t.agent}, State: mesos.TASK_RUNNING.Enum(), UUID: []byte{1}}})
+		core.Step(now, scheduler.StatusUpdates{Statuses: []mesos.TaskStatus{{TaskID: mesos.TaskID{Value: t.task},
+			AgentID: &mesos.AgentID{Value: t.agent}, State: mesos.TASK_RUNNING.Enum(), UUID: []byte{1}}}})
 	}
 	return core, tasks
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"time"
 
@@ -278,8 +279,10 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.agentsChanged()
 	case RescindInverseOffer:
 		c.rescindInverseOffer(in.OfferID)
-	case StatusUpdate:
-		c.statusUpdate(in.Status)
+	case StatusUpdates:
+		for _, st := range in.Statuses {
+			c.statusUpdate(st)
+		}
 	case ExecutorMessage:
 		c.executorMessage(in)
 	case AppChanged:
@@ -481,6 +484,10 @@ func (a *app) killGrace() time.Duration {
 // appChanged takes a new or changed application record.
 func (c *Core) appChanged(rec *registry.App) {
 	old := c.apps[rec.Namespace+"/"+rec.Name]
+	if ownStatus(old, rec) {
+		old.rec = rec // nothing to plan: only its revision is new to us
+		return
+	}
 	changed := old != nil && old.rec.Version != rec.Version
 	a := c.upsertApp(rec)
 	if changed {
@@ -489,6 +496,22 @@ func (c *Core) appChanged(rec *registry.App) {
 	if c.acting() {
 		c.reconcileApp(a)
 	}
+}
+
+// ownStatus reports whether rec differs from a's record only by the
+// status the core wrote itself (refreshStatuses): the echo of its own
+// write, which comes back for every instance that starts running.
+func ownStatus(a *app, rec *registry.App) bool {
+	if a == nil || a.rec == nil || rec.State != a.status.State || rec.Message != a.status.Message ||
+		a.daemon() && rec.Instances != a.status.Desired {
+		return false
+	}
+	was := *a.rec
+	was.State, was.Message, was.UpdatedAt, was.Revision = rec.State, rec.Message, rec.UpdatedAt, rec.Revision
+	if a.daemon() {
+		was.Instances = rec.Instances // a daemonset's count is the scheduler's
+	}
+	return reflect.DeepEqual(&was, rec)
 }
 
 func (c *Core) upsertApp(rec *registry.App) *app {

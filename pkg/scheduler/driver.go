@@ -308,7 +308,7 @@ func (d *Driver) run(ctx context.Context) error {
 		}
 	}
 
-	events := make(chan event, 256)
+	events := make(chan event, maxGathered)
 	sub := subscription{events: events}
 	defer sub.stop()
 	if engine.Mode != registry.EngineStopped {
@@ -316,120 +316,168 @@ func (d *Driver) run(ctx context.Context) error {
 	}
 	ticker := d.cfg.Clock.NewTicker(d.cfg.TickInterval)
 	defer ticker.Stop()
+	var held *event // taken off the subscription by gatherStatuses: the next input
 	for {
 		var in Input
-		var ev event
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev = <-events:
-			if ev.err != nil {
-				d.caller = nil
-				in = Disconnected{}
-				break
-			}
-			if ev.caller != nil {
-				d.caller = ev.caller
-			}
-			if m, ok := ev.in.(ExecutorMessage); ok && d.answered(m) {
+		var received []time.Time // of the status updates in, for the ack latency
+		if held != nil {
+			if in = d.subscriptionInput(*held); in == nil {
+				held = nil
 				continue
 			}
-			in = ev.in
-		case we, ok := <-watch:
-			if !ok {
-				if ctx.Err() != nil {
-					return nil
+			received, held = []time.Time{held.received}, nil
+		} else {
+			select {
+			case <-ctx.Done():
+				return nil
+			case ev := <-events:
+				if in = d.subscriptionInput(ev); in == nil {
+					continue
 				}
-				return fmt.Errorf("application watch closed")
-			}
-			if we.Err != nil {
-				if ctx.Err() != nil {
-					return nil
+				received = []time.Time{ev.received}
+			case we, ok := <-watch:
+				if !ok {
+					if ctx.Err() != nil {
+						return nil
+					}
+					return fmt.Errorf("application watch closed")
 				}
-				return fmt.Errorf("application watch: %w", we.Err)
-			}
-			in, err = appInput(we)
-			if err != nil {
-				d.log.Error("application record", "key", we.Entry.Key, "err", err)
-				continue
-			}
-		case we, ok := <-objectWatches[0]:
-			if in, err = d.objectInput(ctx, referencedKinds[0], we, ok); in == nil {
+				if we.Err != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
+					return fmt.Errorf("application watch: %w", we.Err)
+				}
+				in, err = appInput(we)
 				if err != nil {
-					return err
+					d.log.Error("application record", "key", we.Entry.Key, "err", err)
+					continue
 				}
-				continue
-			}
-		case we, ok := <-objectWatches[1]:
-			if in, err = d.objectInput(ctx, referencedKinds[1], we, ok); in == nil {
-				if err != nil {
-					return err
+			case we, ok := <-objectWatches[0]:
+				if in, err = d.objectInput(ctx, referencedKinds[0], we, ok); in == nil {
+					if err != nil {
+						return err
+					}
+					continue
 				}
-				continue
-			}
-		case we, ok := <-objectWatches[2]:
-			if in, err = d.objectInput(ctx, referencedKinds[2], we, ok); in == nil {
-				if err != nil {
-					return err
+			case we, ok := <-objectWatches[1]:
+				if in, err = d.objectInput(ctx, referencedKinds[1], we, ok); in == nil {
+					if err != nil {
+						return err
+					}
+					continue
 				}
-				continue
-			}
-		case read := <-d.secretReads:
-			if in = d.secretReadInput(ctx, read); in == nil {
-				continue
-			}
-		case we, ok := <-runWatch:
-			if in, err = d.hookRunInput(ctx, we, ok); in == nil {
-				if err != nil {
-					return err
+			case we, ok := <-objectWatches[2]:
+				if in, err = d.objectInput(ctx, referencedKinds[2], we, ok); in == nil {
+					if err != nil {
+						return err
+					}
+					continue
 				}
-				continue
-			}
-		case we, ok := <-settingsWatch:
-			if in, err = d.watchInput(ctx, "agent settings", we, ok, settingsInput); in == nil {
-				if err != nil {
-					return err
+			case read := <-d.secretReads:
+				if in = d.secretReadInput(ctx, read); in == nil {
+					continue
 				}
-				continue
-			}
-		case we, ok := <-engineWatch:
-			if in, err = d.watchInput(ctx, "engine mode", we, ok, engineInput); in == nil {
-				if err != nil {
-					return err
+			case we, ok := <-runWatch:
+				if in, err = d.hookRunInput(ctx, we, ok); in == nil {
+					if err != nil {
+						return err
+					}
+					continue
 				}
-				continue
-			}
-			// Stopped, the framework leaves Mesos (its tasks keep running
-			// for the failover timeout); started, it subscribes again.
-			if mode := in.(EngineChanged).Mode; mode == registry.EngineStopped && sub.running() {
-				sub.stop()
-				d.caller = nil
-				if err := d.step(ctx, Disconnected{}); err != nil {
-					return err
+			case we, ok := <-settingsWatch:
+				if in, err = d.watchInput(ctx, "agent settings", we, ok, settingsInput); in == nil {
+					if err != nil {
+						return err
+					}
+					continue
 				}
-			} else if mode != registry.EngineStopped && !sub.running() {
-				sub.start(ctx, d)
+			case we, ok := <-engineWatch:
+				if in, err = d.watchInput(ctx, "engine mode", we, ok, engineInput); in == nil {
+					if err != nil {
+						return err
+					}
+					continue
+				}
+				// Stopped, the framework leaves Mesos (its tasks keep running
+				// for the failover timeout); started, it subscribes again.
+				if mode := in.(EngineChanged).Mode; mode == registry.EngineStopped && sub.running() {
+					sub.stop()
+					d.caller = nil
+					if err := d.step(ctx, Disconnected{}); err != nil {
+						return err
+					}
+				} else if mode != registry.EngineStopped && !sub.running() {
+					sub.start(ctx, d)
+				}
+			case op := <-d.ops:
+				in = op
+			case req := <-d.messages:
+				req.sent <- d.sendMessage(ctx, req)
+				continue
+			case q := <-d.queries:
+				q(d.core, d.cfg.Clock.Now())
+				continue
+			case h := <-d.health:
+				in = h
+			case <-ticker.Chan():
+				in = Tick{}
 			}
-		case op := <-d.ops:
-			in = op
-		case req := <-d.messages:
-			req.sent <- d.sendMessage(ctx, req)
-			continue
-		case q := <-d.queries:
-			q(d.core, d.cfg.Clock.Now())
-			continue
-		case h := <-d.health:
-			in = h
-		case <-ticker.Chan():
-			in = Tick{}
+		}
+		if updates, ok := in.(StatusUpdates); ok {
+			in, received, held = gatherStatuses(updates, received, events)
 		}
 		if err := d.step(ctx, in); err != nil {
 			return err
 		}
-		if _, ok := in.(StatusUpdate); ok && !ev.received.IsZero() {
-			d.cfg.Metrics.acknowledged(d.cfg.Clock.Since(ev.received)) // persisted, then acknowledged
+		if _, ok := in.(StatusUpdates); ok {
+			for _, at := range received {
+				d.cfg.Metrics.acknowledged(d.cfg.Clock.Since(at)) // persisted, then acknowledged
+			}
 		}
 	}
+}
+
+// subscriptionInput is the core input of an event from the subscription;
+// nil when the core has nothing to do with it (an executor's answer to a
+// message, which goes to its waiter).
+func (d *Driver) subscriptionInput(ev event) Input {
+	if ev.err != nil {
+		d.caller = nil
+		return Disconnected{}
+	}
+	if ev.caller != nil {
+		d.caller = ev.caller
+	}
+	if m, ok := ev.in.(ExecutorMessage); ok && d.answered(m) {
+		return nil
+	}
+	return ev.in
+}
+
+// maxGathered bounds the status updates one step applies, and the
+// subscription's queue: a step's acknowledgements wait for all its
+// records to be stored.
+const maxGathered = 1024
+
+// gatherStatuses adds to updates the status updates queued behind them,
+// up to maxGathered, with the times they came (received). It stops at
+// the first other event, which it returns to be the next input.
+func gatherStatuses(updates StatusUpdates, received []time.Time, events <-chan event) (StatusUpdates, []time.Time, *event) {
+	for len(updates.Statuses) < maxGathered {
+		select {
+		case ev := <-events:
+			more, ok := ev.in.(StatusUpdates)
+			if !ok || ev.err != nil || ev.caller != nil {
+				return updates, received, &ev
+			}
+			updates.Statuses = append(updates.Statuses, more.Statuses...)
+			received = append(received, ev.received)
+		default:
+			return updates, received, nil
+		}
+	}
+	return updates, received, nil
 }
 
 // subscription is the goroutine that keeps the Mesos subscription open,
@@ -631,21 +679,66 @@ func (d *Driver) step(ctx context.Context, in Input) error {
 	for _, change := range out.Checks {
 		d.changeChecks(ctx, change)
 	}
-	if d.caller == nil {
-		return nil
+	if d.caller != nil {
+		d.send(ctx, id, out.Calls)
 	}
-	for _, call := range out.Calls {
-		call = call.With(calls.Framework(id))
+	return nil
+}
+
+// callsInFlight bounds the calls of a step sent at once.
+const callsInFlight = 16
+
+// send sends a step's calls in order, but for runs of calls whose order
+// does not matter (acknowledgements, accepts and declines of distinct
+// offers), which go callsInFlight at a time: a step of a thousand status
+// updates would otherwise wait a thousand round trips. A failed call is
+// logged; the master resends what matters (offers, updates) and the core
+// retries kills and reconciliation.
+func (d *Driver) send(ctx context.Context, frameworkID string, cs []*scheduler.Call) {
+	var (
+		wg      sync.WaitGroup
+		slots   = make(chan struct{}, callsInFlight)
+		mu      sync.Mutex
+		failed  int
+		lastErr error
+		last    scheduler.Call_Type
+	)
+	one := func(call *scheduler.Call) {
 		start := d.cfg.Clock.Now()
 		err := calls.CallNoData(ctx, d.caller, call)
 		d.cfg.Metrics.mesosCall(call.GetType(), d.cfg.Clock.Since(start))
 		if err != nil {
-			// The master will resend what matters (offers, updates) and
-			// the core retries kills and reconciliation.
-			d.log.Warn("mesos call failed", "type", call.GetType().String(), "err", err)
+			mu.Lock()
+			failed, lastErr, last = failed+1, err, call.GetType()
+			mu.Unlock()
 		}
 	}
-	return nil
+	for _, call := range cs {
+		call = call.With(calls.Framework(frameworkID))
+		if !unordered(call.GetType()) {
+			wg.Wait()
+			one(call)
+			continue
+		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			one(call)
+		})
+	}
+	wg.Wait()
+	if failed > 0 {
+		d.log.Warn("mesos calls failed", "failed", failed, "of", len(cs), "type", last.String(), "err", lastErr)
+	}
+}
+
+// unordered tells the calls that may overtake one another.
+func unordered(t scheduler.Call_Type) bool {
+	switch t {
+	case scheduler.Call_ACKNOWLEDGE, scheduler.Call_ACCEPT, scheduler.Call_DECLINE:
+		return true
+	}
+	return false
 }
 
 // persist stores a step's writes in order, all of them before any of
@@ -845,7 +938,9 @@ func (d *Driver) subscribeLoop(ctx context.Context, events chan<- event) {
 // stream ends or the heartbeats stop. It reports whether the master
 // accepted the subscription (SUBSCRIBED arrived).
 func (d *Driver) subscribeOnce(ctx context.Context, master string, events chan<- event) (bool, error) {
-	conn := []httpcli.ConfigOpt{httpcli.Timeout(10 * time.Second)}
+	conn := []httpcli.ConfigOpt{httpcli.Timeout(10 * time.Second),
+		// A connection for each call a step sends at once (send).
+		httpcli.Transport(mesosconn.KeepConns(callsInFlight))}
 	if d.cfg.Mesos.TLS != nil {
 		conn = append(conn, httpcli.TLSConfig(d.cfg.Mesos.TLS))
 	}
@@ -1013,7 +1108,7 @@ func eventInput(e *scheduler.Event) Input {
 	case scheduler.Event_RESCIND_INVERSE_OFFER:
 		return RescindInverseOffer{OfferID: e.GetRescindInverseOffer().InverseOfferID.Value}
 	case scheduler.Event_UPDATE:
-		return StatusUpdate{Status: e.GetUpdate().GetStatus()}
+		return StatusUpdates{Statuses: []mesos.TaskStatus{e.GetUpdate().GetStatus()}}
 	case scheduler.Event_MESSAGE:
 		m := e.GetMessage()
 		return ExecutorMessage{AgentID: m.AgentID.Value, ExecutorID: m.ExecutorID.Value, Data: m.GetData()}

@@ -71,8 +71,11 @@ type OffersIn struct{ Offers []mesos.Offer }
 // Rescind: an offer is no longer valid.
 type Rescind struct{ OfferID string }
 
-// StatusUpdate: a task status (UPDATE event).
-type StatusUpdate struct{ Status mesos.TaskStatus }
+// StatusUpdates: task statuses (UPDATE events), applied in the order they
+// came. The driver hands over at once the updates that queued while it was
+// busy, so that their records are stored together and their
+// acknowledgements sent together.
+type StatusUpdates struct{ Statuses []mesos.TaskStatus }
 
 // ExecutorMessage: data an executor sent (MESSAGE event).
 type ExecutorMessage struct {
@@ -124,7 +127,7 @@ func (LearnedFrameworkID) input() {}
 func (Disconnected) input()       {}
 func (OffersIn) input()           {}
 func (Rescind) input()            {}
-func (StatusUpdate) input()       {}
+func (StatusUpdates) input()      {}
 func (ExecutorMessage) input()    {}
 func (AppChanged) input()         {}
 func (AppRemoved) input()         {}

@@ -75,8 +75,10 @@ func (m *Metrics) input(in Input) {
 		m.offers.WithLabelValues("received").Add(float64(len(in.Offers)))
 	case Rescind:
 		m.offers.WithLabelValues("rescinded").Inc()
-	case StatusUpdate:
-		m.statusUpdates.WithLabelValues(in.Status.GetState().String()).Inc()
+	case StatusUpdates:
+		for _, st := range in.Statuses {
+			m.statusUpdates.WithLabelValues(st.GetState().String()).Inc()
+		}
 	}
 }
 

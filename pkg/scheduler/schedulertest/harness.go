@@ -397,7 +397,7 @@ func (h *Harness) Run(command string) []string {
 	case "status":
 		return h.status(f[1], f[2], f[3], args)
 	case "unknown":
-		return h.step(scheduler.StatusUpdate{Status: h.taskStatus(f[1], f[2], f[3], nil, args)})
+		return h.step(scheduler.StatusUpdates{Statuses: []mesos.TaskStatus{h.taskStatus(f[1], f[2], f[3], nil, args)}})
 	case "sweep":
 		s := h.sweeps[f[1]]
 		if s == nil || s.Running[f[2]] == "" {
@@ -407,7 +407,7 @@ func (h *Harness) Run(command string) []string {
 		if m := args["message"]; m != "" {
 			st.Message = &m
 		}
-		return h.step(scheduler.StatusUpdate{Status: st})
+		return h.step(scheduler.StatusUpdates{Statuses: []mesos.TaskStatus{st}})
 	case "tick":
 		d, err := time.ParseDuration(f[1])
 		if err != nil {
@@ -664,7 +664,7 @@ func (h *Harness) status(app, idx, state string, args map[string]string) []strin
 		if k, ok := args["task"]; ok && k != strconv.Itoa(i) {
 			continue
 		}
-		lines = append(lines, h.step(scheduler.StatusUpdate{Status: h.taskStatus(task.ID, g.AgentID, state, g, args)})...)
+		lines = append(lines, h.step(scheduler.StatusUpdates{Statuses: []mesos.TaskStatus{h.taskStatus(task.ID, g.AgentID, state, g, args)}})...)
 	}
 	return lines
 }
