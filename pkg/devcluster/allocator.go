@@ -42,10 +42,14 @@ type agentShare struct {
 	id    string
 	total mesos.Resources // fixes the order of free's resources
 
-	mu      sync.Mutex // guards the fields below
-	free    mesos.Resources
-	active  bool // registered and not deactivated
-	removed bool
+	mu   sync.Mutex // guards the fields below
+	free mesos.Resources
+	// freeVersion counts the changes of free, from 1: a refusal filter
+	// found to contain free once need not be checked again until it
+	// changes.
+	freeVersion uint64
+	active      bool // registered and not deactivated
+	removed     bool
 }
 
 // frameworkFilters is the allocator's record of one framework: whether
@@ -66,6 +70,9 @@ type frameworkFilters struct {
 type refusal struct {
 	until     time.Time
 	resources mesos.Resources
+	// contains is the agent's freeVersion when resources were last found
+	// to contain its free resources; 0 for not yet.
+	contains uint64
 }
 
 // offerBatch is what a pass offers one framework: each agent's free
@@ -168,11 +175,12 @@ func (s *agentShare) offerTo(fws []*frameworkFilters, now time.Time) (*framework
 		return nil, nil
 	}
 	for _, f := range fws {
-		if f.refuses(s.id, s.free, now) {
+		if f.refuses(s.id, s.free, s.freeVersion, now) {
 			continue
 		}
 		rs := s.free
 		s.free = nil
+		s.freeVersion++
 		return f, rs
 	}
 	return nil, nil
@@ -180,7 +188,7 @@ func (s *agentShare) offerTo(fws []*frameworkFilters, now time.Time) (*framework
 
 // refuses reports whether a live refusal filter keeps the agent's free
 // resources from f, forgetting an expired one.
-func (f *frameworkFilters) refuses(agentID string, free mesos.Resources, now time.Time) bool {
+func (f *frameworkFilters) refuses(agentID string, free mesos.Resources, freeVersion uint64, now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r, ok := f.refusals[agentID]
@@ -190,13 +198,19 @@ func (f *frameworkFilters) refuses(agentID string, free mesos.Resources, now tim
 	case !now.Before(r.until):
 		delete(f.refusals, agentID)
 		return false
+	case r.contains == freeVersion:
+		return true
+	case !containsAll(r.resources, free):
+		return false
 	}
-	return containsAll(r.resources, free)
+	r.contains = freeVersion
+	f.refusals[agentID] = r
+	return true
 }
 
 // addAgent starts offering a new agent's resources.
 func (al *allocator) addAgent(id string, total mesos.Resources) *agentShare {
-	s := &agentShare{id: id, total: total.Clone(), free: total.Clone(), active: true}
+	s := &agentShare{id: id, total: total.Clone(), free: total.Clone(), freeVersion: 1, active: true}
 	al.mu.Lock()
 	al.agents = append(al.agents, s)
 	al.mu.Unlock()
@@ -235,6 +249,7 @@ func (s *agentShare) recover(rs mesos.Resources) {
 	}
 	s.free.Add(sumResources(rs)...)
 	s.free = inOrderOf(s.free, s.total)
+	s.freeVersion++
 }
 
 // inOrderOf orders rs' resources by their names' order in total, as a

@@ -85,3 +85,24 @@ func TestAllocatorKeepsWhatIsLeftToOffer(t *testing.T) {
 	s.mustCall(&scheduler.Call{Type: scheduler.Call_TEARDOWN})
 	agrees("TEARDOWN")
 }
+
+// A refusal filter keeps an agent's resources from the framework only
+// while what the agent has left is contained in what was refused (Mesos'
+// RefusedOfferFilter): the rest of an offer refused for an hour is not
+// offered again, but once a task ends and frees more, the agent is.
+func TestRefusalLiftsWhenMoreIsFree(t *testing.T) {
+	c := startCluster(t, func(cfg *devcluster.Config) { cfg.Agents = []devcluster.AgentSpec{{}} })
+	s := subscribe(t, c, frameworkInfo(), jsonCodec)
+	o := s.awaitOffer()
+	cmd := "sleep 3600"
+	task := taskInfo(o, "t1")
+	task.Command = &mesos.CommandInfo{Value: &cmd}
+	s.mustCall(schedcalls.Accept(schedcalls.OfferOperations{schedcalls.OpLaunch(task)}.WithOffers(o.ID)).With(schedcalls.RefuseSeconds(time.Hour)))
+	s.awaitAck("t1", mesos.TASK_STARTING)
+	s.awaitAck("t1", mesos.TASK_RUNNING)
+	// Passes come every AllocationInterval; each finds the refused rest.
+	s.quiet("an offer of the refused rest", 500*time.Millisecond, offerFor(s, o.AgentID.Value))
+	s.mustCall(schedcalls.Kill("t1", o.AgentID.Value))
+	s.awaitAck("t1", mesos.TASK_KILLED)
+	s.await("the agent offered again, with the task's resources", offerFor(s, o.AgentID.Value))
+}

@@ -70,7 +70,7 @@ type launchedTask struct{ task, agent string }
 // launchedCore is a core with apps process applications of n instances
 // each, every one launched on one of 100 agents and running; with
 // depends, each uses the dependency pod of its agent, stored.
-func launchedCore(b *testing.B, apps, n int, depends bool) (*scheduler.Core, []launchedTask) {
+func launchedCore(b testing.TB, apps, n int, depends bool) (*scheduler.Core, []launchedTask) {
 	b.Helper()
 	core, err := scheduler.NewCore(scheduler.Config{ProcessExecutor: scheduler.ExecutorBinary{URI: "file:///bcs-process-executor"}})
 	if err != nil {
