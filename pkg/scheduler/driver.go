@@ -104,6 +104,10 @@ type Driver struct {
 	// secrets the loop's state of them.
 	secretReads chan secretRead
 	secrets     map[string]*secretState
+	// outputs go from the loop to runOutputs, which reports on
+	// outputFailed when storing one failed.
+	outputs      chan stepOutput
+	outputFailed chan error
 }
 
 // NewDriver returns a driver; Run starts it.
@@ -220,6 +224,16 @@ func (d *Driver) Run(ctx context.Context) error {
 func (d *Driver) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	d.outputs, d.outputFailed = make(chan stepOutput, outputsQueued), make(chan error, 1)
+	outputsDone := make(chan struct{})
+	go func() {
+		defer close(outputsDone)
+		d.runOutputs(ctx, d.outputs, d.outputFailed)
+	}()
+	defer func() {
+		close(d.outputs)
+		<-outputsDone
+	}()
 
 	// Watch before reading, so no change slips between the two; a change
 	// seen twice is harmless.
@@ -330,6 +344,8 @@ func (d *Driver) run(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 				return nil
+			case err := <-d.outputFailed:
+				return err
 			case ev := <-events:
 				if in = d.subscriptionInput(ev); in == nil {
 					continue
@@ -427,13 +443,11 @@ func (d *Driver) run(ctx context.Context) error {
 		if updates, ok := in.(StatusUpdates); ok {
 			in, received, held = gatherStatuses(updates, received, events)
 		}
-		if err := d.step(ctx, in); err != nil {
-			return err
+		if _, ok := in.(StatusUpdates); !ok {
+			received = nil
 		}
-		if _, ok := in.(StatusUpdates); ok {
-			for _, at := range received {
-				d.cfg.Metrics.acknowledged(d.cfg.Clock.Since(at)) // persisted, then acknowledged
-			}
+		if err := d.step(ctx, in, received...); err != nil {
+			return err
 		}
 	}
 }
@@ -661,8 +675,11 @@ func appInput(we store.Event) (Input, error) {
 	return AppChanged{App: &app}, nil
 }
 
-// step runs one input: persist, then send.
-func (d *Driver) step(ctx context.Context, in Input) error {
+// step runs one input through the core and hands its output to the
+// output goroutine (runOutputs), which stores it, then sends its calls,
+// while the loop takes the next input. received are the arrival times of
+// the status updates in, for the ack latency.
+func (d *Driver) step(ctx context.Context, in Input, received ...time.Time) error {
 	now := d.cfg.Clock.Now()
 	d.cfg.Metrics.input(in)
 	out := d.core.Step(now, in)
@@ -673,16 +690,56 @@ func (d *Driver) step(ctx context.Context, in Input) error {
 	for _, l := range out.Logs {
 		d.log.Info(l.Message, l.Args...)
 	}
-	if err := d.persist(ctx, out.Writes); err != nil {
-		return fmt.Errorf("persist: %w", err)
-	}
 	for _, change := range out.Checks {
 		d.changeChecks(ctx, change)
 	}
-	if d.caller != nil {
-		d.send(ctx, id, out.Calls)
+	select {
+	case d.outputs <- stepOutput{writes: out.Writes, calls: out.Calls, caller: d.caller, frameworkID: id, received: received}:
+		return nil
+	case err := <-d.outputFailed:
+		return err
+	case <-ctx.Done():
+		return nil
 	}
-	return nil
+}
+
+// stepOutput is what a step leaves to do: store writes, then send calls
+// to caller (none when nil: not subscribed).
+type stepOutput struct {
+	writes      []Write
+	calls       []*scheduler.Call
+	caller      calls.Caller
+	frameworkID string
+	received    []time.Time
+}
+
+// outputsQueued bounds the steps whose output waits for the output
+// goroutine: past it the loop waits, and the events queue meanwhile are
+// gathered into larger steps.
+const outputsQueued = 4
+
+// runOutputs stores each step's writes and then sends its calls, step
+// after step in order, until outputs is closed: nothing is sent before
+// what its step decided is stored. When storing fails it reports the
+// error on outputFailed, and does nothing more: the driver stops and the
+// next leader starts over from the store.
+func (d *Driver) runOutputs(ctx context.Context, outputs <-chan stepOutput, failed chan<- error) {
+	var err error
+	for o := range outputs {
+		if err != nil {
+			continue
+		}
+		if err = d.persist(ctx, o.writes); err != nil {
+			failed <- fmt.Errorf("persist: %w", err)
+			continue
+		}
+		if o.caller != nil {
+			d.send(ctx, o.caller, o.frameworkID, o.calls)
+		}
+		for _, at := range o.received {
+			d.cfg.Metrics.acknowledged(d.cfg.Clock.Since(at)) // stored, then acknowledged
+		}
+	}
 }
 
 // callsInFlight bounds the calls of a step sent at once.
@@ -694,7 +751,7 @@ const callsInFlight = 16
 // updates would otherwise wait a thousand round trips. A failed call is
 // logged; the master resends what matters (offers, updates) and the core
 // retries kills and reconciliation.
-func (d *Driver) send(ctx context.Context, frameworkID string, cs []*scheduler.Call) {
+func (d *Driver) send(ctx context.Context, caller calls.Caller, frameworkID string, cs []*scheduler.Call) {
 	var (
 		wg      sync.WaitGroup
 		slots   = make(chan struct{}, callsInFlight)
@@ -705,7 +762,7 @@ func (d *Driver) send(ctx context.Context, frameworkID string, cs []*scheduler.C
 	)
 	one := func(call *scheduler.Call) {
 		start := d.cfg.Clock.Now()
-		err := calls.CallNoData(ctx, d.caller, call)
+		err := calls.CallNoData(ctx, caller, call)
 		d.cfg.Metrics.mesosCall(call.GetType(), d.cfg.Clock.Since(start))
 		if err != nil {
 			mu.Lock()
