@@ -10,13 +10,15 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,8 +30,10 @@ import (
 )
 
 var (
-	capFlag = flag.Duration("cap", 10*time.Minute, "stop waiting for Running after this long and report the progress made")
-	logFlag = flag.String("log", "", "file for the system's log (level info); default none")
+	capFlag     = flag.Duration("cap", 10*time.Minute, "stop waiting for Running after this long and report the progress made")
+	logFlag     = flag.String("log", "", "file for the dev cluster's log and bcs-scheduler's (level info); default none")
+	profileFlag = flag.String("schedprofile", "", "file for a CPU profile of bcs-scheduler over the run's first -schedprofile-time")
+	profileTime = flag.Duration("schedprofile-time", time.Minute, "how long -schedprofile profiles")
 )
 
 // shape is a workload: apps applications of instances each on agents
@@ -57,56 +61,86 @@ func BenchmarkRunning100kOn5kAgents(b *testing.B) {
 //	ack-p50-ms     time from an update's first sending to the scheduler's ACKNOWLEDGE, median and 99th percentile
 //	ack-p99-ms
 //	resent         status updates sent again for want of an acknowledgement (should be 0)
-//	rss-MiB        the process's resident memory at the end
+//	rss-MiB        bcs-scheduler's resident memory at the end
 //	rss-KiB/task   its growth since before the first POST, per submitted instance
-//	heap-KiB/task  the growth of the live Go heap (after a GC), per submitted instance
+//	heap-KiB/task  the growth of its live Go heap (after a GC), per submitted instance
 //	etcd-B/task    the growth of etcd's database in use, per submitted instance
 //
-// Every figure is of the whole process: the dev cluster's and etcd's
-// share included.
+// The memory figures are bcs-scheduler's own: it runs as its own
+// process, etcd and the dev cluster in the benchmark's. -schedprofile
+// saves a CPU profile of it.
 func benchmarkRunning(b *testing.B, sh shape) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		sys := startSystem(b, sh)
 		before := sys.measure(b)
+		profiled := make(chan error, 1)
+		if *profileFlag != "" {
+			go func() { profiled <- sys.profile(*profileFlag, *profileTime) }()
+		} else {
+			profiled <- nil
+		}
 		b.StartTimer()
 		res := sys.run(b, *capFlag)
 		b.StopTimer()
+		if err := <-profiled; err != nil {
+			b.Error(err)
+		}
 		after := sys.measure(b)
 		sys.stop()
 		report(b, sh, res, before, after)
 	}
 }
 
-// system is one in-process bcs: etcd, the dev cluster and the scheduler.
+// system is one bcs: etcd and the dev cluster in this process, and
+// bcs-scheduler, the binary, in its own, so that its memory is its own.
 type system struct {
-	shape   shape
-	etcd    *store.Embedded
-	cluster *devcluster.Cluster
-	api     string
-	token   string
-	cancel  context.CancelFunc
-	done    chan error
-	logFile *os.File
-	stopped sync.Once
+	shape     shape
+	etcd      *store.Embedded
+	cluster   *devcluster.Cluster
+	scheduler *exec.Cmd
+	api       string
+	debug     string // bcs-scheduler's --debug-addr
+	token     string
+	logFile   *os.File
+	stopped   sync.Once
 }
+
+// schedulerBinary is bcs-scheduler built once per run of the benchmarks.
+var schedulerBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "bcs-scale-bin")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "bcs-scheduler")
+	cmd := exec.Command("go", "build", "-o", path, "./cmd/bcs-scheduler")
+	cmd.Dir = "../.."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build bcs-scheduler: %v\n%s", err, out)
+	}
+	return path, nil
+})
 
 func startSystem(b *testing.B, sh shape) *system {
 	b.Helper()
+	binary, err := schedulerBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
 	dir := b.TempDir()
-	sys := &system{shape: sh, done: make(chan error, 1), cancel: func() {}}
+	sys := &system{shape: sh}
 	b.Cleanup(sys.stop)
 	logger := slog.New(slog.DiscardHandler)
+	var schedulerLog io.Writer = io.Discard
 	if *logFlag != "" {
 		f, err := os.Create(*logFlag)
 		if err != nil {
 			b.Fatal(err)
 		}
-		sys.logFile = f
+		sys.logFile, schedulerLog = f, f
 		logger = slog.New(slog.NewTextHandler(f, nil))
 	}
 	ctx := context.Background()
-	var err error
 	if sys.etcd, err = store.StartEmbedded(ctx, filepath.Join(dir, "etcd")); err != nil {
 		b.Fatal(err)
 	}
@@ -117,44 +151,47 @@ func startSystem(b *testing.B, sh shape) *system {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ready := make(chan string, 1)
-	runCtx, cancel := context.WithCancel(ctx)
-	sys.cancel = cancel
+	listen, debug := freeAddr(b), freeAddr(b)
+	sys.api, sys.debug = "http://"+listen, "http://"+debug
 	dataDir := filepath.Join(dir, "data")
-	go func() {
-		// As bcs-scheduler --dev --dev-executors simulated runs it, with
-		// the dev cluster started here to be measured.
-		sys.done <- schedulerd.Run(runCtx, schedulerd.Options{
-			Listen: "127.0.0.1:0", DataDir: dataDir, EtcdEndpoints: sys.etcd.Endpoints(), Masters: []string{sys.cluster.MasterURL()},
-			ContainerExecutorURI: "file:///opt/bcs/bcs-container-executor", ProcessExecutorURI: "file:///opt/bcs/bcs-process-executor",
-			Logger: logger, Ready: func(addr string) { ready <- addr },
-		})
-	}()
-	select {
-	case addr := <-ready:
-		sys.api = "http://" + addr
-	case err := <-sys.done:
-		b.Fatalf("bcs-scheduler: %v", err)
+	sys.scheduler = exec.Command(binary, "--listen", listen, "--debug-addr", debug, "--data-dir", dataDir,
+		"--etcd-endpoints", strings.Join(sys.etcd.Endpoints(), ","), "--master", sys.cluster.MasterURL(),
+		"--container-executor-uri", "file:///opt/bcs/bcs-container-executor", "--process-executor-uri", "file:///opt/bcs/bcs-process-executor")
+	sys.scheduler.Stdout, sys.scheduler.Stderr = schedulerLog, schedulerLog
+	if err := sys.scheduler.Start(); err != nil {
+		b.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if code, _ := sys.get(sys.api + "/healthz"); code == http.StatusOK && len(sys.cluster.Frameworks()) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("bcs-scheduler did not answer and subscribe to the master within a minute")
+		}
 	}
 	token, err := os.ReadFile(filepath.Join(dataDir, schedulerd.AdminTokenFile))
 	if err != nil {
 		b.Fatal(err)
 	}
 	sys.token = strings.TrimSpace(string(token))
-	for deadline := time.Now().Add(time.Minute); len(sys.cluster.Frameworks()) == 0; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			b.Fatal("bcs-scheduler did not subscribe to the master within a minute")
-		}
-	}
 	return sys
+}
+
+func freeAddr(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // stop ends what startSystem started, once.
 func (sys *system) stop() {
 	sys.stopped.Do(func() {
-		sys.cancel()
-		if sys.api != "" {
-			<-sys.done
+		if sys.scheduler != nil && sys.scheduler.Process != nil {
+			_ = sys.scheduler.Process.Signal(syscall.SIGTERM)
+			_ = sys.scheduler.Wait()
 		}
 		if sys.cluster != nil {
 			sys.cluster.Stop()
@@ -317,6 +354,17 @@ func (sys *system) runningInstances(b *testing.B, name string) int {
 	return n
 }
 
+// get reads url, unauthenticated (/healthz, the debug address).
+func (sys *system) get(url string) (int, []byte) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, []byte(err.Error())
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, data
+}
+
 func (sys *system) call(method, path string, body []byte) (int, []byte) {
 	req, err := http.NewRequest(method, sys.api+path, bytes.NewReader(body))
 	if err != nil {
@@ -335,7 +383,7 @@ func (sys *system) call(method, path string, body []byte) (int, []byte) {
 	return resp.StatusCode, data
 }
 
-// footprint is the process's memory and etcd's database at one moment.
+// footprint is bcs-scheduler's memory and etcd's database at one moment.
 type footprint struct {
 	rss, heap, etcd int64 // bytes
 	stats           devcluster.Stats
@@ -346,10 +394,19 @@ type footprint struct {
 
 func (sys *system) measure(b *testing.B) footprint {
 	b.Helper()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	f := footprint{rss: residentBytes(b), heap: int64(ms.HeapInuse), stats: sys.cluster.Stats()}
+	f := footprint{stats: sys.cluster.Stats()}
+	f.rss = residentBytes(b, sys.scheduler.Process.Pid)
+	// The heap profile's text form ends with the runtime's MemStats,
+	// after a GC (gc=1).
+	code, heap := sys.get(sys.debug + "/debug/pprof/heap?debug=1&gc=1")
+	if code != http.StatusOK {
+		b.Fatalf("bcs-scheduler's heap profile: %d", code)
+	}
+	for line := range strings.Lines(string(heap)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "# HeapInuse = "); ok {
+			f.heap, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
 	cli, err := clientv3.New(clientv3.Config{Endpoints: sys.etcd.Endpoints(), DialTimeout: 5 * time.Second})
 	if err != nil {
 		b.Fatal(err)
@@ -379,10 +436,10 @@ func (sys *system) measure(b *testing.B) footprint {
 	return f
 }
 
-// residentBytes is VmRSS of /proc/self/status.
-func residentBytes(b *testing.B) int64 {
+// residentBytes is VmRSS of /proc/<pid>/status.
+func residentBytes(b *testing.B, pid int) int64 {
 	b.Helper()
-	f, err := os.Open("/proc/self/status")
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -397,8 +454,17 @@ func residentBytes(b *testing.B) int64 {
 			return kb << 10
 		}
 	}
-	b.Fatal("no VmRSS in /proc/self/status")
+	b.Fatal("no VmRSS in /proc/<pid>/status")
 	return 0
+}
+
+// profile writes a CPU profile of bcs-scheduler over the next d to path.
+func (sys *system) profile(path string, d time.Duration) error {
+	code, data := sys.get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", sys.debug, int(d.Seconds())))
+	if code != http.StatusOK {
+		return fmt.Errorf("bcs-scheduler's CPU profile: %d %s", code, data)
+	}
+	return os.WriteFile(path, data, 0o644)
 }
 
 func report(b *testing.B, sh shape, res result, before, after footprint) {

@@ -21,7 +21,8 @@ func TestDaemonsetDesiredCount(t *testing.T) {
 	if app.Instances != 0 || app.State != registry.AppDeploying {
 		t.Fatalf("created %d instances, %s; want 0, Deploying", app.Instances, app.State)
 	}
-	if _, err := r.SetDaemonsetStatus(ctx, app.Namespace, app.Name, registry.AppRunning, "", 3); err != nil {
+	three := 3
+	if err := r.SetAppStatuses(ctx, []registry.AppStatusChange{{Namespace: app.Namespace, Name: app.Name, State: registry.AppRunning, Desired: &three}}); err != nil {
 		t.Fatal(err)
 	}
 	next := manifesttest.Daemonset()
@@ -38,7 +39,8 @@ func TestDaemonsetDesiredCount(t *testing.T) {
 	}
 
 	proc := mustCreate(t, r, process(2))
-	if _, err := r.SetDaemonsetStatus(ctx, proc.Namespace, proc.Name, registry.AppRunning, "", 7); err != nil {
+	seven := 7
+	if _, err := r.SetAppStatus(ctx, registry.AppStatusChange{Namespace: proc.Namespace, Name: proc.Name, State: registry.AppRunning, Desired: &seven}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := r.GetApp(ctx, proc.Namespace, proc.Name); got.Instances != 2 {

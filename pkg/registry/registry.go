@@ -360,28 +360,86 @@ func (r *Registry) ScaleApp(ctx context.Context, namespace, name string, instanc
 	})
 }
 
-// SetAppStatus records the scheduler's view of an application.
-func (r *Registry) SetAppStatus(ctx context.Context, namespace, name string, state AppState, message string) (*App, error) {
-	return r.setStatus(ctx, namespace, name, state, message, nil)
-}
-
-// SetDaemonsetStatus records the scheduler's view of a daemonset: its
-// desired instance count too, one per agent its constraint admits.
-func (r *Registry) SetDaemonsetStatus(ctx context.Context, namespace, name string, state AppState, message string, desired int) (*App, error) {
-	return r.setStatus(ctx, namespace, name, state, message, &desired)
-}
-
-func (r *Registry) setStatus(ctx context.Context, namespace, name string, state AppState, message string, desired *int) (*App, error) {
-	return r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
-		if app.State == AppDeleting && state != AppDeleting {
-			return false, nil // deletion wins over a late status
-		}
-		app.State, app.Message = state, message
-		if desired != nil && app.Kind == manifest.KindDaemonset {
-			app.Instances = *desired
-		}
+// SetAppStatus records the scheduler's view of an application (and of a
+// daemonset, its desired instance count).
+func (r *Registry) SetAppStatus(ctx context.Context, change AppStatusChange) (*App, error) {
+	return r.modifyApp(ctx, change.Namespace, change.Name, 0, func(app *App) (bool, error) {
+		change.apply(app)
 		return false, nil
 	})
+}
+
+// AppStatusChange is the scheduler's view of one application: its state
+// and message, and a daemonset's desired instance count when Desired is
+// set.
+type AppStatusChange struct {
+	Namespace, Name string
+	State           AppState
+	Message         string
+	Desired         *int
+}
+
+// apply sets the status in app; a deletion wins over a late status.
+func (c AppStatusChange) apply(app *App) {
+	if app.State == AppDeleting && c.State != AppDeleting {
+		return
+	}
+	app.State, app.Message = c.State, c.Message
+	if c.Desired != nil && app.Kind == manifest.KindDaemonset {
+		app.Instances = *c.Desired
+	}
+}
+
+// SetAppStatuses records the statuses of many applications as
+// SetAppStatus and SetDaemonsetStatus do one: read in one round trip for
+// each 127, written in one transaction for each 127, each write checked
+// against the revision read. An application written meanwhile (scaled,
+// updated) has its status set again on its own; one removed meanwhile is
+// skipped.
+func (r *Registry) SetAppStatuses(ctx context.Context, changes []AppStatusChange) error {
+	keys := make([]string, len(changes))
+	for i, c := range changes {
+		key, err := store.Key(store.KindApplication, c.Namespace, c.Name)
+		if err != nil {
+			return err
+		}
+		keys[i] = key
+	}
+	entries, err := r.store.GetMany(ctx, keys)
+	if err != nil {
+		return err
+	}
+	batch := r.store.Batch()
+	var written []AppStatusChange // in the batch's order
+	for i, e := range entries {
+		if e.Revision == 0 {
+			continue // removed meanwhile
+		}
+		var app App
+		if err := json.Unmarshal(e.Value, &app); err != nil {
+			return fmt.Errorf("application %s/%s: %w", changes[i].Namespace, changes[i].Name, err)
+		}
+		changes[i].apply(&app)
+		app.UpdatedAt = r.now().UTC()
+		ops, err := r.appWrite(&app, e.Revision)
+		if err != nil {
+			return err
+		}
+		batch.Add(ops[0])
+		written = append(written, changes[i])
+	}
+	revs, err := batch.Commit(ctx)
+	if !errors.Is(err, errdefs.ErrConflict) {
+		return err
+	}
+	// A transaction met an application written since it was read: that
+	// transaction and those after it wrote nothing; set those one by one.
+	for _, c := range written[len(revs):] {
+		if _, err := r.SetAppStatus(ctx, c); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
 }
 
 // modifyApp reads an application, applies change and writes it back,

@@ -220,7 +220,7 @@ func TestScaleAppRetriesOnConcurrentWrite(t *testing.T) {
 	mustCreate(t, other, process(3))
 	interfered := false
 	r := registry.New(st, writeOnFirstCall(func() {
-		if _, err := other.SetAppStatus(ctx, "ns-a", "gamesvc", registry.AppAbnormal, "no offer fits"); err != nil {
+		if _, err := other.SetAppStatus(ctx, registry.AppStatusChange{Namespace: "ns-a", Name: "gamesvc", State: registry.AppAbnormal, Message: "no offer fits"}); err != nil {
 			t.Errorf("interfering SetAppStatus: %v", err)
 		}
 		interfered = true
@@ -262,7 +262,7 @@ func TestConcurrentScaleAndStatusLoseNothing(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			_, err := r.SetAppStatus(ctx, "ns-a", "gamesvc", registry.AppRunning, fmt.Sprint(i))
+			_, err := r.SetAppStatus(ctx, registry.AppStatusChange{Namespace: "ns-a", Name: "gamesvc", State: registry.AppRunning, Message: fmt.Sprint(i)})
 			errs <- err
 		}()
 	}
@@ -307,7 +307,7 @@ func TestSetAppStatusDoesNotOverrideDeleting(t *testing.T) {
 		t.Fatalf("DeleteApp with a task group = %+v, want it marked Deleting", deleting)
 	}
 	for _, state := range []registry.AppState{registry.AppRunning, registry.AppDeploying, registry.AppAbnormal} {
-		app, err := r.SetAppStatus(ctx, "ns-a", "gamesvc", state, "late")
+		app, err := r.SetAppStatus(ctx, registry.AppStatusChange{Namespace: "ns-a", Name: "gamesvc", State: state, Message: "late"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -322,7 +322,7 @@ func TestSetAppStatusDoesNotOverrideDeleting(t *testing.T) {
 	if app.State != registry.AppDeleting || app.Message == "late" {
 		t.Errorf("stored %q %q, want Deleting without the late message", app.State, app.Message)
 	}
-	app, err = r.SetAppStatus(ctx, "ns-a", "gamesvc", registry.AppDeleting, "killing 1 instance")
+	app, err = r.SetAppStatus(ctx, registry.AppStatusChange{Namespace: "ns-a", Name: "gamesvc", State: registry.AppDeleting, Message: "killing 1 instance"})
 	if err != nil || app.Message != "killing 1 instance" {
 		t.Errorf("SetAppStatus(Deleting) = %+v, %v; want the message recorded", app, err)
 	}
@@ -330,7 +330,7 @@ func TestSetAppStatusDoesNotOverrideDeleting(t *testing.T) {
 
 func markDeleting(t *testing.T, r *registry.Registry) {
 	t.Helper()
-	if _, err := r.SetAppStatus(ctx, "ns-a", "gamesvc", registry.AppDeleting, ""); err != nil {
+	if _, err := r.SetAppStatus(ctx, registry.AppStatusChange{Namespace: "ns-a", Name: "gamesvc", State: registry.AppDeleting, Message: ""}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -744,7 +744,7 @@ func TestDeleteAppRacesTheScheduler(t *testing.T) {
 	racers := map[string]func(name string) error{
 		"RemoveApp": func(name string) error { return r.RemoveApp(ctx, "ns-a", name) },
 		"SetAppStatus": func(name string) error {
-			_, err := r.SetAppStatus(ctx, "ns-a", name, registry.AppDeleting, "killing")
+			_, err := r.SetAppStatus(ctx, registry.AppStatusChange{Namespace: "ns-a", Name: name, State: registry.AppDeleting, Message: "killing"})
 			return err
 		},
 	}
@@ -820,5 +820,59 @@ func TestSweepRecords(t *testing.T) {
 	}
 	if err := r.PutSweep(ctx, &registry.Sweep{AgentID: "a/b"}); err == nil {
 		t.Error("an agent ID with a slash was stored")
+	}
+}
+
+// Issue 19: SetAppStatuses stores a step's application statuses in a few
+// transactions; an application scaled between its read and its write
+// keeps both changes; one removed meanwhile is skipped.
+func TestSetAppStatuses(t *testing.T) {
+	st, _ := newStore(t)
+	other := registry.New(st, time.Now)
+	const apps = 200
+	var changes []registry.AppStatusChange
+	for i := range apps {
+		p := process(1)
+		p.Metadata.Name = fmt.Sprintf("app-%03d", i)
+		mustCreate(t, other, p)
+		changes = append(changes, registry.AppStatusChange{Namespace: "ns-a", Name: p.Metadata.Name, State: registry.AppRunning, Message: fmt.Sprint(i)})
+	}
+	changes = append(changes, registry.AppStatusChange{Namespace: "ns-a", Name: "gone", State: registry.AppRunning})
+	before, err := st.Revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read first, then scaled by someone else, then written.
+	r := registry.New(st, writeOnFirstCall(func() {
+		if _, err := other.ScaleApp(ctx, "ns-a", "app-150", 5, false); err != nil {
+			t.Errorf("interfering ScaleApp: %v", err)
+		}
+	}))
+	if err := r.SetAppStatuses(ctx, changes); err != nil {
+		t.Fatal(err)
+	}
+	after, err := st.Revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One revision for the scale, two transactions of up to 127, and the
+	// statuses of the transaction that met the scale set one by one.
+	if writes := after - before; writes > 2+1+apps-127 {
+		t.Errorf("%d store revisions for %d statuses, want a few transactions", writes, apps)
+	}
+	for i := range apps {
+		app, err := other.GetApp(ctx, "ns-a", fmt.Sprintf("app-%03d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if app.State != registry.AppRunning || app.Message != fmt.Sprint(i) {
+			t.Errorf("%s: %s %q, want Running %q", app.Name, app.State, app.Message, fmt.Sprint(i))
+		}
+		if i == 150 && app.Instances != 5 {
+			t.Errorf("%s: %d instances, want the scale to 5 kept", app.Name, app.Instances)
+		}
+	}
+	if _, err := other.GetApp(ctx, "ns-a", "gone"); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("the status of a missing application made it: %v", err)
 	}
 }

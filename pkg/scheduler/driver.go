@@ -720,10 +720,25 @@ const outputsQueued = 4
 
 // runOutputs stores each step's writes and then sends its calls, step
 // after step in order, until outputs is closed: nothing is sent before
-// what its step decided is stored. When storing fails it reports the
-// error on outputFailed, and does nothing more: the driver stops and the
-// next leader starts over from the store.
+// what its step decided is stored. Storing and sending are two stages, so
+// that a step's writes are stored while the step before sends its calls.
+// When storing fails it reports the error on outputFailed, and stores
+// and sends nothing more: the driver stops and the next leader starts
+// over from the store.
 func (d *Driver) runOutputs(ctx context.Context, outputs <-chan stepOutput, failed chan<- error) {
+	stored := make(chan stepOutput, outputsQueued)
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for o := range stored {
+			if o.caller != nil {
+				d.send(ctx, o.caller, o.frameworkID, o.calls)
+			}
+			for _, at := range o.received {
+				d.cfg.Metrics.acknowledged(d.cfg.Clock.Since(at)) // stored, then acknowledged
+			}
+		}
+	}()
 	var err error
 	for o := range outputs {
 		if err != nil {
@@ -733,13 +748,10 @@ func (d *Driver) runOutputs(ctx context.Context, outputs <-chan stepOutput, fail
 			failed <- fmt.Errorf("persist: %w", err)
 			continue
 		}
-		if o.caller != nil {
-			d.send(ctx, o.caller, o.frameworkID, o.calls)
-		}
-		for _, at := range o.received {
-			d.cfg.Metrics.acknowledged(d.cfg.Clock.Since(at)) // stored, then acknowledged
-		}
+		stored <- o
 	}
+	close(stored)
+	<-sent
 }
 
 // callsInFlight bounds the calls of a step sent at once.
@@ -822,7 +834,8 @@ func (d *Driver) persist(ctx context.Context, writes []Write) error {
 		txn, notices = d.cfg.Registry.Txn(), nil
 		return nil
 	}
-	for _, w := range writes {
+	for i := 0; i < len(writes); i++ {
+		w := writes[i]
 		added, err := addToTxn(txn, w)
 		if err != nil {
 			return err
@@ -835,7 +848,19 @@ func (d *Driver) persist(ctx context.Context, writes []Write) error {
 			return err
 		}
 		start := d.cfg.Clock.Now()
-		if err := d.persistOne(ctx, w); err != nil {
+		if w.AppStatus != nil {
+			// A step's statuses come together (refreshStatuses): stored
+			// together.
+			var statuses []registry.AppStatusChange
+			for ; i < len(writes) && writes[i].AppStatus != nil; i++ {
+				statuses = append(statuses, writes[i].AppStatus.change())
+			}
+			i--
+			err = d.cfg.Registry.SetAppStatuses(ctx, statuses)
+		} else {
+			err = d.persistOne(ctx, w)
+		}
+		if err != nil {
 			return err
 		}
 		d.cfg.Metrics.storeWrite(d.cfg.Clock.Since(start))
@@ -871,18 +896,6 @@ func addToTxn(txn *registry.Txn, w Write) (bool, error) {
 func (d *Driver) persistOne(ctx context.Context, w Write) error {
 	r := d.cfg.Registry
 	switch {
-	case w.AppStatus != nil:
-		st := w.AppStatus
-		var err error
-		if st.Daemonset {
-			_, err = r.SetDaemonsetStatus(ctx, st.Namespace, st.Name, st.State, st.Message, st.Desired)
-		} else {
-			_, err = r.SetAppStatus(ctx, st.Namespace, st.Name, st.State, st.Message)
-		}
-		if errors.Is(err, errdefs.ErrNotFound) {
-			return nil // removed meanwhile
-		}
-		return err
 	case w.RemoveApp != nil:
 		err := r.RemoveApp(ctx, w.RemoveApp.Namespace, w.RemoveApp.Name)
 		if errors.Is(err, errdefs.ErrNotFound) {

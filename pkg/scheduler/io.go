@@ -222,3 +222,12 @@ type AppStatus struct {
 	Daemonset bool
 	Desired   int
 }
+
+// change is the status as the registry stores it.
+func (st AppStatus) change() registry.AppStatusChange {
+	c := registry.AppStatusChange{Namespace: st.Namespace, Name: st.Name, State: st.State, Message: st.Message}
+	if st.Daemonset {
+		c.Desired = &st.Desired
+	}
+	return c
+}

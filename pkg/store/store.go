@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -217,6 +218,41 @@ func (s *Store) get(ctx context.Context, key string, rev int64) (Entry, error) {
 		return Entry{}, fmt.Errorf("key %q%s: %w", key, at, errdefs.ErrNotFound)
 	}
 	return s.entry(resp.Kvs[0])
+}
+
+// GetMany reads keys, in one round trip for each maxTxnOps of them (each
+// such group read at one revision): their entries in keys' order, a zero
+// Entry (Revision 0) for a key that does not exist.
+func (s *Store) GetMany(ctx context.Context, keys []string) ([]Entry, error) {
+	entries := make([]Entry, 0, len(keys))
+	for chunk := range slices.Chunk(keys, maxTxnOps) {
+		reads := make([]clientv3.Op, len(chunk))
+		for i, key := range chunk {
+			if err := validateKey(key); err != nil {
+				return nil, err
+			}
+			reads[i] = clientv3.OpGet(s.prefix + key)
+		}
+		rctx, cancel := s.withTimeout(ctx)
+		resp, err := s.client.Txn(rctx).Then(reads...).Commit()
+		cancel()
+		if err != nil {
+			return nil, classify(ctx, fmt.Sprintf("get %d keys from %q", len(chunk), chunk[0]), err)
+		}
+		for _, r := range resp.Responses {
+			kvs := r.GetResponseRange().GetKvs()
+			if len(kvs) == 0 {
+				entries = append(entries, Entry{})
+				continue
+			}
+			e, err := s.entry(kvs[0])
+			if err != nil {
+				return nil, err
+			}
+			entries = append(entries, e)
+		}
+	}
+	return entries, nil
 }
 
 // List returns every entry whose key starts with prefix, sorted by key.

@@ -111,3 +111,37 @@ func testBatch(t *testing.T, h *harness) {
 		}
 	}
 }
+
+// GetMany reads 300 keys, some missing, in groups within etcd's
+// --max-txn-ops (the etcd binary refuses a transaction of 300 reads),
+// in the order asked, a missing key as a zero entry; secrets come back
+// unsealed.
+func testGetMany(t *testing.T, h *harness) {
+	s := h.open()
+	var keys []string
+	for i := range 300 {
+		key := fmt.Sprintf("taskgroups/default/many/%d", i)
+		keys = append(keys, key)
+		if i%3 != 0 {
+			mustCreate(t, s, key, fmt.Sprint("v", i))
+		}
+	}
+	entries, err := s.GetMany(ctx(t), keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != len(keys) {
+		t.Fatalf("%d entries for %d keys", len(entries), len(keys))
+	}
+	for i, e := range entries {
+		switch {
+		case i%3 == 0 && e.Revision != 0:
+			t.Errorf("missing key %d read as %+v", i, e)
+		case i%3 != 0 && (e.Key != keys[i] || string(e.Value) != fmt.Sprint("v", i) || e.Revision == 0):
+			t.Errorf("key %d read as %q %q at %d", i, e.Key, e.Value, e.Revision)
+		}
+	}
+	if _, err := s.GetMany(ctx(t), []string{"taskgroups//x"}); !errors.Is(err, errdefs.ErrInvalidArgument) {
+		t.Errorf("GetMany of a bad key: %v, want ErrInvalidArgument", err)
+	}
+}

@@ -43,6 +43,7 @@ func Run(t *testing.T, cluster Cluster) {
 		{"ApplyAtomic", testApplyAtomic},
 		{"ApplyAllOrNothing", testApplyAllOrNothing},
 		{"BatchInOrderWithinEtcdLimits", testBatch},
+		{"GetManyWithinEtcdLimits", testGetMany},
 		{"InvalidArguments", testInvalidArguments},
 		{"ListPagination", testListPagination},
 		{"PrefixIsolation", testPrefixIsolation},
