@@ -60,8 +60,8 @@ examples:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -cpu 1 ./pkg/...
 
-## bench-e2e: the end-to-end scale benchmark (e2e/scale): etcd, the dev cluster with simulated
-## executors, the scheduler and its API in one process; 10,000 task groups on 100 agents and
+## bench-e2e: the end-to-end scale benchmark (e2e/scale): etcd and the dev cluster with simulated
+## executors in one process, bcs-scheduler in its own; 10,000 task groups on 100 agents and
 ## 100,000 on 5,000 (BENCH_E2E picks one), each run waiting at most CAP for TASK_RUNNING
 BENCH_E2E ?= .
 CAP       ?= 10m

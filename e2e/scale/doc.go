@@ -1,9 +1,9 @@
 // Package scale holds the end-to-end scale benchmark of issue 19: the
-// whole system in one process — an embedded etcd, the dev cluster with
-// simulated executors, bcs-scheduler (schedulerd.Run) and its REST API —
-// driven through the API as a user would: applications submitted by
-// POST, launched over the Mesos v1 scheduler API, their simulated
-// executors' status updates stored and read back by GET until every
-// instance is Running. make bench-e2e runs it; the package has no other
-// code.
+// whole system on one machine — an embedded etcd and the dev cluster with
+// simulated executors in the benchmark's process, bcs-scheduler (the
+// binary) in its own so that its memory is measured alone — driven
+// through the API as a user would: applications submitted by POST,
+// launched over the Mesos v1 scheduler API, their simulated executors'
+// status updates stored and read back by GET until every instance is
+// Running. make bench-e2e runs it; the package has no other code.
 package scale
