@@ -57,6 +57,7 @@ func main() {
 	flag.StringVar(&o.Scheduler.RunBaseDir, "run-base-dir", proto.DefaultRunBaseDir, "${run_base_dir} of process applications on agents")
 	flag.DurationVar(&o.AgentSyncInterval, "agent-sync-interval", scheduler.DefaultAgentSyncInterval, "how often the master's agents are read (GET_AGENTS): their state, drain and total resources; agents it does not know are dropped")
 	flag.DurationVar(&o.Scheduler.DependsGCDelay, "depends-gc-delay", scheduler.DefaultDependsGCDelay, "how long a dependency pod outlives the last instance that used it on its agent")
+	flag.IntVar(&o.Scheduler.MaxLaunching, "max-launching", scheduler.DefaultMaxLaunching, "at most this many instances launched and not yet running at once; more wait, so that status updates come no faster than they are stored and acknowledged")
 	flag.StringVar(&o.AdmissionPolicy, "admission-policy", "", "JSON or YAML file of the admission policy: per namespace, the users processes may run as, privileged containers, host network, host paths (default: none of them; --dev: host network)")
 	flag.StringVar(&packageDirs, "package-dirs", "", "comma-separated directories on the agents that file:// package URIs may come from (default none: file:// refused)")
 	flag.BoolVar(&o.Dev, "dev", false, "also run an embedded Mesos-compatible dev cluster (the whole system on this machine)")

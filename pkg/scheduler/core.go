@@ -58,7 +58,18 @@ type Config struct {
 	// DependsGCDelay is how long a dependency pod outlives its last
 	// user; default DefaultDependsGCDelay.
 	DependsGCDelay time.Duration
+	// MaxLaunching bounds the launches sent and not yet running: past
+	// it, pending instances wait for launches under way to start, so that
+	// their status updates never come faster than the driver stores and
+	// acknowledges them (an update unacknowledged for 10 s is sent again);
+	// default DefaultMaxLaunching.
+	MaxLaunching int
 }
+
+// DefaultMaxLaunching is Config.MaxLaunching's default: a few seconds of
+// what one scheduler stores (about 3,600 status updates a second, two an
+// instance, on a 2-core machine).
+const DefaultMaxLaunching = 5000
 
 func (cfg *Config) defaults() {
 	if cfg.Executor.CPUs == 0 && cfg.Executor.Mem == 0 && cfg.Executor.Disk == 0 {
@@ -66,6 +77,9 @@ func (cfg *Config) defaults() {
 	}
 	if cfg.RefuseSeconds == 0 {
 		cfg.RefuseSeconds = 5
+	}
+	if cfg.MaxLaunching <= 0 {
+		cfg.MaxLaunching = DefaultMaxLaunching
 	}
 	if cfg.ReconcileInterval == 0 {
 		cfg.ReconcileInterval = DefaultReconcileInterval
@@ -132,6 +146,11 @@ type Core struct {
 	// finding the launches that wait does not scan the fleet (pending);
 	// it may still hold launches given up since, dropped when met.
 	pendingSet map[*instance]bool
+	// launching holds the instances and successors in PhaseLaunched, kept
+	// as pendingSet is; launchesHeld is set when a pass left launches
+	// waiting for it to shrink below Config.MaxLaunching (launch budget).
+	launching    map[*instance]bool
+	launchesHeld bool
 	// written maps the instances persisted in this step to their write,
 	// so that a step stores each instance once, in its last state.
 	written map[*instance]int
@@ -160,6 +179,8 @@ type Core struct {
 }
 
 type app struct {
+	// id is "namespace/name", the key of c.apps.
+	id  string
 	rec *registry.App
 	// tmpl is the current version's template: the update revision.
 	tmpl     *launch.Template
@@ -185,7 +206,7 @@ type app struct {
 	byRank  []int
 }
 
-func (a *app) key() string { return a.rec.Namespace + "/" + a.rec.Name }
+func (a *app) key() string { return a.id }
 
 type instance struct {
 	app *app
@@ -238,7 +259,7 @@ func NewCore(cfg Config) (*Core, error) {
 		apps: map[string]*app{}, tasks: map[string]*instance{}, offers: map[string]mesos.Offer{},
 		agents: map[string]*agentInfo{}, reconciling: map[string]string{}, killSent: map[string]time.Time{},
 		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{}, refs: newReferences(),
-		dirty: map[*app]bool{}, touched: map[*app]bool{}, pendingSet: map[*instance]bool{}, written: map[*instance]int{},
+		dirty: map[*app]bool{}, touched: map[*app]bool{}, pendingSet: map[*instance]bool{}, launching: map[*instance]bool{}, written: map[*instance]int{},
 		hookRuns: map[string]*registry.HookRun{}, preDeleting: map[*instance]bool{},
 		settings: map[string]*registry.AgentSettings{}, engine: registry.EngineRunning, moving: map[*instance]bool{}, maintenance: map[string]*maintenanceWindow{},
 		windowsChanged: map[string]string{},
@@ -387,12 +408,18 @@ func (c *Core) setPhase(inst *instance, to Phase) {
 	c.trackPhase(inst)
 }
 
-// trackPhase keeps pendingSet up to date with an instance's phase.
+// trackPhase keeps pendingSet and launching up to date with an
+// instance's phase.
 func (c *Core) trackPhase(inst *instance) {
 	if inst.phase == PhasePending {
 		c.pendingSet[inst] = true
 	} else {
 		delete(c.pendingSet, inst)
+	}
+	if inst.phase == PhaseLaunched {
+		c.launching[inst] = true
+	} else {
+		delete(c.launching, inst)
 	}
 }
 
@@ -518,7 +545,7 @@ func (c *Core) upsertApp(rec *registry.App) *app {
 	key := rec.Namespace + "/" + rec.Name
 	a := c.apps[key]
 	if a == nil {
-		a = &app{instances: map[int]*instance{}, status: AppStatus{Namespace: rec.Namespace, Name: rec.Name, State: rec.State, Message: rec.Message},
+		a = &app{id: key, instances: map[int]*instance{}, status: AppStatus{Namespace: rec.Namespace, Name: rec.Name, State: rec.State, Message: rec.Message},
 			ro: &registry.Rollout{Namespace: rec.Namespace, Name: rec.Name}}
 		c.apps[key] = a
 	}

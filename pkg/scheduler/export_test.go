@@ -27,16 +27,20 @@ func (d *Driver) Busy(ctx context.Context, busy time.Duration) error {
 func StaleKept(c *Core) []string {
 	var stale []string
 	var pending []*instance
+	launching := 0
 	for _, a := range c.sortedApps() {
 		if st := c.appStatus(a); st != a.status {
 			stale = append(stale, fmt.Sprintf("%s: kept status %+v, computed %+v", a.key(), a.status, st))
 		}
-		if a.tmpl == nil || a.rec.State == registry.AppDeleting {
-			continue
-		}
 		for _, inst := range a.sortedInstances() {
 			for _, launch := range []*instance{inst, inst.successor} {
-				if launch != nil && launch.phase == PhasePending && launch.rec.WaitingFor == "" {
+				if launch == nil {
+					continue
+				}
+				if launch.phase == PhaseLaunched && c.attached(launch) {
+					launching++
+				}
+				if a.tmpl != nil && a.rec.State != registry.AppDeleting && launch.phase == PhasePending && launch.rec.WaitingFor == "" {
 					pending = append(pending, launch)
 				}
 			}
@@ -44,6 +48,9 @@ func StaleKept(c *Core) []string {
 	}
 	if kept := c.pending(); !slices.Equal(kept, pending) || c.waiting() != (len(pending) > 0) {
 		stale = append(stale, fmt.Sprintf("kept %d pending launches, computed %d", len(kept), len(pending)))
+	}
+	if kept := c.underWay(); kept != launching {
+		stale = append(stale, fmt.Sprintf("kept %d launches under way, computed %d", kept, launching))
 	}
 	return stale
 }

@@ -112,8 +112,16 @@ func (c *Core) adjustOffers() {
 		c.call(calls.Decline(offerIDs...).With(calls.RefuseSeconds(c.refuse())))
 	}
 	sweepWaiting, sweepDue := c.sweepsWanted()
-	switch waiting := c.acting() && (c.waiting() || sweepWaiting); {
-	case waiting && c.suppressed && (c.launchable() || sweepDue):
+	waiting := c.acting() && (c.waiting() || sweepWaiting)
+	// Launches held back by the launch budget (withinBudget): once half of
+	// it is free, the agents declined meanwhile are offered again at once
+	// (REVIVE clears the refusal filters).
+	budgetFreed := c.launchesHeld && c.underWay() <= c.cfg.MaxLaunching/2
+	if budgetFreed || !waiting {
+		c.launchesHeld = false
+	}
+	switch {
+	case waiting && (budgetFreed || c.suppressed && (c.launchable() || sweepDue)):
 		c.call(calls.Revive())
 		c.suppressed = false
 	case !waiting && !c.suppressed:

@@ -49,8 +49,8 @@ func (c *Core) waits(inst *instance) bool {
 
 // launchable reports whether an instance could be launched now.
 func (c *Core) launchable() bool {
-	for _, inst := range c.pending() {
-		if !inst.rec.NotBefore.After(c.now) {
+	for inst := range c.pendingSet {
+		if c.waits(inst) && !inst.rec.NotBefore.After(c.now) {
 			return true
 		}
 	}
@@ -66,6 +66,37 @@ func (c *Core) waiting() bool {
 		}
 	}
 	return false
+}
+
+// underWay counts the launches sent and not yet running, dropping from
+// launching those given up since.
+func (c *Core) underWay() int {
+	for inst := range c.launching {
+		if inst.phase != PhaseLaunched || c.apps[inst.app.key()] != inst.app || !c.attached(inst) {
+			delete(c.launching, inst)
+		}
+	}
+	return len(c.launching)
+}
+
+// withinBudget is what of pending (in order) a pass may launch: while
+// Config.MaxLaunching launches are under way, only the first that fill
+// what is left, and launchesHeld tells adjustOffers to ask for offers
+// again once half the budget is free. Launches still in their restart
+// backoff do not count.
+func (c *Core) withinBudget(pending []*instance) []*instance {
+	room := c.cfg.MaxLaunching - c.underWay()
+	for i, inst := range pending {
+		if inst.rec.NotBefore.After(c.now) {
+			continue
+		}
+		if room <= 0 {
+			c.launchesHeld = true
+			return pending[:i]
+		}
+		room--
+	}
+	return pending
 }
 
 // schedule launches the sweeps owed to agents that offer, places the
@@ -85,7 +116,7 @@ func (c *Core) schedule() {
 	sweeps := c.reserveSweeps(snap)
 	var considered []*instance
 	if launchable {
-		groups, byID := taskGroups(c.pending())
+		groups, byID := taskGroups(c.withinBudget(c.pending()))
 		plan := c.matcher.Place(snap, groups, c.now, c.cfg.Seed+c.passes)
 		c.passes++
 		for _, l := range plan.Launches() {

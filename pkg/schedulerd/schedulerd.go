@@ -160,6 +160,9 @@ func Run(ctx context.Context, o Options) error {
 	if o.AgentSyncInterval < 0 {
 		return fmt.Errorf("--agent-sync-interval %s: must be positive: %w", o.AgentSyncInterval, errdefs.ErrInvalidArgument)
 	}
+	if o.Scheduler.MaxLaunching < 0 {
+		return fmt.Errorf("--max-launching %d: must be positive: %w", o.Scheduler.MaxLaunching, errdefs.ErrInvalidArgument)
+	}
 	if o.Scheduler.DependsGCDelay < 0 {
 		return fmt.Errorf("--depends-gc-delay %s: must be positive: %w", o.Scheduler.DependsGCDelay, errdefs.ErrInvalidArgument)
 	}

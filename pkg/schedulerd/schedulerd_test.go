@@ -381,6 +381,7 @@ func TestRunRefusesBadPathsAndEncodings(t *testing.T) {
 		{"relative run base", func(o *schedulerd.Options) { o.Scheduler.RunBaseDir = "run" }, `--run-base-dir "run": must be an absolute path`},
 		{"unknown encoding", func(o *schedulerd.Options) { o.MesosEncoding = "xml" }, `encoding "xml": want protobuf or json`},
 		{"negative GC delay", func(o *schedulerd.Options) { o.Scheduler.DependsGCDelay = -time.Minute }, `--depends-gc-delay -1m0s: must be positive`},
+		{"negative launch budget", func(o *schedulerd.Options) { o.Scheduler.MaxLaunching = -1 }, `--max-launching -1: must be positive`},
 		// Issue 17: the secret backend and its Vault flags.
 		{"unknown secret backend", func(o *schedulerd.Options) { o.SecretBackend = "consul" }, `--secret-backend "consul": want etcd or vault`},
 		{"vault without address", func(o *schedulerd.Options) { o.SecretBackend = "vault" }, `--vault-addr is required with --secret-backend vault`},

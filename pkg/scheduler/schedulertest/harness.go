@@ -54,6 +54,8 @@ type Harness struct {
 	// crashing drops what steps write, as a process killed before it
 	// stored them (crash).
 	crashing bool
+	// maxLaunching is the core's Config.MaxLaunching (0: its default).
+	maxLaunching int
 }
 
 // New returns a Harness with an empty store, the fixture configmap and
@@ -78,6 +80,7 @@ func (h *Harness) newCore() *scheduler.Core {
 		ProcessExecutor:   scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-process-executor"},
 		ContainerExecutor: scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-container-executor"},
 		RetryInterval:     30 * time.Second,
+		MaxLaunching:      h.maxLaunching,
 	})
 	if err != nil {
 		h.t.Fatal(err)
@@ -439,6 +442,7 @@ func (h *Harness) Run(command string) []string {
 		g := h.groups[f[1]+"/"+f[2]]
 		return h.step(scheduler.Operate{TaskGroupID: g.ID, Op: scheduler.Operation(f[3])})
 	case "restart":
+		h.maxLaunching = atoi(args["max-launching"], h.maxLaunching)
 		h.core = h.newCore()
 		return []string{"(new core restored from the store)"}
 	case "crash":
