@@ -34,6 +34,8 @@ var (
 	logFlag     = flag.String("log", "", "file for the dev cluster's log and bcs-scheduler's (level info); default none")
 	profileFlag = flag.String("schedprofile", "", "file for a CPU profile of bcs-scheduler over the run's first -schedprofile-time")
 	profileTime = flag.Duration("schedprofile-time", time.Minute, "how long -schedprofile profiles")
+	heapFlag    = flag.String("schedheap", "", "file for bcs-scheduler's heap profile at the end of the run")
+	argsFlag    = flag.String("schedargs", "", "more bcs-scheduler flags, space-separated, e.g. --max-launching=10000")
 )
 
 // shape is a workload: apps applications of instances each on agents
@@ -85,6 +87,13 @@ func benchmarkRunning(b *testing.B, sh shape) {
 		b.StopTimer()
 		if err := <-profiled; err != nil {
 			b.Error(err)
+		}
+		if *heapFlag != "" {
+			if code, heap := sys.get(sys.debug + "/debug/pprof/heap?gc=1"); code != http.StatusOK {
+				b.Errorf("bcs-scheduler's heap profile: %d", code)
+			} else if err := os.WriteFile(*heapFlag, heap, 0o644); err != nil {
+				b.Error(err)
+			}
 		}
 		after := sys.measure(b)
 		sys.stop()
@@ -157,6 +166,7 @@ func startSystem(b *testing.B, sh shape) *system {
 	sys.scheduler = exec.Command(binary, "--listen", listen, "--debug-addr", debug, "--data-dir", dataDir,
 		"--etcd-endpoints", strings.Join(sys.etcd.Endpoints(), ","), "--master", sys.cluster.MasterURL(),
 		"--container-executor-uri", "file:///opt/bcs/bcs-container-executor", "--process-executor-uri", "file:///opt/bcs/bcs-process-executor")
+	sys.scheduler.Args = append(sys.scheduler.Args, strings.Fields(*argsFlag)...)
 	sys.scheduler.Stdout, sys.scheduler.Stderr = schedulerLog, schedulerLog
 	if err := sys.scheduler.Start(); err != nil {
 		b.Fatal(err)
