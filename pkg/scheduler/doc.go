@@ -11,6 +11,14 @@
 // update is acknowledged only once its state is stored. Core does no I/O,
 // starts no goroutines and reads no clock: tests drive it with scripts.
 //
+// For a large fleet (issue 19) the Driver hands the core in one step the
+// status updates that queued while it was busy (StatusUpdates), stores a
+// step's records in a few etcd transactions and sends its calls from an
+// output goroutine while the loop runs the next step (always in step
+// order, records before calls), acknowledgements and accepts 16 at a
+// time; the core launches at most Config.MaxLaunching instances at once,
+// so that status updates never come faster than they are stored.
+//
 // Lifecycle of an instance (one task group), see phase.go:
 //
 //	Pending ─launch─▶ Launched ─all tasks running─▶ Running
