@@ -3,6 +3,7 @@ package scheduler
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -47,6 +48,11 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 		return
 	}
 	delete(c.reconciling, taskID)
+	// A status the master sends again (unacknowledged in time, or asked
+	// by reconciliation) changes nothing: it is acknowledged, not stored
+	// again — storing it would slow the acknowledgements that a busy
+	// scheduler is late with, and the master would send more again.
+	was, notices := c.record(inst), len(c.notices[inst])
 	task := inst.task(taskID)
 	unlaunched := neverLaunched(task.State, st)
 	task.State = state.String()
@@ -68,7 +74,7 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 		c.checkIP(inst, st)
 	}
 	c.updateApplied(inst)
-	if c.attached(inst) {
+	if c.attached(inst) && (len(c.notices[inst]) != notices || !reflect.DeepEqual(c.record(inst), was)) {
 		c.persist(inst)
 	}
 }
