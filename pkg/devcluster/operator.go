@@ -199,22 +199,22 @@ func (m *master) agentResponse(a *agent) mesosmaster.Response_GetAgents_Agent {
 // allocated is what the agent's tasks and executors hold, allocated to
 // their frameworks' roles.
 func (a *agent) allocated() mesos.Resources {
-	var out mesos.Resources
+	var sum allocatedSum
 	for _, ex := range a.executors {
-		out.Add(ex.resources.Clone().Allocate(ex.fw.role)...)
+		sum.add(ex.resources, ex.fw.role)
 	}
 	for _, t := range a.tasks {
-		out.Add(t.resources.Clone().Allocate(t.fw.role)...)
+		sum.add(t.resources, t.fw.role)
 	}
-	return out
+	return sum.resources()
 }
 
 // offeredAllocated is what outstanding offers hold, allocated to the
 // roles they were offered to.
 func (a *agent) offeredAllocated() mesos.Resources {
-	var out mesos.Resources
+	var sum allocatedSum
 	for _, o := range a.offered {
-		out.Add(o.resources.Clone().Allocate(o.fw.role)...)
+		sum.add(o.resources, o.fw.role)
 	}
-	return out
+	return sum.resources()
 }

@@ -190,3 +190,53 @@ func stateAttributes(as []mesos.Attribute) map[string]any {
 	}
 	return out
 }
+
+// allocatedSum adds resources allocated to roles as Resources.Add of
+// their allocated clones does, in the order they first appear, without
+// cloning each list: GET_AGENTS sums every task of every agent under the
+// master's lock. Plain scalars and ranges (no reservation, disk, sharing
+// or provider) are summed by name and role in place; anything else is
+// cloned and added.
+type allocatedSum struct {
+	out mesos.Resources
+	at  map[allocatedKey]int // index in out of a plain resource
+}
+
+type allocatedKey struct {
+	name, role string
+	kind       mesos.Value_Type
+}
+
+func (s *allocatedSum) add(rs mesos.Resources, role string) {
+	for _, r := range rs {
+		plain := len(r.Reservations) == 0 && r.Reservation == nil && r.Disk == nil && r.Shared == nil && r.ProviderID == nil &&
+			r.Revocable == nil && (r.Role == nil || *r.Role == "*") &&
+			(r.GetType() == mesos.SCALAR && r.Scalar != nil || r.GetType() == mesos.RANGES && r.Ranges != nil)
+		if !plain {
+			s.out.Add(mesos.Resources{r}.Clone().Allocate(role)...)
+			continue
+		}
+		k := allocatedKey{r.Name, role, r.GetType()}
+		i, ok := s.at[k]
+		switch {
+		case ok && k.kind == mesos.SCALAR:
+			s.out[i].Scalar = s.out[i].Scalar.Add(r.Scalar)
+		case ok:
+			s.out[i].Ranges = s.out[i].Ranges.Add(r.Ranges)
+		default:
+			if s.at == nil {
+				s.at = map[allocatedKey]int{}
+			}
+			s.at[k] = len(s.out)
+			sum := mesos.Resource{Name: r.Name, Type: r.Type, AllocationInfo: &mesos.Resource_AllocationInfo{Role: strPtr(role)}}
+			if k.kind == mesos.SCALAR {
+				sum.Scalar = &mesos.Value_Scalar{Value: r.Scalar.Value}
+			} else {
+				sum.Ranges = (&mesos.Value_Ranges{}).Add(r.Ranges)
+			}
+			s.out = append(s.out, sum)
+		}
+	}
+}
+
+func (s *allocatedSum) resources() mesos.Resources { return s.out }

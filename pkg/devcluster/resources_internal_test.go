@@ -1,0 +1,62 @@
+package devcluster
+
+import (
+	"testing"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+)
+
+// allocatedSum adds allocated resources as Resources.Add of their
+// allocated clones does: the same resources in the same order, the lists
+// added left unchanged.
+func TestAllocatedSumAddsAsResourcesAdd(t *testing.T) {
+	scalar := func(name string, v float64) mesos.Resource {
+		return mesos.Resource{Name: name, Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: v}}
+	}
+	ports := func(b, e uint64) mesos.Resource {
+		return mesos.Resource{Name: "ports", Type: mesos.RANGES.Enum(), Ranges: &mesos.Value_Ranges{Range: []mesos.Value_Range{{Begin: b, End: e}}}}
+	}
+	reserved := scalar("cpus", 1)
+	reserved.Reservations = []mesos.Resource_ReservationInfo{{Type: mesos.Resource_ReservationInfo_STATIC.Enum(), Role: strPtr("game")}}
+	lists := []struct {
+		rs   mesos.Resources
+		role string
+	}{
+		{mesos.Resources{scalar("cpus", 0.1), scalar("mem", 32)}, "*"},
+		{mesos.Resources{scalar("cpus", 0.05), scalar("mem", 64), ports(31000, 31001)}, "*"},
+		{mesos.Resources{ports(31005, 31005), scalar("disk", 10), reserved}, "*"},
+		{mesos.Resources{scalar("cpus", 0.2), ports(31002, 31002)}, "game"},
+		{mesos.Resources{scalar("cpus", 0.003), ports(31003, 31004)}, "*"},
+	}
+	var want mesos.Resources
+	var sum allocatedSum
+	for _, l := range lists {
+		before := l.rs.Clone()
+		want.Add(l.rs.Clone().Allocate(l.role)...)
+		sum.add(l.rs, l.role)
+		if !resourcesEqual(before, l.rs) {
+			t.Fatalf("a list added changed: %v, was %v", l.rs, before)
+		}
+	}
+	got := sum.resources()
+	if len(got) != len(want) {
+		t.Fatalf("got %d resources %v, want %d %v", len(got), got, len(want), want)
+	}
+	for i := range want {
+		if !got[i].Equal(&want[i]) {
+			t.Errorf("resource %d: got %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+func resourcesEqual(a, b mesos.Resources) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(&b[i]) {
+			return false
+		}
+	}
+	return true
+}
