@@ -36,6 +36,7 @@ var (
 	profileTime = flag.Duration("schedprofile-time", time.Minute, "how long -schedprofile profiles")
 	heapFlag    = flag.String("schedheap", "", "file for bcs-scheduler's heap profile at the end of the run")
 	argsFlag    = flag.String("schedargs", "", "more bcs-scheduler flags, space-separated, e.g. --max-launching=10000")
+	settleFlag  = flag.Duration("settle", 0, "after the run, wait this long and report bcs-scheduler's RSS again (settled-rss-KiB/task)")
 )
 
 // shape is a workload: apps applications of instances each on agents
@@ -96,6 +97,11 @@ func benchmarkRunning(b *testing.B, sh shape) {
 			}
 		}
 		after := sys.measure(b)
+		if *settleFlag > 0 {
+			time.Sleep(*settleFlag)
+			settled := residentBytes(b, sys.scheduler.Process.Pid)
+			b.ReportMetric(float64(settled-before.rss)/1024/float64(sh.apps*sh.instances), "settled-rss-KiB/task")
+		}
 		sys.stop()
 		report(b, sh, res, before, after)
 	}
