@@ -55,7 +55,9 @@ func TestDriverBatchesAStepsWrites(t *testing.T) {
 func TestDriverGathersQueuedStatusUpdates(t *testing.T) {
 	const n = 300
 	s := newSystemWith(t, func(cfg *devcluster.Config) {
-		cfg.SimulatedStartDelay = devcluster.Duration(2 * time.Second) // from TASK_STARTING to TASK_RUNNING
+		// From TASK_STARTING to TASK_RUNNING: time enough to see every
+		// instance starting, even on a loaded machine.
+		cfg.SimulatedStartDelay = devcluster.Duration(4 * time.Second)
 	}, devcluster.AgentSpec{Hostname: "big", Resources: devcluster.ResourceSpec{CPUs: 64, MemMB: 64 << 10}})
 	s.startDriver()
 	ctx := context.Background()
@@ -86,7 +88,7 @@ func TestDriverGathersQueuedStatusUpdates(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Busy while the updates to TASK_RUNNING come.
-	if err := s.driver.Busy(ctx, 3*time.Second); err != nil {
+	if err := s.driver.Busy(ctx, 6*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	s.eventually("every instance running", inState(mesos.TASK_RUNNING))
