@@ -87,7 +87,10 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 		}
 		records[i] = registry.TaskRecord{ID: taskID, Name: spec.Name, State: mesos.TASK_STAGING.String(), CPUs: cpus, MemMB: mem}
 	}
-	ports := map[string]uint32{}
+	var ports map[string]uint32 // none for an instance without host ports, as restored from its record
+	if len(pl.Ports) > 0 {
+		ports = make(map[string]uint32, len(pl.Ports))
+	}
 	for _, p := range pl.Ports {
 		ports[p.Name] = p.Port
 	}
