@@ -110,6 +110,29 @@ func (b *browser) waitFor(what, condition, state string) {
 	b.t.Fatalf("timed out waiting for %s; the page shows %v (errors: %v)", what, shown, b.errors)
 }
 
+// clickTo clicks the element selector names until the JavaScript
+// condition holds: a row of a live list may be drawn again between
+// finding and clicking it, and a click on the replaced row does nothing.
+// It clicks again only while the element is still there (the page did
+// not change); on a timeout it fails as waitFor does.
+func (b *browser) clickTo(selector, what, condition, state string) {
+	b.t.Helper()
+	b.run(chromedp.Click(selector))
+	deadline := time.Now().Add(90 * time.Second)
+	for retry := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		var ok bool
+		b.eval("!!("+condition+")", &ok)
+		if ok {
+			return
+		}
+		if time.Now().After(retry) {
+			b.eval(fmt.Sprintf(`document.querySelector(%q)?.click(), true`, selector), nil)
+			retry = time.Now().Add(3 * time.Second)
+		}
+	}
+	b.waitFor(what, condition, state)
+}
+
 // shot saves a screenshot of the viewport as name.png.
 func (b *browser) shot(name string) {
 	b.t.Helper()
@@ -177,8 +200,7 @@ func TestWebConsole(t *testing.T) {
 		t.Fatalf("POST deployment: %d %s", code, body)
 	}
 	b.waitFor("the deployment in the workloads", `document.querySelector('[data-key="demo/fleet"] a.workload-link')`, rowsJS("workloads"))
-	b.run(chromedp.Click(`[data-key="demo/fleet"] a.workload-link`))
-	b.waitFor("the instance grid", `document.querySelector('[aria-label="instances"]')`, "document.body.innerText")
+	b.clickTo(`[data-key="demo/fleet"] a.workload-link`, "the instance grid", `document.querySelector('[aria-label="instances"]')`, "document.body.innerText")
 	var seen []string
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -210,8 +232,7 @@ func TestWebConsole(t *testing.T) {
 	b.shot("workloads")
 
 	// An in-place canary: instance 2 first, then a pause until promote.
-	b.run(chromedp.Click(`[data-key="demo/fleet"] a.workload-link`))
-	b.waitFor("the deployment page", `document.querySelector("#rollout-tab")`, "document.body.innerText")
+	b.clickTo(`[data-key="demo/fleet"] a.workload-link`, "the deployment page", `document.querySelector("#rollout-tab")`, "document.body.innerText")
 	b.run(chromedp.Click("#rollout-tab"))
 	b.waitFor("the rollout page", `document.querySelector("#rollout-status")?.dataset.phase === "Completed"`, "document.body.innerText")
 	web := newAnswerServer(t, `{"age":20}`)
@@ -281,7 +302,7 @@ func TestWebConsole(t *testing.T) {
 	}
 	b.run(chromedp.Click(`a[href="/ui/"]`))
 	b.waitFor("greedy in the workloads, pending", `document.querySelector('[data-key="demo/greedy"]')?.textContent.includes("0/2")`, rowsJS("workloads"))
-	b.run(chromedp.Click(`[data-key="demo/greedy"] a.workload-link`))
+	b.clickTo(`[data-key="demo/greedy"] a.workload-link`, "greedy's page", `location.pathname.startsWith("/ui/apps/demo/greedy")`, "location.href")
 	var want []string
 	s.eventually("greedy's pending verdict", func() (bool, string) {
 		_, body := s.call("GET", "/v1/apps/demo/greedy/instances?limit=1", nil)
@@ -331,8 +352,8 @@ func TestWebConsole(t *testing.T) {
 	b.waitFor("greedy back to 2 instances", `document.querySelector('[aria-label="instances"]').getAttribute("aria-rowcount") === "2"`,
 		`document.querySelector('[aria-label="instances"]').getAttribute("aria-rowcount")`)
 	b.run(chromedp.Evaluate(`document.querySelector('[aria-label="instances"] .vt-scroll').scrollTop = 0`, nil))
-	b.run(chromedp.Click(`[aria-label="instances"] [data-key="0"] a`))
-	b.waitFor("instance 0's page with its pending chart", `location.pathname === "/ui/apps/demo/greedy/instances/0" && document.querySelector("#pending .bar")`, "document.body.innerText")
+	b.clickTo(`[aria-label="instances"] [data-key="0"] a`, "instance 0's page with its pending chart",
+		`location.pathname === "/ui/apps/demo/greedy/instances/0" && document.querySelector("#pending .bar")`, "document.body.innerText")
 	b.shot("instance-pending")
 
 	// Agents: resources as bars, instances counted.
@@ -351,8 +372,8 @@ func TestWebConsole(t *testing.T) {
 		t.Errorf("the agents hold %d instances, want fleet's 3", total)
 	}
 	b.shot("agents")
-	b.run(chromedp.Click(`[aria-label="agents"] [data-key="agent-1"] a`))
-	b.waitFor("agent-1's page", `location.pathname === "/ui/agents/agent-1" && document.querySelector('[aria-label="instances on the agent"]')`, "document.body.innerText")
+	b.clickTo(`[aria-label="agents"] [data-key="agent-1"] a`, "agent-1's page",
+		`location.pathname === "/ui/agents/agent-1" && document.querySelector('[aria-label="instances on the agent"]')`, "document.body.innerText")
 	b.shot("agent")
 
 	// The event stream, live: scaling down kills instance 2.
