@@ -372,15 +372,14 @@ func (sys *system) runningInstances(b *testing.B, name string) int {
 
 // get reads url, unauthenticated (/healthz, the debug address).
 func (sys *system) get(url string) (int, []byte) {
-	resp, err := http.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		return 0, []byte(err.Error())
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, data
+	return do(req)
 }
 
+// call sends an API request as the admin.
 func (sys *system) call(method, path string, body []byte) (int, []byte) {
 	req, err := http.NewRequest(method, sys.api+path, bytes.NewReader(body))
 	if err != nil {
@@ -390,6 +389,10 @@ func (sys *system) call(method, path string, body []byte) (int, []byte) {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	return do(req)
+}
+
+func do(req *http.Request) (int, []byte) {
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, []byte(err.Error())

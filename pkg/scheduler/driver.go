@@ -330,124 +330,124 @@ func (d *Driver) run(ctx context.Context) error {
 	}
 	ticker := d.cfg.Clock.NewTicker(d.cfg.TickInterval)
 	defer ticker.Stop()
-	var held *event // taken off the subscription by gatherStatuses: the next input
 	for {
 		var in Input
 		var received []time.Time // of the status updates in, for the ack latency
-		if held != nil {
-			if in = d.subscriptionInput(*held); in == nil {
-				held = nil
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-d.outputFailed:
+			return err
+		case ev := <-events:
+			if in = d.subscriptionInput(ev); in == nil {
 				continue
 			}
-			received, held = []time.Time{held.received}, nil
-		} else {
-			select {
-			case <-ctx.Done():
-				return nil
-			case err := <-d.outputFailed:
-				return err
-			case ev := <-events:
-				if in = d.subscriptionInput(ev); in == nil {
-					continue
+			received = []time.Time{ev.received}
+		case we, ok := <-watch:
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
 				}
-				received = []time.Time{ev.received}
-			case we, ok := <-watch:
-				if !ok {
-					if ctx.Err() != nil {
-						return nil
-					}
-					return fmt.Errorf("application watch closed")
+				return fmt.Errorf("application watch closed")
+			}
+			if we.Err != nil {
+				if ctx.Err() != nil {
+					return nil
 				}
-				if we.Err != nil {
-					if ctx.Err() != nil {
-						return nil
-					}
-					return fmt.Errorf("application watch: %w", we.Err)
-				}
-				in, err = appInput(we)
+				return fmt.Errorf("application watch: %w", we.Err)
+			}
+			in, err = appInput(we)
+			if err != nil {
+				d.log.Error("application record", "key", we.Entry.Key, "err", err)
+				continue
+			}
+		case we, ok := <-objectWatches[0]:
+			if in, err = d.objectInput(ctx, referencedKinds[0], we, ok); in == nil {
 				if err != nil {
-					d.log.Error("application record", "key", we.Entry.Key, "err", err)
-					continue
+					return err
 				}
-			case we, ok := <-objectWatches[0]:
-				if in, err = d.objectInput(ctx, referencedKinds[0], we, ok); in == nil {
-					if err != nil {
-						return err
-					}
-					continue
-				}
-			case we, ok := <-objectWatches[1]:
-				if in, err = d.objectInput(ctx, referencedKinds[1], we, ok); in == nil {
-					if err != nil {
-						return err
-					}
-					continue
-				}
-			case we, ok := <-objectWatches[2]:
-				if in, err = d.objectInput(ctx, referencedKinds[2], we, ok); in == nil {
-					if err != nil {
-						return err
-					}
-					continue
-				}
-			case read := <-d.secretReads:
-				if in = d.secretReadInput(ctx, read); in == nil {
-					continue
-				}
-			case we, ok := <-runWatch:
-				if in, err = d.hookRunInput(ctx, we, ok); in == nil {
-					if err != nil {
-						return err
-					}
-					continue
-				}
-			case we, ok := <-settingsWatch:
-				if in, err = d.watchInput(ctx, "agent settings", we, ok, settingsInput); in == nil {
-					if err != nil {
-						return err
-					}
-					continue
-				}
-			case we, ok := <-engineWatch:
-				if in, err = d.watchInput(ctx, "engine mode", we, ok, engineInput); in == nil {
-					if err != nil {
-						return err
-					}
-					continue
-				}
-				// Stopped, the framework leaves Mesos (its tasks keep running
-				// for the failover timeout); started, it subscribes again.
-				if mode := in.(EngineChanged).Mode; mode == registry.EngineStopped && sub.running() {
-					sub.stop()
-					d.caller = nil
-					if err := d.step(ctx, Disconnected{}); err != nil {
-						return err
-					}
-				} else if mode != registry.EngineStopped && !sub.running() {
-					sub.start(ctx, d)
-				}
-			case op := <-d.ops:
-				in = op
-			case req := <-d.messages:
-				req.sent <- d.sendMessage(ctx, req)
 				continue
-			case q := <-d.queries:
-				q(d.core, d.cfg.Clock.Now())
-				continue
-			case h := <-d.health:
-				in = h
-			case <-ticker.Chan():
-				in = Tick{}
 			}
+		case we, ok := <-objectWatches[1]:
+			if in, err = d.objectInput(ctx, referencedKinds[1], we, ok); in == nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		case we, ok := <-objectWatches[2]:
+			if in, err = d.objectInput(ctx, referencedKinds[2], we, ok); in == nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		case read := <-d.secretReads:
+			if in = d.secretReadInput(ctx, read); in == nil {
+				continue
+			}
+		case we, ok := <-runWatch:
+			if in, err = d.hookRunInput(ctx, we, ok); in == nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		case we, ok := <-settingsWatch:
+			if in, err = d.watchInput(ctx, "agent settings", we, ok, settingsInput); in == nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		case we, ok := <-engineWatch:
+			if in, err = d.watchInput(ctx, "engine mode", we, ok, engineInput); in == nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			// Stopped, the framework leaves Mesos (its tasks keep running
+			// for the failover timeout); started, it subscribes again.
+			if mode := in.(EngineChanged).Mode; mode == registry.EngineStopped && sub.running() {
+				sub.stop()
+				d.caller = nil
+				if err := d.step(ctx, Disconnected{}); err != nil {
+					return err
+				}
+			} else if mode != registry.EngineStopped && !sub.running() {
+				sub.start(ctx, d)
+			}
+		case op := <-d.ops:
+			in = op
+		case req := <-d.messages:
+			req.sent <- d.sendMessage(ctx, req)
+			continue
+		case q := <-d.queries:
+			q(d.core, d.cfg.Clock.Now())
+			continue
+		case h := <-d.health:
+			in = h
+		case <-ticker.Chan():
+			in = Tick{}
 		}
+		var held *event
 		if updates, ok := in.(StatusUpdates); ok {
 			in, received, held = gatherStatuses(updates, received, events)
-		}
-		if _, ok := in.(StatusUpdates); !ok {
+		} else {
 			received = nil
 		}
 		if err := d.step(ctx, in, received...); err != nil {
 			return err
+		}
+		// The event that ended the gathering is the next input, before
+		// any other.
+		if held != nil {
+			if in := d.subscriptionInput(*held); in != nil {
+				if err := d.step(ctx, in); err != nil {
+					return err
+				}
+			}
 		}
 	}
 }
