@@ -388,6 +388,7 @@ func (c *Core) record(inst *instance) registry.TaskGroup {
 	rec.Ready = c.ready(inst)
 	rec.Tasks = slices.Clone(inst.rec.Tasks)
 	rec.Ports = maps.Clone(inst.rec.Ports)
+	rec.RemoteChecks = slices.Clone(inst.rec.RemoteChecks) // remoteHealth sets them in place
 	if u := inst.rec.Update; u != nil {
 		cp := *u
 		rec.Update = &cp
