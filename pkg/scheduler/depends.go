@@ -209,9 +209,8 @@ func (c *Core) reconcileDependencyPod(p *dependencyPod) {
 	if p.app == nil {
 		c.logf("dependency pod wanted", "pod", p, "depends", p.state.Depends(), "node", p.state.Node, "users", p.state.Users)
 	}
-	state := p.state // as asked now: p.state changes with its users
 	want := &registry.App{Namespace: p.ref.Namespace, Name: p.ref.Name, Kind: manifest.KindDeployment, Instances: 1, Spec: spec,
-		DependencyPod: &state}
+		DependencyPod: &p.state}
 	c.deps.asked[key] = want
 	c.write(Write{DependencyPod: want})
 }
