@@ -140,7 +140,7 @@ type MoveView struct {
 func instanceView(g *registry.TaskGroup) InstanceView {
 	v := InstanceView{
 		ID: g.Index, TaskGroupID: g.ID, State: g.State, Revision: g.Version, Ready: g.Ready, Agent: g.AgentID, Host: g.Host,
-		HostIP: g.HostIP, Ports: g.Ports, Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
+		HostIP: g.HostIP, Ports: g.Ports.Map(), Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
 		RemoteChecks: g.RemoteChecks,
 		Restarts:     g.Restarts, Message: g.Message, Update: g.Update, PreDelete: g.PreDelete, Pending: g.Pending,
 	}

@@ -253,7 +253,7 @@ func TestGetAppShowsSpecWithDefaultsVersionAndStatus(t *testing.T) {
 	healthy := true
 	putTaskGroup(t, e, registry.TaskGroup{
 		ID: "0.mini.defaultGroup.1700000000", Namespace: "defaultGroup", App: "mini", Index: 0, Version: 1,
-		State: "TASK_RUNNING", AgentID: "agent-1", Host: "10.0.0.1", Ports: map[string]uint32{"http_port": 31000},
+		State: "TASK_RUNNING", AgentID: "agent-1", Host: "10.0.0.1", Ports: registry.HostPorts{{Name: "http_port", Port: 31000}},
 		Healthy: &healthy, Restarts: 2, Previous: &registry.PreviousLaunch{ID: "0.mini.defaultGroup.1600000000", AgentID: "agent-2"},
 	})
 	putTaskGroup(t, e, registry.TaskGroup{

@@ -339,14 +339,14 @@ type TaskGroup struct {
 	PreDelete *PreDeleteWait `json:"preDelete,omitempty"`
 	// Move is the instance's move to another agent (drain, drift,
 	// reschedule), queued or under way.
-	Move    *InstanceMove     `json:"move,omitempty"`
-	State   string            `json:"state"` // Mesos TaskState of the group, e.g. TASK_RUNNING
-	Phase   string            `json:"phase"` // the scheduler's lifecycle phase (pkg/scheduler)
-	AgentID string            `json:"agentID,omitempty"`
-	Host    string            `json:"host,omitempty"`
-	HostIP  string            `json:"hostIP,omitempty"` // the agent's address, for remote checks
-	Ports   map[string]uint32 `json:"ports,omitempty"`  // port name → host port
-	Healthy *bool             `json:"healthy,omitempty"`
+	Move    *InstanceMove `json:"move,omitempty"`
+	State   string        `json:"state"` // Mesos TaskState of the group, e.g. TASK_RUNNING
+	Phase   string        `json:"phase"` // the scheduler's lifecycle phase (pkg/scheduler)
+	AgentID string        `json:"agentID,omitempty"`
+	Host    string        `json:"host,omitempty"`
+	HostIP  string        `json:"hostIP,omitempty"` // the agent's address, for remote checks
+	Ports   HostPorts     `json:"ports,omitempty"`
+	Healthy *bool         `json:"healthy,omitempty"`
 	// Ready: running, healthy by every check it has, not being restarted
 	// by an update (the rollout's readiness).
 	Ready bool `json:"ready"`

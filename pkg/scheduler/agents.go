@@ -84,7 +84,7 @@ func (c *Core) progressDrains() {
 			continue
 		}
 		for _, inst := range a.sortedInstances() {
-			if inst.rec.Move != nil || inst.phase != PhaseRunning {
+			if inst.rec.Move != nil || inst.phase() != PhaseRunning {
 				continue
 			}
 			if d := drains[inst.rec.Host]; d != nil && (!a.tmpl.Stateful || d.Force) {

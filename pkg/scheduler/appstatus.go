@@ -39,9 +39,9 @@ func (c *Core) appStatus(a *app) AppStatus {
 	var failed *instance // the lowest ID failed or waiting
 	for _, inst := range a.instances {
 		switch {
-		case (a.daemon() || inst.rec.Index < replicas) && (inst.phase == PhaseRunning || inst.successor != nil && inst.successor.phase == PhaseRunning):
+		case (a.daemon() || inst.rec.Index < replicas) && (inst.phase() == PhaseRunning || inst.successor != nil && inst.successor.phase() == PhaseRunning):
 			running++
-		case inst.phase == PhaseFailed, inst.rec.WaitingFor != "":
+		case inst.phase() == PhaseFailed, inst.rec.WaitingFor != "":
 			if failed == nil || inst.rec.Index < failed.rec.Index {
 				failed = inst
 			}

@@ -145,12 +145,18 @@ type Core struct {
 	// by setPhase and where instances are made (trackPhase), so that
 	// finding the launches that wait does not scan the fleet (pending);
 	// it may still hold launches given up since, dropped when met.
-	pendingSet map[*instance]bool
-	// launching holds the instances and successors in PhaseLaunched, kept
-	// as pendingSet is; launchesHeld is set when a pass left launches
-	// waiting for it to shrink below Config.MaxLaunching (launch budget).
-	launching    map[*instance]bool
+	// launching holds those in PhaseLaunched, kept alike; launchesHeld is
+	// set when a pass left launches waiting for it to shrink below
+	// Config.MaxLaunching (launch budget). Each maps to when the instance
+	// last became Pending in this process (zero for one restored from the
+	// store), for the time from wanted to Running: only these two phases
+	// lead to Running, and an instance keeps no such field of its own.
+	pendingSet   map[*instance]time.Time
+	launching    map[*instance]time.Time
 	launchesHeld bool
+	// pendingPeak and launchingPeak are the most each held since it was
+	// last made (shrunk).
+	pendingPeak, launchingPeak int
 	// written maps the instances persisted in this step to their write,
 	// so that a step stores each instance once, in its last state.
 	written map[*instance]int
@@ -210,20 +216,34 @@ func (a *app) key() string { return a.id }
 
 type instance struct {
 	app *app
-	// rec is the stored record; its Phase and KillReason are written from
-	// phase and killReason when it is persisted, and read only on restore.
-	rec        registry.TaskGroup
-	phase      Phase
-	killReason KillReason
+	// rec is the stored record. Its Phase and KillReason are the
+	// instance's, read through phase() and killReason() and written by
+	// setPhase and kill: kept once, not also as fields of their own, as a
+	// fleet has 100,000 instances.
+	rec registry.TaskGroup
 	// successor is the launch that replaces this instance when it moves
 	// (moves.go); parent is the instance a successor replaces.
 	successor, parent *instance
-	// avoid is the agent a successor leaves; onlyHost the agent it must
-	// go to (a drift to a named agent).
-	avoid, onlyHost string
-	// wantedAt is when it last became Pending in this process; zero once
-	// it ran, and for instances restored from the store.
-	wantedAt time.Time
+}
+
+// phase is the instance's lifecycle phase.
+func (inst *instance) phase() Phase { return Phase(inst.rec.Phase) }
+
+// killReason says why the scheduler kills the instance, while it does.
+func (inst *instance) killReason() KillReason { return KillReason(inst.rec.KillReason) }
+
+// moveTarget is where a successor may go: not to avoid, the agent the
+// instance it replaces is on, and only to onlyHost when the move names
+// one (a drift to a named agent). Both are "" for any other launch.
+func (inst *instance) moveTarget() (avoid, onlyHost string) {
+	p := inst.parent
+	if p == nil {
+		return "", ""
+	}
+	if p.rec.Move == nil {
+		return p.rec.AgentID, ""
+	}
+	return p.rec.AgentID, p.rec.Move.ToHost
 }
 
 type agentInfo struct {
@@ -259,7 +279,7 @@ func NewCore(cfg Config) (*Core, error) {
 		apps: map[string]*app{}, tasks: map[string]*instance{}, offers: map[string]mesos.Offer{},
 		agents: map[string]*agentInfo{}, reconciling: map[string]string{}, killSent: map[string]time.Time{},
 		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{}, refs: newReferences(),
-		dirty: map[*app]bool{}, touched: map[*app]bool{}, pendingSet: map[*instance]bool{}, launching: map[*instance]bool{}, written: map[*instance]int{},
+		dirty: map[*app]bool{}, touched: map[*app]bool{}, pendingSet: map[*instance]time.Time{}, launching: map[*instance]time.Time{}, written: map[*instance]int{},
 		hookRuns: map[string]*registry.HookRun{}, preDeleting: map[*instance]bool{},
 		settings: map[string]*registry.AgentSettings{}, engine: registry.EngineRunning, moving: map[*instance]bool{}, maintenance: map[string]*maintenanceWindow{},
 		windowsChanged: map[string]string{},
@@ -344,7 +364,27 @@ func (c *Core) Step(now time.Time, in Input) Output {
 	c.adjustOffers()
 	c.reconcileDepends()
 	c.refreshStatuses()
+	c.pendingSet = shrunk(c.pendingSet, &c.pendingPeak)
+	c.launching = shrunk(c.launching, &c.launchingPeak)
 	return c.out
+}
+
+// shrunk returns m, or m made anew once it holds less than an eighth of
+// the most it held since it was last made (peak). A Go map keeps the
+// space of its largest size, and a fleet's first launch passes every
+// instance through pendingSet: 100,000 entries of which none stay.
+func shrunk[K comparable, V any](m map[K]V, peak *int) map[K]V {
+	switch n := len(m); {
+	case n > *peak:
+		*peak = n
+	case *peak >= 1024 && n < *peak/8:
+		made := make(map[K]V, n)
+		for k, v := range m {
+			made[k] = v
+		}
+		m, *peak = made, n
+	}
+	return m
 }
 
 func (c *Core) write(w Write)             { c.out.Writes = append(c.out.Writes, w) }
@@ -384,10 +424,8 @@ func (c *Core) persist(inst *instance) {
 // not reach.
 func (c *Core) record(inst *instance) registry.TaskGroup {
 	rec := inst.rec
-	rec.Phase, rec.KillReason = string(inst.phase), string(inst.killReason)
 	rec.Ready = c.ready(inst)
 	rec.Tasks = slices.Clone(inst.rec.Tasks)
-	rec.Ports = maps.Clone(inst.rec.Ports)
 	rec.RemoteChecks = slices.Clone(inst.rec.RemoteChecks) // remoteHealth sets them in place
 	if u := inst.rec.Update; u != nil {
 		cp := *u
@@ -398,28 +436,32 @@ func (c *Core) record(inst *instance) registry.TaskGroup {
 
 // setPhase moves an instance to phase; an illegal move is a bug.
 func (c *Core) setPhase(inst *instance, to Phase) {
-	if err := transition(inst.phase, to); err != nil {
+	if err := transition(inst.phase(), to); err != nil {
 		panic(fmt.Sprintf("scheduler: instance %s/%s/%d: %v", inst.rec.Namespace, inst.rec.App, inst.rec.Index, err))
 	}
-	if to == PhasePending && inst.phase != PhasePending {
-		inst.wantedAt = c.now
-	}
-	inst.phase = to
+	inst.rec.Phase = string(to)
 	c.touched[inst.app] = true
-	c.trackPhase(inst)
+	c.trackPhase(inst, c.now)
 }
 
 // trackPhase keeps pendingSet and launching up to date with an
-// instance's phase.
-func (c *Core) trackPhase(inst *instance) {
-	if inst.phase == PhasePending {
-		c.pendingSet[inst] = true
-	} else {
+// instance's phase; wanted is when it became Pending, if it just did
+// (zero for an instance restored from the store). A launch keeps the time
+// it was wanted at.
+func (c *Core) trackPhase(inst *instance, wanted time.Time) {
+	switch inst.phase() {
+	case PhasePending:
+		if _, ok := c.pendingSet[inst]; !ok {
+			c.pendingSet[inst] = wanted
+		}
+		delete(c.launching, inst)
+	case PhaseLaunched:
+		if _, ok := c.launching[inst]; !ok {
+			c.launching[inst] = c.pendingSet[inst]
+		}
 		delete(c.pendingSet, inst)
-	}
-	if inst.phase == PhaseLaunched {
-		c.launching[inst] = true
-	} else {
+	default:
+		delete(c.pendingSet, inst)
 		delete(c.launching, inst)
 	}
 }
@@ -465,24 +507,25 @@ func (c *Core) restore(in Restore) {
 		if g.Template == "" && a.tmpl != nil && g.Version == a.rec.Version {
 			g.Template = a.tmpl.Hash // a record of a build without rollouts
 		}
-		inst := &instance{app: a, rec: *g, phase: parsePhase(g.Phase), killReason: KillReason(g.KillReason)}
+		inst := &instance{app: a, rec: *g}
+		inst.rec.Phase = string(parsePhase(g.Phase))
 		if u := inst.rec.Update; u != nil {
 			u.Sent = time.Time{} // the message may not have gone out: send again
 		}
 		a.instances[g.Index] = inst
-		c.trackPhase(inst)
+		c.trackPhase(inst, time.Time{})
 		if inst.rec.WaitingFor != "" {
 			// What it waited for may have been written meanwhile.
 			c.stopWaiting(inst, "the scheduler restarted")
 		}
-		if inst.phase.live() {
+		if inst.phase().live() {
 			for _, t := range g.Tasks {
 				if !terminal(taskState(t.State)) {
 					c.tasks[t.ID] = inst
 				}
 			}
 		}
-		if inst.phase == PhaseRunning {
+		if inst.phase() == PhaseRunning {
 			c.startRemoteChecks(inst)
 		}
 		c.restoreMove(inst)
@@ -599,10 +642,10 @@ func (c *Core) reconcileApp(a *app) {
 	want := a.rec.Instances + a.plan.Surge
 	for i := 0; i < want; i++ {
 		if a.instances[i] == nil && a.tmpl != nil {
-			inst := &instance{app: a, rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: i}, phase: PhasePending, wantedAt: c.now}
+			inst := &instance{app: a, rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: i, Phase: string(PhasePending)}}
 			inst.rec.Version, inst.rec.Template = a.revision(a.target(i))
 			a.instances[i] = inst
-			c.trackPhase(inst)
+			c.trackPhase(inst, c.now)
 			c.persist(inst)
 		}
 	}
@@ -622,7 +665,7 @@ func (c *Core) reconcileApp(a *app) {
 // PreDeleteHook first passes it (scale-down, delete, update, move). Any
 // other kill ends a move under way.
 func (c *Core) kill(inst *instance, reason KillReason) {
-	phase := inst.phase
+	phase := inst.phase()
 	if phase == PhaseKilling {
 		return
 	}
@@ -643,7 +686,7 @@ func (c *Core) kill(inst *instance, reason KillReason) {
 		c.stopRemoteChecks(inst)
 	}
 	c.setPhase(inst, PhaseKilling)
-	inst.killReason = reason
+	inst.rec.KillReason = string(reason)
 	c.logf("kill", "app", inst.app.key(), "instance", inst.rec.Index, "task_group", inst.rec.ID, "agent", inst.rec.AgentID, "reason", reason)
 	for _, t := range inst.rec.Tasks {
 		if !terminal(taskState(t.State)) {
@@ -709,9 +752,9 @@ func (c *Core) Counts() Counts {
 	n := Counts{Instances: map[Phase]int{}}
 	for _, a := range c.apps {
 		for _, inst := range a.instances {
-			n.Instances[inst.phase]++
+			n.Instances[inst.phase()]++
 			if inst.successor != nil {
-				n.Instances[inst.successor.phase]++
+				n.Instances[inst.successor.phase()]++
 			}
 		}
 		if st := a.plan.State; st.StableVersion != 0 && st.StableVersion != st.UpdateVersion {

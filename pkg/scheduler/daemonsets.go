@@ -141,7 +141,7 @@ func (c *Core) reconcileDaemon(a *app) {
 			bound[inst.rec.Node] = true
 			continue
 		}
-		if inst.phase != PhaseKilling {
+		if inst.phase() != PhaseKilling {
 			c.logf("daemonset instance killed: its agent is not eligible", "app", a.key(), "instance", inst.rec.Index, "node", inst.rec.Node)
 			c.kill(inst, KillIneligible)
 		}
@@ -154,11 +154,11 @@ func (c *Core) reconcileDaemon(a *app) {
 		for a.instances[next] != nil {
 			next++
 		}
-		inst := &instance{app: a, phase: PhasePending, wantedAt: c.now,
-			rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: next, Node: host}}
+		inst := &instance{app: a,
+			rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: next, Node: host, Phase: string(PhasePending)}}
 		inst.rec.Version, inst.rec.Template = a.revision(a.target(next))
 		a.instances[next] = inst
-		c.trackPhase(inst)
+		c.trackPhase(inst, c.now)
 		c.logf("daemonset instance wanted", "app", a.key(), "instance", next, "node", host)
 		c.persist(inst)
 		bound[host] = true

@@ -128,7 +128,7 @@ func (c *Core) wantedDependencyPods() map[AppRef]*dependencyPod {
 		users := map[string]int{}
 		for _, inst := range a.instances {
 			for _, l := range [...]*instance{inst, inst.successor} { // a move's launch uses its agent's pods too
-				if l != nil && l.phase.live() && l.rec.Host != "" {
+				if l != nil && l.phase().live() && l.rec.Host != "" {
 					users[l.rec.Host]++
 				}
 			}

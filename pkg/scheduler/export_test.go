@@ -37,10 +37,10 @@ func StaleKept(c *Core) []string {
 				if launch == nil {
 					continue
 				}
-				if launch.phase == PhaseLaunched && c.attached(launch) {
+				if launch.phase() == PhaseLaunched && c.attached(launch) {
 					launching++
 				}
-				if a.tmpl != nil && a.rec.State != registry.AppDeleting && launch.phase == PhasePending && launch.rec.WaitingFor == "" {
+				if a.tmpl != nil && a.rec.State != registry.AppDeleting && launch.phase() == PhasePending && launch.rec.WaitingFor == "" {
 					pending = append(pending, launch)
 				}
 			}

@@ -124,7 +124,7 @@ func (c *Core) canaryVerdict(a *app, st rollout.State) *rollout.HookVerdict {
 func (c *Core) preDeleteHeld(inst *instance, reason string) bool {
 	a := inst.app
 	forced := a.rec.Force && (reason == string(KillScaleDown) || reason == string(KillDelete))
-	if a.strategy.PreDelete == nil || inst.phase != PhaseRunning || forced {
+	if a.strategy.PreDelete == nil || inst.phase() != PhaseRunning || forced {
 		return false
 	}
 	pd := inst.rec.PreDelete
@@ -159,8 +159,8 @@ func (c *Core) startPreDeleteRun(inst *instance) {
 	given := appArgs(a, inst.rec.Version)
 	given[manifest.ArgPodName], given[manifest.ArgInstanceID] = inst.rec.ID, strconv.Itoa(inst.rec.Index)
 	given[manifest.ArgHostIP], given[manifest.ArgPodIP] = inst.rec.HostIP, inst.rec.HostIP
-	for name, port := range inst.rec.Ports {
-		given[manifest.ArgPortPrefix+name] = strconv.FormatUint(uint64(port), 10)
+	for _, port := range inst.rec.Ports {
+		given[manifest.ArgPortPrefix+port.Name] = strconv.FormatUint(uint64(port.Port), 10)
 	}
 	pd.Message = fmt.Sprintf("waiting for PreDeleteHook %s (run %s)", step.TemplateName, pd.Run)
 	c.createRun(a.rec.Namespace, pd.Run, hook.RunSpec{TemplateName: step.TemplateName, Args: hookArgs(given, step.Args),

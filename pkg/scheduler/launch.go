@@ -87,12 +87,9 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 		}
 		records[i] = registry.TaskRecord{ID: taskID, Name: spec.Name, State: mesos.TASK_STAGING.String(), CPUs: cpus, MemMB: mem}
 	}
-	var ports map[string]uint32 // none for an instance without host ports, as restored from its record
-	if len(pl.Ports) > 0 {
-		ports = make(map[string]uint32, len(pl.Ports))
-	}
-	for _, p := range pl.Ports {
-		ports[p.Name] = p.Port
+	ports := make([]registry.HostPort, len(pl.Ports))
+	for i, p := range pl.Ports {
+		ports[i] = registry.HostPort{Name: p.Name, Port: p.Port}
 	}
 	c.setPhase(inst, PhaseLaunched)
 	if inst.rec.ID != "" {
@@ -100,7 +97,7 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	}
 	inst.rec.ID, inst.rec.Launches, inst.rec.Version, inst.rec.Template = tgID, launchNo, tmpl.Version, tmpl.Hash
 	inst.rec.Network, inst.rec.Update, inst.rec.RestartGeneration = tmpl.Network(), nil, tmpl.RestartGeneration
-	inst.rec.AgentID, inst.rec.Host, inst.rec.HostIP, inst.rec.Ports = agentID, info.hostname, info.ip, ports
+	inst.rec.AgentID, inst.rec.Host, inst.rec.HostIP, inst.rec.Ports = agentID, info.hostname, info.ip, registry.NewHostPorts(ports)
 	inst.rec.State, inst.rec.Tasks, inst.rec.Healthy = mesos.TASK_STAGING.String(), records, nil
 	inst.rec.RemoteHealthy, inst.rec.RemoteMessage, inst.rec.RemoteChecks = nil, "", nil
 	inst.rec.NotBefore, inst.rec.RunningSince, inst.rec.Message, inst.rec.Pending = time.Time{}, time.Time{}, "", nil

@@ -139,7 +139,7 @@ func (c *Core) answerInverseOffers() {
 		}
 		for _, inst := range a.sortedInstances() {
 			for _, launch := range []*instance{inst, inst.successor} {
-				if launch == nil || !launch.phase.live() || c.maintenance[launch.rec.AgentID] == nil {
+				if launch == nil || !launch.phase().live() || c.maintenance[launch.rec.AgentID] == nil {
 					continue
 				}
 				left[launch.rec.AgentID]++

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
@@ -35,7 +36,7 @@ const (
 // queueMove asks for inst to move off its agent (to toHost when set).
 // It reports whether a move was queued.
 func (c *Core) queueMove(inst *instance, reason MoveReason, toHost string) bool {
-	if inst.rec.Move != nil || !inst.phase.live() || inst.phase == PhaseKilling || inst.rec.Host == "" {
+	if inst.rec.Move != nil || !inst.phase().live() || inst.phase() == PhaseKilling || inst.rec.Host == "" {
 		return false
 	}
 	if toHost == inst.rec.Host {
@@ -72,9 +73,9 @@ func (c *Core) progressMoves() {
 	for _, inst := range queued {
 		from := inst.rec.Move.FromHost
 		switch {
-		case !inst.phase.live() || inst.rec.Host != from:
+		case !inst.phase().live() || inst.rec.Host != from:
 			c.endMove(inst, "") // it ended or moved meanwhile: nothing left to move
-		case busy[from] || inst.phase != PhaseRunning || inst.rec.Update != nil:
+		case busy[from] || inst.phase() != PhaseRunning || inst.rec.Update != nil:
 			// its turn comes; a starting or updating instance moves once running
 		default:
 			busy[from] = true
@@ -87,12 +88,12 @@ func (c *Core) progressMoves() {
 // revision the rollout wants for the instance.
 func (c *Core) startSuccessor(inst *instance) {
 	a := inst.app
-	s := &instance{app: a, parent: inst, phase: PhasePending, wantedAt: c.now, avoid: inst.rec.AgentID, onlyHost: inst.rec.Move.ToHost,
+	s := &instance{app: a, parent: inst,
 		rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: inst.rec.Index, Launches: inst.rec.Launches,
-			Restarts: inst.rec.Restarts, NotBefore: c.now}}
+			Restarts: inst.rec.Restarts, NotBefore: c.now, Phase: string(PhasePending)}}
 	s.rec.Version, s.rec.Template = a.revision(a.target(inst.rec.Index))
 	inst.successor = s
-	c.trackPhase(s)
+	c.trackPhase(s, c.now)
 	c.logf("move started", "app", a.key(), "instance", inst.rec.Index, "reason", inst.rec.Move.Reason, "from", inst.rec.Move.FromHost)
 	c.persist(inst)
 }
@@ -102,11 +103,11 @@ func (c *Core) startSuccessor(inst *instance) {
 func (c *Core) advanceMove(inst *instance) {
 	s := inst.successor
 	switch {
-	case s.phase == PhaseFailed || s.phase == PhaseFinished:
+	case s.phase() == PhaseFailed || s.phase() == PhaseFinished:
 		c.endMove(inst, "move failed: the successor "+s.rec.Message)
-	case !inst.phase.live():
+	case !inst.phase().live():
 		c.handOver(inst)
-	case inst.phase != PhaseKilling && c.ready(s):
+	case inst.phase() != PhaseKilling && c.ready(s):
 		c.kill(inst, KillMove)
 	}
 }
@@ -123,9 +124,9 @@ func (c *Core) handOver(inst *instance) {
 	c.endPreDelete(inst)
 	delete(c.written, inst)
 	delete(c.moving, inst)
-	s.parent, s.avoid, s.onlyHost = nil, "", ""
+	s.parent = nil
 	s.rec.Previous = previousLaunch(&inst.rec)
-	if s.phase != PhasePending || s.rec.Message == "" {
+	if s.phase() != PhasePending || s.rec.Message == "" {
 		s.rec.Message = fmt.Sprintf("moved from %s (%s)", mv.FromHost, mv.Reason)
 	}
 	a.instances[inst.rec.Index] = s
@@ -191,18 +192,18 @@ func (c *Core) restoreMove(inst *instance) {
 	}
 	rec := *mv.Successor
 	mv.Successor = nil
-	s := &instance{app: inst.app, parent: inst, rec: rec, phase: parsePhase(rec.Phase), killReason: KillReason(rec.KillReason),
-		avoid: inst.rec.AgentID, onlyHost: mv.ToHost}
+	rec.Phase = string(parsePhase(rec.Phase))
+	s := &instance{app: inst.app, parent: inst, rec: rec}
 	inst.successor = s
-	c.trackPhase(s)
-	if s.phase.live() {
+	c.trackPhase(s, time.Time{})
+	if s.phase().live() {
 		for _, t := range rec.Tasks {
 			if !terminal(taskState(t.State)) {
 				c.tasks[t.ID] = s
 			}
 		}
 	}
-	if s.phase == PhaseRunning {
+	if s.phase() == PhaseRunning {
 		c.startRemoteChecks(s)
 	}
 }

@@ -12,7 +12,7 @@ import (
 // a move: placed elsewhere first, then killed.
 func (c *Core) operate(op Operate) {
 	inst := c.currentLaunch(op.TaskGroupID)
-	if inst == nil || !inst.phase.live() {
+	if inst == nil || !inst.phase().live() {
 		return
 	}
 	switch op.Op {

@@ -44,7 +44,7 @@ func (c *Core) waits(inst *instance) bool {
 		delete(c.pendingSet, inst)
 		return false
 	}
-	return inst.phase == PhasePending && inst.rec.WaitingFor == "" && a.tmpl != nil && a.rec.State != registry.AppDeleting
+	return inst.phase() == PhasePending && inst.rec.WaitingFor == "" && a.tmpl != nil && a.rec.State != registry.AppDeleting
 }
 
 // launchable reports whether an instance could be launched now.
@@ -72,7 +72,7 @@ func (c *Core) waiting() bool {
 // launching those given up since.
 func (c *Core) underWay() int {
 	for inst := range c.launching {
-		if inst.phase != PhaseLaunched || c.apps[inst.app.key()] != inst.app || !c.attached(inst) {
+		if inst.phase() != PhaseLaunched || c.apps[inst.app.key()] != inst.app || !c.attached(inst) {
 			delete(c.launching, inst)
 		}
 	}
@@ -148,8 +148,9 @@ func taskGroups(launches []*instance) ([]offer.TaskGroup, map[string]*instance) 
 			id += "/successor"
 		}
 		byID[id] = inst
+		avoid, onlyHost := inst.moveTarget()
 		groups = append(groups, offer.TaskGroup{ID: id, Req: inst.template().Req, NotBefore: inst.rec.NotBefore,
-			Avoid: inst.avoid, OnlyHost: cmp.Or(inst.onlyHost, inst.rec.Node)})
+			Avoid: avoid, OnlyHost: cmp.Or(onlyHost, inst.rec.Node)})
 	}
 	return groups, byID
 }
@@ -164,7 +165,7 @@ func taskGroups(launches []*instance) ([]offer.TaskGroup, map[string]*instance) 
 func (c *Core) explainPending(considered []*instance) {
 	var waiting []*instance
 	for _, inst := range considered {
-		if inst.phase == PhasePending && inst.rec.WaitingFor == "" {
+		if inst.phase() == PhasePending && inst.rec.WaitingFor == "" {
 			waiting = append(waiting, inst)
 		}
 	}
@@ -276,7 +277,7 @@ func (c *Core) snapshotWith(offers map[string][]offer.Offer) *offer.Snapshot {
 		}
 		for _, inst := range a.sortedInstances() {
 			for _, launch := range []*instance{inst, inst.successor} {
-				if launch != nil && launch.phase.live() && launch.rec.AgentID != "" {
+				if launch != nil && launch.phase().live() && launch.rec.AgentID != "" {
 					snap.Active = append(snap.Active, offer.Instance{App: a.key(), AgentID: launch.rec.AgentID, Labels: labels})
 				}
 			}

@@ -95,7 +95,7 @@ func (pl *planner) place(inst plan.Instance, t *launch.Template, gone *instance,
 // release takes a live launch out of the snapshot: its constraints no
 // longer count it, its agent has back what it took.
 func (pl *planner) release(inst *instance) {
-	if !inst.phase.live() || inst.rec.AgentID == "" {
+	if !inst.phase().live() || inst.rec.AgentID == "" {
 		return
 	}
 	if i := slices.IndexFunc(pl.snap.Active, func(x offer.Instance) bool {
@@ -109,7 +109,7 @@ func (pl *planner) release(inst *instance) {
 		held.Mem += t.MemMB
 	}
 	for _, port := range inst.rec.Ports {
-		held.Ports = append(held.Ports, offer.PortRange{Begin: port, End: port})
+		held.Ports = append(held.Ports, offer.PortRange{Begin: port.Port, End: port.Port})
 	}
 	for i := range pl.snap.Agents {
 		if a := &pl.snap.Agents[i]; a.ID == inst.rec.AgentID && len(a.Offers) > 0 {
@@ -233,13 +233,13 @@ func (pl *planner) stalled(a *app, res rollout.Result) bool {
 func (pl *planner) move(inst *instance, want plan.Instance, t *launch.Template) {
 	atTarget := inst.rec.Template == t.Hash
 	switch {
-	case inst.phase == PhasePending, !atTarget && (inst.phase == PhaseFailed || inst.phase == PhaseFinished):
+	case inst.phase() == PhasePending, !atTarget && (inst.phase() == PhaseFailed || inst.phase() == PhaseFinished):
 		want.Action = plan.Place
 		pl.place(want, t, nil, inst.rec.Node)
 		return
-	case atTarget, inst.phase == PhaseFailed, inst.phase == PhaseFinished:
+	case atTarget, inst.phase() == PhaseFailed, inst.phase() == PhaseFinished:
 		want.Action = plan.Keep
-	case inst.phase != PhaseRunning:
+	case inst.phase() != PhaseRunning:
 		want.Action, want.UpdateMode = plan.Recreate, registry.UpdateReplace
 	default:
 		mode, blocker := updateMode(pl.strategy, inst, t)

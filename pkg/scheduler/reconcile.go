@@ -30,7 +30,7 @@ func (c *Core) subscribed(id string) {
 	// killed again now rather than after the kill grace and the retry
 	// interval.
 	for _, id := range slices.Sorted(maps.Keys(c.tasks)) {
-		if inst := c.tasks[id]; inst.phase == PhaseKilling {
+		if inst := c.tasks[id]; inst.phase() == PhaseKilling {
 			c.sendKill(inst, id)
 		}
 	}

@@ -150,7 +150,7 @@ func (c *Core) retryAfterChange(a *app) {
 			inst.rec.WaitingFor, inst.rec.NotBefore = "", c.now
 			inst.rec.Message = "launching again: the application changed"
 			c.persist(inst)
-		case inst.phase == PhaseFailed:
+		case inst.phase() == PhaseFailed:
 			c.setPhase(inst, PhasePending)
 			inst.rec.Restarts, inst.rec.NotBefore = 0, c.now
 			inst.rec.Message = "launching again: the application changed"

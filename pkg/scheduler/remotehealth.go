@@ -9,7 +9,7 @@ func (c *Core) startRemoteChecks(inst *instance) {
 	if tmpl == nil || len(tmpl.RemoteChecks) == 0 {
 		return
 	}
-	c.out.Checks = append(c.out.Checks, CheckChange{TaskGroupID: inst.rec.ID, Host: inst.rec.HostIP, Checks: tmpl.RemoteProbes(inst.rec.Ports)})
+	c.out.Checks = append(c.out.Checks, CheckChange{TaskGroupID: inst.rec.ID, Host: inst.rec.HostIP, Checks: tmpl.RemoteProbes(inst.rec.Ports.Map())})
 }
 
 func (c *Core) stopRemoteChecks(inst *instance) {
@@ -24,7 +24,7 @@ func (c *Core) stopRemoteChecks(inst *instance) {
 // and its end counts as a failure.
 func (c *Core) remoteHealth(h RemoteHealth) {
 	inst := c.currentLaunch(h.TaskGroupID)
-	if inst == nil || inst.phase != PhaseRunning {
+	if inst == nil || inst.phase() != PhaseRunning {
 		return
 	}
 	tmpl := inst.template()

@@ -54,8 +54,8 @@ func (c *Core) decide(inst *instance, o outcome, reason string) {
 
 // killed finishes a kill the scheduler asked for.
 func (c *Core) killed(inst *instance) {
-	reason := inst.killReason
-	inst.killReason = ""
+	reason := inst.killReason()
+	inst.rec.KillReason = ""
 	c.endPreDelete(inst)
 	if reason == KillUpdate {
 		u := inst.rec.Update

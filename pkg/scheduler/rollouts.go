@@ -100,7 +100,7 @@ func (c *Core) rolloutInput(a *app, st rollout.State) rollout.Input {
 func (c *Core) rolloutInstances(a *app, updateHash string) []rollout.Instance {
 	out := make([]rollout.Instance, 0, len(a.instances))
 	for _, inst := range a.instances { // Plan does not depend on the order
-		if inst.phase == PhaseKilling && (inst.killReason == KillScaleDown || inst.killReason == KillDelete || inst.killReason == KillIneligible) {
+		if inst.phase() == PhaseKilling && (inst.killReason() == KillScaleDown || inst.killReason() == KillDelete || inst.killReason() == KillIneligible) {
 			continue // on its way out
 		}
 		out = append(out, rollout.Instance{
@@ -189,7 +189,7 @@ func (inst *instance) template() *launch.Template {
 // ready reports whether an instance serves: running, not being restarted
 // by an update, and healthy by every check it has.
 func (c *Core) ready(inst *instance) bool {
-	if inst.phase != PhaseRunning {
+	if inst.phase() != PhaseRunning {
 		return false
 	}
 	if u := inst.rec.Update; u != nil && u.Mode != registry.UpdateHotPatch {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
@@ -69,7 +68,7 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 		delete(c.tasks, taskID)
 		delete(c.killSent, taskID)
 		c.taskEnded(inst, st, unlaunched)
-	} else if inst.phase == PhaseLaunched && allRunning(inst) {
+	} else if inst.phase() == PhaseLaunched && allRunning(inst) {
 		c.nowRunning(inst)
 		c.checkIP(inst, st)
 	}
@@ -82,9 +81,8 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 // nowRunning moves a launched instance whose tasks all run (or finished)
 // to Running.
 func (c *Core) nowRunning(inst *instance) {
-	if !inst.wantedAt.IsZero() {
-		c.out.Running = append(c.out.Running, c.now.Sub(inst.wantedAt))
-		inst.wantedAt = time.Time{}
+	if wanted := c.launching[inst]; !wanted.IsZero() {
+		c.out.Running = append(c.out.Running, c.now.Sub(wanted))
 	}
 	c.setPhase(inst, PhaseRunning)
 	inst.rec.RunningSince = c.now
@@ -106,32 +104,32 @@ func neverLaunched(recorded string, st mesos.TaskStatus) bool {
 // taskEnded handles a task that reached a terminal (or unreachable)
 // state; unlaunched when its launch never reached Mesos (neverLaunched).
 func (c *Core) taskEnded(inst *instance, st mesos.TaskStatus, unlaunched bool) {
-	if st.GetState() == mesos.TASK_FINISHED && inst.phase.live() && inst.phase != PhaseKilling && c.liveTasks(inst) > 0 {
+	if st.GetState() == mesos.TASK_FINISHED && inst.phase().live() && inst.phase() != PhaseKilling && c.liveTasks(inst) > 0 {
 		// Seed 001: a container that exits 0 is done and the others keep
 		// running; the group ends with its last task.
-		if inst.phase == PhaseLaunched && allRunning(inst) {
+		if inst.phase() == PhaseLaunched && allRunning(inst) {
 			c.nowRunning(inst)
 		}
 		return
 	}
-	if inst.phase == PhaseRunning {
+	if inst.phase() == PhaseRunning {
 		c.stopRemoteChecks(inst)
 	}
-	if inst.phase == PhaseKilling {
+	if inst.phase() == PhaseKilling {
 		if c.liveTasks(inst) > 0 {
 			return
 		}
-		if inst.killReason == KillHealth {
+		if inst.killReason() == KillHealth {
 			// Killed for failing its remote checks: a failure, and the
 			// restart policy decides.
-			inst.killReason = ""
+			inst.rec.KillReason = ""
 			c.decide(inst, outcomeFailed, "killed by the scheduler: remote health check failed: "+inst.rec.RemoteMessage)
 			return
 		}
 		c.killed(inst)
 		return
 	}
-	if !inst.phase.live() {
+	if !inst.phase().live() {
 		return // a straggler of a launch already given up
 	}
 	// One task failing (or going missing) ends the group: the executor

@@ -77,8 +77,8 @@ func (c *Core) oweSweep(st mesos.TaskStatus, inst *instance) {
 	slices.Sort(s.Owed)
 	if inst != nil {
 		for _, port := range inst.rec.Ports {
-			if !slices.Contains(s.HeldPorts, port) {
-				s.HeldPorts = append(s.HeldPorts, port)
+			if !slices.Contains(s.HeldPorts, port.Port) {
+				s.HeldPorts = append(s.HeldPorts, port.Port)
 			}
 		}
 		slices.Sort(s.HeldPorts)

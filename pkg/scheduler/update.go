@@ -21,9 +21,9 @@ import (
 func (c *Core) move(inst *instance, to rollout.Rev) {
 	a := inst.app
 	version, hash := a.revision(to)
-	switch inst.phase {
+	switch inst.phase() {
 	case PhasePending, PhaseFailed, PhaseFinished:
-		if inst.phase != PhasePending {
+		if inst.phase() != PhasePending {
 			c.setPhase(inst, PhasePending)
 			inst.rec.Restarts, inst.rec.NotBefore = 0, c.now
 		}
@@ -133,7 +133,7 @@ func inPlaceBlocker(inst *instance, t *launch.Template) string {
 		return fmt.Sprintf("the ports change from %d to %d", len(inst.rec.Ports), len(t.Req.Ports))
 	}
 	for _, p := range t.Req.Ports {
-		got, ok := inst.rec.Ports[p.Name]
+		got, ok := inst.rec.Ports.Get(p.Name)
 		switch {
 		case !ok:
 			return fmt.Sprintf("port %q is new", p.Name)
@@ -164,7 +164,8 @@ func (c *Core) sendUpdate(inst *instance) {
 	}
 	assigned := make([]offer.AssignedPort, len(tmpl.Req.Ports))
 	for i, p := range tmpl.Req.Ports {
-		assigned[i] = offer.AssignedPort{Name: p.Name, Port: inst.rec.Ports[p.Name]}
+		port, _ := inst.rec.Ports.Get(p.Name)
+		assigned[i] = offer.AssignedPort{Name: p.Name, Port: port}
 	}
 	specs, err := tmpl.Specs(launch.Instance{
 		Index: inst.rec.Index, TaskGroupID: inst.rec.ID, HostIP: inst.rec.HostIP, Ports: assigned,
@@ -201,7 +202,7 @@ func (c *Core) sendUpdate(inst *instance) {
 // still running reports the new revision.
 func (c *Core) updateApplied(inst *instance) {
 	u := inst.rec.Update
-	if u == nil || u.Mode == registry.UpdateReplace || inst.phase != PhaseRunning {
+	if u == nil || u.Mode == registry.UpdateReplace || inst.phase() != PhaseRunning {
 		return
 	}
 	// A finished task (seed 001: its container exited 0) stays at the
@@ -226,7 +227,7 @@ func (c *Core) updateApplied(inst *instance) {
 // the reason shown.
 func (c *Core) updateResult(inst *instance, res *proto.MessageResult) {
 	u := inst.rec.Update
-	if res.OK || u == nil || u.Mode == registry.UpdateReplace || inst.phase != PhaseRunning {
+	if res.OK || u == nil || u.Mode == registry.UpdateReplace || inst.phase() != PhaseRunning {
 		return
 	}
 	if u.Mode == registry.UpdateInPlace {
@@ -275,7 +276,7 @@ func (c *Core) resendUpdates() {
 		for _, inst := range a.sortedInstances() {
 			u := inst.rec.Update
 			held := inst.rec.PreDelete != nil && !inst.rec.PreDelete.Passed
-			if u == nil || u.Mode == registry.UpdateReplace || u.Error != "" || held || inst.phase != PhaseRunning || c.now.Sub(u.Sent) < wait {
+			if u == nil || u.Mode == registry.UpdateReplace || u.Error != "" || held || inst.phase() != PhaseRunning || c.now.Sub(u.Sent) < wait {
 				continue
 			}
 			c.sendUpdate(inst)

@@ -169,6 +169,9 @@ func (h *Harness) step(in scheduler.Input) []string {
 		}
 		lines = append(lines, fmt.Sprintf("check start %s on %s %s", ch.TaskGroupID, ch.Host, strings.Join(checks, " ")))
 	}
+	for _, waited := range out.Running {
+		lines = append(lines, fmt.Sprintf("running %v after wanted", waited))
+	}
 	for _, l := range out.Logs {
 		line := "log " + l.Message
 		for i := 0; i+1 < len(l.Args); i += 2 {
