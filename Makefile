@@ -11,8 +11,12 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The pure packages (no etcd, Docker, processes or dev cluster): seconds.
 UNIT_PKGS := ./pkg/constraint/... ./pkg/offer/... ./pkg/manifest/... ./pkg/strictjson ./pkg/field \
 	./pkg/launch ./pkg/mesoswire ./pkg/executor ./proto ./internal/...
+# The packages whose goroutines share state: the scheduler's driver and its
+# output pipeline, leadership, the store, the Mesos connection, the dev
+# cluster, the API server.
+RACE_PKGS := ./pkg/scheduler ./pkg/schedulerd ./pkg/store ./pkg/mesosconn ./pkg/devcluster ./pkg/api
 
-.PHONY: all build test test-unit test-deps run examples bench bench-e2e fuzz lint clean
+.PHONY: all build test test-unit test-race test-deps run examples bench bench-e2e fuzz lint clean
 
 all: build
 
@@ -25,6 +29,11 @@ build:
 ## test: install missing test dependencies, then run every test
 test: test-deps lint
 	$(GO) test -count=1 -timeout 20m ./...
+	$(MAKE) --no-print-directory test-race
+
+## test-race: the packages whose goroutines share state, under the race detector (part of test)
+test-race:
+	$(GO) test -count=1 -race -timeout 10m $(RACE_PKGS)
 
 ## test-unit: the pure packages and the scheduler's scenario scripts, in seconds
 test-unit:
