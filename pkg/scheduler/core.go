@@ -421,7 +421,8 @@ func (c *Core) persist(inst *instance) {
 }
 
 // record is an instance's state as stored: a copy that later changes do
-// not reach.
+// not reach. Its host ports are shared: a launch replaces them, nothing
+// changes them in place.
 func (c *Core) record(inst *instance) registry.TaskGroup {
 	rec := inst.rec
 	rec.Ready = c.ready(inst)
