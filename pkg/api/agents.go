@@ -89,10 +89,6 @@ func (s *Server) agentViews(ctx context.Context) ([]*agentView, error) {
 	if err != nil {
 		return nil, err
 	}
-	groups, err := reg.AllTaskGroups(ctx)
-	if err != nil {
-		return nil, err
-	}
 	apps, err := reg.ListApps(ctx, "")
 	if err != nil {
 		return nil, err
@@ -139,7 +135,9 @@ func (s *Server) agentViews(ctx context.Context) ([]*agentView, error) {
 			v.Drain = &drainView{Since: d.Since, Force: d.Force, Moving: []string{}, Kept: []string{}}
 		}
 	}
-	for _, g := range groups {
+	// Every task group of the fleet, folded as read: 100,000 records
+	// would be about 150 MB held at once.
+	err = reg.EachTaskGroup(ctx, func(g *registry.TaskGroup) error {
 		app := g.Namespace + "/" + g.App
 		launches := []*registry.TaskGroup{g}
 		if g.Move != nil && g.Move.Successor != nil {
@@ -172,6 +170,10 @@ func (s *Server) agentViews(ctx context.Context) ([]*agentView, error) {
 				}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for _, v := range views {
 		if d := v.Drain; d != nil {

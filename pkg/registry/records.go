@@ -33,17 +33,24 @@ func (a *Agent) setUpdatedAt(at time.Time)     { a.UpdatedAt = at }
 
 // list reads every record under prefix, sorted by key.
 func list[T any, P record[T]](ctx context.Context, s *store.Store, prefix string) ([]P, error) {
-	found, err := store.ListJSON[T](ctx, s, prefix)
+	out := []P{}
+	err := each[T](ctx, s, prefix, func(p P) error {
+		out = append(out, p)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]P, len(found))
-	for i := range found {
-		p := P(&found[i].Value)
-		p.setRevision(found[i].Revision)
-		out[i] = p
-	}
 	return out, nil
+}
+
+// each hands fn every record under prefix, in key order, a page at a time.
+func each[T any, P record[T]](ctx context.Context, s *store.Store, prefix string, fn func(P) error) error {
+	return store.EachJSON(ctx, s, prefix, func(obj store.Object[T]) error {
+		p := P(&obj.Value)
+		p.setRevision(obj.Revision)
+		return fn(p)
+	})
 }
 
 // get reads the record at key.

@@ -37,6 +37,17 @@ func (r *Registry) AllTaskGroups(ctx context.Context) ([]*TaskGroup, error) {
 	return list[TaskGroup](ctx, r.store, prefix)
 }
 
+// EachTaskGroup hands fn every task group of every application, a page at
+// a time: a view over a whole fleet (each agent's instances) folds them
+// without holding 100,000 records at once.
+func (r *Registry) EachTaskGroup(ctx context.Context, fn func(*TaskGroup) error) error {
+	prefix, err := store.Prefix(store.KindTaskGroup)
+	if err != nil {
+		return err
+	}
+	return each[TaskGroup](ctx, r.store, prefix, fn)
+}
+
 // FrameworkID returns the Mesos framework ID the scheduler registered
 // with, or "" before the first registration.
 func (r *Registry) FrameworkID(ctx context.Context) (string, error) {

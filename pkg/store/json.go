@@ -28,18 +28,28 @@ func GetJSON[T any](ctx context.Context, s *Store, key string) (T, int64, error)
 	return v, e.Revision, nil
 }
 
+// EachJSON hands fn every value under prefix decoded into a T, a page at
+// a time (see Store.Each).
+func EachJSON[T any](ctx context.Context, s *Store, prefix string, fn func(Object[T]) error) error {
+	_, err := s.Each(ctx, prefix, func(e Entry) error {
+		obj := Object[T]{Key: e.Key, Revision: e.Revision}
+		if err := decodeJSON(e, &obj.Value); err != nil {
+			return err
+		}
+		return fn(obj)
+	})
+	return err
+}
+
 // ListJSON lists prefix (see Store.List) and decodes every value into a T.
 func ListJSON[T any](ctx context.Context, s *Store, prefix string) ([]Object[T], error) {
-	entries, err := s.List(ctx, prefix)
+	objects := []Object[T]{}
+	err := EachJSON(ctx, s, prefix, func(obj Object[T]) error {
+		objects = append(objects, obj)
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	objects := make([]Object[T], len(entries))
-	for i, e := range entries {
-		objects[i] = Object[T]{Key: e.Key, Revision: e.Revision}
-		if err := decodeJSON(e, &objects[i].Value); err != nil {
-			return nil, err
-		}
 	}
 	return objects, nil
 }

@@ -267,15 +267,28 @@ func (s *Store) List(ctx context.Context, prefix string) ([]Entry, error) {
 // nothing and repeats nothing. Large lists are fetched in pages of
 // Config.ListPageSize keys, all read at that one revision.
 func (s *Store) ListWithRevision(ctx context.Context, prefix string) ([]Entry, int64, error) {
-	if err := validateListPrefix(prefix); err != nil {
+	var entries []Entry
+	rev, err := s.Each(ctx, prefix, func(e Entry) error {
+		entries = append(entries, e)
+		return nil
+	})
+	if err != nil {
 		return nil, 0, err
+	}
+	return entries, rev, nil
+}
+
+// Each is List that hands the entries to fn one by one, a page at a
+// time, and returns the revision they were read at: a reader that folds
+// a large prefix (every task group of a fleet) never holds all of it.
+// An error fn returns stops it and is returned.
+func (s *Store) Each(ctx context.Context, prefix string, fn func(Entry) error) (int64, error) {
+	if err := validateListPrefix(prefix); err != nil {
+		return 0, err
 	}
 	full := s.prefix + prefix
 	end := clientv3.GetPrefixRangeEnd(full)
-	var (
-		entries []Entry
-		rev     int64
-	)
+	var rev int64
 	for from := full; ; {
 		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(s.pageSize)}
 		if rev != 0 {
@@ -283,7 +296,7 @@ func (s *Store) ListWithRevision(ctx context.Context, prefix string) ([]Entry, i
 		}
 		resp, err := s.getPage(ctx, from, opts)
 		if err != nil {
-			return nil, 0, classify(ctx, fmt.Sprintf("list %q", prefix), err)
+			return 0, classify(ctx, fmt.Sprintf("list %q", prefix), err)
 		}
 		if rev == 0 {
 			rev = resp.Header.Revision
@@ -291,12 +304,14 @@ func (s *Store) ListWithRevision(ctx context.Context, prefix string) ([]Entry, i
 		for _, kv := range resp.Kvs {
 			e, err := s.entry(kv)
 			if err != nil {
-				return nil, 0, err
+				return 0, err
 			}
-			entries = append(entries, e)
+			if err := fn(e); err != nil {
+				return 0, err
+			}
 		}
 		if !resp.More || len(resp.Kvs) == 0 {
-			return entries, rev, nil
+			return rev, nil
 		}
 		// The smallest key after the last one returned.
 		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"

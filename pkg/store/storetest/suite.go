@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +47,7 @@ func Run(t *testing.T, cluster Cluster) {
 		{"GetManyWithinEtcdLimits", testGetMany},
 		{"InvalidArguments", testInvalidArguments},
 		{"ListPagination", testListPagination},
+		{"EachReadsPagesAtOneRevision", testEach},
 		{"PrefixIsolation", testPrefixIsolation},
 		{"Watch", testWatch},
 		{"WatchReplaysFromRevision", testWatchReplay},
@@ -460,6 +462,49 @@ func testListPagination(t *testing.T, h *harness) {
 	empty, err := s.List(ctx(t), "deployments/")
 	if err != nil || len(empty) != 0 {
 		t.Fatalf("List of an empty prefix = %v, %v; want no entries and no error", keys(empty), err)
+	}
+}
+
+// Each hands over every entry in key order, page by page, all read at the
+// revision of the first page: what is written while it runs is not seen
+// (a fold over every task group is one snapshot). An error from the
+// callback stops it.
+func testEach(t *testing.T, h *harness) {
+	s := h.open()
+	const n = 3*pageSize + 2
+	for i := range n {
+		mustCreate(t, s, fmt.Sprintf("taskgroups/default/web/tg-%03d", i), strconv.Itoa(i))
+	}
+	var seen []string
+	rev, err := s.Each(ctx(t), "taskgroups/default/web/", func(e store.Entry) error {
+		if len(seen) == 0 { // while the first page is being handed over
+			mustCreate(t, s, "taskgroups/default/web/tg-999", "later")
+			if _, err := s.Put(ctx(t), "taskgroups/default/web/tg-020", []byte("changed")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		seen = append(seen, e.Key+"="+string(e.Value))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Each: %v", err)
+	}
+	if len(seen) != n || seen[20] != "taskgroups/default/web/tg-020=20" || !slices.IsSorted(seen) {
+		t.Fatalf("Each handed %d entries (want %d, sorted, tg-020 as it was at the start): %v", len(seen), n, seen)
+	}
+	if now, _ := s.Revision(ctx(t)); rev >= now {
+		t.Fatalf("Each read at revision %d, not before the writes made during it (now %d)", rev, now)
+	}
+	stop := errors.New("enough")
+	calls := 0
+	if _, err := s.Each(ctx(t), "taskgroups/default/web/", func(store.Entry) error {
+		calls++
+		if calls == pageSize+1 {
+			return stop
+		}
+		return nil
+	}); !errors.Is(err, stop) || calls != pageSize+1 {
+		t.Fatalf("a callback's error: Each returned %v after %d calls, want it after %d", err, calls, pageSize+1)
 	}
 }
 
