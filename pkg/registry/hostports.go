@@ -50,8 +50,12 @@ func (p HostPorts) Map() map[string]uint32 {
 	return m
 }
 
-// MarshalJSON writes the object {"name": port}, names in order.
+// MarshalJSON writes the object {"name": port}, names in order; null
+// for none, as a nil map.
 func (p HostPorts) MarshalJSON() ([]byte, error) {
+	if p == nil {
+		return []byte("null"), nil
+	}
 	out := []byte{'{'}
 	for i, hp := range p {
 		if i > 0 {

@@ -32,6 +32,16 @@ func TestHostPortsAreTheJSONObjectTheyWere(t *testing.T) {
 	if !reflect.DeepEqual(back, ports) || !reflect.DeepEqual(back.Map(), asMap) {
 		t.Errorf("read back %v, want %v", back, ports)
 	}
+	for _, none := range []map[string]uint32{nil, {}} {
+		want, _ := json.Marshal(none)
+		got, err := json.Marshal(registry.NewHostPorts(nil))
+		if none != nil {
+			got, err = json.Marshal(registry.HostPorts{})
+		}
+		if err != nil || string(got) != string(want) {
+			t.Errorf("no ports (%#v): marshalled %s, %v; want %s", none, got, err, want)
+		}
+	}
 	if port, ok := back.Get("http"); !ok || port != 31001 {
 		t.Errorf("Get(http) = %d, %v; want 31001, true", port, ok)
 	}

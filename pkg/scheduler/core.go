@@ -432,6 +432,10 @@ func (c *Core) record(inst *instance) registry.TaskGroup {
 		cp := *u
 		rec.Update = &cp
 	}
+	if pd := inst.rec.PreDelete; pd != nil { // hooks.go changes it in place
+		cp := *pd
+		rec.PreDelete = &cp
+	}
 	return rec
 }
 

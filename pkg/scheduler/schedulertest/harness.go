@@ -56,6 +56,15 @@ type Harness struct {
 	crashing bool
 	// maxLaunching is the core's Config.MaxLaunching (0: its default).
 	maxLaunching int
+	// handed are the last step's task group writes and their JSON then:
+	// the driver stores a step's records while the core runs the next, so
+	// the core must not change them afterwards (checked after each step).
+	handed []handedRecord
+}
+
+type handedRecord struct {
+	rec  *registry.TaskGroup
+	json string
 }
 
 // New returns a Harness with an empty store, the fixture configmap and
@@ -126,10 +135,16 @@ func (h *Harness) appList() []*registry.App {
 	return out
 }
 
+// groupList is the stored task groups read afresh, as from etcd: nothing
+// the core restores from shares memory with what it wrote before.
 func (h *Harness) groupList() []*registry.TaskGroup {
 	var out []*registry.TaskGroup
 	for _, k := range sortedKeys(h.groups) {
-		g := *h.groups[k]
+		var g registry.TaskGroup
+		if err := json.Unmarshal([]byte(mustJSON(h.t, h.groups[k])), &g); err != nil {
+			h.t.Fatal(err)
+		}
+		g.Revision = h.groups[k].Revision
 		out = append(out, &g)
 	}
 	return out
@@ -146,9 +161,11 @@ func sortedKeys[V any](m map[string]V) []string {
 
 func (h *Harness) step(in scheduler.Input) []string {
 	out := h.core.Step(h.now, in)
+	h.checkHanded(in)
 	if h.crashing {
 		return []string{fmt.Sprintf("(killed before storing %d writes and sending %d calls)", len(out.Writes), len(out.Calls))}
 	}
+	h.hand(out)
 	var lines []string
 	for _, w := range out.Writes {
 		if line := h.apply(w); line != "" {
@@ -185,6 +202,34 @@ func (h *Harness) step(in scheduler.Input) []string {
 		lines = append(lines, h.step(in)...)
 	}
 	return lines
+}
+
+// checkHanded fails the test if a record an earlier step handed over
+// changed during this one, and keeps this step's.
+func (h *Harness) checkHanded(in scheduler.Input) {
+	for _, r := range h.handed {
+		if now := mustJSON(h.t, r.rec); now != r.json {
+			h.t.Errorf("step %T changed task group %s/%s/%d written by the step before:\nthen %s\nnow  %s", in, r.rec.Namespace, r.rec.App, r.rec.Index, r.json, now)
+		}
+	}
+	h.handed = h.handed[:0]
+}
+
+// hand keeps a step's task group writes for checkHanded.
+func (h *Harness) hand(out scheduler.Output) {
+	for _, w := range out.Writes {
+		if w.TaskGroup != nil {
+			h.handed = append(h.handed, handedRecord{rec: w.TaskGroup, json: mustJSON(h.t, w.TaskGroup)})
+		}
+	}
+}
+
+func mustJSON(t testing.TB, v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 // apply persists a write in the in-memory store and describes it.
