@@ -131,8 +131,8 @@ func startSystemWith(t *testing.T, editCluster func(config map[string]any), sche
 		"-control", s.control)
 	s.api = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 	s.tokenFile = filepath.Join(s.dir, "data", "admin.token")
+	t.Cleanup(s.stop) // also when the scheduler does not come up: its log is shown
 	s.startScheduler()
-	t.Cleanup(s.stop)
 	return s
 }
 
@@ -283,6 +283,15 @@ func (s *system) call(method, path string, body []byte) (int, []byte) {
 // attempt sends a JSON request as the admin to the replica at api with
 // client; err is a transport error: no HTTP answer.
 func (s *system) attempt(client *http.Client, api, method, path string, body []byte) (int, []byte, error) {
+	return s.send(client, api, s.token(), method, path, body)
+}
+
+// attemptAs is attempt to the leader's API as the caller of token.
+func (s *system) attemptAs(client *http.Client, token, method, path string, body []byte) (int, []byte, error) {
+	return s.send(client, s.api, token, method, path, body)
+}
+
+func (s *system) send(client *http.Client, api, token, method, path string, body []byte) (int, []byte, error) {
 	req, err := http.NewRequest(method, api+path, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
@@ -290,7 +299,7 @@ func (s *system) attempt(client *http.Client, api, method, path string, body []b
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	s.authorize(req)
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err
