@@ -42,6 +42,9 @@ type agent struct {
 	srv      *http.Server
 	removed  bool
 	down     bool // restarting (RestartAgent)
+	// awaiting are the executors the agent waits for after its recovery
+	// (awaitExecutors); it offers nothing until none is left.
+	awaiting map[*executorRun]bool
 
 	registeredAt time.Time
 	// Operator state: a deactivated agent (DEACTIVATE_AGENT, DRAIN_AGENT)
@@ -58,9 +61,10 @@ type agent struct {
 }
 
 // newAgent makes the agent of spec (its ID and hostname filled in) for m;
-// in process mode it serves its executor API on 127.0.0.1. The master
-// registers it.
-func newAgent(m *master, spec AgentSpec) (*agent, error) {
+// in process mode it listens for its executor API on 127.0.0.1, at
+// endpoint when it has one from the last run, and the caller serves on
+// the listener it returns once the master registered the agent.
+func newAgent(m *master, spec AgentSpec, endpoint string) (*agent, net.Listener, error) {
 	a := &agent{
 		m:            m,
 		id:           spec.ID,
@@ -71,6 +75,7 @@ func newAgent(m *master, spec AgentSpec) (*agent, error) {
 		executors:    map[string]*executorRun{},
 		commandTasks: map[string]*commandTask{},
 		offered:      map[string]*offer{},
+		awaiting:     map[*executorRun]bool{},
 
 		inverseOffers:   map[string]*inverseOffer{},
 		inverseStatuses: map[string]mesosallocator.InverseOfferStatus{},
@@ -84,11 +89,19 @@ func newAgent(m *master, spec AgentSpec) (*agent, error) {
 	if m.cfg.ExecutorMode != ExecutorProcess {
 		p := int32(5051)
 		a.info.Port = &p
-		return a, nil
+		return a, nil, nil
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if endpoint == "" {
+		endpoint = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("agent %q listen: %v: %w", a.id, err, errdefs.ErrUnavailable)
+		if endpoint != "127.0.0.1:0" {
+			// Its executors of the last run know it by this address.
+			return nil, nil, fmt.Errorf("agent %q (%s): listen on %s, its address in the last run (kept in %s): %v; free the port, or remove that file to start the agents afresh, killing the last run's executors: %w",
+				a.id, spec.Hostname, endpoint, m.registryPath(), err, errdefs.ErrUnavailable)
+		}
+		return nil, nil, fmt.Errorf("agent %q listen: %v: %w", a.id, err, errdefs.ErrUnavailable)
 	}
 	a.endpoint = ln.Addr().String()
 	_, port := splitHostPort(a.endpoint)
@@ -102,8 +115,7 @@ func newAgent(m *master, spec AgentSpec) (*agent, error) {
 		mux.HandleFunc(path, m.security.authenticated(realmAgentReadonly, ignoringPrincipal(h)))
 	}
 	a.handler = mux
-	a.serve(ln)
-	return a, nil
+	return a, ln, nil
 }
 
 // serve starts the agent's executor and files APIs on ln.
@@ -119,46 +131,38 @@ func (a *agent) restart(downtime time.Duration) error {
 	m := a.m
 	m.mu.Lock()
 	a.down = true
-	var lost []*executorRun
 	for _, ex := range a.executors {
 		if ex.stream != nil {
 			ex.stream.close()
 			ex.stream = nil
 		}
 		ex.subscribed = false
-		if !ex.fw.info.GetCheckpoint() {
-			lost = append(lost, ex)
-		}
 	}
 	srv := a.srv
 	m.mu.Unlock()
 	m.log().Info("agent restarting", "agent", a.id, "hostname", a.info.Hostname, "downtime", downtime)
 	_ = srv.Close()
-	for _, ex := range lost {
-		m.log().Info("executor not checkpointed: not recovered", "executor", ex.id, "framework", ex.fw.id)
-		killSession(ex.sid)
-	}
 	m.cfg.Clock.Sleep(downtime)
 
 	ln, err := listenAgain(a.endpoint)
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	a.down = false
 	if err != nil {
+		m.mu.Unlock()
 		return fmt.Errorf("agent %q re-listen on %q: %v: %w", a.id, a.endpoint, err, errdefs.ErrUnavailable)
 	}
 	if m.stopped || a.removed {
+		m.mu.Unlock()
 		_ = ln.Close()
 		return nil
 	}
+	kill := a.awaitExecutors()
 	a.serve(ln)
-	for _, ex := range a.executors {
-		if !ex.launched || ex.terminating || ex.simulated {
-			continue
-		}
-		ex.reregTimer = a.killUnlessSubscribed(ex, m.cfg.ExecutorReregistrationTimeout.D(), &ex.reregTimedOut, "executor did not subscribe again in time; killing it")
-	}
 	m.log().Info("agent back", "agent", a.id, "hostname", a.info.Hostname, "endpoint", a.endpoint)
+	m.mu.Unlock()
+	for _, sid := range kill {
+		killSession(sid)
+	}
 	return nil
 }
 
@@ -219,6 +223,9 @@ func (a *agent) launch(fw *framework, exInfo *mesos.ExecutorInfo, infos []mesos.
 				simulated:   m.cfg.ExecutorMode == ExecutorSimulated,
 				exited:      make(chan struct{}),
 			}
+			if m.durable() {
+				ex.ended = map[string]*task{}
+			}
 			a.executors[key] = ex
 		}
 	}
@@ -254,6 +261,7 @@ func (a *agent) launch(fw *framework, exInfo *mesos.ExecutorInfo, infos []mesos.
 		}
 		return
 	}
+	a.checkpointExecutor(ex) // before its process starts or gets the tasks
 	var ev *executor.Event
 	if group {
 		tg := mesos.TaskGroupInfo{Tasks: append([]mesos.TaskInfo(nil), infos...)}
@@ -352,6 +360,7 @@ func (a *agent) executorTerminated(ex *executorRun, waitStatus int32, msg string
 	a.share.recover(ex.resources)
 	ex.regTimer.stop()
 	ex.reregTimer.stop()
+	a.executorBack(ex)
 	if ex.stream != nil {
 		ex.stream.close()
 		ex.stream = nil
@@ -373,12 +382,18 @@ func (a *agent) executorTerminated(ex *executorRun, waitStatus int32, msg string
 			reason = mesos.REASON_EXECUTOR_REGISTRATION_TIMEOUT
 			msg = "Executor did not register within " + m.cfg.ExecutorRegistrationTimeout.D().String()
 		case ex.reregTimedOut:
-			reason = mesos.REASON_EXECUTOR_REREGISTRATION_TIMEOUT
+			// Mesos' Slave::reregisterExecutorTimeout: the task was
+			// started and is gone now.
+			state, reason = mesos.TASK_GONE, mesos.REASON_EXECUTOR_REREGISTRATION_TIMEOUT
+			if !ex.fw.partitionAware {
+				state = mesos.TASK_LOST
+			}
 			msg = "Executor did not reregister within " + m.cfg.ExecutorReregistrationTimeout.D().String()
 		}
 		a.statusUpdate(t, t.status(now, state, mesos.SOURCE_AGENT, reason, msg), false)
 	}
 	ex.tasks = map[string]*task{}
+	a.checkpointExecutor(ex)
 	if ex.sandbox != "" {
 		a.collectSandbox(ex.fw.id, ex.id, ex.sandbox)
 	}

@@ -252,6 +252,18 @@ func (s *agentShare) recover(rs mesos.Resources) {
 	s.freeVersion++
 }
 
+// take holds resources of the agent that are in use without an offer:
+// those of the tasks and executors it recovered.
+func (s *agentShare) take(rs mesos.Resources) {
+	if len(rs) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.free.Subtract(rs...)
+	s.freeVersion++
+}
+
 // inOrderOf orders rs' resources by their names' order in total, as a
 // subtraction from total leaves them.
 func inOrderOf(rs, total mesos.Resources) mesos.Resources {

@@ -26,6 +26,16 @@ type Cluster struct {
 
 // Start brings up a master on cfg.ListenAddr and cfg.Agents, and begins
 // allocating offers. The cluster stops when ctx is done or Stop is called.
+//
+// In process mode a cluster started on the work dir of an earlier one
+// recovers it, as a Mesos master and agents restarted on their work dirs
+// do, whether the earlier process stopped or was killed: its frameworks
+// are known again, disconnected, until they subscribe again with their
+// IDs or their failover timeouts expire; each agent of cfg.Agents takes
+// back the ID and executor API address of the earlier agent of its ID
+// (or, naming none, its hostname), and the executors and tasks that
+// agent had, its executors subscribing again as after RestartAgent. The
+// containers of earlier agents not in cfg.Agents are killed.
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -36,12 +46,13 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{m: m}
-	for _, spec := range cfg.Agents {
-		if _, err := c.AddAgent(spec); err != nil {
-			c.Stop()
-			return nil, err
-		}
+	if err := c.recover(cfg.Agents); err != nil {
+		c.Stop()
+		return nil, err
 	}
+	m.mu.Lock()
+	m.serve(m.ln)
+	m.mu.Unlock()
 	m.allocate()
 	if ctx != nil && ctx.Done() != nil {
 		go func() {
@@ -54,6 +65,53 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	m.log().Info("master listening", "master", m.id, "addr", m.addr, "agents", len(cfg.Agents), "executors", string(cfg.ExecutorMode))
 	return c, nil
+}
+
+// recover takes back what the master and the agents of the cluster's
+// last run on its work dir kept (process mode), and adds the agents.
+func (c *Cluster) recover(agents []AgentSpec) error {
+	m := c.m
+	if m.durable() {
+		reg, err := m.loadRegistry()
+		if err != nil {
+			return err
+		}
+		m.mu.Lock()
+		m.recoverFrameworks(reg)
+		m.lastRun = reg.Agents
+		m.mu.Unlock()
+	}
+	// Every agent listens before any takes its containers back: a start
+	// that fails (an address of the last run taken) leaves them running
+	// for the next.
+	prepared := make([]*preparedAgent, 0, len(agents))
+	for i, spec := range agents {
+		p, err := m.prepareAgent(spec, i+1)
+		if err != nil {
+			for _, p := range prepared {
+				p.abandon()
+			}
+			return err
+		}
+		prepared = append(prepared, p)
+	}
+	for i, p := range prepared {
+		if _, err := m.registerAgent(p); err != nil {
+			for _, p := range prepared[i+1:] {
+				p.abandon()
+			}
+			return err
+		}
+	}
+	if !m.durable() {
+		return nil
+	}
+	m.forgetUnknownAgents()
+	m.mu.Lock()
+	m.lastRun = nil
+	m.saveRegistry()
+	m.mu.Unlock()
+	return nil
 }
 
 // ID is the master's ID (also the prefix of framework, agent and offer IDs).

@@ -33,8 +33,11 @@ type Config struct {
 	// ListenAddr is the master's address; default "127.0.0.1:5050". Use
 	// "127.0.0.1:0" in tests. Only loopback addresses are accepted.
 	ListenAddr string `json:"listen_addr,omitempty"`
-	// WorkDir holds the agents' sandboxes; default a new temporary
-	// directory that Stop removes.
+	// WorkDir holds the agents' sandboxes and, in process mode, under
+	// meta/ (private to the cluster's user) the master's registry and the
+	// agents' checkpoints, from which a cluster started again on it
+	// recovers (Start); default a new temporary directory that Stop
+	// removes.
 	WorkDir string `json:"work_dir,omitempty"`
 	// Agents are registered at start; default three agents
 	// (DefaultAgents). An explicit empty list (NoAgents) starts none.
@@ -68,8 +71,11 @@ type Config struct {
 	// may take to SUBSCRIBE before the agent kills it; default 1m like Mesos.
 	ExecutorRegistrationTimeout Duration `json:"executor_registration_timeout,omitempty"`
 	// ExecutorReregistrationTimeout is how long a restarted agent
-	// (RestartAgent) waits for its executors to subscribe again before it
-	// kills them; default 2s like Mesos' --executor_reregistration_timeout.
+	// (RestartAgent, or the cluster started again on its work dir) waits
+	// for its executors to subscribe again before it kills them; default
+	// 2s like Mesos' --executor_reregistration_timeout. Executors retry
+	// every SubscriptionBackoffMax at most: a timeout no longer than that
+	// may miss one that is on its way back.
 	ExecutorReregistrationTimeout Duration `json:"executor_reregistration_timeout,omitempty"`
 	// RecoveryTimeout and SubscriptionBackoffMax are given to executors of
 	// checkpointing frameworks; defaults 15m and 2s like Mesos.

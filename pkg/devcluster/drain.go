@@ -90,7 +90,7 @@ func (m *master) reactivateAgent(agentID string) *httpError {
 		return &httpError{http.StatusBadRequest, "Agent is still in the DRAINING state"}
 	}
 	a.deactivated, a.drain, a.drainStarted = false, nil, time.Time{}
-	a.share.setActive(true)
+	a.share.setActive(len(a.awaiting) == 0) // or once recovered (executorBack)
 	m.log().Info("agent reactivated", "agent", a.id, "hostname", a.info.Hostname)
 	m.triggerAllocation()
 	return nil

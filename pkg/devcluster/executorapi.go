@@ -3,6 +3,7 @@ package devcluster
 import (
 	"bytes"
 	"net/http"
+	"slices"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/executor"
@@ -134,6 +135,11 @@ func (a *agent) executorSubscribe(w http.ResponseWriter, r *http.Request, call *
 	for _, up := range call.Subscribe.GetUnacknowledgedUpdates() {
 		a.takeExecutorUpdate(ex, up.Status)
 	}
+	if ex.reregistering {
+		ex.reregistering = false
+		a.dropTasksUnknownToExecutor(ex, call.Subscribe.GetUnacknowledgedTasks())
+	}
+	a.executorBack(ex)
 	a.m.mu.Unlock()
 	a.m.log().Info("executor subscribed", "executor", ex.id, "framework", ex.fw.id, "agent", a.id)
 
@@ -156,6 +162,32 @@ func (a *agent) executorSubscribe(w http.ResponseWriter, r *http.Request, call *
 	defer a.m.mu.Unlock()
 	if ex.stream == stream {
 		ex.stream = nil
+	}
+}
+
+// dropTasksUnknownToExecutor settles, when an executor subscribes again
+// after the agent's recovery, the tasks it never got, as Mesos'
+// Slave::subscribe does: a task still TASK_STAGING that the executor does
+// not list among its unacknowledged tasks, and that the agent does not
+// hold for it, was launched as the agent went down, and becomes
+// TASK_DROPPED (TASK_LOST) with REASON_AGENT_RESTARTED; an executor left
+// without tasks by that is shut down. Caller holds a.m.mu.
+func (a *agent) dropTasksUnknownToExecutor(ex *executorRun, known []mesos.TaskInfo) {
+	dropped := 0
+	for id, t := range ex.tasks {
+		if t.state != mesos.TASK_STAGING || slices.ContainsFunc(known, func(ti mesos.TaskInfo) bool { return ti.TaskID.Value == id }) ||
+			ex.holdsLaunch(id) {
+			continue
+		}
+		state := mesos.TASK_DROPPED
+		if !ex.fw.partitionAware {
+			state = mesos.TASK_LOST
+		}
+		a.statusUpdate(t, t.status(a.m.cfg.Clock.Now(), state, mesos.SOURCE_AGENT, mesos.REASON_AGENT_RESTARTED, "Task launched during agent restart"), false)
+		dropped++
+	}
+	if dropped > 0 && len(ex.tasks) == 0 {
+		a.shutdownExecutor(ex, "its tasks were launched during the agent's restart")
 	}
 }
 

@@ -94,7 +94,13 @@ type testScheduler struct {
 
 func subscribe(t *testing.T, c *devcluster.Cluster, info *mesos.FrameworkInfo, codec encoding.Codec) *testScheduler {
 	t.Helper()
-	s, err := trySubscribe(t, c, info, codec)
+	return subscribeAt(t, c.MasterURL(), info, codec)
+}
+
+// subscribeAt subscribes to the master at masterURL.
+func subscribeAt(t *testing.T, masterURL string, info *mesos.FrameworkInfo, codec encoding.Codec) *testScheduler {
+	t.Helper()
+	s, err := trySubscribe(t, masterURL, info, codec)
 	if err != nil {
 		t.Fatalf("SUBSCRIBE: %v", err)
 	}
@@ -103,9 +109,9 @@ func subscribe(t *testing.T, c *devcluster.Cluster, info *mesos.FrameworkInfo, c
 	return s
 }
 
-func trySubscribe(t *testing.T, c *devcluster.Cluster, info *mesos.FrameworkInfo, codec encoding.Codec) (*testScheduler, error) {
+func trySubscribe(t *testing.T, masterURL string, info *mesos.FrameworkInfo, codec encoding.Codec) (*testScheduler, error) {
 	cli := httpcli.New(
-		httpcli.Endpoint(c.MasterURL()+"/api/v1/scheduler"),
+		httpcli.Endpoint(masterURL+"/api/v1/scheduler"),
 		httpcli.Codec(codec),
 		httpcli.Do(httpcli.With(httpcli.Timeout(5*time.Second))),
 	)
@@ -357,8 +363,10 @@ func buildTestExecutor(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if testExecutor.path != "" {
-		_ = os.RemoveAll(filepath.Dir(testExecutor.path))
+	for _, path := range []string{testExecutor.path, devclusterBinary.path} {
+		if path != "" {
+			_ = os.RemoveAll(filepath.Dir(path))
+		}
 	}
 	os.Exit(code)
 }

@@ -400,7 +400,7 @@ func TestFrameworkFailover(t *testing.T) {
 	if len(tasks) != 1 || tasks[0].(map[string]any)["state"] != "TASK_KILLED" {
 		t.Errorf("completed tasks %v", tasks)
 	}
-	s4, err := trySubscribe(t, c, info, jsonCodec)
+	s4, err := trySubscribe(t, c.MasterURL(), info, jsonCodec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,10 +49,14 @@ type master struct {
 	// their agents.
 	machines map[string]*machine
 	schedule maintenance.Schedule
-	seq      uint64
-	stats    Stats
+	// lastRun are the agents of the registry of the cluster's last run
+	// that no agent of this run has taken back yet (Start).
+	lastRun []registeredAgent
+	seq     uint64
+	stats   Stats
 
 	addr     string
+	ln       net.Listener // until the master serves (Start)
 	srv      *http.Server
 	security security // TLS and HTTP authentication
 
@@ -66,8 +70,8 @@ type master struct {
 	cancelCtx context.CancelFunc
 }
 
-// startMaster brings up a master on cfg.ListenAddr with its allocator, and
-// no agents yet.
+// startMaster brings up a master listening on cfg.ListenAddr with its
+// allocator, and no agents yet; it serves once Start calls serve.
 func startMaster(cfg Config) (*master, error) {
 	m := &master{
 		cfg:               cfg,
@@ -100,8 +104,7 @@ func startMaster(cfg Config) (*master, error) {
 		m.cleanupWorkDir()
 		return nil, fmt.Errorf("master listen on %q: %v: %w", cfg.ListenAddr, err, errdefs.ErrUnavailable)
 	}
-	m.addr = ln.Addr().String()
-	m.serve(ln)
+	m.addr, m.ln = ln.Addr().String(), ln
 	return m, nil
 }
 
@@ -123,7 +126,7 @@ func (m *master) serve(ln net.Listener) {
 	}
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: m.serverLog()}
-	m.srv = srv
+	m.srv, m.ln = srv, nil
 	go func() { _ = srv.Serve(m.security.listen(ln)) }()
 }
 
@@ -179,8 +182,14 @@ waiting:
 			servers = append(servers, a.srv)
 		}
 	}
-	servers = append(servers, m.srv)
+	if m.srv != nil {
+		servers = append(servers, m.srv)
+	}
+	unserved := m.ln
 	m.mu.Unlock()
+	if unserved != nil {
+		_ = unserved.Close()
+	}
 
 	for _, sid := range sessions {
 		killSession(sid)
@@ -279,33 +288,78 @@ func (m *master) registered(fw *framework) bool { return m.frameworks[fw.id] == 
 // m.mu: the agent's listener is made outside it.
 func (m *master) addAgent(spec AgentSpec) (string, error) {
 	m.mu.Lock()
+	n := len(m.agentOrder) + 1
+	m.mu.Unlock()
+	p, err := m.prepareAgent(spec, n)
+	if err != nil {
+		return "", err
+	}
+	return m.registerAgent(p)
+}
+
+// preparedAgent is an agent made for its spec, listening, with the
+// checkpoints of its last run read, and not yet registered.
+type preparedAgent struct {
+	a           *agent
+	ln          net.Listener // nil in simulated mode
+	checkpoints []containerCheckpoint
+}
+
+func (p *preparedAgent) abandon() {
+	if p.ln != nil {
+		_ = p.ln.Close()
+	}
+}
+
+// prepareAgent makes the agent of spec, the cluster's n-th (its default
+// hostname), as the agent of the last run it stands for when there is
+// one: with its ID, its address and its checkpoints. Caller does not hold
+// m.mu.
+func (m *master) prepareAgent(spec AgentSpec, n int) (*preparedAgent, error) {
+	m.mu.Lock()
 	if m.stopped {
 		m.mu.Unlock()
-		return "", fmt.Errorf("cluster stopped: %w", errdefs.ErrUnavailable)
-	}
-	n := len(m.agentOrder) + 1
-	if spec.ID == "" {
-		spec.ID = fmt.Sprintf("%s-S%d", m.id, m.nextSeq())
+		return nil, fmt.Errorf("cluster stopped: %w", errdefs.ErrUnavailable)
 	}
 	if spec.Hostname == "" {
 		spec.Hostname = fmt.Sprintf("agent-%d", n)
 	}
+	endpoint := ""
+	if last := m.takeLastRunAgent(spec); last != nil {
+		spec.ID, endpoint = last.ID, last.Endpoint
+	}
+	if spec.ID == "" {
+		spec.ID = fmt.Sprintf("%s-S%d", m.id, m.nextSeq())
+	}
 	if m.agents[spec.ID] != nil {
 		m.mu.Unlock()
-		return "", fmt.Errorf("agent %q: %w", spec.ID, errdefs.ErrAlreadyExists)
+		return nil, fmt.Errorf("agent %q: %w", spec.ID, errdefs.ErrAlreadyExists)
 	}
 	m.mu.Unlock()
 
-	a, err := newAgent(m, spec)
+	a, ln, err := newAgent(m, spec, endpoint)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.stopped || m.agents[a.id] != nil {
-		if a.srv != nil {
-			_ = a.srv.Close()
+	p := &preparedAgent{a: a, ln: ln}
+	if m.durable() {
+		if p.checkpoints, err = readCheckpoints(a.checkpointDir()); err != nil {
+			p.abandon()
+			return nil, fmt.Errorf("agent %q (%s): its checkpoints of the last run: %v: %w", a.id, spec.Hostname, err, errdefs.ErrInvalidArgument)
 		}
+	}
+	return p, nil
+}
+
+// registerAgent registers a prepared agent, which takes back the
+// containers of its checkpoints, and serves its executor API. Caller does
+// not hold m.mu.
+func (m *master) registerAgent(p *preparedAgent) (string, error) {
+	a := p.a
+	m.mu.Lock()
+	if m.stopped || m.agents[a.id] != nil {
+		m.mu.Unlock()
+		p.abandon()
 		if m.stopped {
 			return "", fmt.Errorf("cluster stopped: %w", errdefs.ErrUnavailable)
 		}
@@ -316,8 +370,31 @@ func (m *master) addAgent(spec AgentSpec) (string, error) {
 	m.agents[a.id] = a
 	m.agentOrder = append(m.agentOrder, a)
 	m.addMachineOf(a)
+	kill := a.recover(p.checkpoints)
+	kill = append(kill, a.awaitExecutors()...)
+	if p.ln != nil {
+		a.serve(p.ln)
+	}
+	m.saveRegistry()
 	m.triggerAllocation()
+	m.mu.Unlock()
+	for _, sid := range kill {
+		killSession(sid)
+	}
 	return a.id, nil
+}
+
+// takeLastRunAgent finds the agent of the last run that spec stands for
+// — the one of its ID, or of its hostname when it names no ID — and
+// takes it off lastRun. Caller holds m.mu.
+func (m *master) takeLastRunAgent(spec AgentSpec) *registeredAgent {
+	for i, last := range m.lastRun {
+		if (spec.ID != "" && last.ID == spec.ID) || (spec.ID == "" && last.Hostname == spec.Hostname) {
+			m.lastRun = append(m.lastRun[:i:i], m.lastRun[i+1:]...)
+			return &last
+		}
+	}
+	return nil
 }
 
 // removeAgent removes a registered agent the way the master's
@@ -392,6 +469,8 @@ func (m *master) removeAgent(a *agent, message string, unreachable bool) <-chan 
 	a.tasks = map[string]*task{}
 	m.log().Info("agent removed", "agent", a.id, "hostname", a.info.Hostname, "why", message, "frameworks_with_tasks", len(touched))
 
+	m.saveRegistry()
+
 	destroyed := make(chan struct{})
 	srv := a.srv
 	m.procs.Add(1)
@@ -403,6 +482,9 @@ func (m *master) removeAgent(a *agent, message string, unreachable bool) <-chan 
 		}
 		if srv != nil {
 			_ = srv.Close()
+		}
+		if m.durable() {
+			_ = os.RemoveAll(a.checkpointDir())
 		}
 	}()
 	return destroyed

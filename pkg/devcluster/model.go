@@ -2,6 +2,7 @@ package devcluster
 
 import (
 	"os/exec"
+	"slices"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -150,6 +151,10 @@ type executorRun struct {
 	containerID string
 	resources   mesos.Resources
 	tasks       map[string]*task // non-terminal tasks
+	// ended are terminal tasks whose last update the framework has not
+	// acknowledged yet, checkpointed with the executor until it has
+	// (process mode).
+	ended map[string]*task
 
 	simulated bool
 	// received are the framework messages a simulated executor got, the
@@ -164,11 +169,14 @@ type executorRun struct {
 	subscribed  bool
 	terminating bool // SHUTDOWN sent or being killed on purpose
 	regTimedOut bool // killed for not subscribing in time
-	// After an agent restart: the executor must subscribe again in time.
+	// After the agent's recovery: the executor must subscribe again in
+	// time; its first subscription then settles the tasks it never got.
 	reregTimer    *lockedTimer
 	reregTimedOut bool
-	cmd           *exec.Cmd
-	sid           int
+	reregistering bool
+	cmd           *exec.Cmd // nil for an executor recovered from the last run
+	sid           int       // its session, led by the executor process
+	startTime     uint64    // of the executor process (procStat)
 	exited        chan struct{}
 	regTimer      *lockedTimer
 }
@@ -216,13 +224,29 @@ func (ex *executorRun) dropQueued(t *task) bool {
 	return found
 }
 
+// holdsLaunch reports whether the launch of task id waits for the
+// executor to subscribe.
+func (ex *executorRun) holdsLaunch(id string) bool {
+	for _, ev := range ex.queued {
+		if ev.Launch != nil && ev.Launch.Task.TaskID.Value == id {
+			return true
+		}
+		if ev.LaunchGroup != nil && slices.ContainsFunc(ev.LaunchGroup.TaskGroup.Tasks, func(ti mesos.TaskInfo) bool { return ti.TaskID.Value == id }) {
+			return true
+		}
+	}
+	return false
+}
+
 // commandTask is a LAUNCH task without an executor, run by the agent
 // itself as a shell command in process mode.
 type commandTask struct {
-	task    *task
-	sandbox string
-	sid     int
-	exited  chan struct{}
+	task        *task
+	containerID string
+	sandbox     string
+	sid         int
+	startTime   uint64
+	exited      chan struct{}
 }
 
 // destroy kills what runs in the command task's container: its session.

@@ -31,12 +31,17 @@ func (a *agent) createSandbox(fwID, execID, containerID string) string {
 	if err := os.Symlink(sandbox, latest); err != nil {
 		a.m.log().Warn("sandbox: runs/latest link", "sandbox", sandbox, "err", err)
 	}
+	a.attachSandbox(fwID, execID, sandbox)
+	return sandbox
+}
+
+// attachSandbox makes a sandbox readable through the agent's files API.
+func (a *agent) attachSandbox(fwID, execID, sandbox string) {
 	for _, virtual := range sandboxVirtualPaths(fwID, execID, sandbox) {
 		if err := a.files.attach(sandbox, virtual); err != nil {
 			a.m.log().Warn("sandbox: attach to the files API", "sandbox", sandbox, "virtual_path", virtual, "err", err)
 		}
 	}
-	return sandbox
 }
 
 func sandboxVirtualPaths(fwID, execID, sandbox string) []string {
@@ -78,6 +83,8 @@ func (a *agent) startExecutorProcess(ex *executorRun) {
 			return
 		}
 		ex.cmd, ex.sid, ex.launched = cmd, cmd.Process.Pid, true
+		ex.startTime = startTimeOf(ex.sid)
+		a.checkpointExecutor(ex)
 		a.m.procs.Add(1)
 		go a.waitExecutor(ex)
 		if a.m.stopped || ex.terminating || a.removed {
@@ -104,14 +111,10 @@ func (a *agent) killUnlessSubscribed(ex *executorRun, timeout time.Duration, tim
 func (a *agent) waitExecutor(ex *executorRun) {
 	defer a.m.procs.Done()
 	err := ex.cmd.Wait()
-	ex.destroy() // the container ends with its executor: reap leftovers
-	close(ex.exited)
 	status := int32(-1)
 	if ws, ok := ex.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
 		status = int32(ws)
 	}
-	a.m.mu.Lock()
-	defer a.m.mu.Unlock()
 	msg := "Executor terminated"
 	if err != nil {
 		var ee *exec.ExitError
@@ -119,10 +122,27 @@ func (a *agent) waitExecutor(ex *executorRun) {
 			msg = "Executor terminated: " + err.Error()
 		}
 	}
+	a.executorEnded(ex, status, msg)
+}
+
+// executorEnded destroys what is left of the container of an executor
+// whose process exited, and reports the executor terminated.
+func (a *agent) executorEnded(ex *executorRun, status int32, msg string) {
+	ex.destroy() // the container ends with its executor: reap leftovers
+	close(ex.exited)
+	a.m.mu.Lock()
+	defer a.m.mu.Unlock()
 	if !a.m.stopped {
 		a.m.log().Info("executor exited", "executor", ex.id, "framework", ex.fw.id, "wait_status", status)
 	}
 	a.executorTerminated(ex, status, msg)
+}
+
+// startTimeOf is the start time of a process, which tells it from a later
+// one of the same pid; 0 when it is gone.
+func startTimeOf(pid int) uint64 {
+	st, _ := readProcStat(pid)
+	return st.startTime
 }
 
 // prepareAndStart creates the sandbox, fetches the URIs and starts the
@@ -256,10 +276,10 @@ func mesosDuration(d time.Duration) string {
 // TASK_RUNNING once the process runs, then TASK_FINISHED on exit status 0
 // or TASK_FAILED. Caller holds a.m.mu.
 func (a *agent) startCommandTask(t *task) {
-	ct := &commandTask{task: t, exited: make(chan struct{})}
+	ct := &commandTask{task: t, containerID: newUUIDString(), exited: make(chan struct{})}
 	t.command = ct
 	a.commandTasks[t.key()] = ct
-	ct.sandbox = a.createSandbox(t.fw.id, t.info.TaskID.Value, newUUIDString())
+	ct.sandbox = a.createSandbox(t.fw.id, t.info.TaskID.Value, ct.containerID)
 	env := append(os.Environ(),
 		"MESOS_FRAMEWORK_ID="+t.fw.id,
 		"MESOS_EXECUTOR_ID="+t.info.TaskID.Value,
@@ -287,6 +307,8 @@ func (a *agent) startCommandTask(t *task) {
 			return
 		}
 		ct.sid = cmd.Process.Pid
+		ct.startTime = startTimeOf(ct.sid)
+		a.checkpointCommand(ct)
 		if t.killing || a.m.stopped || a.removed {
 			ct.destroy()
 		} else if !isTerminal(t.state) {

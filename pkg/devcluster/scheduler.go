@@ -178,6 +178,7 @@ func (m *master) dispatch(r *http.Request, call *scheduler.Call, principal strin
 		// Deprecated in Mesos and a no-op for the built-in allocator.
 	case scheduler.Call_UPDATE_FRAMEWORK:
 		fw.applyInfo(call.UpdateFramework.FrameworkInfo)
+		m.saveRegistry()
 	case scheduler.Call_ACCEPT_INVERSE_OFFERS:
 		m.answerInverseOffers(fw, call.AcceptInverseOffers.InverseOfferIDs, call.AcceptInverseOffers.Filters, mesosallocator.InverseOfferStatus_ACCEPT)
 	case scheduler.Call_DECLINE_INVERSE_OFFERS:
@@ -225,18 +226,12 @@ func (m *master) subscribe(w http.ResponseWriter, r *http.Request, info mesos.Fr
 		if id == "" {
 			id = fmt.Sprintf("%s-%04d", m.id, m.nextSeq())
 		}
-		fw = &framework{
-			id:           id,
-			tasks:        map[string]*task{},
-			unreachable:  map[string]*task{},
-			filters:      m.alloc.addFramework(id),
-			registeredAt: m.cfg.Clock.Now(),
-		}
-		m.frameworks[id] = fw
+		fw = m.addFramework(id)
 		m.log().Info("framework subscribed", "framework", id, "name", info.Name)
 	}
 	info.ID = &mesos.FrameworkID{Value: id}
 	fw.applyInfo(info)
+	m.saveRegistry()
 	fw.stream, fw.streamID = stream, stream.id
 	fw.filters.setConnected(true, slices.Contains(suppressedRoles, fw.role))
 	hb := m.cfg.HeartbeatInterval.D().Seconds()
@@ -257,6 +252,20 @@ func (m *master) subscribe(w http.ResponseWriter, r *http.Request, info mesos.Fr
 	m.mu.Unlock()
 	m.triggerAllocation()
 	m.serveSchedulerStream(w, r, stream, format, fw)
+}
+
+// addFramework makes the record of a new framework, disconnected.
+// Caller holds m.mu.
+func (m *master) addFramework(id string) *framework {
+	fw := &framework{
+		id:           id,
+		tasks:        map[string]*task{},
+		unreachable:  map[string]*task{},
+		filters:      m.alloc.addFramework(id),
+		registeredAt: m.cfg.Clock.Now(),
+	}
+	m.frameworks[id] = fw
+	return fw
 }
 
 func (m *master) serveSchedulerStream(w http.ResponseWriter, r *http.Request, stream *eventStream, format streamFormat, fw *framework) {
@@ -337,6 +346,7 @@ func (m *master) removeFramework(fw *framework) {
 		}
 	}
 	delete(m.frameworks, fw.id)
+	m.saveRegistry()
 	m.removedFrameworks[fw.id] = true
 	m.completedFrameworks = append(m.completedFrameworks, fw)
 	m.log().Info("framework removed", "framework", fw.id, "at", now.Format(time.RFC3339))
@@ -456,9 +466,13 @@ func (m *master) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) {
 	}
 	if len(t.pending) == 0 && isTerminal(t.state) && isTerminal(st.GetState()) {
 		delete(fw.tasks, t.info.TaskID.Value)
+		if t.exec != nil {
+			delete(t.exec.ended, t.info.TaskID.Value)
+		}
 		fw.addCompleted(t)
 		m.checkDrained(t.agent)
 	}
+	t.agent.checkpointTask(t)
 }
 
 func splitHostPort(addr string) (string, int) {

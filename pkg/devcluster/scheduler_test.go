@@ -28,7 +28,7 @@ func TestSubscribeWithMesosGoClient(t *testing.T) {
 	c := startCluster(t, nil)
 	for name, codec := range map[string]encoding.Codec{"json": jsonCodec, "protobuf": protoCodec} {
 		t.Run(name, func(t *testing.T) {
-			cli, err := trySubscribe(t, c, frameworkInfo(), codec)
+			cli, err := trySubscribe(t, c.MasterURL(), frameworkInfo(), codec)
 			if err != nil {
 				t.Fatal(err)
 			}

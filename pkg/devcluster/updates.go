@@ -91,10 +91,14 @@ func (a *agent) statusUpdate(t *task, st mesos.TaskStatus, fromExecutor bool) {
 	a.applyTaskState(t, st)
 	if a.m.registered(t.fw) {
 		t.pending = append(t.pending, pendingUpdate{status: st, fromExecutor: fromExecutor})
+		if t.exec != nil && t.exec.ended != nil && isTerminal(t.state) {
+			t.exec.ended[t.info.TaskID.Value] = t
+		}
 		if len(t.pending) == 1 {
 			a.forwardHead(t)
 		}
 	}
+	a.checkpointTask(t)
 	if ex := t.exec; ex != nil && ex.simulated && len(ex.tasks) == 0 {
 		// A simulated executor exits once it has nothing left to run, like
 		// a custom executor whose tasks are all terminal.

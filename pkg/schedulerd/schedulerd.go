@@ -225,6 +225,12 @@ func Run(ctx context.Context, o Options) error {
 		if len(cfg.Agents) == 0 && !cfg.NoAgents && cfg.ExecutorMode == devcluster.ExecutorProcess {
 			cfg.Agents = sharedHostAgents()
 		}
+		if cfg.ExecutorReregistrationTimeout == 0 {
+			// Restarted on its work dir (after a kill -9, say), the dev
+			// cluster recovers our executors, which retry every 2s: Mesos'
+			// 2s would kill some on their way back (deploy/mesos/README.md).
+			cfg.ExecutorReregistrationTimeout = devExecutorReregistrationTimeout
+		}
 		cluster, err := devcluster.Start(ctx, cfg)
 		if err != nil {
 			return fmt.Errorf("dev cluster: %w", err)
@@ -805,6 +811,11 @@ func (op *operator) leading() (*scheduler.Driver, error) {
 	}
 	return op.driver, nil
 }
+
+// devExecutorReregistrationTimeout is the dev cluster's
+// --executor_reregistration_timeout, as deploy/mesos/README.md advises
+// for agents running our executors.
+const devExecutorReregistrationTimeout = devcluster.Duration(10 * time.Second)
 
 // sharedHostAgents are the default dev agents for real executors: they
 // all run on this machine, so each offers its own slice of 31000-32000

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
@@ -33,8 +34,9 @@ type state struct {
 	mode      string
 	sender    calls.Sender
 	executor  mesos.ExecutorInfo
-	unacked   map[string]bool // uuid hex
-	live      map[string]bool // task IDs not yet terminal
+	unacked   map[string]executor.Call_Update // by uuid hex
+	launched  map[string]mesos.TaskInfo       // tasks none of whose updates was acknowledged yet
+	live      map[string]bool                 // task IDs not yet terminal
 	crashNext bool
 	quit      bool
 }
@@ -57,19 +59,20 @@ func main() {
 	cli := httpcli.New(httpcli.Endpoint(endpoint.String()), httpcli.Codec(codec))
 	opts := executor.CallOptions{calls.Framework(cfg.FrameworkID), calls.Executor(cfg.ExecutorID)}
 	s := &state{
-		cfg:     cfg,
-		mode:    os.Getenv("TESTEXECUTOR_MODE"),
-		sender:  calls.SenderWith(httpexec.NewSender(cli.Send), opts...),
-		unacked: map[string]bool{},
-		live:    map[string]bool{},
+		cfg:      cfg,
+		mode:     os.Getenv("TESTEXECUTOR_MODE"),
+		sender:   calls.SenderWith(httpexec.NewSender(cli.Send), opts...),
+		unacked:  map[string]executor.Call_Update{},
+		launched: map[string]mesos.TaskInfo{},
+		live:     map[string]bool{},
 	}
 	subscriber := calls.SenderWith(httpexec.NewSender(cli.Send, httpcli.Close(true)), opts...)
-	resp, err := subscriber.Send(context.Background(), calls.NonStreaming(calls.Subscribe(nil, nil)))
-	if err != nil {
-		log.Fatalf("subscribe: %v", err)
+	err = s.serve(subscriber)
+	for os.Getenv("TESTEXECUTOR_RESUBSCRIBE") == "1" && !s.quit && s.cfg.Checkpoint {
+		log.Printf("event stream ended (%v); subscribing again", err)
+		time.Sleep(100 * time.Millisecond)
+		err = s.serve(subscriber)
 	}
-	defer resp.Close()
-	err = s.loop(resp)
 	if os.Getenv("TESTEXECUTOR_STAY") == "1" {
 		log.Printf("event stream ended (%v); staying without subscribing again", err)
 		select {}
@@ -81,6 +84,28 @@ func main() {
 		log.Print("crashing on purpose")
 		os.Exit(3)
 	}
+}
+
+// serve subscribes, with the tasks and updates not acknowledged yet, and
+// handles the events until the stream ends.
+func (s *state) serve(subscriber calls.Sender) error {
+	var tasks []mesos.TaskInfo
+	for _, t := range s.launched {
+		tasks = append(tasks, t)
+	}
+	var updates []executor.Call_Update
+	for _, u := range s.unacked {
+		updates = append(updates, u)
+	}
+	resp, err := subscriber.Send(context.Background(), calls.NonStreaming(calls.Subscribe(tasks, updates)))
+	if err != nil {
+		if len(s.live) == 0 && len(s.unacked) == 0 {
+			log.Fatalf("subscribe: %v", err)
+		}
+		return err
+	}
+	defer resp.Close()
+	return s.loop(resp)
 }
 
 func (s *state) loop(dec encoding.Decoder) error {
@@ -122,6 +147,7 @@ func (s *state) handle(e *executor.Event) error {
 	case executor.Event_ACKNOWLEDGED:
 		id := hex.EncodeToString(e.Acknowledged.UUID)
 		delete(s.unacked, id)
+		delete(s.launched, e.Acknowledged.TaskID.Value)
 		appendLine(filepath.Join(s.cfg.Sandbox, "acks.log"), e.Acknowledged.TaskID.Value+" "+id)
 		if s.mode == "crash" && len(s.unacked) == 0 && len(s.live) > 0 {
 			s.crashNext, s.quit = true, true
@@ -148,6 +174,7 @@ func (s *state) handle(e *executor.Event) error {
 
 func (s *state) launch(t mesos.TaskInfo) error {
 	s.live[t.TaskID.Value] = true
+	s.launched[t.TaskID.Value] = t
 	if err := s.update(t.TaskID, mesos.TASK_RUNNING); err != nil {
 		return err
 	}
@@ -169,8 +196,9 @@ func (s *state) update(id mesos.TaskID, st mesos.TaskState) error {
 		UUID:       uuid,
 		Healthy:    &healthy,
 	}
-	s.unacked[hex.EncodeToString(uuid)] = true
-	return calls.SendNoData(context.Background(), s.sender, calls.NonStreaming(calls.Update(status)))
+	call := calls.Update(status)
+	s.unacked[hex.EncodeToString(uuid)] = *call.Update
+	return calls.SendNoData(context.Background(), s.sender, calls.NonStreaming(call))
 }
 
 // startChildren starts two sleepers and writes their pids to the sandbox:

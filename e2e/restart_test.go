@@ -1,0 +1,250 @@
+package e2e_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// startDev starts `bcs-scheduler --dev` as `make run` does (the embedded
+// etcd and dev cluster, real executors, everything under <dir>/data), on
+// ports of its own.
+func startDev(t *testing.T) (s *system, start func()) {
+	t.Helper()
+	s = &system{t: t, dir: t.TempDir(), api: fmt.Sprintf("http://127.0.0.1:%d", freePort(t))}
+	// Processes run as nobody: every directory above their work paths
+	// must be searchable (t.TempDir makes them 0700).
+	for _, d := range []string{filepath.Dir(s.dir), s.dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(s.dir, "data", "files"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.packageGamesvr()
+	data := filepath.Join(s.dir, "data")
+	s.tokenFile = filepath.Join(data, "admin.token")
+	args := []string{"--dev", "--data-dir", data, "--listen", strings.TrimPrefix(s.api, "http://"),
+		"--dev-master-listen", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"--work-base-dir", filepath.Join(data, "work"), "--run-base-dir", filepath.Join(data, "run"),
+		"--container-executor-arg=--network-image=bcs-test/busybox:latest",
+		"--container-executor-arg=--network-command=sleep 2147483647"}
+	start = func() {
+		t.Helper()
+		s.scheduler = s.spawn("bcs-scheduler", filepath.Join(bin, "bcs-scheduler"), args...)
+		s.eventually("the API", func() (bool, string) {
+			code, body := get(s.api + "/healthz")
+			return code == http.StatusOK, body
+		})
+	}
+	t.Cleanup(s.stop)
+	start()
+	return s, start
+}
+
+// Issue 32: kill -9 of `make run` (bcs-scheduler --dev) mid-rollout, then
+// start it again on the same data dir, as a user whose machine crashed
+// does. The dev cluster comes back as a real Mesos master and agents
+// restarted on their work dirs do: no instance is relaunched (each
+// running one keeps its task group; one the rollout had not reached is
+// replaced by it once, never twice), the rollout completes, no `exit`
+// notification is sent, and nothing of the old run is left — counted on
+// the machine: the executor and game server processes under the data
+// dir, the pods' Docker containers, the listening host ports.
+func TestDevSurvivesKill9MidRollout(t *testing.T) {
+	cb := newCallbackServer(t)
+	s, start := startDev(t)
+	if code, body := s.call("POST", "/v1/notifies", []byte(fmt.Sprintf(`{"callback": %q}`, cb.URL+"/bcs"))); code != http.StatusAccepted {
+		t.Fatalf("POST /v1/notifies: %d %s", code, body)
+	}
+	strategy := map[string]any{"type": "RollingUpdate", "maxUnavailable": 1, "upgradeDuration": 2}
+	games := func(build string) []byte { return s.processDeployment("games", 4, strategy, build, "gamesvr.tar.gz") }
+	image := webImage(t, "restart", "web v1")
+	webs := func(greeting string) []byte {
+		var m map[string]any
+		_ = json.Unmarshal(s.containerDeployment("webs", image, greeting, strategy), &m)
+		m["spec"].(map[string]any)["instance"] = 2
+		out, _ := json.Marshal(m)
+		return out
+	}
+	for _, d := range [][]byte{games("v1"), webs("hello-1")} {
+		if code, body := s.call("POST", "/v1/deployments", d); code != 201 {
+			t.Fatalf("create: %d %s", code, body)
+		}
+	}
+	s.completed("games", 1, "Completed")
+	s.completed("webs", 1, "Completed")
+	containersPerPod := len(podContainers(t, "demo_webs_")) / 2
+
+	if code, body := s.call("PUT", "/v1/deployments/demo/games", games("v2")); code != 200 {
+		t.Fatalf("update games: %d %s", code, body)
+	}
+	if code, body := s.call("PUT", "/v1/deployments/demo/webs", webs("hello-2")); code != 200 {
+		t.Fatalf("update webs: %d %s", code, body)
+	}
+	s.eventually("the rollout of games half way", func() (bool, string) {
+		v := s.deployment("games")
+		updated := 0
+		for _, i := range v.Status.Instances {
+			if i.Revision == 2 && i.Ready {
+				updated++
+			}
+		}
+		return updated >= 2 && updated < 4, fmt.Sprintf("%+v", v.Status.Instances)
+	})
+	before := map[string][]rolloutInstance{"games": s.deployment("games").Status.Instances, "webs": s.deployment("webs").Status.Instances}
+	s.killScheduler()
+	if err := os.Rename(filepath.Join(s.dir, "bcs-scheduler.log"), filepath.Join(s.dir, "bcs-scheduler-killed.log")); err != nil {
+		t.Fatal(err)
+	}
+	start()
+
+	after := map[string][]rolloutInstance{"games": s.completed("games", 2, "Completed"), "webs": s.completed("webs", 2, "Completed")}
+	for _, name := range []string{"games", "webs"} {
+		final := map[int]rolloutInstance{}
+		for _, inst := range after[name] {
+			final[inst.ID] = inst
+		}
+		for _, was := range before[name] {
+			now, ok := final[was.ID]
+			switch {
+			case !ok:
+				t.Errorf("%s instance %d (%s) gone after the restart", name, was.ID, was.TaskGroupID)
+			case was.State == "TASK_RUNNING" && was.Revision == 2 && now.TaskGroupID != was.TaskGroupID:
+				t.Errorf("%s instance %d ran %s, updated, when bcs-scheduler was killed; after the restart it runs %s: relaunched",
+					name, was.ID, was.TaskGroupID, now.TaskGroupID)
+			case launchOf(now.TaskGroupID) > launchOf(was.TaskGroupID)+1:
+				t.Errorf("%s instance %d was in %s when bcs-scheduler was killed; after the restart it runs %s: relaunched besides its update",
+					name, was.ID, was.TaskGroupID, now.TaskGroupID)
+			}
+		}
+	}
+	for _, inst := range after["games"] {
+		if !strings.Contains(version(inst), "build=v2") {
+			t.Errorf("games instance %d answers %q, want build v2", inst.ID, version(inst))
+		}
+	}
+	for _, inst := range after["webs"] {
+		if _, body := get(fmt.Sprintf("http://127.0.0.1:%d/greeting", inst.Ports["http"])); !strings.Contains(body, "hello-2") {
+			t.Errorf("webs instance %d answers %q, want hello-2", inst.ID, body)
+		}
+	}
+
+	// On the machine: only what the instances of now run.
+	current := map[string]bool{}
+	ports := map[uint32]bool{}
+	for _, insts := range after {
+		for _, inst := range insts {
+			current[inst.TaskGroupID] = true
+			for _, p := range inst.Ports {
+				ports[p] = true
+			}
+		}
+	}
+	var oldPorts []uint32
+	for _, insts := range before {
+		for _, inst := range insts {
+			for _, p := range inst.Ports {
+				if !ports[p] {
+					oldPorts = append(oldPorts, p)
+				}
+			}
+		}
+	}
+	s.eventually("nothing of the old run left on the machine", func() (bool, string) {
+		var left []string
+		executors, gameServers := 0, 0
+		for _, pid := range processesUnder(s.dir) {
+			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+			cwd, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+			name := strings.TrimSpace(string(comm))
+			switch {
+			case strings.HasPrefix(name, "bcs-"):
+				executors++
+				group := cwd[strings.Index(cwd, "/executors/")+len("/executors/"):]
+				if group = group[:strings.Index(group, "/")]; !current[group] {
+					left = append(left, fmt.Sprintf("executor %d of %s", pid, group))
+				}
+			case name == "gamesvr":
+				gameServers++
+			default:
+				left = append(left, fmt.Sprintf("%s %d in %s", name, pid, cwd))
+			}
+		}
+		if executors != 6 || gameServers != 4 {
+			left = append(left, fmt.Sprintf("%d executors (want 6), %d game servers (want 4)", executors, gameServers))
+		}
+		pods := podContainers(t, "demo_webs_")
+		if len(pods) != 2*containersPerPod {
+			left = append(left, fmt.Sprintf("%d containers of pods (want %d)", len(pods), 2*containersPerPod))
+		}
+		for _, c := range pods {
+			if pod := docker(t, "inspect", "-f", `{{index .Config.Labels "io.bcs.pod"}} {{.State.Status}}`, c); !current[strings.Fields(pod)[0]] || !strings.HasSuffix(pod, " running") {
+				left = append(left, "container "+c+" of "+pod)
+			}
+		}
+		for _, p := range oldPorts {
+			if listening(p) {
+				left = append(left, fmt.Sprintf("port %d of the old run listening", p))
+			}
+		}
+		for _, p := range listeningPorts(t, 31000, 32000) {
+			if !ports[p] {
+				left = append(left, fmt.Sprintf("port %d listening, no instance's", p))
+			}
+		}
+		return len(left) == 0, strings.Join(left, "; ")
+	})
+	events, _ := cb.accepted()
+	for _, e := range events {
+		if strings.HasPrefix(e, "exit ") {
+			t.Errorf("notified %q: an instance exited across the restart (all notifications: %v)", e, events)
+		}
+	}
+	t.Logf("instances when killed %v; after %v; notifications %v", summary(before), summary(after), events)
+}
+
+func summary(byName map[string][]rolloutInstance) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		for _, inst := range byName[name] {
+			parts = append(parts, fmt.Sprintf("%s r%d %s", inst.TaskGroupID, inst.Revision, inst.State))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// listeningPorts lists the TCP ports in [from, to] something listens on
+// (/proc/net/tcp and tcp6, state 0A).
+func listeningPorts(t *testing.T, from, to uint32) []uint32 {
+	t.Helper()
+	var ports []uint32
+	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bufio.NewScanner(f)
+		for lines.Scan() {
+			fields := strings.Fields(lines.Text())
+			if len(fields) < 4 || fields[3] != "0A" {
+				continue
+			}
+			_, hexPort, _ := strings.Cut(fields[1], ":")
+			if port, err := strconv.ParseUint(hexPort, 16, 32); err == nil && uint32(port) >= from && uint32(port) <= to && !slices.Contains(ports, uint32(port)) {
+				ports = append(ports, uint32(port))
+			}
+		}
+		f.Close()
+	}
+	return ports
+}
