@@ -11,7 +11,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // startDev starts `bcs-scheduler --dev` as `make run` does (the embedded
@@ -33,8 +35,9 @@ func startDev(t *testing.T) (s *system, start func()) {
 	s.packageGamesvr()
 	data := filepath.Join(s.dir, "data")
 	s.tokenFile = filepath.Join(data, "admin.token")
+	s.master = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 	args := []string{"--dev", "--data-dir", data, "--listen", strings.TrimPrefix(s.api, "http://"),
-		"--dev-master-listen", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"--dev-master-listen", strings.TrimPrefix(s.master, "http://"),
 		"--work-base-dir", filepath.Join(data, "work"), "--run-base-dir", filepath.Join(data, "run"),
 		"--container-executor-arg=--network-image=bcs-test/busybox:latest",
 		"--container-executor-arg=--network-command=sleep 2147483647"}
@@ -72,7 +75,7 @@ func TestDevSurvivesKill9MidRollout(t *testing.T) {
 	webs := func(greeting string) []byte {
 		var m map[string]any
 		_ = json.Unmarshal(s.containerDeployment("webs", image, greeting, strategy), &m)
-		m["spec"].(map[string]any)["instance"] = 2
+		m["spec"].(map[string]any)["instance"] = 3
 		out, _ := json.Marshal(m)
 		return out
 	}
@@ -83,7 +86,7 @@ func TestDevSurvivesKill9MidRollout(t *testing.T) {
 	}
 	s.completed("games", 1, "Completed")
 	s.completed("webs", 1, "Completed")
-	containersPerPod := len(podContainers(t, "demo_webs_")) / 2
+	containersPerPod := len(podContainers(t, "demo_webs_")) / 3
 
 	if code, body := s.call("PUT", "/v1/deployments/demo/games", games("v2")); code != 200 {
 		t.Fatalf("update games: %d %s", code, body)
@@ -91,15 +94,21 @@ func TestDevSurvivesKill9MidRollout(t *testing.T) {
 	if code, body := s.call("PUT", "/v1/deployments/demo/webs", webs("hello-2")); code != 200 {
 		t.Fatalf("update webs: %d %s", code, body)
 	}
-	s.eventually("the rollout of games half way", func() (bool, string) {
-		v := s.deployment("games")
-		updated := 0
-		for _, i := range v.Status.Instances {
-			if i.Revision == 2 && i.Ready {
-				updated++
+	s.eventually("both rollouts half way", func() (bool, string) {
+		var state []string
+		halfway := true
+		for name, n := range map[string]int{"games": 4, "webs": 3} {
+			v := s.deployment(name)
+			updated := 0
+			for _, i := range v.Status.Instances {
+				if i.Revision == 2 && i.Ready {
+					updated++
+				}
 			}
+			halfway = halfway && updated > 0 && updated < n
+			state = append(state, fmt.Sprintf("%s %+v", name, v.Status.Instances))
 		}
-		return updated >= 2 && updated < 4, fmt.Sprintf("%+v", v.Status.Instances)
+		return halfway, strings.Join(state, "; ")
 	})
 	before := map[string][]rolloutInstance{"games": s.deployment("games").Status.Instances, "webs": s.deployment("webs").Status.Instances}
 	s.killScheduler()
@@ -162,6 +171,14 @@ func TestDevSurvivesKill9MidRollout(t *testing.T) {
 	}
 	s.eventually("nothing of the old run left on the machine", func() (bool, string) {
 		var left []string
+		if groups := s.masterGroups("demo_"); !maps.EqualFunc(groups, current, func([]string, bool) bool { return true }) {
+			left = append(left, fmt.Sprintf("the master runs %v", groups))
+		}
+		for _, cgroup := range matching("/sys/fs/cgroup/memory/bcs-process", s.frameworkID()+".") {
+			if group, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(cgroup), s.frameworkID()+"."), "@"); !current[group] {
+				left = append(left, "cgroup "+cgroup)
+			}
+		}
 		executors, gameServers := 0, 0
 		for _, pid := range processesUnder(s.dir) {
 			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
@@ -180,12 +197,12 @@ func TestDevSurvivesKill9MidRollout(t *testing.T) {
 				left = append(left, fmt.Sprintf("%s %d in %s", name, pid, cwd))
 			}
 		}
-		if executors != 6 || gameServers != 4 {
-			left = append(left, fmt.Sprintf("%d executors (want 6), %d game servers (want 4)", executors, gameServers))
+		if executors != 7 || gameServers != 4 {
+			left = append(left, fmt.Sprintf("%d executors (want 7), %d game servers (want 4)", executors, gameServers))
 		}
 		pods := podContainers(t, "demo_webs_")
-		if len(pods) != 2*containersPerPod {
-			left = append(left, fmt.Sprintf("%d containers of pods (want %d)", len(pods), 2*containersPerPod))
+		if len(pods) != 3*containersPerPod {
+			left = append(left, fmt.Sprintf("%d containers of pods (want %d)", len(pods), 3*containersPerPod))
 		}
 		for _, c := range pods {
 			if pod := docker(t, "inspect", "-f", `{{index .Config.Labels "io.bcs.pod"}} {{.State.Status}}`, c); !current[strings.Fields(pod)[0]] || !strings.HasSuffix(pod, " running") {
@@ -211,6 +228,21 @@ func TestDevSurvivesKill9MidRollout(t *testing.T) {
 		}
 	}
 	t.Logf("instances when killed %v; after %v; notifications %v", summary(before), summary(after), events)
+}
+
+// frameworkID is bcs-scheduler's framework ID, as the master shows it.
+func (s *system) frameworkID() string {
+	s.t.Helper()
+	code, body := get(s.master + "/master/state")
+	var st struct {
+		Frameworks []struct {
+			ID string `json:"id"`
+		} `json:"frameworks"`
+	}
+	if err := json.Unmarshal([]byte(body), &st); code != http.StatusOK || err != nil || len(st.Frameworks) != 1 {
+		s.t.Fatalf("GET /master/state: %d %v %.200s", code, err, body)
+	}
+	return st.Frameworks[0].ID
 }
 
 func summary(byName map[string][]rolloutInstance) string {
@@ -247,4 +279,75 @@ func listeningPorts(t *testing.T, from, to uint32) []uint32 {
 		f.Close()
 	}
 	return ports
+}
+
+// Issue 32: an executor that does not subscribe again after the restart
+// (frozen here, as a hung one would be) is killed with its session when
+// the agent's re-registration timeout expires; its task is reported
+// TASK_GONE with REASON_EXECUTOR_REREGISTRATION_TIMEOUT, so bcs-scheduler
+// owes its agent a sweep, which reaps what the executor's session did not
+// hold: the game server it started with setsid and its cgroups, the pod's
+// Docker containers and their host port.
+func TestDevRestartSweepsExecutorsThatDoNotComeBack(t *testing.T) {
+	s, start := startDev(t)
+	never := map[string]any{"policy": "Never"}
+	proc := s.manifest("process.json", func(m map[string]any) {
+		m["metadata"].(map[string]any)["name"] = "hung"
+		m["spec"].(map[string]any)["instance"] = 1
+		m["restartPolicy"] = never
+		delete(m, "constraint")
+		p := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["processes"].([]any)[0].(map[string]any)
+		p["startCmd"] = "setsid ./start.sh ${ports.http} ${pidFile}"
+	})
+	web := s.manifest("application.json", func(m map[string]any) {
+		m["metadata"].(map[string]any)["name"] = "hungweb"
+		m["restartPolicy"] = never
+	})
+	for _, m := range [][]byte{proc, web} {
+		if code, body := s.call("POST", "/v1/apps", m); code != 201 {
+			t.Fatalf("create: %d %s", code, body)
+		}
+	}
+	game, pod := s.running("demo", "hung", 1)[0], s.running("demo", "hungweb", 1)[0]
+	// make run's ${run_base_dir} is under the data dir.
+	gameServer := pidOf(t, filepath.Join(s.dir, "data", "run", game.Host, "demo.hung.0", "gamesvr.pid"))
+	if cgroups := matching("/sys/fs/cgroup/memory/bcs-process", game.TaskGroupID+"@"); len(cgroups) != 1 {
+		t.Fatalf("cgroups of %s: %v", game.TaskGroupID, cgroups)
+	}
+	if containers := podContainers(t, pod.TaskGroupID); len(containers) == 0 {
+		t.Fatalf("no container of %s", pod.TaskGroupID)
+	}
+	for _, group := range []string{game.TaskGroupID, pod.TaskGroupID} {
+		executor := executorPid(t, group)
+		if err := syscall.Kill(executor, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = syscall.Kill(executor, syscall.SIGKILL) })
+	}
+	s.killScheduler()
+	start()
+
+	s.eventuallyWithin(60*time.Second, "the executors that did not come back, and what they left, reaped", func() (bool, string) {
+		var left []string
+		if alive(gameServer) {
+			left = append(left, fmt.Sprintf("game server %d", gameServer))
+		}
+		left = append(left, matching("/sys/fs/cgroup/memory/bcs-process", game.TaskGroupID+"@")...)
+		left = append(left, podContainers(t, pod.TaskGroupID)...)
+		for _, p := range []uint32{game.Ports["http"], pod.Ports["http"]} {
+			if listening(p) {
+				left = append(left, fmt.Sprintf("port %d", p))
+			}
+		}
+		if pids := processesUnder(s.dir); len(pids) > 0 {
+			left = append(left, fmt.Sprintf("processes %v", pids))
+		}
+		return len(left) == 0, strings.Join(left, ", ")
+	})
+	for _, name := range []string{"hung", "hungweb"} {
+		v, _ := s.app("demo", name)
+		if len(v.Status.Instances) != 1 || !strings.Contains(v.Status.Instances[0].Message, "Executor did not reregister within 10s") {
+			t.Errorf("%s after its executor did not come back: %+v, want the agent's reason", name, v.Status)
+		}
+	}
 }
