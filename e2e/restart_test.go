@@ -94,9 +94,10 @@ func TestDevSurvivesKill9MidRollout(t *testing.T) {
 	if code, body := s.call("PUT", "/v1/deployments/demo/webs", webs("hello-2")); code != 200 {
 		t.Fatalf("update webs: %d %s", code, body)
 	}
+	// Killed while both roll out, one instance being replaced.
 	s.eventually("both rollouts half way", func() (bool, string) {
 		var state []string
-		halfway := true
+		halfway, replacing := true, false
 		for name, n := range map[string]int{"games": 4, "webs": 3} {
 			v := s.deployment(name)
 			updated := 0
@@ -104,11 +105,12 @@ func TestDevSurvivesKill9MidRollout(t *testing.T) {
 				if i.Revision == 2 && i.Ready {
 					updated++
 				}
+				replacing = replacing || !i.Ready
 			}
 			halfway = halfway && updated > 0 && updated < n
 			state = append(state, fmt.Sprintf("%s %+v", name, v.Status.Instances))
 		}
-		return halfway, strings.Join(state, "; ")
+		return halfway && replacing, strings.Join(state, "; ")
 	})
 	before := map[string][]rolloutInstance{"games": s.deployment("games").Status.Instances, "webs": s.deployment("webs").Status.Instances}
 	s.killScheduler()

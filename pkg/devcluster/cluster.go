@@ -271,8 +271,8 @@ func (c *Cluster) KillExecutor(frameworkID, agentID, executorID string) error {
 	}
 	launched, pid := ex.launched, ex.sid
 	c.m.mu.Unlock()
-	if !launched {
-		return fmt.Errorf("executor %q has no process yet: %w", executorID, errdefs.ErrConflict)
+	if !launched || pid <= 0 {
+		return fmt.Errorf("executor %q has no process: %w", executorID, errdefs.ErrConflict)
 	}
 	// kill -9 of the executor alone; the agent then destroys its container.
 	_ = syscall.Kill(pid, syscall.SIGKILL)

@@ -32,6 +32,19 @@
 //     survive — served by the agent's own
 //     POST /api/v1/executor endpoint on 127.0.0.1, with a status update
 //     manager that resends updates until the scheduler acknowledges them;
+//   - in process mode, surviving its own restart, kill -9 included, as a
+//     Mesos master and agents restarted on their work dirs do
+//     (registry.go, checkpoint.go, recover.go): the master keeps a
+//     registry of its frameworks and agents (IDs, executor API
+//     addresses), each agent a checkpoint of its containers (executors,
+//     their tasks, updates not yet acknowledged, the session and start
+//     time of the process), all under <WorkDir>/meta, written whole
+//     through a rename; a cluster started again on the work dir serves
+//     nothing until it took them back: frameworks disconnected until they
+//     subscribe again, executors awaited as after RestartAgent, those that
+//     do not come back killed with their sessions before the agent offers
+//     again; a recovered executor, no child of the new process, is
+//     watched through a pidfd. Simulated mode keeps nothing;
 //   - each agent's files API on the same address (files.go, like Mesos'
 //     src/files/files.cpp): GET /files/read, /files/browse,
 //     /files/download and /files/debug over the executor sandboxes,
@@ -77,7 +90,8 @@
 // scheduler.go, accept.go and offers.go, its operator API in operator.go,
 // maintenance.go and drain.go, /master/state in state.go), the allocator
 // (allocator.go) and the agents (agent.go; executors in process.go and
-// executorapi.go, the status update manager in updates.go). Cluster
+// executorapi.go, the status update manager in updates.go, their
+// checkpoints and recovery in checkpoint.go and recover.go). Cluster
 // (cluster.go) is the Go API over them. The master's mutex guards its and
 // its agents' records (one record of a task serves both); handlers only
 // queue events while holding it, and process launches run outside it. The

@@ -1,7 +1,6 @@
 package devcluster
 
 import (
-	"os/exec"
 	"slices"
 	"time"
 
@@ -174,9 +173,8 @@ type executorRun struct {
 	reregTimer    *lockedTimer
 	reregTimedOut bool
 	reregistering bool
-	cmd           *exec.Cmd // nil for an executor recovered from the last run
-	sid           int       // its session, led by the executor process
-	startTime     uint64    // of the executor process (procStat)
+	sid           int    // its session, led by the executor process
+	startTime     uint64 // of the executor process (procStat)
 	exited        chan struct{}
 	regTimer      *lockedTimer
 }

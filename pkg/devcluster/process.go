@@ -82,11 +82,11 @@ func (a *agent) startExecutorProcess(ex *executorRun) {
 			a.executorTerminated(ex, -1, "Failed to launch container: "+err.Error())
 			return
 		}
-		ex.cmd, ex.sid, ex.launched = cmd, cmd.Process.Pid, true
+		ex.sid, ex.launched = cmd.Process.Pid, true
 		ex.startTime = startTimeOf(ex.sid)
 		a.checkpointExecutor(ex)
 		a.m.procs.Add(1)
-		go a.waitExecutor(ex)
+		go a.waitExecutor(ex, cmd)
 		if a.m.stopped || ex.terminating || a.removed {
 			ex.destroy()
 			return
@@ -108,11 +108,11 @@ func (a *agent) killUnlessSubscribed(ex *executorRun, timeout time.Duration, tim
 	})
 }
 
-func (a *agent) waitExecutor(ex *executorRun) {
+func (a *agent) waitExecutor(ex *executorRun, cmd *exec.Cmd) {
 	defer a.m.procs.Done()
-	err := ex.cmd.Wait()
+	err := cmd.Wait()
 	status := int32(-1)
-	if ws, ok := ex.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
 		status = int32(ws)
 	}
 	msg := "Executor terminated"

@@ -68,7 +68,7 @@ func startClusterProcess(t *testing.T, workDir string) *clusterProcess {
 	t.Helper()
 	dir := t.TempDir()
 	config, _ := json.Marshal(map[string]any{
-		"agents":             []map[string]any{{"hostname": "proc-1"}},
+		"agents":              []map[string]any{{"hostname": "proc-1"}},
 		"allocation_interval": "50ms", "executor_shutdown_grace_period": "2s",
 	})
 	configFile := filepath.Join(dir, "cluster.json")
@@ -319,6 +319,48 @@ func TestRecoveredFrameworkFailoverTimeoutRunsFromTheRestart(t *testing.T) {
 	}
 	if reg := readAll(t, filepath.Join(work, "meta")); strings.Contains(reg, s.fwID) {
 		t.Errorf("the registry still lists the removed framework: %s", reg)
+	}
+}
+
+// Stop (SIGTERM of cmd/devcluster or bcs-scheduler --dev) still stops
+// everything, and keeps nothing of it: the executors and what their
+// sessions ran are killed and their checkpoints removed, so the next
+// start recovers no task; the registry keeps the framework and the
+// agent's ID and address.
+func TestStoppedClusterKeepsItsRegistryNotItsContainers(t *testing.T) {
+	work := t.TempDir()
+	c := startProcessCluster(t, func(cfg *devcluster.Config) { cfg.WorkDir = work })
+	checkpoint := true
+	info := frameworkInfo(func(info *mesos.FrameworkInfo) { info.Checkpoint = &checkpoint })
+	s := subscribe(t, c, info, jsonCodec)
+	o := s.awaitOffer()
+	launchGroup(s, o, realExecutor(t, s.fwID, "exec-1", "run", "protobuf", "TESTEXECUTOR_RESUBSCRIBE=1", "TESTEXECUTOR_CHILDREN=1"), taskInfo(o, "t1"))
+	s.awaitAck("t1", mesos.TASK_RUNNING)
+	sandbox := sandboxOf(t, c, o.AgentID.Value, s.fwID, "exec-1")
+	child, daemon := pidIn(t, sandbox, "child.pid"), pidIn(t, sandbox, "daemon.pid")
+	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGKILL) })
+	checkpoints := filepath.Join(work, "meta", "agents", o.AgentID.Value)
+	if len(dirEntries(t, checkpoints)) != 1 {
+		t.Fatalf("checkpoints of the running executor: %v", dirEntries(t, checkpoints))
+	}
+	c.Stop()
+	if processAlive(child) {
+		t.Errorf("the executor's child %d outlived Stop", child)
+	}
+	if left := dirEntries(t, checkpoints); len(left) > 0 {
+		t.Errorf("checkpoints left after Stop: %v", left)
+	}
+	reg := readAll(t, filepath.Join(work, "meta"))
+	if !strings.Contains(reg, s.fwID) || !strings.Contains(reg, o.AgentID.Value) {
+		t.Errorf("the registry after Stop lacks the framework or the agent: %s", reg)
+	}
+
+	again := startProcessCluster(t, func(cfg *devcluster.Config) { cfg.WorkDir = work })
+	info.ID = &mesos.FrameworkID{Value: s.fwID}
+	s2 := subscribe(t, again, info, jsonCodec)
+	s2.mustCall(calls.Reconcile(calls.ReconcileTasks(map[string]string{"t1": o.AgentID.Value})))
+	if st := s2.await("t1 reconciled", isTaskUpdate("t1")).Update.Status; st.GetState() != mesos.TASK_GONE {
+		t.Errorf("t1, killed by Stop, reconciled as %s, want TASK_GONE (its agent is back and does not know it)", st.GetState())
 	}
 }
 

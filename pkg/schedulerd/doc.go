@@ -3,7 +3,9 @@
 // serves the REST API, campaigns for leadership among the replicas sharing
 // the etcd, runs the scheduler Driver, the hook runner and the notifier
 // while it leads, and — with Dev — an embedded Mesos-compatible dev
-// cluster on this machine. RotateKey is `bcs-scheduler rotate-key`.
+// cluster on this machine, working under <DataDir>/mesos, from which it
+// recovers its executors when the process starts again after a kill -9.
+// RotateKey is `bcs-scheduler rotate-key`.
 //
 // What it does as leader it writes through a store fenced by its term
 // (store.WithFence): once its etcd session has ended — it was paused or
