@@ -118,10 +118,11 @@ func newAgent(m *master, spec AgentSpec, endpoint string) (*agent, net.Listener,
 	return a, ln, nil
 }
 
-// serve starts the agent's executor and files APIs on ln.
+// serve starts the agent's executor and files APIs on ln. Caller holds
+// a.m.mu.
 func (a *agent) serve(ln net.Listener) {
 	a.srv = &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: a.m.serverLog()}
-	go func(srv *http.Server) { _ = srv.Serve(a.m.security.listen(ln)) }(a.srv)
+	a.m.serveHTTP(a.srv, ln)
 }
 
 // restart takes the agent's executor API away for downtime and brings it

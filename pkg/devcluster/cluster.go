@@ -78,7 +78,7 @@ func (c *Cluster) recover(agents []AgentSpec) error {
 		}
 		m.mu.Lock()
 		m.recoverFrameworks(reg)
-		m.lastRun = reg.Agents
+		m.lastRun, m.recovering = reg.Agents, true
 		m.mu.Unlock()
 	}
 	// Every agent listens before any takes its containers back: a start
@@ -108,7 +108,7 @@ func (c *Cluster) recover(agents []AgentSpec) error {
 	}
 	m.forgetUnknownAgents()
 	m.mu.Lock()
-	m.lastRun = nil
+	m.lastRun, m.recovering = nil, false
 	m.saveRegistry()
 	m.mu.Unlock()
 	return nil

@@ -50,18 +50,23 @@ type master struct {
 	machines map[string]*machine
 	schedule maintenance.Schedule
 	// lastRun are the agents of the registry of the cluster's last run
-	// that no agent of this run has taken back yet (Start).
-	lastRun []registeredAgent
-	seq     uint64
-	stats   Stats
+	// that no agent of this run has taken back yet; recovering while
+	// Start takes them back, when the registry is not written: a start
+	// killed half way must find the last run's registry whole.
+	lastRun    []registeredAgent
+	recovering bool
+	seq        uint64
+	stats      Stats
 
 	addr     string
 	ln       net.Listener // until the master serves (Start)
 	srv      *http.Server
 	security security // TLS and HTTP authentication
 
-	stopping chan struct{}  // closed when stop begins
-	wg       sync.WaitGroup // the allocation loop
+	stopping chan struct{} // closed when stop begins
+	// wg counts the allocation loop and the HTTP servers, so that no
+	// listener outlives stop; Add only under mu while not stopped.
+	wg sync.WaitGroup
 	// procs counts goroutines that start or wait for child processes; Add
 	// only under mu while not stopped.
 	procs     sync.WaitGroup
@@ -127,7 +132,16 @@ func (m *master) serve(ln net.Listener) {
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: m.serverLog()}
 	m.srv, m.ln = srv, nil
-	go func() { _ = srv.Serve(m.security.listen(ln)) }()
+	m.serveHTTP(srv, ln)
+}
+
+// serveHTTP serves srv on ln until srv is closed. Caller holds m.mu.
+func (m *master) serveHTTP(srv *http.Server, ln net.Listener) {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		_ = srv.Serve(m.security.listen(ln)) // closes ln, also when srv was closed first
+	}()
 }
 
 // serverLog is where the master's and agents' HTTP servers say what
@@ -245,6 +259,10 @@ func (m *master) restart() error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.stopped {
+		_ = ln.Close()
+		return fmt.Errorf("cluster stopped: %w", errdefs.ErrUnavailable)
+	}
 	m.serve(ln)
 	m.log().Info("master restarted", "addr", m.addr)
 	return nil

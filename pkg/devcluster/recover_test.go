@@ -164,6 +164,9 @@ func TestKilledClusterRecoversExecutorsThatComeBack(t *testing.T) {
 	if fws := c.Frameworks(); !slices.Equal(fws, []string{s.fwID}) {
 		t.Fatalf("frameworks after the restart %v, want %s known again before it subscribes", fws, s.fwID)
 	}
+	if mismatches := c.LeftToOfferMismatches(); len(mismatches) > 0 {
+		t.Errorf("after the restart the allocator does not count what the recovered tasks hold: %v", mismatches)
+	}
 
 	info.ID = &mesos.FrameworkID{Value: s.fwID}
 	s2 := subscribe(t, c, info, jsonCodec)
@@ -340,8 +343,16 @@ func TestStoppedClusterKeepsItsRegistryNotItsContainers(t *testing.T) {
 	child, daemon := pidIn(t, sandbox, "child.pid"), pidIn(t, sandbox, "daemon.pid")
 	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGKILL) })
 	checkpoints := filepath.Join(work, "meta", "agents", o.AgentID.Value)
-	if len(dirEntries(t, checkpoints)) != 1 {
+	files, _ := filepath.Glob(filepath.Join(checkpoints, "*.json"))
+	if len(files) != 1 {
 		t.Fatalf("checkpoints of the running executor: %v", dirEntries(t, checkpoints))
+	}
+	// The task infos it keeps carry the instances' secrets: the
+	// cluster's user only.
+	for path, want := range map[string]os.FileMode{filepath.Join(work, "meta"): 0o700 | os.ModeDir, files[0]: 0o600} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode() != want {
+			t.Errorf("%s: %v %v, want mode %v", path, fi.Mode(), err, want)
+		}
 	}
 	c.Stop()
 	if processAlive(child) {

@@ -73,7 +73,7 @@ func (m *master) loadRegistry() (registry, error) {
 // saveRegistry writes the master's frameworks and agents, as they are
 // now. Caller holds m.mu.
 func (m *master) saveRegistry() {
-	if !m.durable() {
+	if !m.durable() || m.recovering {
 		return
 	}
 	reg := registry{Frameworks: []mesos.FrameworkInfo{}, Agents: []registeredAgent{}}

@@ -13,10 +13,10 @@
 //	        update is acknowledged
 //
 // With TESTEXECUTOR_RESUBSCRIBE=1 and checkpointing on, it subscribes
-// again every 100ms when its event stream ends, with its unacknowledged
-// tasks and updates, as an executor recovering from an agent restart
-// does; TESTEXECUTOR_STAY=1 makes it stay instead, without subscribing
-// again.
+// again every 100ms when its event stream ends or a subscription fails,
+// with its unacknowledged tasks and updates, as an executor recovering
+// from an agent restart does; TESTEXECUTOR_STAY=1 makes it stay instead,
+// without subscribing again.
 //
 // TESTEXECUTOR_CODEC=json|protobuf picks the wire format (default
 // protobuf). Every KILL is appended to kills.log (the task ID and the
