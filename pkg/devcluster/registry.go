@@ -22,9 +22,11 @@ import (
 // recovers them (recover.go). Simulated mode keeps nothing: its tasks do
 // not outlive the process anyway.
 
-// registry is what the master keeps of its cluster across restarts: the
-// frameworks it knows, which subscribe again as a failover, and its agents
-// with the IDs and executor API endpoints their executors know them by.
+// registry is what the master keeps of its cluster across restarts: its
+// agents with the IDs and executor API endpoints their executors know
+// them by (Mesos' Registry.slaves), and the frameworks it knows, which
+// subscribe again as a failover (a Mesos master learns those back from
+// its agents' checkpointed framework.info as they reregister).
 type registry struct {
 	Frameworks []mesos.FrameworkInfo `json:"frameworks"`
 	Agents     []registeredAgent     `json:"agents"`
