@@ -262,7 +262,6 @@ func (a *agent) launch(fw *framework, exInfo *mesos.ExecutorInfo, infos []mesos.
 		}
 		return
 	}
-	a.checkpointExecutor(ex) // before its process starts or gets the tasks
 	var ev *executor.Event
 	if group {
 		tg := mesos.TaskGroupInfo{Tasks: append([]mesos.TaskInfo(nil), infos...)}
@@ -270,11 +269,15 @@ func (a *agent) launch(fw *framework, exInfo *mesos.ExecutorInfo, infos []mesos.
 	} else {
 		ev = &executor.Event{Type: executor.Event_LAUNCH, Launch: &executor.Event_Launch{Task: infos[0]}}
 	}
-	// The tasks leave TASK_STAGING only when the executor reports.
+	// The tasks leave TASK_STAGING only when the executor reports. The
+	// checkpoint holds them before the executor can, and before its
+	// process starts.
 	if ex.subscribed && ex.stream != nil {
+		a.checkpointExecutor(ex)
 		ex.stream.send(ev)
 	} else {
 		ex.queued = append(ex.queued, ev)
+		a.checkpointExecutor(ex)
 	}
 	if newExecutor {
 		a.startExecutorProcess(ex)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/executor"
 )
 
 // containerCheckpoint is what an agent keeps of one container, an
@@ -33,6 +34,8 @@ type containerCheckpoint struct {
 	// its tasks wait for the framework's acknowledgement.
 	Ended bool             `json:"ended,omitempty"`
 	Tasks []taskCheckpoint `json:"tasks"`
+	// Queued are the launches the executor gets when it subscribes.
+	Queued []*executor.Event `json:"queued,omitempty"`
 }
 
 // taskCheckpoint is one task of a container: its info, its latest
@@ -82,10 +85,14 @@ func (a *agent) checkpointExecutor(ex *executorRun) {
 		return
 	}
 	info := ex.info
-	a.writeCheckpoint(&containerCheckpoint{
+	ck := &containerCheckpoint{
 		FrameworkID: ex.fw.id, ContainerID: ex.containerID, Executor: &info, Sandbox: ex.sandbox,
 		Session: ex.sid, StartTime: ex.startTime, Ended: !live, Tasks: tasks,
-	})
+	}
+	if live {
+		ck.Queued = ex.queued
+	}
+	a.writeCheckpoint(ck)
 }
 
 // checkpointCommand writes what the agent keeps of a command task's

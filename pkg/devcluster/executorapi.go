@@ -124,10 +124,6 @@ func (a *agent) executorSubscribe(w http.ResponseWriter, r *http.Request, call *
 			ContainerID:   &containerID,
 		},
 	})
-	for _, ev := range ex.queued {
-		stream.send(ev)
-	}
-	ex.queued = nil
 	// Updates the executor still holds unacknowledged: those the agent has
 	// (same uuid) are pending already; those sent while it was away are
 	// taken now, as the real agent does on reregistration. Tasks it
@@ -138,6 +134,14 @@ func (a *agent) executorSubscribe(w http.ResponseWriter, r *http.Request, call *
 	if ex.reregistering {
 		ex.reregistering = false
 		a.dropTasksUnknownToExecutor(ex, call.Subscribe.GetUnacknowledgedTasks())
+	}
+	for _, ev := range ex.queued {
+		stream.send(ev)
+	}
+	if ex.queued != nil {
+		// Delivered: a recovery must not deliver them twice.
+		ex.queued = nil
+		a.checkpointExecutor(ex)
 	}
 	a.executorBack(ex)
 	a.m.mu.Unlock()

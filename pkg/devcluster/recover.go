@@ -49,6 +49,10 @@ func (a *agent) recover(cks []containerCheckpoint) []int {
 			continue
 		}
 		leader := findSessionLeader(ck.Session, ck.StartTime, ck.Sandbox)
+		if fw != nil && ck.Executor != nil && ck.Session == 0 && leader.pid == 0 {
+			a.resumeLaunch(fw, ck)
+			continue
+		}
 		if fw == nil || ck.Executor == nil {
 			leader.release()
 			kill = append(kill, leader.pid)
@@ -92,6 +96,27 @@ func (a *agent) recoverExecutor(fw *framework, ck containerCheckpoint, leader se
 	}()
 }
 
+// resumeLaunch launches again an executor whose process the last run had
+// not started (it was still fetching its URIs, say): its tasks, still
+// TASK_STAGING, wait in its queued launches, so nothing is lost or
+// launched twice. Caller holds a.m.mu.
+func (a *agent) resumeLaunch(fw *framework, ck containerCheckpoint) {
+	ex := a.recoveredExecutor(fw, ck)
+	ex.exited = make(chan struct{})
+	a.executors[ex.key()] = ex
+	a.share.take(ex.resources)
+	for _, t := range ex.tasks {
+		a.share.take(t.resources)
+	}
+	if len(ex.queued) == 0 {
+		// Its tasks were killed before delivery: nothing to run.
+		a.executorTerminated(ex, -1, "Executor not started: its tasks were killed before delivery")
+		return
+	}
+	a.m.log().Info("executor launch resumed: its process had not started", "executor", ex.id, "framework", fw.id, "agent", a.id, "tasks", len(ex.tasks))
+	a.startExecutorProcess(ex)
+}
+
 // recoveredExecutor is the record of a checkpointed executor with its
 // tasks, live ones on the agent and every one in its framework. Caller
 // holds a.m.mu.
@@ -99,7 +124,7 @@ func (a *agent) recoveredExecutor(fw *framework, ck containerCheckpoint) *execut
 	ex := &executorRun{
 		fw: fw, agent: a, info: *ck.Executor, id: ck.Executor.ExecutorID.Value, containerID: ck.ContainerID,
 		resources: sumResources(ck.Executor.Resources), tasks: map[string]*task{}, ended: map[string]*task{},
-		sandbox: ck.Sandbox,
+		sandbox: ck.Sandbox, queued: ck.Queued,
 	}
 	for _, tc := range ck.Tasks {
 		t := a.recoverTask(fw, tc)

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -211,29 +213,81 @@ func TestKilledClusterRecoversExecutorsThatComeBack(t *testing.T) {
 	}
 }
 
-// A task whose launch the agent checkpointed but had not delivered when
-// the cluster was killed: its executor, started and subscribing for the
-// first time after the restart, does not list it, so it becomes
-// TASK_DROPPED with REASON_AGENT_RESTARTED ("Task launched during agent
-// restart", Mesos' Slave::subscribe), and the executor, left without
-// tasks, is shut down.
-func TestTaskLaunchedAsTheClusterDiesIsDropped(t *testing.T) {
+// Launches the kill interrupts are resumed after the restart, under
+// the same task IDs: an executor still fetching its binary (its process
+// not started yet) is launched again; one started but not yet subscribed
+// gets its tasks when it subscribes to the restarted agent.
+func TestLaunchesInterruptedByTheKillAreResumed(t *testing.T) {
 	work := t.TempDir()
 	first := startClusterProcess(t, work)
 	checkpoint := true
 	info := frameworkInfo(func(info *mesos.FrameworkInfo) { info.Checkpoint = &checkpoint })
 	s := subscribeAt(t, first.master, info, jsonCodec)
 	o := s.awaitOffer()
+
+	// The executor binary comes over HTTP, held until the kill.
+	release := make(chan struct{})
+	binary := buildTestExecutor(t)
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+			http.ServeFile(w, r, binary)
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(files.Close)
+	fetching := realExecutor(t, s.fwID, "exec-fetching", "run", "protobuf", "TESTEXECUTOR_RESUBSCRIBE=1")
+	fetching.Command.URIs[0].Value = files.URL + "/testexecutor"
 	slow := realExecutor(t, s.fwID, "exec-slow", "run", "protobuf", "TESTEXECUTOR_RESUBSCRIBE=1")
-	cmd := "sleep 3 && exec ./testexecutor"
+	cmd := "sleep 2 && exec ./testexecutor"
 	slow.Command.Value = &cmd
-	launchGroup(s, o, slow, taskInfo(o, "t-late"))
-	// Its process started (its pid checkpointed), not yet subscribed.
+	small := func(id string) mesos.TaskInfo {
+		ti := taskInfo(o, id)
+		ti.Resources = []mesos.Resource{scalar("cpus", 0.1), scalar("mem", 32)}
+		return ti
+	}
+	s.mustCall(calls.Accept(calls.OfferOperations{calls.OpLaunchGroup(fetching, small("t-fetching")), calls.OpLaunchGroup(slow, small("t-slow"))}.WithOffers(o.ID)))
+	// exec-slow's process started (its pid checkpointed), exec-fetching's
+	// not.
 	checkpoints := filepath.Join(work, "meta", "agents", o.AgentID.Value)
 	deadline := time.Now().Add(waitTimeout)
-	for !strings.Contains(readAll(t, checkpoints), `"session":`) {
+	for strings.Count(readAll(t, checkpoints), `"session":`) != 1 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the executor's start was not checkpointed: %s", readAll(t, checkpoints))
+			t.Fatalf("checkpoints: %s", readAll(t, checkpoints))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	first.kill()
+	close(release)
+
+	c := startProcessCluster(t, func(cfg *devcluster.Config) {
+		cfg.WorkDir = work
+		cfg.ExecutorReregistrationTimeout = devcluster.Duration(10 * time.Second)
+	})
+	info.ID = &mesos.FrameworkID{Value: s.fwID}
+	s2 := subscribe(t, c, info, jsonCodec)
+	s2.awaitAck("t-fetching", mesos.TASK_RUNNING)
+	s2.awaitAck("t-slow", mesos.TASK_RUNNING)
+}
+
+// A task launched on a subscribed executor that never got it (the event
+// lost as the cluster died): when the executor subscribes again without
+// listing it among its unacknowledged tasks, it becomes TASK_DROPPED with
+// REASON_AGENT_RESTARTED ("Task launched during agent restart", Mesos'
+// Slave::subscribe), and the executor, left without tasks, is shut down.
+func TestTaskTheExecutorNeverGotIsDropped(t *testing.T) {
+	work := t.TempDir()
+	first := startClusterProcess(t, work)
+	checkpoint := true
+	info := frameworkInfo(func(info *mesos.FrameworkInfo) { info.Checkpoint = &checkpoint })
+	s := subscribeAt(t, first.master, info, jsonCodec)
+	o := s.awaitOffer()
+	launchGroup(s, o, realExecutor(t, s.fwID, "exec-deaf", "deaf", "protobuf", "TESTEXECUTOR_RESUBSCRIBE=1"), taskInfo(o, "t-lost"))
+	checkpoints := filepath.Join(work, "meta", "agents", o.AgentID.Value)
+	deadline := time.Now().Add(waitTimeout)
+	for strings.Contains(readAll(t, checkpoints), `"queued":`) || !strings.Contains(readAll(t, checkpoints), `"session":`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the launch was not delivered: %s", readAll(t, checkpoints))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -244,12 +298,12 @@ func TestTaskLaunchedAsTheClusterDiesIsDropped(t *testing.T) {
 	})
 	info.ID = &mesos.FrameworkID{Value: s.fwID}
 	s2 := subscribe(t, c, info, jsonCodec)
-	st := s2.awaitAck("t-late", mesos.TASK_DROPPED)
+	st := s2.awaitAck("t-lost", mesos.TASK_DROPPED)
 	if st.GetReason() != mesos.REASON_AGENT_RESTARTED || st.GetMessage() != "Task launched during agent restart" {
-		t.Errorf("t-late: %s %q, want REASON_AGENT_RESTARTED", st.GetReason(), st.GetMessage())
+		t.Errorf("t-lost: %s %q, want REASON_AGENT_RESTARTED", st.GetReason(), st.GetMessage())
 	}
-	s2.await("FAILURE of exec-slow (shut down)", func(e *scheduler.Event) bool {
-		return e.Type == scheduler.Event_FAILURE && e.Failure.GetExecutorID().GetValue() == "exec-slow"
+	s2.await("FAILURE of exec-deaf (shut down)", func(e *scheduler.Event) bool {
+		return e.Type == scheduler.Event_FAILURE && e.Failure.GetExecutorID().GetValue() == "exec-deaf"
 	})
 }
 

@@ -11,6 +11,7 @@
 //	run     tasks go TASK_RUNNING and stay until killed (TASK_KILLED)
 //	crash   tasks go TASK_RUNNING, then the executor exits 3 once that
 //	        update is acknowledged
+//	deaf    launches are ignored, as if lost on their way
 //
 // With TESTEXECUTOR_RESUBSCRIBE=1 and checkpointing on, it subscribes
 // again every 100ms when its event stream ends or a subscription fails,

@@ -122,6 +122,10 @@ func (s *state) loop(dec encoding.Decoder) error {
 }
 
 func (s *state) handle(e *executor.Event) error {
+	if s.mode == "deaf" && (e.Type == executor.Event_LAUNCH || e.Type == executor.Event_LAUNCH_GROUP) {
+		log.Printf("%s ignored", e.Type)
+		return nil
+	}
 	switch e.Type {
 	case executor.Event_SUBSCRIBED:
 		s.executor = e.Subscribed.ExecutorInfo
