@@ -37,14 +37,15 @@
 //     (registry.go, checkpoint.go, recover.go): the master keeps a
 //     registry of its frameworks and agents (IDs, executor API
 //     addresses), each agent a checkpoint of its containers (executors,
-//     their tasks, updates not yet acknowledged, the session and start
-//     time of the process), all under <WorkDir>/meta, written whole
-//     through a rename; a cluster started again on the work dir serves
-//     nothing until it took them back: frameworks disconnected until they
-//     subscribe again, executors awaited as after RestartAgent, those that
-//     do not come back killed with their sessions before the agent offers
-//     again; a recovered executor, no child of the new process, is
-//     watched through a pidfd. Simulated mode keeps nothing;
+//     their tasks, launches not yet delivered, updates not yet
+//     acknowledged, the session and start time of the process), all
+//     under <WorkDir>/meta, written whole through a rename; a cluster
+//     started again on the work dir serves nothing until it took them
+//     back: frameworks disconnected until they subscribe again, executors
+//     awaited as after RestartAgent, those that do not come back killed
+//     with their sessions before the agent offers again, launches the
+//     kill interrupted resumed; a recovered executor, no child of the new
+//     process, is watched through a pidfd. Simulated mode keeps nothing;
 //   - each agent's files API on the same address (files.go, like Mesos'
 //     src/files/files.cpp): GET /files/read, /files/browse,
 //     /files/download and /files/debug over the executor sandboxes,
