@@ -43,6 +43,25 @@ type TaskSpec struct {
 	// SIGKILL; TaskInfo.kill_policy carries the same value.
 	KillGracePeriodSeconds float64   `json:"killGracePeriodSeconds"`
 	Resources              Resources `json:"resources"`
+	// Identity is the namespace's own user on the agents; nil when the
+	// scheduler gives namespaces none (the executors' defaults apply).
+	Identity *Identity `json:"identity,omitempty"`
+}
+
+// Identity is who the tasks of a namespace are on an agent: a process
+// that names no user, and a container whose user the namespace's policy
+// does not allow, run as UID:GID; the files they own are theirs.
+type Identity struct {
+	UID uint32 `json:"uid"`
+	GID uint32 `json:"gid"`
+	// Users are the users the namespace's admission policy allows a
+	// manifest or a container image to name: names, numeric ids, "*"
+	// (any but root) and "root".
+	Users []string `json:"users,omitempty"`
+	// Range is the scheduler's --namespace-uids, "FIRST-LAST": a uid in
+	// it other than UID is another namespace's, refused whatever Users
+	// say.
+	Range string `json:"range"`
 }
 
 // Instance names the application instance a task group runs.

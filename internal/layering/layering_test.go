@@ -34,7 +34,7 @@ func join(lists ...[]string) []string { return slices.Concat(lists...) }
 
 // rules mirrors the "must not import" sentence of each doc.go.
 var rules = map[string]rule{
-	"pkg/admission":               {only: []string{"pkg/manifest", "pkg/field", "pkg/confine", "pkg/dockerparam", "pkg/strictjson", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
+	"pkg/admission":               {only: []string{"pkg/manifest", "pkg/field", "pkg/confine", "pkg/dockerparam", "pkg/identity", "pkg/strictjson", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/api":                     {forbid: mesosAll},
 	"pkg/auth":                    {only: []string{"pkg/manifest", "pkg/errdefs", "pkg/reloadfile"}, forbid: join(mesosAll, storage)},
 	"pkg/bcsctl":                  {only: []string{"pkg/manifest", "pkg/constraint"}, forbid: join(mesosAll, storage)},
@@ -48,6 +48,7 @@ var rules = map[string]rule{
 	"pkg/executor":                {only: []string{"proto", "pkg/errdefs", "pkg/mesoswire", "pkg/taskstate", "pkg/tlsfiles"}},
 	"pkg/field":                   {only: []string{"pkg/errdefs"}},
 	"pkg/healthcheck":             {only: []string{"proto", "pkg/errdefs"}, forbid: join(mesosAll, docker)},
+	"pkg/identity":                {only: none},
 	"pkg/launch":                  {forbid: join(mesosAll, httpAll, storage)},
 	"pkg/manifest":                {only: []string{"pkg/field", "pkg/errdefs", "pkg/constraint", "pkg/strictjson", "pkg/dockerparam", "pkg/confine"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/manifest/manifesttest":   {only: []string{"pkg/manifest", "pkg/constraint"}},

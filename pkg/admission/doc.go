@@ -1,5 +1,7 @@
 // Package admission owns the operator's admission policy: per namespace,
-// which users a process may run as (root refused unless named), whether
+// which users a process or container may run as besides the namespace's
+// own uid (root refused unless named, by name or uid; the uids other
+// namespaces hold refused always: pkg/identity's rule), whether
 // containers may be privileged, use the host's network, and which host
 // paths they may mount; and, for the whole scheduler, the directories
 // file:// packages may come from. The API checks every workload manifest
@@ -10,5 +12,5 @@
 // The policy is data read from a JSON or YAML file (LoadFile); Default
 // and Dev are the built-in ones. It must not import HTTP, storage or
 // Mesos code; only pkg/manifest, pkg/field, pkg/confine, pkg/dockerparam,
-// pkg/strictjson and pkg/errdefs.
+// pkg/identity, pkg/strictjson and pkg/errdefs.
 package admission

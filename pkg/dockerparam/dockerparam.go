@@ -13,8 +13,11 @@ import (
 var Keys = []string{
 	"oom-kill-disable", "ulimit", "rm", "shm-size", "ip", "net",
 	"memory-swap", "memory-swappiness", "cpu-shares",
-	"device-read-bps", "device-write-bps", "device-read-iops", "device-write-iops",
+	"device-read-bps", "device-write-bps", "device-read-iops", "device-write-iops", "user",
 }
+
+// userPattern is docker's --user: a name or uid and an optional group.
+var userPattern = regexp.MustCompile(`^[A-Za-z0-9_.][A-Za-z0-9_.-]*(:[A-Za-z0-9_.][A-Za-z0-9_.-]*)?$`)
 
 // Docker's bounds on --cpu-shares (cgroup v1 cpu.shares).
 const (
@@ -40,6 +43,10 @@ type Options struct {
 	DeviceWriteBps   []DeviceRate
 	DeviceReadIOps   []DeviceRate
 	DeviceWriteIOps  []DeviceRate
+	// User is who the container runs as, "name" or "uid", either with
+	// ":group"; "" is the image's user (the namespace's admission policy
+	// decides whether either is taken).
+	User string
 }
 
 // Ulimit is one --ulimit.
@@ -155,6 +162,11 @@ func (o *Options) Add(key, value string) error {
 		} else {
 			o.DeviceWriteIOps = append(o.DeviceWriteIOps, d)
 		}
+	case "user":
+		if !userPattern.MatchString(value) {
+			return fmt.Errorf("want a user name or uid, optionally with :group, got %q", value)
+		}
+		o.User = value
 	default:
 		return fmt.Errorf("not supported (%s)", strings.Join(Keys, ", "))
 	}

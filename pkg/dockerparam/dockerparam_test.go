@@ -40,6 +40,8 @@ func TestEveryParameter(t *testing.T) {
 		{"device-write-bps", "/dev/sdb:1kb", dockerparam.Options{DeviceWriteBps: []dockerparam.DeviceRate{{Path: "/dev/sdb", Rate: 1 << 10}}}},
 		{"device-read-iops", "/dev/vda:100", dockerparam.Options{DeviceReadIOps: []dockerparam.DeviceRate{{Path: "/dev/vda", Rate: 100}}}},
 		{"device-write-iops", "/dev/vda:50", dockerparam.Options{DeviceWriteIOps: []dockerparam.DeviceRate{{Path: "/dev/vda", Rate: 50}}}},
+		{"user", "www-data", dockerparam.Options{User: "www-data"}},
+		{"--user", "1000:1000", dockerparam.Options{User: "1000:1000"}},
 	}
 	for _, tc := range cases {
 		var o dockerparam.Options
@@ -71,7 +73,7 @@ func TestRepeatedParameters(t *testing.T) {
 
 func TestBadParameters(t *testing.T) {
 	cases := []struct{ key, value, msg string }{
-		{"cap-add", "ALL", "not supported (oom-kill-disable, ulimit, rm, shm-size, ip, net, memory-swap, memory-swappiness, cpu-shares, device-read-bps, device-write-bps, device-read-iops, device-write-iops)"},
+		{"cap-add", "ALL", "not supported (oom-kill-disable, ulimit, rm, shm-size, ip, net, memory-swap, memory-swappiness, cpu-shares, device-read-bps, device-write-bps, device-read-iops, device-write-iops, user)"},
 		{"oom-kill-disable", "yes please", `want true or false, got "yes please"`},
 		{"rm", "maybe", `want true or false, got "maybe"`},
 		{"ulimit", "nofile", `want name=soft[:hard], got "nofile"`},
@@ -97,6 +99,9 @@ func TestBadParameters(t *testing.T) {
 		{"device-read-iops", "/dev/vda:1mb", `rate "1mb": want a whole number above 0`},
 		{"device-write-iops", "/dev/vda:0", `rate "0": want a whole number above 0`},
 		{"device-write-iops", "/tmp/x:10", `want <device path under /dev/>:<rate>, rate a whole number of operations per second; got "/tmp/x:10"`},
+		{"user", "", `want a user name or uid, optionally with :group, got ""`},
+		{"user", "a b", `want a user name or uid, optionally with :group, got "a b"`},
+		{"user", "1:2:3", `want a user name or uid, optionally with :group, got "1:2:3"`},
 	}
 	for _, tc := range cases {
 		var o dockerparam.Options

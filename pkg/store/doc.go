@@ -69,6 +69,9 @@
 //	                                               begin with the UTC time, so keys sort by time
 //	sealing/fingerprint                            SHA-256 of the sealing key (never the key)
 //	sealing/rotation                               the new key's fingerprint while a rotation runs
+//	namespaceuids/<namespace>                      the namespace's own uid on the agents
+//	uids/<uid>                                     the namespace that uid was given to (written with
+//	                                               the namespace's key, in one transaction, once)
 //	audit/<entry id>                               one write to the API: who, what, the answer; ids
 //	                                               begin with the UTC time; the newest N are kept (Trim)
 //
