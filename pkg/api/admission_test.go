@@ -1,11 +1,14 @@
 package api_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"testing"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/admission"
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
+	"github.com/bcs-mesos/bcs-mesos/pkg/identity"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 )
 
@@ -15,6 +18,7 @@ import (
 // are refused the same way, whatever the policy.
 func TestAdmissionRefusesAtSubmit(t *testing.T) {
 	policy := admission.Default()
+	policy.Default.Users = []string{"user"} // the fixture's processes run as "user"
 	policy.Namespaces = map[string]admission.Rules{"ops": {Users: []string{"root"}, Privileged: true, HostPaths: []string{"/data/logs"}}}
 	e := newEnv(t, func(c *api.Config) {
 		c.Admission = &admission.Checker{Policy: policy, PackageDirs: []string{"/srv/packages"}}
@@ -75,4 +79,37 @@ func TestAdmissionRefusesAtSubmit(t *testing.T) {
 	createApp(t, e, process("pkg", "demo", func(p *manifest.Process) {
 		p.Spec.Template.Spec.Processes[0].URIs[0].Value = "file:///srv/packages/game.tgz"
 	}))
+}
+
+// Issue 31: with --namespace-uids, a manifest may name its namespace's
+// own uid (recorded in the store) but not another namespace's, whatever
+// the policy lists; root is refused by uid as by name.
+func TestAdmissionNamespaceUIDs(t *testing.T) {
+	uids := identity.Range{First: 20000, Last: 29999}
+	policy := admission.Policy{Default: admission.Rules{Users: []string{"*"}}}
+	e := newEnv(t, func(c *api.Config) {
+		c.Admission = &admission.Checker{Policy: policy, NamespaceUIDs: uids}
+	})
+	own := map[string]uint32{}
+	for _, ns := range []string{"nsa", "nsb"} {
+		uid, err := e.reg.EnsureNamespaceUID(context.Background(), ns, uids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own[ns] = uid
+	}
+	as := func(user string) func(p *manifest.Process) {
+		return func(p *manifest.Process) { p.Spec.Template.Spec.Processes[0].User = user }
+	}
+	const p0 = "spec.template.spec.processes[0]"
+	for _, tt := range []struct{ user, want string }{
+		{fmt.Sprint(own["nsb"]), fmt.Sprintf(`%s.user: id %d belongs to another namespace (--namespace-uids 20000-29999 gives each namespace its own) in namespace "nsa" (admission policy)`, p0, own["nsb"])},
+		{"0", p0 + `.user: running as root is not allowed in namespace "nsa" (admission policy)`},
+	} {
+		got := errorOf(t, e.call(t, "POST", "/v1/apps", process("game", "nsa", as(tt.user))), http.StatusBadRequest, "InvalidArgument")
+		if !sameSet(got.Details, []string{tt.want}) {
+			t.Errorf("user %q: %q, want %q", tt.user, got.Details, tt.want)
+		}
+	}
+	createApp(t, e, process("game", "nsa", as(fmt.Sprint(own["nsa"]))))
 }

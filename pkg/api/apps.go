@@ -2,6 +2,7 @@ package api
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -243,11 +244,15 @@ func (s *Server) parse(r *http.Request, kinds ...manifest.Kind) (manifest.Object
 	} else if err != nil {
 		return nil, err
 	}
+	own, err := s.namespaceUID(r.Context(), obj)
+	if err != nil {
+		return nil, err
+	}
 	// Report decoding and validation problems together, but not twice for a
 	// field that failed to decode. Only decoding problems hide validation
 	// ones: two validation problems of one field are both reported.
 	decoding := errs
-	for _, e := range slices.Concat(obj.Validate(resolver), languages(obj), s.cfg.Admission.Check(obj)) {
+	for _, e := range slices.Concat(obj.Validate(resolver), languages(obj), s.cfg.Admission.Check(obj, own)) {
 		if !underAny(e.Path, decoding) {
 			errs = append(errs, e)
 		}
@@ -259,6 +264,24 @@ func (s *Server) parse(r *http.Request, kinds ...manifest.Kind) (manifest.Object
 		return nil, err
 	}
 	return obj, nil
+}
+
+// namespaceUID is the own uid of the namespace obj runs in, which its
+// manifest may name (0: none, or namespaces get no uids).
+func (s *Server) namespaceUID(ctx context.Context, obj manifest.Object) (uint32, error) {
+	if s.cfg.Admission == nil || s.cfg.Admission.NamespaceUIDs.Off() {
+		return 0, nil
+	}
+	meta, _ := manifest.MetaOf(obj)
+	namespace := meta.Namespace
+	if cmd, ok := obj.(*manifest.Command); ok {
+		namespace = cmd.Spec.CommandTargetRef.Namespace
+	}
+	uid, _, err := s.cfg.Registry.NamespaceUID(ctx, namespace)
+	if errors.Is(err, errdefs.ErrInvalidArgument) {
+		return 0, nil // no namespace a key can name: validation says so
+	}
+	return uid, err
 }
 
 // languages checks what a manifest writes in the languages its engines

@@ -359,6 +359,9 @@ type Instance struct {
 	RunBaseDir  string
 	// SchedulerURL is ${scheduler_url}.
 	SchedulerURL string
+	// Identity is the namespace's identity on the agents, which every
+	// task carries; nil for none.
+	Identity *proto.Identity
 }
 
 // Specs returns the executor task specs of one instance: manifest
@@ -389,6 +392,7 @@ func (t *Template) Specs(inst Instance, r manifest.Resolver) ([]*proto.TaskSpec,
 			Name:                   tk.name,
 			KillGracePeriodSeconds: t.KillGrace.Seconds(),
 			Resources:              tk.resources,
+			Identity:               inst.Identity,
 		}
 		for _, p := range tk.ports {
 			pp := proto.Port{Name: p.name, ContainerPort: p.containerPort, Protocol: strings.ToLower(p.protocol)}
@@ -554,7 +558,8 @@ func injectData(spec *proto.TaskSpec, namespace string, cms []manifest.ConfigMap
 		}
 		for _, item := range ref.Items {
 			data, ok := s.Datas[item.DataKey]
-			if err := injectItem(spec, missing, item.DataKey, data.Content, ok, item.Type, item.KeyOrPath, item.ReadOnly, item.User); err != nil {
+			// A secret's file is for its owner to read, never to change.
+			if err := injectItem(spec, missing, item.DataKey, data.Content, ok, item.Type, item.KeyOrPath, true, item.User); err != nil {
 				return err
 			}
 		}

@@ -89,12 +89,18 @@ func TestApplicationTemplate(t *testing.T) {
 	if tmpl.Req.Resources.CPUs != 0.5 || tmpl.Req.Resources.Mem != 512 {
 		t.Errorf("resources = %+v", tmpl.Req.Resources)
 	}
+	id := &proto.Identity{UID: 20000, GID: 20000, Range: "20000-29999"}
 	specs, err := tmpl.Specs(launch.Instance{Index: 1, TaskGroupID: "tg-1", HostIP: "10.0.0.7",
-		Ports: []offer.AssignedPort{{Name: "http-port", Port: 31234}}}, resolver())
+		Ports: []offer.AssignedPort{{Name: "http-port", Port: 31234}}, Identity: id}, resolver())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := specs[0]
+	// Every task carries its namespace's identity; a secret's file is
+	// read-only, whatever its item says.
+	if s.Identity != id || len(s.Files) != 1 || !s.Files[0].ReadOnly {
+		t.Errorf("identity %+v, files %+v", s.Identity, s.Files)
+	}
 	if s.Container == nil || s.Container.NetworkMode != "BRIDGE" || s.Ports[0].HostPort != 31234 || s.Ports[0].ContainerPort != 8080 {
 		t.Fatalf("spec = %+v ports %+v", s.Container, s.Ports)
 	}

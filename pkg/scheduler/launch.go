@@ -54,10 +54,14 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	launchNo := inst.rec.Launches + 1
 	tgID := registry.TaskGroupID(a.rec.Namespace, a.rec.Name, inst.rec.Index, launchNo)
 	info := c.agents[agentID]
+	id, err := c.identity(a.rec.Namespace)
+	if err != nil {
+		return mesos.Offer_Operation{}, err
+	}
 	specs, err := tmpl.Specs(launch.Instance{
 		Index: inst.rec.Index, TaskGroupID: tgID, HostIP: info.ip, Ports: pl.Ports,
 		WorkBaseDir: c.baseDir(c.cfg.WorkBaseDir, info.hostname), RunBaseDir: c.baseDir(c.cfg.RunBaseDir, info.hostname),
-		SchedulerURL: c.cfg.SchedulerURL,
+		SchedulerURL: c.cfg.SchedulerURL, Identity: id,
 	}, c.refs)
 	if err != nil {
 		return mesos.Offer_Operation{}, err

@@ -12,6 +12,11 @@
 // them all and campaigns again as a standby. The API's writes, made on
 // users' behalf, are not fenced: a follower redirects them to the leader.
 //
+// With NamespaceUIDs, the driver it runs gives each namespace its own uid
+// on the agents, recorded once by the registry, with the users the
+// namespace's admission policy allows (proto.Identity), which every
+// launch carries; the API checks manifests against the same rule.
+//
 // It reaches etcd over TLS with EtcdTLS (the CA, the client certificate)
 // and Mesos with MesosCACert and the framework's credential
 // (pkg/mesosconn), loading PEM files through pkg/tlsfiles, as it does

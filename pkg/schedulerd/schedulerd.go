@@ -26,6 +26,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hookrun"
+	"github.com/bcs-mesos/bcs-mesos/pkg/identity"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosconn"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosfiles"
@@ -106,6 +107,11 @@ type Options struct {
 	// pkg/admission); empty: admission.Default(), or admission.Dev() with
 	// Dev.
 	AdmissionPolicy string
+	// NamespaceUIDs is the range of uids namespaces are given on the
+	// agents, one each, recorded in etcd once (--namespace-uids): their
+	// processes, and containers whose user the policy does not allow, run
+	// as it. The zero Range gives none: the executors' defaults apply.
+	NamespaceUIDs identity.Range
 	// PackageDirs are the directories on agents that file:// packages may
 	// come from: the process executors get them as --package-dirs, and a
 	// manifest naming another is refused when submitted. None refuses
@@ -262,7 +268,7 @@ func Run(ctx context.Context, o Options) error {
 	if self == "" {
 		self = scheme + "://" + listener.Addr().String()
 	}
-	lead := &leadership{self: self}
+	lead := &leadership{self: self, admission: admit}
 	op := &operator{reg: reg}
 	apiServer := api.NewServer(api.Config{
 		Registry: reg, Leadership: lead, Operator: op, Planner: op, FilesDir: o.FilesDir, Admission: admit,
@@ -588,6 +594,9 @@ type connection struct {
 // hook runner and the notifier while this replica does.
 type leadership struct {
 	self string
+	// admission is the API's: the users each namespace's policy allows go
+	// to the agents with its identity.
+	admission *admission.Checker
 	// metrics outlive terms: each term's driver records into them.
 	metrics *scheduler.Metrics
 	mu      sync.Mutex
@@ -673,10 +682,14 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, mesos
 	if len(o.PackageDirs) > 0 {
 		cfg.ProcessExecutor.Args = append(cfg.ProcessExecutor.Args, "--package-dirs="+strings.Join(o.PackageDirs, ","))
 	}
+	var identities scheduler.IdentitySource
+	if !o.NamespaceUIDs.Off() {
+		identities = namespaceIdentities{reg: leaderReg, uids: o.NamespaceUIDs, admission: l.admission}
+	}
 	driver, err := scheduler.NewDriver(scheduler.DriverConfig{
 		Masters: mesos.masters, Encoding: mesos.encoding, Mesos: mesos.conn, User: o.User, Role: o.Role, FailoverTimeout: o.FailoverTimeout,
 		Registry: leaderReg, Store: leaderStore, Core: cfg, TickInterval: o.TickInterval, Logger: o.Logger,
-		AgentSyncInterval: o.AgentSyncInterval, Metrics: l.metrics,
+		AgentSyncInterval: o.AgentSyncInterval, Metrics: l.metrics, Identities: identities,
 	})
 	if err != nil {
 		return err
@@ -735,6 +748,23 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, mesos
 		}
 	}
 	return err
+}
+
+// namespaceIdentities give each namespace its own uid of uids, recorded
+// in etcd the first time it is asked for, with the users its admission
+// policy allows.
+type namespaceIdentities struct {
+	reg       *registry.Registry
+	uids      identity.Range
+	admission *admission.Checker
+}
+
+func (n namespaceIdentities) Identity(ctx context.Context, namespace string) (*proto.Identity, error) {
+	uid, err := n.reg.EnsureNamespaceUID(ctx, namespace, n.uids)
+	if err != nil {
+		return nil, err
+	}
+	return &proto.Identity{UID: uid, GID: uid, Users: n.admission.Policy.RulesFor(namespace).Users, Range: n.uids.String()}, nil
 }
 
 // operator hands task group operations to the driver of this replica.
@@ -837,5 +867,5 @@ func admissionChecker(o Options) (*admission.Checker, error) {
 			return nil, fmt.Errorf("--package-dirs %q: must be an absolute path (a directory on the agents): %w", dir, errdefs.ErrInvalidArgument)
 		}
 	}
-	return &admission.Checker{Policy: policy, PackageDirs: o.PackageDirs}, nil
+	return &admission.Checker{Policy: policy, PackageDirs: o.PackageDirs, NamespaceUIDs: o.NamespaceUIDs}, nil
 }
