@@ -61,7 +61,7 @@ var rules = map[string]rule{
 	"pkg/offer":                   {only: []string{"pkg/constraint", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/pod":                     {only: []string{"proto", "pkg/errdefs", "pkg/taskstate", "pkg/dockerparam", "pkg/remotefile"}, forbid: mesosAll},
 	"pkg/podruntime":              {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck", "pkg/pod", "pkg/remotefile", "pkg/taskstate"}},
-	"pkg/process":                 {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck", "pkg/remotefile", "pkg/taskstate", "pkg/confine"}, forbid: mesosClient},
+	"pkg/process":                 {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck", "pkg/remotefile", "pkg/taskstate", "pkg/confine", "pkg/identity"}, forbid: mesosClient},
 	"pkg/registry":                {forbid: join(mesosAll, httpAll)},
 	"pkg/reloadfile":              {only: none},
 	"pkg/remotefile":              {only: []string{"proto", "pkg/errdefs"}, forbid: mesosAll},
