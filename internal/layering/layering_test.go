@@ -59,7 +59,7 @@ var rules = map[string]rule{
 	"pkg/mesoswire/mesoswiretest": {only: []string{"pkg/mesoswire"}},
 	"pkg/numa":                    {only: []string{"pkg/errdefs"}, forbid: join(mesosAll, docker)},
 	"pkg/offer":                   {only: []string{"pkg/constraint", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
-	"pkg/pod":                     {only: []string{"proto", "pkg/errdefs", "pkg/taskstate", "pkg/dockerparam", "pkg/remotefile"}, forbid: mesosAll},
+	"pkg/pod":                     {only: []string{"proto", "pkg/errdefs", "pkg/taskstate", "pkg/dockerparam", "pkg/identity", "pkg/remotefile"}, forbid: mesosAll},
 	"pkg/podruntime":              {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck", "pkg/pod", "pkg/remotefile", "pkg/taskstate"}},
 	"pkg/process":                 {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck", "pkg/remotefile", "pkg/taskstate", "pkg/confine", "pkg/identity"}, forbid: mesosClient},
 	"pkg/registry":                {forbid: join(mesosAll, httpAll)},

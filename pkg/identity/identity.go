@@ -97,6 +97,16 @@ type Rule struct {
 	Range Range
 }
 
+// NewRule is the rule of a namespace whose policy lists users and whose
+// own uid is own, under the range uids ("FIRST-LAST", as ParseRange).
+func NewRule(users []string, own uint32, uids string) (Rule, error) {
+	r, err := ParseRange(uids)
+	if err != nil {
+		return Rule{}, err
+	}
+	return Rule{Users: users, Own: own, Range: r}, nil
+}
+
 // Check returns why user ("name", "uid", either with ":group") may not be
 // named, or nil. No user is the namespace's own, always allowed; so is
 // its own uid.

@@ -143,11 +143,11 @@ func allowedAccount(id *proto.Identity, name string) (*account, error) {
 
 // ruleOf is the rule of the namespace whose identity id is.
 func ruleOf(id *proto.Identity) (identity.Rule, error) {
-	r, err := identity.ParseRange(id.Range)
+	rule, err := identity.NewRule(id.Users, id.UID, id.Range)
 	if err != nil {
 		return identity.Rule{}, fmt.Errorf("identity range: %v: %w", err, errdefs.ErrInvalidArgument)
 	}
-	return identity.Rule{Users: id.Users, Own: id.UID, Range: r}, nil
+	return rule, nil
 }
 
 // lookupAccount resolves name (empty: defaultUser), a user of the agent
