@@ -92,8 +92,8 @@ func startSystemWith(t *testing.T, editCluster func(config map[string]any), sche
 			t.Fatal(err)
 		}
 	}
-	// Processes run as nobody: every directory above their work paths
-	// must be searchable (t.TempDir makes them 0700).
+	// Processes run as their namespaces' uids: every directory above
+	// their work paths must be searchable (t.TempDir makes them 0700).
 	for _, d := range []string{filepath.Dir(s.dir), s.dir} {
 		if err := os.Chmod(d, 0o755); err != nil {
 			t.Fatal(err)

@@ -235,7 +235,7 @@ func TestContainerExecutorMessages(t *testing.T) {
 	}
 
 	s.message(id, "exec", 400, `{"command":["true"]}`) // which container?
-	r := s.message(id, "exec", 200, `{"task":"container-0","command":["cat","/www/index.html"]}`)
+	r := s.message(id, "exec", 200, `{"task":"container-0","command":["cat","/tmp/www/index.html"]}`)
 	if !r.OK || r.Output != "hello from web\n" || r.Task != id+"_0" {
 		t.Errorf("exec: %+v", r)
 	}
@@ -253,7 +253,7 @@ func TestContainerExecutorMessages(t *testing.T) {
 	})
 
 	content := base64.StdEncoding.EncodeToString([]byte("v2\n"))
-	if r = s.message(id, "files", 200, `{"task":"container-0","file":{"path":"/www/conf.txt","content":"`+content+`"}}`); !r.OK {
+	if r = s.message(id, "files", 200, `{"task":"container-0","file":{"path":"/tmp/www/conf.txt","content":"`+content+`"}}`); !r.OK {
 		t.Errorf("files: %+v", r)
 	}
 	if code, body := get(fmt.Sprintf("http://127.0.0.1:%d/conf.txt", inst.Ports["http"])); code != 200 || body != "v2\n" {
