@@ -7,7 +7,10 @@
 //
 //	{"error":{"code":"InvalidArgument","message":"…","details":["spec.instance: must be ≥ 0"]}}
 //
-// mapped from the errdefs classes in one place (errors.go). Operations the
+// mapped from the errdefs classes in one place (errors.go). Workload
+// manifests and commands are held to the admission policy
+// (pkg/admission), with their namespace's own uid as the registry
+// recorded it (a manifest may name it; another namespace's it may not). Operations the
 // scheduler carries out later (delete, scale, and the rollout operations
 // pause, resume, promote, abort, rollback and restart) answer 202 Accepted
 // and their progress is read back with GET. Applications and processes are
