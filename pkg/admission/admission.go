@@ -121,12 +121,6 @@ type Checker struct {
 	NamespaceUIDs identity.Range
 }
 
-// UserRule is the rule on the users namespace may name, whose own uid is
-// own (0: none yet).
-func (c *Checker) UserRule(namespace string, own uint32) identity.Rule {
-	return identity.Rule{Users: c.Policy.RulesFor(namespace).Users, Own: own, Range: c.NamespaceUIDs}
-}
-
 // Check returns what obj may not do in its namespace, whose own uid is
 // own (0: it has none yet), each problem at its field; nil for kinds that
 // run nothing. A nil Checker admits everything.
@@ -139,7 +133,7 @@ func (c *Checker) Check(obj manifest.Object, own uint32) field.ErrorList {
 	if cmd, ok := obj.(*manifest.Command); ok {
 		namespace = cmd.Spec.CommandTargetRef.Namespace
 	}
-	a := admitter{rules: c.Policy.RulesFor(namespace), users: c.UserRule(namespace, own), namespace: namespace, packageDirs: c.PackageDirs}
+	a := admitter{rules: c.Policy.RulesFor(namespace), users: identity.Rule{Users: c.Policy.RulesFor(namespace).Users, Own: own, Range: c.NamespaceUIDs}, namespace: namespace, packageDirs: c.PackageDirs}
 	const spec = field.Path("spec.template.spec")
 	switch m := obj.(type) {
 	case *manifest.Application:

@@ -67,13 +67,8 @@ func (r Range) String() string {
 	return fmt.Sprintf("%d-%d", r.First, r.Last)
 }
 
-// IsRoot reports whether user, a name or "uid", with or without ":group",
-// is root: its user is "root" or uid 0.
-func IsRoot(user string) bool {
-	name, _, _ := strings.Cut(user, ":")
-	return isRootID(name)
-}
-
+// isRootID reports whether id, a user or group, is root's: "root" or
+// 0 (also "00").
 func isRootID(id string) bool {
 	n, ok := numeric(id)
 	return id == Root || ok && n == 0

@@ -23,7 +23,7 @@
 // namespace → uid and uid → namespace created together in one
 // transaction, so that racing writers never give one uid to two
 // namespaces: EnsureNamespaceUID gives the lowest free uid of a range the
-// first time, NamespaceUID and NamespaceUIDs read them.
+// first time, NamespaceUID reads it.
 //
 // It must not import HTTP or Mesos packages: the REST layer (pkg/api) and the
 // scheduler use it.

@@ -44,20 +44,6 @@ func (r *Registry) NamespaceUID(ctx context.Context, namespace string) (uid uint
 	return rec.UID, true, nil
 }
 
-// NamespaceUIDs returns every namespace's own uid.
-func (r *Registry) NamespaceUIDs(ctx context.Context) (map[string]uint32, error) {
-	prefix, err := store.Prefix(store.KindNamespaceUID)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]uint32{}
-	err = store.EachJSON(ctx, r.store, prefix, func(o store.Object[namespaceUIDRecord]) error {
-		out[strings.TrimPrefix(o.Key, prefix)] = o.Value.UID
-		return nil
-	})
-	return out, err
-}
-
 // maxUIDAttempts bounds how often EnsureNamespaceUID starts over when
 // another writer took the uid it chose.
 const maxUIDAttempts = 16

@@ -856,8 +856,9 @@ func TestDriverGivesNamespacesIdentities(t *testing.T) {
 		}
 		return groups[0].Phase == string(scheduler.PhaseRunning), groups[0].Phase + " " + groups[0].Message
 	})
-	uids, err := s.reg.NamespaceUIDs(ctx)
-	if err != nil || len(uids) != 2 || uids["ns-a"] != 20000 || uids["ns-b"] != 20001 {
-		t.Errorf("recorded uids %v %v", uids, err)
+	for ns, want := range map[string]uint32{"ns-a": 20000, "ns-b": 20001} {
+		if uid, _, err := s.reg.NamespaceUID(ctx, ns); err != nil || uid != want {
+			t.Errorf("%s's recorded uid %d %v, want %d", ns, uid, err, want)
+		}
 	}
 }
