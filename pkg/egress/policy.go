@@ -172,6 +172,9 @@ func parseAllowed(s string) (allowance, error) {
 	}
 	host, port, err := splitHostPort(s)
 	if err != nil {
+		if _, _, splitErr := net.SplitHostPort(s); splitErr == nil {
+			return allowance{}, err // host:port, a bad port
+		}
 		if validName(s) {
 			return allowance{}, errors.New("a name needs its port: name:port (a name is trusted with what it resolves to, on that port only)")
 		}
