@@ -21,8 +21,10 @@
 //     from Config.PackageDirs only,
 //     pullPolicy Always or IfNotPresent (a content cache revalidated with
 //     ETag / Last-Modified), .tar.gz/.tgz/.zip extracted into outputDir
-//     with members and links that would leave it rejected; errors name
-//     the URL and HTTP status, never credentials;
+//     with members and links that would leave it rejected; http(s) under
+//     the spec's egress policy (pkg/egress), which a cached copy obeys
+//     too; errors name the URL and HTTP status or egress rule, never
+//     credentials;
 //   - the process: startCmd via /bin/sh -c in workPath, in its own process
 //     group, moved into the task's cgroup before it runs; after
 //     startGracePeriod the pid in pidFile must run as procName (without
@@ -67,6 +69,6 @@
 //
 // It must not import the scheduler side, pkg/devcluster or any Mesos
 // client; only pkg/executor, pkg/healthcheck, pkg/remotefile (packages
-// and remote configmap items), pkg/confine, pkg/taskstate, pkg/errdefs
-// and proto.
+// and remote configmap items), pkg/egress, pkg/confine, pkg/taskstate,
+// pkg/errdefs and proto.
 package process
