@@ -359,6 +359,9 @@ type Instance struct {
 	RunBaseDir  string
 	// SchedulerURL is ${scheduler_url}.
 	SchedulerURL string
+	// Egress is the egress policy of the template's namespace, which every
+	// task spec carries (shared, not copied); nil: none.
+	Egress *proto.Egress
 }
 
 // Specs returns the executor task specs of one instance: manifest
@@ -389,6 +392,7 @@ func (t *Template) Specs(inst Instance, r manifest.Resolver) ([]*proto.TaskSpec,
 			Name:                   tk.name,
 			KillGracePeriodSeconds: t.KillGrace.Seconds(),
 			Resources:              tk.resources,
+			Egress:                 inst.Egress,
 		}
 		for _, p := range tk.ports {
 			pp := proto.Port{Name: p.name, ContainerPort: p.containerPort, Protocol: strings.ToLower(p.protocol)}
