@@ -353,18 +353,19 @@ func (p *Policy) routed(u *url.URL) bool {
 
 // checkURL checks what u's text tells: a route lets it through (routed);
 // an address, or a name the policy names, may be refused. The
-// connection is checked again once its name is resolved.
+// connection is checked again once its name is resolved. Errors do not
+// quote u, which callers name as they show URLs (without credentials).
 func (p *Policy) checkURL(u *url.URL) (routed bool, err error) {
 	hostport, err := dialAddress(u)
 	if err != nil {
-		return false, fmt.Errorf("%s: %w: %w", u.Redacted(), err, errdefs.ErrInvalidArgument)
+		return false, fmt.Errorf("%w: %w", err, errdefs.ErrInvalidArgument)
 	}
 	if p.routed(u) {
 		return true, nil
 	}
 	host, port, err := splitHostPort(hostport)
 	if err != nil {
-		return false, fmt.Errorf("%s: %w: %w", u.Redacted(), err, errdefs.ErrInvalidArgument)
+		return false, fmt.Errorf("%w: %w", err, errdefs.ErrInvalidArgument)
 	}
 	var refused *RefusedError
 	if ip, ok := parseIP(host); ok {
