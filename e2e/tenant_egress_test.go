@@ -102,7 +102,7 @@ func TestTenantEgress(t *testing.T) {
 	for _, h := range hooks {
 		s.createAs(tokenOpA, "/v1/hooktemplates", map[string]any{"apiVersion": "v4", "kind": "hooktemplate",
 			"metadata": map[string]any{"name": h.name, "namespace": tenantA},
-			"spec": map[string]any{"metrics": []any{map[string]any{"name": "m", "consecutiveErrorLimit": 0, "provider": map[string]any{"web": h.web}}}}})
+			"spec":     map[string]any{"metrics": []any{map[string]any{"name": "m", "consecutiveErrorLimit": 0, "provider": map[string]any{"web": h.web}}}}})
 		s.createAs(tokenOpA, "/v1/hookruns", map[string]any{"kind": "hookrun", "metadata": map[string]any{"name": h.name, "namespace": tenantA},
 			"spec": map[string]any{"templateName": h.name}})
 	}
