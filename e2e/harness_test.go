@@ -143,8 +143,15 @@ func startSystemWith(t *testing.T, editCluster func(config map[string]any), sche
 // are opened as a user opens a Prometheus on 127.0.0.1.
 func allowEgress(t *testing.T, allowed ...string) string {
 	t.Helper()
+	return admissionPolicy(t, map[string]any{"default": map[string]any{"users": []string{"*"}, "egress": allowed}})
+}
+
+// admissionPolicy writes policy into a file and returns the
+// --admission-policy flag naming it.
+func admissionPolicy(t *testing.T, policy map[string]any) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "admission-policy.json")
-	data, _ := json.Marshal(map[string]any{"default": map[string]any{"users": []string{"*"}, "egress": allowed}})
+	data, _ := json.Marshal(policy)
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
