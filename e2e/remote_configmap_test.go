@@ -63,7 +63,7 @@ func TestRemoteConfigMapItems(t *testing.T) {
 	}))
 	defer srv.Close()
 	url := srv.URL + "/game.conf"
-	s := startSystem(t)
+	s := startSystem(t, allowEgress(t, strings.TrimPrefix(srv.URL, "http://")))
 	events := s.subscribe("?namespace=demo", "")
 	create := func(path string, body []byte) {
 		t.Helper()

@@ -296,19 +296,15 @@ func TestTenantPackageCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := startTenants(t)
-	body, err := os.ReadFile(filepath.Join(s.dir, "data", "files", "gamesvr.tar.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	const user, pwd = "team-b", "nsb-repo-Pw-4c1d"
 	var mu sync.Mutex
 	var requests []string // "user" of each request, "-" for none
+	var body []byte       // the package, once the system made it
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, p, ok := r.BasicAuth()
 		mu.Lock()
+		defer mu.Unlock()
 		requests = append(requests, map[bool]string{true: u, false: "-"}[ok])
-		mu.Unlock()
 		if !ok || u != user || p != pwd {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
@@ -316,6 +312,17 @@ func TestTenantPackageCache(t *testing.T) {
 		_, _ = w.Write(body)
 	}))
 	defer srv.Close()
+	// Both teams may fetch from the server (it listens on loopback, which
+	// the egress policy refuses otherwise): what keeps nsb's package from
+	// nsa is the cache, not the network.
+	s := startTenants(t, allowEgress(t, strings.TrimPrefix(srv.URL, "http://")))
+	pkgBody, err := os.ReadFile(filepath.Join(s.dir, "data", "files", "gamesvr.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	body = pkgBody
+	mu.Unlock()
 	url := srv.URL + "/private/gamesvr.tar.gz"
 	withPackage := func(withCredential bool) func(p map[string]any) {
 		return func(p map[string]any) {

@@ -34,7 +34,7 @@ func join(lists ...[]string) []string { return slices.Concat(lists...) }
 
 // rules mirrors the "must not import" sentence of each doc.go.
 var rules = map[string]rule{
-	"pkg/admission":               {only: []string{"pkg/manifest", "pkg/field", "pkg/confine", "pkg/dockerparam", "pkg/identity", "pkg/strictjson", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
+	"pkg/admission":               {only: []string{"pkg/manifest", "pkg/field", "pkg/confine", "pkg/dockerparam", "pkg/identity", "pkg/strictjson", "pkg/errdefs", "pkg/egress"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/api":                     {forbid: mesosAll},
 	"pkg/auth":                    {only: []string{"pkg/manifest", "pkg/errdefs", "pkg/reloadfile"}, forbid: join(mesosAll, storage)},
 	"pkg/bcsctl":                  {only: []string{"pkg/manifest", "pkg/constraint"}, forbid: join(mesosAll, storage)},
@@ -44,6 +44,7 @@ var rules = map[string]rule{
 	"pkg/constraint":              {only: []string{"pkg/field", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/devcluster":              {only: []string{"pkg/errdefs"}},
 	"pkg/dockerparam":             {only: none, forbid: join(mesosAll, docker, httpAll)},
+	"pkg/egress":                  {only: []string{"proto", "pkg/errdefs"}, forbid: join(mesosAll, storage)},
 	"pkg/errdefs":                 {only: none},
 	"pkg/executor":                {only: []string{"proto", "pkg/errdefs", "pkg/mesoswire", "pkg/taskstate", "pkg/tlsfiles"}},
 	"pkg/field":                   {only: []string{"pkg/errdefs"}},
@@ -61,10 +62,10 @@ var rules = map[string]rule{
 	"pkg/offer":                   {only: []string{"pkg/constraint", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/pod":                     {only: []string{"proto", "pkg/errdefs", "pkg/taskstate", "pkg/dockerparam", "pkg/identity", "pkg/remotefile"}, forbid: mesosAll},
 	"pkg/podruntime":              {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck", "pkg/pod", "pkg/remotefile", "pkg/taskstate"}},
-	"pkg/process":                 {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck", "pkg/remotefile", "pkg/taskstate", "pkg/confine", "pkg/identity"}, forbid: mesosClient},
+	"pkg/process":                 {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck", "pkg/remotefile", "pkg/taskstate", "pkg/confine", "pkg/egress", "pkg/identity"}, forbid: mesosClient},
 	"pkg/registry":                {forbid: join(mesosAll, httpAll)},
 	"pkg/reloadfile":              {only: none},
-	"pkg/remotefile":              {only: []string{"proto", "pkg/errdefs"}, forbid: mesosAll},
+	"pkg/remotefile":              {only: []string{"proto", "pkg/errdefs", "pkg/egress"}, forbid: mesosAll},
 	"pkg/rollout":                 {only: []string{"pkg/manifest"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/hook":                    {only: []string{"pkg/manifest", "pkg/field", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/hookrun":                 {forbid: join(mesosAll, []string{module + "pkg/scheduler", module + "pkg/api"})},

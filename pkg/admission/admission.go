@@ -10,6 +10,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/confine"
 	"github.com/bcs-mesos/bcs-mesos/pkg/dockerparam"
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/identity"
@@ -48,6 +49,12 @@ type Rules struct {
 	// HostPaths are the host directories containers may mount (a volume's
 	// hostPath inside one of them); none by default.
 	HostPaths []string `json:"hostPaths,omitempty"`
+	// Egress are the exceptions to the egress policy of what is fetched on
+	// the namespace's behalf (hooks, remote configmap items, packages;
+	// default's also notify callbacks): networks, addresses, address:port
+	// or name:port (pkg/egress). None by default: loopback, link-local and
+	// the cluster's control plane are refused.
+	Egress []string `json:"egress,omitempty"`
 }
 
 // Default is the policy without a policy file, for every namespace:
@@ -91,6 +98,11 @@ func (p Policy) validate() field.ErrorList {
 		for i, dir := range r.HostPaths {
 			if !strings.HasPrefix(dir, "/") {
 				errs = append(errs, field.Invalid(fp.Child("hostPaths").Index(i), "want an absolute path, got %q", dir))
+			}
+		}
+		for i, entry := range r.Egress {
+			if err := egress.CheckAllowed(entry); err != nil {
+				errs = append(errs, field.Invalid(fp.Child("egress").Index(i), "%q: %v", entry, err))
 			}
 		}
 	}

@@ -215,8 +215,9 @@ func TestCheckPackageDirs(t *testing.T) {
 	}
 }
 
-// The policy file is JSON or YAML; unknown fields and relative host
-// paths are refused, naming them.
+// The policy file is JSON or YAML; unknown fields, relative host paths
+// and egress entries that are no network, address or host:port are
+// refused, naming them.
 func TestLoadFile(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -235,13 +236,15 @@ namespaces:
     privileged: true
     hostNetwork: true
     hostPaths: [/var/log]
+    egress: ["10.1.0.0/16", "127.0.0.1:9090", "prometheus.monitoring:9090"]
 `)
 	p, err := admission.LoadFile(yamlPolicy)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := admission.Policy{Default: admission.Rules{Users: []string{"*"}},
-		Namespaces: map[string]admission.Rules{"ops": {Users: []string{"root"}, Privileged: true, HostNetwork: true, HostPaths: []string{"/var/log"}}}}
+		Namespaces: map[string]admission.Rules{"ops": {Users: []string{"root"}, Privileged: true, HostNetwork: true, HostPaths: []string{"/var/log"},
+			Egress: []string{"10.1.0.0/16", "127.0.0.1:9090", "prometheus.monitoring:9090"}}}}
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("yaml: %+v", p)
 	}
@@ -249,8 +252,10 @@ namespaces:
 		t.Errorf("json: %+v %v", p, err)
 	}
 	for body, wantErr := range map[string]string{
-		`{"default": {"priviledged": true}}`:            "default.priviledged",
-		`{"namespaces": {"a": {"hostPaths": ["var"]}}}`: `namespaces["a"].hostPaths[0]: want an absolute path`,
+		`{"default": {"priviledged": true}}`:                    "default.priviledged",
+		`{"namespaces": {"a": {"hostPaths": ["var"]}}}`:         `namespaces["a"].hostPaths[0]: want an absolute path`,
+		`{"default": {"egress": ["10.0.0.0/8", "prometheus"]}}`: `default.egress[1]: "prometheus": a name needs its port`,
+		`{"namespaces": {"a": {"egress": ["10.0.0.1:99999"]}}}`: `namespaces["a"].egress[0]: "10.0.0.1:99999": port "99999": want 1 to 65535`,
 	} {
 		if _, err := admission.LoadFile(write("bad.json", body)); err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Errorf("%s: %v, want %q", body, err, wantErr)

@@ -362,6 +362,9 @@ type Instance struct {
 	// Identity is the namespace's identity on the agents, which every
 	// task carries; nil for none.
 	Identity *proto.Identity
+	// Egress is the egress policy of the template's namespace, which every
+	// task spec carries (shared, not copied); nil: none.
+	Egress *proto.Egress
 }
 
 // Specs returns the executor task specs of one instance: manifest
@@ -393,6 +396,7 @@ func (t *Template) Specs(inst Instance, r manifest.Resolver) ([]*proto.TaskSpec,
 			KillGracePeriodSeconds: t.KillGrace.Seconds(),
 			Resources:              tk.resources,
 			Identity:               inst.Identity,
+			Egress:                 inst.Egress,
 		}
 		for _, p := range tk.ports {
 			pp := proto.Port{Name: p.name, ContainerPort: p.containerPort, Protocol: strings.ToLower(p.protocol)}

@@ -36,8 +36,9 @@
 //     credential — revalidated with ETag / Last-Modified, sending the
 //     credential), .tar.gz/.tgz/.zip extracted into outputDir with
 //     members and links that would leave it rejected, links resolved
-//     through those earlier members made; errors name the URL and HTTP
-//     status, never credentials;
+//     through those earlier members made; http(s) under the spec's
+//     egress policy (pkg/egress), which a cached copy obeys too; errors
+//     name the URL and HTTP status or egress rule, never credentials;
 //   - the process: startCmd via /bin/sh -c in workPath, in its own process
 //     group, moved into the task's cgroup before it runs; after
 //     startGracePeriod the pid in pidFile must run as procName (without
@@ -82,6 +83,7 @@
 //
 // It must not import the scheduler side, pkg/devcluster or any Mesos
 // client; only pkg/executor, pkg/healthcheck, pkg/remotefile (packages
-// and remote configmap items), pkg/confine, pkg/identity, pkg/taskstate,
+// and remote configmap items), pkg/egress, pkg/confine, pkg/identity,
+// pkg/taskstate,
 // pkg/errdefs and proto.
 package process

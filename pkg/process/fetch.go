@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/confine"
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/remotefile"
 	"github.com/bcs-mesos/bcs-mesos/proto"
@@ -85,10 +86,12 @@ func (f *Fetcher) lock(key string) func() {
 
 // Fetch puts uri's content, fetched for namespace, into out, the output
 // directory opened as a root: archives (.tar.gz, .tgz, .zip) are
-// extracted, other files copied under their base name. Errors name the
-// URL without credentials and, for HTTP, the status. What is written
-// belongs to uid:gid (uid < 0: the executor).
-func (f *Fetcher) Fetch(ctx context.Context, namespace string, uri proto.URI, out *os.Root, uid, gid int) (FetchStats, error) {
+// extracted, other files copied under their base name. An http(s) URI is
+// fetched under policy (nil: none), a cached copy used only when policy
+// lets the URI through. Errors name the URL without credentials and, for
+// HTTP, the status or the egress rule. What is written belongs to
+// uid:gid (uid < 0: the executor).
+func (f *Fetcher) Fetch(ctx context.Context, namespace string, uri proto.URI, out *os.Root, uid, gid int, policy *egress.Policy) (FetchStats, error) {
 	var stats FetchStats
 	u, err := f.check(uri)
 	if err != nil {
@@ -103,7 +106,7 @@ func (f *Fetcher) Fetch(ctx context.Context, namespace string, uri proto.URI, ou
 	var src *os.File
 	if u.Scheme == "http" || u.Scheme == "https" {
 		var local string
-		local, stats, err = f.download(ctx, namespace, u, user, pwd, uri.PullPolicy)
+		local, stats, err = f.download(ctx, namespace, u, user, pwd, uri.PullPolicy, policy)
 		if err != nil {
 			return stats, err
 		}
@@ -182,10 +185,18 @@ func (f *Fetcher) openPackage(p string) (*os.File, error) {
 }
 
 // download returns a local file with the body of u, fetched for
-// namespace with user:pwd. With IfNotPresent the file is the cache entry;
-// with Always a temporary file.
-func (f *Fetcher) download(ctx context.Context, namespace string, u *url.URL, user, pwd, policy string) (string, FetchStats, error) {
+// namespace with user:pwd, which egress must let through first (a cached
+// copy included). With IfNotPresent the file is the cache entry; with
+// Always a temporary file.
+func (f *Fetcher) download(ctx context.Context, namespace string, u *url.URL, user, pwd, policy string, egressPolicy *egress.Policy) (string, FetchStats, error) {
 	var stats FetchStats
+	client := f.Client
+	if egressPolicy != nil {
+		if err := egressPolicy.Check(ctx, u); err != nil {
+			return "", stats, fmt.Errorf("download %s: %w", remotefile.SafeURL(u.String()), err)
+		}
+		client = egressPolicy.Client(egress.ClientOptions{FollowRedirects: true})
+	}
 	key, err := f.cacheKey(namespace, u, user, pwd)
 	if err != nil {
 		return "", stats, err
@@ -222,9 +233,9 @@ func (f *Fetcher) download(ctx context.Context, namespace string, u *url.URL, us
 			header.Set("If-Modified-Since", meta.LastModified)
 		}
 	}
-	resp, err := remotefile.Get(ctx, f.Client, u, user, pwd, header, accept...)
+	resp, err := remotefile.Get(ctx, client, u, user, pwd, header, accept...)
 	var status *remotefile.StatusError
-	if err != nil && cached && !errors.As(err, &status) {
+	if err != nil && cached && !errors.As(err, &status) && !errors.Is(err, errdefs.ErrPermissionDenied) {
 		if f.Logger != nil {
 			f.Logger.Warn("revalidating failed; using the cached copy", "url", u, "err", err)
 		}

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/process"
 	"github.com/bcs-mesos/bcs-mesos/proto"
@@ -30,7 +31,7 @@ func TestFetchPullPolicies(t *testing.T) {
 	out := t.TempDir()
 	uri := proto.URI{Value: url, User: srv.user, Password: srv.pwd, PullPolicy: process.PullIfNotPresent, OutputDir: out}
 	for i, want := range []process.FetchStats{{Downloaded: true}, {CacheHit: true}, {CacheHit: true}} {
-		stats, err := f.Fetch(context.Background(), "ns-a", uri, openDir(t, out), -1, -1)
+		stats, err := f.Fetch(context.Background(), "ns-a", uri, openDir(t, out), -1, -1, nil)
 		if err != nil || stats != want {
 			t.Errorf("IfNotPresent fetch %d: %+v %v, want %+v", i, stats, err, want)
 		}
@@ -43,7 +44,7 @@ func TestFetchPullPolicies(t *testing.T) {
 	}
 	// A new version at the same URL changes the ETag: downloaded again.
 	srv.put("/repo/app.tar.gz", tarGz(t, member{Name: "app/run.sh", Body: "echo v2\n", Mode: 0o755}))
-	if stats, err := f.Fetch(context.Background(), "ns-a", uri, openDir(t, out), -1, -1); err != nil || !stats.Downloaded {
+	if stats, err := f.Fetch(context.Background(), "ns-a", uri, openDir(t, out), -1, -1, nil); err != nil || !stats.Downloaded {
 		t.Errorf("changed content: %+v %v", stats, err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(out, "app/run.sh")); string(b) != "echo v2\n" {
@@ -51,7 +52,7 @@ func TestFetchPullPolicies(t *testing.T) {
 	}
 	uri.PullPolicy = process.PullAlways
 	for i := 0; i < 2; i++ {
-		if stats, err := f.Fetch(context.Background(), "ns-a", uri, openDir(t, out), -1, -1); err != nil || !stats.Downloaded {
+		if stats, err := f.Fetch(context.Background(), "ns-a", uri, openDir(t, out), -1, -1, nil); err != nil || !stats.Downloaded {
 			t.Errorf("Always fetch %d: %+v %v", i, stats, err)
 		}
 	}
@@ -72,7 +73,7 @@ func TestFetchFileAndZip(t *testing.T) {
 	out := t.TempDir()
 	f := &process.Fetcher{CacheDir: t.TempDir(), PackageDirs: []string{src}}
 	for _, name := range []string{"tool.bin", "conf.zip"} {
-		if _, err := f.Fetch(context.Background(), "ns-a", proto.URI{Value: "file://" + filepath.Join(src, name), OutputDir: out}, openDir(t, out), -1, -1); err != nil {
+		if _, err := f.Fetch(context.Background(), "ns-a", proto.URI{Value: "file://" + filepath.Join(src, name), OutputDir: out}, openDir(t, out), -1, -1, nil); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
@@ -132,7 +133,7 @@ func TestArchiveRejectsEscapes(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := &process.Fetcher{CacheDir: filepath.Join(base, "cache"), PackageDirs: []string{base}}
-			_, err := f.Fetch(context.Background(), "ns-a", proto.URI{Value: "file://" + src, OutputDir: out}, openDir(t, out), -1, -1)
+			_, err := f.Fetch(context.Background(), "ns-a", proto.URI{Value: "file://" + src, OutputDir: out}, openDir(t, out), -1, -1, nil)
 			if !errors.Is(err, errdefs.ErrInvalidArgument) || !strings.Contains(err.Error(), "output directory") {
 				t.Fatalf("err %v", err)
 			}
@@ -161,7 +162,7 @@ func TestArchiveKeepsInnerLinks(t *testing.T) {
 	}
 	out := filepath.Join(base, "out")
 	f := &process.Fetcher{CacheDir: filepath.Join(base, "cache"), PackageDirs: []string{base}}
-	if _, err := f.Fetch(context.Background(), "ns-a", proto.URI{Value: "file://" + src, OutputDir: out}, openDir(t, out), -1, -1); err != nil {
+	if _, err := f.Fetch(context.Background(), "ns-a", proto.URI{Value: "file://" + src, OutputDir: out}, openDir(t, out), -1, -1, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"bin/alias", "top", "hard", "via", "bin/up/bin/real"} {
@@ -218,7 +219,7 @@ func TestFetchFilePackagesOnlyFromPackageDirs(t *testing.T) {
 			if tt.dirs != "" {
 				f.PackageDirs = []string{tt.dirs}
 			}
-			_, err := f.Fetch(context.Background(), "ns-a", proto.URI{Value: tt.url, OutputDir: out}, openDir(t, out), -1, -1)
+			_, err := f.Fetch(context.Background(), "ns-a", proto.URI{Value: tt.url, OutputDir: out}, openDir(t, out), -1, -1, nil)
 			if tt.wantErr == "" {
 				if b, rerr := os.ReadFile(filepath.Join(out, "ok.bin")); err != nil || string(b) != "ok" {
 					t.Fatalf("fetch: %v; ok.bin %q %v", err, b, rerr)
@@ -234,6 +235,42 @@ func TestFetchFilePackagesOnlyFromPackageDirs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A package URI is fetched under the task's egress policy: refused, the
+// error names the address, the rule and the namespace, and the server
+// sees no request; a copy cached under another policy (another
+// namespace's, which allowed the server) is not used either. The
+// namespace's allowed exception lets it through.
+func TestFetchHoldsToTheEgressPolicy(t *testing.T) {
+	srv := newPackageServer(t)
+	url := srv.put("/repo/app.tar.gz", tarGz(t, member{Name: "app/run.sh", Body: "echo hi\n", Mode: 0o755}))
+	host := strings.TrimPrefix(srv.URL, "http://")
+	policy := func(namespace string, allowed ...string) *egress.Policy {
+		p, err := egress.Compile("namespace "+namespace, &proto.Egress{Refused: egress.Networks(), Allowed: allowed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	f := &process.Fetcher{CacheDir: t.TempDir(), Logger: testlog.New(t)}
+	out := t.TempDir()
+	uri := proto.URI{Value: url, User: srv.user, Password: srv.pwd, PullPolicy: process.PullIfNotPresent, OutputDir: out}
+	if _, err := f.Fetch(context.Background(), "ns-a", uri, openDir(t, out), -1, -1, policy("nsb", host)); err != nil {
+		t.Fatalf("allowed: %v", err)
+	}
+	requests := srv.requests.Load()
+	for _, pull := range []string{process.PullIfNotPresent, process.PullAlways} {
+		uri.PullPolicy = pull
+		stats, err := f.Fetch(context.Background(), "ns-a", uri, openDir(t, out), -1, -1, policy("nsa"))
+		want := "download " + url + ": egress to " + host + " refused: loopback (egress policy of namespace nsa)"
+		if err == nil || err.Error() != want || !errors.Is(err, errdefs.ErrPermissionDenied) || stats.CacheHit {
+			t.Errorf("%s: %+v, %v; want %q", pull, stats, err, want)
+		}
+	}
+	if got := srv.requests.Load(); got != requests {
+		t.Errorf("%d requests reached the server under the refusing policy", got-requests)
 	}
 }
 
@@ -262,7 +299,7 @@ func TestFetchCacheKeyedByNamespaceAndCredential(t *testing.T) {
 	fetch := func(ns, u, p string) (process.FetchStats, error) {
 		out := t.TempDir()
 		return f.Fetch(context.Background(), ns, proto.URI{Value: srv.URL + "/app.tar.gz", User: u, Password: p,
-			PullPolicy: process.PullIfNotPresent, OutputDir: out}, openDir(t, out), -1, -1)
+			PullPolicy: process.PullIfNotPresent, OutputDir: out}, openDir(t, out), -1, -1, nil)
 	}
 	if stats, err := fetch("nsb", user, pwd); err != nil || !stats.Downloaded {
 		t.Fatalf("nsb with its credential: %+v %v", stats, err)
@@ -302,7 +339,7 @@ func TestFetchCacheKeyedByNamespaceAndCredential(t *testing.T) {
 	uri := func() (process.FetchStats, error) {
 		out := t.TempDir()
 		return f.Fetch(context.Background(), "nsb", proto.URI{Value: url, User: repo.user, Password: "s3cret-pw",
-			PullPolicy: process.PullIfNotPresent, OutputDir: out}, openDir(t, out), -1, -1)
+			PullPolicy: process.PullIfNotPresent, OutputDir: out}, openDir(t, out), -1, -1, nil)
 	}
 	if stats, err := uri(); err != nil || !stats.Downloaded {
 		t.Fatalf("first: %+v %v", stats, err)

@@ -180,12 +180,16 @@ func (t *task) install(spec *proto.TaskSpec, sb *sandbox) error {
 			return fmt.Errorf("file %s: %w", path, err)
 		}
 	}
+	policy, err := remotefile.Policy(spec)
+	if err != nil {
+		return err
+	}
 	for _, uri := range spec.Process.URIs {
 		out, err := sb.openDir(uri.OutputDir)
 		if err != nil {
 			return fmt.Errorf("uri %s: outputDir: %w", remotefile.SafeURL(uri.Value), err)
 		}
-		stats, err := t.rt.fetcher.Fetch(t.ctx, spec.Instance.Namespace, uri, out, sb.uid, sb.gid)
+		stats, err := t.rt.fetcher.Fetch(t.ctx, spec.Instance.Namespace, uri, out, sb.uid, sb.gid, policy)
 		out.Close()
 		if err != nil {
 			return err

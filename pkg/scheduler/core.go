@@ -51,6 +51,9 @@ type Config struct {
 	PerAgentBaseDirs bool
 	// SchedulerURL is the API's address (${scheduler_url}).
 	SchedulerURL string
+	// Egress is a namespace's egress policy, which its task specs carry
+	// to the executors; nil sends none.
+	Egress func(namespace string) *proto.Egress
 	// Seed makes placements reproducible.
 	Seed uint64
 	// Flapping is when restarts make a flapping notice (notices.go).

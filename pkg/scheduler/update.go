@@ -173,7 +173,7 @@ func (c *Core) sendUpdate(inst *instance) {
 		specs, err = tmpl.Specs(launch.Instance{
 			Index: inst.rec.Index, TaskGroupID: inst.rec.ID, HostIP: inst.rec.HostIP, Ports: assigned,
 			WorkBaseDir: c.baseDir(c.cfg.WorkBaseDir, inst.rec.Host), RunBaseDir: c.baseDir(c.cfg.RunBaseDir, inst.rec.Host),
-			SchedulerURL: c.cfg.SchedulerURL, Identity: id,
+			SchedulerURL: c.cfg.SchedulerURL, Identity: id, Egress: c.egress(a.rec.Namespace),
 		}, c.refs)
 	}
 	if err != nil {

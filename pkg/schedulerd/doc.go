@@ -22,5 +22,12 @@
 // (pkg/mesosconn), loading PEM files through pkg/tlsfiles, as it does
 // for the API's own TLS.
 //
+// At start it gathers the control plane it knows — its API (each local
+// address of a wildcard listen, and the advertised URL), --debug-addr,
+// the masters, --agent-ports on every address, etcd's members — into
+// the egress policies of every namespace (pkg/egress, with the admission
+// policy's exceptions and its own /files/ route), which the launches,
+// the hook runner and the notifier of each term hold to.
+//
 // It is the wiring only; the logic lives in the packages it starts.
 package schedulerd

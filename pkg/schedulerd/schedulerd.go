@@ -24,6 +24,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/changefeed"
 	"github.com/bcs-mesos/bcs-mesos/pkg/console"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hookrun"
 	"github.com/bcs-mesos/bcs-mesos/pkg/identity"
@@ -105,13 +106,16 @@ type Options struct {
 	FilesDir string
 	// AdmissionPolicy is the admission policy's file (JSON or YAML, see
 	// pkg/admission); empty: admission.Default(), or admission.Dev() with
-	// Dev.
+	// Dev. Its egress lists are the exceptions to the egress policy.
 	AdmissionPolicy string
 	// NamespaceUIDs is the range of uids namespaces are given on the
 	// agents, one each, recorded in etcd once (--namespace-uids): their
 	// processes, and containers whose user the policy does not allow, run
 	// as it. The zero Range gives none: the executors' defaults apply.
 	NamespaceUIDs identity.Range
+	// AgentPorts are the Mesos agents' HTTP ports, which the egress
+	// policy refuses on every address; default DefaultAgentPort.
+	AgentPorts []int
 	// PackageDirs are the directories on agents that file:// packages may
 	// come from: the process executors get them as --package-dirs, and a
 	// manifest naming another is refused when submitted. None refuses
@@ -162,6 +166,10 @@ func Run(ctx context.Context, o Options) error {
 		if dir != "" && !filepath.IsAbs(dir) {
 			return fmt.Errorf("%s %q: must be an absolute path (it is a directory on the agents): %w", flagName, dir, errdefs.ErrInvalidArgument)
 		}
+	}
+	agentPorts, err := checkAgentPorts(o.AgentPorts)
+	if err != nil {
+		return err
 	}
 	if o.AgentSyncInterval < 0 {
 		return fmt.Errorf("--agent-sync-interval %s: must be positive: %w", o.AgentSyncInterval, errdefs.ErrInvalidArgument)
@@ -244,12 +252,14 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 
+	debugAddr := ""
 	if o.DebugAddr != "" {
-		stopDebug, err := serveDebug(o.DebugAddr, o.Logger)
+		stopDebug, listening, err := serveDebug(o.DebugAddr, o.Logger)
 		if err != nil {
 			return err
 		}
 		defer stopDebug()
+		debugAddr = listening
 	}
 	listener, err := net.Listen("tcp", o.Listen)
 	if err != nil {
@@ -268,7 +278,15 @@ func Run(ctx context.Context, o Options) error {
 	if self == "" {
 		self = scheme + "://" + listener.Addr().String()
 	}
-	lead := &leadership{self: self, admission: admit}
+	egressSet, refused, err := egressPolicies(ctx, controlPlane{api: listener.Addr(), self: self, debug: debugAddr, masters: masters,
+		etcd: etcdEndpoints(ctx, st, o.EtcdEndpoints, o.Logger), agentPorts: agentPorts}, admit.Policy, cmp.Or(o.Scheduler.SchedulerURL, self))
+	if err != nil {
+		listener.Close()
+		return err
+	}
+	o.Logger.Info("egress policy: what tenants' hooks, callbacks, remote configmap items and packages may not reach, besides loopback and link-local",
+		"scheduler", refused.Scheduler, "debug", refused.Debug, "masters", refused.Masters, "agent_ports", refused.AgentPorts, "etcd", refused.Etcd)
+	lead := &leadership{self: self, egress: egressSet, admission: admit}
 	op := &operator{reg: reg}
 	apiServer := api.NewServer(api.Config{
 		Registry: reg, Leadership: lead, Operator: op, Planner: op, FilesDir: o.FilesDir, Admission: admit,
@@ -594,6 +612,9 @@ type connection struct {
 // hook runner and the notifier while this replica does.
 type leadership struct {
 	self string
+	// egress is every namespace's egress policy, for the launches, the
+	// hook runs and the callbacks of each term.
+	egress *egress.Set
 	// admission is the API's: the users each namespace's policy allows go
 	// to the agents with its identity.
 	admission *admission.Checker
@@ -666,6 +687,7 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, mesos
 
 	cfg := o.Scheduler
 	cfg.ContainerExecutor.URI, cfg.ProcessExecutor.URI = o.ContainerExecutorURI, o.ProcessExecutorURI
+	cfg.Egress = l.egress.Spec
 	if cfg.SchedulerURL == "" {
 		cfg.SchedulerURL = l.self
 	}
@@ -696,7 +718,7 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, mesos
 	}
 	// The hook runner drives the hook runs while this replica leads; the
 	// next leader's resumes them from their stored measurements.
-	hooks, err := hookrun.New(hookrun.Config{Registry: leaderReg, Store: leaderStore, Logger: o.Logger.With("component", "hookrun")})
+	hooks, err := hookrun.New(hookrun.Config{Registry: leaderReg, Store: leaderStore, Logger: o.Logger.With("component", "hookrun"), Egress: l.egress})
 	if err != nil {
 		return err
 	}
@@ -704,6 +726,7 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, mesos
 	// next leader's resumes from their delivery records.
 	notifyCfg := o.Notify
 	notifyCfg.Registry, notifyCfg.Store, notifyCfg.Logger = leaderReg, leaderStore, o.Logger.With("component", "notify")
+	notifyCfg.Egress = l.egress.Default("notify callbacks")
 	notifier, err := notify.New(notifyCfg)
 	if err != nil {
 		return err
