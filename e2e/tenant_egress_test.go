@@ -113,7 +113,7 @@ func TestTenantEgress(t *testing.T) {
 	s.createAs(tokenOpA, "/v1/configmaps", map[string]any{"apiVersion": "v4", "kind": "configmap",
 		"metadata": map[string]any{"name": "steal", "namespace": tenantA},
 		"datas":    map[string]any{"game": map[string]any{"type": "http", "content": read}}})
-	s.createAs(tokenOpA, "/v1/apps", s.oneInstance(tenantA, "thief-cm", "", takesConfigMap("thief-cm", "steal", "${workPath}/stolen.conf", "nobody")))
+	s.createAs(tokenOpA, "/v1/apps", s.oneInstance(tenantA, "thief-cm", "", takesConfigMap("thief-cm", "steal", "${workPath}/stolen.conf", "")))
 	download := "http://" + victim.agentEndpoint + "/files/download?path=" + url.QueryEscape(victim.stdout)
 	s.createAs(tokenOpA, "/v1/apps", s.oneInstance(tenantA, "thief-pkg", download, nil))
 
@@ -230,7 +230,7 @@ func (s *tenantSystem) startVictim(secret string) victim {
 		"metadata": map[string]any{"name": "victim", "namespace": tenantB},
 		"datas":    map[string]any{"game": map[string]any{"type": "file", "content": base64.StdEncoding.EncodeToString([]byte(secret))}}})
 	m := s.oneInstance(tenantB, "victim", "", func(m map[string]any) {
-		takesConfigMap("victim", "victim", "${workPath}/victim.conf", "nobody")(m)
+		takesConfigMap("victim", "victim", "${workPath}/victim.conf", "")(m)
 		proc := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["processes"].([]any)[0].(map[string]any)
 		proc["startCmd"] = "cat victim.conf && " + proc["startCmd"].(string)
 	})
