@@ -268,13 +268,14 @@ func TestContainerExecutorMessages(t *testing.T) {
 		t.Errorf("exec with env, user and workingDir: %+v", r)
 	}
 	// The original's kind command runs in every container of every
-	// running instance; a target of the wrong kind is not found.
-	results := s.command(200, "Application", "msgs", `["sh","-c","echo $X $(id -un)"]`, `["X=cmd"]`, "root")
+	// running instance (as a user the admission policy allows: not
+	// root); a target of the wrong kind is not found.
+	results := s.command(200, "Application", "msgs", `["sh","-c","echo $X $(id -un)"]`, `["X=cmd"]`, "nobody")
 	if len(results) != 2 || results[0].Task != id+"_0" || results[1].Task != id+"_1" {
 		t.Fatalf("command: %+v", results)
 	}
 	for _, res := range results {
-		if !res.OK || res.Output != "cmd root\n" || res.Instance != 0 {
+		if !res.OK || res.Output != "cmd nobody\n" || res.Instance != 0 {
 			t.Errorf("command in %s: %+v", res.Task, res)
 		}
 	}

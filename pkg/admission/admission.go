@@ -138,7 +138,7 @@ func (c *Checker) Check(obj manifest.Object) field.ErrorList {
 	if cmd, ok := obj.(*manifest.Command); ok {
 		namespace = cmd.Spec.CommandTargetRef.Namespace
 	}
-	a := admitter{rules: c.Policy.RulesFor(namespace), namespace: namespace, packageDirs: c.PackageDirs}
+	a := c.admitter(namespace)
 	const spec = field.Path("spec.template.spec")
 	switch m := obj.(type) {
 	case *manifest.Application:
@@ -152,11 +152,28 @@ func (c *Checker) Check(obj manifest.Object) field.ErrorList {
 	case *manifest.Depends:
 		a.template(spec, &m.Spec.Template.Spec)
 	case *manifest.Command:
-		if m.Spec.Privileged && !a.rules.Privileged {
-			a.refuse("spec.privileged", "privileged commands are not allowed")
-		}
+		a.exec("spec", m.Spec.User, m.Spec.Privileged)
 	}
 	return a.errs
+}
+
+// Exec returns what running a command in a running task of namespace may
+// not do: run privileged, or as a user the namespace's processes may not
+// run as ("": the task's own user). user and privileged are the fields
+// under p. Every route that runs a command in a task checks it here: a
+// command manifest (Check) and a task group's exec. A nil Checker admits
+// everything.
+func (c *Checker) Exec(p field.Path, namespace, user string, privileged bool) field.ErrorList {
+	if c == nil {
+		return nil
+	}
+	a := c.admitter(namespace)
+	a.exec(p, user, privileged)
+	return a.errs
+}
+
+func (c *Checker) admitter(namespace string) *admitter {
+	return &admitter{rules: c.Policy.RulesFor(namespace), namespace: namespace, packageDirs: c.PackageDirs}
 }
 
 // admitter collects the refusals of one manifest.
@@ -182,13 +199,7 @@ func (a *admitter) template(p field.Path, s *manifest.DeploymentTemplateSpec) {
 func (a *admitter) processes(p field.Path, procs []manifest.ProcessSpec) {
 	for i, proc := range procs {
 		pp := p.Index(i)
-		switch u := proc.User; {
-		case u == "":
-		case u == "root" && !slices.Contains(a.rules.Users, "root"):
-			a.refuse(pp.Child("user"), "running as root is not allowed")
-		case u != "root" && !slices.Contains(a.rules.Users, u) && !slices.Contains(a.rules.Users, AnyUser):
-			a.refuse(pp.Child("user"), "running as %q is not allowed (allowed: %s)", u, allowedUsers(a.rules.Users))
-		}
+		a.user(pp.Child("user"), proc.User)
 		for j, uri := range proc.URIs {
 			path, ok := strings.CutPrefix(uri.Value, "file://")
 			if !ok {
@@ -199,6 +210,28 @@ func (a *admitter) processes(p field.Path, procs []manifest.ProcessSpec) {
 					"file:// packages come from the scheduler's --package-dirs only: %v", err))
 			}
 		}
+	}
+}
+
+// user checks a user a process, or a command in a task, runs as; "" is
+// the executor's default (a command's: the task's own).
+func (a *admitter) user(p field.Path, u string) {
+	switch {
+	case u == "":
+	case u == "root" && !slices.Contains(a.rules.Users, "root"):
+		a.refuse(p, "running as root is not allowed")
+	case u != "root" && !slices.Contains(a.rules.Users, u) && !slices.Contains(a.rules.Users, AnyUser):
+		a.refuse(p, "running as %q is not allowed (allowed: %s)", u, allowedUsers(a.rules.Users))
+	}
+}
+
+// exec checks a command run in a running task (docker exec in a
+// container): the user rule of processes, and privileged only where the
+// namespace's containers may be.
+func (a *admitter) exec(p field.Path, user string, privileged bool) {
+	a.user(p.Child("user"), user)
+	if privileged && !a.rules.Privileged {
+		a.refuse(p.Child("privileged"), "privileged commands are not allowed")
 	}
 }
 

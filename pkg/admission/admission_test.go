@@ -79,9 +79,11 @@ func TestCheck(t *testing.T) {
 			[]string{refusal(spec+".processes[0].user", "running as root is not allowed")}},
 		{"privileged command", func() manifest.Object {
 			c := manifesttest.Command()
-			c.Spec.Privileged = true
+			c.Spec.User, c.Spec.Privileged = "", true
 			return c
 		}(), admission.Rules{Privileged: true}, []string{refusal("spec.privileged", "privileged commands are not allowed")}},
+		{"command as root", manifesttest.Command(), admission.Rules{Users: []string{"root"}},
+			[]string{refusal("spec.user", "running as root is not allowed")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,6 +140,36 @@ func TestCheckUsers(t *testing.T) {
 		if tt.want == "" && got != nil || tt.want != "" && !reflect.DeepEqual(got, []string{refusal("spec.template.spec.processes[0].user", tt.want)}) {
 			t.Errorf("users %q, user %q: %q, want %q", tt.users, tt.user, got, tt.want)
 		}
+	}
+}
+
+// A command run in a task (a task group's exec, a command manifest) is
+// held to the rules of the namespace the task is in: the users its
+// processes may run as, privileged only where its containers may be.
+func TestExec(t *testing.T) {
+	policy := admission.Default()
+	policy.Namespaces = map[string]admission.Rules{"ops": {Users: []string{"root"}, Privileged: true}}
+	c := &admission.Checker{Policy: policy}
+	for _, tt := range []struct {
+		namespace, user string
+		privileged      bool
+		want            []string
+	}{
+		{"game", "", false, nil},
+		{"game", "nobody", false, nil},
+		{"game", "", true, []string{`privileged: privileged commands are not allowed in namespace "game" (admission policy)`}},
+		{"game", "root", false, []string{`user: running as root is not allowed in namespace "game" (admission policy)`}},
+		{"game", "root", true, []string{`user: running as root is not allowed in namespace "game" (admission policy)`,
+			`privileged: privileged commands are not allowed in namespace "game" (admission policy)`}},
+		{"ops", "root", true, nil},
+	} {
+		if got := messages(c.Exec("", tt.namespace, tt.user, tt.privileged)); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s as %q privileged %v: %q, want %q", tt.namespace, tt.user, tt.privileged, got, tt.want)
+		}
+	}
+	var none *admission.Checker
+	if got := none.Exec("", "game", "root", true); got != nil {
+		t.Errorf("a nil Checker: %q", got.Messages())
 	}
 }
 
