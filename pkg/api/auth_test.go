@@ -354,6 +354,68 @@ func TestEventStreamShowsWhatTheCallerMayRead(t *testing.T) {
 	}
 }
 
+// A notification is in the namespace of its instance: an operator's
+// stream shows those of its namespaces only, as GET answers them (a 403
+// for another's); a reader's shows every one. A delete, whose record is
+// gone, is placed by the record it removed. ?namespace= selects them.
+func TestEventStreamShowsNotificationsOfTheCallersNamespaces(t *testing.T) {
+	e, _ := newAuthEnv(t, 0)
+	operator := e.subscribe(t, "?type=notification", bearer(operatorToken)...)
+	reader := e.subscribe(t, "?type=notification", bearer(readerToken)...)
+	prodOnly := e.subscribe(t, "?type=notification&namespace=prod", bearer(readerToken)...)
+	ctx := context.Background()
+	notify := func(id, ns string, index int) {
+		tg := taskGroup(ns, "web", index, "TASK_FAILED")
+		notice := registry.Notice{ID: id, Type: registry.NoticeExit, Namespace: ns, App: "web", TaskGroupID: tg.ID,
+			State: "TASK_FAILED", Message: "the game of " + ns + " exited"}
+		if err := e.reg.PutTaskGroup(ctx, &tg, notice); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notify("n1", "prod", 0)
+	notify("n2", "demo", 0)
+	notify("n3", "staging", 0)
+	prod, err := e.reg.GetNotification(ctx, "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reg.DeleteNotification(ctx, prod.ID, prod.Revision); err != nil {
+		t.Fatal(err)
+	}
+	notify("n4", "demo", 1)
+
+	seen := func(stream *eventStream, last string) string {
+		var got []string
+		for _, c := range stream.until(func(c streamed) bool { return c.Name == last }) {
+			got = append(got, c.String())
+		}
+		return strings.Join(got, ",")
+	}
+	for _, tc := range []struct {
+		name   string
+		stream *eventStream
+		last   string
+		want   string
+	}{
+		{"operator of demo and staging", operator, "n4", "notification put demo/n2,notification put staging/n3,notification put demo/n4"},
+		{"reader", reader, "n4", "notification put prod/n1,notification put demo/n2,notification put staging/n3," +
+			"notification delete prod/n1,notification put demo/n4"},
+		{"reader of prod", prodOnly, "n1", "notification put prod/n1"},
+	} {
+		if got := seen(tc.stream, tc.last); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	if got := seen(prodOnly, "n1"); got != "notification delete prod/n1" {
+		t.Errorf("reader of prod, then: %s, want the delete", got)
+	}
+	if r := e.call(t, "GET", "/v1/notifications/n3", nil, bearer(operatorToken)...); r.status != http.StatusOK {
+		t.Errorf("GET of a notification of staging as its operator: %d %s", r.status, r.body)
+	}
+	notify("n5", "prod", 1)
+	errorOf(t, e.call(t, "GET", "/v1/notifications/n5", nil, bearer(operatorToken)...), http.StatusForbidden, "Forbidden")
+}
+
 // Issue 18: over TLS, a client certificate the --client-ca signed names
 // its user (its common name), whose role comes from --cert-roles or the
 // token file; a certificate of another CA is refused in the handshake.
