@@ -222,12 +222,8 @@ func (s *Server) parse(r *http.Request, kinds ...manifest.Kind) (manifest.Object
 	if obj == nil {
 		return nil, decodeErr
 	}
-	allowed := false
-	for _, k := range kinds {
-		allowed = allowed || obj.Kind() == k
-	}
-	if !allowed {
-		return nil, field.ErrorList{field.Invalid("kind", "want %s here, got %q", kindNames(kinds), obj.Kind())}
+	if err := checkKind(obj, kinds); err != nil {
+		return nil, err
 	}
 	var errs field.ErrorList
 	if !errors.As(decodeErr, &errs) && decodeErr != nil {
@@ -279,6 +275,31 @@ func underAny(p field.Path, errs field.ErrorList) bool {
 	}
 	return false
 }
+
+// checkKind refuses a manifest of none of kinds, a route's: a 400 naming
+// kind.
+func checkKind(obj manifest.Object, kinds []manifest.Kind) error {
+	if slices.Contains(kinds, obj.Kind()) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid("kind", "want %s here, got %q", kindNames(kinds), obj.Kind())}
+}
+
+// manifestRoutes are the kinds of manifest each route that takes one
+// takes, by path: the creates, the plan, a command, seed 002's depends.
+var manifestRoutes = func() map[string][]manifest.Kind {
+	routes := map[string][]manifest.Kind{
+		"/v1/commands": {manifest.KindCommand}, "/v1/plan": workloadKinds,
+		"/v1/" + dependsKind.path: {dependsKind.kind}, "/api/depends": {dependsKind.kind},
+	}
+	for _, wl := range workloadRoutes {
+		routes["/v1/"+wl.path] = wl.kinds
+	}
+	for _, k := range objectKinds {
+		routes["/v1/"+k.path] = []manifest.Kind{k.kind}
+	}
+	return routes
+}()
 
 func kindNames(kinds []manifest.Kind) string {
 	s := ""

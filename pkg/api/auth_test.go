@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -559,5 +560,56 @@ func TestConsoleSessionCookie(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), adminToken) {
 		t.Errorf("a token is in the log")
+	}
+}
+
+// Every route that takes a manifest reads it as its own kind before it
+// authorizes the caller: a body of another kind is a 400 naming kind, for
+// any caller (a read-only one too), and is audited; none panics (a
+// non-command body to /v1/commands did: an empty reply, no audit entry).
+func TestWrongKindBodiesAreRefusedAndAudited(t *testing.T) {
+	e, _ := newAuthEnv(t, 0)
+	secret := mustJSON(t, secret("db", "demo"))
+	for _, tc := range []struct {
+		method, path string
+		body         []byte
+		want         string
+	}{
+		{"POST", "/v1/commands", mustJSON(t, process("web", "demo")), `kind: want command here, got "process"`},
+		{"POST", "/v1/commands", secret, `kind: want command here, got "secret"`},
+		{"POST", "/v1/apps", secret, `kind: want application or process here, got "secret"`},
+		{"POST", "/v1/deployments", secret, `kind: want deployment here, got "secret"`},
+		{"POST", "/v1/daemonsets", secret, `kind: want daemonset here, got "secret"`},
+		{"POST", "/v1/configmaps", secret, `kind: want configmap here, got "secret"`},
+		{"POST", "/v1/secrets", mustJSON(t, process("web", "demo")), `kind: want secret here, got "process"`},
+		{"POST", "/v1/hooktemplates", secret, `kind: want hooktemplate here, got "secret"`},
+		{"POST", "/v1/services", secret, `kind: want service here, got "secret"`},
+		{"POST", "/v1/depends", secret, `kind: want depends here, got "secret"`},
+		{"POST", "/api/depends", secret, `kind: want depends here, got "secret"`},
+		{"PUT", "/api/depends", secret, `kind: want depends here, got "secret"`},
+		{"POST", "/v1/plan", secret, `kind: want application or process or deployment or daemonset here, got "secret"`},
+	} {
+		for _, token := range []string{readerToken, operatorToken} {
+			r := e.call(t, tc.method, tc.path, tc.body, bearer(token)...)
+			if got := errorOf(t, r, http.StatusBadRequest, "InvalidArgument"); !slices.Contains(got.Details, tc.want) {
+				t.Errorf("%s %s as %s: details %q, want %q", tc.method, tc.path, token, got.Details, tc.want)
+			}
+		}
+	}
+	var page auditPage
+	e.expectAs(t, adminToken, http.StatusOK, "GET", "/v1/audit?limit=1000", nil, &page)
+	audited := map[string]int{}
+	for _, entry := range page.Entries {
+		if entry.Status == http.StatusBadRequest && entry.Code == "InvalidArgument" {
+			audited[entry.Method+" "+entry.Path]++
+		}
+	}
+	for _, route := range []string{"POST /v1/commands", "POST /v1/apps", "PUT /api/depends"} {
+		if audited[route] < 2 {
+			t.Errorf("%s refused: %d audit entries, want one per caller (%v)", route, audited[route], audited)
+		}
+	}
+	if audited["POST /v1/plan"] != 0 {
+		t.Errorf("a plan changes nothing and is not audited: %d entries", audited["POST /v1/plan"])
 	}
 }
