@@ -34,6 +34,11 @@
 // from its sandbox through its agent's files API (pkg/mesosfiles), the
 // agent's address from its record, and with follow=true polls for more.
 //
+// Every route that takes a manifest reads it as its own kind first, before
+// the caller is authorized: another kind is a 400 naming kind. HTTPServer
+// bounds how long a request may take to arrive (Config.Timeouts): a client
+// trickling one is answered 408 and cut.
+//
 // It must not import Mesos packages (pkg/mesosfiles speaks plain HTTP);
 // it knows the scheduler only through the registry and the Leadership
 // interface.
