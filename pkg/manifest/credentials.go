@@ -61,14 +61,15 @@ func credentialSites(obj Object) map[field.Path]credentialSite {
 }
 
 // origin is where an address leads: its scheme, host and port, without
-// its user information. An address that does not parse (validation
-// refuses it) is its own.
+// its user information. Of one that is not an absolute URL (a variable,
+// "${scheduler_url}/files/game.tgz", or what validation refuses), what
+// comes before its path.
 func origin(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return strings.ToLower(u.Scheme + "://" + u.Host)
 	}
-	return strings.ToLower(u.Scheme + "://" + u.Host)
+	before, _, _ := strings.Cut(raw, "/")
+	return before[strings.LastIndexByte(before, '@')+1:]
 }
 
 // imageRegistry is the registry an image reference pulls from, as docker
