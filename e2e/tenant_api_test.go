@@ -43,7 +43,7 @@ func containerApp(ns, name, script string, edit func(spec map[string]any)) []byt
 	m := map[string]any{"apiVersion": "v4", "kind": "application",
 		"metadata":      map[string]any{"name": name, "namespace": ns},
 		"restartPolicy": map[string]any{"policy": "Never"}, "killPolicy": map[string]any{"gracePeriod": 1},
-		"spec":          map[string]any{"instance": 1, "template": map[string]any{"spec": spec}}}
+		"spec": map[string]any{"instance": 1, "template": map[string]any{"spec": spec}}}
 	data, _ := json.Marshal(m)
 	return data
 }
