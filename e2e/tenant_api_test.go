@@ -181,7 +181,7 @@ func TestTenantEventsStayInTheirNamespace(t *testing.T) {
 		return c.Type == "notification" && c.Action == "put"
 	})
 	if notification.Namespace != tenantB || !strings.Contains(string(notification.Object), "nsb_crasher_0_") {
-		t.Errorf("nsb's operator sees the notification as %+v %s, want it in nsb", notification, notification.Object)
+		t.Errorf("nsb's operator sees the notification %s in namespace %q: %s; want it in nsb", notification.Name, notification.Namespace, notification.Object)
 	}
 	if code, body := s.callAs(tokenOpA, "GET", "/v1/notifications/"+notification.Name, nil); code != http.StatusForbidden {
 		t.Errorf("GET of nsb's notification as nsa's operator: %d %s, want 403", code, body)
@@ -202,7 +202,7 @@ func TestTenantEventsStayInTheirNamespace(t *testing.T) {
 			t.Errorf("nsa's operator got an event of nsb: %s %s %s/%s %s", c.Type, c.Action, c.Namespace, c.Name, c.Object)
 		}
 	}
-	t.Logf("nsa's operator read %d events up to its marker, %d of nsb; nsb's notification %s went to nsb's operator only", len(seen), leaked, notification.Name)
+	t.Logf("nsa's operator read %d events up to its marker, %d of them nsb's; nsb's operator got nsb's notification %s", len(seen), leaked, notification.Name)
 }
 
 // Items 7 and 8. nsb's REMOTE_HTTP check sends an Authorization header
