@@ -48,8 +48,8 @@ type Timeouts struct {
 	Idle time.Duration
 }
 
-// DefaultTimeouts: a body of DefaultMaxBodyBytes arrives in 20 s at
-// about 50 KiB/s.
+// DefaultTimeouts: a body of DefaultMaxBodyBytes arrives within Request
+// at about 35 KiB/s.
 var DefaultTimeouts = Timeouts{Header: 10 * time.Second, Request: 30 * time.Second, Idle: 2 * time.Minute}
 
 // HTTPServer returns the http.Server to serve h, the API (with the
