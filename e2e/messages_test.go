@@ -209,7 +209,9 @@ func TestProcessExecutorMessages(t *testing.T) {
 // served by its httpd. A pod of two containers needs the task named. The
 // instance shows each container's ID, pid and the pod's IP.
 func TestContainerExecutorMessages(t *testing.T) {
-	s := startSystem(t)
+	// Commands and execs may run as nobody: the default policy lets them
+	// run as the task's own user only.
+	s := startSystem(t, admissionPolicy(t, map[string]any{"default": map[string]any{"users": []string{"nobody"}}}))
 	m := s.manifest("application.json", func(m map[string]any) {
 		m["metadata"].(map[string]any)["name"] = "msgs"
 		containers := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)
@@ -268,13 +270,14 @@ func TestContainerExecutorMessages(t *testing.T) {
 		t.Errorf("exec with env, user and workingDir: %+v", r)
 	}
 	// The original's kind command runs in every container of every
-	// running instance; a target of the wrong kind is not found.
-	results := s.command(200, "Application", "msgs", `["sh","-c","echo $X $(id -un)"]`, `["X=cmd"]`, "root")
+	// running instance (as a user the admission policy allows: nobody,
+	// not root); a target of the wrong kind is not found.
+	results := s.command(200, "Application", "msgs", `["sh","-c","echo $X $(id -un)"]`, `["X=cmd"]`, "nobody")
 	if len(results) != 2 || results[0].Task != id+"_0" || results[1].Task != id+"_1" {
 		t.Fatalf("command: %+v", results)
 	}
 	for _, res := range results {
-		if !res.OK || res.Output != "cmd root\n" || res.Instance != 0 {
+		if !res.OK || res.Output != "cmd nobody\n" || res.Instance != 0 {
 			t.Errorf("command in %s: %+v", res.Task, res)
 		}
 	}

@@ -145,7 +145,7 @@ func (c *Checker) Check(obj manifest.Object, own uint32) field.ErrorList {
 	if cmd, ok := obj.(*manifest.Command); ok {
 		namespace = cmd.Spec.CommandTargetRef.Namespace
 	}
-	a := admitter{rules: c.Policy.RulesFor(namespace), users: identity.Rule{Users: c.Policy.RulesFor(namespace).Users, Own: own, Range: c.NamespaceUIDs}, namespace: namespace, packageDirs: c.PackageDirs}
+	a := c.admitter(namespace, own)
 	const spec = field.Path("spec.template.spec")
 	switch m := obj.(type) {
 	case *manifest.Application:
@@ -159,11 +159,30 @@ func (c *Checker) Check(obj manifest.Object, own uint32) field.ErrorList {
 	case *manifest.Depends:
 		a.template(spec, &m.Spec.Template.Spec)
 	case *manifest.Command:
-		if m.Spec.Privileged && !a.rules.Privileged {
-			a.refuse("spec.privileged", "privileged commands are not allowed")
-		}
+		a.exec("spec", m.Spec.User, m.Spec.Privileged)
 	}
 	return a.errs
+}
+
+// Exec returns what running a command in a running task of namespace,
+// whose own uid is own (0: none yet), may not do: run privileged, or as a
+// user the namespace's processes may not run as ("": the task's own
+// user). user and privileged are the fields under p. Every route that
+// runs a command in a task checks it here: a command manifest (Check) and
+// a task group's exec. A nil Checker admits everything.
+func (c *Checker) Exec(p field.Path, namespace, user string, privileged bool, own uint32) field.ErrorList {
+	if c == nil {
+		return nil
+	}
+	a := c.admitter(namespace, own)
+	a.exec(p, user, privileged)
+	return a.errs
+}
+
+func (c *Checker) admitter(namespace string, own uint32) *admitter {
+	rules := c.Policy.RulesFor(namespace)
+	return &admitter{rules: rules, users: identity.Rule{Users: rules.Users, Own: own, Range: c.NamespaceUIDs},
+		namespace: namespace, packageDirs: c.PackageDirs}
 }
 
 // admitter collects the refusals of one manifest.
@@ -214,10 +233,22 @@ func (a *admitter) processes(p field.Path, procs []manifest.ProcessSpec) {
 	}
 }
 
-// user refuses a user at p the namespace may not name.
+// user refuses a user at p the namespace may not name: for a process, a
+// container or a command in a task ("" is the namespace's own uid, or a
+// command's task's own user).
 func (a *admitter) user(p field.Path, user string) {
 	if err := a.users.Check(user); err != nil {
 		a.refuse(p, "%v", err)
+	}
+}
+
+// exec checks a command run in a running task (docker exec in a
+// container): the user rule of processes, and privileged only where the
+// namespace's containers may be.
+func (a *admitter) exec(p field.Path, user string, privileged bool) {
+	a.user(p.Child("user"), user)
+	if privileged && !a.rules.Privileged {
+		a.refuse(p.Child("privileged"), "privileged commands are not allowed")
 	}
 }
 

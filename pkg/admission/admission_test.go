@@ -81,9 +81,11 @@ func TestCheck(t *testing.T) {
 			[]string{refusal(spec+".processes[0].user", "running as root is not allowed")}},
 		{"privileged command", func() manifest.Object {
 			c := manifesttest.Command()
-			c.Spec.Privileged = true
+			c.Spec.User, c.Spec.Privileged = "", true
 			return c
 		}(), admission.Rules{Privileged: true}, []string{refusal("spec.privileged", "privileged commands are not allowed")}},
+		{"command as root", manifesttest.Command(), admission.Rules{Users: []string{"root"}},
+			[]string{refusal("spec.user", "running as root is not allowed")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,6 +197,45 @@ func TestCheckNamespaceUIDs(t *testing.T) {
 		if tt.want == "" && got != nil || tt.want != "" && !reflect.DeepEqual(got, []string{tt.want}) {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// A command run in a task (a task group's exec, a command manifest) is
+// held to the rules of the namespace the task is in: the users its
+// processes may run as, privileged only where its containers may be.
+func TestExec(t *testing.T) {
+	policy := admission.Default()
+	policy.Namespaces = map[string]admission.Rules{"ops": {Users: []string{"root"}, Privileged: true}}
+	c := &admission.Checker{Policy: policy}
+	for _, tt := range []struct {
+		namespace, user string
+		privileged      bool
+		want            []string
+	}{
+		{"game", "", false, nil},
+		{"game", "nobody", false, []string{`user: running as "nobody" is not allowed (allowed: no "user" (the executor's default user) only) in namespace "game" (admission policy)`}},
+		{"game", "", true, []string{`privileged: privileged commands are not allowed in namespace "game" (admission policy)`}},
+		{"game", "root", false, []string{`user: running as root is not allowed in namespace "game" (admission policy)`}},
+		{"game", "root", true, []string{`user: running as root is not allowed in namespace "game" (admission policy)`,
+			`privileged: privileged commands are not allowed in namespace "game" (admission policy)`}},
+		{"ops", "root", true, nil},
+	} {
+		if got := messages(c.Exec("", tt.namespace, tt.user, tt.privileged, 0)); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s as %q privileged %v: %q, want %q", tt.namespace, tt.user, tt.privileged, got, tt.want)
+		}
+	}
+	// With --namespace-uids, an exec as another namespace's uid is refused
+	// even under "*"; the namespace's own is its tasks' user.
+	c = &admission.Checker{Policy: admission.Policy{Default: admission.Rules{Users: []string{"*"}}}, NamespaceUIDs: identity.Range{First: 20000, Last: 29999}}
+	if got := messages(c.Exec("", "game", "20002", false, 20001)); !reflect.DeepEqual(got, []string{`user: id 20002 belongs to another namespace (--namespace-uids 20000-29999 gives each namespace its own) in namespace "game" (admission policy)`}) {
+		t.Errorf("exec as another namespace's uid: %q", got)
+	}
+	if got := c.Exec("", "game", "20001", false, 20001); got != nil {
+		t.Errorf("exec as the namespace's own uid: %q", got.Messages())
+	}
+	var none *admission.Checker
+	if got := none.Exec("", "game", "root", true, 0); got != nil {
+		t.Errorf("a nil Checker: %q", got.Messages())
 	}
 }
 

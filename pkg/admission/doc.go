@@ -8,8 +8,9 @@
 // scheduler, the directories file:// packages may come from. The API
 // checks every workload manifest (application, process, deployment,
 // daemonset, depends) and command against it when it is submitted, and
-// refuses what the policy does not allow with a 400 naming the field and
-// the rule.
+// every command run in a task (a task group's exec: Exec, the same rule
+// as a command's), and refuses what the policy does not allow with a 400
+// naming the field and the rule.
 //
 // The policy is data read from a JSON or YAML file (LoadFile); Default
 // and Dev are the built-in ones. It must not import HTTP, storage or

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/admission"
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/identity"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // Issue 18: the admission policy refuses, at POST and PUT (and the plan's
@@ -112,4 +114,41 @@ func TestAdmissionNamespaceUIDs(t *testing.T) {
 		}
 	}
 	createApp(t, e, process("game", "nsa", as(fmt.Sprint(own["nsa"]))))
+}
+
+// A command run in a task goes through the admission policy of the
+// task's namespace on every route that runs one: a task group's exec
+// privileged or as root is a 400 naming the field and the rule, as a
+// command manifest's is, and reaches no executor; where the namespace's
+// rules allow it, it is sent.
+func TestAdmissionRefusesExec(t *testing.T) {
+	policy := admission.Default()
+	policy.Namespaces = map[string]admission.Rules{"ops": {Users: []string{"root"}, Privileged: true}}
+	op := &fakeOperator{answer: proto.MessageResult{OK: true}}
+	e := newEnv(t, func(c *api.Config) {
+		c.Operator = op
+		c.Admission = &admission.Checker{Policy: policy}
+	})
+	for _, tt := range []struct{ body, want string }{
+		{`{"command":["id"],"privileged":true}`, `privileged: privileged commands are not allowed in namespace "ns-a" (admission policy)`},
+		{`{"command":["id"],"user":"root"}`, `user: running as root is not allowed in namespace "ns-a" (admission policy)`},
+	} {
+		got := errorOf(t, e.call(t, "POST", "/v1/taskgroups/"+messagedGroup+"/exec", tt.body), http.StatusBadRequest, "InvalidArgument")
+		if !slices.Contains(got.Details, tt.want) {
+			t.Errorf("exec %s: details %q, want %q", tt.body, got.Details, tt.want)
+		}
+	}
+	command := `{"apiVersion":"v4","kind":"command","spec":{"commandTargetRef":{"kind":"Application","name":"web","namespace":"ns-a"},` +
+		`"command":["id"],"privileged":true}}`
+	got := errorOf(t, e.call(t, "POST", "/v1/commands", command), http.StatusBadRequest, "InvalidArgument")
+	if want := `spec.privileged: privileged commands are not allowed in namespace "ns-a" (admission policy)`; !slices.Contains(got.Details, want) {
+		t.Errorf("command: details %q, want %q", got.Details, want)
+	}
+	if len(op.messages) != 0 {
+		t.Fatalf("refused commands reached the executor: %+v", op.messages)
+	}
+	e.expect(t, http.StatusOK, "POST", "/v1/taskgroups/ops_web_0_1/exec", `{"command":["id"],"user":"root","privileged":true}`, nil)
+	if len(op.messages) != 1 || !op.messages[0].msg.Privileged || op.messages[0].msg.User != "root" {
+		t.Errorf("an exec the rules of ops allow: sent %+v", op.messages)
+	}
 }

@@ -116,8 +116,8 @@ func (o *Options) Add(key, value string) error {
 		}
 		o.IP = value
 	case "net":
-		if value == "" {
-			return fmt.Errorf("want a docker network name")
+		if err := checkNetwork(value); err != nil {
+			return err
 		}
 		o.Net = value
 	case "memory-swap":
@@ -208,6 +208,26 @@ func (o Options) Address(mode string) string {
 		return ""
 	}
 	return o.IP
+}
+
+// networkName is docker's rule for a network's name (libnetwork's
+// restricted name characters); docker's other --network values have a
+// colon: container:<name|id> joins another container's network namespace.
+var networkName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+
+// checkNetwork refuses a net value that is not a network's name. A
+// container named there may be any instance's, of any namespace (their
+// names are predictable): joining its network namespace reaches its
+// loopback services and traffic. An instance's own containers share one
+// network namespace already, so no instance needs it.
+func checkNetwork(value string) error {
+	if ref, ok := strings.CutPrefix(value, "container:"); ok {
+		return fmt.Errorf("%q joins the network namespace of container %q, which may be another instance's: not allowed (the containers of an instance share one already)", value, ref)
+	}
+	if !networkName.MatchString(value) {
+		return fmt.Errorf("want a docker network name (letters, digits, '_', '.', '-'), got %q", value)
+	}
+	return nil
 }
 
 func parseBool(s string) (bool, error) {

@@ -299,7 +299,7 @@ func Run(ctx context.Context, o Options) error {
 		Logger: o.Logger,
 	})
 	lead.metrics = scheduler.NewMetrics(apiServer.Metrics())
-	srv := &http.Server{Handler: withConsole(apiServer, authenticator, o.Logger), ReadHeaderTimeout: 10 * time.Second}
+	srv := apiServer.HTTPServer(withConsole(apiServer, authenticator, o.Logger))
 	srv.RegisterOnShutdown(apiServer.EndStreams)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(listener) }()
