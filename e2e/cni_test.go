@@ -52,7 +52,7 @@ const cniApp = `{
     "networkType": "cni", "networkMode": "bcs-e2e",
     "containers": [{
       "image": "bcs-test/busybox:latest", "imagePullPolicy": "IfNotPresent",
-      "command": "/bin/sh", "args": ["-c", "mkdir -p /www && echo ok >/www/check && exec httpd -f -p 8080 -h /www"],
+      "command": "/bin/sh", "args": ["-c", "mkdir -p /tmp/www && echo ok >/tmp/www/check && exec httpd -f -p 8080 -h /tmp/www"],
       "ports": [{"name": "http", "containerPort": 8080, "protocol": "HTTP"}],
       "healthChecks": [{"type": "HTTP", "intervalSeconds": 2, "timeoutSeconds": 1, "consecutiveFailures": 3,
                         "gracePeriodSeconds": 10, "http": {"portName": "http", "path": "/check"}}],

@@ -167,7 +167,8 @@ func rowsJS(table string) string {
 // shows its pending reasons as the API counts them; agents, events; every
 // change arrives live, without a reload; logout ends the session.
 func TestWebConsole(t *testing.T) {
-	s := startSystem(t)
+	web := newAnswerServer(t, `{"age":20}`) // the canary's hook
+	s := startSystem(t, allowEgress(t, web.host()))
 	b := openBrowser(t)
 
 	b.run(chromedp.Navigate(s.api + "/ui/"))
@@ -235,7 +236,6 @@ func TestWebConsole(t *testing.T) {
 	b.clickTo(`[data-key="demo/fleet"] a.workload-link`, "the deployment page", `document.querySelector("#rollout-tab")`, "document.body.innerText")
 	b.run(chromedp.Click("#rollout-tab"))
 	b.waitFor("the rollout page", `document.querySelector("#rollout-status")?.dataset.phase === "Completed"`, "document.body.innerText")
-	web := newAnswerServer(t, `{"age":20}`)
 	if code, body := s.call("POST", "/v1/hooktemplates", hookTemplate("age", web.url+"/age", "{$.age}", "asInt(result) < 30")); code != 201 {
 		t.Fatalf("template: %d %s", code, body)
 	}

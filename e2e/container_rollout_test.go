@@ -34,7 +34,7 @@ func webImage(t *testing.T, tag, content string) string {
 
 // containerDeployment is a deployment of the container example's pod (a
 // web server and a sidecar in BRIDGE mode): the web container serves
-// /srv of image with greeting in /www, under strategy.
+// /srv of image with greeting in /tmp/www, under strategy.
 func (s *system) containerDeployment(name, image, greeting string, strategy map[string]any) []byte {
 	s.t.Helper()
 	var example map[string]any
@@ -44,7 +44,7 @@ func (s *system) containerDeployment(name, image, greeting string, strategy map[
 	template := example["spec"].(map[string]any)["template"].(map[string]any)
 	web := template["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 	web["image"] = image
-	web["args"] = []any{"-c", "mkdir -p /www && echo ok >/www/check && echo " + greeting + " >/www/greeting && cp /srv/index.html /www/ && exec httpd -f -p 8080 -h /www"}
+	web["args"] = []any{"-c", "mkdir -p /tmp/www && echo ok >/tmp/www/check && echo " + greeting + " >/tmp/www/greeting && cp /srv/index.html /tmp/www/ && exec httpd -f -p 8080 -h /tmp/www"}
 	check := web["healthChecks"].([]any)[0].(map[string]any)
 	check["delaySeconds"], check["intervalSeconds"], check["timeoutSeconds"] = 1, 2, 1
 	d := map[string]any{
@@ -105,7 +105,7 @@ func TestContainerInPlaceUpdate(t *testing.T) {
 func TestContainerHotPatch(t *testing.T) {
 	s := startSystem(t)
 	strategy := map[string]any{"type": "HotPatchUpdate",
-		"hotPatchUpdateStrategy": map[string]any{"command": []string{"sh", "-c", "cp /srv/index.html /www/ && touch /tmp/reloaded"}}}
+		"hotPatchUpdateStrategy": map[string]any{"command": []string{"sh", "-c", "cp /srv/index.html /tmp/www/ && touch /tmp/reloaded"}}}
 	v1, v2 := webImage(t, "hot1", "web v1"), webImage(t, "hot2", "web v2")
 	if code, body := s.call("POST", "/v1/deployments", s.containerDeployment("hot", v1, "hello", strategy)); code != 201 {
 		t.Fatalf("create: %d %s", code, body)
@@ -180,7 +180,7 @@ func TestCNIInPlaceUpdate(t *testing.T) {
 		spec := app["spec"].(map[string]any)
 		template := spec["template"].(map[string]any)
 		c := template["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
-		c["args"] = []any{"-c", "mkdir -p /www && echo ok >/www/check && echo " + greeting + " >/www/greeting && exec httpd -f -p 8080 -h /www"}
+		c["args"] = []any{"-c", "mkdir -p /tmp/www && echo ok >/tmp/www/check && echo " + greeting + " >/tmp/www/greeting && exec httpd -f -p 8080 -h /tmp/www"}
 		c["healthChecks"].([]any)[0].(map[string]any)["delaySeconds"] = 1
 		d := map[string]any{"apiVersion": "v4", "kind": "deployment",
 			"metadata": map[string]any{"name": "cnipod", "namespace": "demo"}, "restartPolicy": app["restartPolicy"], "killPolicy": app["killPolicy"],
@@ -210,7 +210,7 @@ func TestCNIInPlaceUpdate(t *testing.T) {
 		if inst.TaskGroupID != before[i].TaskGroupID || c == containers[inst.ID] {
 			t.Errorf("instance %d: %+v container %s, was %+v container %s", i, inst, c, before[i], containers[inst.ID])
 		}
-		if out := docker(t, "exec", c, "cat", "/www/greeting"); out != "hello-2" {
+		if out := docker(t, "exec", c, "cat", "/tmp/www/greeting"); out != "hello-2" {
 			t.Errorf("instance %d greets %q", i, out)
 		}
 	}

@@ -92,8 +92,8 @@ func startSystemWith(t *testing.T, editCluster func(config map[string]any), sche
 			t.Fatal(err)
 		}
 	}
-	// Processes run as nobody: every directory above their work paths
-	// must be searchable (t.TempDir makes them 0700).
+	// Processes run as their namespaces' uids: every directory above
+	// their work paths must be searchable (t.TempDir makes them 0700).
 	for _, d := range []string{filepath.Dir(s.dir), s.dir} {
 		if err := os.Chmod(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -134,6 +134,28 @@ func startSystemWith(t *testing.T, editCluster func(config map[string]any), sche
 	t.Cleanup(s.stop) // also when the scheduler does not come up: its log is shown
 	s.startScheduler()
 	return s
+}
+
+// allowEgress is the --admission-policy of the default rules (processes
+// and containers run as their namespaces' uids) whose namespaces' hooks,
+// callbacks and fetches may reach allowed besides what the egress policy
+// lets through: the tests' servers listen on loopback, which it refuses
+// otherwise, and are opened as a user opens a Prometheus on 127.0.0.1.
+func allowEgress(t *testing.T, allowed ...string) string {
+	t.Helper()
+	return admissionPolicy(t, map[string]any{"default": map[string]any{"egress": allowed}})
+}
+
+// admissionPolicy writes policy into a file and returns the
+// --admission-policy flag naming it.
+func admissionPolicy(t *testing.T, policy map[string]any) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "admission-policy.json")
+	data, _ := json.Marshal(policy)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return "--admission-policy=" + path
 }
 
 func (s *system) packageGamesvr() {

@@ -39,6 +39,9 @@ func newAnswerServer(t *testing.T, body string) *answerServer {
 	return a
 }
 
+// host is the server's host:port, as an egress policy allows it.
+func (a *answerServer) host() string { return strings.TrimPrefix(a.url, "http://") }
+
 func (a *answerServer) set(body string) {
 	a.mu.Lock()
 	a.body = body
@@ -73,8 +76,8 @@ func hookTemplate(name, url, jsonPath, condition string, args ...string) []byte 
 // the rollout aborts back to the stable revision and says which
 // measurement failed and why.
 func TestCanaryHookGatesTheRollout(t *testing.T) {
-	s := startSystem(t)
 	web := newAnswerServer(t, `{"name":"bryan","male":"yes","age":20}`)
+	s := startSystem(t, allowEgress(t, web.host()))
 	if code, body := s.call("POST", "/v1/hooktemplates", hookTemplate("age", web.url+"/age?app={{ args.AppName }}", "{$.age}", "asInt(result) < 30", "AppName")); code != 201 {
 		t.Fatalf("template: %d %s", code, body)
 	}
@@ -135,8 +138,8 @@ func TestCanaryHookGatesTheRollout(t *testing.T) {
 // says the instance may go (called with the instance's PodName), then
 // the instance goes.
 func TestPreDeleteHookHoldsAScaleDown(t *testing.T) {
-	s := startSystem(t)
 	web := newAnswerServer(t, `{"drained":"no"}`)
+	s := startSystem(t, allowEgress(t, web.host()))
 	if code, body := s.call("POST", "/v1/hooktemplates", hookTemplate("drained", web.url+"/drained?pod={{ args.PodName }}", "{$.drained}", `result == "yes"`, "PodName")); code != 201 {
 		t.Fatalf("template: %d %s", code, body)
 	}

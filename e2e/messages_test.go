@@ -106,7 +106,9 @@ func (s *system) tasks(ns, name string) []taskView {
 // the next start, resources the cgroup; update-file is refused by the
 // executor, which says so. The instance shows the process's pid.
 func TestProcessExecutorMessages(t *testing.T) {
-	s := startSystem(t)
+	// Any user but root passes the admission policy: the executor itself
+	// keeps a process's commands to its own user.
+	s := startSystem(t, admissionPolicy(t, map[string]any{"default": map[string]any{"users": []string{"*"}}}))
 	m := s.manifest("process.json", func(m map[string]any) {
 		m["metadata"].(map[string]any)["name"] = "msgs"
 		m["spec"].(map[string]any)["instance"] = 1
@@ -209,7 +211,9 @@ func TestProcessExecutorMessages(t *testing.T) {
 // served by its httpd. A pod of two containers needs the task named. The
 // instance shows each container's ID, pid and the pod's IP.
 func TestContainerExecutorMessages(t *testing.T) {
-	s := startSystem(t)
+	// Commands and execs may run as nobody: the default policy lets them
+	// run as the task's own user only.
+	s := startSystem(t, admissionPolicy(t, map[string]any{"default": map[string]any{"users": []string{"nobody"}}}))
 	m := s.manifest("application.json", func(m map[string]any) {
 		m["metadata"].(map[string]any)["name"] = "msgs"
 		containers := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)
@@ -235,7 +239,7 @@ func TestContainerExecutorMessages(t *testing.T) {
 	}
 
 	s.message(id, "exec", 400, `{"command":["true"]}`) // which container?
-	r := s.message(id, "exec", 200, `{"task":"container-0","command":["cat","/www/index.html"]}`)
+	r := s.message(id, "exec", 200, `{"task":"container-0","command":["cat","/tmp/www/index.html"]}`)
 	if !r.OK || r.Output != "hello from web\n" || r.Task != id+"_0" {
 		t.Errorf("exec: %+v", r)
 	}
@@ -253,7 +257,7 @@ func TestContainerExecutorMessages(t *testing.T) {
 	})
 
 	content := base64.StdEncoding.EncodeToString([]byte("v2\n"))
-	if r = s.message(id, "files", 200, `{"task":"container-0","file":{"path":"/www/conf.txt","content":"`+content+`"}}`); !r.OK {
+	if r = s.message(id, "files", 200, `{"task":"container-0","file":{"path":"/tmp/www/conf.txt","content":"`+content+`"}}`); !r.OK {
 		t.Errorf("files: %+v", r)
 	}
 	if code, body := get(fmt.Sprintf("http://127.0.0.1:%d/conf.txt", inst.Ports["http"])); code != 200 || body != "v2\n" {
@@ -268,13 +272,14 @@ func TestContainerExecutorMessages(t *testing.T) {
 		t.Errorf("exec with env, user and workingDir: %+v", r)
 	}
 	// The original's kind command runs in every container of every
-	// running instance; a target of the wrong kind is not found.
-	results := s.command(200, "Application", "msgs", `["sh","-c","echo $X $(id -un)"]`, `["X=cmd"]`, "root")
+	// running instance (as a user the admission policy allows: nobody,
+	// not root); a target of the wrong kind is not found.
+	results := s.command(200, "Application", "msgs", `["sh","-c","echo $X $(id -un)"]`, `["X=cmd"]`, "nobody")
 	if len(results) != 2 || results[0].Task != id+"_0" || results[1].Task != id+"_1" {
 		t.Fatalf("command: %+v", results)
 	}
 	for _, res := range results {
-		if !res.OK || res.Output != "cmd root\n" || res.Instance != 0 {
+		if !res.OK || res.Output != "cmd nobody\n" || res.Instance != 0 {
 			t.Errorf("command in %s: %+v", res.Task, res)
 		}
 	}

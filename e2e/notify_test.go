@@ -98,7 +98,8 @@ func (s *system) notifications(query string) []notificationView {
 func TestNotificationsOnceAcrossSchedulerCrash(t *testing.T) {
 	cb := newCallbackServer(t)
 	cb.refusing.Store(true)
-	s := startSystem(t, "--notify-flapping-restarts=2", "--notify-max-backoff=2s", "--notify-max-attempts=1000")
+	s := startSystem(t, "--notify-flapping-restarts=2", "--notify-max-backoff=2s", "--notify-max-attempts=1000",
+		allowEgress(t, strings.TrimPrefix(cb.URL, "http://")))
 	callback := cb.URL + "/bcs?token=s3cr3t"
 	code, body := s.call("POST", "/v1/notifies", []byte(fmt.Sprintf(`{"callback": %q}`, callback)))
 	if code != http.StatusAccepted || strings.Contains(string(body), "s3cr3t") {

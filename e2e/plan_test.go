@@ -77,14 +77,15 @@ func (p planView) placements() (hosts []string, pending []string) {
 // etcdProbe reads the etcd bcs-scheduler stores in: its revision, and
 // which keys were written between two revisions.
 type etcdProbe struct {
-	t  *testing.T
-	st *store.Store
+	t         *testing.T
+	st        *store.Store
+	endpoints []string
 }
 
 func startEtcd(t *testing.T) (*etcdProbe, string) {
 	t.Helper()
 	st, etcd := storetest.NewStore(t)
-	return &etcdProbe{t: t, st: st}, strings.Join(etcd.Endpoints(), ",")
+	return &etcdProbe{t: t, st: st, endpoints: etcd.Endpoints()}, strings.Join(etcd.Endpoints(), ",")
 }
 
 func (p *etcdProbe) revision() int64 {

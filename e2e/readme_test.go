@@ -85,8 +85,8 @@ func TestReadmeQuickStart(t *testing.T) {
 	}
 	updates := readmeBlock(t, "Updating a fleet")
 	base := t.TempDir()
-	// Processes run as nobody under bcs-data: the directories above it
-	// must be searchable (t.TempDir makes them 0700).
+	// Processes run as their namespaces' uids under bcs-data: the
+	// directories above it must be searchable (t.TempDir makes them 0700).
 	for _, d := range []string{filepath.Dir(base), base} {
 		if err := os.Chmod(d, 0o755); err != nil {
 			t.Fatal(err)

@@ -63,7 +63,7 @@ func TestRemoteConfigMapItems(t *testing.T) {
 	}))
 	defer srv.Close()
 	url := srv.URL + "/game.conf"
-	s := startSystem(t)
+	s := startSystem(t, allowEgress(t, strings.TrimPrefix(srv.URL, "http://")))
 	events := s.subscribe("?namespace=demo", "")
 	create := func(path string, body []byte) {
 		t.Helper()
@@ -72,11 +72,11 @@ func TestRemoteConfigMapItems(t *testing.T) {
 		}
 	}
 
-	// The process runs as nobody, who must be able to read its file, in
-	// its work path, where exec runs.
+	// The process runs as its namespace's uid, which owns its file (0400),
+	// in its work path, where exec runs.
 	procFile, containerFile := "${workPath}/game.conf", "/etc/game/game.conf"
 	create("/v1/configmaps", remoteConfigMap("conf", url, "cfg-Pw-1"))
-	create("/v1/apps", s.manifest("process.json", takesConfigMap("rcm-proc", "conf", procFile, "nobody")))
+	create("/v1/apps", s.manifest("process.json", takesConfigMap("rcm-proc", "conf", procFile, "")))
 	create("/v1/apps", s.manifest("application.json", takesConfigMap("rcm-web", "conf", containerFile, "")))
 	for _, w := range []struct{ app, task, path string }{{"rcm-proc", "gamesvr", "game.conf"}, {"rcm-web", "container-0", containerFile}} {
 		app, path := w.app, w.path
@@ -89,7 +89,7 @@ func TestRemoteConfigMapItems(t *testing.T) {
 	}
 
 	create("/v1/configmaps", remoteConfigMap("conf-bad", url, "wrong-Pw-2"))
-	create("/v1/apps", s.manifest("process.json", takesConfigMap("rcm-bad-proc", "conf-bad", procFile, "nobody")))
+	create("/v1/apps", s.manifest("process.json", takesConfigMap("rcm-bad-proc", "conf-bad", procFile, "")))
 	create("/v1/apps", s.manifest("application.json", takesConfigMap("rcm-bad-web", "conf-bad", containerFile, "")))
 	start := time.Now()
 	want := `configmap demo/conf-bad item "game": GET ` + url + ": HTTP status 401 Unauthorized"

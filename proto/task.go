@@ -43,6 +43,53 @@ type TaskSpec struct {
 	// SIGKILL; TaskInfo.kill_policy carries the same value.
 	KillGracePeriodSeconds float64   `json:"killGracePeriodSeconds"`
 	Resources              Resources `json:"resources"`
+	// Identity is the namespace's own user on the agents; nil when the
+	// scheduler gives namespaces none (the executors' defaults apply).
+	Identity *Identity `json:"identity,omitempty"`
+	// Egress is the egress policy of the instance's namespace, which the
+	// executor holds every fetch on the task's behalf to (remote items,
+	// packages); nil: none (a scheduler from before it).
+	Egress *Egress `json:"egress,omitempty"`
+}
+
+// Identity is who the tasks of a namespace are on an agent: a process
+// that names no user, and a container whose user the namespace's policy
+// does not allow, run as UID:GID; the files they own are theirs.
+type Identity struct {
+	UID uint32 `json:"uid"`
+	GID uint32 `json:"gid"`
+	// Users are the users the namespace's admission policy allows a
+	// manifest or a container image to name: names, numeric ids, "*"
+	// (any but root) and "root".
+	Users []string `json:"users,omitempty"`
+	// Range is the scheduler's --namespace-uids, "FIRST-LAST": a uid in
+	// it other than UID is another namespace's, refused whatever Users
+	// say.
+	Range string `json:"range"`
+}
+
+// Egress says where an executor may not connect when it fetches on a
+// task's behalf: Refused, unless an Allowed entry or a Route lets it.
+type Egress struct {
+	Refused []EgressRule `json:"refused,omitempty"`
+	// Allowed are the namespace's exceptions: "10.1.0.0/16", "10.1.2.3",
+	// "127.0.0.1:9090", "prometheus.monitoring:9090". A network or address
+	// lifts a network's refusal; an endpoint's needs its address and port.
+	Allowed []string `json:"allowed,omitempty"`
+	// Routes are URL prefixes fetched even from a refused endpoint: the
+	// scheduler's public packages, "http://10.0.0.2:8080/files/".
+	Routes []string `json:"routes,omitempty"`
+}
+
+// EgressRule is one refusal: Name says what it protects, in messages
+// ("loopback", "the Mesos master").
+type EgressRule struct {
+	Name string `json:"name"`
+	// Networks are refused on every port: "127.0.0.0/8".
+	Networks []string `json:"networks,omitempty"`
+	// Endpoints are "host:port" (an IP or a name) or "*:port" (the port
+	// on every address).
+	Endpoints []string `json:"endpoints,omitempty"`
 }
 
 // Instance names the application instance a task group runs.

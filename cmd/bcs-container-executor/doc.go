@@ -16,7 +16,8 @@
 // when a task asks for pinned CPUs), --sysfs-root, --label, --ack-timeout,
 // --codec.
 //
-// On start it tears down what a crashed predecessor left behind
+// On start it makes its sandbox 0700 (executor.PrivateSandbox), then
+// tears down what a crashed predecessor left behind
 // (podruntime.Recover); before exiting it waits for its pods to be torn
 // down.
 package main

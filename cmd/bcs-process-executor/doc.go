@@ -2,9 +2,10 @@
 // bcs task groups as bare processes (seed 000 "process"): pkg/executor
 // speaks the v1 executor API, pkg/process runs the processes.
 //
-// The agent starts it with the Mesos executor environment (MESOS_*);
-// flags set the ${work_base_dir} and ${run_base_dir} roots, the package
-// cache, cgroups and the default user. Task cgroups live under
+// The agent starts it with the Mesos executor environment (MESOS_*); it
+// makes its sandbox 0700 first (executor.PrivateSandbox). Flags set the
+// ${work_base_dir} and ${run_base_dir} roots, the package cache, cgroups
+// and the default user (of specs without a namespace identity). Task cgroups live under
 // <cgroup-parent>/<framework>.<executor>; at start it sweeps those of
 // executors that died without cleaning up, at exit it removes its own.
 //

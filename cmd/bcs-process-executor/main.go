@@ -49,6 +49,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if err := executor.PrivateSandbox(env.Sandbox); err != nil {
+		return err
+	}
 	agentTLS, err := executor.AgentTLS(os.Getenv)
 	if err != nil {
 		return err

@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/identity"
 	"github.com/bcs-mesos/bcs-mesos/pkg/notify"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/schedulerd"
@@ -25,7 +27,7 @@ func main() {
 		os.Exit(rotateKey(os.Args[2:]))
 	}
 	var o schedulerd.Options
-	var etcd, masters, devAgents, devMode, packageDirs string
+	var etcd, masters, devAgents, devMode, packageDirs, agentPorts, namespaceUIDs string
 	flag.StringVar(&o.Listen, "listen", schedulerd.DefaultListen, "address of the REST API")
 	flag.StringVar(&o.DebugAddr, "debug-addr", "", "serve Go's profiles (net/http/pprof) at this loopback address, e.g. 127.0.0.1:6060")
 	flag.StringVar(&o.AdvertiseURL, "advertise-url", "", "URL other replicas and agents reach the API at (redirects, ${scheduler_url}); default http://<listen address>")
@@ -58,7 +60,9 @@ func main() {
 	flag.DurationVar(&o.AgentSyncInterval, "agent-sync-interval", scheduler.DefaultAgentSyncInterval, "how often the master's agents are read (GET_AGENTS): their state, drain and total resources; agents it does not know are dropped")
 	flag.DurationVar(&o.Scheduler.DependsGCDelay, "depends-gc-delay", scheduler.DefaultDependsGCDelay, "how long a dependency pod outlives the last instance that used it on its agent")
 	flag.IntVar(&o.Scheduler.MaxLaunching, "max-launching", scheduler.DefaultMaxLaunching, "at most this many instances launched and not yet running at once; more wait, so that status updates come no faster than they are stored and acknowledged")
-	flag.StringVar(&o.AdmissionPolicy, "admission-policy", "", "JSON or YAML file of the admission policy: per namespace, the users processes may run as, privileged containers, host network, host paths (default: none of them; --dev: host network)")
+	flag.StringVar(&o.AdmissionPolicy, "admission-policy", "", "JSON or YAML file of the admission policy: per namespace, the users processes and containers may run as besides the namespace's uid, privileged containers, host network, host paths, and where hooks and fetches may go besides the default (egress) (default: none of them; --dev: host network)")
+	flag.StringVar(&agentPorts, "agent-ports", strconv.Itoa(schedulerd.DefaultAgentPort), "comma-separated HTTP ports of the Mesos agents: what is fetched on a tenant's behalf (hooks, callbacks, remote configmap items, packages) never reaches them, on any address")
+	flag.StringVar(&namespaceUIDs, "namespace-uids", identity.DefaultRange, "FIRST-LAST: the uids namespaces get on the agents, one each, recorded once; their processes, and containers whose user the admission policy does not allow, run as it (empty: none, the executors' default users)")
 	flag.StringVar(&packageDirs, "package-dirs", "", "comma-separated directories on the agents that file:// package URIs may come from (default none: file:// refused)")
 	flag.BoolVar(&o.Dev, "dev", false, "also run an embedded Mesos-compatible dev cluster (the whole system on this machine)")
 	flag.StringVar(&o.DevConfig.ListenAddr, "dev-master-listen", "127.0.0.1:5050", "address of the dev cluster's master")
@@ -79,6 +83,19 @@ func main() {
 	flag.Int64Var(&o.AuditKeep, "audit-keep", api.DefaultAuditKeep, "the audit log (GET /v1/audit) keeps this many of the newest writes in etcd")
 	flag.Parse()
 	o.EtcdEndpoints, o.Masters, o.PackageDirs = splitList(etcd), splitList(masters), splitList(packageDirs)
+	for _, p := range splitList(agentPorts) {
+		port, err := strconv.Atoi(p)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bcs-scheduler: --agent-ports %q: want comma-separated port numbers\n", agentPorts)
+			os.Exit(2)
+		}
+		o.AgentPorts = append(o.AgentPorts, port)
+	}
+	var err error
+	if o.NamespaceUIDs, err = identity.ParseRange(namespaceUIDs); err != nil {
+		fmt.Fprintln(os.Stderr, "bcs-scheduler: --namespace-uids", err)
+		os.Exit(2)
+	}
 	if err := checkNotifyFlags(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bcs-scheduler:", err)
 		os.Exit(2)
@@ -94,7 +111,7 @@ func main() {
 		<-ctx.Done()
 		stop() // a second signal ends the process at once
 	}()
-	err := schedulerd.Run(ctx, o)
+	err = schedulerd.Run(ctx, o)
 	if err != nil && ctx.Err() != nil {
 		slog.Info("bcs-scheduler stopped while starting", "err", err)
 		return

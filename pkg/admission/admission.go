@@ -10,15 +10,17 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/confine"
 	"github.com/bcs-mesos/bcs-mesos/pkg/dockerparam"
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
+	"github.com/bcs-mesos/bcs-mesos/pkg/identity"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/strictjson"
 )
 
 // AnyUser in Rules.Users admits every user but root, which is admitted
-// only when named.
-const AnyUser = "*"
+// only when named, and the uids of other namespaces, never admitted.
+const AnyUser = identity.AnyUser
 
 // Policy is the admission policy: the rules of each namespace it names,
 // Default for the others.
@@ -28,13 +30,16 @@ type Policy struct {
 }
 
 // Rules say what the workloads of a namespace may do on agents. The zero
-// value is the strictest: processes run as the executor's default user
-// only, containers are not privileged, keep to their own network and
-// mount no host path.
+// value is the strictest: processes and containers run as the
+// namespace's own uid only, containers are not privileged, keep to their
+// own network and mount no host path.
 type Rules struct {
-	// Users a process may name in "user" besides none (the executor's
-	// default user, nobody): names, AnyUser for every one but root, and
-	// "root" to admit root.
+	// Users a process may name in "user" (and its configmap and secret
+	// files as their owner), a container in its "user" docker parameter,
+	// and a container image as its user, besides none (the namespace's
+	// own uid): names, numeric ids, AnyUser for every one but root, and
+	// "root" to admit root (by name or uid 0). A uid of --namespace-uids
+	// other than the namespace's own is never admitted.
 	Users []string `json:"users,omitempty"`
 	// Privileged admits privileged containers and privileged commands.
 	Privileged bool `json:"privileged,omitempty"`
@@ -44,12 +49,18 @@ type Rules struct {
 	// HostPaths are the host directories containers may mount (a volume's
 	// hostPath inside one of them); none by default.
 	HostPaths []string `json:"hostPaths,omitempty"`
+	// Egress are the exceptions to the egress policy of what is fetched on
+	// the namespace's behalf (hooks, remote configmap items, packages;
+	// default's also notify callbacks): networks, addresses, address:port
+	// or name:port (pkg/egress). None by default: loopback, link-local and
+	// the cluster's control plane are refused.
+	Egress []string `json:"egress,omitempty"`
 }
 
 // Default is the policy without a policy file, for every namespace:
-// processes run as any user but root, containers are not privileged,
-// keep to their own network and mount no host path.
-func Default() Policy { return Policy{Default: Rules{Users: []string{AnyUser}}} }
+// processes and containers run as the namespace's own uid, containers
+// are not privileged, keep to their own network and mount no host path.
+func Default() Policy { return Policy{} }
 
 // Dev is the policy of bcs-scheduler --dev without a policy file: the
 // default one, and containers may use the host's network, as tests on
@@ -89,6 +100,11 @@ func (p Policy) validate() field.ErrorList {
 				errs = append(errs, field.Invalid(fp.Child("hostPaths").Index(i), "want an absolute path, got %q", dir))
 			}
 		}
+		for i, entry := range r.Egress {
+			if err := egress.CheckAllowed(entry); err != nil {
+				errs = append(errs, field.Invalid(fp.Child("egress").Index(i), "%q: %v", entry, err))
+			}
+		}
 	}
 	check("default", p.Default)
 	for _, ns := range sortedKeys(p.Namespaces) {
@@ -112,12 +128,15 @@ type Checker struct {
 	// PackageDirs are the directories file:// packages may come from,
 	// the process executors' --package-dirs; none refuses file://.
 	PackageDirs []string
+	// NamespaceUIDs is --namespace-uids: its uids are the namespaces'
+	// own, each refused to every other namespace. Zero: identities off.
+	NamespaceUIDs identity.Range
 }
 
-// Check returns what obj may not do in its namespace, each problem at
-// its field; nil for kinds that run nothing. A nil Checker admits
-// everything.
-func (c *Checker) Check(obj manifest.Object) field.ErrorList {
+// Check returns what obj may not do in its namespace, whose own uid is
+// own (0: it has none yet), each problem at its field; nil for kinds that
+// run nothing. A nil Checker admits everything.
+func (c *Checker) Check(obj manifest.Object, own uint32) field.ErrorList {
 	if c == nil {
 		return nil
 	}
@@ -126,7 +145,7 @@ func (c *Checker) Check(obj manifest.Object) field.ErrorList {
 	if cmd, ok := obj.(*manifest.Command); ok {
 		namespace = cmd.Spec.CommandTargetRef.Namespace
 	}
-	a := admitter{rules: c.Policy.RulesFor(namespace), namespace: namespace, packageDirs: c.PackageDirs}
+	a := c.admitter(namespace, own)
 	const spec = field.Path("spec.template.spec")
 	switch m := obj.(type) {
 	case *manifest.Application:
@@ -140,16 +159,36 @@ func (c *Checker) Check(obj manifest.Object) field.ErrorList {
 	case *manifest.Depends:
 		a.template(spec, &m.Spec.Template.Spec)
 	case *manifest.Command:
-		if m.Spec.Privileged && !a.rules.Privileged {
-			a.refuse("spec.privileged", "privileged commands are not allowed")
-		}
+		a.exec("spec", m.Spec.User, m.Spec.Privileged)
 	}
 	return a.errs
+}
+
+// Exec returns what running a command in a running task of namespace,
+// whose own uid is own (0: none yet), may not do: run privileged, or as a
+// user the namespace's processes may not run as ("": the task's own
+// user). user and privileged are the fields under p. Every route that
+// runs a command in a task checks it here: a command manifest (Check) and
+// a task group's exec. A nil Checker admits everything.
+func (c *Checker) Exec(p field.Path, namespace, user string, privileged bool, own uint32) field.ErrorList {
+	if c == nil {
+		return nil
+	}
+	a := c.admitter(namespace, own)
+	a.exec(p, user, privileged)
+	return a.errs
+}
+
+func (c *Checker) admitter(namespace string, own uint32) *admitter {
+	rules := c.Policy.RulesFor(namespace)
+	return &admitter{rules: rules, users: identity.Rule{Users: rules.Users, Own: own, Range: c.NamespaceUIDs},
+		namespace: namespace, packageDirs: c.PackageDirs}
 }
 
 // admitter collects the refusals of one manifest.
 type admitter struct {
 	rules       Rules
+	users       identity.Rule
 	namespace   string
 	packageDirs []string
 	errs        field.ErrorList
@@ -170,12 +209,16 @@ func (a *admitter) template(p field.Path, s *manifest.DeploymentTemplateSpec) {
 func (a *admitter) processes(p field.Path, procs []manifest.ProcessSpec) {
 	for i, proc := range procs {
 		pp := p.Index(i)
-		switch u := proc.User; {
-		case u == "":
-		case u == "root" && !slices.Contains(a.rules.Users, "root"):
-			a.refuse(pp.Child("user"), "running as root is not allowed")
-		case u != "root" && !slices.Contains(a.rules.Users, u) && !slices.Contains(a.rules.Users, AnyUser):
-			a.refuse(pp.Child("user"), "running as %q is not allowed (allowed: %s)", u, allowedUsers(a.rules.Users))
+		a.user(pp.Child("user"), proc.User)
+		for j, ref := range proc.ConfigMaps {
+			for k, item := range ref.Items {
+				a.user(pp.Child("configmaps").Index(j).Child("items").Index(k).Child("user"), item.User)
+			}
+		}
+		for j, ref := range proc.Secrets {
+			for k, item := range ref.Items {
+				a.user(pp.Child("secrets").Index(j).Child("items").Index(k).Child("user"), item.User)
+			}
 		}
 		for j, uri := range proc.URIs {
 			path, ok := strings.CutPrefix(uri.Value, "file://")
@@ -190,11 +233,23 @@ func (a *admitter) processes(p field.Path, procs []manifest.ProcessSpec) {
 	}
 }
 
-func allowedUsers(users []string) string {
-	if len(users) == 0 {
-		return "the executor's default user only, no \"user\""
+// user refuses a user at p the namespace may not name: for a process, a
+// container or a command in a task ("" is the namespace's own uid, or a
+// command's task's own user).
+func (a *admitter) user(p field.Path, user string) {
+	if err := a.users.Check(user); err != nil {
+		a.refuse(p, "%v", err)
 	}
-	return strings.Join(users, ", ")
+}
+
+// exec checks a command run in a running task (docker exec in a
+// container): the user rule of processes, and privileged only where the
+// namespace's containers may be.
+func (a *admitter) exec(p field.Path, user string, privileged bool) {
+	a.user(p.Child("user"), user)
+	if privileged && !a.rules.Privileged {
+		a.refuse(p.Child("privileged"), "privileged commands are not allowed")
+	}
 }
 
 func (a *admitter) pod(p field.Path, s *manifest.PodSpec) {
@@ -208,8 +263,14 @@ func (a *admitter) pod(p field.Path, s *manifest.PodSpec) {
 			a.refuse(cp.Child("privileged"), "privileged containers are not allowed")
 		}
 		for j, prm := range c.Parameters {
-			if dockerparam.Normalize(prm.Key) == "net" && strings.EqualFold(prm.Value, "host") && !a.rules.HostNetwork {
-				a.refuse(cp.Child("parameters").Index(j).Child("value"), "the host's network is not allowed")
+			vp := cp.Child("parameters").Index(j).Child("value")
+			switch dockerparam.Normalize(prm.Key) {
+			case "net":
+				if strings.EqualFold(prm.Value, "host") && !a.rules.HostNetwork {
+					a.refuse(vp, "the host's network is not allowed")
+				}
+			case "user":
+				a.user(vp, prm.Value)
 			}
 		}
 		for j, v := range c.Volumes {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -222,12 +223,8 @@ func (s *Server) parse(r *http.Request, kinds ...manifest.Kind) (manifest.Object
 	if obj == nil {
 		return nil, decodeErr
 	}
-	allowed := false
-	for _, k := range kinds {
-		allowed = allowed || obj.Kind() == k
-	}
-	if !allowed {
-		return nil, field.ErrorList{field.Invalid("kind", "want %s here, got %q", kindNames(kinds), obj.Kind())}
+	if err := checkKind(obj, kinds); err != nil {
+		return nil, err
 	}
 	var errs field.ErrorList
 	if !errors.As(decodeErr, &errs) && decodeErr != nil {
@@ -243,11 +240,19 @@ func (s *Server) parse(r *http.Request, kinds ...manifest.Kind) (manifest.Object
 	} else if err != nil {
 		return nil, err
 	}
+	namespace := meta.Namespace
+	if cmd, ok := obj.(*manifest.Command); ok {
+		namespace = cmd.Spec.CommandTargetRef.Namespace
+	}
+	own, uidErr := s.namespaceUID(r.Context(), namespace)
+	if uidErr != nil {
+		return nil, uidErr
+	}
 	// Report decoding and validation problems together, but not twice for a
 	// field that failed to decode. Only decoding problems hide validation
 	// ones: two validation problems of one field are both reported.
 	decoding := errs
-	for _, e := range slices.Concat(obj.Validate(resolver), languages(obj), s.cfg.Admission.Check(obj)) {
+	for _, e := range slices.Concat(obj.Validate(resolver), languages(obj), s.cfg.Admission.Check(obj, own)) {
 		if !underAny(e.Path, decoding) {
 			errs = append(errs, e)
 		}
@@ -259,6 +264,19 @@ func (s *Server) parse(r *http.Request, kinds ...manifest.Kind) (manifest.Object
 		return nil, err
 	}
 	return obj, nil
+}
+
+// namespaceUID is namespace's own uid, which its manifests and commands
+// may name (0: none, or namespaces get no uids).
+func (s *Server) namespaceUID(ctx context.Context, namespace string) (uint32, error) {
+	if s.cfg.Admission == nil || s.cfg.Admission.NamespaceUIDs.Off() {
+		return 0, nil
+	}
+	uid, _, err := s.cfg.Registry.NamespaceUID(ctx, namespace)
+	if errors.Is(err, errdefs.ErrInvalidArgument) {
+		return 0, nil // no namespace a key can name: validation says so
+	}
+	return uid, err
 }
 
 // languages checks what a manifest writes in the languages its engines
@@ -279,6 +297,31 @@ func underAny(p field.Path, errs field.ErrorList) bool {
 	}
 	return false
 }
+
+// checkKind refuses a manifest of none of kinds, a route's: a 400 naming
+// kind.
+func checkKind(obj manifest.Object, kinds []manifest.Kind) error {
+	if slices.Contains(kinds, obj.Kind()) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid("kind", "want %s here, got %q", kindNames(kinds), obj.Kind())}
+}
+
+// manifestRoutes are the kinds of manifest each route that takes one
+// takes, by path: the creates, the plan, a command, seed 002's depends.
+var manifestRoutes = func() map[string][]manifest.Kind {
+	routes := map[string][]manifest.Kind{
+		"/v1/commands": {manifest.KindCommand}, "/v1/plan": workloadKinds,
+		"/v1/" + dependsKind.path: {dependsKind.kind}, "/api/depends": {dependsKind.kind},
+	}
+	for _, wl := range workloadRoutes {
+		routes["/v1/"+wl.path] = wl.kinds
+	}
+	for _, k := range objectKinds {
+		routes["/v1/"+k.path] = []manifest.Kind{k.kind}
+	}
+	return routes
+}()
 
 func kindNames(kinds []manifest.Kind) string {
 	s := ""

@@ -549,7 +549,7 @@ func TestContainerParametersValidatedAtPostAndPut(t *testing.T) {
 		want []string
 	}{
 		{"unsupported key", withParams(manifest.NetworkBridge, manifest.Parameter{Key: "ulimit", Value: "nofile=10"}, manifest.Parameter{Key: "privileged", Value: "true"}),
-			[]string{C + `.parameters[1].key: docker parameter "privileged" is not supported (oom-kill-disable, ulimit, rm, shm-size, ip, net, memory-swap, memory-swappiness, cpu-shares, device-read-bps, device-write-bps, device-read-iops, device-write-iops)`}},
+			[]string{C + `.parameters[1].key: docker parameter "privileged" is not supported (oom-kill-disable, ulimit, rm, shm-size, ip, net, memory-swap, memory-swappiness, cpu-shares, device-read-bps, device-write-bps, device-read-iops, device-write-iops, user)`}},
 		{"bad values", withParams(manifest.NetworkBridge,
 			manifest.Parameter{Key: "cpu-shares", Value: "512"}, manifest.Parameter{Key: "memory-swap", Value: "1q"},
 			manifest.Parameter{Key: "device-read-bps", Value: "/dev/vda:10mb"}, manifest.Parameter{Key: "device-write-iops", Value: "/dev/vda"}),

@@ -98,10 +98,6 @@ func (s *Server) scopeOf(pattern string) scopeFunc {
 			ns := r.URL.Query().Get("namespace")
 			return scope{access: auth.Access{Cluster: ns == "", Namespace: ns}}, nil
 		}
-	case path == "/v1/commands":
-		return s.fromBody(write, func(obj manifest.Object) string {
-			return obj.(*manifest.Command).Spec.CommandTargetRef.Namespace
-		})
 	case path == "/v1/hookruns" && method == http.MethodPost:
 		return func(r *http.Request) (scope, error) {
 			body, err := s.peekBody(r)
@@ -115,7 +111,7 @@ func (s *Server) scopeOf(pattern string) scopeFunc {
 			return scope{auth.Access{Write: write, Namespace: cmp.Or(req.Metadata.Namespace, manifest.DefaultNamespace)}, req.Metadata.Name}, nil
 		}
 	case method == http.MethodPost, path == "/api/depends" && method == http.MethodPut:
-		return s.fromBody(write, nil)
+		return s.fromBody(write, manifestRoutes[path])
 	case path == "/api/depends":
 		return func(r *http.Request) (scope, error) {
 			q := r.URL.Query()
@@ -126,10 +122,11 @@ func (s *Server) scopeOf(pattern string) scopeFunc {
 	return inQuery
 }
 
-// fromBody finds the scope in the manifest a request sends: its
-// metadata's namespace and name, or the namespace namespaceOf tells. The
-// handler parses the same body with the same manifest.Parse.
-func (s *Server) fromBody(write bool, namespaceOf func(manifest.Object) string) scopeFunc {
+// fromBody finds the scope in the manifest a request sends, which must
+// be of one of the route's kinds (else a 400 naming kind): its metadata's
+// namespace and name, a command's target's namespace. The handler parses
+// the same body with the same manifest.Parse.
+func (s *Server) fromBody(write bool, kinds []manifest.Kind) scopeFunc {
 	return func(r *http.Request) (scope, error) {
 		body, err := s.peekBody(r)
 		if err != nil {
@@ -139,10 +136,13 @@ func (s *Server) fromBody(write bool, namespaceOf func(manifest.Object) string) 
 		if obj == nil {
 			return scope{}, decodeErr
 		}
+		if err := checkKind(obj, kinds); err != nil {
+			return scope{}, err
+		}
 		meta, _ := manifest.MetaOf(obj)
 		ns := meta.Namespace
-		if namespaceOf != nil {
-			ns = namespaceOf(obj)
+		if cmd, ok := obj.(*manifest.Command); ok {
+			ns = cmd.Spec.CommandTargetRef.Namespace
 		}
 		return scope{auth.Access{Write: write, Namespace: ns}, meta.Name}, nil
 	}

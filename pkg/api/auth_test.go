@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -354,6 +355,68 @@ func TestEventStreamShowsWhatTheCallerMayRead(t *testing.T) {
 	}
 }
 
+// A notification is in the namespace of its instance: an operator's
+// stream shows those of its namespaces only, as GET answers them (a 403
+// for another's); a reader's shows every one. A delete, whose record is
+// gone, is placed by the record it removed. ?namespace= selects them.
+func TestEventStreamShowsNotificationsOfTheCallersNamespaces(t *testing.T) {
+	e, _ := newAuthEnv(t, 0)
+	operator := e.subscribe(t, "?type=notification", bearer(operatorToken)...)
+	reader := e.subscribe(t, "?type=notification", bearer(readerToken)...)
+	prodOnly := e.subscribe(t, "?type=notification&namespace=prod", bearer(readerToken)...)
+	ctx := context.Background()
+	notify := func(id, ns string, index int) {
+		tg := taskGroup(ns, "web", index, "TASK_FAILED")
+		notice := registry.Notice{ID: id, Type: registry.NoticeExit, Namespace: ns, App: "web", TaskGroupID: tg.ID,
+			State: "TASK_FAILED", Message: "the game of " + ns + " exited"}
+		if err := e.reg.PutTaskGroup(ctx, &tg, notice); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notify("n1", "prod", 0)
+	notify("n2", "demo", 0)
+	notify("n3", "staging", 0)
+	prod, err := e.reg.GetNotification(ctx, "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reg.DeleteNotification(ctx, prod.ID, prod.Revision); err != nil {
+		t.Fatal(err)
+	}
+	notify("n4", "demo", 1)
+
+	seen := func(stream *eventStream, last string) string {
+		var got []string
+		for _, c := range stream.until(func(c streamed) bool { return c.Name == last }) {
+			got = append(got, c.String())
+		}
+		return strings.Join(got, ",")
+	}
+	for _, tc := range []struct {
+		name   string
+		stream *eventStream
+		last   string
+		want   string
+	}{
+		{"operator of demo and staging", operator, "n4", "notification put demo/n2,notification put staging/n3,notification put demo/n4"},
+		{"reader", reader, "n4", "notification put prod/n1,notification put demo/n2,notification put staging/n3," +
+			"notification delete prod/n1,notification put demo/n4"},
+		{"reader of prod", prodOnly, "n1", "notification put prod/n1"},
+	} {
+		if got := seen(tc.stream, tc.last); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	if got := seen(prodOnly, "n1"); got != "notification delete prod/n1" {
+		t.Errorf("reader of prod, then: %s, want the delete", got)
+	}
+	if r := e.call(t, "GET", "/v1/notifications/n3", nil, bearer(operatorToken)...); r.status != http.StatusOK {
+		t.Errorf("GET of a notification of staging as its operator: %d %s", r.status, r.body)
+	}
+	notify("n5", "prod", 1)
+	errorOf(t, e.call(t, "GET", "/v1/notifications/n5", nil, bearer(operatorToken)...), http.StatusForbidden, "Forbidden")
+}
+
 // Issue 18: over TLS, a client certificate the --client-ca signed names
 // its user (its common name), whose role comes from --cert-roles or the
 // token file; a certificate of another CA is refused in the handshake.
@@ -497,5 +560,56 @@ func TestConsoleSessionCookie(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), adminToken) {
 		t.Errorf("a token is in the log")
+	}
+}
+
+// Every route that takes a manifest reads it as its own kind before it
+// authorizes the caller: a body of another kind is a 400 naming kind, for
+// any caller (a read-only one too), and is audited; none panics (a
+// non-command body to /v1/commands did: an empty reply, no audit entry).
+func TestWrongKindBodiesAreRefusedAndAudited(t *testing.T) {
+	e, _ := newAuthEnv(t, 0)
+	secret := mustJSON(t, secret("db", "demo"))
+	for _, tc := range []struct {
+		method, path string
+		body         []byte
+		want         string
+	}{
+		{"POST", "/v1/commands", mustJSON(t, process("web", "demo")), `kind: want command here, got "process"`},
+		{"POST", "/v1/commands", secret, `kind: want command here, got "secret"`},
+		{"POST", "/v1/apps", secret, `kind: want application or process here, got "secret"`},
+		{"POST", "/v1/deployments", secret, `kind: want deployment here, got "secret"`},
+		{"POST", "/v1/daemonsets", secret, `kind: want daemonset here, got "secret"`},
+		{"POST", "/v1/configmaps", secret, `kind: want configmap here, got "secret"`},
+		{"POST", "/v1/secrets", mustJSON(t, process("web", "demo")), `kind: want secret here, got "process"`},
+		{"POST", "/v1/hooktemplates", secret, `kind: want hooktemplate here, got "secret"`},
+		{"POST", "/v1/services", secret, `kind: want service here, got "secret"`},
+		{"POST", "/v1/depends", secret, `kind: want depends here, got "secret"`},
+		{"POST", "/api/depends", secret, `kind: want depends here, got "secret"`},
+		{"PUT", "/api/depends", secret, `kind: want depends here, got "secret"`},
+		{"POST", "/v1/plan", secret, `kind: want application or process or deployment or daemonset here, got "secret"`},
+	} {
+		for _, token := range []string{readerToken, operatorToken} {
+			r := e.call(t, tc.method, tc.path, tc.body, bearer(token)...)
+			if got := errorOf(t, r, http.StatusBadRequest, "InvalidArgument"); !slices.Contains(got.Details, tc.want) {
+				t.Errorf("%s %s as %s: details %q, want %q", tc.method, tc.path, token, got.Details, tc.want)
+			}
+		}
+	}
+	var page auditPage
+	e.expectAs(t, adminToken, http.StatusOK, "GET", "/v1/audit?limit=1000", nil, &page)
+	audited := map[string]int{}
+	for _, entry := range page.Entries {
+		if entry.Status == http.StatusBadRequest && entry.Code == "InvalidArgument" {
+			audited[entry.Method+" "+entry.Path]++
+		}
+	}
+	for _, route := range []string{"POST /v1/commands", "POST /v1/apps", "PUT /api/depends"} {
+		if audited[route] < 2 {
+			t.Errorf("%s refused: %d audit entries, want one per caller (%v)", route, audited[route], audited)
+		}
+	}
+	if audited["POST /v1/plan"] != 0 {
+		t.Errorf("a plan changes nothing and is not audited: %d entries", audited["POST /v1/plan"])
 	}
 }

@@ -3,12 +3,14 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 )
 
@@ -134,4 +136,94 @@ func storedSpec(t *testing.T, e *env, ns, name string) string {
 		t.Fatal(err)
 	}
 	return string(app.Spec)
+}
+
+// An HTTP check's headers are credentials (an Authorization header): GET,
+// lists, versions, events and dry runs show "***" for each value; etcd
+// holds them sealed; a PUT of the shown manifest keeps them, unless the
+// check now goes to another port: then a 400 names the header.
+func TestCheckHeadersAreRedactedSealedAndKept(t *testing.T) {
+	e := newEnv(t, func(c *api.Config) { c.Planner = &recordingPlanner{} })
+	const token = "Bearer check-token-7f3a"
+	events := e.subscribe(t, "?type=app")
+	p := process("checked", "ns-a", func(p *manifest.Process) {
+		p.Spec.Template.Spec.Processes[0].HealthChecks = append(p.Spec.Template.Spec.Processes[0].HealthChecks, manifest.HealthCheck{
+			Type: manifest.CheckRemoteHTTP, DelaySeconds: 15, IntervalSeconds: 10, TimeoutSeconds: 5, ConsecutiveFailures: 3, GracePeriodSeconds: 10,
+			HTTP: &manifest.HTTPCheck{PortName: "http_port", Scheme: "http", Path: "/ready", Headers: map[string]string{"Authorization": token, "X-Team": "a"}}})
+	})
+	created := createApp(t, e, p)
+	shown := []string{string(created.Spec)}
+	for _, path := range []string{"/v1/apps/ns-a/checked", "/v1/apps", "/v1/apps/ns-a/checked/versions"} {
+		shown = append(shown, string(e.expect(t, http.StatusOK, "GET", path, nil, nil).body))
+	}
+	var back map[string]any
+	if err := json.Unmarshal(getApp(t, e, "ns-a", "checked").Spec, &back); err != nil {
+		t.Fatal(err)
+	}
+	back["spec"].(map[string]any)["instance"] = 3
+	shown = append(shown, string(e.expect(t, http.StatusOK, "PUT", "/v1/apps/ns-a/checked?dryRun=true", back, nil).body))
+	e.expect(t, http.StatusOK, "PUT", "/v1/apps/ns-a/checked", back, nil)
+	for _, c := range events.until(func(c streamed) bool { return c.Action == "put" && strings.Contains(string(c.Object), `"instances":3`) }) {
+		shown = append(shown, string(c.Object))
+	}
+	for i, body := range shown {
+		if strings.Contains(body, "check-token-7f3a") {
+			t.Errorf("answer %d shows the header: %s", i, truncate([]byte(body)))
+		}
+	}
+	if !strings.Contains(shown[1], `"Authorization": "***"`) {
+		t.Errorf("GET shows no redacted header: %s", truncate([]byte(shown[1])))
+	}
+	if stored := storedSpec(t, e, "ns-a", "checked"); !strings.Contains(stored, `"Authorization":"`+token+`"`) || !strings.Contains(stored, `"instance":3`) {
+		t.Errorf("after a PUT of the shown manifest the stored one is %s; want the header kept and the change made", stored)
+	}
+	if keys := e.keysHolding(t, "check-token-7f3a"); len(keys) > 0 {
+		t.Errorf("etcd holds the header in clear at %q", keys)
+	}
+
+	// The same "***" sent to another port of the instance: refused.
+	checks := back["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["processes"].([]any)[0].(map[string]any)["healthChecks"].([]any)
+	checks[1].(map[string]any)["http"].(map[string]any)["portName"] = "metric_port"
+	got := errorOf(t, e.call(t, "PUT", "/v1/apps/ns-a/checked", back), http.StatusBadRequest, "InvalidArgument")
+	want := `spec.template.spec.processes[0].healthChecks[1].http.headers["Authorization"]: "***" keeps the stored credential only where it was sent before: ` +
+		`spec.template.spec.processes[0].healthChecks[1].http's scheme and port changed (http port metric_port, was http port http_port): send the credential again`
+	if !slices.Contains(got.Details, want) {
+		t.Errorf("details %q, want %q", got.Details, want)
+	}
+	if v := getApp(t, e, "ns-a", "checked"); v.Version != 2 {
+		t.Errorf("the refused PUT changed the app: version %d", v.Version)
+	}
+}
+
+// A stored password follows no changed address: "***" with a package URL
+// on another host is a 400 naming the password, and nothing is stored;
+// sent again, the password goes there.
+func TestKeptPasswordFollowsNoChangedURL(t *testing.T) {
+	e := newEnv(t)
+	const password = "pkg-pw-8c1d"
+	createApp(t, e, process("pkg", "ns-a", func(p *manifest.Process) {
+		p.Spec.Template.Spec.Processes[0].URIs[0].User, p.Spec.Template.Spec.Processes[0].URIs[0].Pwd = "repo", password
+	}))
+	var back map[string]any
+	if err := json.Unmarshal(getApp(t, e, "ns-a", "pkg").Spec, &back); err != nil {
+		t.Fatal(err)
+	}
+	uri := back["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["processes"].([]any)[0].(map[string]any)["uris"].([]any)[0].(map[string]any)
+	uri["value"] = "http://collector.example:9000/gamesvc-v1.tar.gz"
+	for _, path := range []string{"/v1/apps/ns-a/pkg", "/v1/apps/ns-a/pkg?dryRun=true"} {
+		got := errorOf(t, e.call(t, "PUT", path, back), http.StatusBadRequest, "InvalidArgument")
+		want := `spec.template.spec.processes[0].uris[0].pwd: "***" keeps the stored credential only where it was sent before: ` +
+			`spec.template.spec.processes[0].uris[0].value's scheme, host and port changed (http://collector.example:9000, was http://repo.example.com): send the credential again`
+		if !slices.Contains(got.Details, want) {
+			t.Errorf("PUT %s: details %q, want %q", path, got.Details, want)
+		}
+	}
+	if stored := storedSpec(t, e, "ns-a", "pkg"); strings.Contains(stored, "collector.example") {
+		t.Errorf("the refused PUT was stored: %s", stored)
+	}
+	uri["pwd"] = "another-pw"
+	e.expect(t, http.StatusOK, "PUT", "/v1/apps/ns-a/pkg", back, nil)
+	if stored := storedSpec(t, e, "ns-a", "pkg"); strings.Contains(stored, password) || !strings.Contains(stored, "another-pw") {
+		t.Errorf("stored after sending the password again: %s", stored)
+	}
 }

@@ -7,7 +7,10 @@
 //
 //	{"error":{"code":"InvalidArgument","message":"…","details":["spec.instance: must be ≥ 0"]}}
 //
-// mapped from the errdefs classes in one place (errors.go). Operations the
+// mapped from the errdefs classes in one place (errors.go). Workload
+// manifests and commands are held to the admission policy
+// (pkg/admission), with their namespace's own uid as the registry
+// recorded it (a manifest may name it; another namespace's it may not). Operations the
 // scheduler carries out later (delete, scale, and the rollout operations
 // pause, resume, promote, abort, rollback and restart) answer 202 Accepted
 // and their progress is read back with GET. Applications and processes are
@@ -26,11 +29,18 @@
 // GET /v1/events (events.go) streams every change of the kinds its table
 // names as Server-Sent Events, read from the store's history through
 // pkg/changefeed, so a client resumes from the last event ID it saw; each
-// client's buffer is bounded.
+// client's buffer is bounded. A caller gets the events GET would show it:
+// each event is in the namespace of its object (a notification's is its
+// instance's), or is the cluster's state.
 //
 // GET /v1/taskgroups/{id}/logs (logs.go) reads a task's stdout or stderr
 // from its sandbox through its agent's files API (pkg/mesosfiles), the
 // agent's address from its record, and with follow=true polls for more.
+//
+// Every route that takes a manifest reads it as its own kind first, before
+// the caller is authorized: another kind is a 400 naming kind. HTTPServer
+// bounds how long a request may take to arrive (Config.Timeouts): a client
+// trickling one is answered 408 and cut.
 //
 // It must not import Mesos packages (pkg/mesosfiles speaks plain HTTP);
 // it knows the scheduler only through the registry and the Leadership

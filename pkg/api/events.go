@@ -14,6 +14,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/auth"
 	"github.com/bcs-mesos/bcs-mesos/pkg/changefeed"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
@@ -82,26 +83,43 @@ type eventKind struct {
 	types []string
 	// describe returns a record's event type and what its event shows.
 	describe func(record []byte, revision int64) (typ string, object any, err error)
-	// clusterWide: its keys name no namespace.
-	clusterWide bool
+	// scope is where its events' namespace is.
+	scope eventScope
 }
+
+// eventScope says where the namespace of a kind's events is, which
+// decides who may follow them: the callers who may read that namespace,
+// as GET decides.
+type eventScope int
+
+const (
+	// inKey: the key's second segment (apps/<namespace>/<name>).
+	inKey eventScope = iota
+	// inRecord: the record's "namespace"; the key names none
+	// (notifications/<id>). A record without a readable one is shown
+	// only to who reads every namespace.
+	inRecord
+	// clusterWide: none, the kind is the cluster's state (agents, the
+	// engine, notify callbacks), which every caller reads.
+	clusterWide
+)
 
 // eventKinds are the stored kinds the stream sends, one line each.
 // Nothing else is sent: not configmaps or secrets (their data), nor app
 // versions, hook templates, sweeps or the framework ID.
 var eventKinds = map[store.Kind]eventKind{
 	store.KindApplication:   {types: []string{"app", "deployment", "daemonset"}, describe: describeWorkload},
-	store.KindTaskGroup:     eventOf("instance", false, instanceView),
-	store.KindRollout:       eventOf("rollout", false, rolloutView),
-	store.KindHookRun:       eventOf("hookrun", false, hookRunEventView),
-	store.KindAgent:         eventOf("agent", true, asStored[registry.Agent]),
-	store.KindAgentSettings: eventOf("agentsettings", true, asStored[registry.AgentSettings]),
-	engineKind:              eventOf("engine", true, asStored[registry.Engine]),
-	// Notifications show their deliveries (URLs redacted); callbacks
-	// are shown as GET shows them. Their sealed URLs (notifytargets/)
-	// are never sent.
-	store.KindNotification:   eventOf("notification", true, viewNotification),
-	store.KindNotifyCallback: eventOf("notifycallback", true, asStored[registry.NotifyCallback]),
+	store.KindTaskGroup:     eventOf("instance", inKey, instanceView),
+	store.KindRollout:       eventOf("rollout", inKey, rolloutView),
+	store.KindHookRun:       eventOf("hookrun", inKey, hookRunEventView),
+	store.KindAgent:         eventOf("agent", clusterWide, asStored[registry.Agent]),
+	store.KindAgentSettings: eventOf("agentsettings", clusterWide, asStored[registry.AgentSettings]),
+	engineKind:              eventOf("engine", clusterWide, asStored[registry.Engine]),
+	// Notifications show their deliveries (URLs redacted), in the
+	// namespace of their instance; callbacks are shown as GET shows
+	// them. Their sealed URLs (notifytargets/) are never sent.
+	store.KindNotification:   eventOf("notification", inRecord, viewNotification),
+	store.KindNotifyCallback: eventOf("notifycallback", clusterWide, asStored[registry.NotifyCallback]),
 }
 
 // engineKind is the first segment of store.EngineKey, the engine's mode.
@@ -124,8 +142,8 @@ var eventTypes = func() []string {
 
 // eventOf streams the records of type T as events of one type, showing
 // view of each.
-func eventOf[T, V any](typ string, clusterWide bool, view func(*T) V) eventKind {
-	return eventKind{types: []string{typ}, clusterWide: clusterWide, describe: func(record []byte, _ int64) (string, any, error) {
+func eventOf[T, V any](typ string, scope eventScope, view func(*T) V) eventKind {
+	return eventKind{types: []string{typ}, scope: scope, describe: func(record []byte, _ int64) (string, any, error) {
 		var rec T
 		if err := json.Unmarshal(record, &rec); err != nil {
 			return typ, nil, err
@@ -183,8 +201,9 @@ type eventQuery struct {
 	types     map[string]bool // nil: every type
 	namespace string          // "": every namespace
 	after     *changefeed.ID  // nil: from now
-	// readable tells the namespaces the caller may read; nil: every one.
-	readable func(namespace string) bool
+	// readable tells whether the caller may read what a GET of access
+	// would; nil: everything.
+	readable func(access auth.Access) bool
 }
 
 var eventParams = []string{"lastEventId", "namespace", "type"}
@@ -234,28 +253,52 @@ func parseEventQuery(r *http.Request) (eventQuery, error) {
 }
 
 // keeps reports whether the stream may send an event of key: its kind is
-// streamed, may make a type asked for, and its namespace is the one asked
-// for (cluster-wide kinds have none) and one the caller may read.
+// streamed, may make a type asked for, and, when its key names its
+// namespace, that is the one asked for (cluster-wide kinds have none) and
+// one the caller may read. Kinds whose records name their namespace are
+// checked again once read (frameOf).
 func (q eventQuery) keeps(key string) bool {
 	segments := strings.Split(key, "/")
 	kind, ok := eventKinds[store.Kind(segments[0])]
 	if !ok || len(segments) < 2 {
 		return false
 	}
-	if q.namespace != "" && (kind.clusterWide || segments[1] != q.namespace) {
-		return false
-	}
-	if q.readable != nil && !kind.clusterWide && !q.readable(segments[1]) {
+	if kind.scope != inRecord && !q.namespaceKept(kind.scope, segments[1]) {
 		return false
 	}
 	return q.types == nil || slices.ContainsFunc(kind.types, func(t string) bool { return q.types[t] })
 }
 
+// namespaceKept reports whether an event in namespace, of a kind of scope,
+// is one the query asked for and the caller may read, as a GET of it
+// would be: a cluster-wide kind's by every caller, a namespaced kind's by
+// the readers of its namespace ("": of every namespace).
+func (q eventQuery) namespaceKept(scope eventScope, namespace string) bool {
+	access := auth.Access{Namespace: namespace}
+	if scope == clusterWide {
+		access = auth.Access{Cluster: true}
+	}
+	if q.namespace != "" && (scope == clusterWide || namespace != q.namespace) {
+		return false
+	}
+	return q.readable == nil || q.readable(access)
+}
+
 // needsPrevious reports whether a delete of key needs the record it
-// removed to tell its event type.
+// removed: to tell its event type, or its namespace.
 func needsPrevious(key string) bool {
-	kind, _, _ := strings.Cut(key, "/")
-	return len(eventKinds[store.Kind(kind)].types) > 1
+	kind := eventKinds[store.Kind(strings.SplitN(key, "/", 2)[0])]
+	return len(kind.types) > 1 || kind.scope == inRecord
+}
+
+// recordNamespace is the namespace a record names; "" when it names none
+// or cannot be read.
+func recordNamespace(record []byte) string {
+	var rec struct {
+		Namespace string `json:"namespace"`
+	}
+	_ = json.Unmarshal(record, &rec)
+	return rec.Namespace
 }
 
 // frame is one message of the stream, ready to write.
@@ -300,8 +343,17 @@ func (q eventQuery) frameOf(c changefeed.Change) (frame, bool) {
 	segments := strings.Split(c.Key, "/")
 	kind := eventKinds[store.Kind(segments[0])]
 	ev := eventData{ID: id, Action: c.Action, Namespace: segments[1], Name: strings.Join(segments[2:], "/"), Revision: c.ID.Revision}
-	if kind.clusterWide {
+	if kind.scope != inKey {
 		ev.Namespace, ev.Name = "", strings.Join(segments[1:], "/")
+	}
+	if kind.scope == inRecord {
+		record := c.Value
+		if c.Action != changefeed.Put {
+			record = c.Previous
+		}
+		if ev.Namespace = recordNamespace(record); !q.namespaceKept(inRecord, ev.Namespace) {
+			return frame{}, false
+		}
 	}
 	var err error
 	switch {
@@ -401,7 +453,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if id, ok := identityOf(r); ok {
-		q.readable = id.CanRead
+		q.readable = func(a auth.Access) bool { return id.Authorize(a) == nil }
 	}
 	cfg := s.cfg.Events
 	ctx, cancel := context.WithCancel(r.Context())

@@ -294,7 +294,7 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 		"deployment put ns-a/dep",
 		"notifycallback put /" + callbackID,
 		"instance put ns-a/web/0",
-		"notification put /n1",
+		"notification put ns-a/n1",
 		"rollout put ns-a/web",
 		"hookrun put ns-a/check",
 		"agent put /agent-1",

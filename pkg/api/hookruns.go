@@ -75,7 +75,11 @@ func (s *Server) checkHookArgs(r *http.Request, namespace, templateName string, 
 	if err != nil {
 		return field.ErrorList{field.Invalid("spec.templateName", "stored hook template %s/%s: %v", namespace, templateName, err)}
 	}
-	return manifest.HookArgProblems(m.(*manifest.HookTemplate), args, "spec", nil)
+	template, ok := m.(*manifest.HookTemplate)
+	if !ok {
+		return field.ErrorList{field.Invalid("spec.templateName", "stored hook template %s/%s is a %s", namespace, templateName, m.Kind())}
+	}
+	return manifest.HookArgProblems(template, args, "spec", nil)
 }
 
 func (s *Server) getHookRun(w http.ResponseWriter, r *http.Request) error {

@@ -33,6 +33,34 @@ import (
 // tens of kilobytes.
 const DefaultMaxBodyBytes = 1 << 20
 
+// Timeouts bound how long a client may hold a connection to the API
+// without sending what it must: a client trickling its request holds a
+// connection and a goroutine.
+type Timeouts struct {
+	// Header bounds the reading of a request's headers.
+	Header time.Duration
+	// Request bounds the reading of a whole request, headers and body.
+	// What follows is not bounded by it: net/http lifts the deadline once
+	// the body is read, so an exec may take its 10 minutes and the event
+	// stream and followed logs stay open.
+	Request time.Duration
+	// Idle closes a kept-alive connection no request comes on.
+	Idle time.Duration
+}
+
+// DefaultTimeouts: a body of DefaultMaxBodyBytes arrives within Request
+// at about 35 KiB/s.
+var DefaultTimeouts = Timeouts{Header: 10 * time.Second, Request: 30 * time.Second, Idle: 2 * time.Minute}
+
+// HTTPServer returns the http.Server to serve h, the API (with the
+// console) on: the reading of requests and idle connections bounded by
+// Config.Timeouts. A request not read in time is a 408 and its
+// connection is closed.
+func (s *Server) HTTPServer(h http.Handler) *http.Server {
+	t := s.cfg.Timeouts
+	return &http.Server{Handler: h, ReadHeaderTimeout: t.Header, ReadTimeout: t.Request, IdleTimeout: t.Idle}
+}
+
 // Leadership tells the API which replica leads. Writes go to the leader.
 type Leadership interface {
 	// Leader returns the leader's API URL (e.g. "http://127.0.0.1:8080")
@@ -81,6 +109,9 @@ type Config struct {
 	Auth *AuthConfig
 	// Logger takes the audit log's lines; default slog.Default().
 	Logger *slog.Logger
+	// Timeouts bound the reading of requests (HTTPServer); default
+	// DefaultTimeouts.
+	Timeouts Timeouts
 }
 
 // Server is the REST API. It is an http.Handler.
@@ -107,6 +138,9 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Timeouts == (Timeouts{}) {
+		cfg.Timeouts = DefaultTimeouts
 	}
 	if cfg.Auth != nil && cfg.Auth.AuditKeep == 0 {
 		auth := *cfg.Auth
@@ -381,6 +415,10 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 			fmt.Sprintf("Content-Type must be application/json, got %q", r.Header.Get("Content-Type"))}
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil, &httpError{http.StatusRequestTimeout, "RequestTimeout",
+			fmt.Sprintf("the request's body did not arrive in time: a request is read within %s", s.cfg.Timeouts.Request)}
+	}
 	if err != nil {
 		return nil, &httpError{http.StatusBadRequest, "InvalidArgument", "reading the body: " + err.Error()}
 	}

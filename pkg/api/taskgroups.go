@@ -12,6 +12,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/strictjson"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
@@ -265,14 +266,26 @@ func (s *Server) messageTaskGroup(newBody func() messageBody) handlerFunc {
 		}
 		msg, errs := body.message()
 		timeout, terrs := body.target().timeout()
-		if errs = append(errs, terrs...); len(errs) > 0 {
+		errs = append(errs, terrs...)
+		id := r.PathValue("id")
+		if msg.Type == proto.MessageExec {
+			tg, err := registry.ParseID(id)
+			if err != nil {
+				return fmt.Errorf("task group %q: %w", id, errdefs.ErrNotFound)
+			}
+			own, err := s.namespaceUID(r.Context(), tg.Namespace)
+			if err != nil {
+				return err
+			}
+			errs = append(errs, s.cfg.Admission.Exec("", tg.Namespace, msg.User, msg.Privileged, own)...)
+		}
+		if len(errs) > 0 {
 			return errs
 		}
 		if s.cfg.Operator == nil {
 			return fmt.Errorf("no scheduler runs in this replica: %w", errdefs.ErrUnavailable)
 		}
 		msg.Timeout = timeout
-		id := r.PathValue("id")
 		res, err := s.cfg.Operator.Message(r.Context(), id, body.target().Task, msg)
 		if err != nil {
 			return err

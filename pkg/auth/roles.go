@@ -81,12 +81,6 @@ func (id Identity) Authorize(a Access) error {
 	return nil
 }
 
-// CanRead reports whether id may read what is in namespace ("": a
-// cluster-wide object), to filter what a stream or a log shows.
-func (id Identity) CanRead(namespace string) bool {
-	return id.Authorize(Access{Cluster: namespace == "", Namespace: namespace}) == nil
-}
-
 // InNamespace reports whether namespace is one of an operator's.
 func (id Identity) InNamespace(namespace string) bool {
 	_, found := slices.BinarySearch(id.Namespaces, namespace)

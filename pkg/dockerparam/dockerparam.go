@@ -13,8 +13,11 @@ import (
 var Keys = []string{
 	"oom-kill-disable", "ulimit", "rm", "shm-size", "ip", "net",
 	"memory-swap", "memory-swappiness", "cpu-shares",
-	"device-read-bps", "device-write-bps", "device-read-iops", "device-write-iops",
+	"device-read-bps", "device-write-bps", "device-read-iops", "device-write-iops", "user",
 }
+
+// userPattern is docker's --user: a name or uid and an optional group.
+var userPattern = regexp.MustCompile(`^[A-Za-z0-9_.][A-Za-z0-9_.-]*(:[A-Za-z0-9_.][A-Za-z0-9_.-]*)?$`)
 
 // Docker's bounds on --cpu-shares (cgroup v1 cpu.shares).
 const (
@@ -40,6 +43,10 @@ type Options struct {
 	DeviceWriteBps   []DeviceRate
 	DeviceReadIOps   []DeviceRate
 	DeviceWriteIOps  []DeviceRate
+	// User is who the container runs as, "name" or "uid", either with
+	// ":group"; "" is the image's user (the namespace's admission policy
+	// decides whether either is taken).
+	User string
 }
 
 // Ulimit is one --ulimit.
@@ -109,8 +116,8 @@ func (o *Options) Add(key, value string) error {
 		}
 		o.IP = value
 	case "net":
-		if value == "" {
-			return fmt.Errorf("want a docker network name")
+		if err := checkNetwork(value); err != nil {
+			return err
 		}
 		o.Net = value
 	case "memory-swap":
@@ -155,6 +162,11 @@ func (o *Options) Add(key, value string) error {
 		} else {
 			o.DeviceWriteIOps = append(o.DeviceWriteIOps, d)
 		}
+	case "user":
+		if !userPattern.MatchString(value) {
+			return fmt.Errorf("want a user name or uid, optionally with :group, got %q", value)
+		}
+		o.User = value
 	default:
 		return fmt.Errorf("not supported (%s)", strings.Join(Keys, ", "))
 	}
@@ -196,6 +208,26 @@ func (o Options) Address(mode string) string {
 		return ""
 	}
 	return o.IP
+}
+
+// networkName is docker's rule for a network's name (libnetwork's
+// restricted name characters); docker's other --network values have a
+// colon: container:<name|id> joins another container's network namespace.
+var networkName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+
+// checkNetwork refuses a net value that is not a network's name. A
+// container named there may be any instance's, of any namespace (their
+// names are predictable): joining its network namespace reaches its
+// loopback services and traffic. An instance's own containers share one
+// network namespace already, so no instance needs it.
+func checkNetwork(value string) error {
+	if ref, ok := strings.CutPrefix(value, "container:"); ok {
+		return fmt.Errorf("%q joins the network namespace of container %q, which may be another instance's: not allowed (the containers of an instance share one already)", value, ref)
+	}
+	if !networkName.MatchString(value) {
+		return fmt.Errorf("want a docker network name (letters, digits, '_', '.', '-'), got %q", value)
+	}
+	return nil
 }
 
 func parseBool(s string) (bool, error) {

@@ -40,6 +40,8 @@ func TestEveryParameter(t *testing.T) {
 		{"device-write-bps", "/dev/sdb:1kb", dockerparam.Options{DeviceWriteBps: []dockerparam.DeviceRate{{Path: "/dev/sdb", Rate: 1 << 10}}}},
 		{"device-read-iops", "/dev/vda:100", dockerparam.Options{DeviceReadIOps: []dockerparam.DeviceRate{{Path: "/dev/vda", Rate: 100}}}},
 		{"device-write-iops", "/dev/vda:50", dockerparam.Options{DeviceWriteIOps: []dockerparam.DeviceRate{{Path: "/dev/vda", Rate: 50}}}},
+		{"user", "www-data", dockerparam.Options{User: "www-data"}},
+		{"--user", "1000:1000", dockerparam.Options{User: "1000:1000"}},
 	}
 	for _, tc := range cases {
 		var o dockerparam.Options
@@ -71,7 +73,7 @@ func TestRepeatedParameters(t *testing.T) {
 
 func TestBadParameters(t *testing.T) {
 	cases := []struct{ key, value, msg string }{
-		{"cap-add", "ALL", "not supported (oom-kill-disable, ulimit, rm, shm-size, ip, net, memory-swap, memory-swappiness, cpu-shares, device-read-bps, device-write-bps, device-read-iops, device-write-iops)"},
+		{"cap-add", "ALL", "not supported (oom-kill-disable, ulimit, rm, shm-size, ip, net, memory-swap, memory-swappiness, cpu-shares, device-read-bps, device-write-bps, device-read-iops, device-write-iops, user)"},
 		{"oom-kill-disable", "yes please", `want true or false, got "yes please"`},
 		{"rm", "maybe", `want true or false, got "maybe"`},
 		{"ulimit", "nofile", `want name=soft[:hard], got "nofile"`},
@@ -80,7 +82,10 @@ func TestBadParameters(t *testing.T) {
 		{"shm-size", "lots", `size "lots": want a number with an optional unit kb, mb or gb`},
 		{"ip", "10.9.0", `want an IPv4 address, got "10.9.0"`},
 		{"ip", "fd00::1", `want an IPv4 address, got "fd00::1"`},
-		{"net", "", "want a docker network name"},
+		{"net", "", `want a docker network name (letters, digits, '_', '.', '-'), got ""`},
+		{"net", "container:bcs-nsb.victim.0.1-network", `"container:bcs-nsb.victim.0.1-network" joins the network namespace of container "bcs-nsb.victim.0.1-network", which may be another instance's: not allowed (the containers of an instance share one already)`},
+		{"--network", "container:4f3c2a", `"container:4f3c2a" joins the network namespace of container "4f3c2a", which may be another instance's: not allowed (the containers of an instance share one already)`},
+		{"net", "ns:/proc/1/ns/net", `want a docker network name (letters, digits, '_', '.', '-'), got "ns:/proc/1/ns/net"`},
 		{"memory-swap", "0", `size "0": want more than 0 bytes, or -1 for unlimited swap`},
 		{"memory-swap", "-2", `size "-2": want a number with an optional unit kb, mb or gb, or -1 for unlimited swap`},
 		{"memory-swap", "1tb", `size "1tb": want a number with an optional unit kb, mb or gb, or -1 for unlimited swap`},
@@ -97,6 +102,9 @@ func TestBadParameters(t *testing.T) {
 		{"device-read-iops", "/dev/vda:1mb", `rate "1mb": want a whole number above 0`},
 		{"device-write-iops", "/dev/vda:0", `rate "0": want a whole number above 0`},
 		{"device-write-iops", "/tmp/x:10", `want <device path under /dev/>:<rate>, rate a whole number of operations per second; got "/tmp/x:10"`},
+		{"user", "", `want a user name or uid, optionally with :group, got ""`},
+		{"user", "a b", `want a user name or uid, optionally with :group, got "a b"`},
+		{"user", "1:2:3", `want a user name or uid, optionally with :group, got "1:2:3"`},
 	}
 	for _, tc := range cases {
 		var o dockerparam.Options
@@ -110,6 +118,25 @@ func TestBadParameters(t *testing.T) {
 	}
 	if dockerparam.Known("cap-add") {
 		t.Error("cap-add is known")
+	}
+}
+
+// The docker run options that name another container, or a namespace,
+// device or capability of the host, reach past the instance: none is a
+// parameter a manifest may give (the host's network is the admission
+// policy's hostNetwork; privileged, the container's own field).
+func TestParametersReachingPastTheInstanceAreRefused(t *testing.T) {
+	for _, kv := range [][2]string{
+		{"pid", "host"}, {"pid", "container:bcs-x"}, {"ipc", "host"}, {"ipc", "container:bcs-x"}, {"uts", "host"},
+		{"userns", "host"}, {"cgroupns", "host"}, {"cgroup-parent", "/"}, {"volumes-from", "bcs-x"}, {"volume", "/:/host"},
+		{"mount", "type=bind,src=/,dst=/host"}, {"link", "bcs-x:x"}, {"device", "/dev/sda"}, {"device-cgroup-rule", "a *:* rwm"},
+		{"cap-add", "SYS_ADMIN"}, {"security-opt", "seccomp=unconfined"}, {"privileged", "true"}, {"userns-remap", "default"},
+		{"net", "container:bcs-x"}, {"network", "container:bcs-x"}, {"--net", "container:bcs-x"},
+	} {
+		var o dockerparam.Options
+		if err := o.Add(kv[0], kv[1]); err == nil {
+			t.Errorf("%s=%s accepted: %+v", kv[0], kv[1], o)
+		}
 	}
 }
 

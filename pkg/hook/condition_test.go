@@ -99,7 +99,8 @@ func TestJSONPath(t *testing.T) {
 		{body: `{"data":{"ok":true}}`, path: "{$.data.ok}", want: "true"},
 		{body: `{"items":[{"v":1},{"v":2}]}`, path: "{$.items[1].v}", want: "2"},
 		{body: seedBody, path: "{$.height}", err: "jsonPath {$.height}: height is not found"},
-		{body: "<html>", path: "{$.age}", err: "jsonPath {$.age}: the body is not JSON"},
+		{body: "<html>", path: "{$.age}", err: "jsonPath {$.age}: the body (6 bytes) is not JSON (at byte 1)"},
+		{body: `{"secret":"victim-bytes"}`, path: "{$.secret[?(@.a)]}", err: "jsonPath {$.secret[?(@.a)]}: it does not apply to the body (25 bytes)"},
 		{body: seedBody, path: "{$.age", err: "jsonPath {$.age: unclosed action"},
 	}
 	for _, c := range cases {

@@ -18,6 +18,13 @@
 // trace and is taken again: its provider may see that call twice, the
 // run never counts it twice.
 //
+// Egress: each call — a web metric's and its redirects, a Prometheus
+// query — holds to the egress policy of the run's namespace (pkg/egress:
+// no loopback, link-local or control-plane address unless the
+// namespace's admission policy allows it), checked on every connection.
+// A refused call is an Error measurement naming the address, the rule
+// and the namespace; no error quotes what a server answered.
+//
 // It owns the providers' I/O; what a measurement means is pkg/hook's.
 // It must not import Mesos packages, the scheduler core or the API
 // (pkg/scheduler, pkg/api): those create runs and read their phase

@@ -11,6 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hook"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hookrun"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
@@ -36,6 +37,10 @@ type env struct {
 	st    *store.Store
 	reg   *registry.Registry
 	clock *clockwork.FakeClock
+	// egress is the runners' egress policies: the test servers listen on
+	// loopback, which ns reaches through an allowed exception, as a
+	// user's policy opens a Prometheus on 127.0.0.1.
+	egress *egress.Set
 }
 
 func newEnv(t *testing.T) *env {
@@ -48,7 +53,17 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { st.Close() })
 	clock := clockwork.NewFakeClockAt(t0)
-	return &env{t: t, st: st, reg: registry.New(st, clock.Now), clock: clock}
+	return &env{t: t, st: st, reg: registry.New(st, clock.Now), clock: clock, egress: egressSet(t, "127.0.0.0/8")}
+}
+
+// egressSet refuses the default networks and allows ns allowed.
+func egressSet(t *testing.T, allowed ...string) *egress.Set {
+	t.Helper()
+	set, err := egress.NewSet(egress.Networks(), nil, map[string][]string{ns: allowed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
 }
 
 // startRunner runs a Runner until the returned stop, or the test's end;
@@ -58,7 +73,7 @@ func (e *env) startRunner(logger *slog.Logger) (stop func()) {
 	if logger == nil {
 		logger = testlog.New(e.t)
 	}
-	r, err := hookrun.New(hookrun.Config{Registry: e.reg, Store: e.st, Clock: e.clock, Logger: logger})
+	r, err := hookrun.New(hookrun.Config{Registry: e.reg, Store: e.st, Clock: e.clock, Logger: logger, Egress: e.egress})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package hookrun
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hook"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
@@ -27,8 +29,9 @@ const defaultTimeout = 10 * time.Second
 // maxBodyBytes bounds the body of a web call the runner reads.
 const maxBodyBytes = 1 << 20
 
-// measure calls metric's provider once, with args, and judges the value.
-func (r *Runner) measure(ctx context.Context, metric manifest.HookMetric, args []manifest.HookArg) hook.Measurement {
+// measure calls metric's provider once, with args, under policy (the
+// run's namespace's), and judges the value.
+func (r *Runner) measure(ctx context.Context, policy *egress.Policy, metric manifest.HookMetric, args []manifest.HookArg) hook.Measurement {
 	startedAt := r.cfg.Clock.Now().UTC()
 	var value any
 	provider, errs := hook.RenderProvider(field.Path("provider"), metric.Provider, args)
@@ -36,17 +39,19 @@ func (r *Runner) measure(ctx context.Context, metric manifest.HookMetric, args [
 	if err == nil {
 		switch {
 		case provider.Web != nil:
-			value, err = r.callWeb(ctx, provider.Web)
+			value, err = callWeb(ctx, policy, provider.Web)
 		case provider.Prometheus != nil:
-			value, err = r.queryPrometheus(ctx, provider.Prometheus)
+			value, err = queryPrometheus(ctx, policy, provider.Prometheus)
 		}
 	}
 	return hook.Measure(metric, value, err, startedAt, r.cfg.Clock.Now().UTC())
 }
 
-// callWeb makes a web metric's call; the value is the body, or the text
-// its jsonPath selects. An answer other than 2xx is an error quoting it.
-func (r *Runner) callWeb(ctx context.Context, web *manifest.WebProvider) (any, error) {
+// callWeb makes a web metric's call under policy, following redirects it
+// lets through; the value is the body, or the text its jsonPath selects.
+// An answer other than 2xx is an error naming its status, never quoting
+// its body.
+func callWeb(ctx context.Context, policy *egress.Policy, web *manifest.WebProvider) (any, error) {
 	timeout := defaultTimeout
 	if web.TimeoutSeconds > 0 {
 		timeout = time.Duration(web.TimeoutSeconds) * time.Second
@@ -71,11 +76,11 @@ func (r *Runner) callWeb(ctx context.Context, web *manifest.WebProvider) (any, e
 		req.Header.Set("Content-Type", "application/json")
 	}
 	call := fmt.Sprintf("%s %s", method, req.URL.Redacted())
-	client := r.web
+	options := egress.ClientOptions{FollowRedirects: true}
 	if web.Insecure {
-		client = r.webInsecure
+		options.TLS = &tls.Config{InsecureSkipVerify: true} // the metric asked for it
 	}
-	resp, err := client.Do(req)
+	resp, err := policy.Client(options).Do(req)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return nil, fmt.Errorf("%s: no answer within %s (timeoutSeconds)", call, timeout)
 	}
@@ -93,7 +98,7 @@ func (r *Runner) callWeb(ctx context.Context, web *manifest.WebProvider) (any, e
 	case len(data) > maxBodyBytes:
 		return nil, fmt.Errorf("%s: the body is larger than %d bytes", call, maxBodyBytes)
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return nil, fmt.Errorf("%s: %s: %s", call, resp.Status, data)
+		return nil, fmt.Errorf("%s: %s", call, resp.Status)
 	case web.JSONPath == "":
 		return string(data), nil
 	}
@@ -104,14 +109,14 @@ func (r *Runner) callWeb(ctx context.Context, web *manifest.WebProvider) (any, e
 	return value, nil
 }
 
-// queryPrometheus runs a Prometheus metric's instant query, at
-// Prometheus's own now. The value: a float64 for a scalar or one sample,
-// a []float64 for several samples (empty for none), a string for a
-// string.
-func (r *Runner) queryPrometheus(ctx context.Context, prom *manifest.PrometheusProvider) (any, error) {
+// queryPrometheus runs a Prometheus metric's instant query under policy,
+// at Prometheus's own now. The value: a float64 for a scalar or one
+// sample, a []float64 for several samples (empty for none), a string for
+// a string.
+func queryPrometheus(ctx context.Context, policy *egress.Policy, prom *manifest.PrometheusProvider) (any, error) {
 	ctx, cancel := context.WithTimeout(ctx, defaultTimeout)
 	defer cancel()
-	client, err := promapi.NewClient(promapi.Config{Address: prom.Address, Client: r.web})
+	client, err := promapi.NewClient(promapi.Config{Address: prom.Address, Client: policy.Client(egress.ClientOptions{FollowRedirects: true})})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus address %s: %w", prom.Address, err)
 	}

@@ -2,16 +2,15 @@ package hookrun
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
@@ -27,16 +26,16 @@ type Config struct {
 	Clock clockwork.Clock
 	// Logger; default slog.Default(). It never sees header values.
 	Logger *slog.Logger
+	// Egress holds each run's calls to its namespace's egress policy;
+	// default egress.DefaultSet() (loopback and link-local refused,
+	// nothing allowed).
+	Egress *egress.Set
 }
 
 // Runner drives the hook runs; see the package doc.
 type Runner struct {
 	cfg Config
 	log *slog.Logger
-	// web and webInsecure make the web calls (the latter for metrics
-	// with insecure: true), web the Prometheus queries too. They have no
-	// timeout of their own: each call has its metric's.
-	web, webInsecure *http.Client
 }
 
 // New returns a Runner; Registry and Store are required.
@@ -50,11 +49,10 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	insecure := transport.Clone()
-	insecure.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // the metric asked for it
-	return &Runner{cfg: cfg, log: cfg.Logger,
-		web: &http.Client{Transport: transport}, webInsecure: &http.Client{Transport: insecure}}, nil
+	if cfg.Egress == nil {
+		cfg.Egress = egress.DefaultSet()
+	}
+	return &Runner{cfg: cfg, log: cfg.Logger}, nil
 }
 
 // runsPrefix is where the runs are stored.

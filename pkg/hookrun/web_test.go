@@ -3,6 +3,7 @@ package hookrun_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -154,8 +155,8 @@ func TestWebErrors(t *testing.T) {
 			message: "no answer within 1s (timeoutSeconds)"},
 		{name: "non-2xx", answer: func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "in maintenance", http.StatusServiceUnavailable)
-		}, message: ": 503 Service Unavailable: in maintenance"},
-		{name: "not JSON", answer: answerWith("<html>"), message: "jsonPath {$.age}: the body is not JSON"},
+		}, message: ": 503 Service Unavailable"},
+		{name: "not JSON", answer: answerWith("<html>"), message: "jsonPath {$.age}: the body (6 bytes) is not JSON (at byte 1)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -177,6 +178,10 @@ func TestWebErrors(t *testing.T) {
 			if !strings.HasPrefix(run.Status.Message, "metric flaky erred: 2 errors in a row, more than consecutiveErrorLimit 1; the last: GET "+srv.URL) ||
 				!strings.Contains(run.Status.Message, c.message) {
 				t.Errorf("message %q, want one containing %q", run.Status.Message, c.message)
+			}
+			// An error never quotes what the server answered.
+			if record, _ := json.Marshal(run); bytes.Contains(record, []byte("maintenance")) || bytes.Contains(record, []byte("<html>")) {
+				t.Errorf("the run quotes the answer's body: %s", record)
 			}
 			if second := r.Measurements[1]; !second.StartedAt.Equal(t0.Add(hook.ErrorRetryInterval)) {
 				t.Errorf("the retry started at %v", second.StartedAt)

@@ -229,7 +229,7 @@ func (w *worker) measure(ctx context.Context, run *registry.HookRun, i int) cont
 	w.callers.Add(1)
 	go func() {
 		defer w.callers.Done()
-		t.measurement = w.r.measure(ctx, metric, args)
+		t.measurement = w.r.measure(ctx, w.r.cfg.Egress.Policy(w.namespace), metric, args)
 		select {
 		case w.results <- t:
 		case <-ctx.Done():

@@ -359,6 +359,12 @@ type Instance struct {
 	RunBaseDir  string
 	// SchedulerURL is ${scheduler_url}.
 	SchedulerURL string
+	// Identity is the namespace's identity on the agents, which every
+	// task carries; nil for none.
+	Identity *proto.Identity
+	// Egress is the egress policy of the template's namespace, which every
+	// task spec carries (shared, not copied); nil: none.
+	Egress *proto.Egress
 }
 
 // Specs returns the executor task specs of one instance: manifest
@@ -389,6 +395,8 @@ func (t *Template) Specs(inst Instance, r manifest.Resolver) ([]*proto.TaskSpec,
 			Name:                   tk.name,
 			KillGracePeriodSeconds: t.KillGrace.Seconds(),
 			Resources:              tk.resources,
+			Identity:               inst.Identity,
+			Egress:                 inst.Egress,
 		}
 		for _, p := range tk.ports {
 			pp := proto.Port{Name: p.name, ContainerPort: p.containerPort, Protocol: strings.ToLower(p.protocol)}
@@ -554,7 +562,8 @@ func injectData(spec *proto.TaskSpec, namespace string, cms []manifest.ConfigMap
 		}
 		for _, item := range ref.Items {
 			data, ok := s.Datas[item.DataKey]
-			if err := injectItem(spec, missing, item.DataKey, data.Content, ok, item.Type, item.KeyOrPath, item.ReadOnly, item.User); err != nil {
+			// A secret's file is for its owner to read, never to change.
+			if err := injectItem(spec, missing, item.DataKey, data.Content, ok, item.Type, item.KeyOrPath, true, item.User); err != nil {
 				return err
 			}
 		}

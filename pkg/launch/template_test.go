@@ -89,14 +89,27 @@ func TestApplicationTemplate(t *testing.T) {
 	if tmpl.Req.Resources.CPUs != 0.5 || tmpl.Req.Resources.Mem != 512 {
 		t.Errorf("resources = %+v", tmpl.Req.Resources)
 	}
+	id := &proto.Identity{UID: 20000, GID: 20000, Range: "20000-29999"}
+	egress := &proto.Egress{Refused: []proto.EgressRule{{Name: "loopback", Networks: []string{"127.0.0.0/8"}}}, Allowed: []string{"10.1.0.0/16"}}
 	specs, err := tmpl.Specs(launch.Instance{Index: 1, TaskGroupID: "tg-1", HostIP: "10.0.0.7",
-		Ports: []offer.AssignedPort{{Name: "http-port", Port: 31234}}}, resolver())
+		Ports: []offer.AssignedPort{{Name: "http-port", Port: 31234}}, Identity: id, Egress: egress}, resolver())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := specs[0]
+	// Every task carries its namespace's identity; a secret's file is
+	// read-only, whatever its item says.
+	if s.Identity != id || len(s.Files) != 1 || !s.Files[0].ReadOnly {
+		t.Errorf("identity %+v, files %+v", s.Identity, s.Files)
+	}
 	if s.Container == nil || s.Container.NetworkMode != "BRIDGE" || s.Ports[0].HostPort != 31234 || s.Ports[0].ContainerPort != 8080 {
 		t.Fatalf("spec = %+v ports %+v", s.Container, s.Ports)
+	}
+	// The namespace's egress policy goes to the executor with every task.
+	for _, spec := range specs {
+		if spec.Egress != egress {
+			t.Errorf("task %s carries egress %+v, want the instance's", spec.Name, spec.Egress)
+		}
 	}
 	env := map[string]string{}
 	for _, e := range s.Env {

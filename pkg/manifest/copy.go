@@ -41,6 +41,48 @@ func deepCopy[T any](v *T) *T {
 // stringRewriter replaces the string at path p; nil keeps every string.
 type stringRewriter func(p field.Path, s string) string
 
+// fieldPath is the path of struct field sf of the struct at p: its json
+// name; an embedded struct without one is inline, as encoding/json reads
+// it.
+func fieldPath(p field.Path, sf reflect.StructField) field.Path {
+	name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+	switch {
+	case name != "":
+		return p.Child(name)
+	case sf.Anonymous:
+		return p
+	}
+	return p.Child(sf.Name)
+}
+
+// visitStructs calls fn with every struct value under v (v's own too), in
+// struct fields, slices, maps and pointers, and its path.
+func visitStructs(v reflect.Value, p field.Path, fn func(p field.Path, v any)) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			visitStructs(v.Elem(), p, fn)
+		}
+	case reflect.Struct:
+		fn(p, v.Interface())
+		t := v.Type()
+		for i := range t.NumField() {
+			if sf := t.Field(i); sf.IsExported() {
+				visitStructs(v.Field(i), fieldPath(p, sf), fn)
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			visitStructs(v.Index(i), p.Index(i), fn)
+		}
+	case reflect.Map:
+		iter := v.MapRange()
+		for iter.Next() {
+			visitStructs(iter.Value(), p.Key(iter.Key().String()), fn)
+		}
+	}
+}
+
 // rewrite returns a deep copy of v in which every string (struct fields,
 // slice elements, map values; not map keys) went through fn. Paths name
 // struct fields by their json tag.
@@ -54,15 +96,9 @@ func rewrite(v reflect.Value, p field.Path, fn stringRewriter) reflect.Value {
 	case reflect.Struct:
 		t := v.Type()
 		for i := range t.NumField() {
-			sf := t.Field(i)
-			if !sf.IsExported() {
-				continue
+			if sf := t.Field(i); sf.IsExported() {
+				out.Field(i).Set(rewrite(v.Field(i), fieldPath(p, sf), fn))
 			}
-			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-			if name == "" {
-				name = sf.Name
-			}
-			out.Field(i).Set(rewrite(v.Field(i), p.Child(name), fn))
 		}
 	case reflect.Slice:
 		if !v.IsNil() {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +21,7 @@ func TestRedactCredentialsHidesEveryPassword(t *testing.T) {
 	for file, password := range map[string]string{
 		"application.json": `"imagePullPasswd":"passwd"`, "deployment.json": `"imagePullPasswd":"xxxxx"`,
 		"process.json": `"pwd":"xxxxxx"`, "configmap.json": `"remotePasswd":"nIGNvbnRleHQ="`,
+		"seed000-process.json": `"key1":"value1"`,
 	} {
 		obj := parseFile(t, file)
 		before, _ := json.Marshal(obj)
@@ -59,9 +61,76 @@ func TestKeepCredentials(t *testing.T) {
 	}
 	_, err = manifest.KeepCredentials(shown, nil)
 	var errs field.ErrorList
-	if !errors.As(err, &errs) || len(errs) != 1 || !strings.Contains(errs[0].Error(), "uris[0].pwd") {
-		t.Errorf("a redacted password with none stored: %v, want one error naming …uris[0].pwd", err)
+	const p0 = "spec.template.spec.processes[0]"
+	if want := []string{p0 + ".uris[0].pwd", p0 + `.healthChecks[0].http.headers["key1"]`, p0 + `.healthChecks[0].http.headers["key2"]`}; !errors.As(err, &errs) || !sameStrings(paths(errs), want) {
+		t.Errorf("redacted credentials with none stored: %v, want errors naming %q", err, want)
 	}
+}
+
+// A credential kept as "***" goes only where it went: the same scheme,
+// host and port of a package or remote item, the same registry of an
+// image, the same scheme and port of a check. Anywhere else it is sent
+// again or not at all (a 400 naming the field); a change of path or tag
+// keeps it.
+func TestKeptCredentialsGoNowhereElse(t *testing.T) {
+	const p0 = "spec.template.spec.processes[0]"
+	process := parseFile(t, "process.json")
+	app := parseFile(t, "application.json")
+	configMap := parseFile(t, "configmap.json")
+	for _, tc := range []struct {
+		name   string
+		stored manifest.Object
+		change func(string) string // of the JSON shown
+		err    string
+	}{
+		{"package on another host", process, replacer(`"http://xx.xxx.xxxx.com/xxxx/gamesvc-v1.tar.gz"`, `"http://evil.example:8080/xxxx/gamesvc-v1.tar.gz"`),
+			p0 + `.uris[0].pwd: "***" keeps the stored credential only where it was sent before: ` + p0 + `.uris[0].value's scheme, host and port changed (http://evil.example:8080, was http://xx.xxx.xxxx.com): send the credential again`},
+		{"package over another scheme", process, replacer(`"http://xx.xxx.xxxx.com/xxxx/gamesvc-v1.tar.gz"`, `"https://xx.xxx.xxxx.com/xxxx/gamesvc-v1.tar.gz"`), p0 + ".uris[0].pwd: "},
+		{"package in another path", process, replacer(`"http://xx.xxx.xxxx.com/xxxx/gamesvc-v1.tar.gz"`, `"http://xx.xxx.xxxx.com/xxxx/gamesvc-v2.tar.gz"`), ""},
+		{"check on another port", process, replacer(`"port":8080`, `"port":9090`), p0 + `.healthChecks[0].http.headers["key1"]: `},
+		{"check on another path", process, replacer(`"path":"/check"`, `"path":"/health"`), ""},
+		{"image of another registry", app, replacer(`"image":"docker.hub.com/nfsol/log:92763"`, `"image":"evil.example/nfsol/log:92763"`),
+			`spec.template.spec.containers[0].imagePullPasswd: "***" keeps the stored credential only where it was sent before: spec.template.spec.containers[0].image's registry changed (evil.example, was docker.hub.com): send the credential again`},
+		{"image of another tag", app, replacer(`"image":"docker.hub.com/nfsol/log:92763"`, `"image":"docker.hub.com/nfsol/log:92764"`), ""},
+		{"remote item elsewhere", configMap, replacer(`"content":"ftp://path/to/a.txt"`, `"content":"ftp://evil.example/to/a.txt"`), `datas["myftp"].remotePasswd: `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			shown := mustJSON(t, manifest.RedactCredentials(tc.stored))
+			changed := tc.change(shown)
+			if changed == shown {
+				t.Fatalf("the change found nothing to change in %s", shown)
+			}
+			obj, err := manifest.Parse([]byte(changed))
+			if obj == nil {
+				t.Fatal(err)
+			}
+			kept, err := manifest.KeepCredentials(obj, tc.stored)
+			switch {
+			case tc.err == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.err == "" && strings.Contains(mustJSON(t, kept), manifest.Redacted):
+				t.Errorf("kept nothing: %s", mustJSON(t, kept))
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("KeepCredentials = %v, want an error with %q", err, tc.err)
+			}
+		})
+	}
+}
+
+func replacer(old, new string) func(string) string {
+	return func(s string) string { return strings.Replace(s, old, new, 1) }
+}
+
+func paths(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, string(e.Path))
+	}
+	return out
+}
+
+func sameStrings(a, b []string) bool {
+	return strings.Join(slices.Sorted(slices.Values(a)), "\n") == strings.Join(slices.Sorted(slices.Values(b)), "\n")
 }
 
 func parseFile(t *testing.T, file string) manifest.Object {

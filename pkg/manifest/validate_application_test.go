@@ -110,7 +110,7 @@ func TestValidateApplication(t *testing.T) {
 		}, nil},
 		{"parameter not supported", func(a *manifest.Application) {
 			container(a).Parameters = append(container(a).Parameters, manifest.Parameter{Key: "cap-add", Value: "ALL"})
-		}, []string{C + `.parameters[1].key: docker parameter "cap-add" is not supported (oom-kill-disable, ulimit, rm, shm-size, ip, net, memory-swap, memory-swappiness, cpu-shares, device-read-bps, device-write-bps, device-read-iops, device-write-iops)`}},
+		}, []string{C + `.parameters[1].key: docker parameter "cap-add" is not supported (oom-kill-disable, ulimit, rm, shm-size, ip, net, memory-swap, memory-swappiness, cpu-shares, device-read-bps, device-write-bps, device-read-iops, device-write-iops, user)`}},
 		{"parameter values", func(a *manifest.Application) {
 			container(a).Parameters = []manifest.Parameter{
 				{Key: "ulimit", Value: "nofile"}, {Key: "memory-swap", Value: "0"}, {Key: "device-read-bps", Value: "vda:1mb"},

@@ -28,6 +28,12 @@
 // Callback URLs may carry credentials; the notifier reads them sealed
 // from the registry and logs and records only their redacted form.
 //
+// The POSTs hold to the egress policy of the admission policy's default
+// rules (pkg/egress: callbacks are the cluster's, not a namespace's): a
+// callback on loopback, link-local or the control plane is refused on
+// every attempt unless the default rules allow it. An attempt's error
+// is its status or the refusal, never what the receiver answered.
+//
 // It must not import Mesos packages, the scheduler core or the API
 // (pkg/scheduler, pkg/api): those make notifications and show them
 // through the registry.

@@ -17,6 +17,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/notify"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
@@ -68,7 +69,8 @@ func (e *env) open() (*store.Store, *registry.Registry) {
 func (e *env) start(change func(*notify.Config)) (stop func()) {
 	e.t.Helper()
 	st, reg := e.open()
-	cfg := notify.Config{Registry: reg, Store: st, Clock: e.clock, Logger: testlog.New(e.t), MinBackoff: time.Second, MaxBackoff: 4 * time.Second}
+	cfg := notify.Config{Registry: reg, Store: st, Clock: e.clock, Logger: testlog.New(e.t), MinBackoff: time.Second, MaxBackoff: 4 * time.Second,
+		Egress: loopbackAllowed(e.t)}
 	if change != nil {
 		change(&cfg)
 	}
@@ -162,6 +164,18 @@ func (e *env) advance(d time.Duration) {
 		e.t.Fatalf("no notifier waits on the clock: %v", err)
 	}
 	e.clock.Advance(d)
+}
+
+// loopbackAllowed is the callbacks' egress policy of these tests: the
+// receivers listen on loopback, which the default rules allow here, as
+// a user's policy opens a receiver on 127.0.0.1.
+func loopbackAllowed(t *testing.T) *egress.Policy {
+	t.Helper()
+	set, err := egress.NewSet(egress.Networks(), nil, map[string][]string{"": {"127.0.0.0/8"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set.Default("notify callbacks")
 }
 
 // receiver is a callback server: it records every POST and answers

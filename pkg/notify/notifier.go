@@ -11,6 +11,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
@@ -36,8 +37,10 @@ type Config struct {
 	// A POST's timeout is real time.
 	Clock  clockwork.Clock
 	Logger *slog.Logger
-	// Client makes the POSTs; default one that follows no redirects.
-	Client *http.Client
+	// Egress holds the POSTs to the egress policy of callbacks (the
+	// default rules: the admin registers them for the whole cluster);
+	// default egress.DefaultSet()'s. They follow no redirects.
+	Egress *egress.Policy
 	// Timeout bounds one POST.
 	Timeout time.Duration
 	// MinBackoff is the wait after the first failed attempt; it doubles
@@ -55,8 +58,9 @@ type Config struct {
 
 // Notifier delivers the notifications; see the package doc.
 type Notifier struct {
-	cfg Config
-	log *slog.Logger
+	cfg    Config
+	log    *slog.Logger
+	client *http.Client
 }
 
 // New returns a Notifier; Registry and Store are required.
@@ -89,14 +93,12 @@ func New(cfg Config) (*Notifier, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{
-			Transport: http.DefaultTransport.(*http.Transport).Clone(),
-			// A redirect could carry the notice elsewhere; it is a failure.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
+	if cfg.Egress == nil {
+		cfg.Egress = egress.DefaultSet().Default("notify callbacks")
 	}
-	return &Notifier{cfg: cfg, log: cfg.Logger}, nil
+	// A redirect could carry the notice elsewhere; it is a failure.
+	client := cfg.Egress.Client(egress.ClientOptions{})
+	return &Notifier{cfg: cfg, log: cfg.Logger, client: client}, nil
 }
 
 func orDefault[T comparable](v, def T) T {

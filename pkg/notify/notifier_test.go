@@ -62,7 +62,7 @@ func TestRetriesWithBackoff(t *testing.T) {
 	for i, wait := range waits {
 		d := e.waitAttempts(n.ID, i+1)
 		if d.State != registry.DeliveryPending || d.LastStatus != http.StatusServiceUnavailable ||
-			d.LastError != "HTTP 503 Service Unavailable: answer 503" || d.NextAttempt.Sub(d.LastAttempt) != wait {
+			d.LastError != "HTTP 503 Service Unavailable" || d.NextAttempt.Sub(d.LastAttempt) != wait {
 			t.Fatalf("after attempt %d: %+v; want the next one %s later", i+1, d, wait)
 		}
 		e.advance(wait - time.Millisecond)
@@ -374,5 +374,25 @@ func TestConcurrencyBoundsAttemptsUnderWay(t *testing.T) {
 	release()
 	for _, id := range []string{first.ID, second.ID} {
 		e.wait(id, "delivered", func(n *registry.Notification) bool { return n.State() == registry.NotificationDelivered })
+	}
+}
+
+// Callbacks hold to the default rules' egress policy: a callback on
+// loopback (as an agent's API or the scheduler's own is on a dev
+// cluster) is refused without a request, the delivery log naming the
+// address, the rule and the policy, never the callback's token.
+func TestCallbacksHoldToTheEgressPolicy(t *testing.T) {
+	e := newEnv(t)
+	r := newReceiver(t, e.clock, always(http.StatusOK))
+	e.register(r.URL + "/hook?token=s3cr3t")
+	n := e.notice(registry.NoticeExit, 1)
+	e.start(func(c *notify.Config) { c.Egress = nil }) // the default: loopback refused
+	d := e.waitAttempts(n.ID, 1)
+	want := "Post: egress to " + strings.TrimPrefix(r.URL, "http://") + " refused: loopback (egress policy of default, for notify callbacks)"
+	if d.State != registry.DeliveryPending || d.LastError != want {
+		t.Errorf("delivery %+v, want the error %q", d, want)
+	}
+	if len(r.got()) != 0 {
+		t.Errorf("the refused callback got %d posts", len(r.got()))
 	}
 }

@@ -24,7 +24,13 @@
 //
 // It owns the translation of a proto.TaskSpec into a docker container
 // (command and args, docker parameters, volumes, resources, env injection,
-// configmap/secret files), the pod and task lifecycle (on pkg/taskstate's
+// configmap/secret files), who the container runs as — with the spec's
+// namespace identity, the "user" parameter (which the namespace's rule,
+// pkg/identity, must allow) or the image's user when the rule allows it
+// (none is root), else the namespace's uid:gid; the uid a name resolves
+// to in the image must be allowed too —, whose configmap/secret files
+// (0600, 0400 read-only) and pod-private volumes are that uid's, the pod
+// and task lifecycle (on pkg/taskstate's
 // one transition table, shared with the executors), killing with a grace
 // period, the in-place operations (signal, exec, restart one container,
 // re-create one with a new environment in the same network, update
@@ -82,5 +88,5 @@
 // parameters are read by pkg/dockerparam, the parser the scheduler
 // validates manifests with; remote configmap items are fetched by
 // pkg/remotefile. Of bcs-mesos it imports only proto, errdefs, taskstate,
-// dockerparam and remotefile.
+// dockerparam, identity and remotefile.
 package pod

@@ -78,12 +78,21 @@ func (p *Pod) createOptions(ctx context.Context, t *task, spec *proto.TaskSpec) 
 	labels[LabelTask] = t.id
 	labels[LabelRole] = "business"
 
+	var imageUser string
+	if img.Config != nil {
+		imageUser = img.Config.User
+	}
+	user, err := containerUser(spec.Identity, params.User, imageUser)
+	if err != nil {
+		return containerPlan{}, err
+	}
 	cfg := &docker.Config{
 		Image:      c.Image,
 		Env:        buildEnv(env, spec),
 		Cmd:        cmd,
 		Entrypoint: entrypoint,
 		Labels:     labels,
+		User:       user,
 	}
 	if entrypoint == nil && len(imageEntrypoint) == 0 {
 		cfg.Entrypoint = nil

@@ -220,7 +220,7 @@ func (p *Pod) createTask(ctx context.Context, t *task) error {
 	if err := p.saveRecord(); err != nil {
 		return err
 	}
-	return p.writeFiles(ctx, created.ID, t.spec.Files)
+	return p.settle(ctx, created.ID, t.spec)
 }
 
 func (p *Pod) cpusetOwner(t *task) string { return p.cfg.PodID + "/" + t.spec.Name }

@@ -122,7 +122,7 @@ func TestContainerOptionsReachDockerd(t *testing.T) {
 	// the Go runtime, opencontainers/runc#4195; Debian 12 ships 1.1.5).
 	out, _ := p.Exec(ctxT(t, 30*time.Second), task.ID, ExecRequest{Command: []string{"sh", "-c",
 		"awk '/^Max open files/ {print $4, $5}' /proc/1/limits; stat -c '%U %a' /etc/app/secret.conf; cat /etc/app/secret.conf"}})
-	if out.Output != "1024 2048\nnobody 644\nk=v\n" {
+	if out.Output != "1024 2048\nnobody 600\nk=v\n" {
 		t.Errorf("in container: %q", out.Output)
 	}
 	eventually(t, 5*time.Second, func() string {

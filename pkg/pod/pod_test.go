@@ -90,8 +90,8 @@ func TestBridgePodSharesNetwork(t *testing.T) {
 		}
 	}
 	ls, _ := p.Exec(ctxT(t, 30*time.Second), web.ID, ExecRequest{Command: []string{"stat", "-c", "%a %U", "/www/index.html"}})
-	if ls.Output != "444 root\n" {
-		t.Errorf("injected file mode/owner %q, want 444 root", ls.Output)
+	if ls.Output != "400 root\n" { // read-only, and the container's user's alone
+		t.Errorf("injected file mode/owner %q, want 400 root", ls.Output)
 	}
 	hn, _ := p.Exec(ctxT(t, 30*time.Second), side.ID, ExecRequest{Command: []string{"hostname"}})
 	if hn.Output != "gamesvr\n" {

@@ -173,7 +173,7 @@ func (p *Pod) prepare(ctx, rbCtx context.Context, rc recreation) (*replacement, 
 		p.discard(rbCtx, r)
 		return nil, err
 	}
-	if err := p.writeFiles(ctx, c.ID, rc.spec.Files); err != nil {
+	if err := p.settle(ctx, c.ID, rc.spec); err != nil {
 		p.discard(rbCtx, r)
 		return nil, err
 	}

@@ -241,8 +241,8 @@ func applyResources(hc *docker.HostConfig, r proto.Resources) error {
 }
 
 // binds turns volumes into docker binds. An empty host path is a
-// pod-private directory under sandbox; $BCS_POD_ID in a host path is the
-// pod ID. Directories the pod owns are created.
+// pod-private directory under sandbox (privateVolume); $BCS_POD_ID in a
+// host path is the pod ID. Directories the pod owns are created.
 func binds(vols []proto.Volume, podID, sandbox string) ([]string, error) {
 	var out []string
 	for _, v := range vols {
@@ -252,8 +252,7 @@ func binds(vols []proto.Volume, podID, sandbox string) ([]string, error) {
 		host := strings.ReplaceAll(v.HostPath, "$"+EnvPodID, podID)
 		host = strings.ReplaceAll(host, "${"+EnvPodID+"}", podID)
 		if host == "" {
-			name := strings.Trim(strings.ReplaceAll(filepath.Clean(v.MountPath), "/", "_"), "_")
-			host = filepath.Join(sandbox, "volumes", podID, name)
+			host = privateVolume(v, podID, sandbox)
 			if err := os.MkdirAll(host, 0o755); err != nil {
 				return nil, fmt.Errorf("pod volume %q: %w", host, err)
 			}
@@ -265,6 +264,13 @@ func binds(vols []proto.Volume, podID, sandbox string) ([]string, error) {
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// privateVolume is the directory under sandbox of a volume without a
+// host path.
+func privateVolume(v proto.Volume, podID, sandbox string) string {
+	name := strings.Trim(strings.ReplaceAll(filepath.Clean(v.MountPath), "/", "_"), "_")
+	return filepath.Join(sandbox, "volumes", podID, name)
 }
 
 // portBindings publishes every task's ports on the network owner (joined

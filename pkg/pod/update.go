@@ -176,9 +176,10 @@ func networkParamsDiffer(a, b *proto.TaskSpec) bool {
 
 // specChanges names the fields in which next differs from cur, by their
 // JSON names (container fields bare, "resources.<field>"), ignoring the
-// instance bookkeeping (version, instance).
+// instance bookkeeping (version, instance) and the egress policy (how
+// the executor fetches, not what runs).
 func specChanges(cur, next *proto.TaskSpec) []string {
-	skip := map[string]bool{"version": true, "instance": true, "container": true, "resources": true}
+	skip := map[string]bool{"version": true, "instance": true, "container": true, "resources": true, "egress": true}
 	out := fieldChanges("", reflect.ValueOf(*cur), reflect.ValueOf(*next), skip)
 	out = append(out, fieldChanges("", reflect.ValueOf(*cur.Container), reflect.ValueOf(*next.Container), nil)...)
 	return append(out, fieldChanges("resources.", reflect.ValueOf(cur.Resources), reflect.ValueOf(next.Resources), nil)...)

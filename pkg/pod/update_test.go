@@ -17,7 +17,7 @@ import (
 )
 
 // specChanges names what an update changes by JSON field, ignoring the
-// instance bookkeeping and nil-versus-empty.
+// instance bookkeeping, the egress policy and nil-versus-empty.
 func TestSpecChanges(t *testing.T) {
 	base := containerTask("main", "exec sleep 1").Spec
 	base.Instance = proto.Instance{Namespace: "ns", App: "app", Version: 1}
@@ -27,6 +27,7 @@ func TestSpecChanges(t *testing.T) {
 		want []string
 	}{
 		{"bookkeeping only", func(s *proto.TaskSpec) { s.Instance.Version, s.Version = 2, "other" }, nil},
+		{"the egress policy", func(s *proto.TaskSpec) { s.Egress = &proto.Egress{Allowed: []string{"10.1.0.0/16"}} }, nil},
 		{"nil and empty", func(s *proto.TaskSpec) { s.Env, s.Container.Labels = []proto.EnvVar{}, map[string]string{} }, nil},
 		{"env and args", func(s *proto.TaskSpec) {
 			s.Env = []proto.EnvVar{{Name: "A", Value: "1"}}

@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/remotefile"
@@ -25,7 +27,9 @@ import (
 // (TASK_FAILED naming the item and the URL, never the password) before
 // any container, the network's included, is created.
 func TestRemoteConfigMapItems(t *testing.T) {
+	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
 		if u, pw, _ := r.BasicAuth(); u != "cfg" || pw != "cfg-Pw-1" || r.URL.Path != "/game.conf" {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
@@ -96,5 +100,27 @@ func TestRemoteConfigMapItems(t *testing.T) {
 		}
 		noPassword(kept)
 		noPassword(cfg.SandboxDir)
+	})
+	// The spec's egress policy (its namespace's) refuses the server on
+	// loopback: the task group fails naming the rule, and the server sees
+	// no request.
+	t.Run("refused by the egress policy", func(t *testing.T) {
+		c := podtest.Docker(t)
+		rt, cfg := newRuntime(t, c, nil)
+		rep := newReporter(t)
+		task := remoteTask("cfg-Pw-1")
+		task.Spec.Instance.Namespace = "ns-a"
+		task.Spec.Egress = &proto.Egress{Refused: egress.Networks()}
+		before := requests.Load()
+		rt.Launch(context.Background(), []executor.Task{task}, rep)
+		want := `configmap ns-a/conf item "game": GET ` + srv.URL + "/game.conf: egress to " + strings.TrimPrefix(srv.URL, "http://") +
+			" refused: loopback (egress policy of namespace ns-a)"
+		if failed := rep.awaitState(task.ID(), taskstate.Failed); !strings.Contains(failed.Message, want) {
+			t.Errorf("FAILED message %q, want %q", failed.Message, want)
+		}
+		waitDone(t, rt)
+		if left := labelledContainers(t, c, cfg.Labels[podtest.Label]); len(left) != 0 || requests.Load() != before {
+			t.Errorf("%d containers left, %d requests reached the server", len(left), requests.Load()-before)
+		}
 	})
 }

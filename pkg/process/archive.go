@@ -38,9 +38,24 @@ type entry struct {
 	open     func() (io.Reader, error)
 }
 
-// checkEntry refuses members that would land outside the output
-// directory: absolute names, ".." escapes, and links pointing out.
-func checkEntry(e entry) error {
+// maxLinkHops bounds the links followed resolving one path, as the
+// kernel's ELOOP does.
+const maxLinkHops = 40
+
+// entryChecker refuses members that would land outside the output
+// directory: absolute names, ".." escapes, and links pointing out. Names
+// and targets are resolved through the links earlier members made, as
+// extraction will follow them: "a → ." then "a/b → .." puts b in the
+// output directory itself, pointing above it.
+type entryChecker struct {
+	// links are the symlinks made so far: where each lands (resolved,
+	// relative to the output directory) → its target.
+	links map[string]string
+}
+
+func newEntryChecker() *entryChecker { return &entryChecker{links: map[string]string{}} }
+
+func (c *entryChecker) check(e entry) error {
 	name := strings.TrimPrefix(e.name, "./")
 	if name == "" || name == "." {
 		return nil
@@ -48,18 +63,70 @@ func checkEntry(e entry) error {
 	if path.IsAbs(e.name) || !filepath.IsLocal(filepath.FromSlash(name)) {
 		return fmt.Errorf("archive member %q escapes the output directory: %w", e.name, errdefs.ErrInvalidArgument)
 	}
+	// Extraction writes at the cleaned name, through the links there.
+	clean := path.Clean(name)
+	dir, ok := c.resolve(path.Dir(clean))
+	if !ok {
+		return fmt.Errorf("archive member %q escapes the output directory through a link of the archive: %w", e.name, errdefs.ErrInvalidArgument)
+	}
+	where := path.Join(dir, path.Base(clean))
 	switch {
 	case e.hardlink:
-		if path.IsAbs(e.linkname) || !filepath.IsLocal(filepath.FromSlash(e.linkname)) {
+		if _, ok := c.resolve(path.Clean(e.linkname)); path.IsAbs(e.linkname) || !ok {
 			return fmt.Errorf("archive hard link %q → %q points outside the output directory: %w", e.name, e.linkname, errdefs.ErrInvalidArgument)
 		}
+		delete(c.links, where)
 	case e.mode&fs.ModeSymlink != 0:
-		target := path.Join(path.Dir(name), e.linkname)
-		if path.IsAbs(e.linkname) || !filepath.IsLocal(filepath.FromSlash(target)) {
+		hops := 0
+		if _, ok := c.follow(dir, e.linkname, &hops); !ok {
 			return fmt.Errorf("archive symlink %q → %q points outside the output directory: %w", e.name, e.linkname, errdefs.ErrInvalidArgument)
 		}
+		c.links[where] = e.linkname
+	case e.mode.IsRegular():
+		delete(c.links, where) // the file replaces the link; a directory would not
 	}
 	return nil
+}
+
+// resolve follows the archive's links along p, a path relative to the
+// output directory, and returns where it leads, as the kernel would:
+// ".." after a link climbs from where the link led. False when that is
+// outside the output directory or more than maxLinkHops links away.
+func (c *entryChecker) resolve(p string) (string, bool) {
+	hops := 0
+	return c.follow(".", p, &hops)
+}
+
+// follow resolves p from the directory dir (resolved already), counting
+// the links it follows in hops.
+func (c *entryChecker) follow(dir, p string, hops *int) (string, bool) {
+	if path.IsAbs(p) {
+		return "", false
+	}
+	cur := dir
+	for _, part := range strings.Split(p, "/") {
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			if cur == "." {
+				return "", false
+			}
+			cur = path.Dir(cur)
+			continue
+		}
+		next := path.Join(cur, part)
+		if target, ok := c.links[next]; ok {
+			if *hops++; *hops > maxLinkHops {
+				return "", false
+			}
+			if next, ok = c.follow(cur, target, hops); !ok {
+				return "", false
+			}
+		}
+		cur = next
+	}
+	return cur, true
 }
 
 // extract unpacks the archive src into root, the output directory.
@@ -71,7 +138,7 @@ func extract(src *os.File, kind string, root *os.Root, uid, gid int) error {
 	if kind == "zip" {
 		walk = walkZip
 	}
-	if err := walk(src, checkEntry); err != nil {
+	if err := walk(src, newEntryChecker().check); err != nil {
 		return err
 	}
 	own := func(name string) error {

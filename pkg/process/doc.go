@@ -4,25 +4,41 @@
 // Mesos.
 //
 // It owns, per task:
-//   - preparation: the user (setuid/setgid with supplementary groups; an
-//     empty user runs as Config.DefaultUser, "nobody" by default, so root
-//     runs a process only when the manifest says "root"), the sandbox
-//     (sandbox.go): every path of the spec — workPath, pidFile,
+//   - preparation: the user — with the spec's Identity (its namespace's,
+//     proto.Identity), a spec that names none runs as the namespace's
+//     uid and gid (no passwd entry needed; no supplementary groups; HOME
+//     its work path, USER and LOGNAME bcs-<namespace>), and one it names,
+//     a name or "uid[:gid]", must be allowed by the namespace's rule
+//     (pkg/identity) by name and by the uid and groups it has on the
+//     agent; without an Identity an empty user runs as
+//     Config.DefaultUser, "nobody" by default (setuid/setgid with
+//     supplementary groups; root only when the spec says "root") —, the
+//     sandbox (sandbox.go): every path of the spec — workPath, pidFile,
 //     uris[].outputDir, configmap and secret files — lies inside the
 //     instance's own directories, <root>/<namespace>.<app>.<index> under
 //     the work and run roots, and is opened through an os.Root, so no
-//     link leads out; the directories it creates belong to the task's
-//     user, what exists keeps its owner, and a stale pid file goes only
-//     when the task's user wrote it; the configmap and secret files
-//     (owner the task's user, or the item's; 0600, 0400 read-only: no
-//     other user reads them), the environment (PATH, HOME, USER, LOGNAME
-//     and TaskSpec.Env; never the executor's own);
+//     link leads out; the roots are 0711 (searchable, not listable);
+//     the directories it creates belong to the task's user, what exists
+//     keeps its owner, and a stale pid file goes only when the task's
+//     user wrote it; with an Identity the instance's directories are
+//     0700 and its user's alone, given to it with what they hold when
+//     another user had them, and those above them 0711; the configmap and secret
+//     files (owner the task's user, or the item's, held to the same
+//     rule; 0600, 0400 read-only — a secret's always: no other user
+//     reads them), the task's output files <task>.stdout and .stderr
+//     (0600, the task's user's), the environment (PATH, HOME, USER,
+//     LOGNAME and TaskSpec.Env; never the executor's own);
 //   - packages (Fetcher): every URI, http(s) with basic auth, or file://
 //     from Config.PackageDirs only,
-//     pullPolicy Always or IfNotPresent (a content cache revalidated with
-//     ETag / Last-Modified), .tar.gz/.tgz/.zip extracted into outputDir
-//     with members and links that would leave it rejected; errors name
-//     the URL and HTTP status, never credentials;
+//     pullPolicy Always or IfNotPresent (a content cache keyed by the
+//     URL, the namespace and an HMAC of the credential — a namespace
+//     never gets another's copy, nor a copy fetched with another
+//     credential — revalidated with ETag / Last-Modified, sending the
+//     credential), .tar.gz/.tgz/.zip extracted into outputDir with
+//     members and links that would leave it rejected, links resolved
+//     through those earlier members made; http(s) under the spec's
+//     egress policy (pkg/egress), which a cached copy obeys too; errors
+//     name the URL and HTTP status or egress rule, never credentials;
 //   - the process: startCmd via /bin/sh -c in workPath, in its own process
 //     group, moved into the task's cgroup before it runs; after
 //     startGracePeriod the pid in pidFile must run as procName (without
@@ -67,6 +83,7 @@
 //
 // It must not import the scheduler side, pkg/devcluster or any Mesos
 // client; only pkg/executor, pkg/healthcheck, pkg/remotefile (packages
-// and remote configmap items), pkg/confine, pkg/taskstate, pkg/errdefs
-// and proto.
+// and remote configmap items), pkg/egress, pkg/confine, pkg/identity,
+// pkg/taskstate,
+// pkg/errdefs and proto.
 package process

@@ -2,12 +2,15 @@ package process
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -18,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/confine"
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/remotefile"
 	"github.com/bcs-mesos/bcs-mesos/proto"
@@ -31,9 +35,11 @@ const (
 
 // Fetcher downloads a task's packages (http, https with basic auth,
 // file://) and unpacks them into their output directories. IfNotPresent
-// packages live in a content cache keyed by the URL (without
-// credentials) and revalidated with the server's validator (ETag or
-// Last-Modified) when it has one.
+// packages live in a content cache keyed by the URL, the namespace and
+// the credential (cacheKey: a namespace never gets another's copy, nor a
+// copy fetched with another credential), and revalidated with the
+// server's validator (ETag or Last-Modified), sending the credential,
+// when it has one: a revoked credential stops working.
 type Fetcher struct {
 	CacheDir string
 	Client   *http.Client
@@ -45,6 +51,9 @@ type Fetcher struct {
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
+	// secret keys the hashes that name cache entries (cacheKey); read
+	// from, or made in, CacheDir the first time.
+	secret []byte
 }
 
 // FetchStats says what a fetch did, for logs and tests.
@@ -54,6 +63,7 @@ type FetchStats struct {
 }
 
 type cacheMeta struct {
+	Namespace    string `json:"namespace"`
 	URL          string `json:"url"`
 	ETag         string `json:"etag,omitempty"`
 	LastModified string `json:"lastModified,omitempty"`
@@ -74,12 +84,14 @@ func (f *Fetcher) lock(key string) func() {
 	return m.Unlock
 }
 
-// Fetch puts uri's content into out, the output directory opened as a
-// root: archives (.tar.gz, .tgz, .zip) are extracted, other files copied
-// under their base name. Errors name the URL without credentials and,
-// for HTTP, the status. What is written belongs to uid:gid (uid < 0: the
-// executor).
-func (f *Fetcher) Fetch(ctx context.Context, uri proto.URI, out *os.Root, uid, gid int) (FetchStats, error) {
+// Fetch puts uri's content, fetched for namespace, into out, the output
+// directory opened as a root: archives (.tar.gz, .tgz, .zip) are
+// extracted, other files copied under their base name. An http(s) URI is
+// fetched under policy (nil: none), a cached copy used only when policy
+// lets the URI through. Errors name the URL without credentials and, for
+// HTTP, the status or the egress rule. What is written belongs to
+// uid:gid (uid < 0: the executor).
+func (f *Fetcher) Fetch(ctx context.Context, namespace string, uri proto.URI, out *os.Root, uid, gid int, policy *egress.Policy) (FetchStats, error) {
 	var stats FetchStats
 	u, err := f.check(uri)
 	if err != nil {
@@ -94,7 +106,7 @@ func (f *Fetcher) Fetch(ctx context.Context, uri proto.URI, out *os.Root, uid, g
 	var src *os.File
 	if u.Scheme == "http" || u.Scheme == "https" {
 		var local string
-		local, stats, err = f.download(ctx, u, user, pwd, uri.PullPolicy)
+		local, stats, err = f.download(ctx, namespace, u, user, pwd, uri.PullPolicy, policy)
 		if err != nil {
 			return stats, err
 		}
@@ -172,12 +184,23 @@ func (f *Fetcher) openPackage(p string) (*os.File, error) {
 	return nil, fmt.Errorf("%s is in no package directory: %w", p, errdefs.ErrInvalidArgument)
 }
 
-// download returns a local file with the body of u. With IfNotPresent
-// the file is the cache entry; with Always a temporary file.
-func (f *Fetcher) download(ctx context.Context, u *url.URL, user, pwd, policy string) (string, FetchStats, error) {
+// download returns a local file with the body of u, fetched for
+// namespace with user:pwd, which egress must let through first (a cached
+// copy included). With IfNotPresent the file is the cache entry; with
+// Always a temporary file.
+func (f *Fetcher) download(ctx context.Context, namespace string, u *url.URL, user, pwd, policy string, egressPolicy *egress.Policy) (string, FetchStats, error) {
 	var stats FetchStats
-	sum := sha256.Sum256([]byte(u.String()))
-	key := hex.EncodeToString(sum[:])
+	client := f.Client
+	if egressPolicy != nil {
+		if err := egressPolicy.Check(ctx, u); err != nil {
+			return "", stats, fmt.Errorf("download %s: %w", remotefile.SafeURL(u.String()), err)
+		}
+		client = egressPolicy.Client(egress.ClientOptions{FollowRedirects: true})
+	}
+	key, err := f.cacheKey(namespace, u, user, pwd)
+	if err != nil {
+		return "", stats, err
+	}
 	dir := filepath.Join(f.CacheDir, key)
 	if err := mkdirPrivate(dir); err != nil {
 		return "", stats, err
@@ -188,7 +211,7 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, user, pwd, policy st
 	var meta cacheMeta
 	cached := false
 	if policy == PullIfNotPresent {
-		if b, err := os.ReadFile(metaPath); err == nil && json.Unmarshal(b, &meta) == nil && meta.URL == u.String() {
+		if b, err := os.ReadFile(metaPath); err == nil && json.Unmarshal(b, &meta) == nil && meta.URL == u.String() && meta.Namespace == namespace {
 			if _, err := os.Stat(content); err == nil {
 				cached = true
 			}
@@ -210,9 +233,9 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, user, pwd, policy st
 			header.Set("If-Modified-Since", meta.LastModified)
 		}
 	}
-	resp, err := remotefile.Get(ctx, f.Client, u, user, pwd, header, accept...)
+	resp, err := remotefile.Get(ctx, client, u, user, pwd, header, accept...)
 	var status *remotefile.StatusError
-	if err != nil && cached && !errors.As(err, &status) {
+	if err != nil && cached && !errors.As(err, &status) && !errors.Is(err, errdefs.ErrPermissionDenied) {
 		if f.Logger != nil {
 			f.Logger.Warn("revalidating failed; using the cached copy", "url", u, "err", err)
 		}
@@ -246,12 +269,82 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, user, pwd, policy st
 	if err := os.Rename(tmp.Name(), content); err != nil {
 		return "", stats, err
 	}
-	meta = cacheMeta{URL: u.String(), ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
+	meta = cacheMeta{Namespace: namespace, URL: u.String(), ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
 	b, _ := json.Marshal(meta)
 	if err := os.WriteFile(metaPath, b, 0o600); err != nil {
 		return "", stats, err
 	}
 	return content, stats, nil
+}
+
+// cacheKey names the cache entry of u fetched for namespace with
+// user:pwd. The credential enters only through an HMAC under the cache's
+// own random secret: neither it nor a plain hash of it, which a guess
+// could be checked against, is on disk.
+func (f *Fetcher) cacheKey(namespace string, u *url.URL, user, pwd string) (string, error) {
+	secret, err := f.cacheSecret()
+	if err != nil {
+		return "", err
+	}
+	mac := hmac.New(sha256.New, secret)
+	for _, part := range []string{namespace, u.String(), user, pwd} {
+		// Each part with its length: no two tuples hash alike.
+		fmt.Fprintf(mac, "%d:%s", len(part), part)
+	}
+	return hex.EncodeToString(mac.Sum(nil)), nil
+}
+
+// cacheSecretFile holds the secret of cacheKey, in CacheDir; every
+// executor of the agent shares it, and so the cache.
+const cacheSecretFile = "key"
+
+// cacheSecret reads the secret of cacheKey, making it the first time.
+func (f *Fetcher) cacheSecret() ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.secret != nil {
+		return f.secret, nil
+	}
+	if err := mkdirPrivate(f.CacheDir); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(f.CacheDir, cacheSecretFile)
+	secret, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		secret, err = makeCacheSecret(path)
+	}
+	if err == nil && len(secret) != 32 {
+		err = fmt.Errorf("%s holds %d bytes, not 32", path, len(secret))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("package cache key: %w", err)
+	}
+	f.secret = secret
+	return secret, nil
+}
+
+// makeCacheSecret writes 32 random bytes at path, whole or not at all (a
+// complete file linked into place), and returns what path holds: those,
+// or another executor's made first.
+func makeCacheSecret(path string) ([]byte, error) {
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(secret)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Link(tmp.Name(), path)
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	return os.ReadFile(path)
 }
 
 // ParseDirs reads a comma-separated list of absolute directories, as

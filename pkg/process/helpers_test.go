@@ -113,13 +113,13 @@ func newPackageServer(t *testing.T) *packageServer {
 	s := &packageServer{user: "deploy", pwd: "s3cret-pw", files: map[string][]byte{}, bodies: map[string]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		if u, p, ok := r.BasicAuth(); !ok || u != s.user || p != s.pwd {
 			w.Header().Set("WWW-Authenticate", `Basic realm="repo"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
 		body, ok := s.files[r.URL.Path]
 		if !ok {
 			http.NotFound(w, r)

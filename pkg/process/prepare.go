@@ -1,6 +1,7 @@
 package process
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 
@@ -30,12 +31,15 @@ func (t *task) prepare() error {
 	p := t.proc
 	env := append([]string{
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-		"HOME=" + acct.home, "USER=" + acct.name, "LOGNAME=" + acct.name,
+		"HOME=" + cmp.Or(acct.home, p.WorkPath), "USER=" + acct.name, "LOGNAME=" + acct.name,
 	}, proto.EnvList(t.spec.Env)...)
 	t.mu.Lock()
 	t.acct, t.env = acct, env
 	cg := t.cg
 	t.mu.Unlock()
+	if err := sb.claim(); err != nil {
+		return err
+	}
 	if err := sb.mkdir(p.WorkPath); err != nil {
 		return err
 	}
@@ -75,7 +79,7 @@ func (r *Runtime) checkSpec(spec *proto.TaskSpec) (*account, *sandbox, error) {
 	if p.WorkPath == "" || p.StartCmd == "" {
 		return nil, nil, fmt.Errorf("process %q needs workPath and startCmd: %w", p.ProcName, errdefs.ErrInvalidArgument)
 	}
-	acct, err := lookupAccount(p.User, r.cfg.DefaultUser)
+	acct, err := accountOf(spec, r.cfg.DefaultUser)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -91,14 +95,27 @@ func (r *Runtime) checkSpec(spec *proto.TaskSpec) (*account, *sandbox, error) {
 			return nil, nil, err
 		}
 	}
+	checkFile := func(what string, f proto.File) error {
+		path := taskFilePath(f, p.WorkPath)
+		if err := sb.check(what, path); err != nil {
+			return err
+		}
+		if f.User == "" {
+			return nil
+		}
+		if _, err := fileOwner(spec, f.User); err != nil {
+			return fmt.Errorf("file %s: %w", path, err)
+		}
+		return nil
+	}
 	for _, f := range spec.Files {
-		if err := sb.check("file", taskFilePath(f, p.WorkPath)); err != nil {
+		if err := checkFile("file", f); err != nil {
 			return nil, nil, err
 		}
 	}
 	for _, rf := range spec.Remote {
 		if rf.File != nil {
-			if err := sb.check(rf.Source, taskFilePath(*rf.File, p.WorkPath)); err != nil {
+			if err := checkFile(rf.Source, *rf.File); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -133,15 +150,24 @@ const (
 	taskFileModeReadOnly os.FileMode = 0o400
 )
 
+// fileOwner resolves the user a configmap or secret item names as its
+// file's owner, held to the namespace's rule like a process's user.
+func fileOwner(spec *proto.TaskSpec, user string) (*account, error) {
+	if spec.Identity != nil {
+		return allowedAccount(spec.Identity, user)
+	}
+	return lookupAccount(user, user)
+}
+
 // install writes spec's configmap and secret files and fetches its URIs
 // into their output directories, over what is there, inside sb.
 func (t *task) install(spec *proto.TaskSpec, sb *sandbox) error {
 	for _, f := range spec.Files {
 		uid, gid := sb.uid, sb.gid
 		if f.User != "" {
-			o, err := lookupAccount(f.User, f.User)
+			o, err := fileOwner(spec, f.User)
 			if err != nil {
-				return err
+				return fmt.Errorf("file %s: %w", taskFilePath(f, spec.Process.WorkPath), err)
 			}
 			uid, gid = o.owner()
 		}
@@ -154,12 +180,16 @@ func (t *task) install(spec *proto.TaskSpec, sb *sandbox) error {
 			return fmt.Errorf("file %s: %w", path, err)
 		}
 	}
+	policy, err := remotefile.Policy(spec)
+	if err != nil {
+		return err
+	}
 	for _, uri := range spec.Process.URIs {
 		out, err := sb.openDir(uri.OutputDir)
 		if err != nil {
 			return fmt.Errorf("uri %s: outputDir: %w", remotefile.SafeURL(uri.Value), err)
 		}
-		stats, err := t.rt.fetcher.Fetch(t.ctx, uri, out, sb.uid, sb.gid)
+		stats, err := t.rt.fetcher.Fetch(t.ctx, spec.Instance.Namespace, uri, out, sb.uid, sb.gid, policy)
 		out.Close()
 		if err != nil {
 			return err

@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/identity"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // readPidFile reads the pid a start script wrote; surrounding whitespace
@@ -83,7 +85,7 @@ func checkProcess(pid int, procName string) error {
 type account struct {
 	name     string
 	uid, gid int
-	home     string
+	home     string              // "": it has none, HOME is the work path
 	cred     *syscall.Credential // nil: the executor's own user
 }
 
@@ -96,23 +98,95 @@ func (a *account) owner() (uid, gid int) {
 	return a.uid, a.gid
 }
 
-// lookupAccount resolves name (empty: defaultUser) to a credential with
-// its supplementary groups. Running as the executor's own user needs no
-// credential.
+// accountOf is the user spec's process runs as. With an identity, no user
+// is the namespace's own uid and a named one must be allowed by the
+// namespace's rule, by name and by the uid it has on this agent; without
+// one, no user is defaultUser.
+func accountOf(spec *proto.TaskSpec, defaultUser string) (*account, error) {
+	p, id := spec.Process, spec.Identity
+	if id == nil {
+		return lookupAccount(p.User, defaultUser)
+	}
+	if p.User == "" {
+		// No passwd entry needed: the namespace's uid is a number.
+		return &account{name: "bcs-" + spec.Instance.Namespace, uid: int(id.UID), gid: int(id.GID),
+			cred: &syscall.Credential{Uid: id.UID, Gid: id.GID, Groups: []uint32{}}}, nil
+	}
+	return allowedAccount(id, p.User)
+}
+
+// allowedAccount resolves name, which the namespace of id must be allowed
+// to name.
+func allowedAccount(id *proto.Identity, name string) (*account, error) {
+	rule, err := ruleOf(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := rule.Check(name); err != nil {
+		return nil, fmt.Errorf("user %q: %v (the namespace's admission policy): %w", name, err, errdefs.ErrInvalidArgument)
+	}
+	a, err := lookupAccount(name, name)
+	if err != nil {
+		return nil, err
+	}
+	ids := []uint32{uint32(a.gid)}
+	if a.cred != nil {
+		ids = append(ids, a.cred.Groups...)
+	}
+	for _, gid := range ids {
+		if err := rule.CheckID(uint32(a.uid), gid); err != nil {
+			return nil, fmt.Errorf("user %q is uid %d gid %d on this agent: %v (the namespace's admission policy): %w", name, a.uid, gid, err, errdefs.ErrInvalidArgument)
+		}
+	}
+	return a, nil
+}
+
+// ruleOf is the rule of the namespace whose identity id is.
+func ruleOf(id *proto.Identity) (identity.Rule, error) {
+	rule, err := identity.NewRule(id.Users, id.UID, id.Range)
+	if err != nil {
+		return identity.Rule{}, fmt.Errorf("identity range: %v: %w", err, errdefs.ErrInvalidArgument)
+	}
+	return rule, nil
+}
+
+// lookupAccount resolves name (empty: defaultUser), a user of the agent
+// or "uid[:gid]", to a credential with its supplementary groups. Running
+// as the executor's own user needs no credential.
 func lookupAccount(name, defaultUser string) (*account, error) {
 	if name == "" {
 		name = defaultUser
 	}
-	u, err := user.Lookup(name)
+	a, groups, err := resolveUser(name)
 	if err != nil {
 		return nil, fmt.Errorf("user %q: %v: %w", name, err, errdefs.ErrInvalidArgument)
 	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	a := &account{name: name, uid: uid, gid: gid, home: u.HomeDir}
-	if uid == os.Getuid() && gid == os.Getgid() {
+	if a.uid == os.Getuid() && a.gid == os.Getgid() {
 		return a, nil
 	}
+	a.cred = &syscall.Credential{Uid: uint32(a.uid), Gid: uint32(a.gid), Groups: groups}
+	return a, nil
+}
+
+// resolveUser reads "uid[:gid]" (no passwd entry needed; gid defaults to
+// uid) or looks name up with its supplementary groups.
+func resolveUser(name string) (*account, []uint32, error) {
+	uidPart, gidPart, hasGID := strings.Cut(name, ":")
+	if uid, err := strconv.ParseUint(uidPart, 10, 32); err == nil {
+		gid := uid
+		if hasGID {
+			if gid, err = strconv.ParseUint(gidPart, 10, 32); err != nil {
+				return nil, nil, fmt.Errorf("gid %q is not a number", gidPart)
+			}
+		}
+		return &account{name: name, uid: int(uid), gid: int(gid)}, []uint32{}, nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
 	var groups []uint32
 	if ids, err := u.GroupIds(); err == nil {
 		for _, g := range ids {
@@ -121,6 +195,5 @@ func lookupAccount(name, defaultUser string) (*account, error) {
 			}
 		}
 	}
-	a.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}
-	return a, nil
+	return &account{name: name, uid: uid, gid: gid, home: u.HomeDir}, groups, nil
 }

@@ -24,8 +24,10 @@ import (
 // Config configures the process runtime.
 type Config struct {
 	// WorkBaseDir and RunBaseDir are the ${work_base_dir} and
-	// ${run_base_dir} roots, absolute; New creates them (0755). A task
-	// touches nothing outside its instance's directories under them.
+	// ${run_base_dir} roots, absolute; New creates them and makes them
+	// 0711: every instance's user passes through to its own directories,
+	// none lists the others'. A task touches nothing outside its
+	// instance's directories under them.
 	WorkBaseDir string
 	RunBaseDir  string
 	// PackageDirs are the only directories file:// packages may come
@@ -118,6 +120,9 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, fmt.Errorf("process runtime: base dir %q: want an absolute path: %w", dir, errdefs.ErrInvalidArgument)
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("base dir: %w", err)
+		}
+		if err := os.Chmod(dir, aboveInstanceMode); err != nil {
 			return nil, fmt.Errorf("base dir: %w", err)
 		}
 		root, err := os.OpenRoot(dir)
@@ -276,6 +281,21 @@ func shellJoin(argv []string) string {
 	return strings.Join(quoted, " ")
 }
 
-func logFile(dir, taskID, stream string) (*os.File, error) {
-	return os.OpenFile(filepath.Join(dir, cgroupName(taskID)+"."+stream), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+// logFile opens the task's output file <dir>/<task>.<stream> to append
+// to: mode 0600, owned by acct's user, so no other user on the agent
+// reads it.
+func logFile(dir, taskID, stream string, acct *account) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, cgroupName(taskID)+"."+stream), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	err = f.Chmod(0o600)
+	if uid, gid := acct.owner(); err == nil && uid >= 0 {
+		err = f.Chown(uid, gid)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }

@@ -25,9 +25,16 @@ import (
 // opened through the root's os.Root, so that a link, planted by the
 // task's own processes or by anyone, cannot lead out. Directories it
 // creates belong to the task's user; what exists already keeps its owner.
+// Those it creates above the instance's directories are the executor's,
+// mode 0711 (searchable, not listable), and the instance's directories
+// themselves 0700: only their user enters them.
 type sandbox struct {
 	roots    []sandboxRoot
 	uid, gid int // -1: the executor's own user
+	// private: the task runs as its namespace's identity, and its
+	// instance's directories are made its user's alone (claim), whoever
+	// had them before.
+	private bool
 }
 
 // sandboxRoot is one runtime root and the instance's directory under it.
@@ -42,7 +49,7 @@ type sandboxRoot struct {
 func (r *Runtime) sandbox(spec *proto.TaskSpec, acct *account) (*sandbox, error) {
 	p := spec.Process
 	uid, gid := acct.owner()
-	sb := &sandbox{uid: uid, gid: gid}
+	sb := &sandbox{uid: uid, gid: gid, private: spec.Identity != nil}
 	for _, b := range []struct {
 		flag, specBase string
 		root           *os.Root
@@ -104,7 +111,7 @@ func (sb *sandbox) mkdir(p string) error {
 	parts := strings.Split(rel, "/")
 	for i := range parts {
 		name := strings.Join(parts[:i+1], "/")
-		err := root.Mkdir(name, 0o755)
+		err := root.Mkdir(name, sb.dirMode(i+1, own))
 		switch {
 		case err == nil:
 			if i+1 >= own && sb.uid >= 0 {
@@ -125,6 +132,78 @@ func (sb *sandbox) mkdir(p string) error {
 		}
 	}
 	return nil
+}
+
+// Modes of the directories a sandbox creates.
+const (
+	aboveInstanceMode os.FileMode = 0o711 // the executor's: searchable, not listable
+	instanceDirMode   os.FileMode = 0o700 // the instance's user's alone
+	insideMode        os.FileMode = 0o755
+)
+
+// dirMode is the mode of a directory the sandbox creates at depth under a
+// root whose instance directory is at depth own; all are insideMode
+// unless the sandbox is private.
+func (sb *sandbox) dirMode(depth, own int) os.FileMode {
+	switch {
+	case !sb.private:
+		return insideMode
+	case depth < own:
+		return aboveInstanceMode
+	case depth == own:
+		return instanceDirMode
+	}
+	return insideMode
+}
+
+// claim makes the instance's directories the task's user's alone when the
+// sandbox is private: created 0700 for it, or, existing, given mode 0700
+// and, when they belong to someone else (a build of the executor that ran
+// every namespace as one user), given with all they hold to the task's
+// user. The directories above them become 0711.
+func (sb *sandbox) claim() error {
+	if !sb.private || sb.uid < 0 {
+		return nil
+	}
+	for _, r := range sb.roots {
+		if err := sb.mkdir(r.instance); err != nil {
+			return err
+		}
+		rel := confine.Rel(r.instance, r.base)
+		parts := strings.Split(rel, "/")
+		for i := range parts[:len(parts)-1] {
+			if err := r.root.Chmod(strings.Join(parts[:i+1], "/"), aboveInstanceMode); err != nil {
+				return err
+			}
+		}
+		info, err := r.root.Lstat(rel)
+		if err != nil {
+			return err
+		}
+		if !info.IsDir() {
+			return fmt.Errorf("%s is not a directory: %w", r.instance, errdefs.ErrInvalidArgument)
+		}
+		if !ownedBy(info, sb.uid) {
+			if err := reown(r.root, rel, sb.uid, sb.gid); err != nil {
+				return fmt.Errorf("give %s to uid %d: %w", r.instance, sb.uid, err)
+			}
+		}
+		if err := r.root.Chmod(rel, instanceDirMode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reown gives dir inside root, and everything in it, to uid:gid, links
+// themselves (never what they point to).
+func reown(root *os.Root, dir string, uid, gid int) error {
+	return fs.WalkDir(root.FS(), dir, func(name string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return root.Lchown(name, uid, gid)
+	})
 }
 
 // openDir creates the directory p like mkdir and opens it as a root.

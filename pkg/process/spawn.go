@@ -28,12 +28,12 @@ func (t *task) start(command string) (*instance, error) {
 	t.mu.Lock()
 	acct, env, cg := t.acct, append([]string(nil), t.env...), t.cg
 	t.mu.Unlock()
-	stdout, err := logFile(t.rt.cfg.LogDir, t.id, "stdout")
+	stdout, err := logFile(t.rt.cfg.LogDir, t.id, "stdout", acct)
 	if err != nil {
 		return nil, err
 	}
 	defer stdout.Close()
-	stderr, err := logFile(t.rt.cfg.LogDir, t.id, "stderr")
+	stderr, err := logFile(t.rt.cfg.LogDir, t.id, "stderr", acct)
 	if err != nil {
 		return nil, err
 	}

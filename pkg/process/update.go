@@ -191,13 +191,13 @@ func (s step) run(ctx context.Context, u *proto.GroupUpdate) error {
 
 // specChanges names the fields of a process task's spec (by their JSON
 // names, ProcessSpec's unqualified) that differ between old and new.
-// Instance.Version and TaskGroupID are the revision's bookkeeping, not
-// what runs.
+// Instance.Version and TaskGroupID are the revision's bookkeeping, and
+// the egress policy how the executor fetches, not what runs.
 func specChanges(old, new *proto.TaskSpec) []string {
 	o, n := *old, *new
 	o.Instance.Version, o.Instance.TaskGroupID = 0, ""
 	n.Instance.Version, n.Instance.TaskGroupID = 0, ""
-	changed := fieldChanges(reflect.ValueOf(o), reflect.ValueOf(n), "version", "container", "process", "sweep")
+	changed := fieldChanges(reflect.ValueOf(o), reflect.ValueOf(n), "version", "container", "process", "sweep", "egress")
 	return append(changed, fieldChanges(reflect.ValueOf(*o.Process), reflect.ValueOf(*n.Process))...)
 }
 

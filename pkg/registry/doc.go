@@ -19,6 +19,12 @@
 // and the backend version it points to (ValuesRef). ResolveSecret puts
 // the values back for the scheduler's driver.
 //
+// Each namespace's own uid on the agents (identities.go) is recorded once,
+// namespace → uid and uid → namespace created together in one
+// transaction, so that racing writers never give one uid to two
+// namespaces: EnsureNamespaceUID gives the lowest free uid of a range the
+// first time, NamespaceUID reads it.
+//
 // It must not import HTTP or Mesos packages: the REST layer (pkg/api) and the
 // scheduler use it.
 package registry

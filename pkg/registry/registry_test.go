@@ -695,6 +695,9 @@ func TestStoreSealsEveryCredentialField(t *testing.T) {
 	if !slices.Equal(slices.Sorted(slices.Values(store.SealedMembers)), slices.Sorted(slices.Values(manifest.CredentialFields))) {
 		t.Errorf("store.SealedMembers %q, manifest.CredentialFields %q: want the same names", store.SealedMembers, manifest.CredentialFields)
 	}
+	if !slices.Equal(slices.Sorted(slices.Values(store.SealedMapMembers)), slices.Sorted(slices.Values(manifest.CredentialMaps))) {
+		t.Errorf("store.SealedMapMembers %q, manifest.CredentialMaps %q: want the same names", store.SealedMapMembers, manifest.CredentialMaps)
+	}
 }
 
 // Issue 3: "Secret values are encrypted at rest": the raw etcd value holds

@@ -6,5 +6,10 @@
 // Credentials go in request headers or the FTP login, never in a URL, an
 // error, a log line or a file: messages name URLs with SafeURL.
 //
-// It must not import other bcs-mesos packages except proto and errdefs.
+// A task spec's egress policy (TaskSpec.Egress, pkg/egress) holds every
+// connection its items make — HTTP redirects and FTP data connections
+// too; a spec without one fetches as before.
+//
+// It must not import other bcs-mesos packages except proto, errdefs and
+// egress.
 package remotefile

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
@@ -45,10 +47,12 @@ const SandboxDir = "configmaps"
 
 var errTooBig = errors.New("too big")
 
-// Fetch returns item's content. Errors name the item and its URL without
-// credentials, and say why: the HTTP status, the FTP server's answer, a
-// timeout, the size limit.
-func (f *Fetcher) Fetch(ctx context.Context, item proto.RemoteItem) ([]byte, error) {
+// Fetch returns item's content, fetched under policy (nil: none; every
+// connection, an FTP data connection and a redirect's too, is checked
+// against it). Errors name the item and its URL without credentials, and
+// say why: the HTTP status, the FTP server's answer, the egress rule, a
+// timeout, the size limit; never what the server sent.
+func (f *Fetcher) Fetch(ctx context.Context, item proto.RemoteItem, policy *egress.Policy) ([]byte, error) {
 	u, err := parse(item)
 	if err != nil {
 		return nil, err
@@ -71,12 +75,16 @@ func (f *Fetcher) Fetch(ctx context.Context, item proto.RemoteItem) ([]byte, err
 		}
 		return err
 	}
+	client, dial := f.Client, (&net.Dialer{}).DialContext
+	if policy != nil {
+		client, dial = policy.Client(egress.ClientOptions{FollowRedirects: true}), policy.DialContext
+	}
 	switch u.Scheme {
 	case "ftp":
-		err = retrFTP(ctx, u, item.User, item.Password, read)
+		err = retrFTP(ctx, u, item.User, item.Password, dial, read)
 	default:
 		var resp *http.Response
-		resp, err = Get(ctx, f.Client, u, item.User, item.Password, nil)
+		resp, err = Get(ctx, client, u, item.User, item.Password, nil)
 		if err == nil {
 			err = read(resp.Body)
 			resp.Body.Close()
@@ -116,20 +124,24 @@ func parse(item proto.RemoteItem) (*url.URL, error) {
 	return u, nil
 }
 
-// Resolve fetches spec's remote items and returns a copy of spec in
-// which they are ordinary env and files entries and Remote is empty;
-// spec itself is unchanged, and returned as it is when it has none.
-// Each item is also kept in Dir/<task name>/.
+// Resolve fetches spec's remote items under spec's egress policy and
+// returns a copy of spec in which they are ordinary env and files
+// entries and Remote is empty; spec itself is unchanged, and returned as
+// it is when it has none. Each item is also kept in Dir/<task name>/.
 func (f *Fetcher) Resolve(ctx context.Context, spec *proto.TaskSpec) (*proto.TaskSpec, error) {
 	if len(spec.Remote) == 0 {
 		return spec, nil
+	}
+	policy, err := Policy(spec)
+	if err != nil {
+		return nil, err
 	}
 	out := *spec
 	out.Env = append([]proto.EnvVar(nil), spec.Env...)
 	out.Files = append([]proto.File(nil), spec.Files...)
 	out.Remote = nil
 	for i, item := range spec.Remote {
-		data, err := f.Fetch(ctx, item)
+		data, err := f.Fetch(ctx, item, policy)
 		if err != nil {
 			return nil, err
 		}
@@ -145,6 +157,15 @@ func (f *Fetcher) Resolve(ctx context.Context, spec *proto.TaskSpec) (*proto.Tas
 		out.Files = append(out.Files, file)
 	}
 	return &out, nil
+}
+
+// Policy is spec's egress policy, compiled (nil when it carries none:
+// a scheduler from before egress policies).
+func Policy(spec *proto.TaskSpec) (*egress.Policy, error) {
+	if spec.Egress == nil {
+		return nil, nil
+	}
+	return egress.Compile("namespace "+spec.Instance.Namespace, spec.Egress)
 }
 
 // ResolveUpdate returns u with its specs resolved (Resolve), so that they

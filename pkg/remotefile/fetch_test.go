@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/remotefile"
 	"github.com/bcs-mesos/bcs-mesos/proto"
@@ -63,7 +64,7 @@ func TestFetchHTTP(t *testing.T) {
 	f := &remotefile.Fetcher{MaxBytes: 1024, Timeout: 300 * time.Millisecond}
 	ctx := context.Background()
 
-	got, err := f.Fetch(ctx, item(srv.URL+"/conf"))
+	got, err := f.Fetch(ctx, item(srv.URL+"/conf"), nil)
 	if err != nil || string(got) != "port=8080\n" {
 		t.Fatalf("Fetch = %q, %v; want the body", got, err)
 	}
@@ -87,7 +88,7 @@ func TestFetchHTTP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := f.Fetch(ctx, tt.item)
+			_, err := f.Fetch(ctx, tt.item, nil)
 			if err == nil {
 				t.Fatal("Fetch succeeded")
 			}
@@ -139,5 +140,34 @@ func TestResolve(t *testing.T) {
 	same, err := f.Resolve(context.Background(), got)
 	if err != nil || same != got {
 		t.Errorf("resolving a resolved spec = %p, %v; want it unchanged", same, err)
+	}
+}
+
+// A spec's egress policy holds its items: a loopback server is refused,
+// naming the address, the rule and the namespace, and sees no request;
+// a redirect from an allowed server to a refused one is refused; the
+// namespace's allowed exception lets the same fetch through.
+func TestResolveHoldsToTheEgressPolicy(t *testing.T) {
+	srv := httpServer(t)
+	hop := httptest.NewServer(http.RedirectHandler(srv.URL+"/conf", http.StatusFound))
+	t.Cleanup(hop.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	spec := func(url string, allowed ...string) *proto.TaskSpec {
+		return &proto.TaskSpec{Name: "gamesvr", Instance: proto.Instance{Namespace: "nsa"},
+			Egress: &proto.Egress{Refused: egress.Networks(), Allowed: allowed}, Remote: []proto.RemoteItem{item(url)}}
+	}
+	f := &remotefile.Fetcher{}
+	_, err := f.Resolve(context.Background(), spec(srv.URL+"/conf"))
+	want := source + ": GET " + srv.URL + "/conf: egress to " + host + " refused: loopback (egress policy of namespace nsa)"
+	if err == nil || err.Error() != want+": permission denied" || !errors.Is(err, errdefs.ErrPermissionDenied) {
+		t.Errorf("Resolve: %v, want %q", err, want)
+	}
+	_, err = f.Resolve(context.Background(), spec(hop.URL+"/conf", strings.TrimPrefix(hop.URL, "http://")))
+	if err == nil || !strings.Contains(err.Error(), "redirect to "+srv.URL+"/conf: egress to "+host+" refused: loopback") {
+		t.Errorf("Resolve through a redirect: %v", err)
+	}
+	got, err := f.Resolve(context.Background(), spec(srv.URL+"/conf", host))
+	if err != nil || string(got.Files[0].Content) != "port=8080\n" {
+		t.Errorf("allowed: %+v, %v", got, err)
 	}
 }

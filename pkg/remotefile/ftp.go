@@ -11,6 +11,7 @@ import (
 
 	"github.com/jlaffaye/ftp"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 )
 
@@ -19,15 +20,14 @@ const ftpDefaultPort = "21"
 
 // retrFTP reads u's file over FTP, logged in as user (anonymous when
 // empty), and hands the body to read. Every connection, control and
-// data, ends when ctx does.
-func retrFTP(ctx context.Context, u *url.URL, user, password string, read func(io.Reader) error) error {
+// data, is made by dial and ends when ctx does.
+func retrFTP(ctx context.Context, u *url.URL, user, password string, dial dialFunc, read func(io.Reader) error) error {
 	addr := u.Host
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), ftpDefaultPort)
 	}
-	dial := func(network, address string) (net.Conn, error) {
-		var d net.Dialer
-		conn, err := d.DialContext(ctx, network, address)
+	connect := func(network, address string) (net.Conn, error) {
+		conn, err := dial(ctx, network, address)
 		if err != nil {
 			return nil, err
 		}
@@ -35,12 +35,15 @@ func retrFTP(ctx context.Context, u *url.URL, user, password string, read func(i
 		return &stopConn{Conn: conn, stop: stop}, nil
 	}
 	failed := func(step string, err error) error {
+		if refused := (*egress.RefusedError)(nil); errors.As(err, &refused) {
+			return fmt.Errorf("ftp %s %s: %w", step, SafeURL(u.String()), refused)
+		}
 		if ctx.Err() != nil {
 			err = errors.New("timed out")
 		}
 		return fmt.Errorf("ftp %s %s: %v: %w", step, SafeURL(u.String()), err, errdefs.ErrUnavailable)
 	}
-	c, err := ftp.Dial(addr, ftp.DialWithDialFunc(dial))
+	c, err := ftp.Dial(addr, ftp.DialWithDialFunc(connect))
 	if err != nil {
 		return failed("connect", err)
 	}
@@ -64,6 +67,9 @@ func retrFTP(ctx context.Context, u *url.URL, user, password string, read func(i
 	}
 	return nil
 }
+
+// dialFunc connects as net.Dialer.DialContext does.
+type dialFunc func(ctx context.Context, network, address string) (net.Conn, error)
 
 // stopConn stops closing its connection on ctx's end once it is closed.
 type stopConn struct {

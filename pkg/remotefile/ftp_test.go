@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/remotefile"
 	"github.com/bcs-mesos/bcs-mesos/proto"
@@ -95,7 +96,7 @@ func TestFetchFTP(t *testing.T) {
 	ctx := context.Background()
 	url := fmt.Sprintf("ftp://%s/conf", addr)
 
-	got, err := f.Fetch(ctx, item(url))
+	got, err := f.Fetch(ctx, item(url), nil)
 	if err != nil || string(got) != "port=8080\n" {
 		t.Fatalf("Fetch = %q, %v; want the file", got, err)
 	}
@@ -114,7 +115,7 @@ func TestFetchFTP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := f.Fetch(ctx, tt.item)
+			_, err := f.Fetch(ctx, tt.item, nil)
 			if err == nil {
 				t.Fatal("Fetch succeeded")
 			}
@@ -126,5 +127,32 @@ func TestFetchFTP(t *testing.T) {
 				t.Errorf("error %q shows the password", msg)
 			}
 		})
+	}
+}
+
+// FTP's data connections are checked as its control connection is: a
+// policy that allows the server's control port only lets the login
+// through and refuses the RETR's data connection (pure-ftpd's passive
+// ports are others); allowing the server's address lets both through.
+func TestFetchFTPChecksDataConnections(t *testing.T) {
+	addr := ftpServer(t)
+	f := &remotefile.Fetcher{Timeout: 20 * time.Second}
+	url := fmt.Sprintf("ftp://%s/conf", addr)
+	policy := func(allowed string) *egress.Policy {
+		p, err := egress.Compile("namespace nsa", &proto.Egress{Refused: egress.Networks(), Allowed: []string{allowed}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	_, err := f.Fetch(context.Background(), item(url), policy(addr))
+	want := source + ": ftp RETR " + url + ": egress to 127.0.0.1:"
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), " refused: loopback (egress policy of namespace nsa)") ||
+		!errors.Is(err, errdefs.ErrPermissionDenied) {
+		t.Errorf("Fetch: %v, want %q… refused: loopback", err, want)
+	}
+	got, err := f.Fetch(context.Background(), item(url), policy("127.0.0.1"))
+	if err != nil || string(got) != "port=8080\n" {
+		t.Errorf("allowed: %q, %v", got, err)
 	}
 }

@@ -55,7 +55,11 @@ func Get(ctx context.Context, client *http.Client, u *url.URL, user, password st
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %s: %w", SafeURL(u.String()), cause(err, u), errdefs.ErrUnavailable)
+		class := errdefs.ErrUnavailable
+		if errors.Is(err, errdefs.ErrPermissionDenied) { // the egress policy: trying again changes nothing
+			class = errdefs.ErrPermissionDenied
+		}
+		return nil, fmt.Errorf("GET %s: %s: %w", SafeURL(u.String()), cause(err, u), class)
 	}
 	if resp.StatusCode/100 != 2 && !slices.Contains(accept, resp.StatusCode) {
 		resp.Body.Close()

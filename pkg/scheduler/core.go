@@ -51,6 +51,9 @@ type Config struct {
 	PerAgentBaseDirs bool
 	// SchedulerURL is the API's address (${scheduler_url}).
 	SchedulerURL string
+	// Egress is a namespace's egress policy, which its task specs carry
+	// to the executors; nil sends none.
+	Egress func(namespace string) *proto.Egress
 	// Seed makes placements reproducible.
 	Seed uint64
 	// Flapping is when restarts make a flapping notice (notices.go).
@@ -64,6 +67,11 @@ type Config struct {
 	// acknowledges them (an update unacknowledged for 10 s is sent again);
 	// default DefaultMaxLaunching.
 	MaxLaunching int
+	// Identities: launches carry their namespace's identity on the
+	// agents (NamespaceIdentity feeds them; the Driver sets it when it
+	// has an IdentitySource); an instance of a namespace without one
+	// waits.
+	Identities bool
 }
 
 // DefaultMaxLaunching is Config.MaxLaunching's default: a few seconds of
@@ -182,6 +190,10 @@ type Core struct {
 	// deps are the dependency pods' countdowns and writes in flight
 	// (depends.go).
 	deps dependsState
+	// identities are the namespaces' identities on the agents, and why
+	// those without one have none (identities.go).
+	identities       map[string]*proto.Identity
+	identityProblems map[string]string
 }
 
 type app struct {
@@ -285,6 +297,7 @@ func NewCore(cfg Config) (*Core, error) {
 		windowsChanged: map[string]string{},
 		notices:        map[*instance][]registry.Notice{},
 		deps:           newDependsState(),
+		identities:     map[string]*proto.Identity{}, identityProblems: map[string]string{},
 	}, nil
 }
 
@@ -354,6 +367,8 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.refs.remove(in.Kind, in.Namespace, in.Name)
 	case SecretUnreadable:
 		c.secretUnreadable(in)
+	case NamespaceIdentity:
+		c.namespaceIdentity(in)
 	}
 	if c.acting() {
 		c.progressDrains()
@@ -488,6 +503,9 @@ func (c *Core) restore(in Restore) {
 	}
 	for _, obj := range in.Objects {
 		c.refs.put(obj)
+	}
+	for ns, id := range in.Identities {
+		c.identities[ns] = id
 	}
 	for _, run := range in.HookRuns {
 		c.hookRuns[runKey(run.Namespace, run.Name)] = run

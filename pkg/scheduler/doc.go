@@ -65,6 +65,15 @@
 // a sweep task reaps what dead executors left, and the dead instance's
 // host ports stay out of that agent's offers until it finished.
 //
+// Identities (identities.go): with an IdentitySource, the driver asks
+// for the identity of each application's namespace on the agents (its
+// uid, recorded in etcd once; the users its policy allows) before it
+// hands the application to the core, and feeds it as data
+// (NamespaceIdentity); launches and in-place updates carry it
+// (proto.TaskSpec.Identity). An instance of a namespace without one
+// waits, saying why, until the driver, asking again every BackoffMax
+// (30 s), gets it.
+//
 // Plans (plan.go) are read-only queries: Driver.Plan runs Core.Plan on
 // the loop's goroutine between two steps, and nothing is stored or sent.
 //

@@ -31,6 +31,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/plan"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // DriverConfig configures a Driver.
@@ -71,6 +72,9 @@ type DriverConfig struct {
 	// Metrics records what the driver sees and does; default metrics
 	// registered nowhere.
 	Metrics *Metrics
+	// Identities gives each namespace its identity on the agents, which
+	// its launches carry (identities.go); nil: none.
+	Identities IdentitySource
 }
 
 // Driver runs a Core: it subscribes to the Mesos master, feeds the core
@@ -108,6 +112,11 @@ type Driver struct {
 	// outputFailed when storing one failed.
 	outputs      chan stepOutput
 	outputFailed chan error
+	// identityKnown are the namespaces whose identity the core has;
+	// identityFailed those whose identity could not be had, retried on
+	// ticks (identities.go).
+	identityKnown  map[string]bool
+	identityFailed map[string]identityFailure
 }
 
 // NewDriver returns a driver; Run starts it.
@@ -148,6 +157,7 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
+	cfg.Core.Identities = cfg.Identities != nil
 	core, err := NewCore(cfg.Core)
 	if err != nil {
 		return nil, err
@@ -157,7 +167,8 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 		health: make(chan RemoteHealth, 64), checks: map[string]context.CancelFunc{},
 		messages: make(chan messageRequest, 64), waiters: map[string]waiter{},
 		messageRun:  strconv.FormatInt(cfg.Clock.Now().UnixNano(), 36),
-		secretReads: make(chan secretRead, 16), secrets: map[string]*secretState{}}, nil
+		secretReads: make(chan secretRead, 16), secrets: map[string]*secretState{},
+		identityKnown: map[string]bool{}, identityFailed: map[string]identityFailure{}}, nil
 }
 
 // Operate queues an operator request (Operate, Drift) for the core.
@@ -284,7 +295,7 @@ func (d *Driver) run(ctx context.Context) error {
 		return err
 	}
 	var objects []manifest.Object
-	var unreadable []Input
+	var afterRestore []Input // secrets and identities that cannot be had now
 	for _, kind := range referencedKinds {
 		recs, err := d.cfg.Registry.ListObjects(ctx, kind.manifest, "")
 		if err != nil {
@@ -292,7 +303,7 @@ func (d *Driver) run(ctx context.Context) error {
 		}
 		if kind.manifest == manifest.KindSecret {
 			read, failed := d.readSecrets(ctx, recs)
-			objects, unreadable = append(objects, read...), failed
+			objects, afterRestore = append(objects, read...), append(afterRestore, failed...)
 			continue
 		}
 		for _, rec := range recs {
@@ -312,11 +323,21 @@ func (d *Driver) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var identities map[string]*proto.Identity
+	if d.cfg.Identities != nil {
+		namespaces := make([]string, len(apps))
+		for i, a := range apps {
+			namespaces[i] = a.Namespace
+		}
+		var failed []Input
+		identities, failed = d.namespaceIdentities(ctx, namespaces)
+		afterRestore = append(afterRestore, failed...)
+	}
 	if err := d.step(ctx, Restore{FrameworkID: fwID, Apps: apps, Groups: groups, Sweeps: sweeps, Rollouts: rollouts,
-		HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: engine.Mode}); err != nil {
+		HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: engine.Mode, Identities: identities}); err != nil {
 		return err
 	}
-	for _, in := range unreadable {
+	for _, in := range afterRestore {
 		if err := d.step(ctx, in); err != nil {
 			return err
 		}
@@ -360,6 +381,11 @@ func (d *Driver) run(ctx context.Context) error {
 			if err != nil {
 				d.log.Error("application record", "key", we.Entry.Key, "err", err)
 				continue
+			}
+			if changed, ok := in.(AppChanged); ok {
+				if err := d.ensureIdentity(ctx, changed.App.Namespace); err != nil {
+					return err
+				}
 			}
 		case we, ok := <-objectWatches[0]:
 			if in, err = d.objectInput(ctx, referencedKinds[0], we, ok); in == nil {
@@ -429,6 +455,9 @@ func (d *Driver) run(ctx context.Context) error {
 		case h := <-d.health:
 			in = h
 		case <-ticker.Chan():
+			if err := d.retryIdentities(ctx); err != nil {
+				return err
+			}
 			in = Tick{}
 		}
 		var held *event

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint/constrainttest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/identity"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosconn"
@@ -47,6 +49,10 @@ type system struct {
 	// mesos and logger are the driver's (mesosconn_test.go).
 	mesos  mesosconn.Config
 	logger *slog.Logger
+	// identities are the driver's (nil: none), asked again every
+	// backoffMax (0: the default).
+	identities scheduler.IdentitySource
+	backoffMax time.Duration
 }
 
 // newStore starts an embedded etcd and opens a store on it.
@@ -103,6 +109,8 @@ func (s *system) startDriver() {
 		AnswerMargin:      200 * time.Millisecond,
 		Mesos:             s.mesos,
 		Logger:            s.logger,
+		Identities:        s.identities,
+		BackoffMax:        s.backoffMax,
 		Core: scheduler.Config{
 			ProcessExecutor: scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-process-executor"},
 			RefuseSeconds:   0.1,
@@ -791,5 +799,66 @@ func TestBusyDriverKeepsItsSubscription(t *testing.T) {
 	}
 	if st := s.cluster.Stats(); st.StatusUpdatesResent != 0 {
 		t.Errorf("%d status updates resent", st.StatusUpdatesResent)
+	}
+}
+
+// rangeIdentities gives namespaces uids of a range that a test may widen.
+type rangeIdentities struct {
+	reg  *registry.Registry
+	mu   sync.Mutex
+	uids identity.Range
+}
+
+func (r *rangeIdentities) Identity(ctx context.Context, namespace string) (*proto.Identity, error) {
+	r.mu.Lock()
+	uids := r.uids
+	r.mu.Unlock()
+	uid, err := r.reg.EnsureNamespaceUID(ctx, namespace, uids)
+	if err != nil {
+		return nil, err
+	}
+	return &proto.Identity{UID: uid, GID: uid, Range: uids.String()}, nil
+}
+
+// Issue 31: the driver gets each namespace's identity before the core
+// sees its applications, recorded in etcd once; a namespace that cannot
+// have one (the range is full) waits, saying why, and runs once the
+// driver, asking again, gets one.
+func TestDriverGivesNamespacesIdentities(t *testing.T) {
+	s := newSystem(t)
+	ids := &rangeIdentities{reg: s.reg, uids: identity.Range{First: 20000, Last: 20000}}
+	s.identities, s.backoffMax = ids, 200*time.Millisecond
+	s.startDriver()
+	ctx := context.Background()
+	if _, err := s.reg.CreateApp(ctx, processApp("game", 1)); err != nil {
+		t.Fatal(err)
+	}
+	s.running("game", 1)
+	other := processApp("game", 1)
+	other.Metadata.Namespace = "ns-b"
+	if _, err := s.reg.CreateApp(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually("ns-b waits for its uid", func() (bool, string) {
+		app, err := s.reg.GetApp(ctx, "ns-b", "game")
+		if err != nil {
+			return false, err.Error()
+		}
+		return strings.Contains(app.Message, `waiting for the uid of namespace "ns-b" on the agents: namespace "ns-b" gets no uid: every one of the 1 uids of --namespace-uids 20000-20000 is another namespace's`), app.Message
+	})
+	ids.mu.Lock()
+	ids.uids.Last = 20001
+	ids.mu.Unlock()
+	s.eventually("ns-b runs", func() (bool, string) {
+		groups, err := s.reg.TaskGroups(ctx, "ns-b", "game")
+		if err != nil || len(groups) != 1 {
+			return false, fmt.Sprint(groups, err)
+		}
+		return groups[0].Phase == string(scheduler.PhaseRunning), groups[0].Phase + " " + groups[0].Message
+	})
+	for ns, want := range map[string]uint32{"ns-a": 20000, "ns-b": 20001} {
+		if uid, _, err := s.reg.NamespaceUID(ctx, ns); err != nil || uid != want {
+			t.Errorf("%s's recorded uid %d %v, want %d", ns, uid, err, want)
+		}
 	}
 }

@@ -32,6 +32,9 @@ type Restore struct {
 	// engine's mode ("" is running).
 	AgentSettings []*registry.AgentSettings
 	Engine        registry.EngineMode
+	// Identities are the namespaces' identities on the agents, by
+	// namespace (Config.Identities).
+	Identities map[string]*proto.Identity
 }
 
 // ObjectChanged: a configmap, secret or depends object was written.

@@ -13,6 +13,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/offer"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // accept launches the placements of one agent, after the agent's sweeps
@@ -54,10 +55,14 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	launchNo := inst.rec.Launches + 1
 	tgID := registry.TaskGroupID(a.rec.Namespace, a.rec.Name, inst.rec.Index, launchNo)
 	info := c.agents[agentID]
+	id, err := c.identity(a.rec.Namespace)
+	if err != nil {
+		return mesos.Offer_Operation{}, err
+	}
 	specs, err := tmpl.Specs(launch.Instance{
 		Index: inst.rec.Index, TaskGroupID: tgID, HostIP: info.ip, Ports: pl.Ports,
 		WorkBaseDir: c.baseDir(c.cfg.WorkBaseDir, info.hostname), RunBaseDir: c.baseDir(c.cfg.RunBaseDir, info.hostname),
-		SchedulerURL: c.cfg.SchedulerURL,
+		SchedulerURL: c.cfg.SchedulerURL, Identity: id, Egress: c.egress(a.rec.Namespace),
 	}, c.refs)
 	if err != nil {
 		return mesos.Offer_Operation{}, err
@@ -159,4 +164,13 @@ func (c *Core) baseDir(base, host string) string {
 		return base
 	}
 	return path.Join(base, host)
+}
+
+// egress is the egress policy a launch in namespace carries; nil without
+// one configured.
+func (c *Core) egress(namespace string) *proto.Egress {
+	if c.cfg.Egress == nil {
+		return nil
+	}
+	return c.cfg.Egress(namespace)
 }

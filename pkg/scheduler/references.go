@@ -112,9 +112,16 @@ func waitingMessage(ref, reason string) string {
 }
 
 // launchBlocked handles a launch that failed; a missing configmap or
-// secret leaves the instance Pending until it is written (or the
-// application changes), anything else fails it.
+// secret, or its namespace's identity, leaves the instance Pending until
+// it is written (or the application changes), anything else fails it.
 func (c *Core) launchBlocked(inst *instance, err error) {
+	var noIdentity *missingIdentity
+	if errors.As(err, &noIdentity) {
+		inst.rec.WaitingFor, inst.rec.Pending = noIdentity.ref(), nil
+		inst.rec.Message = "waiting for " + noIdentity.Error()
+		c.persist(inst)
+		return
+	}
 	var missing *launch.MissingReference
 	if errors.As(err, &missing) {
 		inst.rec.WaitingFor, inst.rec.Pending = missing.Ref(), nil

@@ -167,11 +167,15 @@ func (c *Core) sendUpdate(inst *instance) {
 		port, _ := inst.rec.Ports.Get(p.Name)
 		assigned[i] = offer.AssignedPort{Name: p.Name, Port: port}
 	}
-	specs, err := tmpl.Specs(launch.Instance{
-		Index: inst.rec.Index, TaskGroupID: inst.rec.ID, HostIP: inst.rec.HostIP, Ports: assigned,
-		WorkBaseDir: c.baseDir(c.cfg.WorkBaseDir, inst.rec.Host), RunBaseDir: c.baseDir(c.cfg.RunBaseDir, inst.rec.Host),
-		SchedulerURL: c.cfg.SchedulerURL,
-	}, c.refs)
+	id, err := c.identity(a.rec.Namespace)
+	var specs []*proto.TaskSpec
+	if err == nil {
+		specs, err = tmpl.Specs(launch.Instance{
+			Index: inst.rec.Index, TaskGroupID: inst.rec.ID, HostIP: inst.rec.HostIP, Ports: assigned,
+			WorkBaseDir: c.baseDir(c.cfg.WorkBaseDir, inst.rec.Host), RunBaseDir: c.baseDir(c.cfg.RunBaseDir, inst.rec.Host),
+			SchedulerURL: c.cfg.SchedulerURL, Identity: id, Egress: c.egress(a.rec.Namespace),
+		}, c.refs)
+	}
 	if err != nil {
 		u.Message = fmt.Sprintf("%s to revision %d waits: %v", modeNoun[u.Mode], u.Version, err)
 		return

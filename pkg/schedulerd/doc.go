@@ -14,10 +14,22 @@
 // them all and campaigns again as a standby. The API's writes, made on
 // users' behalf, are not fenced: a follower redirects them to the leader.
 //
+// With NamespaceUIDs, the driver it runs gives each namespace its own uid
+// on the agents, recorded once by the registry, with the users the
+// namespace's admission policy allows (proto.Identity), which every
+// launch carries; the API checks manifests against the same rule.
+//
 // It reaches etcd over TLS with EtcdTLS (the CA, the client certificate)
 // and Mesos with MesosCACert and the framework's credential
 // (pkg/mesosconn), loading PEM files through pkg/tlsfiles, as it does
 // for the API's own TLS.
+//
+// At start it gathers the control plane it knows — its API (each local
+// address of a wildcard listen, and the advertised URL), --debug-addr,
+// the masters, --agent-ports on every address, etcd's members — into
+// the egress policies of every namespace (pkg/egress, with the admission
+// policy's exceptions and its own /files/ route), which the launches,
+// the hook runner and the notifier of each term hold to.
 //
 // It is the wiring only; the logic lives in the packages it starts.
 package schedulerd

@@ -24,8 +24,10 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/changefeed"
 	"github.com/bcs-mesos/bcs-mesos/pkg/console"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hookrun"
+	"github.com/bcs-mesos/bcs-mesos/pkg/identity"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosconn"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosfiles"
@@ -104,8 +106,16 @@ type Options struct {
 	FilesDir string
 	// AdmissionPolicy is the admission policy's file (JSON or YAML, see
 	// pkg/admission); empty: admission.Default(), or admission.Dev() with
-	// Dev.
+	// Dev. Its egress lists are the exceptions to the egress policy.
 	AdmissionPolicy string
+	// NamespaceUIDs is the range of uids namespaces are given on the
+	// agents, one each, recorded in etcd once (--namespace-uids): their
+	// processes, and containers whose user the policy does not allow, run
+	// as it. The zero Range gives none: the executors' defaults apply.
+	NamespaceUIDs identity.Range
+	// AgentPorts are the Mesos agents' HTTP ports, which the egress
+	// policy refuses on every address; default DefaultAgentPort.
+	AgentPorts []int
 	// PackageDirs are the directories on agents that file:// packages may
 	// come from: the process executors get them as --package-dirs, and a
 	// manifest naming another is refused when submitted. None refuses
@@ -156,6 +166,10 @@ func Run(ctx context.Context, o Options) error {
 		if dir != "" && !filepath.IsAbs(dir) {
 			return fmt.Errorf("%s %q: must be an absolute path (it is a directory on the agents): %w", flagName, dir, errdefs.ErrInvalidArgument)
 		}
+	}
+	agentPorts, err := checkAgentPorts(o.AgentPorts)
+	if err != nil {
+		return err
 	}
 	if o.AgentSyncInterval < 0 {
 		return fmt.Errorf("--agent-sync-interval %s: must be positive: %w", o.AgentSyncInterval, errdefs.ErrInvalidArgument)
@@ -244,12 +258,14 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 
+	debugAddr := ""
 	if o.DebugAddr != "" {
-		stopDebug, err := serveDebug(o.DebugAddr, o.Logger)
+		stopDebug, listening, err := serveDebug(o.DebugAddr, o.Logger)
 		if err != nil {
 			return err
 		}
 		defer stopDebug()
+		debugAddr = listening
 	}
 	listener, err := net.Listen("tcp", o.Listen)
 	if err != nil {
@@ -268,7 +284,15 @@ func Run(ctx context.Context, o Options) error {
 	if self == "" {
 		self = scheme + "://" + listener.Addr().String()
 	}
-	lead := &leadership{self: self}
+	egressSet, refused, err := egressPolicies(ctx, controlPlane{api: listener.Addr(), self: self, debug: debugAddr, masters: masters,
+		etcd: etcdEndpoints(ctx, st, o.EtcdEndpoints, o.Logger), agentPorts: agentPorts}, admit.Policy, cmp.Or(o.Scheduler.SchedulerURL, self))
+	if err != nil {
+		listener.Close()
+		return err
+	}
+	o.Logger.Info("egress policy: what tenants' hooks, callbacks, remote configmap items and packages may not reach, besides loopback and link-local",
+		"scheduler", refused.Scheduler, "debug", refused.Debug, "masters", refused.Masters, "agent_ports", refused.AgentPorts, "etcd", refused.Etcd)
+	lead := &leadership{self: self, egress: egressSet, admission: admit}
 	op := &operator{reg: reg}
 	apiServer := api.NewServer(api.Config{
 		Registry: reg, Leadership: lead, Operator: op, Planner: op, FilesDir: o.FilesDir, Admission: admit,
@@ -281,7 +305,7 @@ func Run(ctx context.Context, o Options) error {
 		Logger: o.Logger,
 	})
 	lead.metrics = scheduler.NewMetrics(apiServer.Metrics())
-	srv := &http.Server{Handler: withConsole(apiServer, authenticator, o.Logger), ReadHeaderTimeout: 10 * time.Second}
+	srv := apiServer.HTTPServer(withConsole(apiServer, authenticator, o.Logger))
 	srv.RegisterOnShutdown(apiServer.EndStreams)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(listener) }()
@@ -594,6 +618,12 @@ type connection struct {
 // hook runner and the notifier while this replica does.
 type leadership struct {
 	self string
+	// egress is every namespace's egress policy, for the launches, the
+	// hook runs and the callbacks of each term.
+	egress *egress.Set
+	// admission is the API's: the users each namespace's policy allows go
+	// to the agents with its identity.
+	admission *admission.Checker
 	// metrics outlive terms: each term's driver records into them.
 	metrics *scheduler.Metrics
 	mu      sync.Mutex
@@ -663,6 +693,7 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, mesos
 
 	cfg := o.Scheduler
 	cfg.ContainerExecutor.URI, cfg.ProcessExecutor.URI = o.ContainerExecutorURI, o.ProcessExecutorURI
+	cfg.Egress = l.egress.Spec
 	if cfg.SchedulerURL == "" {
 		cfg.SchedulerURL = l.self
 	}
@@ -679,17 +710,21 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, mesos
 	if len(o.PackageDirs) > 0 {
 		cfg.ProcessExecutor.Args = append(cfg.ProcessExecutor.Args, "--package-dirs="+strings.Join(o.PackageDirs, ","))
 	}
+	var identities scheduler.IdentitySource
+	if !o.NamespaceUIDs.Off() {
+		identities = namespaceIdentities{reg: leaderReg, uids: o.NamespaceUIDs, admission: l.admission}
+	}
 	driver, err := scheduler.NewDriver(scheduler.DriverConfig{
 		Masters: mesos.masters, Encoding: mesos.encoding, Mesos: mesos.conn, User: o.User, Role: o.Role, FailoverTimeout: o.FailoverTimeout,
 		Registry: leaderReg, Store: leaderStore, Core: cfg, TickInterval: o.TickInterval, Logger: o.Logger,
-		AgentSyncInterval: o.AgentSyncInterval, Metrics: l.metrics,
+		AgentSyncInterval: o.AgentSyncInterval, Metrics: l.metrics, Identities: identities,
 	})
 	if err != nil {
 		return err
 	}
 	// The hook runner drives the hook runs while this replica leads; the
 	// next leader's resumes them from their stored measurements.
-	hooks, err := hookrun.New(hookrun.Config{Registry: leaderReg, Store: leaderStore, Logger: o.Logger.With("component", "hookrun")})
+	hooks, err := hookrun.New(hookrun.Config{Registry: leaderReg, Store: leaderStore, Logger: o.Logger.With("component", "hookrun"), Egress: l.egress})
 	if err != nil {
 		return err
 	}
@@ -697,6 +732,7 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, mesos
 	// next leader's resumes from their delivery records.
 	notifyCfg := o.Notify
 	notifyCfg.Registry, notifyCfg.Store, notifyCfg.Logger = leaderReg, leaderStore, o.Logger.With("component", "notify")
+	notifyCfg.Egress = l.egress.Default("notify callbacks")
 	notifier, err := notify.New(notifyCfg)
 	if err != nil {
 		return err
@@ -741,6 +777,23 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, mesos
 		}
 	}
 	return err
+}
+
+// namespaceIdentities give each namespace its own uid of uids, recorded
+// in etcd the first time it is asked for, with the users its admission
+// policy allows.
+type namespaceIdentities struct {
+	reg       *registry.Registry
+	uids      identity.Range
+	admission *admission.Checker
+}
+
+func (n namespaceIdentities) Identity(ctx context.Context, namespace string) (*proto.Identity, error) {
+	uid, err := n.reg.EnsureNamespaceUID(ctx, namespace, n.uids)
+	if err != nil {
+		return nil, err
+	}
+	return &proto.Identity{UID: uid, GID: uid, Users: n.admission.Policy.RulesFor(namespace).Users, Range: n.uids.String()}, nil
 }
 
 // operator hands task group operations to the driver of this replica.
@@ -848,5 +901,5 @@ func admissionChecker(o Options) (*admission.Checker, error) {
 			return nil, fmt.Errorf("--package-dirs %q: must be an absolute path (a directory on the agents): %w", dir, errdefs.ErrInvalidArgument)
 		}
 	}
-	return &admission.Checker{Policy: policy, PackageDirs: o.PackageDirs}, nil
+	return &admission.Checker{Policy: policy, PackageDirs: o.PackageDirs, NamespaceUIDs: o.NamespaceUIDs}, nil
 }

@@ -40,9 +40,9 @@ type replica struct {
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("BCS_TEST_REPLICA"); spec != "" {
 		var o struct {
-			Etcd, Master, DataDir, KeyFile, TokenFile string
-			ElectionTTL                               time.Duration
-			LogFile                                   string // default: discard
+			Etcd, Master, DataDir, KeyFile, TokenFile, AdmissionPolicy string
+			ElectionTTL                                                time.Duration
+			LogFile                                                    string // default: discard
 		}
 		if err := json.Unmarshal([]byte(spec), &o); err != nil {
 			panic(err)
@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 		}
 		err := schedulerd.Run(context.Background(), schedulerd.Options{
 			Listen: "127.0.0.1:0", DataDir: o.DataDir, EtcdEndpoints: []string{o.Etcd}, Masters: []string{o.Master}, SecretKeyFile: o.KeyFile,
-			TokenFile:          o.TokenFile,
+			TokenFile: o.TokenFile, AdmissionPolicy: o.AdmissionPolicy,
 			ProcessExecutorURI: "file:///opt/bcs/bcs-process-executor",
 			TickInterval:       50 * time.Millisecond, ElectionTTL: cmp.Or(o.ElectionTTL, time.Second),
 			Logger: slog.New(slog.NewTextHandler(log, nil)),
@@ -100,11 +100,17 @@ func tokenFile(t *testing.T) string {
 	return path
 }
 
-// startReplica starts a replica with a data directory of its own and the
-// sealing key file and token file every replica must share.
-func startReplica(t *testing.T, etcd []string, master, keyFile string) *replica {
+// egressPolicyFile writes an admission policy that allows every
+// namespace's hooks to reach allowed (test servers listen on loopback,
+// which the egress policy refuses otherwise).
+func egressPolicyFile(t *testing.T, allowed string) string {
 	t.Helper()
-	return startReplicaWith(t, map[string]any{"Etcd": etcd[0], "Master": master, "DataDir": t.TempDir(), "KeyFile": keyFile})
+	path := filepath.Join(t.TempDir(), "policy.json")
+	policy := fmt.Sprintf(`{"default": {"users": ["*"], "egress": [%q]}}`, allowed)
+	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // startReplicaWith starts a replica of spec (see TestMain).
@@ -223,8 +229,15 @@ func runningIDs(t *testing.T, addr string) []string {
 func TestStandbyTakesOver(t *testing.T) {
 	etcd, cluster := startEtcdAndCluster(t)
 	keyFile := filepath.Join(t.TempDir(), "secret.key")
-	a := startReplica(t, etcd.Endpoints(), cluster.MasterURL(), keyFile)
-	b := startReplica(t, etcd.Endpoints(), cluster.MasterURL(), keyFile)
+	hookServer := newCountingServer(t)
+	policy := egressPolicyFile(t, strings.TrimPrefix(hookServer.URL, "http://"))
+	// Each replica has a data directory of its own, and the sealing key
+	// file, token file and admission policy every replica must share.
+	replica := func() *replica {
+		return startReplicaWith(t, map[string]any{"Etcd": etcd.Endpoints()[0], "Master": cluster.MasterURL(), "DataDir": t.TempDir(),
+			"KeyFile": keyFile, "AdmissionPolicy": policy})
+	}
+	a, b := replica(), replica()
 	leader, follower := whoLeads(t, a, b)
 
 	// A write to the follower is redirected to the leader (307).
@@ -245,7 +258,7 @@ func TestStandbyTakesOver(t *testing.T) {
 		t.Fatalf("create: %d", resp.StatusCode)
 	}
 	before := runningIDs(t, follower.addr) // reads are served by the follower
-	hookServer, measuredBefore := startHookRun(t, leader.addr, follower.addr)
+	measuredBefore := startHookRun(t, hookServer, leader.addr, follower.addr)
 
 	leader.kill()
 	eventually(t, "the follower to lead", func() (bool, string) {
@@ -316,17 +329,22 @@ type countingServer struct {
 	calls atomic.Int64
 }
 
-// startHookRun starts a hook run through the leader's API that measures
-// a web hook every second until stopped, waits (reading the follower)
-// for its first measurement, and returns it.
-func startHookRun(t *testing.T, leader, follower string) (*countingServer, hook.Measurement) {
-	t.Helper()
+// newCountingServer is the web hook of startHookRun.
+func newCountingServer(t *testing.T) *countingServer {
 	srv := &countingServer{}
 	srv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		srv.calls.Add(1)
 		io.WriteString(w, `{"name":"bryan","male":"yes","age":12}`)
 	}))
 	t.Cleanup(srv.Close)
+	return srv
+}
+
+// startHookRun starts a hook run through the leader's API that measures
+// srv every second until stopped, waits (reading the follower) for its
+// first measurement, and returns it.
+func startHookRun(t *testing.T, srv *countingServer, leader, follower string) hook.Measurement {
+	t.Helper()
 	template := fmt.Sprintf(`{"apiVersion":"v4","kind":"hooktemplate","metadata":{"name":"age","namespace":"ns-a"},
 	 "spec":{"metrics":[{"name":"webtest","interval":"1s","successCondition":"asInt(result) < 30",
 	  "provider":{"web":{"url":%q,"jsonPath":"{$.age}"}}}]}}`, srv.URL)
@@ -342,7 +360,7 @@ func startHookRun(t *testing.T, leader, follower string) (*countingServer, hook.
 		first = run.Status.MetricResults[0].Measurements[0]
 		return true, ""
 	})
-	return srv, first
+	return first
 }
 
 func post(t *testing.T, url, body string) {

@@ -32,8 +32,9 @@
 //     (callback URLs, which may carry credentials): values are sealed
 //     with AES-256-GCM (Sealer) using the object key as associated data, so
 //     a ciphertext cannot be moved to another key. In every other value
-//     the passwords a manifest holds (SealedMembers) are sealed alone, in
-//     place, so the rest stays readable JSON. The store never logs values.
+//     the passwords a manifest holds (SealedMembers) and the values of its
+//     HTTP checks' headers (SealedMapMembers) are sealed alone, in place,
+//     so the rest stays readable JSON. The store never logs values.
 //   - One sealing key per store: Open with Config.KeyFile checks the key
 //     file against the fingerprint recorded at first use, and
 //     RotateSealingKey moves every sealed value to a new key.
@@ -69,6 +70,9 @@
 //	                                               begin with the UTC time, so keys sort by time
 //	sealing/fingerprint                            SHA-256 of the sealing key (never the key)
 //	sealing/rotation                               the new key's fingerprint while a rotation runs
+//	namespaceuids/<namespace>                      the namespace's own uid on the agents
+//	uids/<uid>                                     the namespace that uid was given to (written with
+//	                                               the namespace's key, in one transaction, once)
 //	audit/<entry id>                               one write to the API: who, what, the answer; ids
 //	                                               begin with the UTC time; the newest N are kept (Trim)
 //

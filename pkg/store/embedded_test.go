@@ -276,3 +276,23 @@ func TestStartEmbeddedRebuildsDeletedDatabase(t *testing.T) {
 		t.Fatalf("List after the rebuild: %d entries, %v; want 50", len(entries), err)
 	}
 }
+
+// MemberURLs lists the embedded etcd's client URL, the one the store
+// was opened with, and its peer URL (fixed here to tell it).
+func TestMemberURLs(t *testing.T) {
+	peer := "http://" + freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e, err := store.StartEmbedded(ctx, t.TempDir(), store.WithPeerURL(peer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	urls, err := openStore(t, e).MemberURLs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := append(e.Endpoints(), peer); strings.Join(urls, " ") != strings.Join(want, " ") {
+		t.Errorf("member URLs %v, want %v", urls, want)
+	}
+}

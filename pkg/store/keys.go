@@ -39,6 +39,13 @@ const (
 	KindNotification   Kind = "notifications"
 )
 
+// The namespaces' own uids on the agents, both ways: a namespace's uid,
+// and the namespace a uid was given to, created together once.
+const (
+	KindNamespaceUID Kind = "namespaceuids"
+	KindUID          Kind = "uids"
+)
+
 // KindAudit is the audit log of the API's writes.
 const KindAudit Kind = "audit"
 
@@ -73,6 +80,8 @@ var segmentsPerKind = map[Kind]int{
 	KindNotifyTarget:   1, // <callback id>
 	KindNotification:   1, // <notification id>
 	KindAudit:          1, // <entry id>
+	KindNamespaceUID:   1, // <namespace>
+	KindUID:            1, // <uid>
 }
 
 // maxSegmentLen bounds one segment; Mesos task IDs are long but well below it.

@@ -22,13 +22,19 @@ import (
 // ciphertext.
 var SealedMembers = []string{"imagePullPasswd", "pwd", "remotePasswd"}
 
+// SealedMapMembers are the JSON object members whose value is an object
+// of credentials: each of its string values is sealed as a SealedMembers
+// string is, its names stay readable (an HTTP check's headers: the name
+// Authorization, the token sealed; pkg/manifest's CredentialMaps).
+var SealedMapMembers = []string{"headers"}
+
 // sealedPrefix begins a sealed member's string: the Sealer's output in
 // base64. A stored member without it is a password written in clear by an
 // older release; it is read as it is and sealed at its next write.
 const sealedPrefix = "bcs-sealed:"
 
-// sealMembers seals the non-empty SealedMembers strings of value, bound to
-// key and the member's name. What is sealed is the string's JSON literal,
+// sealMembers seals the non-empty SealedMembers strings of value (and
+// those of SealedMapMembers objects), bound to key and the member's name. What is sealed is the string's JSON literal,
 // escapes and all, so that openMembers gives back the value byte for byte.
 func (s *Store) sealMembers(key string, value []byte) ([]byte, error) {
 	return rewriteMembers(value, func(name string, literal []byte, _ string) ([]byte, error) {
@@ -91,9 +97,11 @@ func openMember(sealer *Sealer, key, name string, sealed []byte) ([]byte, error)
 func memberData(key, name string) []byte { return []byte(key + "#" + name) }
 
 // rewriteMembers returns value with the string literal of every
-// SealedMembers member, at any depth, replaced by what fn makes of it (fn
-// gets the literal and its text); everything else is kept byte for byte. A
-// value that is not JSON, or names no such member, is returned as it is.
+// SealedMembers member, and every string value of a SealedMapMembers
+// object, at any depth, replaced by what fn makes of it (fn gets the
+// member's name, the literal and its text); everything else is kept byte
+// for byte. A value that is not JSON, or names no such member, is
+// returned as it is.
 func rewriteMembers(value []byte, fn func(name string, literal []byte, text string) ([]byte, error)) ([]byte, error) {
 	if !mentionsSealedMember(value) {
 		return value, nil
@@ -102,10 +110,15 @@ func rewriteMembers(value []byte, fn func(name string, literal []byte, text stri
 		start, end int // the string literal's bytes
 		name, text string
 	}
-	type frame struct{ object, wantName bool }
+	type frame struct {
+		object, wantName bool
+		// sealed is the SealedMapMembers name of the object whose
+		// string values are sealed.
+		sealed string
+	}
 	var spans []span
 	var stack []frame
-	member := "" // the sealed member whose value comes next
+	member := "" // the sealed member (or map member) whose value comes next
 	dec := json.NewDecoder(bytes.NewReader(value))
 	for {
 		before := int(dec.InputOffset())
@@ -127,14 +140,18 @@ func rewriteMembers(value []byte, fn func(name string, literal []byte, text stri
 				if top != nil && top.object {
 					top.wantName = true // after this value, the next member
 				}
-				stack = append(stack, frame{object: delim == '{', wantName: delim == '{'})
+				f := frame{object: delim == '{', wantName: delim == '{'}
+				if f.object && isSealedMapMember(member) {
+					f.sealed = member
+				}
+				stack = append(stack, f)
 			}
 			member = ""
 			continue
 		}
 		if top != nil && top.object && top.wantName {
 			top.wantName = false
-			if name, _ := tok.(string); isSealedMember(name) {
+			if name, _ := tok.(string); isSealedMember(name) || isSealedMapMember(name) {
 				member = name
 			}
 			continue
@@ -142,10 +159,17 @@ func rewriteMembers(value []byte, fn func(name string, literal []byte, text stri
 		if top != nil && top.object {
 			top.wantName = true
 		}
-		if text, ok := tok.(string); ok && member != "" {
+		name := ""
+		switch {
+		case isSealedMember(member):
+			name = member
+		case top != nil && top.sealed != "":
+			name = top.sealed
+		}
+		if text, ok := tok.(string); ok && name != "" {
 			end := int(dec.InputOffset())
 			start := before + bytes.IndexByte(value[before:end], '"')
-			spans = append(spans, span{start: start, end: end, name: member, text: text})
+			spans = append(spans, span{start: start, end: end, name: name, text: text})
 		}
 		member = ""
 	}
@@ -167,10 +191,12 @@ func rewriteMembers(value []byte, fn func(name string, literal []byte, text stri
 
 func isSealedMember(name string) bool { return slices.Contains(SealedMembers, name) }
 
+func isSealedMapMember(name string) bool { return slices.Contains(SealedMapMembers, name) }
+
 // mentionsSealedMember is the cheap test that spares most values (task
 // groups, agents) the JSON walk.
 func mentionsSealedMember(value []byte) bool {
-	for _, m := range SealedMembers {
+	for _, m := range slices.Concat(SealedMembers, SealedMapMembers) {
 		if bytes.Contains(value, []byte(`"`+m+`"`)) {
 			return true
 		}

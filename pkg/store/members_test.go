@@ -15,6 +15,7 @@ func FuzzSealedMembersRoundTrip(f *testing.F) {
 		` { "remotePasswd" : "spaced" , "pwd":null,"pwd":7 } `,
 		`["pwd","pwd"]`,
 		`{"pwd":"bcs-sealed:forged"}`,
+		`{"http":{"headers":{"Authorization":"Bearer t0ken","X":"","Y":{"pwd":"deep"},"Z":["not","ours"]}},"headers":"not ours","h":{"headers":[{"value":"v"}]}}`,
 		`{"pwd":"unterminated`,
 		`not json "pwd"`,
 	} {

@@ -172,6 +172,24 @@ func (s *Store) Ping(ctx context.Context) error {
 	return err
 }
 
+// MemberURLs returns the client and peer URLs of every member of the
+// etcd cluster, as it lists them: what must stay out of reach of
+// tenants' fetches (pkg/egress).
+func (s *Store) MemberURLs(ctx context.Context) ([]string, error) {
+	rctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	resp, err := s.client.MemberList(rctx)
+	if err != nil {
+		return nil, classify(ctx, "list the members", err)
+	}
+	var urls []string
+	for _, m := range resp.Members {
+		urls = append(urls, m.ClientURLs...)
+		urls = append(urls, m.PeerURLs...)
+	}
+	return urls, nil
+}
+
 // Revision returns the store's current revision: that of the latest write
 // to etcd, under any prefix. Watch(ctx, prefix, rev+1) sees every change
 // made after Revision answered.

@@ -25,8 +25,11 @@
 //	health NS/NAME IDX healthy|unhealthy|kill [check=N]   a remote check's verdict
 //	                    (apps take remote=tcp,http: a REMOTE_TCP and a REMOTE_HTTP check)
 //	rescind OFFERID
-//	restart [max-launching=N]  a new Core restored from the store, as after a
-//	                    crash (with Config.MaxLaunching N from now on)
+//	restart [max-launching=N] [identities=on]  a new Core restored from the store, as
+//	                    after a crash (with Config.MaxLaunching N, or Config.Identities,
+//	                    from now on)
+//	identity NS uid=N | identity NS problem=R   the driver got the namespace's identity
+//	                    (launches then show "uid N"), or could not (NamespaceIdentity)
 //	crash COMMAND       COMMAND's step stores and sends nothing (kill -9 before the
 //	                    driver persisted it), then restart
 //	object put|delete configmap|secret|depends NS/NAME [build=B]   write (the fixture under

@@ -3,6 +3,7 @@ package schedulertest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,6 +57,10 @@ type Harness struct {
 	crashing bool
 	// maxLaunching is the core's Config.MaxLaunching (0: its default).
 	maxLaunching int
+	// identitiesOn is the core's Config.Identities; identities the
+	// namespaces' identities stepped so far, restored with the store.
+	identitiesOn bool
+	identities   map[string]*proto.Identity
 	// handed are the last step's task group writes and their JSON then:
 	// the driver stores a step's records while the core runs the next, so
 	// the core must not change them afterwards (checked after each step).
@@ -74,7 +79,7 @@ func New(t testing.TB) *Harness {
 		apps: map[string]*registry.App{}, groups: map[string]*registry.TaskGroup{}, sweeps: map[string]*registry.Sweep{},
 		objects: map[string]manifest.Object{}, rollouts: map[string]*registry.Rollout{}, shown: map[string]string{},
 		hookRuns: map[string]*registry.HookRun{}, settings: map[string]*registry.AgentSettings{},
-		history: map[string][][]byte{}, generations: map[string][]int{}}
+		history: map[string][][]byte{}, generations: map[string][]int{}, identities: map[string]*proto.Identity{}}
 	for _, obj := range []manifest.Object{manifesttest.ConfigMap(), manifesttest.Secret()} {
 		meta, _ := manifest.MetaOf(obj)
 		h.objects[string(obj.Kind())+" "+meta.Namespace+"/"+meta.Name] = obj
@@ -90,6 +95,7 @@ func (h *Harness) newCore() *scheduler.Core {
 		ContainerExecutor: scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-container-executor"},
 		RetryInterval:     30 * time.Second,
 		MaxLaunching:      h.maxLaunching,
+		Identities:        h.identitiesOn,
 	})
 	if err != nil {
 		h.t.Fatal(err)
@@ -119,7 +125,7 @@ func (h *Harness) newCore() *scheduler.Core {
 		runs = append(runs, &run)
 	}
 	c.Step(h.now, scheduler.Restore{FrameworkID: h.fwID, Apps: h.appList(), Groups: h.groupList(), Sweeps: sweeps,
-		Rollouts: rollouts, HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: h.engine})
+		Rollouts: rollouts, HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: h.engine, Identities: maps.Clone(h.identities)})
 	return c
 }
 
@@ -365,7 +371,11 @@ func (h *Harness) describeCall(c *mesossched.Call) string {
 					}
 				}
 			}
-			parts = append(parts, fmt.Sprintf("%s(%d tasks ports %s)", lg.Executor.ExecutorID.Value, len(lg.TaskGroup.Tasks), strings.Join(ports, ",")))
+			uid := ""
+			if spec, err := proto.DecodeTaskSpec(lg.TaskGroup.Tasks[0].Data); err == nil && spec.Identity != nil {
+				uid = fmt.Sprintf(" uid %d", spec.Identity.UID)
+			}
+			parts = append(parts, fmt.Sprintf("%s(%d tasks ports %s%s)", lg.Executor.ExecutorID.Value, len(lg.TaskGroup.Tasks), strings.Join(ports, ","), uid))
 		}
 		return fmt.Sprintf("call ACCEPT %s launch %s", offerIDs(c.Accept.OfferIDs), strings.Join(parts, " "))
 	case mesossched.Call_DECLINE:
@@ -491,6 +501,7 @@ func (h *Harness) Run(command string) []string {
 		return h.step(scheduler.Operate{TaskGroupID: g.ID, Op: scheduler.Operation(f[3])})
 	case "restart":
 		h.maxLaunching = atoi(args["max-launching"], h.maxLaunching)
+		h.identitiesOn = h.identitiesOn || args["identities"] == "on"
 		h.core = h.newCore()
 		return []string{"(new core restored from the store)"}
 	case "crash":
@@ -501,6 +512,13 @@ func (h *Harness) Run(command string) []string {
 		return append(lines, "(new core restored from the store)")
 	case "object":
 		return h.object(f[1], manifest.Kind(f[2]), f[3], args)
+	case "identity":
+		if args["problem"] != "" {
+			return h.step(scheduler.NamespaceIdentity{Namespace: f[1], Problem: args["problem"]})
+		}
+		uid := uint32(atoi(args["uid"], 0))
+		h.identities[f[1]] = &proto.Identity{UID: uid, GID: uid}
+		return h.step(scheduler.NamespaceIdentity{Namespace: f[1], Identity: h.identities[f[1]]})
 	}
 	if lines, ok := h.runDaemonsets(f, args); ok {
 		return lines
