@@ -33,8 +33,9 @@
 //     with AES-256-GCM (Sealer) using the object key as associated data, so
 //     a ciphertext cannot be moved to another key. In every other value
 //     the passwords a manifest holds (SealedMembers) and the values of its
-//     HTTP checks' headers (SealedMapMembers) are sealed alone, in place,
-//     so the rest stays readable JSON. The store never logs values.
+//     HTTP checks' and hook web metrics' headers (SealedMapMembers) are
+//     sealed alone, in place, so the rest stays readable JSON. The store
+//     never logs values.
 //   - One sealing key per store: Open with Config.KeyFile checks the key
 //     file against the fingerprint recorded at first use, and
 //     RotateSealingKey moves every sealed value to a new key.

@@ -22,10 +22,12 @@ import (
 // ciphertext.
 var SealedMembers = []string{"imagePullPasswd", "pwd", "remotePasswd"}
 
-// SealedMapMembers are the JSON object members whose value is an object
-// of credentials: each of its string values is sealed as a SealedMembers
-// string is, its names stay readable (an HTTP check's headers: the name
-// Authorization, the token sealed; pkg/manifest's CredentialMaps).
+// SealedMapMembers are the JSON object members whose value is a list of
+// credentials, each sealed as a SealedMembers string is while its name
+// stays readable (pkg/manifest's CredentialMaps). The list is an object
+// of name → credential (an HTTP check's headers: the name Authorization,
+// the token sealed), or an array of {"key", "value"} objects whose
+// "value" is the credential (a hook web metric's headers).
 var SealedMapMembers = []string{"headers"}
 
 // sealedPrefix begins a sealed member's string: the Sealer's output in
@@ -33,9 +35,10 @@ var SealedMapMembers = []string{"headers"}
 // older release; it is read as it is and sealed at its next write.
 const sealedPrefix = "bcs-sealed:"
 
-// sealMembers seals the non-empty SealedMembers strings of value (and
-// those of SealedMapMembers objects), bound to key and the member's name. What is sealed is the string's JSON literal,
-// escapes and all, so that openMembers gives back the value byte for byte.
+// sealMembers seals the non-empty SealedMembers strings of value (and the
+// credentials of SealedMapMembers lists), bound to key and the member's
+// name. What is sealed is the string's JSON literal, escapes and all, so
+// that openMembers gives back the value byte for byte.
 func (s *Store) sealMembers(key string, value []byte) ([]byte, error) {
 	return rewriteMembers(value, func(name string, literal []byte, _ string) ([]byte, error) {
 		if string(literal) == `""` {
@@ -97,11 +100,11 @@ func openMember(sealer *Sealer, key, name string, sealed []byte) ([]byte, error)
 func memberData(key, name string) []byte { return []byte(key + "#" + name) }
 
 // rewriteMembers returns value with the string literal of every
-// SealedMembers member, and every string value of a SealedMapMembers
-// object, at any depth, replaced by what fn makes of it (fn gets the
-// member's name, the literal and its text); everything else is kept byte
-// for byte. A value that is not JSON, or names no such member, is
-// returned as it is.
+// SealedMembers member, and every credential of a SealedMapMembers list,
+// at any depth, replaced by what fn makes of it (fn gets the member's
+// name, the literal and its text); everything else is kept byte for
+// byte. A value that is not JSON, or names no such member, is returned as
+// it is.
 func rewriteMembers(value []byte, fn func(name string, literal []byte, text string) ([]byte, error)) ([]byte, error) {
 	if !mentionsSealedMember(value) {
 		return value, nil
@@ -110,15 +113,20 @@ func rewriteMembers(value []byte, fn func(name string, literal []byte, text stri
 		start, end int // the string literal's bytes
 		name, text string
 	}
+	// A frame is an object or array being read. Of a SealedMapMembers
+	// list, the name is in values (an object: its string values are
+	// sealed) or pairs (an array); pair marks an object of a pairs
+	// array, whose "value" is sealed.
 	type frame struct {
-		object, wantName bool
-		// sealed is the SealedMapMembers name of the object whose
-		// string values are sealed.
-		sealed string
+		object, wantName    bool
+		values, pairs, pair string
 	}
 	var spans []span
 	var stack []frame
-	member := "" // the sealed member (or map member) whose value comes next
+	// sealAs is the name a string that comes next is sealed under (a
+	// SealedMembers member, a pair's "value"); list is the
+	// SealedMapMembers member whose object or array comes next.
+	sealAs, list := "", ""
 	dec := json.NewDecoder(bytes.NewReader(value))
 	for {
 		before := int(dec.InputOffset())
@@ -141,37 +149,44 @@ func rewriteMembers(value []byte, fn func(name string, literal []byte, text stri
 					top.wantName = true // after this value, the next member
 				}
 				f := frame{object: delim == '{', wantName: delim == '{'}
-				if f.object && isSealedMapMember(member) {
-					f.sealed = member
+				switch {
+				case list != "" && f.object:
+					f.values = list
+				case list != "":
+					f.pairs = list
+				case top != nil && top.pairs != "" && f.object:
+					f.pair = top.pairs
 				}
 				stack = append(stack, f)
 			}
-			member = ""
+			sealAs, list = "", ""
 			continue
 		}
 		if top != nil && top.object && top.wantName {
 			top.wantName = false
-			if name, _ := tok.(string); isSealedMember(name) || isSealedMapMember(name) {
-				member = name
+			switch name, _ := tok.(string); {
+			case isSealedMember(name):
+				sealAs = name
+			case isSealedMapMember(name):
+				list = name
+			case top.pair != "" && name == "value":
+				sealAs = top.pair
 			}
 			continue
 		}
 		if top != nil && top.object {
 			top.wantName = true
 		}
-		name := ""
-		switch {
-		case isSealedMember(member):
-			name = member
-		case top != nil && top.sealed != "":
-			name = top.sealed
+		name := sealAs
+		if name == "" && top != nil {
+			name = top.values
 		}
 		if text, ok := tok.(string); ok && name != "" {
 			end := int(dec.InputOffset())
 			start := before + bytes.IndexByte(value[before:end], '"')
 			spans = append(spans, span{start: start, end: end, name: name, text: text})
 		}
-		member = ""
+		sealAs, list = "", ""
 	}
 	if len(spans) == 0 {
 		return value, nil

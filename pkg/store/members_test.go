@@ -16,6 +16,7 @@ func FuzzSealedMembersRoundTrip(f *testing.F) {
 		`["pwd","pwd"]`,
 		`{"pwd":"bcs-sealed:forged"}`,
 		`{"http":{"headers":{"Authorization":"Bearer t0ken","X":"","Y":{"pwd":"deep"},"Z":["not","ours"]}},"headers":"not ours","h":{"headers":[{"value":"v"}]}}`,
+		`{"web":{"headers":[{"key":"Authorization","value":"Bearer t0ken"},{"value":""},{"key":"k","value":{"pwd":"deep"}},"not ours",["value","v"]]},"headers":[]}`,
 		`{"pwd":"unterminated`,
 		`not json "pwd"`,
 	} {

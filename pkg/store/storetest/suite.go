@@ -795,13 +795,13 @@ func testCallbackURLsSealedAtRest(t *testing.T, h *harness) {
 // Issue 17: the passwords of a manifest (SealedMembers, at any depth) are
 // sealed in its stored value, which stays readable JSON, and come back
 // byte for byte; one written in clear by an older release reads as it is.
-// So are the values of an HTTP check's headers (SealedMapMembers), their
-// names left readable.
+// So are the values of an HTTP check's and a hook web metric's headers
+// (SealedMapMembers), their names left readable.
 func testPasswordsSealedAtRest(t *testing.T, h *harness) {
 	s := h.open()
 	app := `{"kind":"process","spec":{"uris":[{"value":"http://x/p.tgz","user":"u","pwd":"hunter2"},{"pwd":""}],` +
 		`"containers":[{"imagePullPasswd":"s3cr\"et<&>","healthChecks":[{"http":{"headers":{"Authorization":"Bearer t0ken-9"}}}]}],` +
-		`"labels":{"note":"pwd","pwd":{"nested":"x"}}},` +
+		`"labels":{"note":"pwd","pwd":{"nested":"x"}},"hook":{"web":{"headers":[{"key":"X-Api-Key","value":"api-k3y"}]}}},` +
 		`"datas":{"a":{"remotePasswd":"ftp-pass"}},"message":"hunter2 is a word here"}`
 	events, err := s.Watch(ctx(t), "apps/", 0)
 	if err != nil {
@@ -817,7 +817,7 @@ func testPasswordsSealedAtRest(t *testing.T, h *harness) {
 		t.Fatalf("raw get: %v", err)
 	}
 	stored := string(resp.Kvs[0].Value)
-	for _, password := range []string{`"hunter2"`, "s3cr", "ftp-pass", "t0ken-9"} {
+	for _, password := range []string{`"hunter2"`, "s3cr", "ftp-pass", "t0ken-9", "api-k3y"} {
 		if strings.Contains(stored, password) {
 			t.Errorf("etcd holds %s in clear: %s", password, stored)
 		}
@@ -830,7 +830,7 @@ func testPasswordsSealedAtRest(t *testing.T, h *harness) {
 	}
 	if err := json.Unmarshal(resp.Kvs[0].Value, &doc); err != nil || doc.Spec.URIs[0].Value != "http://x/p.tgz" ||
 		!strings.HasPrefix(doc.Spec.URIs[0].Pwd, "bcs-sealed:") || doc.Spec.URIs[1].Pwd != "" || doc.Message != "hunter2 is a word here" ||
-		!strings.Contains(stored, `"headers":{"Authorization":"bcs-sealed:`) {
+		!strings.Contains(stored, `"headers":{"Authorization":"bcs-sealed:`) || !strings.Contains(stored, `"headers":[{"key":"X-Api-Key","value":"bcs-sealed:`) {
 		t.Errorf("stored value is not the same JSON with sealed passwords: %v %s", err, stored)
 	}
 
