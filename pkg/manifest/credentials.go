@@ -12,9 +12,10 @@ import (
 // CredentialFields are the JSON names of the string fields that hold
 // passwords: a container's image pull password, a process package's
 // download password, a remote configmap item's password.
-// CredentialMaps are those of the maps whose every value is a credential:
-// an HTTP check's headers (an Authorization header, an API key). Both are
-// redacted in what is shown and sealed at rest (pkg/store's
+// CredentialMaps are those of the lists whose every value is a
+// credential: an HTTP check's headers (a map) and a hook web metric's
+// (a list of key and value), an Authorization header, an API key. Both
+// are redacted in what is shown and sealed at rest (pkg/store's
 // SealedMembers and SealedMapMembers, which a registry test holds to
 // these lists).
 var (
@@ -29,7 +30,8 @@ const Redacted = "***"
 // credential goes nowhere else.
 type credentialSite struct {
 	// to is where it goes: a URL's scheme, host and port, an image's
-	// registry, a check's scheme and port.
+	// registry, a check's scheme and port; a header's also under which
+	// name.
 	to string
 	// by names what says so, for the message.
 	by string
@@ -55,6 +57,14 @@ func credentialSites(obj Object) map[field.Path]credentialSite {
 			for name := range h.Headers {
 				sites[p.Child("headers").Key(name)] = credentialSite{h.Scheme + " port " + port, p.String() + "'s scheme and port"}
 			}
+		case WebProvider:
+			// A list: a header is known by its place, so its name is
+			// part of where it goes (headers reordered are sent again).
+			for i, header := range h.Headers {
+				hp := p.Child("headers").Index(i)
+				sites[hp.Child("value")] = credentialSite{origin(h.URL) + " as " + strings.ToLower(header.Key),
+					p.Child("url").String() + "'s scheme, host and port, or " + hp.Child("key").String()}
+			}
 		}
 	})
 	return sites
@@ -62,14 +72,21 @@ func credentialSites(obj Object) map[field.Path]credentialSite {
 
 // origin is where an address leads: its scheme, host and port, without
 // its user information. Of one that is not an absolute URL (a variable,
-// "${scheduler_url}/files/game.tgz", or what validation refuses), what
-// comes before its path.
+// "${scheduler_url}/files/game.tgz", a hook's argument,
+// "http://{{ args.PodIP }}:8080/ready", or what validation refuses), what
+// comes before its path, as written.
 func origin(raw string) string {
 	if u, err := url.Parse(raw); err == nil && u.Host != "" {
 		return strings.ToLower(u.Scheme + "://" + u.Host)
 	}
-	before, _, _ := strings.Cut(raw, "/")
-	return before[strings.LastIndexByte(before, '@')+1:]
+	scheme, rest, found := strings.Cut(raw, "://")
+	if !found {
+		scheme, rest = "", raw
+	} else {
+		scheme += "://"
+	}
+	authority := rest[:strings.IndexAny(rest+"/", "/?#")]
+	return scheme + authority[strings.LastIndexByte(authority, '@')+1:]
 }
 
 // imageRegistry is the registry an image reference pulls from, as docker
@@ -135,6 +152,14 @@ func KeepCredentials(obj, old Object) (Object, error) {
 		return nil, errs
 	}
 	return out, nil
+}
+
+// RedactHookMetrics returns a copy of metrics (a hook run's, copied from
+// its template) with their credentials Redacted, as RedactCredentials
+// shows the template's.
+func RedactHookMetrics(metrics []HookMetric) []HookMetric {
+	shown := RedactCredentials(&HookTemplate{Spec: HookTemplateSpec{Metrics: metrics}})
+	return shown.(*HookTemplate).Spec.Metrics
 }
 
 func rewriteObject(obj Object, fn stringRewriter) Object {

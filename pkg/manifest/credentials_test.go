@@ -21,7 +21,7 @@ func TestRedactCredentialsHidesEveryPassword(t *testing.T) {
 	for file, password := range map[string]string{
 		"application.json": `"imagePullPasswd":"passwd"`, "deployment.json": `"imagePullPasswd":"xxxxx"`,
 		"process.json": `"pwd":"xxxxxx"`, "configmap.json": `"remotePasswd":"nIGNvbnRleHQ="`,
-		"seed000-process.json": `"key1":"value1"`,
+		"seed000-process.json": `"key1":"value1"`, "hooktemplate.json": `"value":"k3y-of-team"`,
 	} {
 		obj := parseFile(t, file)
 		before, _ := json.Marshal(obj)
@@ -29,7 +29,7 @@ func TestRedactCredentialsHidesEveryPassword(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		name, _, _ := strings.Cut(password, ":")
+		name := password[:strings.LastIndexByte(password, ':')]
 		if !strings.Contains(string(before), password) || strings.Contains(string(shown), password) || !strings.Contains(string(shown), name+`:"***"`) {
 			t.Errorf("%s: want %s in the manifest and %s:\"***\" in what is shown; shown %s", file, password, name, shown)
 		}
@@ -65,6 +65,32 @@ func TestKeepCredentials(t *testing.T) {
 	if want := []string{p0 + ".uris[0].pwd", p0 + `.healthChecks[0].http.headers["key1"]`, p0 + `.healthChecks[0].http.headers["key2"]`}; !errors.As(err, &errs) || !sameStrings(paths(errs), want) {
 		t.Errorf("redacted credentials with none stored: %v, want errors naming %q", err, want)
 	}
+
+	hooks := parseFile(t, "hooktemplate.json")
+	shownHooks := manifest.RedactCredentials(hooks)
+	for _, header := range []string{"t0k", "k3y-of-team", `"value":"on"`} {
+		if strings.Contains(mustJSON(t, shownHooks), header) {
+			t.Errorf("a hook template shows its header %s: %s", header, mustJSON(t, shownHooks))
+		}
+	}
+	if kept, err := manifest.KeepCredentials(shownHooks, hooks); err != nil || mustJSON(t, kept) != mustJSON(t, hooks) {
+		t.Errorf("a hook template sent back as shown: %v\n%s\nwant the stored\n%s", err, mustJSON(t, kept), mustJSON(t, hooks))
+	}
+}
+
+// A hook run shows the metrics it copied from its template as the
+// template is shown.
+func TestRedactHookMetrics(t *testing.T) {
+	hooks := parseFile(t, "hooktemplate.json").(*manifest.HookTemplate)
+	before := mustJSON(t, hooks.Spec.Metrics)
+	shown := mustJSON(t, manifest.RedactHookMetrics(hooks.Spec.Metrics))
+	if strings.Contains(shown, "t0k") || strings.Contains(shown, "k3y") ||
+		!strings.Contains(shown, `{"key":"Authorization","value":"***"}`) || !strings.Contains(shown, `"url":"https://metrics.example.com:8443/api/errors"`) {
+		t.Errorf("the metrics shown: %s", shown)
+	}
+	if mustJSON(t, hooks.Spec.Metrics) != before {
+		t.Error("RedactHookMetrics changed the metrics it copied")
+	}
 }
 
 // A credential kept as "***" goes only where it went: the same scheme,
@@ -77,6 +103,7 @@ func TestKeptCredentialsGoNowhereElse(t *testing.T) {
 	process := parseFile(t, "process.json")
 	app := parseFile(t, "application.json")
 	configMap := parseFile(t, "configmap.json")
+	hooks := parseFile(t, "hooktemplate.json")
 	for _, tc := range []struct {
 		name   string
 		stored manifest.Object
@@ -93,6 +120,19 @@ func TestKeptCredentialsGoNowhereElse(t *testing.T) {
 			`spec.template.spec.containers[0].imagePullPasswd: "***" keeps the stored credential only where it was sent before: spec.template.spec.containers[0].image's registry changed (evil.example, was docker.hub.com): send the credential again`},
 		{"image of another tag", app, replacer(`"image":"docker.hub.com/nfsol/log:92763"`, `"image":"docker.hub.com/nfsol/log:92764"`), ""},
 		{"remote item elsewhere", configMap, replacer(`"content":"ftp://path/to/a.txt"`, `"content":"ftp://evil.example/to/a.txt"`), `datas["myftp"].remotePasswd: `},
+		{"hook call to another host", hooks, replacer(`https://metrics.example.com:8443/api/errors`, `https://evil.example:8443/api/errors`),
+			`spec.metrics[1].provider.web.headers[0].value: "***" keeps the stored credential only where it was sent before: ` +
+				`spec.metrics[1].provider.web.url's scheme, host and port, or spec.metrics[1].provider.web.headers[0].key changed ` +
+				`(https://evil.example:8443 as x-api-key, was https://metrics.example.com:8443 as x-api-key): send the credential again`},
+		{"hook call to another argument's host", hooks, replacer(`http://{{ args.PodIP }}:`, `http://{{ args.Evil }}:`),
+			`spec.metrics[0].provider.web.headers[0].value: "***" keeps the stored credential only where it was sent before: ` +
+				`spec.metrics[0].provider.web.url's scheme, host and port, or spec.metrics[0].provider.web.headers[0].key changed ` +
+				`(http://{{ args.Evil }}:{{ args.Port.http }} as authorization, was http://{{ args.PodIP }}:{{ args.Port.http }} as authorization)`},
+		{"hook header under another name", hooks, replacer(`"key":"Authorization"`, `"key":"X-Echo"`), `spec.metrics[0].provider.web.headers[0].value: `},
+		{"hook headers swapped", hooks, replacer(`{"key":"Authorization","value":"***"},{"key":"X-Trace","value":"***"}`, `{"key":"X-Trace","value":"***"},{"key":"Authorization","value":"***"}`),
+			`spec.metrics[0].provider.web.headers[0].value: `},
+		{"hook call on another path", hooks, replacer(`/api/errors`, `/api/v2/errors`), ""},
+		{"hook header name in another case", hooks, replacer(`"key":"X-Api-Key"`, `"key":"x-api-key"`), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			shown := mustJSON(t, manifest.RedactCredentials(tc.stored))

@@ -37,12 +37,14 @@
 // ${bcs.taskgroupid} and ${bcs.taskgroupname} in env values. Any other
 // ${...} is an error; a '$' not followed by '{' is left alone.
 //
-// Credentials. A manifest's passwords (CredentialFields) and its HTTP
-// checks' header values (CredentialMaps) are shown Redacted
-// (RedactCredentials); a manifest sent back with them Redacted keeps the
-// stored ones (KeepCredentials) only where each is sent to the same place
-// as before: a package's or remote item's scheme, host and port, an
-// image's registry, a check's scheme and port.
+// Credentials. A manifest's passwords (CredentialFields) and the header
+// values of its HTTP checks and hook web metrics (CredentialMaps) are
+// shown Redacted (RedactCredentials, RedactHookMetrics for a hook run's
+// copy); a manifest sent back with them Redacted keeps the stored ones
+// (KeepCredentials) only where each is sent to the same place as before:
+// a package's, remote item's or hook call's scheme, host and port (as
+// written, when an argument or variable names them), an image's
+// registry, a check's scheme and port, a hook header's name.
 //
 // The package is pure data: it must not import HTTP, storage (etcd) or
 // Mesos code, and no bcs-mesos package but field, errdefs, constraint,
