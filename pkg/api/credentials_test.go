@@ -12,6 +12,8 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
 // Issues 17 and 18: a package's download password is never shown — GET,
@@ -225,5 +227,76 @@ func TestKeptPasswordFollowsNoChangedURL(t *testing.T) {
 	e.expect(t, http.StatusOK, "PUT", "/v1/apps/ns-a/pkg", back, nil)
 	if stored := storedSpec(t, e, "ns-a", "pkg"); strings.Contains(stored, password) || !strings.Contains(stored, "another-pw") {
 		t.Errorf("stored after sending the password again: %s", stored)
+	}
+}
+
+// A hook web metric's headers are credentials (an API key): the template
+// and the runs that copied its metrics show "***" in GET, lists, the
+// answer of a terminate and events; etcd holds them sealed; a PUT of the
+// shown template keeps them, unless the call now goes to another host:
+// then a 400 names the header.
+func TestHookHeadersAreRedactedSealedAndKept(t *testing.T) {
+	e := newEnv(t)
+	const key = "hook-api-key-2b9e"
+	tmpl := manifesttest.HookTemplate()
+	tmpl.Spec.Metrics[0].Provider.Web.Headers = []manifest.HookHeader{{Key: "X-Api-Key", Value: key}, {Key: "Accept", Value: "application/json"}}
+	events := e.subscribe(t, "?type=hookrun")
+	shown := []string{string(e.expect(t, http.StatusCreated, "POST", "/v1/hooktemplates", tmpl, nil).body)}
+	run := map[string]any{"kind": "hookrun", "metadata": map[string]any{"name": "by-hand", "namespace": "ns-a"},
+		"spec": map[string]any{"templateName": "test", "args": []map[string]string{{"name": "PodName", "value": "pod-1"}}}}
+	e.expect(t, http.StatusCreated, "POST", "/v1/hookruns", run, nil)
+	// The runner copies the template's metrics into the run as it starts.
+	stored, err := e.reg.GetObject(t.Context(), manifest.KindHookTemplate, "ns-a", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := stored.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.reg.ModifyHookRun(t.Context(), "ns-a", "by-hand", func(r *registry.HookRun) (bool, error) {
+		r.Spec.Metrics = m.(*manifest.HookTemplate).Spec.Metrics
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/v1/hooktemplates/ns-a/test", "/v1/hooktemplates", "/v1/hookruns/ns-a/by-hand", "/v1/hookruns?namespace=ns-a"} {
+		shown = append(shown, string(e.expect(t, http.StatusOK, "GET", path, nil, nil).body))
+	}
+	shown = append(shown, string(e.expect(t, http.StatusAccepted, "POST", "/v1/hookruns/ns-a/by-hand/terminate", nil, nil).body))
+	seen := events.until(func(c streamed) bool { return strings.Contains(string(c.Object), `"terminate":true`) })
+	for _, c := range seen {
+		if strings.Contains(string(c.Object), key) {
+			t.Errorf("an event shows the header: %s", c.Object)
+		}
+	}
+	shown = append(shown, string(seen[len(seen)-1].Object))
+	for i, body := range shown {
+		if strings.Contains(body, key) || strings.Contains(body, "application/json") || !strings.Contains(strings.Join(strings.Fields(body), ""), `"key":"X-Api-Key","value":"***"`) {
+			t.Errorf("answer %d shows a header or no redacted one: %s", i, truncate([]byte(body)))
+		}
+	}
+	if keys := e.keysHolding(t, key); len(keys) > 0 {
+		t.Errorf("etcd holds the header in clear at %q", keys)
+	}
+
+	var back struct {
+		Spec map[string]any `json:"spec"`
+	}
+	if err := json.Unmarshal(e.expect(t, http.StatusOK, "GET", "/v1/hooktemplates/ns-a/test", nil, nil).body, &back); err != nil {
+		t.Fatal(err)
+	}
+	e.expect(t, http.StatusOK, "PUT", "/v1/hooktemplates/ns-a/test", back.Spec, nil)
+	if kept, err := e.reg.GetObject(t.Context(), manifest.KindHookTemplate, "ns-a", "test"); err != nil || !strings.Contains(string(kept.Spec), key) {
+		t.Errorf("after a PUT of the shown template the stored one is %s, %v; want the header kept", kept.Spec, err)
+	}
+	web := back.Spec["spec"].(map[string]any)["metrics"].([]any)[0].(map[string]any)["provider"].(map[string]any)["web"].(map[string]any)
+	web["url"] = "http://collector.example:9091/age"
+	got := errorOf(t, e.call(t, "PUT", "/v1/hooktemplates/ns-a/test", back.Spec), http.StatusBadRequest, "InvalidArgument")
+	want := `spec.metrics[0].provider.web.headers[0].value: "***" keeps the stored credential only where it was sent before: ` +
+		`spec.metrics[0].provider.web.url's scheme, host and port, or spec.metrics[0].provider.web.headers[0].key changed ` +
+		`(http://collector.example:9091 as x-api-key, was http://1.1.1.1:9091 as x-api-key): send the credential again`
+	if !slices.Contains(got.Details, want) {
+		t.Errorf("details %q, want %q", got.Details, want)
 	}
 }

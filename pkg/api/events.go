@@ -111,7 +111,7 @@ var eventKinds = map[store.Kind]eventKind{
 	store.KindApplication:   {types: []string{"app", "deployment", "daemonset"}, describe: describeWorkload},
 	store.KindTaskGroup:     eventOf("instance", inKey, instanceView),
 	store.KindRollout:       eventOf("rollout", inKey, rolloutView),
-	store.KindHookRun:       eventOf("hookrun", inKey, hookRunEventView),
+	store.KindHookRun:       eventOf("hookrun", inKey, hookRunView),
 	store.KindAgent:         eventOf("agent", clusterWide, asStored[registry.Agent]),
 	store.KindAgentSettings: eventOf("agentsettings", clusterWide, asStored[registry.AgentSettings]),
 	engineKind:              eventOf("engine", clusterWide, asStored[registry.Engine]),
@@ -172,13 +172,6 @@ func describeWorkload(record []byte, revision int64) (string, any, error) {
 	v := appView(&app, nil, nil)
 	v.Status.Instances, v.Status.Counts = nil, nil
 	return typ, v, nil
-}
-
-// hookRunEventView is a hook run as GET shows it, less the metrics it
-// copied from its template: their web calls' headers may carry tokens.
-func hookRunEventView(run *registry.HookRun) *registry.HookRun {
-	run.Spec.Metrics = nil
-	return run
 }
 
 // eventData is the JSON of an event's data line.

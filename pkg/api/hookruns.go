@@ -59,8 +59,17 @@ func (s *Server) createHookRun(w http.ResponseWriter, r *http.Request) error {
 	if err := s.cfg.Registry.CreateHookRun(r.Context(), run); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, run)
+	writeJSON(w, http.StatusCreated, hookRunView(run))
 	return nil
+}
+
+// hookRunView is a hook run as the API and its events show it: the
+// metrics it copied from its template with their credentials (web
+// calls' headers) redacted, as the template is shown.
+func hookRunView(run *registry.HookRun) *registry.HookRun {
+	shown := *run
+	shown.Spec.Metrics = manifest.RedactHookMetrics(run.Spec.Metrics)
+	return &shown
 }
 
 // checkHookArgs checks a run's arguments against its template: the
@@ -87,7 +96,7 @@ func (s *Server) getHookRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, run)
+	writeJSON(w, http.StatusOK, hookRunView(run))
 	return nil
 }
 
@@ -107,7 +116,11 @@ func (s *Server) listHookRuns(w http.ResponseWriter, r *http.Request) error {
 		return owner != "" && (run.Spec.Owner == nil || run.Spec.Owner.App != owner)
 	})
 	runs, next := pageOf(p, runs, func(run *registry.HookRun) string { return namespacedKey(run.Namespace, run.Name) })
-	writeList(w, "hookruns", nonNil(runs), next)
+	views := make([]*registry.HookRun, len(runs))
+	for i, run := range runs {
+		views[i] = hookRunView(run)
+	}
+	writeList(w, "hookruns", views, next)
 	return nil
 }
 
@@ -126,6 +139,6 @@ func (s *Server) terminateHookRun(w http.ResponseWriter, r *http.Request) error 
 	if run.Status.Phase.Completed() {
 		return fmt.Errorf("hook run %s/%s ended %s already: %w", run.Namespace, run.Name, run.Status.Phase, errdefs.ErrConflict)
 	}
-	writeJSON(w, http.StatusAccepted, run)
+	writeJSON(w, http.StatusAccepted, hookRunView(run))
 	return nil
 }

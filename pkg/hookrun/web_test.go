@@ -16,6 +16,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/hook"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
 
 // seedBody is seed 003's example answer of the web hook.
@@ -344,6 +345,22 @@ func TestCannotStart(t *testing.T) {
 	}
 	run = e.waitPhase("no-template", hook.Error)
 	if want := "cannot run: hook template ns-a/nope not found"; run.Status.Message != want {
+		t.Errorf("message %q, want %q", run.Status.Message, want)
+	}
+	// A record under the template's key that holds another kind (written
+	// past the API, which reads every body as its own kind).
+	key, err := store.Key(store.KindHookTemplate, ns, "not-a-template")
+	if err != nil {
+		t.Fatal(err)
+	}
+	configMap := `{"apiVersion":"v4","kind":"configmap","metadata":{"name":"not-a-template","namespace":"ns-a"},"datas":{}}`
+	if _, err := store.CreateJSON(context.Background(), e.st, key, registry.Object{Kind: manifest.KindHookTemplate, Namespace: ns,
+		Name: "not-a-template", Spec: []byte(configMap)}); err != nil {
+		t.Fatal(err)
+	}
+	e.createRunOf("mis-kinded", "not-a-template")
+	run = e.waitPhase("mis-kinded", hook.Error)
+	if want := "cannot run: stored hook template ns-a/not-a-template is a configmap"; run.Status.Message != want {
 		t.Errorf("message %q, want %q", run.Status.Message, want)
 	}
 	// A run given its metrics (no template) that uses an argument it

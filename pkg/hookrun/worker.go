@@ -193,7 +193,10 @@ func (w *worker) resolve(ctx context.Context, spec hook.RunSpec) (metrics []mani
 	if err != nil {
 		return nil, nil, fmt.Sprintf("cannot run: stored hook template %s/%s: %v", w.namespace, spec.TemplateName, err), nil
 	}
-	t := m.(*manifest.HookTemplate)
+	t, ok := m.(*manifest.HookTemplate)
+	if !ok {
+		return nil, nil, fmt.Sprintf("cannot run: stored hook template %s/%s is a %s", w.namespace, spec.TemplateName, m.Kind()), nil
+	}
 	declared := map[string]bool{}
 	for _, a := range t.Spec.Args {
 		declared[a.Name] = true
