@@ -1,11 +1,13 @@
 package manifest
 
 import (
+	"maps"
 	"net"
 	"net/url"
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/confine"
@@ -262,9 +264,23 @@ func (t *portTable) add(v *validator, p field.Path, name, protocol string, hostP
 	}
 }
 
-// healthChecks checks the health checks of one container or process;
-// ports holds its port names.
-func (v *validator) healthChecks(p field.Path, checks []HealthCheck, ports map[string]bool) {
+// checkTarget is what the health checks of one container or process may
+// reach of it.
+type checkTarget struct {
+	// names are its ports' names.
+	names map[string]bool
+	// onAgent are the port numbers its manifest fixes on its agent's
+	// address: a process's or BRIDGE container's hostPort > 0, a HOST
+	// container's containerPort > 0.
+	onAgent map[int]bool
+	// localOnAgent: the executor probes its HTTP and TCP checks at the
+	// agent's address too (a process, a HOST container), not at the
+	// container's own, where every port is the instance's.
+	localOnAgent bool
+}
+
+// healthChecks checks the health checks of one container or process.
+func (v *validator) healthChecks(p field.Path, checks []HealthCheck, target checkTarget) {
 	if len(checks) > MaxHealthChecks {
 		v.invalid(p, "at most %d health checks, got %d", MaxHealthChecks, len(checks))
 	}
@@ -308,7 +324,7 @@ func (v *validator) healthChecks(p field.Path, checks []HealthCheck, ports map[s
 				v.invalid(hp.Child("http"), "required for type %s", h.Type)
 				break
 			}
-			v.checkPort(hp.Child("http"), h.HTTP.Port, h.HTTP.PortName, ports)
+			v.checkPort(hp.Child("http"), h.Type, h.HTTP.Port, h.HTTP.PortName, target)
 			if h.HTTP.Scheme != "http" && h.HTTP.Scheme != "https" {
 				v.invalid(hp.Child("http").Child("scheme"), "want http or https, got %q", h.HTTP.Scheme)
 			}
@@ -317,7 +333,7 @@ func (v *validator) healthChecks(p field.Path, checks []HealthCheck, ports map[s
 				v.invalid(hp.Child("tcp"), "required for type %s", h.Type)
 				break
 			}
-			v.checkPort(hp.Child("tcp"), h.TCP.Port, h.TCP.PortName, ports)
+			v.checkPort(hp.Child("tcp"), h.Type, h.TCP.Port, h.TCP.PortName, target)
 		case CheckCommand:
 			switch {
 			case h.Command == nil:
@@ -330,15 +346,30 @@ func (v *validator) healthChecks(p field.Path, checks []HealthCheck, ports map[s
 }
 
 // checkPort: a port > 0 is used as is; otherwise portName must name a port
-// of the task (seed 000).
-func (v *validator) checkPort(p field.Path, port int, name string, ports map[string]bool) {
+// of the task (seed 000). A check made at the agent's address (REMOTE_*,
+// and a process's or HOST container's own) may name a number only if the
+// task fixes that port there: any other would probe whatever listens on
+// the agent — its own API, a master, etcd.
+func (v *validator) checkPort(p field.Path, typ HealthCheckType, port int, name string, target checkTarget) {
+	onAgent := typ == CheckRemoteHTTP || typ == CheckRemoteTCP || target.localOnAgent
 	switch {
 	case port > 65535:
 		v.invalid(p.Child("port"), "must be at most 65535, got %d", port)
+	case port > 0 && onAgent && !target.onAgent[port]:
+		fixed := "none"
+		if len(target.onAgent) > 0 {
+			var numbers []string
+			for _, n := range slices.Sorted(maps.Keys(target.onAgent)) {
+				numbers = append(numbers, strconv.Itoa(n))
+			}
+			fixed = strings.Join(numbers, ", ")
+		}
+		v.invalid(p.Child("port"), "%d is not a port of this task: a %s check probes the agent's address, where it may reach only the task's own ports "+
+			"(name one with portName, or give a port the task fixes there: %s)", port, typ, fixed)
 	case port > 0:
 	case name == "":
 		v.invalid(p.Child("portName"), "required when port is not > 0")
-	case !ports[name]:
+	case !target.names[name]:
 		v.invalid(p.Child("portName"), "no port named %q", name)
 	}
 }
@@ -538,11 +569,17 @@ func (v *validator) container(p field.Path, c *Container, mode NetworkMode, port
 			oneOf(v, fp.Child("resourceFieldRef").Child("resource"), env.ValueFrom.ResourceFieldRef.Resource, envResources...)
 		}
 	}
-	own := map[string]bool{}
+	target := checkTarget{names: map[string]bool{}, onAgent: map[int]bool{}, localOnAgent: mode == NetworkHost}
 	for i, port := range c.Ports {
 		pp := p.Child("ports").Index(i)
 		ports.add(v, pp, port.Name, port.Protocol, port.HostPort)
-		own[port.Name] = true
+		target.names[port.Name] = true
+		switch {
+		case mode == NetworkBridge && port.HostPort > 0:
+			target.onAgent[port.HostPort] = true
+		case mode == NetworkHost && port.ContainerPort > 0:
+			target.onAgent[port.ContainerPort] = true
+		}
 		switch {
 		case port.ContainerPort < 0 || port.ContainerPort > 65535:
 			v.invalid(pp.Child("containerPort"), "must be between 0 and 65535, got %d", port.ContainerPort)
@@ -550,7 +587,7 @@ func (v *validator) container(p field.Path, c *Container, mode NetworkMode, port
 			v.invalid(pp.Child("containerPort"), "required: only HOST mode picks a random containerPort")
 		}
 	}
-	v.healthChecks(p.Child("healthChecks"), c.HealthChecks, own)
+	v.healthChecks(p.Child("healthChecks"), c.HealthChecks, target)
 	v.resources(p.Child("resources"), c.Resources)
 	if mem, err := c.Resources.Limits.Memory.Parse(); err == nil && mem.Set && !mem.Unlimited && mem.Milli < MinContainerMemoryMB*1000 {
 		v.invalid(p.Child("resources").Child("limits").Child("memory"), "must be at least %d (MB), Docker's minimum, got %s", MinContainerMemoryMB, c.Resources.Limits.Memory)
@@ -716,11 +753,14 @@ func (v *validator) process(p field.Path, proc *ProcessSpec) {
 		}
 		oneOf(v, up.Child("pullPolicy"), u.PullPolicy, PullAlways, PullIfNotPresent)
 	}
-	own := map[string]bool{}
+	target := checkTarget{names: map[string]bool{}, onAgent: map[int]bool{}, localOnAgent: true}
 	for _, port := range proc.Ports {
-		own[port.Name] = true
+		target.names[port.Name] = true
+		if port.HostPort > 0 {
+			target.onAgent[port.HostPort] = true
+		}
 	}
-	v.healthChecks(p.Child("healthChecks"), proc.HealthChecks, own)
+	v.healthChecks(p.Child("healthChecks"), proc.HealthChecks, target)
 	v.resources(p.Child("resources"), proc.Resources)
 	for i, env := range proc.Env {
 		if env.Name == "" {
