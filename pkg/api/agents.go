@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/auth"
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
@@ -20,7 +21,9 @@ import (
 
 // Agents (seed 002's node and constraint APIs): what runs where, cordon,
 // taints, drain and drift. Settings are kept by hostname; an agent is
-// named by its Mesos ID or its hostname.
+// named by its Mesos ID or its hostname. An agent is the cluster's, its
+// instances their namespaces': a caller sees named only the instances of
+// the namespaces it may read, and how many others there are.
 
 // agentView is an agent as GET /v1/agents shows it.
 type agentView struct {
@@ -46,9 +49,13 @@ type agentView struct {
 	// Maintenance is the master's maintenance window for it and the
 	// scheduler's answer to its inverse offer.
 	Maintenance *registry.AgentMaintenance `json:"maintenance,omitempty"`
-	// Used is what our instances on it took (cpus, mem in MB).
-	Used      usedView        `json:"used"`
+	// Used is what our instances on it took (cpus, mem in MB), every
+	// namespace's.
+	Used usedView `json:"used"`
+	// Instances are those of the namespaces the caller may read; Others
+	// counts the rest, which are not named.
 	Instances []agentInstance `json:"instances"`
+	Others    int             `json:"others"`
 }
 
 type usedView struct {
@@ -60,7 +67,9 @@ type drainView struct {
 	Since time.Time `json:"since"`
 	Force bool      `json:"force,omitempty"`
 	// State is "draining" while instances are left to move, "drained"
-	// when only kept (stateful) instances or none are left.
+	// when only kept (stateful) instances or none are left. Remaining
+	// counts every namespace's; Moving and Kept name those of the
+	// namespaces the caller may read.
 	State     string   `json:"state"`
 	Remaining int      `json:"remaining"`
 	Moving    []string `json:"moving"`
@@ -78,8 +87,9 @@ type agentInstance struct {
 }
 
 // agentViews joins the agents seen, their settings and the instances on
-// them; settings of a hostname no agent has are shown too.
-func (s *Server) agentViews(ctx context.Context) ([]*agentView, error) {
+// them; settings of a hostname no agent has are shown too. An instance of
+// a namespace readable does not allow is counted, not named.
+func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool) ([]*agentView, error) {
 	reg := s.cfg.Registry
 	agents, err := reg.ListAgents(ctx)
 	if err != nil {
@@ -139,6 +149,7 @@ func (s *Server) agentViews(ctx context.Context) ([]*agentView, error) {
 	// would be about 150 MB held at once.
 	err = reg.EachTaskGroup(ctx, func(g *registry.TaskGroup) error {
 		app := g.Namespace + "/" + g.App
+		named := readable(auth.Access{Namespace: g.Namespace})
 		launches := []*registry.TaskGroup{g}
 		if g.Move != nil && g.Move.Successor != nil {
 			launches = append(launches, g.Move.Successor)
@@ -148,11 +159,15 @@ func (s *Server) agentViews(ctx context.Context) ([]*agentView, error) {
 				continue
 			}
 			v := view(l.Host)
-			inst := agentInstance{App: app, Index: g.Index, ID: l.ID, Phase: l.Phase, Successor: i == 1}
-			if i == 0 && g.Move != nil {
-				inst.Move = g.Move.Reason + " from " + g.Move.FromHost
+			if named {
+				inst := agentInstance{App: app, Index: g.Index, ID: l.ID, Phase: l.Phase, Successor: i == 1}
+				if i == 0 && g.Move != nil {
+					inst.Move = g.Move.Reason + " from " + g.Move.FromHost
+				}
+				v.Instances = append(v.Instances, inst)
+			} else {
+				v.Others++
 			}
-			v.Instances = append(v.Instances, inst)
 			for _, t := range l.Tasks {
 				v.Used.CPUs += t.CPUs
 				v.Used.MemMB += t.MemMB
@@ -161,9 +176,13 @@ func (s *Server) agentViews(ctx context.Context) ([]*agentView, error) {
 				name := fmt.Sprintf("%s/%d", app, g.Index)
 				switch {
 				case stateful[app] && !d.Force:
-					d.Kept = append(d.Kept, name)
+					if named {
+						d.Kept = append(d.Kept, name)
+					}
 				case g.Move != nil && g.Move.Successor != nil:
-					d.Moving = append(d.Moving, name)
+					if named {
+						d.Moving = append(d.Moving, name)
+					}
 					d.Remaining++
 				default:
 					d.Remaining++
@@ -194,7 +213,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	views, err := s.agentViews(r.Context())
+	views, err := s.agentViews(r.Context(), mayRead(r))
 	if err != nil {
 		return err
 	}
@@ -206,7 +225,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 // findAgent returns the view of the agent the path names by ID or
 // hostname.
 func (s *Server) findAgent(r *http.Request) (*agentView, error) {
-	views, err := s.agentViews(r.Context())
+	views, err := s.agentViews(r.Context(), mayRead(r))
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +359,7 @@ func (s *Server) drift(w http.ResponseWriter, r *http.Request) error {
 	if len(errs) > 0 {
 		return errs
 	}
-	views, err := s.agentViews(r.Context())
+	views, err := s.agentViews(r.Context(), mayRead(r))
 	if err != nil {
 		return err
 	}

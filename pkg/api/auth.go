@@ -166,6 +166,13 @@ func identityOf(r *http.Request) (auth.Identity, bool) {
 	return id, ok
 }
 
+// mayRead returns whether the caller of r may read what a GET of an
+// access would: everything on an API without authentication.
+func mayRead(r *http.Request) func(auth.Access) bool {
+	id, ok := identityOf(r)
+	return func(a auth.Access) bool { return !ok || id.Authorize(a) == nil }
+}
+
 // guarded serves a route behind authentication and authorization: 401
 // without a caller, 403 when its role does not allow the route's scope;
 // every write of a known caller, allowed or not, goes to the audit log

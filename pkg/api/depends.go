@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/auth"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
@@ -28,8 +29,12 @@ type DependsView struct {
 
 // DependsStatus says who uses a depends object and where it runs.
 type DependsStatus struct {
-	// ReferencedBy are the applications naming it ("namespace/name").
-	ReferencedBy []string `json:"referencedBy"`
+	// ReferencedBy are the applications naming it ("namespace/name") in
+	// the namespaces the caller may read; ReferencedByOthers counts the
+	// others' (another namespace's applications may name it), which are
+	// not named.
+	ReferencedBy       []string `json:"referencedBy"`
+	ReferencedByOthers int      `json:"referencedByOthers"`
 	// Pods are its dependency pods: one per agent (policy node) or per
 	// agent and namespace (policy namespace) where referencing instances
 	// are live, or were until less than the GC delay ago.
@@ -63,12 +68,12 @@ type DependencyPodView struct {
 // dependsUse is who uses the depends objects: the applications naming
 // each, and its pods, by "namespace/name".
 type dependsUse struct {
-	referencedBy map[string][]string
-	pods         map[string][]*registry.App
+	apps map[string][]*registry.App
+	pods map[string][]*registry.App
 }
 
 func (s *Server) dependsUse(ctx context.Context) (dependsUse, error) {
-	use := dependsUse{referencedBy: map[string][]string{}, pods: map[string][]*registry.App{}}
+	use := dependsUse{apps: map[string][]*registry.App{}, pods: map[string][]*registry.App{}}
 	apps, err := s.cfg.Registry.ListApps(ctx, "")
 	if err != nil {
 		return use, err
@@ -84,15 +89,30 @@ func (s *Server) dependsUse(ctx context.Context) (dependsUse, error) {
 		}
 		for _, ref := range manifest.DependsOf(obj) {
 			key := ref.Namespace + "/" + ref.Name
-			use.referencedBy[key] = append(use.referencedBy[key], app.Namespace+"/"+app.Name)
+			use.apps[key] = append(use.apps[key], app)
 		}
 	}
 	return use, nil
 }
 
-func (s *Server) dependsView(ctx context.Context, o *registry.Object, use dependsUse) (DependsView, error) {
+// referencedBy names the applications that name depends object key in
+// the namespaces readable allows, and counts the others.
+func (use dependsUse) referencedBy(key string, readable func(auth.Access) bool) (named []string, others int) {
+	named = []string{}
+	for _, app := range use.apps[key] {
+		if readable(auth.Access{Namespace: app.Namespace}) {
+			named = append(named, app.Namespace+"/"+app.Name)
+		} else {
+			others++
+		}
+	}
+	return named, others
+}
+
+func (s *Server) dependsView(ctx context.Context, o *registry.Object, use dependsUse, readable func(auth.Access) bool) (DependsView, error) {
 	key := o.Namespace + "/" + o.Name
-	v := DependsView{Status: DependsStatus{ReferencedBy: nonNil(use.referencedBy[key]), Pods: []DependencyPodView{}}}
+	v := DependsView{Status: DependsStatus{Pods: []DependencyPodView{}}}
+	v.Status.ReferencedBy, v.Status.ReferencedByOthers = use.referencedBy(key, readable)
 	var err error
 	if v.ObjectView, err = objectView(o); err != nil {
 		return v, err
@@ -122,7 +142,7 @@ func (s *Server) getDepends(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.dependsView(r.Context(), o, use)
+	v, err := s.dependsView(r.Context(), o, use, mayRead(r))
 	if err != nil {
 		return err
 	}
@@ -146,7 +166,7 @@ func (s *Server) listDepends(w http.ResponseWriter, r *http.Request) error {
 	}
 	views := make([]DependsView, 0, len(objs))
 	for _, o := range objs {
-		v, err := s.dependsView(r.Context(), o, use)
+		v, err := s.dependsView(r.Context(), o, use, mayRead(r))
 		if err != nil {
 			return err
 		}
@@ -172,9 +192,12 @@ func (s *Server) deleteDepends(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if users := use.referencedBy[ns+"/"+name]; len(users) > 0 && !force {
+	if named, others := use.referencedBy(ns+"/"+name, mayRead(r)); len(named)+others > 0 && !force {
+		if others > 0 {
+			named = append(named, fmt.Sprintf("%d application(s) of namespaces you may not read", others))
+		}
 		return fmt.Errorf("depends %s/%s is referenced by %s: remove the references first, or delete with ?force=true to stop its pods anyway: %w",
-			ns, name, strings.Join(users, ", "), errdefs.ErrConflict)
+			ns, name, strings.Join(named, ", "), errdefs.ErrConflict)
 	}
 	if err := s.cfg.Registry.DeleteObject(r.Context(), manifest.KindDepends, ns, name); err != nil {
 		return err

@@ -445,9 +445,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if id, ok := identityOf(r); ok {
-		q.readable = func(a auth.Access) bool { return id.Authorize(a) == nil }
-	}
+	q.readable = mayRead(r)
 	cfg := s.cfg.Events
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
