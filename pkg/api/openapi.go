@@ -154,7 +154,7 @@ func routeDocs() map[string]routeDoc {
 	docs["GET /v1/notifications"] = routeDoc{summary: "List notifications, newest first, a page at a time",
 		replies: map[int]any{http.StatusOK: notificationPage{}}}
 	docs["GET /v1/notifications/{id}"] = routeDoc{summary: "Get a notification with its deliveries", replies: map[int]any{http.StatusOK: notificationView{}}}
-	docs["GET /v1/agents"] = routeDoc{summary: "List the agents with their settings and instances", replies: map[int]any{http.StatusOK: listOf("agents", agentView{})}}
+	docs["GET /v1/agents"] = routeDoc{summary: "List the agents with their settings and instances (those of namespaces the caller may not read counted, not named)", replies: map[int]any{http.StatusOK: listOf("agents", agentView{})}}
 	docs["GET /v1/agents/{agent}"] = routeDoc{summary: "Get an agent by ID or hostname", replies: map[int]any{http.StatusOK: agentView{}}}
 	docs["POST /v1/agents/{agent}/drift"] = routeDoc{summary: "Move instances off an agent, place before kill", body: DriftRequest{}, bodyOptional: true,
 		replies: map[int]any{http.StatusAccepted: fieldsOf("drift", DriftRequest{}, "from", "")}}
