@@ -665,9 +665,10 @@ func describeAgent(w io.Writer, a agentView, now time.Time) {
 	}
 	d.line(0, "Used", fmt.Sprintf("cpus %s, mem %s MB", number(a.Used.CPUs), number(a.Used.MemMB)))
 	d.section(0, "Instances")
-	if len(a.Instances) == 0 {
+	switch {
+	case len(a.Instances) == 0 && a.Others == 0:
 		fmt.Fprintln(w, "  <none>")
-	} else {
+	case len(a.Instances) > 0:
 		type agentInstance = struct {
 			App       string `json:"app"`
 			Index     int    `json:"index"`
@@ -687,6 +688,9 @@ func describeAgent(w io.Writer, a agentView, now time.Time) {
 				return i.Move
 			}},
 		}, false, nil))
+	}
+	if a.Others > 0 {
+		fmt.Fprintf(w, "  %d more of namespaces you may not read\n", a.Others)
 	}
 	d.flush()
 }

@@ -127,6 +127,7 @@ func TestTablesGolden(t *testing.T) {
 		{"get-instances-wide", "instances", instances, tableOptions{wide: true}},
 		{"get-agents", "agents", items(t, "agents.json", "agents"), tableOptions{}},
 		{"get-agents-wide", "agents", items(t, "agents.json", "agents"), tableOptions{wide: true}},
+		{"get-agents-of-others", "agents", othersOnly(t, items(t, "agents.json", "agents")), tableOptions{}},
 		{"get-hookruns-wide", "hookruns", items(t, "hookruns.json", "hookruns"), tableOptions{wide: true}},
 		{"get-hooktemplates", "hooktemplates", items(t, "hooktemplates.json", "hooktemplates"), tableOptions{}},
 		{"get-configmaps", "configmaps", items(t, "configmaps.json", "configmaps"), tableOptions{}},
@@ -151,6 +152,23 @@ func TestTablesGolden(t *testing.T) {
 			golden(t, c.name, out.Bytes())
 		})
 	}
+}
+
+// othersOnly is agents as a caller who may read none of their instances'
+// namespaces gets them: every instance counted in others, none named.
+func othersOnly(t *testing.T, agents []json.RawMessage) []json.RawMessage {
+	t.Helper()
+	var out []json.RawMessage
+	for _, raw := range agents {
+		var a map[string]any
+		if err := json.Unmarshal(raw, &a); err != nil {
+			t.Fatal(err)
+		}
+		a["others"], a["instances"] = len(a["instances"].([]any)), []any{}
+		data, _ := json.Marshal(a)
+		out = append(out, data)
+	}
+	return out
 }
 
 // eventsOf keeps the captured events of one application, as describe
@@ -208,6 +226,13 @@ func TestDescribeGolden(t *testing.T) {
 		}},
 		{"describe-agent-cordoned", func(b *bytes.Buffer) {
 			describeAgent(b, decode[agentView](t, view(t, "agent-3.json")), now)
+		}},
+		// As an operator of another namespace than demo reads it: demo's
+		// instances counted, not named.
+		{"describe-agent-others", func(b *bytes.Buffer) {
+			a := decode[agentView](t, view(t, "agent-3.json"))
+			a.Instances, a.Others = a.Instances[:1], len(a.Instances)-1
+			describeAgent(b, a, now)
 		}},
 		{"describe-hookrun", func(b *bytes.Buffer) {
 			describeHookRun(b, decode[hookRunView](t, view(t, "hookrun-age-by-hand.json")), now)

@@ -209,7 +209,7 @@ func agentColumns(now time.Time) []column[agentView] {
 	return []column[agentView]{
 		{header: "NAME", value: func(a agentView) string { return a.Hostname }},
 		{header: "STATUS", value: agentStatus},
-		{header: "INSTANCES", value: func(a agentView) string { return strconv.Itoa(len(a.Instances)) }},
+		{header: "INSTANCES", value: func(a agentView) string { return strconv.Itoa(len(a.Instances) + a.Others) }},
 		{header: "CPUS", value: func(a agentView) string {
 			if a.Master == nil {
 				return number(a.Used.CPUs)

@@ -210,6 +210,9 @@ type agentView struct {
 		Successor bool   `json:"successor"`
 		Move      string `json:"move"`
 	} `json:"instances"`
+	// Others counts the instances of namespaces the caller may not
+	// read, which the server does not name.
+	Others int `json:"others"`
 }
 
 // hookRunView is a hook run (GET /v1/hookruns).
