@@ -1,6 +1,7 @@
 // The agents: what each has and what our instances use of it, whether
 // new instances may go there (cordon, drain, maintenance, taints), and
-// the instances on it.
+// the instances on it (those of namespaces the caller may not read
+// counted, not named: the API's "others").
 
 import {h, replace, badge} from '../dom.js';
 import {get, all} from '../api.js';
@@ -29,7 +30,7 @@ const columns = [
   {title: 'Schedulable', width: '9rem', cell: condition},
   {title: 'CPUs', width: 'minmax(11rem, 1.5fr)', cell: (a) => meter(a.used.cpus, total(a).cpus, 'cpus')},
   {title: 'Memory', width: 'minmax(13rem, 1.5fr)', cell: (a) => meter(a.used.memMB, total(a).memMB, 'MB')},
-  {title: 'Instances', width: '6rem', class: 'num', cell: (a) => String(a.instances.length)},
+  {title: 'Instances', width: '6rem', class: 'num', cell: (a) => String(a.instances.length + a.others)},
   {title: 'Taints', width: 'minmax(8rem, 1fr)', cell: (a) => a.taints.join(', ')},
   {title: 'Attributes', width: 'minmax(8rem, 1fr)', cell: (a) => Object.entries(a.attributes || {}).map(([k, v]) => `${k}=${v}`).join(', ')},
   {title: 'Seen', width: '5rem', cell: (a) => a.lastSeen ? age(a.lastSeen) + ' ago' : ''},
@@ -81,7 +82,8 @@ export async function agent(root, name) {
       h('div', {class: 'meters'}, h('div', {}, 'CPUs ', meter(a.used.cpus, t.cpus, 'cpus')), h('div', {}, 'Memory ', meter(a.used.memMB, t.memMB, 'MB'))),
       a.drain && h('p', {class: 'message'}, `Drain since ${age(a.drain.since)} ago: ${a.drain.remaining} to move`,
         a.drain.kept.length ? `, kept: ${a.drain.kept.join(', ')}` : ''),
-      h('h2', {}, `Instances (${a.instances.length})`), instances.el);
+      h('h2', {}, `Instances (${a.instances.length + a.others})`),
+      a.others > 0 && h('p', {class: 'muted'}, `${a.others} more of namespaces you may not read`), instances.el);
     instances.setRows(a.instances);
   };
   const load = async () => show(await get('/v1/agents/' + encodeURIComponent(name)));
