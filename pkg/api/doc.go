@@ -33,6 +33,11 @@
 // each event is in the namespace of its object (a notification's is its
 // instance's), or is the cluster's state.
 //
+// A cluster-wide view names a namespace's objects only to callers who
+// may read that namespace (mayRead): an agent's instances (agents.go)
+// and a depends object's referencing applications of other namespaces
+// are counted, not named.
+//
 // GET /v1/taskgroups/{id}/logs (logs.go) reads a task's stdout or stderr
 // from its sandbox through its agent's files API (pkg/mesosfiles), the
 // agent's address from its record, and with follow=true polls for more.
