@@ -93,7 +93,7 @@ func TestReferenceFiles(t *testing.T) {
 	processFix := []string{"${hospip}", "${hostip}", "${ports.http-service}", "${ports.http_port}",
 		"/data/container/path/", "${workPath}/", "/data/contianer/path/", "${workPath}/", `"port": 8080,`, `"port": 8899,`}
 	processErrs := []string{
-		`spec.template.spec.processes[0].healthChecks[0].http.port: 8080 is not a port of this task: a REMOTE_HTTP check probes the agent's address, ` +
+		`spec.template.spec.processes[0].healthChecks[0].http.port: 8080 is not a port of this task: this REMOTE_HTTP check probes the agent's address, ` +
 			`where it may reach only the task's own ports (name one with portName, or give a port the task fixes there: 8899)`,
 		// seed 000 itself writes the typo ${hospip} and names the
 		// undeclared port http-service.

@@ -364,7 +364,7 @@ func (v *validator) checkPort(p field.Path, typ HealthCheckType, port int, name 
 			}
 			fixed = strings.Join(numbers, ", ")
 		}
-		v.invalid(p.Child("port"), "%d is not a port of this task: a %s check probes the agent's address, where it may reach only the task's own ports "+
+		v.invalid(p.Child("port"), "%d is not a port of this task: this %s check probes the agent's address, where it may reach only the task's own ports "+
 			"(name one with portName, or give a port the task fixes there: %s)", port, typ, fixed)
 	case port > 0:
 	case name == "":

@@ -195,7 +195,7 @@ func TestValidateApplication(t *testing.T) {
 		}, nil},
 		{"REMOTE_HTTP at the containerPort of a random hostPort", func(a *manifest.Application) {
 			container(a).HealthChecks[0].Type, container(a).HealthChecks[0].HTTP = manifest.CheckRemoteHTTP, &manifest.HTTPCheck{Port: 8080, Scheme: "http"}
-		}, []string{C + ".healthChecks[0].http.port: 8080 is not a port of this task: a REMOTE_HTTP check probes the agent's address, " +
+		}, []string{C + ".healthChecks[0].http.port: 8080 is not a port of this task: this REMOTE_HTTP check probes the agent's address, " +
 			"where it may reach only the task's own ports (name one with portName, or give a port the task fixes there: none)"}},
 		{"REMOTE_TCP at a fixed hostPort", func(a *manifest.Application) {
 			container(a).Ports[0].HostPort = 31080
@@ -204,7 +204,7 @@ func TestValidateApplication(t *testing.T) {
 		{"HOST check at a port of the agent", func(a *manifest.Application) {
 			a.Spec.Template.Spec.NetworkMode = manifest.NetworkHost
 			container(a).HealthChecks[0].HTTP = &manifest.HTTPCheck{Port: 5051, Scheme: "http"}
-		}, []string{C + ".healthChecks[0].http.port: 5051 is not a port of this task: a HTTP check probes the agent's address, " +
+		}, []string{C + ".healthChecks[0].http.port: 5051 is not a port of this task: this HTTP check probes the agent's address, " +
 			"where it may reach only the task's own ports (name one with portName, or give a port the task fixes there: 8080)"}},
 		{"HOST check at its containerPort", func(a *manifest.Application) {
 			a.Spec.Template.Spec.NetworkMode = manifest.NetworkHost

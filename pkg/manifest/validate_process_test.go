@@ -259,16 +259,16 @@ func TestValidateHealthChecks(t *testing.T) {
 		// host ports, or it reaches the agent's own API (5051), a
 		// master, etcd.
 		{"TCP at a port of the agent", func(p *manifest.Process) { check(p).TCP = &manifest.TCPCheck{Port: 5051} },
-			[]string{H + "[0].tcp.port: 5051 is not a port of this task: a TCP check probes the agent's address, where it may reach only the task's own ports " +
+			[]string{H + "[0].tcp.port: 5051 is not a port of this task: this TCP check probes the agent's address, where it may reach only the task's own ports " +
 				"(name one with portName, or give a port the task fixes there: 8899)"}},
 		{"REMOTE_HTTP at a port of the agent", func(p *manifest.Process) {
 			addCheck(p, manifest.HealthCheck{Type: manifest.CheckRemoteHTTP, HTTP: &manifest.HTTPCheck{Port: 5051, Scheme: "http", Path: "/state"}})
-		}, []string{H + "[1].http.port: 5051 is not a port of this task: a REMOTE_HTTP check probes the agent's address, where it may reach only the task's own ports " +
+		}, []string{H + "[1].http.port: 5051 is not a port of this task: this REMOTE_HTTP check probes the agent's address, where it may reach only the task's own ports " +
 			"(name one with portName, or give a port the task fixes there: 8899)"}},
 		{"REMOTE_TCP at a port of another process", func(p *manifest.Process) {
 			second(p, manifest.ProcessPort{Name: "admin", HostPort: 9000, Protocol: "tcp"})
 			addCheck(p, manifest.HealthCheck{Type: manifest.CheckRemoteTCP, TCP: &manifest.TCPCheck{Port: 9000}})
-		}, []string{H + "[1].tcp.port: 9000 is not a port of this task: a REMOTE_TCP check probes the agent's address, where it may reach only the task's own ports " +
+		}, []string{H + "[1].tcp.port: 9000 is not a port of this task: this REMOTE_TCP check probes the agent's address, where it may reach only the task's own ports " +
 			"(name one with portName, or give a port the task fixes there: 8899)"}},
 		{"REMOTE_TCP at a random port by name", func(p *manifest.Process) {
 			addCheck(p, manifest.HealthCheck{Type: manifest.CheckRemoteTCP, TCP: &manifest.TCPCheck{PortName: "metric_port"}})
@@ -277,7 +277,7 @@ func TestValidateHealthChecks(t *testing.T) {
 			proc(p).Ports[0].HostPort = 0
 			check(p).TCP = &manifest.TCPCheck{Port: 8899}
 		},
-			[]string{H + "[0].tcp.port: 8899 is not a port of this task: a TCP check probes the agent's address, where it may reach only the task's own ports " +
+			[]string{H + "[0].tcp.port: 8899 is not a port of this task: this TCP check probes the agent's address, where it may reach only the task's own ports " +
 				"(name one with portName, or give a port the task fixes there: none)"}},
 		{"port too large", func(p *manifest.Process) { check(p).TCP.Port = 70000 }, []string{H + "[0].tcp.port: must be at most 65535, got 70000"}},
 		{"negative port uses portName", func(p *manifest.Process) { check(p).TCP.Port = -1 }, nil},
