@@ -170,7 +170,7 @@ func TestTenantViewsNameOnlyTheirNamespace(t *testing.T) {
 	if agentEvents == 0 {
 		t.Errorf("nsa's operator got no agent event in %d events: the drain should make one", len(seen))
 	}
-	t.Logf("nsa's operator read agent-1 with nsb's instance counted, not named, and %d events (%d of agents), none naming it", len(seen), agentEvents)
+	t.Logf("nsa's operator followed %d events up to its marker, %d of them of agents", len(seen), agentEvents)
 }
 
 // nsb's hook template calls a server that wants an API key in a header
