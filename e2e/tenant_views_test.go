@@ -338,11 +338,11 @@ func TestTenantHookHeadersStaySecret(t *testing.T) {
 // created. A check by its task's port name still runs.
 func TestTenantChecksReachOnlyTheirTask(t *testing.T) {
 	s := startTenants(t)
-	_, body := s.call("GET", "/v1/agents/agent-1", nil)
 	var agent struct{ Endpoint string }
-	if err := json.Unmarshal(body, &agent); err != nil || agent.Endpoint == "" {
-		t.Fatalf("agent-1: %s", body)
-	}
+	s.eventually("agent-1 offered", func() (bool, string) {
+		_, body := s.call("GET", "/v1/agents/agent-1", nil)
+		return json.Unmarshal(body, &agent) == nil && agent.Endpoint != "", string(body)
+	})
 	_, agentPortText, _ := strings.Cut(agent.Endpoint, ":")
 	agentPort, _ := strconv.Atoi(agentPortText)
 	masterPort, _ := strconv.Atoi(s.master[strings.LastIndexByte(s.master, ':')+1:])
