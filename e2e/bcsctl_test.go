@@ -28,10 +28,20 @@ type ctlResult struct {
 // BCS_SERVER), stdin given, and waits for it for at most 3 minutes.
 func (s *system) bcsctl(stdin string, args ...string) ctlResult {
 	s.t.Helper()
+	return s.bcsctlAs("", stdin, args...)
+}
+
+// bcsctlAs runs bcsctl as bcsctl does, as the caller of token ("": the
+// admin's).
+func (s *system) bcsctlAs(token, stdin string, args ...string) ctlResult {
+	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "bcsctl"), args...)
 	cmd.Env = s.clientEnv()
+	if token != "" {
+		cmd.Env = append(cmd.Env, "BCS_TOKEN="+token)
+	}
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

@@ -82,19 +82,7 @@ func uidOfPath(t *testing.T, p string) (uint32, os.FileMode) {
 func (s *tenantSystem) refusedDetail(token, what string, manifest []byte, want string) {
 	s.t.Helper()
 	code, body := s.callAs(token, "POST", "/v1/apps", manifest)
-	var answer struct {
-		Error struct {
-			Details []string `json:"details"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(body, &answer)
-	for _, d := range answer.Error.Details {
-		if strings.Contains(d, want) {
-			s.t.Logf("%s: 400 %q", what, d)
-			return
-		}
-	}
-	s.t.Errorf("%s: %d %s, want 400 saying %q", what, code, body, want)
+	refused(s.t, what, code, body, want)
 }
 
 // Issue 31 item 1, through the real process executor on one agent: nsb

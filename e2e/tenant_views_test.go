@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -104,14 +103,8 @@ func TestTenantViewsNameOnlyTheirNamespace(t *testing.T) {
 			t.Errorf("GET %s as nsa's operator: agent-1 %+v; want nsa's instance named and nsb's counted (others 1, both cpus used), not named", path, one)
 		}
 	}
-	opaEnv := append(s.clientEnv(), "BCS_TOKEN="+tokenOpA)
 	for _, args := range [][]string{{"get", "agents"}, {"get", "agents", "-o", "json"}, {"describe", "agent", "agent-1"}} {
-		cmd := exec.Command(filepath.Join(bin, "bcsctl"), args...)
-		cmd.Env = opaEnv
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Errorf("bcsctl %s as nsa's operator: %v %s", strings.Join(args, " "), err, out)
-		}
+		out := s.ctlAs(tokenOpA, "nsa's operator", args...)
 		leaks("bcsctl "+strings.Join(args, " ")+" as nsa's operator", out)
 		if args[0] == "describe" && !bytes.Contains(out, []byte("1 more of namespaces you may not read")) {
 			t.Errorf("bcsctl describe agent as nsa's operator does not count nsb's instance: %s", out)
@@ -256,15 +249,9 @@ func TestTenantHookHeadersStaySecret(t *testing.T) {
 			t.Errorf("GET %s as nsa's operator: %d %s, want 403", path, code, body)
 		}
 	}
-	viewerEnv := append(s.clientEnv(), "BCS_TOKEN="+tokenViewer)
 	for _, args := range [][]string{{"get", "hooktemplate", "aged", "-n", tenantB, "-o", "json"}, {"get", "hookrun", "first", "-n", tenantB, "-o", "yaml"},
 		{"describe", "hookrun", "first", "-n", tenantB}, {"events", "-A"}} {
-		cmd := exec.Command(filepath.Join(bin, "bcsctl"), args...)
-		cmd.Env = viewerEnv
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Errorf("bcsctl %s as the viewer: %v %s", strings.Join(args, " "), err, out)
-		}
+		out := s.ctlAs(tokenViewer, "the viewer", args...)
 		leaks("bcsctl "+strings.Join(args, " ")+" as the viewer", out)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -77,4 +78,15 @@ func TestTenantRolesHold(t *testing.T) {
 	if code, body := s.callAs(tokenOpB, "GET", "/v1/secrets/"+tenantA+"/s", nil); code != http.StatusForbidden {
 		t.Errorf("opb reading nsa's secret: %d %s, want 403", code, body)
 	}
+}
+
+// ctlAs runs bcsctl with args as the caller of token (who, in messages)
+// and returns what it printed; an error exit fails the test.
+func (s *tenantSystem) ctlAs(token, who string, args ...string) []byte {
+	s.t.Helper()
+	r := s.bcsctlAs(token, "", args...)
+	if r.code != 0 {
+		s.t.Errorf("bcsctl %s as %s: exit %d %s%s", strings.Join(args, " "), who, r.code, r.out, r.err)
+	}
+	return []byte(r.out + r.err)
 }
