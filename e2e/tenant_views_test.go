@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -317,12 +318,13 @@ func TestTenantHookHeadersStaySecret(t *testing.T) {
 	}
 }
 
-// A health check that probes the agent's address (the scheduler's
-// REMOTE_HTTP and REMOTE_TCP, a process's own HTTP check) reaches only
-// its own task's ports. nsa's operator points them at the agent's own
-// API (its port, and Mesos's 5051), at the master and, from a container,
-// at the agent: each is a 400 naming the check's port, and nothing is
-// created. A check by its task's port name still runs.
+// A health check may name any port, as the original's did (its reference
+// process checks port 8080, which it does not declare), but never reaches
+// the control plane. nsa's operator points checks at the agent's own API
+// (its port, and Mesos's 5051), at the master and, from a container, at
+// the agent: each manifest is taken, and each check fails without
+// connecting, its instance naming the rule. A check of an undeclared port
+// where something of the tenant's listens, and one by port name, pass.
 func TestTenantChecksReachOnlyTheirTask(t *testing.T) {
 	s := startTenants(t)
 	var agent struct{ Endpoint string }
@@ -332,14 +334,28 @@ func TestTenantChecksReachOnlyTheirTask(t *testing.T) {
 	})
 	_, agentPortText, _ := strings.Cut(agent.Endpoint, ":")
 	agentPort, _ := strconv.Atoi(agentPortText)
-	masterPort, _ := strconv.Atoi(s.master[strings.LastIndexByte(s.master, ':')+1:])
+	masterAddr := strings.TrimPrefix(strings.TrimPrefix(s.master, "http://"), "https://")
+	_, masterPortText, _ := strings.Cut(masterAddr, ":")
+	masterPort, _ := strconv.Atoi(masterPortText)
 	// The targets are real: the agent and the master answer on this
-	// machine's address, where the scheduler probes an instance.
+	// machine's address, where the checks probe an instance.
 	for _, url := range []string{"http://" + agent.Endpoint + "/files/debug", s.master + "/master/state"} {
 		if code, _ := get(url); code != http.StatusOK {
 			t.Fatalf("GET %s: %d, want the control plane answering", url, code)
 		}
 	}
+	// A server of the tenant's on a port no manifest declares, as a game
+	// server that listens on a fixed port.
+	undeclared := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	undeclared.Listener = ln
+	undeclared.Start()
+	t.Cleanup(undeclared.Close)
+	undeclaredPort := ln.Addr().(*net.TCPAddr).Port
+
 	withChecks := func(name string, checks ...map[string]any) []byte {
 		return s.oneInstance(tenantA, name, "", func(m map[string]any) {
 			proc := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["processes"].([]any)[0].(map[string]any)
@@ -353,65 +369,76 @@ func TestTenantChecksReachOnlyTheirTask(t *testing.T) {
 			}
 		})
 	}
-	const p0 = "spec.template.spec.processes[0]"
-	fixes := "(name one with portName, or give a port the task fixes there: none)"
-	for _, tc := range []struct {
+	remoteReached := func(i remoteInstance) bool { return i.RemoteHealthy != nil && *i.RemoteHealthy }
+	ownReached := func(i remoteInstance) bool { return i.Healthy != nil && *i.Healthy }
+	agentRule := func(port int) string {
+		return fmt.Sprintf("egress to 127.0.0.1:%d refused: a Mesos agent's API (egress policy of namespace %s)", port, tenantA)
+	}
+	masterRule := fmt.Sprintf("egress to 127.0.0.1:%d refused: a Mesos master (egress policy of namespace %s)", masterPort, tenantA)
+	attacks := []struct {
 		name, want string
 		manifest   []byte
-		// reached says whether the check got its answer (the attack
-		// worked), once the instance runs.
-		reached func(inst remoteInstance) bool
+		// reached says whether the check got its answer: the attack
+		// worked.
+		reached func(remoteInstance) bool
 	}{
-		{"REMOTE_HTTP at the agent's API",
-			p0 + fmt.Sprintf(".healthChecks[1].http.port: %d is not a port of this task: this REMOTE_HTTP check probes the agent's address, where it may reach only the task's own ports %s", agentPort, fixes),
+		{"REMOTE_HTTP at the agent's API", agentRule(agentPort),
 			withChecks("agent-http", map[string]any{"type": "REMOTE_HTTP", "http": map[string]any{"port": agentPort, "path": "/files/debug"}}),
-			func(i remoteInstance) bool { return i.RemoteHealthy != nil && *i.RemoteHealthy }},
-		{"REMOTE_HTTP at Mesos's agent port",
-			p0 + ".healthChecks[1].http.port: 5051 is not a port of this task: this REMOTE_HTTP check probes the agent's address",
-			withChecks("mesos-http", map[string]any{"type": "REMOTE_HTTP", "http": map[string]any{"port": 5051, "path": "/state"}}), nil},
-		{"REMOTE_TCP at the master",
-			p0 + fmt.Sprintf(".healthChecks[1].tcp.port: %d is not a port of this task: this REMOTE_TCP check probes the agent's address", masterPort),
+			remoteReached},
+		{"REMOTE_HTTP at Mesos's agent port", agentRule(5051),
+			withChecks("mesos-http", map[string]any{"type": "REMOTE_HTTP", "http": map[string]any{"port": 5051, "path": "/state"}}),
+			remoteReached},
+		{"REMOTE_TCP at the master", masterRule,
 			withChecks("master-tcp", map[string]any{"type": "REMOTE_TCP", "tcp": map[string]any{"port": masterPort}}),
-			func(i remoteInstance) bool { return i.RemoteHealthy != nil && *i.RemoteHealthy }},
-		{"a process's HTTP check at the master",
-			p0 + fmt.Sprintf(".healthChecks[0].http.port: %d is not a port of this task: this HTTP check probes the agent's address", masterPort),
+			remoteReached},
+		{"a process's HTTP check at the master", masterRule,
 			withChecks("master-http", map[string]any{"type": "HTTP", "http": map[string]any{"port": masterPort, "path": "/master/state"}}),
-			func(i remoteInstance) bool { return i.Healthy != nil && *i.Healthy }},
-		{"a container's REMOTE_HTTP at the agent's API",
-			fmt.Sprintf("spec.template.spec.containers[0].healthChecks[0].http.port: %d is not a port of this task: this REMOTE_HTTP check probes the agent's address", agentPort),
+			ownReached},
+		{"a container's REMOTE_HTTP at the agent's API", agentRule(agentPort),
 			containerApp(tenantA, "container-http", "exec sleep 3600", func(spec map[string]any) {
 				spec["containers"].([]any)[0].(map[string]any)["healthChecks"] = []any{map[string]any{"type": "REMOTE_HTTP",
 					"intervalSeconds": 2, "timeoutSeconds": 1, "gracePeriodSeconds": 1, "delaySeconds": 1,
 					"http": map[string]any{"port": agentPort, "path": "/files/debug"}}}
 			}),
-			func(i remoteInstance) bool { return i.RemoteHealthy != nil && *i.RemoteHealthy }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			code, body := s.callAs(tokenOpA, "POST", "/v1/apps", tc.manifest)
-			refused(t, tc.name, code, body, tc.want)
-			if code != http.StatusCreated {
-				return
-			}
+			remoteReached},
+	}
+	for _, a := range attacks {
+		s.createAs(tokenOpA, "/v1/apps", a.manifest)
+	}
+	for _, a := range attacks {
+		t.Run(a.name, func(t *testing.T) {
 			var v struct{ Metadata struct{ Name string } }
-			_ = json.Unmarshal(tc.manifest, &v)
-			if tc.reached == nil {
-				t.Errorf("the attack was taken: %s created", v.Metadata.Name)
-				return
-			}
-			var last remoteInstance
+			_ = json.Unmarshal(a.manifest, &v)
+			// The refusal shows in the instance (remoteMessage, or the
+			// task's message once its own check failed it).
+			var body []byte
 			deadline := time.Now().Add(60 * time.Second)
-			for time.Now().Before(deadline) && !tc.reached(last) {
+			for time.Now().Before(deadline) {
+				_, body = s.call("GET", "/v1/apps/"+tenantA+"/"+v.Metadata.Name, nil)
+				if inst := s.remoteInstance(tenantA, v.Metadata.Name); a.reached(inst) {
+					t.Fatalf("the check reached the control plane: healthy %v, remote healthy %v", ptr(inst.Healthy), ptr(inst.RemoteHealthy))
+				}
+				if bytes.Contains(body, []byte(a.want)) {
+					t.Logf("%s: %q", v.Metadata.Name, a.want)
+					return
+				}
 				time.Sleep(time.Second)
-				last = s.remoteInstance(tenantA, v.Metadata.Name)
 			}
-			t.Errorf("the attack was taken: %s created; its check reached the control plane: %v (healthy %v, remote healthy %v %q)",
-				v.Metadata.Name, tc.reached(last), ptr(last.Healthy), ptr(last.RemoteHealthy), last.RemoteMessage)
+			t.Errorf("%s never said %q: %s", v.Metadata.Name, a.want, body)
 		})
 	}
-	// The task's own port, by name: created, probed and healthy.
+	// A port no manifest declares, where the tenant listens, and the
+	// task's own port by name: probed and healthy.
+	s.createAs(tokenOpA, "/v1/apps", withChecks("undeclared-port", map[string]any{"type": "REMOTE_TCP", "tcp": map[string]any{"port": undeclaredPort}}))
+	s.createAs(tokenOpA, "/v1/apps", withChecks("own-http", map[string]any{"type": "HTTP", "http": map[string]any{"port": undeclaredPort, "path": "/"}}))
 	own := withChecks("own-port", map[string]any{"type": "REMOTE_TCP", "tcp": map[string]any{"portName": "http"}})
 	s.createAs(tokenOpA, "/v1/apps", own)
+	s.remoteHealthy(tenantA, "undeclared-port", 1)
 	s.remoteHealthy(tenantA, "own-port", 1)
+	s.eventually("own-http healthy by its HTTP check of the undeclared port", func() (bool, string) {
+		inst := s.remoteInstance(tenantA, "own-http")
+		return ownReached(inst), ptr(inst.Healthy)
+	})
 }
 
 // remoteInstance is what the checks test reads of an instance.

@@ -107,12 +107,13 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	rt, err := podruntime.New(ctx, podruntime.Config{
-		Docker:     cli,
-		ExecutorID: env.ExecutorID,
-		SandboxDir: env.Sandbox,
-		NodeAddr:   *nodeAddr,
-		PortBindIP: *portBindIP,
-		Network:    network,
+		Docker:        cli,
+		ExecutorID:    env.ExecutorID,
+		SandboxDir:    env.Sandbox,
+		NodeAddr:      *nodeAddr,
+		PortBindIP:    *portBindIP,
+		AgentEndpoint: env.AgentEndpoint,
+		Network:       network,
 		CNI: pod.CNIConfig{
 			PluginDirs: strings.Split(*pluginDir, ","), ConfDir: *confDir, CacheDir: *cacheDir,
 		},

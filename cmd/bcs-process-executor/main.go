@@ -98,6 +98,7 @@ func run() error {
 		DefaultUser:      *user,
 		Cgroups:          cgroups,
 		HostIP:           *hostIP,
+		AgentEndpoint:    env.AgentEndpoint,
 		Logger:           log,
 		LivenessInterval: *liveness,
 		TermWait:         *termWait,

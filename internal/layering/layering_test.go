@@ -61,7 +61,7 @@ var rules = map[string]rule{
 	"pkg/numa":                    {only: []string{"pkg/errdefs"}, forbid: join(mesosAll, docker)},
 	"pkg/offer":                   {only: []string{"pkg/constraint", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/pod":                     {only: []string{"proto", "pkg/errdefs", "pkg/taskstate", "pkg/dockerparam", "pkg/identity", "pkg/remotefile"}, forbid: mesosAll},
-	"pkg/podruntime":              {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck", "pkg/pod", "pkg/remotefile", "pkg/taskstate"}},
+	"pkg/podruntime":              {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck", "pkg/pod", "pkg/remotefile", "pkg/egress", "pkg/taskstate"}},
 	"pkg/process":                 {only: []string{"proto", "pkg/errdefs", "pkg/executor", "pkg/healthcheck", "pkg/remotefile", "pkg/taskstate", "pkg/confine", "pkg/egress", "pkg/identity"}, forbid: mesosClient},
 	"pkg/registry":                {forbid: join(mesosAll, httpAll)},
 	"pkg/reloadfile":              {only: none},

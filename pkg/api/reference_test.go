@@ -58,13 +58,9 @@ func TestReferenceFilesThroughPOST(t *testing.T) {
 	processFill := join(placeholderPolicy, placeholderPullPolicy, placeholderCheck("REMOTE_HTTP"),
 		[]string{`"http|https"`, `"https"`})
 	// The seed's file items lie outside the instance's directories.
-	// Its check probes port 8080 of the agent, which the process does
-	// not hold.
 	processFix := []string{"${hospip}", "${hostip}", "${ports.http-service}", "${ports.http_port}",
-		"/data/container/path/", "${workPath}/", "/data/contianer/path/", "${workPath}/", `"port": 8080,`, `"port": 8899,`}
+		"/data/container/path/", "${workPath}/", "/data/contianer/path/", "${workPath}/"}
 	processErrs := []string{
-		`spec.template.spec.processes[0].healthChecks[0].http.port: 8080 is not a port of this task: this REMOTE_HTTP check probes the agent's address, ` +
-			`where it may reach only the task's own ports (name one with portName, or give a port the task fixes there: 8899)`,
 		`spec.template.spec.processes[0].startCmd: unknown variable "${hospip}"`,
 		`spec.template.spec.processes[0].startCmd: unknown variable "${ports.http-service}": no port named "http-service"`,
 	}

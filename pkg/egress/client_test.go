@@ -155,3 +155,52 @@ func TestClientRoute(t *testing.T) {
 		t.Errorf("%d requests reached the scheduler, want 1: the /files/hop that redirected", got)
 	}
 }
+
+// A health check may probe any port of its instance's agent, loopback
+// in a dev cluster, but no control-plane endpoint: the probe policy keeps
+// spec's endpoints and drops its networks, and refuses each agent's API
+// endpoint as given (a dev cluster's are random ports). A refused probe
+// connects nowhere; a host:port exception lifts an endpoint.
+func TestProbes(t *testing.T) {
+	instance, agent := newTarget(t, secretAnswer), newTarget(t, secretAnswer)
+	spec := &proto.Egress{Refused: cluster.Refused(), Routes: []string{"http://10.0.0.2:8080/files/"}}
+	p, err := egress.Probes("namespace nsa", spec, []string{hostport(agent), "", "not an endpoint"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err := get(t, &http.Client{Transport: &http.Transport{DialContext: p.DialContext}}, instance.URL+"/"); err != nil || body != "victim-secret-bytes" {
+		t.Errorf("the instance's own port on loopback: %q, %v; want it probed", body, err)
+	}
+	for addr, want := range map[string]string{
+		hostport(agent):  "egress to " + hostport(agent) + " refused: a Mesos agent's API (egress policy of namespace nsa)",
+		"127.0.0.1:5051": "egress to 127.0.0.1:5051 refused: a Mesos agent's API (egress policy of namespace nsa)",
+		"10.0.0.3:5050":  "egress to 10.0.0.3:5050 refused: a Mesos master (egress policy of namespace nsa)",
+		"10.0.0.4:2379":  "egress to 10.0.0.4:2379 refused: etcd (egress policy of namespace nsa)",
+		"127.0.0.1:6060": "egress to 127.0.0.1:6060 refused: the scheduler's debug address (egress policy of namespace nsa)",
+		"10.0.0.2:8080":  "egress to 10.0.0.2:8080 refused: the scheduler's API (egress policy of namespace nsa)",
+	} {
+		conn, err := p.DialContext(context.Background(), "tcp", addr)
+		if err == nil {
+			conn.Close()
+		}
+		if err == nil || err.Error() != want || !errors.Is(err, errdefs.ErrPermissionDenied) {
+			t.Errorf("probe of %s: %v, want %q", addr, err, want)
+		}
+	}
+	if agent.hits.Load() != 0 {
+		t.Errorf("the agent had %d requests", agent.hits.Load())
+	}
+	spec.Allowed = []string{hostport(agent)}
+	if p, err = egress.Probes("namespace nsa", spec, []string{hostport(agent)}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := p.DialContext(context.Background(), "tcp", hostport(agent))
+	if err != nil {
+		t.Errorf("the agent allowed by host:port: %v", err)
+	} else {
+		conn.Close()
+	}
+	if _, err := egress.Probes("namespace nsa", nil, nil); err != nil {
+		t.Fatalf("without a spec or agents: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -25,7 +26,8 @@ type routeKey struct{}
 // DialContext connects to address (host:port) as net.Dialer does,
 // refusing what the policy refuses: each address the name resolves to is
 // checked as it is connected to. A request the HTTP client let through
-// by a route connects to its own host:port.
+// by a route connects to its own host:port. A refusal is returned as the
+// RefusedError itself, which names the address already.
 func (p *Policy) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
@@ -38,7 +40,11 @@ func (p *Policy) DialContext(ctx context.Context, network, address string) (net.
 	routedTo, _ := ctx.Value(routeKey{}).(string)
 	ctx = context.WithValue(ctx, dialingKey{}, dialing{name: name, routed: routedTo != "" && strings.EqualFold(routedTo, address)})
 	d := net.Dialer{ControlContext: p.control}
-	return d.DialContext(ctx, network, address)
+	conn, err := d.DialContext(ctx, network, address)
+	if refused := (*RefusedError)(nil); errors.As(err, &refused) {
+		return nil, refused
+	}
+	return conn, err
 }
 
 // control runs before each connect, with the address connected to.

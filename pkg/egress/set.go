@@ -43,9 +43,43 @@ func (cp ControlPlane) Refused() []proto.EgressRule {
 	for _, port := range cp.AgentPorts {
 		agents = append(agents, "*:"+strconv.Itoa(port))
 	}
-	add("a Mesos agent's API", agents)
+	add(agentRule, agents)
 	add("etcd", cp.Etcd)
 	return rules
+}
+
+// agentRule names the refusal of the Mesos agents' API.
+const agentRule = "a Mesos agent's API"
+
+// Probes compiles the policy of the health checks made on owner's behalf
+// (the scheduler's REMOTE_HTTP and REMOTE_TCP, an executor's HTTP and TCP
+// checks on its agent's address): they may probe any port of the
+// instance's agent but never the control plane. So it refuses spec's
+// endpoints — not its networks: the instance's own ports are on the
+// agent's address, loopback in a dev cluster — and agents, the agents'
+// API endpoints (host:port as the master reports them: a dev cluster's
+// are random ports). spec's allowed exceptions hold; an agent endpoint
+// that is no host:port is left out, as no probe can be refused by it.
+func Probes(owner string, spec *proto.Egress, agents []string) (*Policy, error) {
+	probes := &proto.Egress{}
+	if spec != nil {
+		probes.Allowed = spec.Allowed
+		for _, r := range spec.Refused {
+			if len(r.Endpoints) > 0 {
+				probes.Refused = append(probes.Refused, proto.EgressRule{Name: r.Name, Endpoints: r.Endpoints})
+			}
+		}
+	}
+	var endpoints []string
+	for _, a := range agents {
+		if _, err := parseEndpoint(a); err == nil {
+			endpoints = append(endpoints, a)
+		}
+	}
+	if len(endpoints) > 0 {
+		probes.Refused = append(probes.Refused, proto.EgressRule{Name: agentRule, Endpoints: endpoints})
+	}
+	return Compile(owner, probes)
 }
 
 // Set is the egress policies of a cluster's namespaces: the refusals

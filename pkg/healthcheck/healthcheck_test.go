@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,7 +166,7 @@ func TestHTTPProbe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			check := proto.HealthCheck{Type: "HTTP", PortName: "web", Scheme: tc.scheme, Path: tc.path, Headers: tc.headers}
 			ports := func(name string) (int, bool) { return portOf(t, tc.srv.Listener.Addr().String()), name == "web" }
-			p, err := healthcheck.NewProber(check, "127.0.0.1", ports, nil)
+			p, err := healthcheck.NewProber(check, "127.0.0.1", ports, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,7 +184,7 @@ func TestTCPProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := portOf(t, ln.Addr().String())
-	p, err := healthcheck.NewProber(proto.HealthCheck{Type: "TCP", Port: port}, "127.0.0.1", nil, nil)
+	p, err := healthcheck.NewProber(proto.HealthCheck{Type: "TCP", Port: port}, "127.0.0.1", nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,6 +194,41 @@ func TestTCPProbe(t *testing.T) {
 	ln.Close()
 	if err := p.Probe(context.Background()); err == nil || !strings.Contains(err.Error(), "connect 127.0.0.1:") {
 		t.Errorf("closed port: %v", err)
+	}
+}
+
+// HTTP and TCP probes connect only through the dial function they were
+// given (the runtimes give an egress policy's): what it refuses fails the
+// probe with its error, and the server sees nothing.
+func TestProbesDialThroughTheirDialer(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	port := portOf(t, srv.Listener.Addr().String())
+	var dialed []string
+	refuse := func(_ context.Context, network, address string) (net.Conn, error) {
+		dialed = append(dialed, network+" "+address)
+		return nil, errors.New("egress to " + address + " refused: a Mesos agent's API")
+	}
+	want := "egress to 127.0.0.1:" + strconv.Itoa(port) + " refused: a Mesos agent's API"
+	for _, check := range []proto.HealthCheck{{Type: "HTTP", Port: port, Path: "/files/debug"}, {Type: "TCP", Port: port}} {
+		p, err := healthcheck.NewProber(check, "127.0.0.1", nil, nil, refuse)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Probe(context.Background()); err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%s probe: %v, want an error ending %q", check.Type, err, want)
+		}
+	}
+	if len(dialed) != 2 || hits.Load() != 0 {
+		t.Errorf("dialed %q; the server had %d requests, want none", dialed, hits.Load())
+	}
+	p, err := healthcheck.NewProber(proto.HealthCheck{Type: "HTTP", Port: port}, "127.0.0.1", nil, nil, (&net.Dialer{}).DialContext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Probe(context.Background()); err != nil || hits.Load() != 1 {
+		t.Errorf("through a plain dialer: %v, %d requests", err, hits.Load())
 	}
 }
 
@@ -216,7 +252,7 @@ func TestCommandProbeShell(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			run := healthcheck.Shell(dir, []string{"MODE=" + tc.mode, "PATH=/usr/bin:/bin"}, nil)
-			p, err := healthcheck.NewProber(proto.HealthCheck{Type: "COMMAND", Command: tc.command}, "127.0.0.1", nil, run)
+			p, err := healthcheck.NewProber(proto.HealthCheck{Type: "COMMAND", Command: tc.command}, "127.0.0.1", nil, run, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,7 +284,7 @@ func TestNewProberInvalid(t *testing.T) {
 	ports := healthcheck.PortByName(nil, "HOST")
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := healthcheck.NewProber(tc.check, "127.0.0.1", ports, nil); !errors.Is(err, errdefs.ErrInvalidArgument) {
+			if _, err := healthcheck.NewProber(tc.check, "127.0.0.1", ports, nil, nil); !errors.Is(err, errdefs.ErrInvalidArgument) {
 				t.Errorf("err %v, want ErrInvalidArgument", err)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -27,6 +28,11 @@ type Prober interface {
 // ExecFunc runs a health check command and returns its combined output
 // and exit code; err is for failures to run it at all.
 type ExecFunc func(ctx context.Context, command string) (output []byte, exitCode int, err error)
+
+// DialFunc connects to address as net.Dialer.DialContext does. HTTP and
+// TCP probes connect only through their prober's: the runtime passes
+// one that refuses the control plane (an egress policy's DialContext).
+type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
 
 // PortResolver maps a port name of the task to the port to probe.
 type PortResolver func(name string) (int, bool)
@@ -57,7 +63,10 @@ type HTTPProbe struct {
 }
 
 // TCPProbe connects to Addr.
-type TCPProbe struct{ Addr string }
+type TCPProbe struct {
+	Addr string
+	dial DialFunc
+}
 
 // CommandProbe runs Command through Exec; exit code 0 is healthy.
 type CommandProbe struct {
@@ -72,9 +81,9 @@ var (
 )
 
 // NewProber builds the probe of check against host. HTTP and TCP checks
-// with port 0 take their port from portName through ports; COMMAND needs
-// run.
-func NewProber(check proto.HealthCheck, host string, ports PortResolver, run ExecFunc) (Prober, error) {
+// with port 0 take their port from portName through ports, and connect
+// through dial (nil: directly); COMMAND needs run.
+func NewProber(check proto.HealthCheck, host string, ports PortResolver, run ExecFunc, dial DialFunc) (Prober, error) {
 	typ := strings.ToUpper(check.Type)
 	port := check.Port
 	if (typ == "HTTP" || typ == "TCP") && port <= 0 {
@@ -101,9 +110,9 @@ func NewProber(check proto.HealthCheck, host string, ports PortResolver, run Exe
 		if !strings.HasPrefix(path, "/") {
 			path = "/" + path
 		}
-		return &HTTPProbe{URL: scheme + "://" + addr + path, Headers: check.Headers, client: probeClient}, nil
+		return &HTTPProbe{URL: scheme + "://" + addr + path, Headers: check.Headers, client: probeClient(dial)}, nil
 	case "TCP":
-		return &TCPProbe{Addr: addr}, nil
+		return &TCPProbe{Addr: addr, dial: dial}, nil
 	case "COMMAND":
 		if check.Command == "" || run == nil {
 			return nil, fmt.Errorf("COMMAND health check without a command or a way to run it: %w", errdefs.ErrInvalidArgument)
@@ -113,13 +122,19 @@ func NewProber(check proto.HealthCheck, host string, ports PortResolver, run Exe
 	return nil, fmt.Errorf("health check type %q is not run by executors: %w", check.Type, errdefs.ErrInvalidArgument)
 }
 
-var probeClient = &http.Client{
-	Transport: &http.Transport{
-		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // seed 000: https checks do not verify
-		DisableKeepAlives: true,
-		Proxy:             nil,
-	},
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+// probeClient is an HTTP probe's client, connecting through dial (nil:
+// directly); it takes no proxy, keeps no connection and follows no
+// redirect.
+func probeClient(dial DialFunc) *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // seed 000: https checks do not verify
+			DisableKeepAlives: true,
+			Proxy:             nil,
+			DialContext:       dial,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 // Probe implements Prober.
@@ -137,9 +152,12 @@ func (p *HTTPProbe) Probe(ctx context.Context) error {
 	}
 	client := p.client
 	if client == nil {
-		client = probeClient
+		client = probeClient(nil)
 	}
 	resp, err := client.Do(req)
+	if urlErr := (*url.Error)(nil); errors.As(err, &urlErr) {
+		err = urlErr.Err // which would say "Get <URL>" again
+	}
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", p.URL, err)
 	}
@@ -152,8 +170,11 @@ func (p *HTTPProbe) Probe(ctx context.Context) error {
 
 // Probe implements Prober.
 func (p *TCPProbe) Probe(ctx context.Context) error {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", p.Addr)
+	dial := p.dial
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	conn, err := dial(ctx, "tcp", p.Addr)
 	if err != nil {
 		return fmt.Errorf("connect %s: %w", p.Addr, err)
 	}

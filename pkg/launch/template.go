@@ -78,10 +78,7 @@ func (rc RemoteCheck) Name() string {
 // TCP checks with their ports resolved against the instance's host ports
 // (name → port): the scheduler reaches an instance on its agent's address.
 // A check whose port cannot be resolved is returned with port 0, which
-// the prober reports as a failure naming the port; so is one whose number
-// is no port its task fixes on the agent (a manifest stored before
-// validation held checks to their task's ports), which would probe
-// whatever else listens there.
+// the prober reports as a failure naming the port.
 func (t *Template) RemoteProbes(hostPorts map[string]uint32) []proto.HealthCheck {
 	var out []proto.HealthCheck
 	for _, rc := range t.RemoteChecks {
@@ -100,57 +97,13 @@ func (t *Template) RemoteProbes(hostPorts map[string]uint32) []proto.HealthCheck
 			pc.Type = string(manifest.CheckTCP)
 			port, name = hc.TCP.Port, hc.TCP.PortName
 		}
-		switch {
-		case port > 0 && !t.fixedOnAgent(rc.Task, port):
-			port, name = 0, fmt.Sprintf("%d, not a port task %s fixes on its agent", port, t.tasks[rc.Task].name)
-		case port <= 0:
+		if port <= 0 {
 			port = int(hostPorts[name])
 		}
 		pc.Port, pc.PortName = port, name
 		out = append(out, pc)
 	}
 	return out
-}
-
-// fixedOnAgent reports whether task i asks its agent for port number
-// port itself: a fixed host port (a process's, a BRIDGE container's) or a
-// HOST container's containerPort.
-func (t *Template) fixedOnAgent(i, port int) bool {
-	for _, p := range t.tasks[i].ports {
-		if p.request >= 0 && int(t.Req.Ports[p.request].HostPort) == port {
-			return true
-		}
-	}
-	return false
-}
-
-// checksHeldToOwnPorts refuses an HTTP or TCP check of task i that the
-// executor would make at the agent's address (a process's, a HOST
-// container's) on a number the task does not fix there: a manifest stored
-// before validation held checks to their task's ports would probe
-// whatever else listens on the agent. A container of another network mode
-// is probed at its own address, where every port is its own.
-func (t *Template) checksHeldToOwnPorts(i int) error {
-	var checks []manifest.HealthCheck
-	switch tk := t.tasks[i]; {
-	case tk.process != nil:
-		checks = tk.process.HealthChecks
-	case t.network == manifest.NetworkHost:
-		checks = tk.container.HealthChecks
-	}
-	for j, hc := range checks {
-		port := 0
-		switch hc.Type {
-		case manifest.CheckHTTP:
-			port = hc.HTTP.Port
-		case manifest.CheckTCP:
-			port = hc.TCP.Port
-		}
-		if port > 0 && !t.fixedOnAgent(i, port) {
-			return fmt.Errorf("health check %d probes port %d of the agent, which the task does not fix there: %w", j, port, errdefs.ErrInvalidArgument)
-		}
-	}
-	return nil
 }
 
 // task is one container or process of the template.
@@ -455,9 +408,8 @@ func (t *Template) Specs(inst Instance, r manifest.Resolver) ([]*proto.TaskSpec,
 			}
 			spec.Ports = append(spec.Ports, pp)
 		}
-		err := t.checksHeldToOwnPorts(i)
+		var err error
 		switch {
-		case err != nil: // no spec of a task whose checks reach past it
 		case tk.process != nil:
 			err = t.processSpec(spec, *tk.process, vars, r)
 		default:

@@ -189,18 +189,6 @@ func TestRemoteProbes(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("remote probes:\n got %+v\nwant %+v", got, want)
 	}
-
-	// A number the task does not fix on its agent (a manifest stored
-	// before validation refused it) is probed nowhere: the agent's own
-	// API listens at 5051.
-	proc.HealthChecks[1].TCP.Port = 5051
-	if tmpl, err = launch.Compile(p, launch.Revision{Version: 1}); err != nil {
-		t.Fatal(err)
-	}
-	got = tmpl.RemoteProbes(map[string]uint32{"http_port": 8899, "metric_port": 31007})
-	if tcp := got[1]; tcp.Port != 0 || tcp.PortName != "5051, not a port task "+proc.ProcName+" fixes on its agent" {
-		t.Errorf("the probe of port 5051: %+v, want port 0 and a name saying why", tcp)
-	}
 }
 
 // Issue 13: instances are compared by their template, so that a version
@@ -298,31 +286,5 @@ func TestRemoteConfigMapItems(t *testing.T) {
 	}
 	if len(specs[0].Files) != 0 || !slices.Contains(specs[0].Env, proto.EnvVar{Name: "CONFIG_ONE", Value: "config context"}) {
 		t.Errorf("files %+v env %+v: want only the inline item, in env", specs[0].Files, specs[0].Env)
-	}
-}
-
-// A process's own check at a number its task does not fix on the agent
-// (a manifest stored before validation refused it) is no launch: the
-// executor would probe the agent's own API at 5051. A BRIDGE container's
-// is probed at the container's own address, where any port is its own.
-func TestExecutorChecksHeldToOwnPorts(t *testing.T) {
-	p := manifesttest.Process()
-	p.Spec.Template.Spec.Processes[0].HealthChecks = []manifest.HealthCheck{{Type: manifest.CheckTCP, TCP: &manifest.TCPCheck{Port: 5051}}}
-	tmpl, err := launch.Compile(p, launch.Revision{Version: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = tmpl.Specs(launch.Instance{Ports: []offer.AssignedPort{{Port: 8899}, {Port: 31007}}}, manifesttest.NewResolver())
-	if want := "health check 0 probes port 5051 of the agent, which the task does not fix there"; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("Specs: %v, want an error with %q", err, want)
-	}
-
-	app := manifesttest.Application()
-	app.Spec.Template.Spec.Containers[0].HealthChecks[0].HTTP = &manifest.HTTPCheck{Port: 5051, Scheme: "http"}
-	if tmpl, err = launch.Compile(app, launch.Revision{Version: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tmpl.Specs(launch.Instance{Ports: []offer.AssignedPort{{Port: 31000}}}, manifesttest.NewResolver()); err != nil {
-		t.Errorf("a BRIDGE container's check at its own port 5051: %v", err)
 	}
 }

@@ -1,13 +1,11 @@
 package manifest
 
 import (
-	"maps"
 	"net"
 	"net/url"
 	"path"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/confine"
@@ -264,23 +262,9 @@ func (t *portTable) add(v *validator, p field.Path, name, protocol string, hostP
 	}
 }
 
-// checkTarget is what the health checks of one container or process may
-// reach of it.
-type checkTarget struct {
-	// names are its ports' names.
-	names map[string]bool
-	// onAgent are the port numbers its manifest fixes on its agent's
-	// address: a process's or BRIDGE container's hostPort > 0, a HOST
-	// container's containerPort > 0.
-	onAgent map[int]bool
-	// localOnAgent: the executor probes its HTTP and TCP checks at the
-	// agent's address too (a process, a HOST container), not at the
-	// container's own, where every port is the instance's.
-	localOnAgent bool
-}
-
-// healthChecks checks the health checks of one container or process.
-func (v *validator) healthChecks(p field.Path, checks []HealthCheck, target checkTarget) {
+// healthChecks checks the health checks of one container or process;
+// ports holds its port names.
+func (v *validator) healthChecks(p field.Path, checks []HealthCheck, ports map[string]bool) {
 	if len(checks) > MaxHealthChecks {
 		v.invalid(p, "at most %d health checks, got %d", MaxHealthChecks, len(checks))
 	}
@@ -324,7 +308,7 @@ func (v *validator) healthChecks(p field.Path, checks []HealthCheck, target chec
 				v.invalid(hp.Child("http"), "required for type %s", h.Type)
 				break
 			}
-			v.checkPort(hp.Child("http"), h.Type, h.HTTP.Port, h.HTTP.PortName, target)
+			v.checkPort(hp.Child("http"), h.HTTP.Port, h.HTTP.PortName, ports)
 			if h.HTTP.Scheme != "http" && h.HTTP.Scheme != "https" {
 				v.invalid(hp.Child("http").Child("scheme"), "want http or https, got %q", h.HTTP.Scheme)
 			}
@@ -333,7 +317,7 @@ func (v *validator) healthChecks(p field.Path, checks []HealthCheck, target chec
 				v.invalid(hp.Child("tcp"), "required for type %s", h.Type)
 				break
 			}
-			v.checkPort(hp.Child("tcp"), h.Type, h.TCP.Port, h.TCP.PortName, target)
+			v.checkPort(hp.Child("tcp"), h.TCP.Port, h.TCP.PortName, ports)
 		case CheckCommand:
 			switch {
 			case h.Command == nil:
@@ -346,30 +330,15 @@ func (v *validator) healthChecks(p field.Path, checks []HealthCheck, target chec
 }
 
 // checkPort: a port > 0 is used as is; otherwise portName must name a port
-// of the task (seed 000). A check made at the agent's address (REMOTE_*,
-// and a process's or HOST container's own) may name a number only if the
-// task fixes that port there: any other would probe whatever listens on
-// the agent — its own API, a master, etcd.
-func (v *validator) checkPort(p field.Path, typ HealthCheckType, port int, name string, target checkTarget) {
-	onAgent := typ == CheckRemoteHTTP || typ == CheckRemoteTCP || target.localOnAgent
+// of the task (seed 000).
+func (v *validator) checkPort(p field.Path, port int, name string, ports map[string]bool) {
 	switch {
 	case port > 65535:
 		v.invalid(p.Child("port"), "must be at most 65535, got %d", port)
-	case port > 0 && onAgent && !target.onAgent[port]:
-		fixed := "none"
-		if len(target.onAgent) > 0 {
-			var numbers []string
-			for _, n := range slices.Sorted(maps.Keys(target.onAgent)) {
-				numbers = append(numbers, strconv.Itoa(n))
-			}
-			fixed = strings.Join(numbers, ", ")
-		}
-		v.invalid(p.Child("port"), "%d is not a port of this task: this %s check probes the agent's address, where it may reach only the task's own ports "+
-			"(name one with portName, or give a port the task fixes there: %s)", port, typ, fixed)
 	case port > 0:
 	case name == "":
 		v.invalid(p.Child("portName"), "required when port is not > 0")
-	case !target.names[name]:
+	case !ports[name]:
 		v.invalid(p.Child("portName"), "no port named %q", name)
 	}
 }
@@ -569,17 +538,11 @@ func (v *validator) container(p field.Path, c *Container, mode NetworkMode, port
 			oneOf(v, fp.Child("resourceFieldRef").Child("resource"), env.ValueFrom.ResourceFieldRef.Resource, envResources...)
 		}
 	}
-	target := checkTarget{names: map[string]bool{}, onAgent: map[int]bool{}, localOnAgent: mode == NetworkHost}
+	own := map[string]bool{}
 	for i, port := range c.Ports {
 		pp := p.Child("ports").Index(i)
 		ports.add(v, pp, port.Name, port.Protocol, port.HostPort)
-		target.names[port.Name] = true
-		switch {
-		case mode == NetworkBridge && port.HostPort > 0:
-			target.onAgent[port.HostPort] = true
-		case mode == NetworkHost && port.ContainerPort > 0:
-			target.onAgent[port.ContainerPort] = true
-		}
+		own[port.Name] = true
 		switch {
 		case port.ContainerPort < 0 || port.ContainerPort > 65535:
 			v.invalid(pp.Child("containerPort"), "must be between 0 and 65535, got %d", port.ContainerPort)
@@ -587,7 +550,7 @@ func (v *validator) container(p field.Path, c *Container, mode NetworkMode, port
 			v.invalid(pp.Child("containerPort"), "required: only HOST mode picks a random containerPort")
 		}
 	}
-	v.healthChecks(p.Child("healthChecks"), c.HealthChecks, target)
+	v.healthChecks(p.Child("healthChecks"), c.HealthChecks, own)
 	v.resources(p.Child("resources"), c.Resources)
 	if mem, err := c.Resources.Limits.Memory.Parse(); err == nil && mem.Set && !mem.Unlimited && mem.Milli < MinContainerMemoryMB*1000 {
 		v.invalid(p.Child("resources").Child("limits").Child("memory"), "must be at least %d (MB), Docker's minimum, got %s", MinContainerMemoryMB, c.Resources.Limits.Memory)
@@ -753,14 +716,11 @@ func (v *validator) process(p field.Path, proc *ProcessSpec) {
 		}
 		oneOf(v, up.Child("pullPolicy"), u.PullPolicy, PullAlways, PullIfNotPresent)
 	}
-	target := checkTarget{names: map[string]bool{}, onAgent: map[int]bool{}, localOnAgent: true}
+	own := map[string]bool{}
 	for _, port := range proc.Ports {
-		target.names[port.Name] = true
-		if port.HostPort > 0 {
-			target.onAgent[port.HostPort] = true
-		}
+		own[port.Name] = true
 	}
-	v.healthChecks(p.Child("healthChecks"), proc.HealthChecks, target)
+	v.healthChecks(p.Child("healthChecks"), proc.HealthChecks, own)
 	v.resources(p.Child("resources"), proc.Resources)
 	for i, env := range proc.Env {
 		if env.Name == "" {

@@ -186,30 +186,6 @@ func TestValidateApplication(t *testing.T) {
 			[]string{C + `.ports[0].protocol: want http, tcp or udp, got "quic"`}},
 		{"health check portName refers to the container's ports", func(a *manifest.Application) { container(a).HealthChecks[0].HTTP.PortName = "test-http" },
 			[]string{C + `.healthChecks[0].http.portName: no port named "test-http"`}},
-		// A container's own checks probe its own address in BRIDGE mode,
-		// where every port is its own; the scheduler's REMOTE_* checks
-		// and a HOST container's probe the agent's, where a number must
-		// be one the container fixes there.
-		{"BRIDGE check at any port of the container", func(a *manifest.Application) {
-			container(a).HealthChecks[0].HTTP = &manifest.HTTPCheck{Port: 9999, Scheme: "http"}
-		}, nil},
-		{"REMOTE_HTTP at the containerPort of a random hostPort", func(a *manifest.Application) {
-			container(a).HealthChecks[0].Type, container(a).HealthChecks[0].HTTP = manifest.CheckRemoteHTTP, &manifest.HTTPCheck{Port: 8080, Scheme: "http"}
-		}, []string{C + ".healthChecks[0].http.port: 8080 is not a port of this task: this REMOTE_HTTP check probes the agent's address, " +
-			"where it may reach only the task's own ports (name one with portName, or give a port the task fixes there: none)"}},
-		{"REMOTE_TCP at a fixed hostPort", func(a *manifest.Application) {
-			container(a).Ports[0].HostPort = 31080
-			container(a).HealthChecks[0].Type, container(a).HealthChecks[0].TCP = manifest.CheckRemoteTCP, &manifest.TCPCheck{Port: 31080}
-		}, nil},
-		{"HOST check at a port of the agent", func(a *manifest.Application) {
-			a.Spec.Template.Spec.NetworkMode = manifest.NetworkHost
-			container(a).HealthChecks[0].HTTP = &manifest.HTTPCheck{Port: 5051, Scheme: "http"}
-		}, []string{C + ".healthChecks[0].http.port: 5051 is not a port of this task: this HTTP check probes the agent's address, " +
-			"where it may reach only the task's own ports (name one with portName, or give a port the task fixes there: 8080)"}},
-		{"HOST check at its containerPort", func(a *manifest.Application) {
-			a.Spec.Template.Spec.NetworkMode = manifest.NetworkHost
-			container(a).HealthChecks[0].HTTP = &manifest.HTTPCheck{Port: 8080, Scheme: "http"}
-		}, nil},
 		{"health check rules apply", func(a *manifest.Application) { container(a).HealthChecks[0].TimeoutSeconds = 30 },
 			[]string{C + ".healthChecks[0].timeoutSeconds: must be less than intervalSeconds (10), got 30"}},
 		{"resources checked", func(a *manifest.Application) { container(a).Resources.Requests.Memory = "lots" },

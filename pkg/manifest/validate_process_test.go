@@ -163,16 +163,14 @@ func TestValidateProcessFields(t *testing.T) {
 	})
 }
 
-// second adds a second process to p's pod, with port.
-func second(p *manifest.Process, port manifest.ProcessPort) {
-	extra := manifesttest.ProcessSpec()
-	extra.Ports = []manifest.ProcessPort{port}
-	extra.Env, extra.StartCmd = nil, "./start.sh"
-	extra.HealthChecks = nil
-	p.Spec.Template.Spec.Processes = append(p.Spec.Template.Spec.Processes, extra)
-}
-
 func TestValidateProcessPorts(t *testing.T) {
+	second := func(p *manifest.Process, port manifest.ProcessPort) {
+		extra := manifesttest.ProcessSpec()
+		extra.Ports = []manifest.ProcessPort{port}
+		extra.Env, extra.StartCmd = nil, "./start.sh"
+		extra.HealthChecks = nil
+		p.Spec.Template.Spec.Processes = append(p.Spec.Template.Spec.Processes, extra)
+	}
 	runProcessCases(t, []processCase{
 		// seed 000 "ports: name: unique, required"
 		{"name required", func(p *manifest.Process) { proc(p).Ports[1].Name = "" }, []string{
@@ -218,7 +216,7 @@ func addCheck(p *manifest.Process, h manifest.HealthCheck) {
 
 func TestValidateHealthChecks(t *testing.T) {
 	const H = P + ".healthChecks"
-	remoteHTTP := manifest.HealthCheck{Type: manifest.CheckRemoteHTTP, HTTP: &manifest.HTTPCheck{Port: 8899, Scheme: "http"}}
+	remoteHTTP := manifest.HealthCheck{Type: manifest.CheckRemoteHTTP, HTTP: &manifest.HTTPCheck{Port: 80, Scheme: "http"}}
 	remoteTCP := manifest.HealthCheck{Type: manifest.CheckRemoteTCP, TCP: &manifest.TCPCheck{PortName: "http_port"}}
 	runProcessCases(t, []processCase{
 		// seed 000: "type: HTTP, TCP, COMMAND, REMOTE_TCP, REMOTE_HTTP"
@@ -253,32 +251,7 @@ func TestValidateHealthChecks(t *testing.T) {
 		// seed 000: "port > 0 is used; otherwise portName names a port of ports"
 		{"port and portName both unset", func(p *manifest.Process) { check(p).TCP.PortName = "" }, []string{H + "[0].tcp.portName: required when port is not > 0"}},
 		{"portName undeclared", func(p *manifest.Process) { check(p).TCP.PortName = "test-tcp" }, []string{H + `[0].tcp.portName: no port named "test-tcp"`}},
-		{"port > 0 ignores portName", func(p *manifest.Process) { check(p).TCP = &manifest.TCPCheck{Port: 8899, PortName: "test-tcp"} }, nil},
-		// A process's checks, its own and the scheduler's, probe the
-		// agent's address: a number there is one of the process's fixed
-		// host ports, or it reaches the agent's own API (5051), a
-		// master, etcd.
-		{"TCP at a port of the agent", func(p *manifest.Process) { check(p).TCP = &manifest.TCPCheck{Port: 5051} },
-			[]string{H + "[0].tcp.port: 5051 is not a port of this task: this TCP check probes the agent's address, where it may reach only the task's own ports " +
-				"(name one with portName, or give a port the task fixes there: 8899)"}},
-		{"REMOTE_HTTP at a port of the agent", func(p *manifest.Process) {
-			addCheck(p, manifest.HealthCheck{Type: manifest.CheckRemoteHTTP, HTTP: &manifest.HTTPCheck{Port: 5051, Scheme: "http", Path: "/state"}})
-		}, []string{H + "[1].http.port: 5051 is not a port of this task: this REMOTE_HTTP check probes the agent's address, where it may reach only the task's own ports " +
-			"(name one with portName, or give a port the task fixes there: 8899)"}},
-		{"REMOTE_TCP at a port of another process", func(p *manifest.Process) {
-			second(p, manifest.ProcessPort{Name: "admin", HostPort: 9000, Protocol: "tcp"})
-			addCheck(p, manifest.HealthCheck{Type: manifest.CheckRemoteTCP, TCP: &manifest.TCPCheck{Port: 9000}})
-		}, []string{H + "[1].tcp.port: 9000 is not a port of this task: this REMOTE_TCP check probes the agent's address, where it may reach only the task's own ports " +
-			"(name one with portName, or give a port the task fixes there: 8899)"}},
-		{"REMOTE_TCP at a random port by name", func(p *manifest.Process) {
-			addCheck(p, manifest.HealthCheck{Type: manifest.CheckRemoteTCP, TCP: &manifest.TCPCheck{PortName: "metric_port"}})
-		}, nil},
-		{"a number without fixed ports", func(p *manifest.Process) {
-			proc(p).Ports[0].HostPort = 0
-			check(p).TCP = &manifest.TCPCheck{Port: 8899}
-		},
-			[]string{H + "[0].tcp.port: 8899 is not a port of this task: this TCP check probes the agent's address, where it may reach only the task's own ports " +
-				"(name one with portName, or give a port the task fixes there: none)"}},
+		{"port > 0 ignores portName", func(p *manifest.Process) { check(p).TCP = &manifest.TCPCheck{Port: 8090, PortName: "test-tcp"} }, nil},
 		{"port too large", func(p *manifest.Process) { check(p).TCP.Port = 70000 }, []string{H + "[0].tcp.port: must be at most 65535, got 70000"}},
 		{"negative port uses portName", func(p *manifest.Process) { check(p).TCP.Port = -1 }, nil},
 		// seed 000: "http: valid for HTTP and REMOTE_HTTP; scheme http or https"
@@ -299,10 +272,10 @@ func TestValidateHealthChecks(t *testing.T) {
 		// original's process.json gives a check headers whatever its type:
 		// the executor's HTTP probe sends them.
 		{"headers on HTTP", func(p *manifest.Process) {
-			check(p).Type, check(p).HTTP = manifest.CheckHTTP, &manifest.HTTPCheck{Port: 8899, Scheme: "http", Headers: map[string]string{"Host": "a"}}
+			check(p).Type, check(p).HTTP = manifest.CheckHTTP, &manifest.HTTPCheck{Port: 80, Scheme: "http", Headers: map[string]string{"Host": "a"}}
 		}, nil},
 		{"headers on REMOTE_HTTP", func(p *manifest.Process) {
-			check(p).Type, check(p).HTTP = manifest.CheckRemoteHTTP, &manifest.HTTPCheck{Port: 8899, Scheme: "http", Headers: map[string]string{"Host": "a"}}
+			check(p).Type, check(p).HTTP = manifest.CheckRemoteHTTP, &manifest.HTTPCheck{Port: 80, Scheme: "http", Headers: map[string]string{"Host": "a"}}
 		}, nil},
 		{"REMOTE_TCP without tcp", func(p *manifest.Process) { check(p).Type, check(p).TCP = manifest.CheckRemoteTCP, nil },
 			[]string{H + "[0].tcp: required for type REMOTE_TCP"}},
@@ -382,7 +355,7 @@ func TestValidateProcessVariables(t *testing.T) {
 			check(p).Type, check(p).Command = manifest.CheckCommand, &manifest.CommandCheck{Value: "./check.sh ${portz.a}"}
 		}, []string{P + `.healthChecks[0].command.value: unknown variable "${portz.a}"`}},
 		{"variable in a header value", func(p *manifest.Process) {
-			check(p).Type, check(p).HTTP = manifest.CheckRemoteHTTP, &manifest.HTTPCheck{Port: 8899, Scheme: "http", Headers: map[string]string{"Host": "${hostname}"}}
+			check(p).Type, check(p).HTTP = manifest.CheckRemoteHTTP, &manifest.HTTPCheck{Port: 80, Scheme: "http", Headers: map[string]string{"Host": "${hostname}"}}
 		}, []string{P + `.healthChecks[0].http.headers["Host"]: unknown variable "${hostname}"`}},
 		{"variable in a uri", func(p *manifest.Process) { proc(p).URIs[0].Value = "http://repo/${processname}-${nope}.tgz" },
 			[]string{P + `.uris[0].value: unknown variable "${nope}"`}},

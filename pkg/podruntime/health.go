@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
@@ -114,10 +115,13 @@ func (g *group) nodeHost() string {
 }
 
 // prober builds the probe of one check of task t, whose container info
-// describes.
+// describes. A probe of the agent's address (HOST mode, a published
+// port) may reach any port there but the control plane's: neither the
+// agent's own API nor an endpoint the spec's egress policy refuses
+// (egress.Probes). One of the container's own address reaches only it.
 func (g *group) prober(t executor.Task, hc proto.HealthCheck, info proto.ContainerInfo) (healthcheck.Prober, error) {
 	if strings.EqualFold(hc.Type, "COMMAND") {
-		return healthcheck.NewProber(hc, "", nil, g.dockerExec(t.ID()))
+		return healthcheck.NewProber(hc, "", nil, g.dockerExec(t.ID()), nil)
 	}
 	host, port, err := g.target(t.Spec, hc, info)
 	if err != nil {
@@ -125,7 +129,15 @@ func (g *group) prober(t executor.Task, hc proto.HealthCheck, info proto.Contain
 	}
 	resolved := hc
 	resolved.Port, resolved.PortName = port, ""
-	return healthcheck.NewProber(resolved, host, nil, nil)
+	var dial healthcheck.DialFunc
+	if host == g.nodeHost() {
+		policy, err := egress.Probes("namespace "+t.Spec.Instance.Namespace, t.Spec.Egress, []string{g.rt.cfg.AgentEndpoint})
+		if err != nil {
+			return nil, err
+		}
+		dial = policy.DialContext
+	}
+	return healthcheck.NewProber(resolved, host, nil, nil, dial)
 }
 
 // dockerExec runs COMMAND checks with docker exec in the task's container.

@@ -1,10 +1,22 @@
 package podruntime
 
 import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
+	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod"
+	"github.com/bcs-mesos/bcs-mesos/pkg/pod/podtest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -107,5 +119,50 @@ func TestPodIDs(t *testing.T) {
 			}
 			r.groups = append(r.groups, &group{})
 		}
+	}
+}
+
+// Issue 31: a HOST container's checks probe the node's address, any port
+// of it but the control plane's: its agent's API (Config.AgentEndpoint)
+// and the endpoints its spec's egress policy refuses fail the check
+// without connecting, naming the rule.
+func TestHostChecksSpareTheControlPlane(t *testing.T) {
+	serve := func() (port int, hits *atomic.Int32) {
+		hits = new(atomic.Int32)
+		srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+		t.Cleanup(srv.Close)
+		return srv.Listener.Addr().(*net.TCPAddr).Port, hits
+	}
+	agent, agentHits := serve()
+	master, masterHits := serve()
+	for _, tc := range []struct {
+		name  string
+		check proto.HealthCheck
+		want  string
+	}{
+		{"HTTP at the agent's API", proto.HealthCheck{Type: "HTTP", Port: agent, Path: "/files/debug"},
+			fmt.Sprintf("egress to 127.0.0.1:%d refused: a Mesos agent's API", agent)},
+		{"TCP at the master", proto.HealthCheck{Type: "TCP", Port: master},
+			fmt.Sprintf("egress to 127.0.0.1:%d refused: a Mesos master", master)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := podtest.Docker(t)
+			rt, _ := newRuntime(t, c, func(cfg *Config) { cfg.AgentEndpoint = fmt.Sprintf("127.0.0.1:%d", agent) })
+			rep := newReporter(t)
+			task := containerTask("host.0", "host", "exec sleep 100000")
+			task.Spec.Container.NetworkMode = pod.NetworkHost
+			task.Spec.Egress = &proto.Egress{Refused: egress.ControlPlane{Masters: []string{fmt.Sprintf("127.0.0.1:%d", master)}}.Refused()}
+			check := fastCheck(tc.check.Type)
+			check.Port, check.Path = tc.check.Port, tc.check.Path
+			task.Spec.HealthChecks = []proto.HealthCheck{check}
+			rt.Launch(context.Background(), []executor.Task{task}, rep)
+			if f := rep.awaitState(task.ID(), taskstate.Failed); !strings.Contains(f.Message, tc.want) {
+				t.Errorf("FAILED message %q, want it to name %q", f.Message, tc.want)
+			}
+			waitDone(t, rt)
+		})
+	}
+	if agentHits.Load() != 0 || masterHits.Load() != 0 {
+		t.Errorf("the agent had %d requests, the master %d", agentHits.Load(), masterHits.Load())
 	}
 }

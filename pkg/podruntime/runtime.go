@@ -40,6 +40,9 @@ type Config struct {
 	// PortBindIP is the host address BRIDGE ports are published on; ""
 	// is every address.
 	PortBindIP string
+	// AgentEndpoint is the agent's API (MESOS_AGENT_ENDPOINT, host:port),
+	// which no health check probes.
+	AgentEndpoint string
 	// Network is pod.NetworkCNI for --network-mode cni; "" follows each
 	// task group's networkType.
 	Network pod.NetworkType

@@ -79,7 +79,11 @@
 //     state directory, so that the next executor on the agent sweeps the
 //     processes of one that was killed outright (Claim, Release);
 //   - health checks through pkg/healthcheck: Healthy on change, and
-//     TASK_FAILED after consecutiveFailures failures.
+//     TASK_FAILED after consecutiveFailures failures; HTTP and TCP
+//     checks probe any port of the agent's address (HostIP) but never
+//     the control plane (egress.Probes: the agent's own API,
+//     Config.AgentEndpoint, and the endpoints the spec's egress policy
+//     refuses): such a probe fails without connecting, naming the rule.
 //
 // It must not import the scheduler side, pkg/devcluster or any Mesos
 // client; only pkg/executor, pkg/healthcheck, pkg/remotefile (packages

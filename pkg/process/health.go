@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
 	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 	"github.com/bcs-mesos/bcs-mesos/proto"
@@ -11,13 +12,19 @@ import (
 
 // prober builds a health check of spec's: ports by name from spec's ports
 // (processes share the host network: hostPort, else containerPort),
-// commands through run.
+// commands through run. HTTP and TCP checks probe the agent's address,
+// any port of it but the control plane's: neither the agent's own API
+// nor an endpoint spec's egress policy refuses (egress.Probes).
 func (r *Runtime) prober(spec *proto.TaskSpec, hc proto.HealthCheck, run healthcheck.ExecFunc) (healthcheck.Prober, error) {
 	ports := func(name string) (int, bool) {
 		p, ok := portsOf(spec)[name]
 		return p, ok
 	}
-	return healthcheck.NewProber(hc, r.cfg.HostIP, ports, run)
+	policy, err := egress.Probes("namespace "+spec.Instance.Namespace, spec.Egress, []string{r.cfg.AgentEndpoint})
+	if err != nil {
+		return nil, err
+	}
+	return healthcheck.NewProber(hc, r.cfg.HostIP, ports, run, policy.DialContext)
 }
 
 // startHealthChecks runs the spec's checks. Caller holds opMu.

@@ -4,16 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 	"github.com/bcs-mesos/bcs-mesos/pkg/process"
 	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
@@ -281,6 +286,50 @@ func TestHealthCheckKillsAfterFailures(t *testing.T) {
 	if rep.State != taskstate.Failed || rep.Reason == nil || *rep.Reason != mesos.REASON_TASK_HEALTH_CHECK_STATUS_UPDATED ||
 		rep.Healthy == nil || *rep.Healthy || !strings.Contains(rep.Message, "failed 3 times in a row") {
 		t.Errorf("%+v", rep)
+	}
+}
+
+// Issue 31: a process's HTTP and TCP checks may name any port of the
+// agent's address, declared or not, but never the control plane: its own
+// agent's API (Config.AgentEndpoint) and the endpoints its spec's egress
+// policy refuses fail the check without connecting, naming the rule.
+func TestHealthChecksSpareTheControlPlane(t *testing.T) {
+	hits := map[int]*atomic.Int32{}
+	serve := func() int {
+		var n atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { n.Add(1) }))
+		t.Cleanup(srv.Close)
+		port := srv.Listener.Addr().(*net.TCPAddr).Port
+		hits[port] = &n
+		return port
+	}
+	agent, master, undeclared := serve(), serve(), serve()
+	e := newEnv(t, func(c *process.Config) { c.AgentEndpoint = fmt.Sprintf("127.0.0.1:%d", agent) })
+	refused := egress.ControlPlane{Masters: []string{fmt.Sprintf("127.0.0.1:%d", master)}}.Refused()
+	launch := func(name string, check proto.HealthCheck) {
+		check.IntervalSeconds, check.TimeoutSeconds, check.ConsecutiveFailures = 0.05, 0.5, 100
+		e.launch(t, name+".0", &proto.TaskSpec{Version: proto.Version, Name: name, Instance: instanceOf(name), Process: &proto.ProcessSpec{
+			ProcName: "sleep", WorkPath: e.workDir(name), StartGracePeriod: 0.1, StartCmd: "exec sleep 60",
+		}, Egress: &proto.Egress{Refused: refused}, HealthChecks: []proto.HealthCheck{check}, KillGracePeriodSeconds: 0.2})
+	}
+	launch("agent", proto.HealthCheck{Type: "HTTP", Port: agent, Path: "/files/debug"})
+	launch("master", proto.HealthCheck{Type: "TCP", Port: master})
+	launch("own", proto.HealthCheck{Type: "HTTP", Port: undeclared, Path: "/"})
+	for task, want := range map[string]string{
+		"agent.0":  fmt.Sprintf("egress to 127.0.0.1:%d refused: a Mesos agent's API", agent),
+		"master.0": fmt.Sprintf("egress to 127.0.0.1:%d refused: a Mesos master", master),
+	} {
+		rep, _ := e.rec.await(task+" unhealthy", 0, func(r executor.Report) bool {
+			return r.TaskID == task && r.Healthy != nil && !*r.Healthy
+		})
+		if !strings.Contains(rep.Message, want) {
+			t.Errorf("%s: %q, want it to name %q", task, rep.Message, want)
+		}
+	}
+	e.rec.await("own.0 healthy", 0, func(r executor.Report) bool { return r.TaskID == "own.0" && r.Healthy != nil && *r.Healthy })
+	if hits[agent].Load() != 0 || hits[master].Load() != 0 || hits[undeclared].Load() == 0 {
+		t.Errorf("requests: agent %d, master %d, undeclared port %d; want 0, 0, some",
+			hits[agent].Load(), hits[master].Load(), hits[undeclared].Load())
 	}
 }
 

@@ -48,7 +48,10 @@ type Config struct {
 	// HostIP is where HTTP and TCP health checks connect; default
 	// 127.0.0.1 (processes share the host's network).
 	HostIP string
-	Clock  clockwork.Clock
+	// AgentEndpoint is the agent's API (MESOS_AGENT_ENDPOINT, host:port),
+	// which no health check probes.
+	AgentEndpoint string
+	Clock         clockwork.Clock
 	// Logger defaults to discarding.
 	Logger *slog.Logger
 	// HTTPClient fetches packages; default http.DefaultClient.

@@ -74,6 +74,7 @@ func (d *Driver) syncAgentsOnce(ctx context.Context, client *mesosoperator.Clien
 	}
 	forCore := AgentsListed{At: at, Agents: make([]ListedAgent, len(agents))}
 	for i, a := range agents {
+		d.probes.learnAgent(a.ID, a.Endpoint())
 		forCore.Agents[i] = ListedAgent{ID: a.ID, Hostname: a.Hostname, Attributes: a.Attributes,
 			Active: a.Active && !a.Deactivated && a.Drain == nil}
 	}

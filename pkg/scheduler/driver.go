@@ -91,8 +91,10 @@ type Driver struct {
 	log     *slog.Logger
 	caller  calls.Caller // owned by Run's goroutine
 	health  chan RemoteHealth
-	// checks cancels the remote health checks of each task group.
+	// checks cancels the remote health checks of each task group;
+	// probes holds them off the control plane.
 	checks map[string]context.CancelFunc
+	probes *probePolicies
 	// frameworkID is the core's, for the subscription goroutine.
 	frameworkID atomic.Pointer[string]
 	// messages are executor messages for the loop to send; waiters the
@@ -164,7 +166,7 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	}
 	return &Driver{cfg: cfg, core: core, ops: make(chan Input, 64), queries: make(chan func(*Core, time.Time)),
 		stopped: make(chan struct{}), log: cfg.Logger,
-		health: make(chan RemoteHealth, 64), checks: map[string]context.CancelFunc{},
+		health: make(chan RemoteHealth, 64), checks: map[string]context.CancelFunc{}, probes: newProbePolicies(cfg.Core.Egress),
 		messages: make(chan messageRequest, 64), waiters: map[string]waiter{},
 		messageRun:  strconv.FormatInt(cfg.Clock.Now().UnixNano(), 36),
 		secretReads: make(chan secretRead, 16), secrets: map[string]*secretState{},
@@ -318,6 +320,15 @@ func (d *Driver) run(ctx context.Context) error {
 	settings, err := d.cfg.Registry.ListAgentSettings(ctx)
 	if err != nil {
 		return err
+	}
+	// The restored instances' remote checks start before the master
+	// lists its agents: the stored agents' endpoints are refused already.
+	agents, err := d.cfg.Registry.ListAgents(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range agents {
+		d.probes.learnAgent(a.ID, a.Endpoint)
 	}
 	engine, err := d.cfg.Registry.GetEngine(ctx)
 	if err != nil {
@@ -719,6 +730,11 @@ func (d *Driver) step(ctx context.Context, in Input, received ...time.Time) erro
 	for _, l := range out.Logs {
 		d.log.Info(l.Message, l.Args...)
 	}
+	for _, w := range out.Writes {
+		if w.Agent != nil {
+			d.probes.learnAgent(w.Agent.ID, w.Agent.Endpoint)
+		}
+	}
 	for _, change := range out.Checks {
 		d.changeChecks(ctx, change)
 	}
@@ -977,7 +993,7 @@ func (d *Driver) changeChecks(ctx context.Context, change CheckChange) {
 	checkCtx, cancel := context.WithCancel(ctx)
 	d.checks[change.TaskGroupID] = cancel
 	for i, check := range change.Checks {
-		prober, err := healthcheck.NewProber(check, change.Host, nil, nil)
+		prober, err := healthcheck.NewProber(check, change.Host, nil, nil, d.probes.dial(change.Namespace))
 		if err != nil {
 			d.report(checkCtx, RemoteHealth{TaskGroupID: change.TaskGroupID, Check: i, Message: err.Error()})
 			continue

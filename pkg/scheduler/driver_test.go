@@ -314,14 +314,9 @@ func TestDriverRemoteHealthChecks(t *testing.T) {
 	}))
 	t.Cleanup(ready.Close)
 	httpPort := ready.Listener.Addr().(*net.TCPAddr).Port
-	// A check's number is one of its task's fixed host ports, which
-	// the agent offers: the test servers stand in for the process.
-	s := startSystem(t, devcluster.AgentSpec{Hostname: "localhost", Resources: devcluster.ResourceSpec{Ports: []devcluster.PortRange{
-		{Begin: 31000, End: 31010}, {Begin: uint64(port), End: uint64(port)}, {Begin: uint64(httpPort), End: uint64(httpPort)}}}})
+	s := startSystem(t, devcluster.AgentSpec{Hostname: "localhost"})
 	p := processApp("checked", 1)
 	p.Constraint = nil
-	p.Spec.Template.Spec.Processes[0].Ports = append(p.Spec.Template.Spec.Processes[0].Ports,
-		manifest.ProcessPort{Name: "tcp_check", HostPort: port, Protocol: "tcp"}, manifest.ProcessPort{Name: "ready", HostPort: httpPort, Protocol: "http"})
 	p.Spec.Template.Spec.Processes[0].HealthChecks = []manifest.HealthCheck{{
 		Type: manifest.CheckRemoteTCP, IntervalSeconds: 2, TimeoutSeconds: 1, ConsecutiveFailures: 2,
 		TCP: &manifest.TCPCheck{Port: port},

@@ -162,9 +162,11 @@ type LogLine struct {
 }
 
 // CheckChange starts (Checks set) or stops (Checks nil) the remote health
-// checks of a task group. Results come back as RemoteHealth.
+// checks of a task group of Namespace, whose probes hold to its egress
+// policy's endpoints. Results come back as RemoteHealth.
 type CheckChange struct {
 	TaskGroupID string
+	Namespace   string
 	Host        string
 	Checks      []proto.HealthCheck
 }

@@ -9,7 +9,7 @@ func (c *Core) startRemoteChecks(inst *instance) {
 	if tmpl == nil || len(tmpl.RemoteChecks) == 0 {
 		return
 	}
-	c.out.Checks = append(c.out.Checks, CheckChange{TaskGroupID: inst.rec.ID, Host: inst.rec.HostIP, Checks: tmpl.RemoteProbes(inst.rec.Ports.Map())})
+	c.out.Checks = append(c.out.Checks, CheckChange{TaskGroupID: inst.rec.ID, Namespace: inst.rec.Namespace, Host: inst.rec.HostIP, Checks: tmpl.RemoteProbes(inst.rec.Ports.Map())})
 }
 
 func (c *Core) stopRemoteChecks(inst *instance) {
