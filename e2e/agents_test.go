@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"fmt"
 	"sync"
 	"testing"
@@ -58,6 +59,13 @@ func (s *system) mustCall(method, path, body string, want int) {
 // through the real scheduler, dev cluster and process executor.
 func TestDrainTaintDriftAndMaintenance(t *testing.T) {
 	s := startSystem(t)
+	// An agent is known once it offered or the master's agent list was
+	// read: a cordon before that is a 404.
+	s.eventually("agent-2 and agent-3 known", func() (bool, string) {
+		code2, body := s.call("GET", "/v1/agents/agent-2", nil)
+		code3, _ := s.call("GET", "/v1/agents/agent-3", nil)
+		return code2 == http.StatusOK && code3 == http.StatusOK, string(body)
+	})
 	// Every instance on agent-1: the others cordoned while it is created.
 	s.mustCall("POST", "/v1/agents/agent-2/cordon", "", 200)
 	s.mustCall("POST", "/v1/agents/agent-3/cordon", "", 200)
