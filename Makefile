@@ -50,7 +50,6 @@ test-deps:
 ## the pods' network containers run that image too (no registry needed).
 run: build examples test-deps
 	exec $(BIN)/bcs-scheduler --dev --data-dir $(DATA) \
-		--work-base-dir $(abspath $(DATA))/work --run-base-dir $(abspath $(DATA))/run \
 		--container-executor-arg=--network-image=bcs-test/busybox:latest \
 		'--container-executor-arg=--network-command=sleep 2147483647'
 

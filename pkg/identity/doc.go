@@ -9,5 +9,9 @@
 // agent knows: the uid a user name has there, or a container image's
 // user.
 //
-// It is pure logic: it must not import any other bcs-mesos package.
+// Reach says whether a user may search its way to a directory (an
+// instance's work directory under a 0700 home directory is not), naming
+// the directory in the way; it is the one part that reads the file
+// system. The rest is pure logic. It must not import any other bcs-mesos
+// package.
 package identity

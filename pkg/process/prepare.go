@@ -43,6 +43,9 @@ func (t *task) prepare() error {
 	if err := sb.mkdir(p.WorkPath); err != nil {
 		return err
 	}
+	if err := acct.reach(p.WorkPath); err != nil {
+		return err
+	}
 	if p.PidFile != "" {
 		if err := sb.clearPidFile(p.PidFile); err != nil {
 			return err

@@ -89,6 +89,21 @@ type account struct {
 	cred     *syscall.Credential // nil: the executor's own user
 }
 
+// reach refuses a work path the account's processes could not start in:
+// one whose way from / holds a directory they may not search (a
+// checkout under root's 0700 home), which would fail as "fork/exec
+// /bin/sh: permission denied", naming nothing.
+func (a *account) reach(workPath string) error {
+	if a.cred == nil {
+		return nil
+	}
+	if err := identity.Reach(workPath, a.cred.Uid, a.cred.Gid, a.cred.Groups); err != nil {
+		return fmt.Errorf("workPath: user %s (%w): put the instances' directories where every user may search (bcs-process-executor --work-base-dir and --run-base-dir): %w",
+			a.name, err, errdefs.ErrPermissionDenied)
+	}
+	return nil
+}
+
 // owner is the uid and gid files of the account's processes get; -1, -1
 // for the executor's own user (nothing to change).
 func (a *account) owner() (uid, gid int) {

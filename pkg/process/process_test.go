@@ -333,6 +333,29 @@ func TestHealthChecksSpareTheControlPlane(t *testing.T) {
 	}
 }
 
+// Issue 32: a work directory its user cannot reach (the base under a
+// 0700 directory, as a checkout in root's home) fails the launch naming
+// the directory in the way, not as "fork/exec /bin/sh: permission denied".
+func TestUnreachableWorkPathNamesTheDirectory(t *testing.T) {
+	var private string
+	e := newEnv(t, func(c *process.Config) {
+		private = filepath.Join(filepath.Dir(c.WorkBaseDir), "home")
+		if err := os.Mkdir(private, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		c.WorkBaseDir = filepath.Join(private, "work")
+	})
+	e.work = filepath.Join(private, "work")
+	e.launch(t, "lost.0", &proto.TaskSpec{Version: proto.Version, Name: "lost", Instance: instanceOf("lost"), Process: &proto.ProcessSpec{
+		ProcName: "sleep", User: "nobody", WorkPath: e.workDir("lost"), StartCmd: "exec sleep 60",
+	}})
+	rep := e.rec.awaitTerminal("lost.0")
+	want := fmt.Sprintf("workPath: user nobody (uid 65534 cannot reach %s: %s is mode 0700, uid 0's)", e.workDir("lost"), private)
+	if rep.State != taskstate.Failed || !strings.Contains(rep.Message, want) {
+		t.Errorf("%s %q, want FAILED saying %q", rep.State, rep.Message, want)
+	}
+}
+
 // restartCmd replaces stop + start; exec (its output bounded),
 // update-resources and signal messages act on the task; unknown tasks, missing commands and
 // unsupported messages are errors.

@@ -208,6 +208,11 @@ func Run(ctx context.Context, o Options) error {
 	if err := os.MkdirAll(o.FilesDir, 0o755); err != nil {
 		return err
 	}
+	if o.Dev && o.DevConfig.ExecutorMode == devcluster.ExecutorProcess {
+		if err := placeDevInstanceDirs(&o); err != nil {
+			return err
+		}
+	}
 	admit, err := admissionChecker(o)
 	if err != nil {
 		return err
