@@ -269,8 +269,12 @@ func (p *Pod) exitedTask(t *task, code *int) {
 	}
 	p.mu.Unlock()
 	info, inspectErr := proto.ContainerInfo{}, error(nil)
+	output := ""
 	if code != nil {
 		info, inspectErr = p.inspect(t)
+		if *code != 0 {
+			output = p.lastOutput(t)
+		}
 	}
 	p.mu.Lock()
 	if inspectErr == nil && code != nil {
@@ -290,7 +294,7 @@ func (p *Pod) exitedTask(t *task, code *int) {
 	case *code == 0:
 		p.setTask(t, taskstate.Finished, "container exited with code 0")
 	default:
-		msg := fmt.Sprintf("task %q failed: container exited with code %d", t.id, *code)
+		msg := fmt.Sprintf("task %q failed: container exited with code %d%s", t.id, *code, output)
 		p.failure = msg
 		p.setTask(t, taskstate.Failed, msg)
 		killOthers = true

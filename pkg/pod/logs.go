@@ -2,12 +2,16 @@ package pod
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	docker "github.com/fsouza/go-dockerclient"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/taskstate"
 )
 
 // LogFile is where a task's stream ("stdout" or "stderr") is kept in the
@@ -78,6 +82,27 @@ func (p *Pod) copyLogs(t *task) {
 			return
 		}
 	}
+}
+
+// lastOutput is the end of what t's container wrote, as its failure
+// message ends with it (taskstate.QuoteOutput): its stderr if it wrote
+// any, else its stdout.
+func (p *Pod) lastOutput(t *task) string {
+	p.mu.Lock()
+	id := t.containerID
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(p.logsCtx, 5*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := p.cfg.Docker.Logs(docker.LogsOptions{Context: ctx, Container: id, OutputStream: &stdout, ErrorStream: &stderr,
+		Stdout: true, Stderr: true, Tail: strconv.Itoa(taskstate.OutputTailLines)})
+	if err != nil {
+		return ""
+	}
+	if quoted := taskstate.QuoteOutput("stderr", stderr.Bytes(), false); quoted != "" {
+		return quoted
+	}
+	return taskstate.QuoteOutput("stdout", stdout.Bytes(), false)
 }
 
 // awaitLogs waits for the log copiers to write what the pod's finished

@@ -85,18 +85,20 @@ func TestFailingContainerFailsRunningTasks(t *testing.T) {
 	main := containerTask("main.0", "main", "exec sleep 100000")
 	main.KillGrace, main.Spec.KillGracePeriodSeconds = 30*time.Second, 30 // the failure kill does not wait for it
 	side := containerTask("side.0", "side", "exit 0")
-	crash := containerTask("crash.0", "crash", "sleep 1; exit 3")
+	crash := containerTask("crash.0", "crash", "echo starting; sleep 1; echo 'listen tcp :8080: bind: address already in use' >&2; exit 3")
 	baseline := podGoroutines()
 	start := time.Now()
 	rt.Launch(context.Background(), []executor.Task{main, side, crash}, rep)
 
 	rep.awaitState(side.ID(), taskstate.Finished)
 	f := rep.awaitState(crash.ID(), taskstate.Failed)
-	if info := containerInfo(t, f); info.ExitCode != 3 || !strings.Contains(f.Message, "container exited with code 3") {
-		t.Errorf("crash FAILED %q data %+v", f.Message, info)
+	// Issue 32: the failure quotes what the container said last.
+	const said = `task "crash.0" failed: container exited with code 3; last stderr: "listen tcp :8080: bind: address already in use"`
+	if info := containerInfo(t, f); info.ExitCode != 3 || f.Message != said {
+		t.Errorf("crash FAILED %q data %+v, want %q", f.Message, info, said)
 	}
 	m := rep.awaitState(main.ID(), taskstate.Failed)
-	if !strings.Contains(m.Message, `task "crash.0" failed: container exited with code 3`) {
+	if m.Message != said {
 		t.Errorf("main FAILED %q, want crash.0's failure named", m.Message)
 	}
 	waitDone(t, rt)

@@ -237,6 +237,7 @@ type env struct {
 	work    string
 	run     string
 	cache   string
+	logs    string // the executor's LogDir: the tasks' stdout and stderr
 	cgroups *process.Cgroups
 	rec     *recorder
 }
@@ -265,6 +266,7 @@ func newEnv(t *testing.T, edit func(*process.Config)) *env {
 		}
 	})
 	logs := filepath.Join(base, "logs")
+	e.logs = logs
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		t.Fatal(err)
 	}

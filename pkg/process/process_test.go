@@ -356,6 +356,40 @@ func TestUnreachableWorkPathNamesTheDirectory(t *testing.T) {
 	}
 }
 
+// Issue 32: a failure quotes the end of what this start wrote (stderr,
+// else stdout; at most 5 lines and 512 bytes), where the reason usually
+// is; an earlier start's output in the same log files is not quoted.
+func TestFailureQuotesTheLastOutput(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, tc := range []struct {
+		name, start, want string
+		grace             float64
+	}{
+		{"exit within the grace", `echo starting; echo "listen tcp :8080: bind: address already in use" >&2; exit 1`,
+			`start command exited with status 1 within startGracePeriod 1s; last stderr: "listen tcp :8080: bind: address already in use"`, 1},
+		{"stdout only", `echo "config.yaml: no such file"; exit 3`,
+			`start command exited with status 3 within startGracePeriod 1s; last stdout: "config.yaml: no such file"`, 1},
+		{"died after running", `sleep 0.3; seq 1 100 >&2; exit 2`, `exited with status 2; last stderr: "…96\n97\n98\n99\n100"`, 0.1},
+		{"silent", `exit 4`, `start command exited with status 4 within startGracePeriod 1s`, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := strings.ReplaceAll(tc.name, " ", "-")
+			spec := &proto.TaskSpec{Version: proto.Version, Name: name, Instance: instanceOf(name), Process: &proto.ProcessSpec{
+				ProcName: "sh", WorkPath: e.workDir(name), StartGracePeriod: tc.grace, StartCmd: tc.start,
+			}}
+			// An earlier start's output, which is not this one's.
+			if err := os.WriteFile(filepath.Join(e.logs, name+".0.stderr"), []byte("an earlier start\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			e.launch(t, name+".0", spec)
+			rep := e.rec.awaitTerminal(name + ".0")
+			if rep.State != taskstate.Failed || !strings.HasSuffix(rep.Message, tc.want) {
+				t.Errorf("%s %q, want FAILED ending %q", rep.State, rep.Message, tc.want)
+			}
+		})
+	}
+}
+
 // restartCmd replaces stop + start; exec (its output bounded),
 // update-resources and signal messages act on the task; unknown tasks, missing commands and
 // unsupported messages are errors.

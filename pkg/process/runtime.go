@@ -287,8 +287,13 @@ func shellJoin(argv []string) string {
 // logFile opens the task's output file <dir>/<task>.<stream> to append
 // to: mode 0600, owned by acct's user, so no other user on the agent
 // reads it.
+// logPath is the file of a task's stream (stdout, stderr) under dir.
+func logPath(dir, taskID, stream string) string {
+	return filepath.Join(dir, cgroupName(taskID)+"."+stream)
+}
+
 func logFile(dir, taskID, stream string, acct *account) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, cgroupName(taskID)+"."+stream), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(logPath(dir, taskID, stream), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,7 @@ func (t *task) start(command string) (*instance, error) {
 		return nil, err
 	}
 	defer stderr.Close()
+	output := markOutput(stdout, stderr)
 	gate, release, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -53,7 +54,7 @@ func (t *task) start(command string) (*instance, error) {
 		release.Close()
 		return nil, fmt.Errorf("start %q: %w", command, err)
 	}
-	inst := &instance{cmd: cmd, pgid: cmd.Process.Pid, mainPid: cmd.Process.Pid, exited: make(chan struct{})}
+	inst := &instance{cmd: cmd, pgid: cmd.Process.Pid, mainPid: cmd.Process.Pid, exited: make(chan struct{}), output: output}
 	go func() {
 		err := cmd.Wait()
 		inst.exitCode = exitCode(err)
@@ -84,10 +85,10 @@ wait:
 			exited = nil
 			if inst.exitCode != 0 {
 				t.killInstance(inst, syscall.SIGKILL)
-				return nil, fmt.Errorf("start command exited with status %d within startGracePeriod %v", inst.exitCode, grace)
+				return nil, fmt.Errorf("start command exited with status %d within startGracePeriod %v%s", inst.exitCode, grace, t.outputOf(inst))
 			}
 			if t.proc.PidFile == "" {
-				return nil, fmt.Errorf("start command exited within startGracePeriod %v and there is no pidFile to follow", grace)
+				return nil, fmt.Errorf("start command exited within startGracePeriod %v and there is no pidFile to follow%s", grace, t.outputOf(inst))
 			}
 		case <-t.ctx.Done():
 			t.killInstance(inst, syscall.SIGKILL)
@@ -103,7 +104,7 @@ wait:
 	}
 	if err != nil {
 		t.killInstance(inst, syscall.SIGKILL)
-		return nil, fmt.Errorf("after startGracePeriod %v: %w", grace, err)
+		return nil, fmt.Errorf("after startGracePeriod %v: %w%s", grace, err, t.outputOf(inst))
 	}
 	inst.mainPid = pid
 	return inst, nil
@@ -187,6 +188,9 @@ func (t *task) died(inst *instance, cg *Cgroup, why error) {
 		r := reasonMemory
 		reason = &r
 		msg = fmt.Sprintf("%s: killed for exceeding the memory limit of %v MB", msg, t.currentSpec().Resources.MemLimitMB)
+	}
+	if code == nil || *code != 0 {
+		msg += t.outputOf(inst)
 	}
 	t.log().Info(msg)
 	state := taskstate.Failed

@@ -69,6 +69,7 @@ type instance struct {
 	mainPid  int
 	exited   chan struct{} // the start shell was reaped
 	exitCode int           // valid once exited is closed
+	output   outputMark    // where its output begins in the log files
 }
 
 func (r *Runtime) newTask(et executor.Task, g *group, rep executor.Reporter) *task {
