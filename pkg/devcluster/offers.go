@@ -18,6 +18,10 @@ func (m *master) grantOffers(batches []offerBatch) {
 	if m.stopped {
 		return
 	}
+	var busy map[uint64]bool
+	if m.cfg.ExecutorMode == ExecutorProcess && len(batches) > 0 {
+		busy = busyHostPorts()
+	}
 	for _, b := range batches {
 		fw := m.frameworks[b.framework.id]
 		var offers []mesos.Offer
@@ -27,7 +31,16 @@ func (m *master) grantOffers(batches []offerBatch) {
 				g.agent.recover(g.resources)
 				continue
 			}
-			o := &offer{id: m.newOfferID(), fw: fw, agent: a, resources: g.resources}
+			resources := g.resources
+			if len(busy) > 0 {
+				// Ports another program holds stay with the agent, for
+				// a later offer once they are free.
+				var held mesos.Resources
+				if resources, held = withoutBusyPorts(resources, busy); len(held) > 0 {
+					g.agent.recover(held)
+				}
+			}
+			o := &offer{id: m.newOfferID(), fw: fw, agent: a, resources: resources}
 			m.offers[o.id] = o
 			a.offered[o.id] = o
 			offers = append(offers, m.wireOffer(o))

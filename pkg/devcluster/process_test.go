@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -609,4 +611,33 @@ func TestConcurrentStopsWaitForTheExecutors(t *testing.T) {
 		t.Errorf("a second Stop returned while the executor's child %d still ran", child)
 	}
 	<-first
+}
+
+// Issue 32: a process-mode agent offers no port another program on the
+// machine holds (here a listener of the test's), as a real agent's
+// --resources would leave it out: its instance would fail with "address
+// already in use".
+func TestProcessAgentOffersNoBusyPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	busy := uint64(ln.Addr().(*net.TCPAddr).Port)
+	c := startProcessCluster(t, func(cfg *devcluster.Config) {
+		cfg.Agents[0].Resources.Ports = []devcluster.PortRange{{Begin: busy - 1, End: busy + 1}}
+	})
+	s := subscribe(t, c, frameworkInfo(), jsonCodec)
+	o := s.awaitOffer()
+	var offered []string
+	for _, r := range o.Resources {
+		if r.Name == "ports" {
+			for _, rg := range r.GetRanges().GetRange() {
+				offered = append(offered, fmt.Sprintf("%d-%d", rg.Begin, rg.End))
+			}
+		}
+	}
+	if want := []string{fmt.Sprintf("%d-%d", busy-1, busy-1), fmt.Sprintf("%d-%d", busy+1, busy+1)}; !slices.Equal(offered, want) {
+		t.Errorf("offered ports %v, want %v: not %d, which the test holds", offered, want, busy)
+	}
 }
