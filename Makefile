@@ -6,6 +6,10 @@ CMDS      := $(notdir $(wildcard cmd/*))
 FUZZTIME  ?= 30s
 BENCHTIME ?= 3x
 DATA      ?= ./bcs-data
+# make run's addresses and more bcs-scheduler flags: LISTEN=127.0.0.1:9080 make run
+LISTEN    ?= 127.0.0.1:8080
+MASTER    ?= 127.0.0.1:5050
+ARGS      ?=
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The pure packages (no etcd, Docker, processes or dev cluster): seconds.
@@ -22,6 +26,7 @@ all: build
 
 ## build: compile every package and the binaries under cmd/ into bin/
 build:
+	@$(GO) mod download # quietly: go build would print a line per module it fetches
 	$(GO) build ./...
 	@mkdir -p $(BIN)
 	@for c in $(CMDS); do echo "go build -o $(BIN)/$$c ./cmd/$$c"; $(GO) build -o $(BIN)/$$c ./cmd/$$c || exit 1; done
@@ -45,13 +50,14 @@ test-deps:
 	@scripts/test-deps
 
 ## run: the whole system on one machine: bcs-scheduler --dev (embedded etcd,
-## dev cluster, real executors), API on 127.0.0.1:8080, master on 127.0.0.1:5050,
-## everything under $(DATA). dockerd and the example image come from test-deps;
-## the pods' network containers run that image too (no registry needed).
+## dev cluster, real executors), API on $(LISTEN), master on $(MASTER),
+## everything under $(DATA), more flags in ARGS. dockerd and the example image
+## come from test-deps; the pods' network containers run that image too (no
+## registry needed).
 run: build examples test-deps
-	exec $(BIN)/bcs-scheduler --dev --data-dir $(DATA) \
+	exec $(BIN)/bcs-scheduler --dev --data-dir $(DATA) --listen $(LISTEN) --dev-master-listen $(MASTER) \
 		--container-executor-arg=--network-image=bcs-test/busybox:latest \
-		'--container-executor-arg=--network-command=sleep 2147483647'
+		'--container-executor-arg=--network-command=sleep 2147483647' $(ARGS)
 
 ## examples: the quick start's packages, served by bcs-scheduler at /files/: gamesvr.tar.gz,
 ## and gamesvr-v2.tar.gz (the same with a VERSION file) for the hot patch example

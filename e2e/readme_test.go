@@ -84,14 +84,11 @@ func TestReadmeQuickStart(t *testing.T) {
 		t.Fatalf("quick start has %d commands: %v", len(cmds), cmds)
 	}
 	updates := readmeBlock(t, "Updating a fleet")
+	// t.TempDir's parent is 0700, as root's home directory, where a user
+	// clones: the instances, running as their namespaces' uids, cannot
+	// reach ./bcs-data there, and make run puts their directories where
+	// they can (issue 32).
 	base := t.TempDir()
-	// Processes run as their namespaces' uids under bcs-data: the
-	// directories above it must be searchable (t.TempDir makes them 0700).
-	for _, d := range []string{filepath.Dir(base), base} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	clone := filepath.Join(base, "bcs-mesos")
 	freshClone(t, clone)
 
@@ -120,11 +117,17 @@ func TestReadmeQuickStart(t *testing.T) {
 			_ = syscall.Kill(-makeRun.Process.Pid, syscall.SIGKILL)
 			<-exited
 		}
-		if pids := processesUnder(base); len(pids) > 0 {
-			t.Errorf("processes left running under %s after make run stopped: %v", base, pids)
-			for _, pid := range pids {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+		instanceDirs := instanceDirsOf(logPath)
+		for _, dir := range []string{base, instanceDirs} {
+			if pids := processesUnder(dir); dir != "" && len(pids) > 0 {
+				t.Errorf("processes left running under %s after make run stopped: %v", dir, pids)
+				for _, pid := range pids {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
 			}
+		}
+		if instanceDirs != "" {
+			os.RemoveAll(instanceDirs)
 		}
 		if t.Failed() {
 			data, _ := os.ReadFile(logPath)
@@ -242,12 +245,37 @@ func TestReadmeQuickStart(t *testing.T) {
 	runUpdates(t, s, updates, run)
 	// Every path the dev agents were handed was absolute (a relative one
 	// made every launch fail), and the data stayed in the clone.
-	if data, _ := os.ReadFile(logPath); bytes.Contains(data, []byte("no such file or directory")) {
+	data, _ := os.ReadFile(logPath)
+	if bytes.Contains(data, []byte("no such file or directory")) {
 		t.Errorf("make run logged a missing file:\n%s", tail(data, 3000))
+	}
+	// It said where things are and what to do next, and no line per
+	// module it downloaded.
+	for _, want := range []string{"bcs-mesos is running", "  bin/bcsctl apply -f examples/process.json\n", "token: bcs-data/admin.token"} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("make run did not print %q:\n%s", want, tail(data, 3000))
+		}
+	}
+	if bytes.Contains(data, []byte("go: downloading")) {
+		t.Error("make run printed go's module downloads")
+	}
+	if dirs := instanceDirsOf(logPath); !strings.HasPrefix(dirs, "/var/tmp/bcs-mesos-dev/") {
+		t.Errorf("the instances' directories of a checkout under a 0700 directory: %q, want under /var/tmp/bcs-mesos-dev", dirs)
 	}
 	if _, err := os.Stat(filepath.Join(clone, "bcs-data", "mesos")); err != nil {
 		t.Errorf("the dev cluster's work dir is not under ./bcs-data: %v", err)
 	}
+}
+
+// instanceDirsOf is the directory make run's log says it put the
+// instances' directories in, when not under the data directory.
+func instanceDirsOf(logPath string) string {
+	data, _ := os.ReadFile(logPath)
+	m := regexp.MustCompile(`work_base_dir=(/var/tmp/bcs-mesos-dev/[0-9a-f]+)/work`).FindSubmatch(data)
+	if m == nil {
+		return ""
+	}
+	return string(m[1])
 }
 
 func withoutVar(env []string, name string) []string {

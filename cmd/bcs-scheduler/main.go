@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
+	"github.com/bcs-mesos/bcs-mesos/pkg/console"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/identity"
 	"github.com/bcs-mesos/bcs-mesos/pkg/notify"
@@ -104,6 +106,9 @@ func main() {
 	if err := configureDev(&o, devAgents, devMode); err != nil {
 		fmt.Fprintln(os.Stderr, "bcs-scheduler:", err)
 		os.Exit(2)
+	}
+	if o.Dev {
+		o.Ready = func(addr string) { printDevWelcome(os.Stderr, o, addr) }
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -221,6 +226,28 @@ func configureDev(o *schedulerd.Options, configFile, mode string) error {
 		return fmt.Errorf("--dev-executors process: bcs-process-executor is not next to %s (run make build)", self)
 	}
 	return nil
+}
+
+// printDevWelcome tells the person who started --dev (make run) where
+// everything is and what to do next, once the API serves on addr.
+func printDevWelcome(w io.Writer, o schedulerd.Options, addr string) {
+	api := "http://" + addr
+	token := filepath.Join(o.DataDir, schedulerd.AdminTokenFile) + " (bcsctl reads it)"
+	if o.TokenFile != "" {
+		token = "one of " + o.TokenFile
+	}
+	fmt.Fprintf(w, "\nbcs-mesos is running (bcs-scheduler --dev; data in %s):\n", o.DataDir)
+	fmt.Fprintf(w, "  API      %s   token: %s\n", api, token)
+	fmt.Fprintf(w, "  console  %s%s\n", api, console.Prefix)
+	fmt.Fprintf(w, "  master   http://%s/master/state\n", o.DevConfig.ListenAddr)
+	fmt.Fprintln(w, "Next, in another terminal at the top of the checkout (README: Quick start):")
+	if addr != schedulerd.DefaultListen {
+		fmt.Fprintf(w, "  export BCS_SERVER=%s\n", api)
+	}
+	fmt.Fprintln(w, "  bin/bcsctl apply -f examples/process.json")
+	fmt.Fprintln(w, "  bin/bcsctl get instances -n demo")
+	fmt.Fprintln(w, "Ctrl-C stops everything it started.")
+	fmt.Fprintln(w)
 }
 
 // checkNotifyFlags refuses a negative notify setting: zero takes the

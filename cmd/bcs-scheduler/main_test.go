@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/schedulerd"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
 
@@ -208,5 +209,30 @@ func TestDamagedDataDirFailsFast(t *testing.T) {
 			}
 			t.Logf("%s", out)
 		})
+	}
+}
+
+// Issue 32: --dev tells its user where the API, its token, the console
+// and the master are and what to run next; an API moved off its default
+// address comes with the BCS_SERVER bcsctl then needs.
+func TestDevWelcome(t *testing.T) {
+	var o schedulerd.Options
+	o.DataDir = "./bcs-data"
+	o.DevConfig.ListenAddr = "127.0.0.1:5050"
+	var out bytes.Buffer
+	printDevWelcome(&out, o, "127.0.0.1:8080")
+	for _, want := range []string{"API      http://127.0.0.1:8080   token: bcs-data/admin.token (bcsctl reads it)",
+		"console  http://127.0.0.1:8080/ui/", "master   http://127.0.0.1:5050/master/state", "  bin/bcsctl apply -f examples/process.json\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("welcome lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "BCS_SERVER") {
+		t.Errorf("the default address needs no BCS_SERVER:\n%s", out.String())
+	}
+	out.Reset()
+	printDevWelcome(&out, o, "127.0.0.1:9080")
+	if !strings.Contains(out.String(), "  export BCS_SERVER=http://127.0.0.1:9080\n") {
+		t.Errorf("a moved API's welcome lacks its BCS_SERVER:\n%s", out.String())
 	}
 }
