@@ -2,8 +2,8 @@ package e2e_test
 
 import (
 	"encoding/json"
-	"net/http"
 	"fmt"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
