@@ -31,10 +31,10 @@ build:
 	@mkdir -p $(BIN)
 	@for c in $(CMDS); do echo "go build -o $(BIN)/$$c ./cmd/$$c"; $(GO) build -o $(BIN)/$$c ./cmd/$$c || exit 1; done
 
-## test: install missing test dependencies, then run every test
+## test: install missing test dependencies, then run every test: the e2e suite
+## in the background while the other packages run, then the race detector's
 test: test-deps lint
-	$(GO) test -count=1 -timeout 20m ./...
-	$(MAKE) --no-print-directory test-race
+	@GO=$(GO) scripts/test-all $(RACE_PKGS)
 
 ## test-race: the packages whose goroutines share state, under the race detector (part of test)
 test-race:
