@@ -78,6 +78,10 @@ func freePort(t *testing.T) int {
 	}
 }
 
+// The host ports the harness's agents offer: below the ephemeral range
+// (32768-60999), apart from the dev cluster's default.
+const agentPortsFirst, agentPortsLast = 21000, 22000
+
 // system is one machine's bcs: a dev cluster process with three agents
 // running real executors, and a bcs-scheduler process pointed at it.
 type system struct {
@@ -119,15 +123,17 @@ func startSystemWith(t *testing.T, editCluster func(config map[string]any), sche
 	s.packageGamesvr()
 	masterPort := freePort(t)
 	s.master = fmt.Sprintf("http://127.0.0.1:%d", masterPort)
-	// Three agents on one machine: each gets its own slice of 31000-32000.
+	// Three agents on one machine: each gets its own slice of
+	// agentPortsFirst-agentPortsLast, which no other package's tests
+	// offer (the dev cluster's default 31000-32000 is theirs).
 	config := map[string]any{
 		"allocation_interval": "200ms", "default_refuse": "1s", "sandbox_gc_delay": "1s",
 		"agents": []map[string]any{
-			{"hostname": "agent-1", "resources": map[string]any{"ports": []map[string]int{{"begin": 31000, "end": 31332}}},
+			{"hostname": "agent-1", "resources": map[string]any{"ports": []map[string]int{{"begin": agentPortsFirst, "end": agentPortsFirst + 332}}},
 				"attributes": []map[string]any{{"name": "rack", "text": "r1"}}},
-			{"hostname": "agent-2", "resources": map[string]any{"ports": []map[string]int{{"begin": 31333, "end": 31665}}},
+			{"hostname": "agent-2", "resources": map[string]any{"ports": []map[string]int{{"begin": agentPortsFirst + 333, "end": agentPortsFirst + 665}}},
 				"attributes": []map[string]any{{"name": "rack", "text": "r2"}}},
-			{"hostname": "agent-3", "resources": map[string]any{"ports": []map[string]int{{"begin": 31666, "end": 32000}}},
+			{"hostname": "agent-3", "resources": map[string]any{"ports": []map[string]int{{"begin": agentPortsFirst + 666, "end": agentPortsLast}}},
 				"attributes": []map[string]any{{"name": "rack", "text": "r3"}}},
 		},
 	}

@@ -217,8 +217,11 @@ func TestReadmeQuickStart(t *testing.T) {
 				c := exec.Command("bash", "-c", cmd)
 				c.Dir = clone
 				out, err := c.CombinedOutput()
+				// What the executor answered to the reload shows in the
+				// instance's message.
+				_, app := s.call("GET", "/v1/apps/demo/gamesvr/instances", nil)
 				return err == nil && strings.Contains(string(out), "instance 0 serving on 127.0.0.1:") &&
-					strings.HasSuffix(string(out), "reloaded (1)\n"), string(out)
+					strings.HasSuffix(string(out), "reloaded (1)\n"), fmt.Sprintf("%s (instances: %s)", out, tail(app, 2000))
 			})
 		case strings.HasPrefix(cmd, "bin/bcsctl instance reload "):
 			if out := run(cmd); out != "reload of demo_gamesvr_0_1 requested\n" {
@@ -309,7 +312,7 @@ func runUpdates(t *testing.T, s *system, cmds []string, run func(string) string)
 	for _, cmd := range cmds {
 		switch {
 		case strings.HasPrefix(cmd, "export "):
-			exports += cmd + "; "
+			exports += cmd + "\n" // a line of its own: it may end with a comment
 		case strings.Contains(cmd, "-XPOST") && strings.Contains(cmd, "/v1/deployments -d"):
 			var v appView
 			if out := run(cmd); json.Unmarshal([]byte(out), &v) != nil || v.Version != 1 {

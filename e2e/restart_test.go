@@ -216,7 +216,7 @@ func TestDevSurvivesKill9MidRollout(t *testing.T) {
 				left = append(left, fmt.Sprintf("port %d of the old run listening", p))
 			}
 		}
-		for _, p := range listeningPorts(t, 31000, 32000) {
+		for _, p := range listeningPorts(t, agentPortsFirst, agentPortsLast) {
 			if !ports[p] {
 				left = append(left, fmt.Sprintf("port %d listening, no instance's", p))
 			}
