@@ -15,18 +15,18 @@ import (
 	"time"
 )
 
-// readmeBlock returns the commands of the first sh block of a README
-// section.
-func readmeBlock(t *testing.T, heading string) []string {
+// shBlock returns the commands of the first sh block of a section of a
+// page of the repository (README.md, docs/…).
+func shBlock(t *testing.T, page, heading string) []string {
 	t.Helper()
-	data, err := os.ReadFile("../README.md")
+	data, err := os.ReadFile(filepath.Join("..", page))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(data)
 	start := strings.Index(text, "## "+heading)
 	if start < 0 {
-		t.Fatalf("README has no %s section", heading)
+		t.Fatalf("%s has no %s section", page, heading)
 	}
 	block := regexp.MustCompile("(?s)```sh\n(.*?)```").FindStringSubmatch(text[start:])
 	if block == nil {
@@ -75,15 +75,15 @@ func freshClone(t *testing.T, dir string) {
 // process and the container example reach Running and answer on the host
 // ports the API shows; reload, scale and delete do what they say. Issue
 // 16: it does so with bin/bcsctl, which make run built: apply, rollout
-// status, get, describe, exec, instance reload, logs, scale, delete. Then
-// (issue 13) the "Updating a fleet" block: each strategy's update shows on
-// the game server's /version.
+// status, get, describe, exec, instance reload, logs, scale, delete.
+// Before it (issue 13), docs/updates.md's "Updating a fleet" block: each
+// strategy's update shows on the game server's /version.
 func TestReadmeQuickStart(t *testing.T) {
-	cmds := readmeBlock(t, "Quick start")
+	cmds := shBlock(t, "README.md", "Quick start")
 	if len(cmds) < 10 {
 		t.Fatalf("quick start has %d commands: %v", len(cmds), cmds)
 	}
-	updates := readmeBlock(t, "Updating a fleet")
+	updates := shBlock(t, "docs/updates.md", "Updating a fleet")
 	// t.TempDir's parent is 0700, as root's home directory, where a user
 	// clones: the instances, running as their namespaces' uids, cannot
 	// reach ./bcs-data there, and make run puts their directories where
@@ -168,6 +168,9 @@ func TestReadmeQuickStart(t *testing.T) {
 	// Each quick start command, and what it must print or do.
 	answers := map[string]string{"gamesvr": "gamesvr instance 0", "web": "hello from web"}
 	appOf := regexp.MustCompile(`(?:app|instance) (gamesvr|web)\b`)
+	// Each block stands on its own, with make run running: the updates
+	// block of docs/updates.md first, then the quick start.
+	runUpdates(t, s, updates, run)
 	for _, cmd := range cmds {
 		app := ""
 		if m := appOf.FindStringSubmatch(cmd); m != nil {
@@ -245,7 +248,6 @@ func TestReadmeQuickStart(t *testing.T) {
 			t.Errorf("the test does not know the README command %q: teach it", cmd)
 		}
 	}
-	runUpdates(t, s, updates, run)
 	// Every path the dev agents were handed was absolute (a relative one
 	// made every launch fail), and the data stayed in the clone.
 	data, _ := os.ReadFile(logPath)
