@@ -20,7 +20,7 @@ import (
 const (
 	realmFrameworks    = "mesos-master-scheduler" // --authenticate_http_frameworks: /api/v1/scheduler
 	realmReadwrite     = "mesos-master-readwrite" // --authenticate_http_readwrite: /api/v1
-	realmReadonly      = "mesos-master-readonly"  // --authenticate_http_readonly: /master/state
+	realmReadonly      = "mesos-master-readonly"  // --authenticate_http_readonly: /master/state, /master/tasks, /master/frameworks
 	realmAgentReadonly = "mesos-agent-readonly"   // the agent's --authenticate_http_readonly: /files/*
 )
 

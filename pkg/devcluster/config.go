@@ -108,9 +108,10 @@ type Config struct {
 	// AuthenticateHTTPReadwrite makes the operator API authenticate
 	// (--authenticate_http_readwrite).
 	AuthenticateHTTPReadwrite bool `json:"authenticate_http_readwrite,omitempty"`
-	// AuthenticateHTTPReadonly makes /master/state and the agents' files
-	// API authenticate (--authenticate_http_readonly of the master and
-	// of the agents, which here share Credentials).
+	// AuthenticateHTTPReadonly makes the master's /master/state,
+	// /master/tasks and /master/frameworks and the agents' files API
+	// authenticate (--authenticate_http_readonly of the master and of
+	// the agents, which here share Credentials).
 	AuthenticateHTTPReadonly bool `json:"authenticate_http_readonly,omitempty"`
 
 	// Logger receives the cluster's log lines; default slog.Default()

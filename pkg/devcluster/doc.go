@@ -10,7 +10,14 @@
 //     LAUNCH and LAUNCH_GROUP validated like Mesos, DECLINE filters, REVIVE,
 //     SUPPRESS, KILL, SHUTDOWN, ACKNOWLEDGE, RECONCILE, MESSAGE, TEARDOWN,
 //     UPDATE_FRAMEWORK, ACCEPT_INVERSE_OFFERS, DECLINE_INVERSE_OFFERS),
-//     framework failover, and GET /master/state;
+//     framework failover;
+//   - the master's read-only views as a 1.12 master serves them (also
+//     at the root: /state, /tasks, /frameworks): GET /master/state,
+//     /master/frameworks (framework_id) and /master/tasks (framework_id,
+//     task_id, limit 100 by default, offset, order asc or descending by
+//     the first status's time), tasks and frameworks rendered once for
+//     all three; like Mesos, a limit or offset it cannot read counts as
+//     absent;
 //   - the master's operator API, POST /api/v1 in JSON or protobuf:
 //     GET_AGENTS, DRAIN_AGENT (the agent kills every task with its kill
 //     policy capped, DRAINING turns DRAINED once the terminal updates are
@@ -89,7 +96,8 @@
 //
 // Three types do the work: the master (master.go; its scheduler API in
 // scheduler.go, accept.go and offers.go, its operator API in operator.go,
-// maintenance.go and drain.go, /master/state in state.go), the allocator
+// maintenance.go and drain.go, /master/state in state.go, the views'
+// routes and parameters in views.go), the allocator
 // (allocator.go) and the agents (agent.go; executors in process.go and
 // executorapi.go, the status update manager in updates.go, their
 // checkpoints and recovery in checkpoint.go and recover.go). Cluster

@@ -126,9 +126,7 @@ func (m *master) serve(ln net.Listener) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v1/scheduler", m.security.authenticated(realmFrameworks, m.handleScheduler))
 	mux.HandleFunc("/api/v1", m.security.authenticated(realmReadwrite, ignoringPrincipal(m.handleOperator)))
-	for _, p := range []string{"/master/state", "/master/state.json", "/state", "/state.json"} {
-		mux.HandleFunc(p, m.security.authenticated(realmReadonly, ignoringPrincipal(m.handleState)))
-	}
+	m.routeViews(mux)
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: m.serverLog()}
 	m.srv, m.ln = srv, nil

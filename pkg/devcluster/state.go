@@ -1,26 +1,12 @@
 package devcluster
 
 import (
-	"encoding/json"
-	"net/http"
-	"sort"
+	"maps"
+	"slices"
+	"strings"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
-
-// handleState serves GET /master/state in the shape of the Mesos master's
-// endpoint (the fields schedulers and tools commonly read).
-func (m *master) handleState(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeHTTPError(w, &httpError{http.StatusMethodNotAllowed, "Expecting one of { 'GET', 'HEAD' }, but received '" + r.Method + "'"})
-		return
-	}
-	m.mu.Lock()
-	state := m.state()
-	m.mu.Unlock()
-	w.Header().Set("Content-Type", mediaJSON)
-	_ = json.NewEncoder(w).Encode(state)
-}
 
 // state is what GET /master/state serves. Caller holds m.mu.
 func (m *master) state() map[string]any {
@@ -54,19 +40,7 @@ func (m *master) state() map[string]any {
 		}
 		slaves = append(slaves, slave)
 	}
-	fwIDs := make([]string, 0, len(m.frameworks))
-	for id := range m.frameworks {
-		fwIDs = append(fwIDs, id)
-	}
-	sort.Strings(fwIDs)
-	frameworks := make([]any, 0, len(fwIDs))
-	for _, id := range fwIDs {
-		frameworks = append(frameworks, m.stateFramework(m.frameworks[id]))
-	}
-	completed := make([]any, 0, len(m.completedFrameworks))
-	for _, fw := range m.completedFrameworks {
-		completed = append(completed, m.stateFramework(fw))
-	}
+	registered, completed := m.frameworkLists(everyID)
 	return map[string]any{
 		"version":              mesosVersion,
 		"id":                   m.id,
@@ -77,8 +51,8 @@ func (m *master) state() map[string]any {
 		"activated_slaves":     len(m.agentOrder) - deactivated,
 		"deactivated_slaves":   deactivated,
 		"slaves":               slaves,
-		"frameworks":           frameworks,
-		"completed_frameworks": completed,
+		"frameworks":           m.stateFrameworks(registered),
+		"completed_frameworks": m.stateFrameworks(completed),
 	}
 }
 
@@ -89,28 +63,58 @@ func (a *agent) endpointOrDefault() string {
 	return a.info.Hostname + ":5051"
 }
 
-func (m *master) stateFramework(fw *framework) map[string]any {
-	ids := make([]string, 0, len(fw.tasks))
-	for id := range fw.tasks {
-		ids = append(ids, id)
+// frameworkLists are the frameworks sel accepts in the order the
+// master's views list them: the registered ones by ID, then the completed
+// ones as they completed. Caller holds m.mu.
+func (m *master) frameworkLists(sel idSelector) (registered, completed []*framework) {
+	for _, fw := range m.frameworks {
+		if sel.accepts(fw.id) {
+			registered = append(registered, fw)
+		}
 	}
-	sort.Strings(ids)
-	tasks := make([]any, 0, len(ids))
+	slices.SortFunc(registered, func(a, b *framework) int { return strings.Compare(a.id, b.id) })
+	for _, fw := range m.completedFrameworks {
+		if sel.accepts(fw.id) {
+			completed = append(completed, fw)
+		}
+	}
+	return registered, completed
+}
+
+// stateFrameworks renders frameworks as /master/state lists them.
+func (m *master) stateFrameworks(fws []*framework) []any {
+	out := make([]any, 0, len(fws))
+	for _, fw := range fws {
+		out = append(out, m.stateFramework(fw))
+	}
+	return out
+}
+
+// taskLists are a framework's tasks in the order the master's views list
+// them: its tasks (live ones and terminal ones not yet acknowledged) and
+// its unreachable ones by ID, its completed ones as they completed.
+func (fw *framework) taskLists() (tasks, unreachable, completed []*task) {
+	byID := func(a, b *task) int { return strings.Compare(a.info.TaskID.Value, b.info.TaskID.Value) }
+	tasks = slices.SortedFunc(maps.Values(fw.tasks), byID)
+	unreachable = slices.SortedFunc(maps.Values(fw.unreachable), byID)
+	return tasks, unreachable, fw.completed
+}
+
+func stateTasks(ts []*task) []any {
+	out := make([]any, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, stateTask(t))
+	}
+	return out
+}
+
+func (m *master) stateFramework(fw *framework) map[string]any {
+	tasks, unreachable, completed := fw.taskLists()
 	var used []mesos.Resource
-	for _, id := range ids {
-		t := fw.tasks[id]
-		tasks = append(tasks, stateTask(t))
+	for _, t := range tasks {
 		if !t.released {
 			used = append(used, t.resources...)
 		}
-	}
-	unreachable := make([]any, 0, len(fw.unreachable))
-	for _, t := range fw.unreachable {
-		unreachable = append(unreachable, stateTask(t))
-	}
-	completed := make([]any, 0, len(fw.completed))
-	for _, t := range fw.completed {
-		completed = append(completed, stateTask(t))
 	}
 	var offers []any
 	var offered []mesos.Resource
@@ -147,9 +151,9 @@ func (m *master) stateFramework(fw *framework) map[string]any {
 		"checkpoint":        fw.info.GetCheckpoint(),
 		"capabilities":      caps,
 		"registered_time":   float64(fw.registeredAt.UnixNano()) / 1e9,
-		"tasks":             tasks,
-		"unreachable_tasks": unreachable,
-		"completed_tasks":   completed,
+		"tasks":             stateTasks(tasks),
+		"unreachable_tasks": stateTasks(unreachable),
+		"completed_tasks":   stateTasks(completed),
 		"offers":            offers,
 		"resources":         stateResources(sumResources(used, offered)),
 		"used_resources":    stateResources(sumResources(used)),
