@@ -488,7 +488,7 @@ func TestWebConsoleInstance(t *testing.T) {
 		proc := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["processes"].([]any)[0].(map[string]any)
 		// Frequent checks: a rescheduled instance's successor is ready soon.
 		check := proc["healthChecks"].([]any)[0].(map[string]any)
-		check["delaySeconds"], check["intervalSeconds"], check["timeoutSeconds"], check["gracePeriodSeconds"] = 1, 1, 1, 2
+		check["delaySeconds"], check["intervalSeconds"], check["timeoutSeconds"], check["gracePeriodSeconds"] = 1, 2, 1, 2
 	})
 	if code, body := s.call("POST", "/v1/apps", desk); code != 201 {
 		t.Fatalf("POST desk: %d %s", code, body)
@@ -513,10 +513,14 @@ func TestWebConsoleInstance(t *testing.T) {
 	b.waitFor("the command's output and exit 0", `document.querySelector("#exec-output")?.textContent.includes("exec in 0\n") && `+
 		`document.querySelector("#exec-output").textContent.includes("start.sh") && document.querySelector("#exec-result .badge")?.textContent === "exit 0"`,
 		`document.querySelector("#exec").innerText`)
+	b.eval(`document.querySelector("#exec").scrollIntoView(), true`, nil)
 	b.shot("instance-exec")
 	b.run(chromedp.SetValue("#exec-command", "echo no >&2; exit 3"), chromedp.Click("#exec-run"))
 	b.waitFor("the failing command's output and exit 3", `document.querySelector("#exec-output")?.textContent === "no\n" && `+
 		`document.querySelector("#exec-result .badge")?.textContent === "exit 3"`, `document.querySelector("#exec").innerText`)
+	b.eval(`document.querySelector("#exec").scrollIntoView(), true`, nil)
+	b.shot("instance-exec-failed")
+	b.eval(`window.scrollTo(0, 0), true`, nil)
 
 	// Reload: gamesvr says so in its stdout, which the page shows when
 	// asked. It asks no confirmation.

@@ -157,8 +157,9 @@ function exec(current) {
     replace(result, h('p', {class: 'muted'}, 'Running ', h('code', {}, line), '…'));
     try {
       const res = await post(taskGroupPath(inst, 'exec'), {task: taskSelect.value, command: ['/bin/sh', '-c', line], timeout: EXEC_TIMEOUT});
-      // An executor that could not run it (a timeout) answers no exit code.
-      const exited = res.ok || res.exitCode !== 0;
+      // A command that did not run to its end (refused, timed out) has
+      // no exit code of its own.
+      const exited = res.ok || res.exitCode > 0;
       replace(result,
         h('p', {}, h('code', {}, '$ ' + line), ' ', badge(exited ? 'exit ' + res.exitCode : 'failed', res.ok ? 'ok' : 'bad'), ' ',
           h('span', {class: 'muted'}, `in ${res.task}`)),
