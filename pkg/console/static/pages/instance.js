@@ -127,12 +127,13 @@ function logs(current) {
     const inst = current();
     const mine = ++reading;
     if (!inst.taskGroupID || !(inst.tasks || []).length) {
+      refresh.disabled = false;
       replace(body, h('p', {class: 'muted'}, 'Not launched.'));
       return;
     }
     refresh.disabled = true;
     const tasks = await Promise.all(inst.tasks.map(async (t) => h('article', {class: 'task-logs', 'data-task': t.name},
-      h('h3', {}, t.name), h('div', {class: 'log-streams'}, await logBlock(inst, t, 'stdout'), await logBlock(inst, t, 'stderr')))));
+      h('h3', {}, t.name), h('div', {class: 'log-streams'}, await Promise.all(['stdout', 'stderr'].map((s) => logBlock(inst, t, s)))))));
     if (mine !== reading) return; // a newer read shows
     refresh.disabled = false;
     replace(body, tasks);
