@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -28,7 +29,15 @@ type browser struct {
 	mu    sync.Mutex
 	// errors are the page's uncaught exceptions and console errors.
 	errors []string
+	// dialogs are the messages of the page's confirm() dialogs, each
+	// answered with acceptDialogs.
+	dialogs       []string
+	acceptDialogs bool
 }
+
+// clearShots empties the screenshots' directory once a run: each test's
+// screenshots are kept for review.
+var clearShots sync.Once
 
 func openBrowser(t *testing.T) *browser {
 	t.Helper()
@@ -36,9 +45,11 @@ func openBrowser(t *testing.T) *browser {
 		t.Fatalf("%s: %v (scripts/test-deps installs Debian's chromium)", chromium, err)
 	}
 	shots := filepath.Join(os.TempDir(), "bcs-console-screenshots")
-	if err := os.RemoveAll(shots); err != nil {
-		t.Fatal(err)
-	}
+	clearShots.Do(func() {
+		if err := os.RemoveAll(shots); err != nil {
+			t.Fatal(err)
+		}
+	})
 	if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +77,12 @@ func openBrowser(t *testing.T) *browser {
 				}
 				b.errors = append(b.errors, "console.error "+strings.Join(args, " "))
 			}
+		case *page.EventJavascriptDialogOpening:
+			b.dialogs = append(b.dialogs, ev.Message)
+			accept := b.acceptDialogs
+			// The page waits for the answer: the action that opened the
+			// dialog returns once it is given.
+			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(accept)) }()
 		}
 	})
 	// The first run starts Chromium, which lives as long as its context:
@@ -133,6 +150,30 @@ func (b *browser) clickTo(selector, what, condition, state string) {
 	b.waitFor(what, condition, state)
 }
 
+// answerDialogs makes the page's next confirm() dialogs answered OK
+// (accept) or Cancel, and returns how many dialogs were seen so far.
+func (b *browser) answerDialogs(accept bool) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.acceptDialogs = accept
+	return len(b.dialogs)
+}
+
+// dialogsSince returns the messages of the dialogs after the first n.
+func (b *browser) dialogsSince(n int) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.dialogs[n:]...)
+}
+
+// login logs in to the console at api with token, as a person does on
+// its login form, and waits for the workloads page.
+func (b *browser) login(api, token string) {
+	b.t.Helper()
+	b.run(chromedp.Navigate(api+"/ui/login"), chromedp.WaitVisible("#token"), chromedp.SendKeys("#token", token), chromedp.Submit("#token"))
+	b.waitFor("the console after the login", `location.pathname === "/ui/" && document.querySelector('[aria-label="workloads"]')`, "document.body.innerText")
+}
+
 // shot saves a screenshot of the viewport as name.png.
 func (b *browser) shot(name string) {
 	b.t.Helper()
@@ -164,8 +205,9 @@ func rowsJS(table string) string {
 // in-place canary update passes its hook step (the run's measurement
 // shown) and pauses at its pause step, highlighted, and the console's
 // promote button ends it; an application that fits nowhere
-// shows its pending reasons as the API counts them; agents, events; every
-// change arrives live, without a reload; logout ends the session.
+// shows its pending reasons as the API counts them; agents; the events
+// page opens on the recent history and follows live; every change
+// arrives live, without a reload; logout ends the session.
 func TestWebConsole(t *testing.T) {
 	web := newAnswerServer(t, `{"age":20}`) // the canary's hook
 	s := startSystem(t, allowEgress(t, web.host()))
@@ -376,13 +418,36 @@ func TestWebConsole(t *testing.T) {
 		`location.pathname === "/ui/agents/agent-1" && document.querySelector('[aria-label="instances on the agent"]')`, "document.body.innerText")
 	b.shot("agent")
 
-	// The event stream, live: scaling down kills instance 2.
-	b.run(chromedp.Click(`nav a[href="/ui/events"]`))
-	b.waitFor("the events page", `document.querySelector('[aria-label="events"]') && document.querySelector("#stream").dataset.state === "live"`, "document.body.innerText")
+	// The events page opens on the recent history, newest first: fleet's
+	// instance 2, which a scale-down deleted before the page opened; then
+	// it follows live: greedy scaled down deletes its instance 1.
 	if code, body := s.call("POST", "/v1/deployments/demo/fleet/scale", []byte(`{"instances": 2}`)); code != 202 {
 		t.Fatalf("scale: %d %s", code, body)
 	}
-	b.waitFor("instance fleet/2's deletion in the events", rowsJS("events")+`.some(r => r[4] === "fleet/2" && r[2] === "delete")`, rowsJS("events"))
+	s.eventually("fleet down to 2 instances", func() (bool, string) {
+		v := s.deployment("fleet")
+		return len(v.Status.Instances) == 2, fmt.Sprintf("%+v", v.Status.Instances)
+	})
+	b.run(chromedp.Click(`nav a[href="/ui/events"]`))
+	b.waitFor("instance fleet/2's deletion on the events page, from the history", `document.querySelector("#stream").dataset.state === "live" && `+
+		rowsJS("events")+`.some(r => r[0] === "earlier" && r[4] === "fleet/2" && r[2] === "delete")`, rowsJS("events"))
+	history := b.rows("events")
+	for i, r := range history {
+		if r[0] != "earlier" {
+			t.Errorf("event row %q before any change since the page opened: want it of the history (earlier)", r)
+		}
+		if i > 0 && !eventBefore(r[6], history[i-1][6]) {
+			t.Errorf("event %s shown below %s: want the newest first", history[i-1][6], r[6])
+		}
+	}
+	b.shot("events-history")
+	if code, body := s.call("POST", "/v1/apps/demo/greedy/scale", []byte(`{"instances": 1}`)); code != 202 {
+		t.Fatalf("scale greedy: %d %s", code, body)
+	}
+	b.waitFor("instance greedy/1's deletion on the events page, live", rowsJS("events")+`.some(r => r[4] === "greedy/1" && r[2] === "delete" && /^\d\d:\d\d:\d\d$/.test(r[0]))`, rowsJS("events"))
+	if top := b.rows("events")[0]; top[0] == "earlier" || !eventBefore(history[0][6], top[6]) {
+		t.Errorf("the top event after greedy's scale-down is %q: want a live one, newer than the history's %s", top, history[0][6])
+	}
 	b.shot("events")
 
 	var samePage bool
@@ -404,6 +469,156 @@ func TestWebConsole(t *testing.T) {
 	}
 	b.run(chromedp.Navigate(s.api + "/ui/agents"))
 	b.waitFor("the login form for a page after the logout", `location.pathname === "/ui/login"`, "location.href")
+}
+
+// Issue 32: an instance's page as a person works with it, in headless
+// Chromium against the real scheduler, process executor and gamesvr: the
+// last lines of its task's stdout; a command run in it, its output and
+// exit code; reload (gamesvr logs it); restart and reschedule, each
+// confirmed first (cancelled: nothing is sent), the instance relaunched
+// (a new pid, its log line again; a new task group on another agent,
+// whose log the page then shows). A read-only caller sees the instance
+// and its logs and no button, and the API refuses it the same routes.
+func TestWebConsoleInstance(t *testing.T) {
+	s := startTenants(t)
+	desk := s.manifest("process.json", func(m map[string]any) {
+		m["metadata"].(map[string]any)["name"] = "desk"
+		m["spec"].(map[string]any)["instance"] = 1
+		m["killPolicy"] = map[string]any{"gracePeriod": 1}
+		proc := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["processes"].([]any)[0].(map[string]any)
+		// Frequent checks: a rescheduled instance's successor is ready soon.
+		check := proc["healthChecks"].([]any)[0].(map[string]any)
+		check["delaySeconds"], check["intervalSeconds"], check["timeoutSeconds"], check["gracePeriodSeconds"] = 1, 2, 1, 2
+	})
+	if code, body := s.call("POST", "/v1/apps", desk); code != 201 {
+		t.Fatalf("POST desk: %d %s", code, body)
+	}
+	first := s.running("demo", "desk", 1)[0]
+	b := openBrowser(t)
+	b.login(s.api, tokenAdmin)
+	b.run(chromedp.Navigate(s.api + "/ui/apps/demo/desk/instances/0"))
+	const (
+		stdout = `document.querySelector('#logs [data-task="gamesvr"] pre[data-stream="stdout"]')?.textContent`
+		pidJS  = `document.querySelector('#tasks [data-fact="pid"] dd')?.textContent`
+		logsJS = `document.querySelector("#logs")?.innerText`
+	)
+	fact := func(name string) string {
+		return fmt.Sprintf(`document.querySelector('.instance-head [data-fact=%q] dd')?.textContent`, name)
+	}
+	serving := func(port uint32) string { return fmt.Sprintf("instance 0 serving on 127.0.0.1:%d", port) }
+	b.waitFor("gamesvr's first line in the instance's stdout", stdout+`?.includes(`+fmt.Sprintf("%q", serving(first.Ports["http"]))+`)`, logsJS)
+
+	// A command and its output; a failing one's exit code.
+	b.run(chromedp.SendKeys("#exec-command", `echo "exec in $instanceid"; ls`), chromedp.Click("#exec-run"))
+	b.waitFor("the command's output and exit 0", `document.querySelector("#exec-output")?.textContent.includes("exec in 0\n") && `+
+		`document.querySelector("#exec-output").textContent.includes("start.sh") && document.querySelector("#exec-result .badge")?.textContent === "exit 0"`,
+		`document.querySelector("#exec").innerText`)
+	b.eval(`document.querySelector("#exec").scrollIntoView(), true`, nil)
+	b.shot("instance-exec")
+	b.run(chromedp.SetValue("#exec-command", "echo no >&2; exit 3"), chromedp.Click("#exec-run"))
+	b.waitFor("the failing command's output and exit 3", `document.querySelector("#exec-output")?.textContent === "no\n" && `+
+		`document.querySelector("#exec-result .badge")?.textContent === "exit 3"`, `document.querySelector("#exec").innerText`)
+	b.eval(`document.querySelector("#exec").scrollIntoView(), true`, nil)
+	b.shot("instance-exec-failed")
+	b.eval(`window.scrollTo(0, 0), true`, nil)
+
+	// Reload: gamesvr says so in its stdout, which the page shows when
+	// asked. It asks no confirmation.
+	seen := b.answerDialogs(false)
+	b.run(chromedp.Click("#instance-reload"))
+	b.clickTo("#logs-refresh", "gamesvr's reload in its stdout", stdout+`?.includes("reloaded (1)")`, logsJS)
+	if d := b.dialogsSince(seen); len(d) != 0 {
+		t.Errorf("reload asked %q: want no confirmation", d)
+	}
+
+	// Restart, cancelled: nothing sent (the last write is the reload).
+	var pid string
+	b.eval(pidJS, &pid)
+	b.run(chromedp.Click("#instance-restart"))
+	if d := b.dialogsSince(seen); len(d) != 1 || d[0] != fmt.Sprintf("Restart demo/desk/0 on %s? Its tasks (gamesvr) are stopped and started again there.", first.Host) {
+		t.Errorf("the restart's confirmation: %q", d)
+	}
+	var audit struct {
+		Entries []struct{ User, Path string }
+	}
+	_, body := s.call("GET", "/v1/audit?namespace=demo&limit=1", nil)
+	if err := json.Unmarshal(body, &audit); err != nil || len(audit.Entries) != 1 || audit.Entries[0].Path != "/v1/taskgroups/"+first.TaskGroupID+"/reload" {
+		t.Errorf("the last write after a cancelled restart: %s, want the reload", body)
+	}
+	// Confirmed: the process relaunched where it was, a new pid, its line
+	// again in its stdout.
+	seen = b.answerDialogs(true)
+	b.run(chromedp.Click("#instance-restart"))
+	b.waitFor("a new pid after the restart", pidJS+` && `+pidJS+` !== `+fmt.Sprintf("%q", pid)+` && document.querySelector("h1 .badge").textContent === "running"`,
+		`document.querySelector(".instance").innerText`)
+	b.clickTo("#logs-refresh", "gamesvr's second start in its stdout",
+		stdout+`?.split(`+fmt.Sprintf("%q", serving(first.Ports["http"]))+`).length === 3`, logsJS)
+	if got := s.running("demo", "desk", 1)[0]; got.TaskGroupID != first.TaskGroupID || got.Host != first.Host {
+		t.Errorf("after the restart the API shows %s on %s: want %s where it was, %s", got.TaskGroupID, got.Host, first.TaskGroupID, first.Host)
+	}
+	b.shot("instance-restarted")
+
+	// Reschedule, confirmed: a new task group on another agent, whose
+	// line the logs show.
+	b.run(chromedp.Click("#instance-reschedule"))
+	if d := b.dialogsSince(seen); len(d) != 2 || !strings.HasPrefix(d[1], fmt.Sprintf("Reschedule demo/desk/0 off %s?", first.Host)) {
+		t.Errorf("the confirmations of the restart and the reschedule: %q", d)
+	}
+	b.waitFor("the instance running on another agent", fmt.Sprintf(`%s && %s !== %q && %s !== %q && document.querySelector("h1 .badge").textContent === "running"`,
+		fact("agent"), fact("agent"), first.Host, fact("task group"), first.TaskGroupID), `document.querySelector(".instance").innerText`)
+	moved := s.running("demo", "desk", 1)[0]
+	var shown map[string]string
+	b.eval(`Object.fromEntries([...document.querySelectorAll(".instance-head [data-fact]")].map(f => [f.dataset.fact, f.querySelector("dd").textContent]))`, &shown)
+	if shown["task group"] != moved.TaskGroupID || shown["agent"] != moved.Host || moved.Host == first.Host {
+		t.Errorf("the page shows %v after the reschedule, the API %s on %s (it was on %s)", shown, moved.TaskGroupID, moved.Host, first.Host)
+	}
+	b.clickTo("#logs-refresh", "the successor's line in its stdout", stdout+`?.includes(`+fmt.Sprintf("%q", serving(moved.Ports["http"]))+`)`, logsJS)
+	b.shot("instance")
+	if len(b.errors) > 0 {
+		t.Errorf("the page's scripts failed: %q", b.errors)
+	}
+
+	// The viewer: the instance and its logs, no button; the API refuses
+	// the page's routes to it all the same.
+	b.run(chromedp.Click("#logout"))
+	b.waitFor("the login form after the logout", `location.pathname === "/ui/login"`, "location.href")
+	b.login(s.api, tokenViewer)
+	b.run(chromedp.Navigate(s.api + "/ui/apps/demo/desk/instances/0"))
+	b.waitFor("the instance's logs as the viewer", stdout+`?.includes(`+fmt.Sprintf("%q", serving(moved.Ports["http"]))+`)`, "document.body.innerText")
+	var buttons []string
+	b.eval(`[...document.querySelectorAll("#page button, #page form")].map(e => e.id || e.className)`, &buttons)
+	if len(buttons) != 1 || buttons[0] != "logs-refresh" {
+		t.Errorf("the viewer's instance page has %q: want only the logs' Refresh", buttons)
+	}
+	b.shot("instance-read-only")
+	for _, op := range []struct{ path, body string }{
+		{"restart", ""}, {"reload", ""}, {"reschedule", ""}, {"exec", `{"command":["/bin/sh","-c","id"]}`},
+	} {
+		var answer struct {
+			Status int
+			Body   string
+		}
+		script := fmt.Sprintf(`fetch("/v1/taskgroups/%s/%s", {method: "POST", headers: {"X-BCS-Console": "1", "Content-Type": "application/json"}, body: %q || undefined})`+
+			`.then(async r => ({status: r.status, body: await r.text()}))`, moved.TaskGroupID, op.path, op.body)
+		b.run(chromedp.Evaluate(script, &answer, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+		if answer.Status != 403 || !strings.Contains(answer.Body, `user \"viewer\" (role read-only) writes nothing`) {
+			t.Errorf("the viewer's %s from the console: %d %s, want 403 naming its role", op.path, answer.Status, answer.Body)
+		}
+	}
+	if got := s.running("demo", "desk", 1)[0]; got.TaskGroupID != moved.TaskGroupID || got.Restarts != moved.Restarts {
+		t.Errorf("after the viewer's refused calls the instance is %+v, was %+v", got, moved)
+	}
+	if len(b.errors) > 0 {
+		t.Errorf("the page's scripts failed: %q", b.errors)
+	}
+}
+
+// eventBefore reports whether event ID a ("1234.2") comes before b.
+func eventBefore(a, b string) bool {
+	var ra, ia, rb, ib int
+	fmt.Sscanf(a, "%d.%d", &ra, &ia)
+	fmt.Sscanf(b, "%d.%d", &rb, &ib)
+	return ra < rb || ra == rb && ia < ib
 }
 
 func allReady(rows [][]string) bool {

@@ -1,13 +1,16 @@
 // Package console is bcs-scheduler's web console, served at /ui/: the
 // fleet's namespaces and workloads, an application's instances, a
-// deployment's rollout, the agents, why an instance waits, and the live
-// event stream.
+// deployment's rollout, the agents, why an instance waits, an instance's
+// last log lines and what a person does to it (restart, reload,
+// reschedule, exec), and the event stream, its recent history first.
 //
 // The server renders one shell page; small ES modules in static/ (no
-// framework, no build step, embedded in the binary) read the same REST
-// API bcsctl uses and follow GET /v1/events to update the page in place.
-// Long lists render only their visible rows and read the API a page at a
-// time.
+// framework, no build step, embedded in the binary) read and write
+// through the same REST API routes bcsctl uses and follow GET /v1/events
+// to update the page in place (the events page replays it from a while
+// back, as bcsctl events does). Long lists render only their visible rows
+// and read the API a page at a time. A read-only caller (the shell's
+// role) is shown no instance action; the API refuses it them anyway.
 //
 // The API wants a bearer token, which a browser cannot send on its own:
 // /ui/login takes the token, checks it and keeps it in an HttpOnly,

@@ -15,24 +15,38 @@ export class APIError extends Error {
   }
 }
 
-async function request(method, path, body) {
-  const init = {method, headers: {...CONSOLE_HEADER}, credentials: 'same-origin'};
+// request sends a request and returns its answer, or throws the API's
+// error of an answer other than 2xx.
+async function request(method, path, {body, signal} = {}) {
+  const init = {method, headers: {...CONSOLE_HEADER}, credentials: 'same-origin', signal};
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
   const resp = await fetch(path, init);
-  const data = await resp.json().catch(() => null);
   if (resp.status === 401) {
     // The session ended (a logout elsewhere, a new token file).
     window.location.assign('/ui/login');
   }
-  if (!resp.ok) throw new APIError(resp.status, data);
-  return data;
+  if (!resp.ok) throw new APIError(resp.status, await resp.json().catch(() => null));
+  return resp;
 }
 
-export const get = (path) => request('GET', path);
-export const post = (path, body) => request('POST', path, body);
+const json = (resp) => resp.json().catch(() => null);
+
+export const get = async (path) => json(await request('GET', path));
+export const post = async (path, body) => json(await request('POST', path, {body}));
+// text reads a route that answers text/plain (a task's logs).
+export const text = async (path, params = {}) => (await request('GET', withQuery(path, params))).text();
+// open starts reading a route that answers as it goes (the event
+// stream); signal ends it.
+export const openStream = (path, signal) => request('GET', path, {signal});
+
+// readOnly: the caller may change nothing (the shell says its role); an
+// operator reads only its own namespaces, and so writes what it sees.
+export function readOnly() {
+  return document.body.dataset.role === 'read-only';
+}
 
 function withQuery(path, params) {
   const query = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ''));

@@ -1,24 +1,47 @@
 // One stream of GET /v1/events for the whole console. Pages subscribe to
 // the event types they show, and the stream asks the API for those only.
 // A page lists the state once its stream is open, and so misses nothing;
-// the browser resumes a broken stream from the last event it saw.
+// the browser resumes a broken stream from the last event it saw. A page
+// that shows history (the events page) follows a stream of its own that
+// starts earlier (replay).
+
+import {openStream} from './api.js';
 
 const TYPES = ['app', 'deployment', 'daemonset', 'instance', 'rollout', 'hookrun', 'agent', 'agentsettings',
   'engine', 'notifycallback', 'notification'];
 
+// The header shows one state for every stream open: the worst of them.
+const STATE_ORDER = ['idle', 'live', 'connecting', 'reconnecting', 'closed'];
+const streams = new Set();
+const stateListeners = new Set();
+
+export function onStreamState(listener) {
+  stateListeners.add(listener);
+}
+
+function reportState() {
+  let worst = 'idle';
+  for (const s of streams) if (STATE_ORDER.indexOf(s.state) > STATE_ORDER.indexOf(worst)) worst = s.state;
+  for (const listener of stateListeners) listener(worst);
+}
+
 class Stream {
-  constructor() {
+  // after is the event ID the stream starts after; null: from now.
+  constructor(after = null) {
+    this.after = after;
     this.subscribers = new Set();
     this.source = null;
     this.query = null;
-    this.stateListeners = new Set();
+    this.state = 'idle';
+    streams.add(this);
   }
 
   // subscribe calls handler with each event {id, type, action, namespace,
-  // name, object} of types (in namespace, when given), and with
-  // {type: 'reset'} when changes were lost (list the state again). It
-  // returns the unsubscribe function and a promise of the stream being
-  // open: a page lists the state after it, and so misses nothing.
+  // name, revision, object} of types (in namespace, when given), and with
+  // {type: 'reset', message} when changes were lost (list the state
+  // again). It returns the unsubscribe function and a promise of the
+  // stream being open: a page lists the state after it, and so misses
+  // nothing.
   subscribe(types, handler, namespace = '') {
     const sub = {types: new Set(types), namespace, handler};
     this.subscribers.add(sub);
@@ -32,12 +55,9 @@ class Stream {
     };
   }
 
-  onState(listener) {
-    this.stateListeners.add(listener);
-  }
-
   setState(state) {
-    for (const listener of this.stateListeners) listener(state);
+    this.state = state;
+    reportState();
   }
 
   wanted() {
@@ -50,6 +70,7 @@ class Stream {
     if (types.size === 0) return null;
     const params = new URLSearchParams({type: [...types].sort().join(',')});
     if (namespaces.size === 1 && !namespaces.has('')) params.set('namespace', [...namespaces][0]);
+    if (this.after !== null) params.set('lastEventId', this.after);
     return params;
   }
 
@@ -62,6 +83,7 @@ class Stream {
     this.query = query;
     if (!params) {
       this.setState('idle');
+      if (this.after !== null) streams.delete(this); // a replay ended
       return Promise.resolve();
     }
     const source = new EventSource('/v1/events?' + params.toString());
@@ -74,8 +96,9 @@ class Stream {
     source.addEventListener('error', () => this.setState(source.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting'));
     for (const type of TYPES) source.addEventListener(type, (e) => this.dispatch(e));
     for (const type of ['reset', 'overflow']) {
-      source.addEventListener(type, () => {
-        for (const sub of this.subscribers) sub.handler({type: 'reset'});
+      source.addEventListener(type, (e) => {
+        const {message} = JSON.parse(e.data || '{}');
+        for (const sub of this.subscribers) sub.handler({type: 'reset', message});
       });
     }
     return this.opened;
@@ -90,6 +113,39 @@ class Stream {
 }
 
 export const stream = new Stream();
+
+// replay is a stream of its own that starts after the event ID after:
+// it sends the history since then, then goes on live. It ends when its
+// last subscription closes.
+export function replay(after) {
+  return new Stream(after);
+}
+
+// head is the ID the event stream starts at now, the store's revision:
+// GET /v1/events opens with a message of it alone, read and closed here.
+export async function head() {
+  const abort = new AbortController();
+  try {
+    const resp = await openStream('/v1/events', abort.signal);
+    const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!text.includes('\n\n')) {
+      const {value, done} = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    const id = text.match(/^id: (\S+)$/m);
+    if (!id) throw new Error('the event stream did not say where it starts');
+    return id[1];
+  } finally {
+    abort.abort();
+  }
+}
+
+// revisionOf is the store revision of an event ID ("1234.2" or "1234").
+export function revisionOf(id) {
+  return Number(String(id).split('.')[0]);
+}
 
 // throttle calls fn at most once per wait ms, with the latest arguments:
 // a fleet's thousands of changes a second refresh a view a few times.

@@ -1,8 +1,8 @@
-// The console's entry: its pages by path, and the live stream's state in
+// The console's entry: its pages by path, and the live streams' state in
 // the header.
 
 import {route, start} from './router.js';
-import {stream} from './events.js';
+import {onStreamState} from './events.js';
 import {overview} from './pages/overview.js';
 import {workload, resolveWorkload} from './pages/workload.js';
 import {rollout, recordRollouts} from './pages/rollout.js';
@@ -23,7 +23,7 @@ route(new RegExp(`^/ui/agents/${NAME}$`), 'agents', agent);
 route(/^\/ui\/events$/, 'events', events);
 
 const indicator = document.getElementById('stream');
-stream.onState((state) => {
+onStreamState((state) => {
   indicator.textContent = {live: 'live', connecting: 'connecting…', reconnecting: 'reconnecting…', closed: 'disconnected', idle: 'idle'}[state];
   indicator.dataset.state = state;
 });

@@ -1,12 +1,16 @@
-// The live event stream: every change as it happens, newest first, the
-// last few thousand kept.
+// The event stream: the recent history the caller may read, then every
+// change as it happens, newest first, the last few thousand kept.
 
 import {h, badge} from '../dom.js';
-import {stream} from '../events.js';
+import {head, replay, revisionOf} from '../events.js';
 import {VirtualTable} from '../virtual.js';
 import {clock, stateKind, shortState} from '../format.js';
 
 const KEEP = 5000;
+// HISTORY is how many store revisions back the page starts, as
+// bcsctl events does: every write of the store is one, and the API
+// leaves out what the caller may not read.
+const HISTORY = 2000;
 const TYPES = ['app', 'deployment', 'daemonset', 'instance', 'rollout', 'hookrun', 'agent', 'agentsettings', 'engine', 'notification'];
 
 function summary(e) {
@@ -32,8 +36,9 @@ export async function events(root) {
   const received = [];
   let paused = false;
   const shown = new Set(TYPES);
-  const table = new VirtualTable({label: 'events', rowKey: (e) => e.id, empty: 'Waiting for changes…', columns: [
-    {title: 'Time', width: '6rem', cell: (e) => clock(e.at)},
+  const table = new VirtualTable({label: 'events', rowKey: (e) => e.id, empty: 'No recent change; waiting for the next…', columns: [
+    // An event says no time: those of the history came before the page.
+    {title: 'Time', width: '6rem', cell: (e) => e.at ? clock(e.at) : h('span', {class: 'muted', title: 'before the page opened'}, 'earlier')},
     {title: 'Type', width: '8rem', cell: (e) => badge(e.type, kindOf(e))},
     {title: 'Action', width: '5rem', cell: (e) => e.action},
     {title: 'Namespace', width: 'minmax(7rem, 1fr)', cell: (e) => e.namespace},
@@ -56,9 +61,13 @@ export async function events(root) {
   const count = h('span', {class: 'muted', id: 'events-count'}, '0 events');
   root.append(h('section', {class: 'fill'}, h('h1', {}, 'Events ', count), h('div', {class: 'toolbar'}, pause, toggles), table.el));
 
+  // The history is what the stream replays up to the revision it is at
+  // now; what comes after is live.
+  const now = revisionOf(await head());
   let frame = null;
-  const sub = stream.subscribe(TYPES, (e) => {
-    received.unshift(e.type === 'reset' ? {type: 'reset', id: '', action: 'reset', namespace: '', name: 'changes were lost: lists read again', at: Date.now()} : {...e, at: Date.now()});
+  const sub = replay(String(Math.max(0, now - HISTORY))).subscribe(TYPES, (e) => {
+    const at = e.type === 'reset' || e.revision > now ? Date.now() : null;
+    received.unshift(e.type === 'reset' ? {type: 'reset', id: '', action: 'reset', namespace: '', name: e.message || 'changes were lost', at} : {...e, at});
     if (received.length > KEEP) received.pop();
     count.textContent = `${received.length} events`;
     if (!paused) frame = frame || requestAnimationFrame(() => {

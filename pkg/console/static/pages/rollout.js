@@ -4,7 +4,7 @@
 // pause, resume, promote and abort press.
 
 import {h, replace, badge} from '../dom.js';
-import {get, post, all, workloadPath, KINDS} from '../api.js';
+import {get, post, all, workloadPath, readOnly, KINDS} from '../api.js';
 import {stream, batch} from '../events.js';
 import {notify} from '../router.js';
 import {lineChart} from '../charts.js';
@@ -93,10 +93,9 @@ const OPS = [
 ];
 
 function buttons(base, ro, reread) {
-  const readOnly = document.body.dataset.role === 'read-only';
   return h('div', {class: 'buttons'}, OPS.map(({op, label, enabled}) => h('button', {
     type: 'button', id: 'rollout-' + op, 'data-op': op,
-    disabled: readOnly || !ro || !enabled(ro),
+    disabled: readOnly() || !ro || !enabled(ro),
     onclick: async (e) => {
       if (op === 'abort' && !confirm('Abort the rollout: every instance goes back to the stable revision?')) return;
       e.target.disabled = true;
