@@ -16,9 +16,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	yamlv4 "go.yaml.in/yaml/v4"
 	"sigs.k8s.io/yaml"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/strictjson"
 )
 
 // manifestDoc is one manifest read from a file: JSON as the API takes
@@ -102,9 +104,9 @@ func parseManifests(source string, data []byte, isYAML bool) ([]manifestDoc, err
 		if len(parts) > 1 {
 			src = fmt.Sprintf("%s (document %d)", source, i+1)
 		}
-		data, err := yaml.YAMLToJSONStrict(part)
+		data, err := yaml.YAMLToJSONStrict(part.data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", src, err)
+			return nil, fmt.Errorf("%s: %w", src, yamlError(part, err))
 		}
 		if bytes.Equal(data, []byte("null")) {
 			continue // an empty document
@@ -121,23 +123,58 @@ func parseManifests(source string, data []byte, isYAML bool) ([]manifestDoc, err
 	return docs, nil
 }
 
+// yamlDocument is one document of a YAML stream and the line of the
+// stream it begins at.
+type yamlDocument struct {
+	data []byte
+	line int
+}
+
 // yamlDocuments splits a YAML stream at its "---" lines.
-func yamlDocuments(data []byte) [][]byte {
-	var docs [][]byte
-	var cur []byte
+func yamlDocuments(data []byte) []yamlDocument {
+	var docs []yamlDocument
+	cur := yamlDocument{line: 1}
+	n := 0
 	for line := range bytes.Lines(data) {
+		n++
 		if t := bytes.TrimRight(line, " \t\r\n"); bytes.Equal(t, []byte("---")) || bytes.HasPrefix(t, []byte("--- ")) {
-			docs, cur = append(docs, cur), nil
+			docs, cur = append(docs, cur), yamlDocument{line: n + 1}
 			continue
 		}
-		cur = append(cur, line...)
+		cur.data = append(cur.data, line...)
 	}
 	return append(docs, cur)
 }
 
+// yamlError says where a YAML document breaks, by line and column of
+// its stream: the parser that converts YAML to JSON says only the line,
+// so a second parser, which knows the column, reads the document again.
+// Where the two disagree, the converter's error stands.
+func yamlError(doc yamlDocument, convertErr error) error {
+	var mark yamlv4.Mark
+	var message string
+	var one *yamlv4.LoadError
+	var many *yamlv4.LoadErrors
+	var v any
+	switch err := yamlv4.Unmarshal(doc.data, &v); {
+	case errors.As(err, &one):
+		mark, message = one.Mark, one.Message
+	case errors.As(err, &many) && len(many.Errors) > 0:
+		mark, message = many.Errors[0].Mark, many.Errors[0].Message
+	}
+	if mark.Line == 0 {
+		return convertErr
+	}
+	return fmt.Errorf("invalid YAML at line %d, column %d: %s", doc.line+mark.Line-1, mark.Column, message)
+}
+
 // manifestOf reads what names the object of a JSON manifest; the
-// server checks the rest.
+// server checks the rest. Broken JSON is refused here, saying where, as
+// the server would.
 func manifestOf(source string, data []byte) (manifestDoc, error) {
+	if err := strictjson.CheckSyntax(data); err != nil {
+		return manifestDoc{}, fmt.Errorf("%s: %w", source, err)
+	}
 	var head struct {
 		Kind     string `json:"kind"`
 		Metadata struct {
@@ -146,7 +183,7 @@ func manifestOf(source string, data []byte) (manifestDoc, error) {
 		} `json:"metadata"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return manifestDoc{}, fmt.Errorf("%s: not a JSON manifest: %w", source, err)
+		return manifestDoc{}, fmt.Errorf("%s: not a manifest: %w", source, err)
 	}
 	if head.Kind == "" {
 		return manifestDoc{}, fmt.Errorf("%s: kind: required", source)

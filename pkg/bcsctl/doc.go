@@ -13,7 +13,8 @@
 // them) fetch, render and set the exit code.
 //
 // It must not import the server's packages (pkg/api, pkg/registry,
-// pkg/store, pkg/scheduler); of bcs-mesos it uses only pkg/manifest and
-// pkg/constraint, to read manifests as the server will and summarise
-// specs.
+// pkg/store, pkg/scheduler); of bcs-mesos it uses only pkg/manifest,
+// pkg/constraint and pkg/strictjson, to read manifests as the server will
+// (broken JSON refused saying line and column, as the server would) and
+// summarise specs.
 package bcsctl
