@@ -236,9 +236,17 @@ func (c *cli) inNamespace(cmd *cobra.Command, doc *manifestDoc) error {
 	return nil
 }
 
-func (c *cli) applyCommand() *cobra.Command {
+func (c *cli) applyCommand() *cobra.Command { return c.manifestsCommand(false) }
+
+// createCommand is kubectl's create -f: apply that only creates, and
+// is refused for an object that exists.
+func (c *cli) createCommand() *cobra.Command { return c.manifestsCommand(true) }
+
+// manifestsCommand is apply, or with createOnly create.
+func (c *cli) manifestsCommand(createOnly bool) *cobra.Command {
 	var files []string
 	var dryRun bool
+	var out writeOutput
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE|DIR|-",
 		Short: "Create or update the objects of manifests (JSON or YAML)",
@@ -246,7 +254,8 @@ func (c *cli) applyCommand() *cobra.Command {
 			"out by the strategy); an object whose manifest did not change is left alone. FILE is a JSON or\n" +
 			"YAML file (YAML may hold several documents), DIR every .json, .yaml and .yml file in it, - stdin.\n" +
 			"--dry-run shows the plan of applications and deployments (what would be placed, updated or\n" +
-			"killed, and why an instance would stay pending) and changes nothing.",
+			"killed, and why an instance would stay pending) and changes nothing. Each object is a line\n" +
+			"(\"process demo/gamesvr created\"); -o json|yaml prints what the API answered instead.",
 		Example: "  bcsctl apply -f examples/process.json\n  bcsctl apply -f manifests/\n  jq '.spec.instance = 5' examples/process.json | bcsctl apply -f -",
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -259,7 +268,7 @@ func (c *cli) applyCommand() *cobra.Command {
 			}
 			failed := false
 			for i := range docs {
-				if err := c.apply(cmd, &docs[i], dryRun); err != nil {
+				if err := c.apply(cmd, &docs[i], dryRun, createOnly, &out); err != nil {
 					var usage *usageError
 					if errors.As(err, &usage) {
 						return err
@@ -274,13 +283,23 @@ func (c *cli) applyCommand() *cobra.Command {
 			return nil
 		},
 	}
+	if createOnly {
+		cmd.Use = "create -f FILE|DIR|-"
+		cmd.Short = "Create the objects of manifests (JSON or YAML); one that exists is an error"
+		cmd.Long = "Create the objects the manifests describe, as apply does, but never update one: an object that\n" +
+			"exists already is an error (exit code 1), the others are created. -o json|yaml prints what the\n" +
+			"API answered instead of a line per object."
+		cmd.Example = "  bcsctl create -f examples/deployment.json"
+	}
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "a manifest file, a directory of them, or - for stdin (repeatable)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be done; change nothing")
+	out.add(cmd)
 	return cmd
 }
 
-// apply creates or updates the object of one manifest and says which.
-func (c *cli) apply(cmd *cobra.Command, doc *manifestDoc, dryRun bool) error {
+// apply creates or (unless createOnly) updates the object of one
+// manifest and says which.
+func (c *cli) apply(cmd *cobra.Command, doc *manifestDoc, dryRun, createOnly bool, out *writeOutput) error {
 	ctx := cmd.Context()
 	r, err := resourceOfKind(doc.kind)
 	if err != nil {
@@ -291,19 +310,18 @@ func (c *cli) apply(cmd *cobra.Command, doc *manifestDoc, dryRun bool) error {
 	}
 	workload := r.workload
 	action, method, path := "created", http.MethodPost, pathOf(r.path)
-	if doc.name != "" {
+	if doc.name != "" && !createOnly {
 		var current struct {
 			Spec json.RawMessage `json:"spec"`
 		}
-		_, err := c.client.get(ctx, pathOf(r.path, doc.namespace, doc.name), nil, &current)
+		raw, err := c.client.get(ctx, pathOf(r.path, doc.namespace, doc.name), nil, &current)
 		switch {
 		case notFound(err):
 		case err != nil:
 			return err
 		case doc.kind != "secret" && sameManifest(doc.data, current.Spec):
 			// Secrets come back without their values: always sent.
-			fmt.Fprintf(c.env.Out, "%s %s/%s unchanged%s\n", doc.kind, doc.namespace, doc.name, dryRunNote(dryRun))
-			return nil
+			return out.done(c.env.Out, raw, "%s %s/%s unchanged%s", doc.kind, doc.namespace, doc.name, dryRunNote(dryRun))
 		default:
 			action, method, path = "configured", http.MethodPut, pathOf(r.path, doc.namespace, doc.name)
 		}
@@ -311,20 +329,22 @@ func (c *cli) apply(cmd *cobra.Command, doc *manifestDoc, dryRun bool) error {
 	switch {
 	case dryRun && workload:
 		var plan planView
-		if _, err := c.client.call(ctx, method, path, url.Values{"dryRun": {"true"}}, doc.data, &plan); err != nil {
+		raw, err := c.client.call(ctx, method, path, url.Values{"dryRun": {"true"}}, doc.data, &plan)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.env.Out, "%s %s/%s %s (dry run)\n", doc.kind, doc.namespace, doc.name, action)
+		if err := out.done(c.env.Out, raw, "%s %s/%s %s (dry run)", doc.kind, doc.namespace, doc.name, action); err != nil || out.raw() {
+			return err
+		}
 		return writePlan(c.env.Out, plan, "  ")
 	case dryRun:
-		fmt.Fprintf(c.env.Out, "%s %s/%s %s (dry run, not checked by the server)\n", doc.kind, doc.namespace, doc.name, action)
-		return nil
+		return out.done(c.env.Out, doc.data, "%s %s/%s %s (dry run, not checked by the server)", doc.kind, doc.namespace, doc.name, action)
 	}
-	if _, err := c.client.call(ctx, method, path, nil, doc.data, nil); err != nil {
+	answer, err := c.client.call(ctx, method, path, nil, doc.data, nil)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.env.Out, "%s %s/%s %s\n", doc.kind, doc.namespace, doc.name, action)
-	return nil
+	return out.done(c.env.Out, answer, "%s %s/%s %s", doc.kind, doc.namespace, doc.name, action)
 }
 
 func dryRunNote(dryRun bool) string {

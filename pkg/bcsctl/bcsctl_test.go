@@ -184,13 +184,17 @@ func TestShortDuration(t *testing.T) {
 	}
 }
 
-// The captured event stream renders one line per event; a reset and an
+// The captured event stream renders one line per event: how long ago
+// it was written, its ID (its place in the store's history, not an
+// application's revision), its object and what it says; a reset and an
 // overflow say what happened.
 func TestEventPrinter(t *testing.T) {
 	var out bytes.Buffer
-	c := &cli{env: Env{Out: &out}}
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	c := &cli{env: Env{Out: &out, Now: func() time.Time { return now }}}
 	print := c.eventPrinter("", true)
-	for _, e := range capturedEvents(t)[:6] {
+	for i, e := range capturedEvents(t)[:6] {
+		e.Time = now.Add(-time.Duration(6-i) * 30 * time.Second)
 		print(e)
 	}
 	print(eventView{ID: "900", Type: "reset", Revision: 900, Message: "history compacted; list the state again, events go on from here"})

@@ -355,7 +355,7 @@ func TestDescribeScaleDelete(t *testing.T) {
 	out := s.must(t, "", "describe", "deployment", "fleet", "-n", "demo")
 	for _, want := range []string{"Name:            fleet\n", "Kind:            deployment\n", "Strategy:        RollingUpdate (maxUnavailable 1)\n",
 		"  gamesvr:\n    Start:      ./start.sh ${ports.http} ${pidFile}\n", "Instances:\n  <none>\n",
-		"Events:\n  REVISION   TYPE         OBJECT   MESSAGE\n", "deployment   fleet    revision 1, 4 instances: Deploying: waiting for the scheduler\n"} {
+		"Events:\n  EVENT   TYPE         OBJECT   MESSAGE\n", "deployment   fleet    revision 1, 4 instances: Deploying: waiting for the scheduler\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("describe deployment lacks %q:\n%s", want, out)
 		}

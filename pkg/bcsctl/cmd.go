@@ -1,6 +1,7 @@
 package bcsctl
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -130,7 +131,7 @@ func newRoot(c *cli) *cobra.Command {
 	root.PersistentFlags().StringVar(&c.connection.clientCertFile, "client-certificate", "", "PEM client certificate that names the caller (https)")
 	root.PersistentFlags().StringVar(&c.connection.clientKeyFile, "client-key", "", "PEM private key of --client-certificate")
 	root.PersistentFlags().StringVarP(&c.namespace, "namespace", "n", defaultNamespace, "the namespace")
-	root.AddCommand(c.applyCommand(), c.planCommand(), c.getCommand(), c.describeCommand(), c.deleteCommand(),
+	root.AddCommand(c.applyCommand(), c.createCommand(), c.planCommand(), c.getCommand(), c.describeCommand(), c.deleteCommand(),
 		c.scaleCommand(), c.rolloutCommand(), c.execCommand(), c.signalCommand(), c.logsCommand(), c.instanceCommand(),
 		c.agentCommand("cordon"), c.agentCommand("uncordon"), c.agentCommand("drain"),
 		c.eventsCommand(), c.versionCommand())
@@ -217,6 +218,33 @@ func (o *outputFlag) add(cmd *cobra.Command, formats ...string) {
 }
 
 func (o *outputFlag) raw() bool { return o.format == "json" || o.format == "yaml" }
+
+// writeOutput is the output of a command that changes something: a line
+// saying what it did ("process demo/gamesvr created"), or with -o
+// json|yaml what the API answered, as it answered it (nothing for an
+// empty answer), YAML documents apart by "---".
+type writeOutput struct {
+	outputFlag
+	printed int
+}
+
+func (o *writeOutput) add(cmd *cobra.Command) { o.outputFlag.add(cmd, "json", "yaml") }
+
+// done prints the line format makes of args, or answer under -o.
+func (o *writeOutput) done(w io.Writer, answer []byte, format string, args ...any) error {
+	if !o.raw() {
+		_, err := fmt.Fprintf(w, format+"\n", args...)
+		return err
+	}
+	if len(bytes.TrimSpace(answer)) == 0 {
+		return nil
+	}
+	if o.format == "yaml" && o.printed > 0 {
+		fmt.Fprintln(w, "---")
+	}
+	o.printed++
+	return printRaw(w, o.format, answer)
+}
 
 func chain(first, then func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
