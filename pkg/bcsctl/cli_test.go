@@ -301,7 +301,7 @@ func TestUsageErrorsSendNothing(t *testing.T) {
 		want string
 	}{
 		{[]string{"get"}, "error: accepts between 1 and 2 arg(s), received 0\nSee 'bcsctl get --help' for usage.\n"},
-		{[]string{"get", "pods"}, `unknown kind "pods" (want one of apps, deployments, daemonsets, instances`},
+		{[]string{"get", "statefulsets"}, `unknown kind "statefulsets" (want one of apps, deployments, daemonsets, instances`},
 		{[]string{"get", "apps", "--colour"}, "error: unknown flag: --colour\nSee 'bcsctl get --help' for usage.\n"},
 		{[]string{"get", "apps", "-o", "xml"}, `--output "xml": want one of wide, json, yaml`},
 		{[]string{"get", "apps", "x", "-A"}, "a name and --all-namespaces do not go together"},
