@@ -3,8 +3,11 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,6 +125,20 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 	if n := strings.Count(instances, "   Running   true    true "); n != 7 {
 		t.Errorf("get instances: %d running and ready, want 7:\n%s", n, instances)
 	}
+	// kubectl's habits: pods are the instances; get all shows every
+	// kind, named KIND/NAME; get apps says where the deployment is.
+	if pods := s.ctl("", "get", "pods", "-n", "demo"); strings.Count(pods, "   Running   true    true ") != 7 || !strings.Contains(pods, "\nfleet/3 ") {
+		t.Errorf("get pods:\n%s", pods)
+	}
+	all := s.ctl("", "get", "all", "-n", "demo")
+	for _, want := range []string{"\napp/gamesvr ", "\ndeployment/fleet ", "\ninstance/gamesvr/0 ", "\ninstance/fleet/3 "} {
+		if !strings.Contains(all, want) {
+			t.Errorf("get all lacks %q:\n%s", want, all)
+		}
+	}
+	if r := s.bcsctl("", "get", "apps", "-n", "demo"); r.code != 0 || !strings.Contains(r.err, "There are deployments too, listed apart: bcsctl get deployments -n demo") {
+		t.Errorf("get apps: %+v, want where the deployment is", r)
+	}
 
 	// exec runs a command next to the process (its work path, its
 	// environment) and ends with its exit code; signal reaches the
@@ -143,19 +160,27 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 		t.Errorf("describe instance: no task with its pid:\n%s", out)
 	}
 
-	// events -w prints the recent changes, then the new ones as they
-	// happen: the scale below.
-	watch := exec.Command(filepath.Join(bin, "bcsctl"), "events", "-w", "-n", "demo", "--type", "app")
-	watch.Env = s.clientEnv()
-	var watched syncBuffer
-	watch.Stdout, watch.Stderr = &watched, &watched
-	if err := watch.Start(); err != nil {
-		t.Fatal(err)
+	// events -w follows from now: the scale below, not what came
+	// before it; with --since it shows the last minutes first. Ctrl-C
+	// ends it, which the scheduler does not log as an error.
+	watch := func(args ...string) (*exec.Cmd, *syncBuffer) {
+		cmd := exec.Command(filepath.Join(bin, "bcsctl"), append([]string{"events", "-w", "-n", "demo", "--type", "app"}, args...)...)
+		cmd.Env = s.clientEnv()
+		var out syncBuffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd, &out
 	}
-	defer func() { _ = watch.Process.Kill(); _ = watch.Wait() }()
-	s.eventually("events -w to print the recent changes", func() (bool, string) {
-		return strings.Contains(watched.String(), "gamesvr                        revision 1, 3 instances: Running\n"), watched.String()
+	const header = "AGE      EVENT        TYPE          OBJECT                         MESSAGE\n"
+	fromNow, watched := watch()
+	_, watchedSince := watch("--since", "10m")
+	s.eventually("events -w --since 10m to print the recent changes", func() (bool, string) {
+		return strings.Contains(watchedSince.String(), "gamesvr                        revision 1, 3 instances: Running\n"), watchedSince.String()
 	})
+	s.eventually("events -w to start", func() (bool, string) { return watched.String() == header, watched.String() })
 
 	if out := s.ctl("", "scale", "app", "gamesvr", "--replicas", "1", "-n", "demo"); out != "process demo/gamesvr scaled to 1\n" {
 		t.Errorf("scale: %q", out)
@@ -165,11 +190,19 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 		return strings.Count(strings.TrimSpace(out), "\n") == 1, out
 	})
 
-	s.eventually("events -w to print the scale", func() (bool, string) {
-		return strings.Contains(watched.String(), "gamesvr                        revision 1, 1 instances: "), watched.String()
-	})
-	if !strings.HasPrefix(watched.String(), "REVISION   TYPE          OBJECT                         MESSAGE\n") {
-		t.Errorf("events -w:\n%s", watched.String())
+	for _, out := range []*syncBuffer{watched, watchedSince} {
+		s.eventually("events -w to print the scale", func() (bool, string) {
+			return strings.Contains(out.String(), "gamesvr                        revision 1, 1 instances: "), out.String()
+		})
+	}
+	if !strings.HasPrefix(watched.String(), header) || strings.Contains(watched.String(), "3 instances") {
+		t.Errorf("events -w, want the scale and what followed it only:\n%s", watched.String())
+	}
+	if err := fromNow.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := fromNow.Wait(); err != nil {
+		t.Errorf("events -w after Ctrl-C: %v", err)
 	}
 
 	out = s.ctl("", "describe", "deployment", "fleet", "-n", "demo")
@@ -224,6 +257,13 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 	if out := s.ctl("", "delete", "-f", "../examples/deployment.json"); out != "deployment demo/fleet deleted\n" {
 		t.Errorf("delete -f: %q", out)
 	}
+	// The event streams bcsctl closed are no errors of the scheduler.
+	data, _ := os.ReadFile(filepath.Join(s.dir, "bcs-scheduler.log"))
+	for line := range strings.Lines(string(data)) {
+		if strings.Contains(line, " ERROR ") && strings.Contains(line, "/v1/events") {
+			t.Errorf("bcs-scheduler logged a closed event stream as an error: %s", line)
+		}
+	}
 }
 
 // syncBuffer is a buffer a process writes while the test reads it.
@@ -272,5 +312,125 @@ func TestBcsctlLogs(t *testing.T) {
 	r := s.bcsctl("", "logs", "web/0", "-n", "demo")
 	if r.code != 1 || !strings.Contains(r.err, "container-0, container-1") {
 		t.Errorf("logs of a pod without -c: %+v", r)
+	}
+}
+
+// The first day with bcsctl, as a new user met it: run from a
+// subdirectory of the checkout it finds the admin token `make run`
+// wrote at the top, and where there is none it says each file it
+// looked at and how to give one; a manifest's syntax error is named by
+// line and column, by bcsctl and by the API; an object created twice,
+// or updated from a stale read, is refused with what to do, never with
+// the store's words ("apply op 1 of 2 … revision 279").
+func TestBcsctlFirstDay(t *testing.T) {
+	s := startSystem(t)
+	// A checkout whose top holds bcs-data/admin.token, as make run
+	// leaves it, and bcsctl run two directories below, with no token
+	// given.
+	checkout := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(checkout, "bcs-data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(checkout, "bcs-data", "admin.token"), []byte(s.token()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	below := filepath.Join(checkout, "examples", "gamesvr")
+	if err := os.MkdirAll(below, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "notes")
+	if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tokenless := func(dir string, args ...string) ctlResult {
+		cmd := exec.Command(filepath.Join(bin, "bcsctl"), args...)
+		cmd.Dir = dir
+		cmd.Env = append(withoutVar(os.Environ(), "BCS_TOKEN"), "BCS_SERVER="+s.api)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatal(err)
+		}
+		return ctlResult{out.String(), errOut.String(), cmd.ProcessState.ExitCode()}
+	}
+	configmap := "kind: configmap\napiVersion: v4\nmetadata: {name: settings, namespace: demo}\ndatas: {a: {type: file, content: eA==}}\n"
+	if r := tokenless(below, "get", "configmaps", "-A"); r.code != 0 || r.err != "No resources found\n" {
+		t.Errorf("bcsctl below the checkout's top: %+v", r)
+	}
+	r := tokenless(elsewhere, "get", "configmaps", "-A")
+	looked := ""
+	for dir := elsewhere; ; dir = filepath.Dir(dir) {
+		looked += "  " + filepath.Join(dir, "bcs-data", "admin.token") + "\n"
+		if dir == "/" {
+			break
+		}
+	}
+	if r.code != 1 || !strings.Contains(r.err, "bcsctl sent no token: --token and $BCS_TOKEN are not set, and none of these files exists:\n"+looked+
+		"give one with --token TOKEN, or export BCS_TOKEN=$(cat DATA/admin.token)") {
+		t.Errorf("bcsctl with no token anywhere: %+v, want the files it looked at:\n%s", r, looked)
+	}
+
+	// Syntax errors, by line and column: bcsctl's own parse of JSON and
+	// YAML, and the API's of JSON it is sent.
+	broken := "{\"kind\": \"configmap\",\n \"metadata\": {\"name\": \"x\",}\n}"
+	file := filepath.Join(t.TempDir(), "broken.json")
+	if err := os.WriteFile(file, []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.bcsctl("", "apply", "-f", file); r.code != 1 ||
+		r.err != "error: "+file+": invalid JSON at line 2, column 27 (offset 48): invalid character '}' looking for beginning of object key string\n" {
+		t.Errorf("apply of broken JSON: %+v", r)
+	}
+	if r := s.bcsctl("kind: configmap\nmetadata:\n  name: x\n   namespace: demo\n", "apply", "-f", "-"); r.code != 1 ||
+		r.err != "error: stdin: invalid YAML at line 4, column 13: mapping values are not allowed in this context\n" {
+		t.Errorf("apply of broken YAML: %+v", r)
+	}
+	code, body := s.call("POST", "/v1/configmaps", []byte(broken))
+	if code != 400 || !strings.Contains(string(body), `"invalid JSON at line 2, column 27 (offset 48): invalid character '}' looking for beginning of object key string"`) {
+		t.Errorf("POST of broken JSON: %d %s", code, body)
+	}
+
+	// Created twice, updated from a stale read: what to do, in the
+	// API's terms.
+	s.ctl(configmap, "create", "-f", "-")
+	if r := s.bcsctl(configmap, "create", "-f", "-"); r.code != 1 ||
+		r.err != "error: stdin: configmap demo/settings exists already: change it with PUT (bcsctl apply), or delete it first\n" {
+		t.Errorf("create of an existing configmap: %+v", r)
+	}
+	var read struct {
+		Revision int64 `json:"revision"`
+	}
+	if err := json.Unmarshal([]byte(s.ctl("", "get", "configmap", "settings", "-n", "demo", "-o", "json")), &read); err != nil {
+		t.Fatal(err)
+	}
+	if out := s.ctl(strings.Replace(configmap, "eA==", "eQ==", 1), "apply", "-f", "-", "-o", "json"); !strings.Contains(out, `"revision": `) {
+		t.Errorf("apply -o json: %s", out)
+	}
+	manifest, err := yaml.YAMLToJSON([]byte(configmap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest("PUT", s.api+"/v1/configmaps/demo/settings", bytes.NewReader(manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.authorize(req)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("If-Match", fmt.Sprint(read.Revision))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 409 || !regexp.MustCompile(fmt.Sprintf(`"message": "configmap demo/settings changed since revision %d \(it is at revision \d+ now\): read it again and retry"`, read.Revision)).Match(stale) {
+		t.Errorf("PUT with a stale If-Match: %d %s", resp.StatusCode, stale)
+	}
+	for _, internal := range []string{"apply op", "configmaps/demo", "expected revision"} {
+		if strings.Contains(string(stale), internal) {
+			t.Errorf("the 409 shows the store's %q: %s", internal, stale)
+		}
 	}
 }

@@ -7,7 +7,11 @@
 //
 //	{"error":{"code":"InvalidArgument","message":"…","details":["spec.instance: must be ≥ 0"]}}
 //
-// mapped from the errdefs classes in one place (errors.go). Workload
+// mapped from the errdefs classes in one place (errors.go). A write the
+// store refused on its precondition is told in the API's terms — the
+// object, its revision as GET shows it, what to do — and the store's key
+// and op go to the log only; a request whose client went away is logged
+// at debug level, never as an error. Workload
 // manifests and commands are held to the admission policy
 // (pkg/admission), with their namespace's own uid as the registry
 // recorded it (a manifest may name it; another namespace's it may not). Operations the
@@ -29,7 +33,9 @@
 // GET /v1/events (events.go) streams every change of the kinds its table
 // names as Server-Sent Events, read from the store's history through
 // pkg/changefeed, so a client resumes from the last event ID it saw; each
-// client's buffer is bounded. A caller gets the events GET would show it:
+// client's buffer is bounded. An event's revision is the etcd revision
+// of its write (not an application's revision, its version), its time
+// the one its record was written at. A caller gets the events GET would show it:
 // each event is in the namespace of its object (a notification's is its
 // instance's), or is the cluster's state.
 //

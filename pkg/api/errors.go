@@ -2,11 +2,14 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
 
 // errorBody is the one error shape of the API.
@@ -62,10 +65,28 @@ var classes = []struct {
 	{errdefs.ErrPermissionDenied, http.StatusForbidden, "Forbidden"},
 }
 
-// writeError answers err in the API's error shape.
+// writeError answers err in the API's error shape, and logs what the
+// server should know of it.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := errorResponse(r, err)
+	logError(r, status, err)
 	writeJSON(w, status, body)
+}
+
+// logError logs a failed request: an internal error as an error; a write
+// the store refused with the key and revisions its client is not shown;
+// one whose client went away (it closed the event stream, it was
+// interrupted) only at debug level, as that is the client's to decide.
+func logError(r *http.Request, status int, err error) {
+	var refused *store.PreconditionError
+	switch {
+	case r.Context().Err() != nil:
+		slog.Debug("request ended: the client went away", "method", r.Method, "path", r.URL.Path, "err", err)
+	case status == http.StatusInternalServerError:
+		slog.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	case errors.As(err, &refused):
+		slog.Info("write refused: the stored object is not as the request expected", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	}
 }
 
 // errorResponse is the status and body that answer err.
@@ -74,6 +95,7 @@ func errorResponse(r *http.Request, err error) (int, errorBody) {
 	var he *httpError
 	var params *paramsError
 	var fields field.ErrorList
+	var refused *store.PreconditionError
 	switch {
 	case errors.As(err, &he):
 		status, body.Error = he.status, errorDetail{Code: he.code, Message: he.message}
@@ -82,18 +104,37 @@ func errorResponse(r *http.Request, err error) (int, errorBody) {
 	case errors.As(err, &fields):
 		status, body.Error = http.StatusBadRequest, errorDetail{Code: "InvalidArgument", Message: "invalid manifest", Details: fields.Messages()}
 	default:
-		matched := false
 		for _, c := range classes {
 			if errors.Is(err, c.class) {
 				status, body.Error = c.status, errorDetail{Code: c.code, Message: err.Error()}
-				matched = true
 				break
 			}
 		}
-		if !matched {
-			slog.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		if errors.As(err, &refused) {
+			body.Error.Message = refusedWrite(r, err, refused)
 		}
 	}
 	body.Error.Details = nonNil(body.Error.Details)
 	return status, body
+}
+
+// refusedWrite tells a client what to do about a write the store refused
+// on its precondition, in the terms of the API: the object as the
+// registry named it before the store's words ("deployment demo/fleet"),
+// and its revision as GET shows it. The key and the op are the server's.
+func refusedWrite(r *http.Request, err error, refused *store.PreconditionError) string {
+	what, ok := strings.CutSuffix(err.Error(), ": "+refused.Error())
+	if !ok || what == "" {
+		what = "the object"
+	}
+	switch {
+	case errors.Is(refused, errdefs.ErrAlreadyExists):
+		return what + " exists already: change it with PUT (bcsctl apply), or delete it first"
+	case errors.Is(refused, errdefs.ErrNotFound):
+		return what + " was deleted meanwhile"
+	case r.Header.Get("If-Match") != "":
+		return fmt.Sprintf("%s changed since revision %d (it is at revision %d now): read it again and retry",
+			what, refused.Expected, refused.Current)
+	}
+	return fmt.Sprintf("%s changed while this request was applied (it is at revision %d now): retry", what, refused.Current)
 }

@@ -183,8 +183,13 @@ type eventData struct {
 	// Name is the object's path in its namespace: an application's name,
 	// an instance's "<application>/<index>"; or, with no namespace, an
 	// agent's ID, its settings' hostname, the engine's "mode".
-	Name     string `json:"name"`
-	Revision int64  `json:"revision"`
+	Name string `json:"name"`
+	// Revision is the etcd revision of the write: the event's place in
+	// the store's history, not an application's revision (its version).
+	Revision int64 `json:"revision"`
+	// Time is when the write was made, as its record says (its
+	// updatedAt, a notification's time); none on delete.
+	Time time.Time `json:"time,omitzero"`
 	// Object is what GET shows of it; null on delete.
 	Object any `json:"object"`
 }
@@ -294,6 +299,20 @@ func recordNamespace(record []byte) string {
 	return rec.Namespace
 }
 
+// recordTime is when a record was written, as it says: its updatedAt,
+// or a notification's time; zero when it says neither.
+func recordTime(record []byte) time.Time {
+	var rec struct {
+		UpdatedAt time.Time `json:"updatedAt"`
+		Time      time.Time `json:"time"`
+	}
+	_ = json.Unmarshal(record, &rec)
+	if !rec.UpdatedAt.IsZero() {
+		return rec.UpdatedAt
+	}
+	return rec.Time
+}
+
 // frame is one message of the stream, ready to write.
 type frame struct {
 	// id is the position the client is at once it has it.
@@ -352,6 +371,7 @@ func (q eventQuery) frameOf(c changefeed.Change) (frame, bool) {
 	switch {
 	case c.Action == changefeed.Put:
 		ev.Type, ev.Object, err = kind.describe(c.Value, c.ID.Revision)
+		ev.Time = recordTime(c.Value)
 	case len(kind.types) > 1:
 		ev.Type, _, err = kind.describe(c.Previous, c.ID.Revision)
 	default:

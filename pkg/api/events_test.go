@@ -44,6 +44,7 @@ type streamed struct {
 	Namespace string          `json:"namespace"`
 	Name      string          `json:"name"`
 	Revision  int64           `json:"revision"`
+	Time      time.Time       `json:"time"`
 	Object    json.RawMessage `json:"object"`
 	lastID    string
 }
@@ -251,6 +252,7 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 	e := newEnv(t)
 	events := e.subscribe(t, "")
 	ctx := context.Background()
+	start := time.Now()
 
 	web := process("web", "ns-a", func(p *manifest.Process) {
 		p.Spec.Template.Spec.Processes[0].URIs[0].User = "fetcher"
@@ -265,7 +267,7 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 	e.expect(t, http.StatusCreated, "POST", "/v1/secrets", secret("db", "ns-a"), nil)
 	e.expect(t, http.StatusAccepted, "POST", "/v1/notifies?callback="+url.QueryEscape(callbackWithCredentials), nil, nil)
 	running := taskGroup("ns-a", "web", 0, "TASK_RUNNING")
-	notice := registry.Notice{ID: "n1", Type: registry.NoticeExit, Namespace: "ns-a", App: "web", TaskGroupID: running.ID, State: "TASK_FAILED"}
+	notice := registry.Notice{ID: "n1", Type: registry.NoticeExit, Namespace: "ns-a", App: "web", TaskGroupID: running.ID, State: "TASK_FAILED", Time: time.Now()}
 	if err := e.reg.PutTaskGroup(ctx, &running, notice); err != nil {
 		t.Fatal(err)
 	}
@@ -318,6 +320,10 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 		}
 		if (c.Action == "delete") != (string(c.Object) == "null") {
 			t.Errorf("event %s: object %s", c, c.Object)
+		}
+		// A change's time is its record's; a delete has none.
+		if c.Action == "delete" && !c.Time.IsZero() || c.Action == "put" && (c.Time.Before(start) || c.Time.After(time.Now())) {
+			t.Errorf("event %s at %v, want the time of its write", c, c.Time)
 		}
 	}
 

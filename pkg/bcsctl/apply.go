@@ -16,9 +16,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	yamlv4 "go.yaml.in/yaml/v4"
 	"sigs.k8s.io/yaml"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/strictjson"
 )
 
 // manifestDoc is one manifest read from a file: JSON as the API takes
@@ -102,9 +104,9 @@ func parseManifests(source string, data []byte, isYAML bool) ([]manifestDoc, err
 		if len(parts) > 1 {
 			src = fmt.Sprintf("%s (document %d)", source, i+1)
 		}
-		data, err := yaml.YAMLToJSONStrict(part)
+		data, err := yaml.YAMLToJSONStrict(part.data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", src, err)
+			return nil, fmt.Errorf("%s: %w", src, yamlError(part, err))
 		}
 		if bytes.Equal(data, []byte("null")) {
 			continue // an empty document
@@ -121,23 +123,58 @@ func parseManifests(source string, data []byte, isYAML bool) ([]manifestDoc, err
 	return docs, nil
 }
 
+// yamlDocument is one document of a YAML stream and the line of the
+// stream it begins at.
+type yamlDocument struct {
+	data []byte
+	line int
+}
+
 // yamlDocuments splits a YAML stream at its "---" lines.
-func yamlDocuments(data []byte) [][]byte {
-	var docs [][]byte
-	var cur []byte
+func yamlDocuments(data []byte) []yamlDocument {
+	var docs []yamlDocument
+	cur := yamlDocument{line: 1}
+	n := 0
 	for line := range bytes.Lines(data) {
+		n++
 		if t := bytes.TrimRight(line, " \t\r\n"); bytes.Equal(t, []byte("---")) || bytes.HasPrefix(t, []byte("--- ")) {
-			docs, cur = append(docs, cur), nil
+			docs, cur = append(docs, cur), yamlDocument{line: n + 1}
 			continue
 		}
-		cur = append(cur, line...)
+		cur.data = append(cur.data, line...)
 	}
 	return append(docs, cur)
 }
 
+// yamlError says where a YAML document breaks, by line and column of
+// its stream: the parser that converts YAML to JSON says only the line,
+// so a second parser, which knows the column, reads the document again.
+// Where the two disagree, the converter's error stands.
+func yamlError(doc yamlDocument, convertErr error) error {
+	var mark yamlv4.Mark
+	var message string
+	var one *yamlv4.LoadError
+	var many *yamlv4.LoadErrors
+	var v any
+	switch err := yamlv4.Unmarshal(doc.data, &v); {
+	case errors.As(err, &one):
+		mark, message = one.Mark, one.Message
+	case errors.As(err, &many) && len(many.Errors) > 0:
+		mark, message = many.Errors[0].Mark, many.Errors[0].Message
+	}
+	if mark.Line == 0 {
+		return convertErr
+	}
+	return fmt.Errorf("invalid YAML at line %d, column %d: %s", doc.line+mark.Line-1, mark.Column, message)
+}
+
 // manifestOf reads what names the object of a JSON manifest; the
-// server checks the rest.
+// server checks the rest. Broken JSON is refused here, saying where, as
+// the server would.
 func manifestOf(source string, data []byte) (manifestDoc, error) {
+	if err := strictjson.CheckSyntax(data); err != nil {
+		return manifestDoc{}, fmt.Errorf("%s: %w", source, err)
+	}
 	var head struct {
 		Kind     string `json:"kind"`
 		Metadata struct {
@@ -146,7 +183,7 @@ func manifestOf(source string, data []byte) (manifestDoc, error) {
 		} `json:"metadata"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return manifestDoc{}, fmt.Errorf("%s: not a JSON manifest: %w", source, err)
+		return manifestDoc{}, fmt.Errorf("%s: not a manifest: %w", source, err)
 	}
 	if head.Kind == "" {
 		return manifestDoc{}, fmt.Errorf("%s: kind: required", source)
@@ -199,9 +236,17 @@ func (c *cli) inNamespace(cmd *cobra.Command, doc *manifestDoc) error {
 	return nil
 }
 
-func (c *cli) applyCommand() *cobra.Command {
+func (c *cli) applyCommand() *cobra.Command { return c.manifestsCommand(false) }
+
+// createCommand is kubectl's create -f: apply that only creates, and
+// is refused for an object that exists.
+func (c *cli) createCommand() *cobra.Command { return c.manifestsCommand(true) }
+
+// manifestsCommand is apply, or with createOnly create.
+func (c *cli) manifestsCommand(createOnly bool) *cobra.Command {
 	var files []string
 	var dryRun bool
+	var out writeOutput
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE|DIR|-",
 		Short: "Create or update the objects of manifests (JSON or YAML)",
@@ -209,7 +254,8 @@ func (c *cli) applyCommand() *cobra.Command {
 			"out by the strategy); an object whose manifest did not change is left alone. FILE is a JSON or\n" +
 			"YAML file (YAML may hold several documents), DIR every .json, .yaml and .yml file in it, - stdin.\n" +
 			"--dry-run shows the plan of applications and deployments (what would be placed, updated or\n" +
-			"killed, and why an instance would stay pending) and changes nothing.",
+			"killed, and why an instance would stay pending) and changes nothing. Each object is a line\n" +
+			"(\"process demo/gamesvr created\"); -o json|yaml prints what the API answered instead.",
 		Example: "  bcsctl apply -f examples/process.json\n  bcsctl apply -f manifests/\n  jq '.spec.instance = 5' examples/process.json | bcsctl apply -f -",
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -222,7 +268,7 @@ func (c *cli) applyCommand() *cobra.Command {
 			}
 			failed := false
 			for i := range docs {
-				if err := c.apply(cmd, &docs[i], dryRun); err != nil {
+				if err := c.apply(cmd, &docs[i], dryRun, createOnly, &out); err != nil {
 					var usage *usageError
 					if errors.As(err, &usage) {
 						return err
@@ -237,13 +283,23 @@ func (c *cli) applyCommand() *cobra.Command {
 			return nil
 		},
 	}
+	if createOnly {
+		cmd.Use = "create -f FILE|DIR|-"
+		cmd.Short = "Create the objects of manifests (JSON or YAML); one that exists is an error"
+		cmd.Long = "Create the objects the manifests describe, as apply does, but never update one: an object that\n" +
+			"exists already is an error (exit code 1), the others are created. -o json|yaml prints what the\n" +
+			"API answered instead of a line per object."
+		cmd.Example = "  bcsctl create -f examples/deployment.json"
+	}
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "a manifest file, a directory of them, or - for stdin (repeatable)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be done; change nothing")
+	out.add(cmd)
 	return cmd
 }
 
-// apply creates or updates the object of one manifest and says which.
-func (c *cli) apply(cmd *cobra.Command, doc *manifestDoc, dryRun bool) error {
+// apply creates or (unless createOnly) updates the object of one
+// manifest and says which.
+func (c *cli) apply(cmd *cobra.Command, doc *manifestDoc, dryRun, createOnly bool, out *writeOutput) error {
 	ctx := cmd.Context()
 	r, err := resourceOfKind(doc.kind)
 	if err != nil {
@@ -254,19 +310,18 @@ func (c *cli) apply(cmd *cobra.Command, doc *manifestDoc, dryRun bool) error {
 	}
 	workload := r.workload
 	action, method, path := "created", http.MethodPost, pathOf(r.path)
-	if doc.name != "" {
+	if doc.name != "" && !createOnly {
 		var current struct {
 			Spec json.RawMessage `json:"spec"`
 		}
-		_, err := c.client.get(ctx, pathOf(r.path, doc.namespace, doc.name), nil, &current)
+		raw, err := c.client.get(ctx, pathOf(r.path, doc.namespace, doc.name), nil, &current)
 		switch {
 		case notFound(err):
 		case err != nil:
 			return err
 		case doc.kind != "secret" && sameManifest(doc.data, current.Spec):
 			// Secrets come back without their values: always sent.
-			fmt.Fprintf(c.env.Out, "%s %s/%s unchanged%s\n", doc.kind, doc.namespace, doc.name, dryRunNote(dryRun))
-			return nil
+			return out.done(c.env.Out, raw, "%s %s/%s unchanged%s", doc.kind, doc.namespace, doc.name, dryRunNote(dryRun))
 		default:
 			action, method, path = "configured", http.MethodPut, pathOf(r.path, doc.namespace, doc.name)
 		}
@@ -274,20 +329,22 @@ func (c *cli) apply(cmd *cobra.Command, doc *manifestDoc, dryRun bool) error {
 	switch {
 	case dryRun && workload:
 		var plan planView
-		if _, err := c.client.call(ctx, method, path, url.Values{"dryRun": {"true"}}, doc.data, &plan); err != nil {
+		raw, err := c.client.call(ctx, method, path, url.Values{"dryRun": {"true"}}, doc.data, &plan)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.env.Out, "%s %s/%s %s (dry run)\n", doc.kind, doc.namespace, doc.name, action)
+		if err := out.done(c.env.Out, raw, "%s %s/%s %s (dry run)", doc.kind, doc.namespace, doc.name, action); err != nil || out.raw() {
+			return err
+		}
 		return writePlan(c.env.Out, plan, "  ")
 	case dryRun:
-		fmt.Fprintf(c.env.Out, "%s %s/%s %s (dry run, not checked by the server)\n", doc.kind, doc.namespace, doc.name, action)
-		return nil
+		return out.done(c.env.Out, doc.data, "%s %s/%s %s (dry run, not checked by the server)", doc.kind, doc.namespace, doc.name, action)
 	}
-	if _, err := c.client.call(ctx, method, path, nil, doc.data, nil); err != nil {
+	answer, err := c.client.call(ctx, method, path, nil, doc.data, nil)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.env.Out, "%s %s/%s %s\n", doc.kind, doc.namespace, doc.name, action)
-	return nil
+	return out.done(c.env.Out, answer, "%s %s/%s %s", doc.kind, doc.namespace, doc.name, action)
 }
 
 func dryRunNote(dryRun bool) string {

@@ -23,8 +23,10 @@ const (
 )
 
 // Issue 18: bcsctl sends --token, else $BCS_TOKEN, else the token make
-// run wrote in bcs-data/admin.token; a 401 says where the token comes
-// from, a 403 what the role lacks.
+// run wrote in bcs-data/admin.token, looked for in the working directory
+// and each one above it (bcsctl run from a subdirectory of the checkout
+// finds it at the top); a 401 says which token was sent or where bcsctl
+// looked, a 403 what the role lacks.
 func TestBcsctlSendsItsToken(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -49,8 +51,9 @@ func TestBcsctlSendsItsToken(t *testing.T) {
 			Getenv: func(k string) string {
 				return map[string]string{"BCS_SERVER": srv.URL, "BCS_TOKEN": envToken}[k]
 			},
+			Getwd: func() (string, error) { return "/checkout/pkg/bcsctl", nil },
 			ReadFile: func(path string) ([]byte, error) {
-				if path != bcsctl.DefaultTokenFile || fileToken == "" {
+				if path != "/checkout/"+bcsctl.DefaultTokenFile || fileToken == "" {
 					return nil, fs.ErrNotExist
 				}
 				return []byte(fileToken + "\n"), nil
@@ -68,12 +71,19 @@ func TestBcsctlSendsItsToken(t *testing.T) {
 		says                string
 	}{
 		{"no token anywhere", "", "", []string{"get", "apps", "-A"}, 1,
-			"no credentials: send Authorization: Bearer <token>: unauthenticated (bcsctl sends --token, else $BCS_TOKEN, else the token in bcs-data/admin.token)"},
-		{"the token file make run wrote", "", adminToken, []string{"apply", "-f", "-"}, 0, "configmap demo/cm created"},
+			"no credentials: send Authorization: Bearer <token>: unauthenticated\n" +
+				"bcsctl sent no token: --token and $BCS_TOKEN are not set, and none of these files exists:\n" +
+				"  /checkout/pkg/bcsctl/bcs-data/admin.token\n  /checkout/pkg/bcs-data/admin.token\n" +
+				"  /checkout/bcs-data/admin.token\n  /bcs-data/admin.token\n" +
+				"give one with --token TOKEN, or export BCS_TOKEN=$(cat DATA/admin.token)"},
+		{"the token file make run wrote, above the working directory", "", adminToken, []string{"apply", "-f", "-"}, 0, "configmap demo/cm created"},
 		{"$BCS_TOKEN before the file", readerToken, adminToken, []string{"delete", "configmap", "cm", "-n", "demo"}, 1,
 			`user "grafana" (role read-only) writes nothing`},
 		{"--token before $BCS_TOKEN", readerToken, "", []string{"--token", adminToken, "delete", "configmap", "cm", "-n", "demo"}, 0, "deleted"},
-		{"a wrong --token", "", adminToken, []string{"--token", "wrong-token-0123456789", "get", "apps", "-A"}, 1, "unknown bearer token"},
+		{"a wrong --token", "", adminToken, []string{"--token", "wrong-token-0123456789", "get", "apps", "-A"}, 1,
+			"unknown bearer token: unauthenticated\nbcsctl sent the token of --token"},
+		{"a token file refused", "", "stale-token-0123456789", []string{"get", "apps", "-A"}, 1,
+			"bcsctl sent the token in /checkout/bcs-data/admin.token"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(tc.envToken, tc.fileToken, configmap, tc.args...)

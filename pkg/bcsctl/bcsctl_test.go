@@ -70,15 +70,21 @@ func TestReadManifests(t *testing.T) {
 		t.Errorf("read:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
-	for name, content := range map[string]string{
-		"dup.yaml":   "kind: secret\nkind: configmap\n",
-		"bad.json":   `{"kind": "secret",}`,
-		"nokind.yml": "metadata: {name: x}\n",
-		"empty.yaml": "---\n",
+	// A syntax error is named by line and column of the file, as the
+	// server names one in JSON it is sent.
+	for _, c := range []struct{ name, content, says string }{
+		{"dup.yaml", "kind: secret\nkind: configmap\n", `dup.yaml: invalid YAML at line 2, column 1: mapping key "kind" already defined at line 1`},
+		{"bad.json", "{\"kind\": \"secret\",\n \"metadata\": {\"name\": \"x\",}}",
+			"bad.json: invalid JSON at line 2, column 27 (offset 45): invalid character '}' looking for beginning of object key string"},
+		{"indent.yaml", "kind: configmap\nmetadata: {name: a}\n---\nkind: configmap\nmetadata:\n  name: b\n   namespace: y\n",
+			"indent.yaml (document 2): invalid YAML at line 7, column 13: mapping values are not allowed in this context"},
+		{"tab.yaml", "kind: secret\nmetadata:\n\tname: x\n", "tab.yaml: invalid YAML at line 3, column 1: found character that cannot start any token"},
+		{"nokind.yml", "metadata: {name: x}\n", "nokind.yml: kind: required"},
+		{"empty.yaml", "---\n", "empty.yaml: no manifest in it"},
 	} {
-		write(name, content)
-		if _, err := readManifests([]string{filepath.Join(dir, name)}, nil); err == nil || !strings.Contains(err.Error(), name) {
-			t.Errorf("%s: %v; want an error naming the file", name, err)
+		write(c.name, c.content)
+		if _, err := readManifests([]string{filepath.Join(dir, c.name)}, nil); err == nil || !strings.HasSuffix(err.Error(), c.says) {
+			t.Errorf("%s: %v; want an error saying %q", c.name, err, c.says)
 		}
 	}
 }
@@ -178,13 +184,17 @@ func TestShortDuration(t *testing.T) {
 	}
 }
 
-// The captured event stream renders one line per event; a reset and an
+// The captured event stream renders one line per event: how long ago
+// it was written, its ID (its place in the store's history, not an
+// application's revision), its object and what it says; a reset and an
 // overflow say what happened.
 func TestEventPrinter(t *testing.T) {
 	var out bytes.Buffer
-	c := &cli{env: Env{Out: &out}}
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	c := &cli{env: Env{Out: &out, Now: func() time.Time { return now }}}
 	print := c.eventPrinter("", true)
-	for _, e := range capturedEvents(t)[:6] {
+	for i, e := range capturedEvents(t)[:6] {
+		e.Time = now.Add(-time.Duration(6-i) * 30 * time.Second)
 		print(e)
 	}
 	print(eventView{ID: "900", Type: "reset", Revision: 900, Message: "history compacted; list the state again, events go on from here"})

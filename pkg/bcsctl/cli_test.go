@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -300,7 +301,7 @@ func TestUsageErrorsSendNothing(t *testing.T) {
 		want string
 	}{
 		{[]string{"get"}, "error: accepts between 1 and 2 arg(s), received 0\nSee 'bcsctl get --help' for usage.\n"},
-		{[]string{"get", "pods"}, `unknown kind "pods" (want one of apps, deployments, daemonsets, instances`},
+		{[]string{"get", "statefulsets"}, `unknown kind "statefulsets" (want one of apps, deployments, daemonsets, instances`},
 		{[]string{"get", "apps", "--colour"}, "error: unknown flag: --colour\nSee 'bcsctl get --help' for usage.\n"},
 		{[]string{"get", "apps", "-o", "xml"}, `--output "xml": want one of wide, json, yaml`},
 		{[]string{"get", "apps", "x", "-A"}, "a name and --all-namespaces do not go together"},
@@ -355,7 +356,7 @@ func TestDescribeScaleDelete(t *testing.T) {
 	out := s.must(t, "", "describe", "deployment", "fleet", "-n", "demo")
 	for _, want := range []string{"Name:            fleet\n", "Kind:            deployment\n", "Strategy:        RollingUpdate (maxUnavailable 1)\n",
 		"  gamesvr:\n    Start:      ./start.sh ${ports.http} ${pidFile}\n", "Instances:\n  <none>\n",
-		"Events:\n  REVISION   TYPE         OBJECT   MESSAGE\n", "deployment   fleet    revision 1, 4 instances: Deploying: waiting for the scheduler\n"} {
+		"Events:\n  EVENT   TYPE         OBJECT   MESSAGE\n", "deployment   fleet    revision 1, 4 instances: Deploying: waiting for the scheduler\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("describe deployment lacks %q:\n%s", want, out)
 		}
@@ -461,5 +462,176 @@ func TestGetReadsEveryPage(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("get configmaps -o json: %d names %q…, want the 501 in order", len(got), got[:min(3, len(got))])
+	}
+}
+
+// A command that changes something says so in one line, kubectl's way;
+// -o json|yaml prints what the API answered instead. create is apply
+// that only creates: an object that exists is refused with what to do,
+// not with the store's words.
+func TestWritesPrintOneLineOrTheAnswer(t *testing.T) {
+	s := newAPIServer(t)
+	configmap := "kind: configmap\napiVersion: v4\nmetadata: {name: settings, namespace: demo}\ndatas: {a: {type: file, content: eA==}}\n"
+	if out := s.must(t, configmap, "create", "-f", "-"); out != "configmap demo/settings created\n" {
+		t.Errorf("create: %q", out)
+	}
+	r := s.bcsctl(t, configmap, "create", "-f", "-")
+	if r.code != 1 || r.out != "" || r.err != "error: stdin: configmap demo/settings exists already: change it with PUT (bcsctl apply), or delete it first\n" {
+		t.Errorf("create of an existing configmap: %+v", r)
+	}
+	_, stored := s.get(t, "/v1/configmaps/demo/settings")
+	if out := s.must(t, configmap, "apply", "-f", "-", "-o", "json"); !sameJSON(t, []byte(out), stored) {
+		t.Errorf("apply -o json of an unchanged configmap: %s, want what GET answers: %s", out, stored)
+	}
+	out := s.must(t, example(t, "process.json"), "apply", "-f", "-", "-o", "yaml")
+	_, created := s.get(t, "/v1/apps/demo/gamesvr")
+	if data, err := yaml.YAMLToJSON([]byte(out)); err != nil || !sameJSON(t, data, created) {
+		t.Errorf("apply -o yaml of a new process: %s (%v), want what GET answers: %s", out, err, created)
+	}
+	if out := s.must(t, "", "scale", "app", "gamesvr", "--replicas", "1", "-n", "demo"); out != "process demo/gamesvr scaled to 1\n" {
+		t.Errorf("scale: %q", out)
+	}
+	out = s.must(t, "", "rollout", "pause", "app", "gamesvr", "-n", "demo", "-o", "json")
+	if _, paused := s.get(t, "/v1/apps/demo/gamesvr"); !sameJSON(t, []byte(out), paused) || !strings.Contains(out, `"instances": 1`) {
+		t.Errorf("rollout pause -o json: %s, want what GET answers: %s", out, paused)
+	}
+	if out := s.must(t, "", "delete", "configmap", "settings", "-n", "demo", "-o", "json"); out != "" {
+		t.Errorf("delete -o json of a configmap, whose DELETE answers nothing: %q", out)
+	}
+}
+
+// sameJSON reports whether two JSON documents hold the same values.
+func sameJSON(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// kubectl's habits: get all lists a table of every kind the namespace
+// has, each object named KIND/NAME; pods are instances; get apps says
+// where the deployments are; a kubectl kind bcs-scheduler serves another
+// way says what to type.
+func TestGetAllAndKubectlHabits(t *testing.T) {
+	s := newAPIServer(t)
+	s.must(t, example(t, "process.json"), "apply", "-f", "-")
+	s.must(t, example(t, "deployment.json"), "apply", "-f", "-")
+	s.must(t, "kind: configmap\napiVersion: v4\nmetadata: {name: settings, namespace: demo}\ndatas: {a: {type: file, content: eA==}}\n", "apply", "-f", "-")
+
+	all := regexp.MustCompile(`^NAME +KIND +STATE .*\napp/gamesvr +process +Deploying .*\n\n` +
+		`NAME +KIND +STATE .*\ndeployment/fleet +deployment +Deploying .*\n\n` +
+		`NAME +DATA +AGE\nconfigmap/settings +1 item +\S+\n$`)
+	if out := s.must(t, "", "get", "all", "-n", "demo"); !all.MatchString(out) {
+		t.Errorf("get all:\n%s", out)
+	}
+	if out := s.must(t, "", "get", "all", "-A"); !strings.Contains(out, "NAMESPACE   NAME               KIND") || !strings.Contains(out, "demo        deployment/fleet   deployment") {
+		t.Errorf("get all -A:\n%s", out)
+	}
+	var lists map[string][]map[string]any
+	if out := s.must(t, "", "get", "all", "-n", "demo", "-o", "json"); json.Unmarshal([]byte(out), &lists) != nil ||
+		len(lists["apps"]) != 1 || len(lists["deployments"]) != 1 || len(lists["configmaps"]) != 1 || len(lists["secrets"]) != 0 {
+		t.Errorf("get all -o json:\n%s", out)
+	}
+	r := s.bcsctl(t, "", "get", "all", "-n", "nowhere")
+	if r.code != 0 || r.out != "" || r.err != "No resources found in nowhere namespace.\n" {
+		t.Errorf("get all of an empty namespace: %+v", r)
+	}
+
+	r = s.bcsctl(t, "", "get", "apps", "-n", "demo")
+	if r.code != 0 || !strings.HasPrefix(r.out, "NAME ") || strings.Contains(r.out, "fleet") ||
+		r.err != "There are deployments too, listed apart: bcsctl get deployments -n demo (bcsctl get all -n demo lists every kind).\n" {
+		t.Errorf("get apps where there is a deployment: %+v", r)
+	}
+	r = s.bcsctl(t, "", "get", "apps", "-A")
+	if r.code != 0 || !strings.Contains(r.err, "bcsctl get deployments -A") {
+		t.Errorf("get apps -A where there is a deployment: %+v", r)
+	}
+
+	// No scheduler made instances here (e2e's bcsctl test lists them).
+	if pods, instances := s.bcsctl(t, "", "get", "pods", "-n", "demo"), s.bcsctl(t, "", "get", "instances", "-n", "demo"); pods != instances || pods.code != 0 {
+		t.Errorf("get pods: %+v, want what get instances says: %+v", pods, instances)
+	}
+	for kind, says := range map[string]string{
+		"events":     "bcsctl events (-w follows them)",
+		"ns":         "bcsctl get all -A lists what each holds",
+		"replicaset": "bcsctl rollout history deployment NAME",
+	} {
+		r := s.bcsctl(t, "", "get", kind)
+		if r.code != 2 || !strings.Contains(r.err, says) {
+			t.Errorf("get %s: %+v, want a hint saying %q", kind, r, says)
+		}
+	}
+}
+
+// lockedWriter is an output bcsctl writes while the test reads it.
+type lockedWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *lockedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// events -w follows from now, as kubectl's watch of a new resource
+// version does: what happened before it started is not shown again.
+// --since shows the events of the last while first (by the time each
+// change was written), --all every one the store keeps. Each names its
+// place in the store's history as EVENT, not as a revision.
+func TestEventsFollowFromNowOrShowHistory(t *testing.T) {
+	s := newAPIServer(t)
+	s.must(t, example(t, "process.json"), "apply", "-f", "-")
+	time.Sleep(500 * time.Millisecond)
+	between := time.Now()
+	time.Sleep(500 * time.Millisecond)
+	s.must(t, example(t, "deployment.json"), "apply", "-f", "-")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var watched, watchErr lockedWriter
+	done := make(chan int)
+	go func() {
+		done <- bcsctl.Main(ctx, []string{"events", "-w", "-n", "demo", "--type", "app,deployment"}, bcsctl.Env{
+			Out: &watched, Err: &watchErr, Getenv: func(k string) string { return map[string]string{"BCS_SERVER": s.url}[k] },
+		})
+	}()
+	header := "AGE      EVENT        TYPE          OBJECT                         MESSAGE\n"
+	for deadline := time.Now().Add(10 * time.Second); watched.String() != header; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("events -w printed no header: %q %q", watched.String(), watchErr.String())
+		}
+	}
+	s.must(t, "", "scale", "app", "gamesvr", "--replicas", "1", "-n", "demo")
+	scaled := regexp.MustCompile(`(?m)^\S+ +\d+\.\d+ +app +gamesvr +revision 1, 1 instances: Deploying: waiting for the scheduler$`)
+	for deadline := time.Now().Add(10 * time.Second); !scaled.MatchString(watched.String()); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("events -w did not print the scale: %q %q", watched.String(), watchErr.String())
+		}
+	}
+	cancel()
+	if code := <-done; code != 0 || strings.Count(watched.String(), "\n") != 2 {
+		t.Errorf("events -w: exit %d, want 0 and the scale alone after the header:\n%s%s", code, watched.String(), watchErr.String())
+	}
+
+	created := regexp.MustCompile(`(?m)^\S+ +\d+\.\d+ +app +gamesvr +revision 1, 3 instances: Deploying: waiting for the scheduler$`)
+	fleet := regexp.MustCompile(`(?m)^\S+ +\d+\.\d+ +deployment +fleet +revision 1, 4 instances`)
+	since := time.Since(between).String()
+	out := s.must(t, "", "events", "-n", "demo", "--since", since)
+	if created.MatchString(out) || !fleet.MatchString(out) || !scaled.MatchString(out) {
+		t.Errorf("events --since %s: want the deployment and the scale, not the process created before:\n%s", since, out)
+	}
+	out = s.must(t, "", "events", "-n", "demo", "--all")
+	if !created.MatchString(out) || !fleet.MatchString(out) || !scaled.MatchString(out) {
+		t.Errorf("events --all: want every event:\n%s", out)
+	}
+	r := s.bcsctl(t, "", "events", "--all", "--since", "1m")
+	if r.code != 2 {
+		t.Errorf("events --all --since: %+v, want a usage error", r)
 	}
 }

@@ -23,15 +23,17 @@ const DefaultServer = "http://127.0.0.1:8080"
 
 // DefaultTokenFile is the admin token bcsctl sends without --token or
 // BCS_TOKEN: the one `make run` (bcs-scheduler --dev in ./bcs-data)
-// wrote, relative to the working directory.
+// wrote, looked for in the working directory and each one above it.
 const DefaultTokenFile = "bcs-data/admin.token"
 
 // apiClient calls the bcs-scheduler REST API.
 type apiClient struct {
 	base *url.URL
 	http *http.Client
-	// token is the bearer token every request carries; "" none.
-	token string
+	// token is the bearer token every request carries; "" none. source
+	// says where it came from.
+	token  string
+	source tokenSource
 }
 
 // connection is how bcsctl reaches the API: its URL, the caller's token
@@ -39,6 +41,7 @@ type apiClient struct {
 // client certificate that names the caller.
 type connection struct {
 	server, token                         string
+	source                                tokenSource
 	caFile, clientCertFile, clientKeyFile string
 }
 
@@ -54,7 +57,7 @@ func newAPIClient(conn connection) (*apiClient, error) {
 		return nil, usageErrorf("--server %q: want http://host:port", server)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
-	c := &apiClient{base: u, http: &http.Client{}, token: conn.token}
+	c := &apiClient{base: u, http: &http.Client{}, token: conn.token, source: conn.source}
 	// A follower redirects writes to the leader, another host to Go's
 	// client, which then drops the Authorization header: the leader the
 	// API names is the same API.
@@ -115,13 +118,19 @@ type apiError struct {
 	Message string
 	// Details name the fields at fault ("spec.instance: must be ≥ 0").
 	Details []string
+	// Hint is what bcsctl adds: which token it sent, or where it looked.
+	Hint string
 }
 
 func (e *apiError) Error() string {
-	if len(e.Details) == 0 {
-		return e.Message
+	s := e.Message
+	if len(e.Details) > 0 {
+		s += ":\n  " + strings.Join(e.Details, "\n  ")
 	}
-	return e.Message + ":\n  " + strings.Join(e.Details, "\n  ")
+	if e.Hint != "" {
+		s += "\n" + e.Hint
+	}
+	return s
 }
 
 // notFound reports whether err is the API's 404.
@@ -175,12 +184,16 @@ func (c *apiClient) request(ctx context.Context, method, path string, query url.
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
-		return nil, readAPIError(resp)
+		apiErr := readAPIError(resp)
+		if resp.StatusCode == http.StatusUnauthorized {
+			apiErr.Hint = c.source.hint()
+		}
+		return nil, apiErr
 	}
 	return resp, nil
 }
 
-func readAPIError(resp *http.Response) error {
+func readAPIError(resp *http.Response) *apiError {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var body struct {
 		Error struct {
@@ -191,9 +204,6 @@ func readAPIError(resp *http.Response) error {
 	e := &apiError{Status: resp.StatusCode}
 	if json.Unmarshal(data, &body) == nil && body.Error.Message != "" {
 		e.Message, e.Details = body.Error.Message, body.Error.Details
-		if resp.StatusCode == http.StatusUnauthorized {
-			e.Message += " (bcsctl sends --token, else $BCS_TOKEN, else the token in " + DefaultTokenFile + ")"
-		}
 		return e
 	}
 	// Not the API's shape: a proxy, or something else on that port.

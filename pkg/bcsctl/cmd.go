@@ -1,6 +1,7 @@
 package bcsctl
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -30,7 +31,9 @@ type Env struct {
 	Getenv   func(string) string
 	// ReadFile reads the default token file; default os.ReadFile.
 	ReadFile func(string) ([]byte, error)
-	Now      func() time.Time
+	// Getwd is where the token file's search begins; default os.Getwd.
+	Getwd func() (string, error)
+	Now   func() time.Time
 	// Poll is how often waits (rollout status, delete, drain) read the
 	// state again; zero is DefaultPoll.
 	Poll time.Duration
@@ -73,6 +76,9 @@ func Main(ctx context.Context, args []string, env Env) int {
 	if env.ReadFile == nil {
 		env.ReadFile = os.ReadFile
 	}
+	if env.Getwd == nil {
+		env.Getwd = os.Getwd
+	}
 	root := newRoot(&cli{env: env})
 	root.SetArgs(args)
 	root.SetIn(env.In)
@@ -112,19 +118,20 @@ func newRoot(c *cli) *cobra.Command {
 		Long: "bcsctl controls the bcs-scheduler through its REST API: apply manifests, get and describe\n" +
 			"objects, follow and steer rollouts, drain agents, reach instances.\n\n" +
 			"The API is --server, else $BCS_SERVER, else " + DefaultServer + "; the caller's bearer token\n" +
-			"is --token, else $BCS_TOKEN, else the one in " + DefaultTokenFile + " (make run writes it).",
+			"is --token, else $BCS_TOKEN, else the one in " + DefaultTokenFile + " (make run writes it) in the\n" +
+			"working directory or the nearest directory above it that has one.",
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return c.connect(cmd) },
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
 	root.PersistentFlags().StringVar(&c.connection.server, "server", DefaultServer, "URL of the bcs-scheduler API; when not given, $BCS_SERVER if set")
-	root.PersistentFlags().StringVar(&c.connection.token, "token", "", "bearer token of the API; when not given, $BCS_TOKEN, else the one in "+DefaultTokenFile)
+	root.PersistentFlags().StringVar(&c.connection.token, "token", "", "bearer token of the API; when not given, $BCS_TOKEN, else the one in "+DefaultTokenFile+" here or above")
 	root.PersistentFlags().StringVar(&c.connection.caFile, "certificate-authority", "", "PEM file of the CA that signed the API's certificate (https); default the system's")
 	root.PersistentFlags().StringVar(&c.connection.clientCertFile, "client-certificate", "", "PEM client certificate that names the caller (https)")
 	root.PersistentFlags().StringVar(&c.connection.clientKeyFile, "client-key", "", "PEM private key of --client-certificate")
 	root.PersistentFlags().StringVarP(&c.namespace, "namespace", "n", defaultNamespace, "the namespace")
-	root.AddCommand(c.applyCommand(), c.planCommand(), c.getCommand(), c.describeCommand(), c.deleteCommand(),
+	root.AddCommand(c.applyCommand(), c.createCommand(), c.planCommand(), c.getCommand(), c.describeCommand(), c.deleteCommand(),
 		c.scaleCommand(), c.rolloutCommand(), c.execCommand(), c.signalCommand(), c.logsCommand(), c.instanceCommand(),
 		c.agentCommand("cordon"), c.agentCommand("uncordon"), c.agentCommand("drain"),
 		c.eventsCommand(), c.versionCommand())
@@ -132,20 +139,31 @@ func newRoot(c *cli) *cobra.Command {
 }
 
 // connect makes the API client: --server, else $BCS_SERVER, else the
-// default; --token, else $BCS_TOKEN, else the default token file's, if
-// there is one.
+// default; --token, else $BCS_TOKEN, else the token file's found in the
+// working directory or above it, if there is one.
 func (c *cli) connect(cmd *cobra.Command) error {
 	if !cmd.Flags().Changed("server") {
 		if env := c.env.Getenv("BCS_SERVER"); env != "" {
 			c.connection.server = env
 		}
 	}
-	if !cmd.Flags().Changed("token") {
-		c.connection.token = c.env.Getenv("BCS_TOKEN")
-		if c.connection.token == "" && onThisMachine(c.connection.server) {
-			data, _ := c.env.ReadFile(DefaultTokenFile)
-			c.connection.token = strings.TrimSpace(string(data))
+	conn := &c.connection
+	switch {
+	case cmd.Flags().Changed("token"):
+		conn.source = tokenSource{from: "--token"}
+	case c.env.Getenv("BCS_TOKEN") != "":
+		conn.token, conn.source = c.env.Getenv("BCS_TOKEN"), tokenSource{from: "$BCS_TOKEN"}
+	case !onThisMachine(conn.server):
+		conn.source = tokenSource{offMachine: true}
+	default:
+		dir, err := c.env.Getwd()
+		if err != nil {
+			conn.source = tokenSource{noDir: err}
+			break
 		}
+		var path string
+		conn.token, path, conn.source.looked = findTokenFile(dir, c.env.ReadFile)
+		conn.source.from = path
 	}
 	var err error
 	c.client, err = newAPIClient(c.connection)
@@ -153,7 +171,7 @@ func (c *cli) connect(cmd *cobra.Command) error {
 }
 
 // onThisMachine reports whether server is on a loopback address: only
-// then is the dev token of ./bcs-data sent unasked, never to another host.
+// then is the dev token of bcs-data sent unasked, never to another host.
 func onThisMachine(server string) bool {
 	if !strings.Contains(server, "://") {
 		server = "http://" + server
@@ -200,6 +218,33 @@ func (o *outputFlag) add(cmd *cobra.Command, formats ...string) {
 }
 
 func (o *outputFlag) raw() bool { return o.format == "json" || o.format == "yaml" }
+
+// writeOutput is the output of a command that changes something: a line
+// saying what it did ("process demo/gamesvr created"), or with -o
+// json|yaml what the API answered, as it answered it (nothing for an
+// empty answer), YAML documents apart by "---".
+type writeOutput struct {
+	outputFlag
+	printed int
+}
+
+func (o *writeOutput) add(cmd *cobra.Command) { o.outputFlag.add(cmd, "json", "yaml") }
+
+// done prints the line format makes of args, or answer under -o.
+func (o *writeOutput) done(w io.Writer, answer []byte, format string, args ...any) error {
+	if !o.raw() {
+		_, err := fmt.Fprintf(w, format+"\n", args...)
+		return err
+	}
+	if len(bytes.TrimSpace(answer)) == 0 {
+		return nil
+	}
+	if o.format == "yaml" && o.printed > 0 {
+		fmt.Fprintln(w, "---")
+	}
+	o.printed++
+	return printRaw(w, o.format, answer)
+}
 
 func chain(first, then func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {

@@ -554,7 +554,7 @@ func (d *describer) events(events []eventView) {
 		events = events[len(events)-maxEvents:]
 	}
 	d.table(1, tableOf(events, []column[eventView]{
-		{header: "REVISION", value: func(e eventView) string { return strconv.FormatInt(e.Revision, 10) }},
+		{header: "EVENT", value: func(e eventView) string { return e.ID }},
 		{header: "TYPE", value: func(e eventView) string { return e.Type }},
 		{header: "OBJECT", value: func(e eventView) string { return e.Name }},
 		{header: "MESSAGE", value: func(e eventView) string { return eventMessage(e) }},

@@ -5,6 +5,12 @@
 // drain agents, reach instances (exec, signal, logs), plan a change, and
 // watch the event stream.
 //
+// The caller's token is --token, else $BCS_TOKEN, else the one `make run`
+// wrote in bcs-data/admin.token, looked for in the working directory and
+// each one above it (token.go); a 401 says which was sent, or each file
+// looked at. A command that changes something prints a line saying what
+// it did, or with -o json|yaml the API's answer (writeOutput).
+//
 // It knows the scheduler only through its REST API (client.go): the
 // views it decodes are its own, holding what it shows, and -o json|yaml
 // prints what the server sent, unchanged. Tables and descriptions are
@@ -13,7 +19,8 @@
 // them) fetch, render and set the exit code.
 //
 // It must not import the server's packages (pkg/api, pkg/registry,
-// pkg/store, pkg/scheduler); of bcs-mesos it uses only pkg/manifest and
-// pkg/constraint, to read manifests as the server will and summarise
-// specs.
+// pkg/store, pkg/scheduler); of bcs-mesos it uses only pkg/manifest,
+// pkg/constraint and pkg/strictjson, to read manifests as the server will
+// (broken JSON refused saying line and column, as the server would) and
+// summarise specs.
 package bcsctl

@@ -170,17 +170,24 @@ func (c *cli) workloadEvents(ctx context.Context, ns, app string, index int) ([]
 }
 
 func (c *cli) eventsCommand() *cobra.Command {
-	var watch, all bool
+	var watch, all, history bool
+	var since time.Duration
 	var types string
 	var out outputFlag
 	cmd := &cobra.Command{
 		Use:   "events",
-		Short: "Show the recent changes of the namespace's objects; -w follows them",
+		Short: "Show the recent changes of the namespace's objects; -w follows them from now",
 		Long: "Show the recent changes of the namespace's objects, from the API's event stream\n" +
-			"(GET /v1/events); with -w, go on printing them as they happen.",
-		Example: "  bcsctl events -n demo\n  bcsctl events -w -A --type instance,rollout",
+			"(GET /v1/events); with -w, print them as they happen from now on. --since 10m shows\n" +
+			"those of the last ten minutes first, --all every one the store still keeps (etcd\n" +
+			"compacts its history: an hour by default). EVENT is the change's place in the store's\n" +
+			"history (its etcd revision), not an application's revision.",
+		Example: "  bcsctl events -n demo\n  bcsctl events -w -A --type instance,rollout\n  bcsctl events -w --since 5m -n demo",
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if since < 0 || since > 0 && history {
+				return usageErrorf("--since takes a duration > 0, and not with --all")
+			}
 			query := url.Values{}
 			if !all {
 				query.Set("namespace", c.namespace)
@@ -195,14 +202,38 @@ func (c *cli) eventsCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			last := strconv.FormatInt(max(0, revisionOf(head)-eventWindow), 10)
+			last := head
 			each := func(e eventView) bool {
 				print(e)
 				last = e.ID
 				return true
 			}
-			if err := s.follow(ctx, last, head, each); err != nil || !watch {
-				return err
+			switch {
+			case since > 0 || history:
+				var cutoff time.Time
+				if since > 0 {
+					cutoff = c.env.Now().Add(-since)
+				}
+				from, err := s.historyStart(ctx, head, cutoff)
+				if err != nil {
+					return err
+				}
+				last = from
+				err = s.follow(ctx, from, head, func(e eventView) bool {
+					if e.Time.IsZero() || !e.Time.Before(cutoff) {
+						each(e)
+					}
+					last = e.ID
+					return true
+				})
+				if err != nil {
+					return err
+				}
+			case !watch:
+				return s.follow(ctx, strconv.FormatInt(max(0, revisionOf(head)-eventWindow), 10), head, each)
+			}
+			if !watch {
+				return nil
 			}
 			// Followed until interrupted: a stream that ends (a server
 			// restart, an overflow) is opened again where it left off.
@@ -220,25 +251,74 @@ func (c *cli) eventsCommand() *cobra.Command {
 			}
 		},
 	}
-	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "go on printing events as they happen")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "print events as they happen, from now on")
+	cmd.Flags().DurationVar(&since, "since", 0, "first the events of this long ago on (10m, 1h); with -w, then the new ones")
+	cmd.Flags().BoolVar(&history, "all", false, "first every event the store keeps; with -w, then the new ones")
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "the events of every namespace (and of agents and the engine)")
 	cmd.Flags().StringVar(&types, "type", "", "only these event types, comma-separated (app, deployment, instance, rollout, hookrun, agent, …)")
 	out.add(cmd, "json")
 	return cmd
 }
 
+// historyStart finds where a replay of history begins: the oldest
+// revision the store still keeps the changes after (etcd compacts
+// older ones), or with a cutoff the newest one whose next event is not
+// older than it. The stream says nothing of either directly, so it is
+// read at revisions halfway between until they are found: a reset
+// means compacted, the first event with a time says how old a revision
+// is.
+func (s *eventStream) historyStart(ctx context.Context, head string, cutoff time.Time) (string, error) {
+	// tooOld reports whether the history after rev is gone, or older
+	// than the cutoff.
+	tooOld := func(rev int64) (bool, error) {
+		old := false
+		err := s.follow(ctx, strconv.FormatInt(rev, 10), head, func(e eventView) bool {
+			switch {
+			case e.Type == "reset":
+				old = true
+			case e.Time.IsZero():
+				return true // a delete: its time is unknown
+			default:
+				old = e.Time.Before(cutoff)
+			}
+			return false
+		})
+		return old, err
+	}
+	lo, hi := int64(0), revisionOf(head)
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		old, err := tooOld(mid)
+		if err != nil {
+			return "", err
+		}
+		if old {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return strconv.FormatInt(hi, 10), nil
+}
+
 // eventPrinter prints events one per line as they come: in columns of
-// fixed width, or as the stream's JSON.
+// fixed width, or as the stream's JSON. AGE is how long ago the change
+// was written; EVENT its ID, where it is in the store's history.
 func (c *cli) eventPrinter(format string, all bool) func(eventView) {
 	if format == "json" {
 		return func(e eventView) { fmt.Fprintln(c.env.Out, e.data) }
 	}
-	fmt.Fprintf(c.env.Out, "%-10s %-13s %-30s %s\n", "REVISION", "TYPE", "OBJECT", "MESSAGE")
+	const line = "%-8s %-12s %-13s %-30s %s\n"
+	fmt.Fprintf(c.env.Out, line, "AGE", "EVENT", "TYPE", "OBJECT", "MESSAGE")
 	return func(e eventView) {
 		name := e.Name
 		if all && e.Namespace != "" {
 			name = e.Namespace + "/" + name
 		}
-		fmt.Fprintf(c.env.Out, "%-10d %-13s %-30s %s\n", e.Revision, e.Type, cmp.Or(name, none), eventMessage(e))
+		when := none
+		if !e.Time.IsZero() {
+			when = age(c.env.Now(), e.Time)
+		}
+		fmt.Fprintf(c.env.Out, line, when, e.ID, e.Type, cmp.Or(name, none), eventMessage(e))
 	}
 }

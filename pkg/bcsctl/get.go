@@ -18,12 +18,21 @@ func (c *cli) getCommand() *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{
 		Use:   "get KIND [NAME]",
-		Short: "List objects of a kind as a table, or show one",
-		Long: "List objects of a kind as a table, or show one. Kinds: " + resourceNames() + ".\n\n" +
-			"NAME may be NAMESPACE/NAME. Instances are named APP/INDEX; `get instances APP` lists an application's.",
-		Example: "  bcsctl get apps -n demo\n  bcsctl get instances gamesvr -n demo -o wide\n  bcsctl get deployments -A\n  bcsctl get agents",
+		Short: "List objects of a kind as a table, or show one; `get all` lists every kind a namespace has",
+		Long: "List objects of a kind as a table, or show one. Kinds: " + resourceNames() + ";\n" +
+			"all: a table of each kind the namespace has (" + strings.Join(allKinds, ", ") + ").\n\n" +
+			"NAME may be NAMESPACE/NAME. Instances (kubectl's pods: pods and po work too) are named\n" +
+			"APP/INDEX; `get instances APP` lists an application's. Applications and processes are apps;\n" +
+			"deployments and daemonsets are kinds of their own.",
+		Example: "  bcsctl get all -n demo\n  bcsctl get apps -n demo\n  bcsctl get instances gamesvr -n demo -o wide\n  bcsctl get deployments -A\n  bcsctl get agents",
 		Args:    args(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.EqualFold(args[0], "all") {
+				if len(args) > 1 {
+					return usageErrorf("get all lists every kind: give no NAME")
+				}
+				return c.getAll(cmd.Context(), all, out.format)
+			}
 			r, name, err := kindAndName(args)
 			if err != nil {
 				return err
@@ -69,19 +78,110 @@ func (c *cli) get(ctx context.Context, r *resource, name string, all bool, forma
 		return printRaw(c.env.Out, format, raw)
 	}
 	if len(items) == 0 {
-		switch {
-		case !r.namespaced && !r.namespaceFilter, all:
-			fmt.Fprintln(c.env.Err, "No resources found")
-		default:
-			fmt.Fprintf(c.env.Err, "No resources found in %s namespace.\n", c.namespace)
+		c.noneFound(r.namespaced || r.namespaceFilter, all)
+	} else {
+		t, err := r.table(items, tableOptions{wide: format == "wide", allNamespaces: all && r.namespaced, now: c.env.Now()})
+		if err != nil {
+			return err
 		}
+		if err := t.write(c.env.Out, ""); err != nil {
+			return err
+		}
+	}
+	if r.name == "apps" && name == "" {
+		return c.workloadsElsewhere(ctx, all)
+	}
+	return nil
+}
+
+// noneFound says, as kubectl does, that a list is empty.
+func (c *cli) noneFound(namespaced, all bool) {
+	if !namespaced || all {
+		fmt.Fprintln(c.env.Err, "No resources found")
+		return
+	}
+	fmt.Fprintf(c.env.Err, "No resources found in %s namespace.\n", c.namespace)
+}
+
+// workloadsElsewhere says, after a list of apps, where the deployments
+// and daemonsets of its namespace (or of every one) are: a kubectl user
+// looks for every workload under apps.
+func (c *cli) workloadsElsewhere(ctx context.Context, all bool) error {
+	scope := " -n " + c.namespace
+	query := url.Values{"namespace": {c.namespace}, "limit": {"1"}}
+	if all {
+		scope = " -A"
+		query.Del("namespace")
+	}
+	var where []string
+	var kinds []string
+	for _, r := range []string{"deployments", "daemonsets"} {
+		var page map[string][]json.RawMessage
+		if _, err := c.client.get(ctx, pathOf(r), query, &page); err != nil {
+			return err
+		}
+		if len(page[r]) > 0 {
+			kinds = append(kinds, r)
+			where = append(where, "bcsctl get "+r+scope)
+		}
+	}
+	if len(kinds) > 0 {
+		fmt.Fprintf(c.env.Err, "There are %s too, listed apart: %s (bcsctl get all%s lists every kind).\n",
+			strings.Join(kinds, " and "), strings.Join(where, ", "), scope)
+	}
+	return nil
+}
+
+// allKinds are the kinds `get all` lists: the workloads, their
+// instances, and what they use.
+var allKinds = []string{"apps", "deployments", "daemonsets", "instances", "services", "configmaps", "secrets", "hooktemplates", "hookruns", "depends"}
+
+// getAll lists every kind of allKinds the namespace (or every one) has,
+// a table each with its objects named KIND/NAME, as kubectl's get all;
+// -o json|yaml prints the lists as the API answered them, by kind.
+func (c *cli) getAll(ctx context.Context, all bool, format string) error {
+	raw := map[string][]json.RawMessage{}
+	var tables []*table
+	for _, kind := range allKinds {
+		r, err := resourceNamed(kind)
+		if err != nil {
+			return err
+		}
+		_, items, err := c.fetch(ctx, r, "", all)
+		if err != nil {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+		raw[kind] = nonNil(items)
+		if len(items) == 0 || format == "json" || format == "yaml" {
+			continue
+		}
+		t, err := r.table(items, tableOptions{wide: format == "wide", allNamespaces: all, now: c.env.Now()})
+		if err != nil {
+			return err
+		}
+		t.prefix("NAME", kindPrefix(r))
+		tables = append(tables, t)
+	}
+	if format == "json" || format == "yaml" {
+		data, err := json.Marshal(raw)
+		if err != nil {
+			return err
+		}
+		return printRaw(c.env.Out, format, data)
+	}
+	if len(tables) == 0 {
+		c.noneFound(true, all)
 		return nil
 	}
-	t, err := r.table(items, tableOptions{wide: format == "wide", allNamespaces: all && r.namespaced, now: c.env.Now()})
-	if err != nil {
-		return err
+	for i, t := range tables {
+		if i > 0 {
+			fmt.Fprintln(c.env.Out)
+		}
+		if err := t.write(c.env.Out, ""); err != nil {
+			return err
+		}
 	}
-	return t.write(c.env.Out, "")
+	return nil
 }
 
 // fetch reads one object (name) or the list of a resource: the answer
@@ -282,7 +382,7 @@ func (c *cli) taskGroupOf(ctx context.Context, s string) (string, error) {
 func (c *cli) completeKindAndName(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	switch len(args) {
 	case 0:
-		var kinds []string
+		kinds := []string{"all"}
 		for _, r := range resources {
 			kinds = append(kinds, r.name)
 		}

@@ -37,7 +37,7 @@ func (c *cli) execCommand() *cobra.Command {
 				return err
 			}
 			body := map[string]any{"task": task, "command": args[1:], "timeout": timeout.String()}
-			return c.taskGroupCall(cmd, id, "exec", body)
+			return c.taskGroupCall(cmd, id, "exec", body, nil)
 		},
 	}
 	cmd.Flags().StringVarP(&task, "container", "c", "", "the container or process (task) to run it in")
@@ -47,6 +47,7 @@ func (c *cli) execCommand() *cobra.Command {
 
 func (c *cli) signalCommand() *cobra.Command {
 	var task string
+	var out writeOutput
 	cmd := &cobra.Command{
 		Use:     "signal INSTANCE [-c TASK] SIGNAL",
 		Short:   "Send a signal (SIGHUP, HUP, 1) to an instance's container or process",
@@ -58,18 +59,21 @@ func (c *cli) signalCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.taskGroupCall(cmd, id, "signal", map[string]any{"task": task, "signal": args[1]})
+			return c.taskGroupCall(cmd, id, "signal", map[string]any{"task": task, "signal": args[1]}, &out)
 		},
 	}
 	cmd.Flags().StringVarP(&task, "container", "c", "", "the container or process (task) to signal")
+	out.add(cmd)
 	return cmd
 }
 
 // taskGroupCall sends exec or signal to a task group's executor, prints
-// what it answered and ends with the command's exit code.
-func (c *cli) taskGroupCall(cmd *cobra.Command, id, op string, body map[string]any) error {
+// what it answered and ends with the command's exit code; a signal's
+// out prints its line or, with -o, the answer.
+func (c *cli) taskGroupCall(cmd *cobra.Command, id, op string, body map[string]any, out *writeOutput) error {
 	var res taskGroupResult
-	if _, err := c.client.call(cmd.Context(), http.MethodPost, pathOf("taskgroups", id, op), nil, body, &res); err != nil {
+	raw, err := c.client.call(cmd.Context(), http.MethodPost, pathOf("taskgroups", id, op), nil, body, &res)
+	if err != nil {
 		return err
 	}
 	fmt.Fprint(c.env.Out, res.Output)
@@ -85,8 +89,8 @@ func (c *cli) taskGroupCall(cmd *cobra.Command, id, op string, body map[string]a
 	case !res.OK:
 		return &exitError{exitFailure}
 	}
-	if op == "signal" {
-		fmt.Fprintf(c.env.Out, "%s sent to %s (task %s)\n", body["signal"], res.TaskGroupID, res.Task)
+	if out != nil {
+		return out.done(c.env.Out, raw, "%s sent to %s (task %s)", body["signal"], res.TaskGroupID, res.Task)
 	}
 	return nil
 }
@@ -103,7 +107,8 @@ func (c *cli) instanceCommand() *cobra.Command {
 		{"restart", "Restart the instance's containers or processes where they are"},
 		{"reschedule", "Move the instance to another agent: its successor runs first, then it is killed"},
 	} {
-		cmd.AddCommand(&cobra.Command{
+		var out writeOutput
+		sub := &cobra.Command{
 			Use:   op.name + " INSTANCE",
 			Short: op.short,
 			Long:  op.short + ".\n" + instanceHelp,
@@ -113,13 +118,15 @@ func (c *cli) instanceCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if _, err := c.client.call(cmd.Context(), http.MethodPost, pathOf("taskgroups", id, op.name), nil, nil, nil); err != nil {
+				raw, err := c.client.call(cmd.Context(), http.MethodPost, pathOf("taskgroups", id, op.name), nil, nil, nil)
+				if err != nil {
 					return err
 				}
-				fmt.Fprintf(c.env.Out, "%s of %s requested\n", op.name, id)
-				return nil
+				return out.done(c.env.Out, raw, "%s of %s requested", op.name, id)
 			},
-		})
+		}
+		out.add(sub)
+		cmd.AddCommand(sub)
 	}
 	return cmd
 }
@@ -176,6 +183,7 @@ func (c *cli) agentCommand(op string) *cobra.Command {
 	var reason string
 	var force, wait bool
 	var timeout time.Duration
+	var out writeOutput
 	short := map[string]string{
 		"cordon":   "Place no new instance on an agent",
 		"uncordon": "Let an agent take instances again (ends a cordon and a drain)",
@@ -196,28 +204,28 @@ func (c *cli) agentCommand(op string) *cobra.Command {
 				body["force"] = true
 			}
 			var a agentView
-			if _, err := c.client.call(ctx, http.MethodPost, pathOf("agents", args[0], op), nil, body, &a); err != nil {
+			raw, err := c.client.call(ctx, http.MethodPost, pathOf("agents", args[0], op), nil, body, &a)
+			if err != nil {
 				return err
 			}
 			switch {
 			case op == "uncordon" && a.Drain != nil:
-				if _, err := c.client.call(ctx, http.MethodPost, pathOf("agents", args[0], "undrain"), nil, nil, &a); err != nil {
+				if raw, err = c.client.call(ctx, http.MethodPost, pathOf("agents", args[0], "undrain"), nil, nil, &a); err != nil {
 					return err
 				}
-				fmt.Fprintf(c.env.Out, "agent %s uncordoned, its drain ended\n", a.Hostname)
-				return nil
+				return out.done(c.env.Out, raw, "agent %s uncordoned, its drain ended", a.Hostname)
 			case op == "drain" && wait:
 				if timeout > 0 {
 					var cancel context.CancelFunc
 					ctx, cancel = context.WithTimeout(ctx, timeout)
 					defer cancel()
 				}
-				return c.waitDrained(ctx, args[0], a)
+				return c.waitDrained(ctx, args[0], a, &out)
 			}
-			fmt.Fprintf(c.env.Out, "agent %s %s\n", a.Hostname, map[string]string{"cordon": "cordoned", "uncordon": "uncordoned", "drain": "draining"}[op])
-			return nil
+			return out.done(c.env.Out, raw, "agent %s %s", a.Hostname, map[string]string{"cordon": "cordoned", "uncordon": "uncordoned", "drain": "draining"}[op])
 		},
 	}
+	out.add(cmd)
 	if op != "uncordon" {
 		cmd.Flags().StringVar(&reason, "reason", "", "why, shown with the agent")
 	}
@@ -230,11 +238,13 @@ func (c *cli) agentCommand(op string) *cobra.Command {
 }
 
 // waitDrained follows a drain until the agent is drained, a line per
-// change.
-func (c *cli) waitDrained(ctx context.Context, agent string, a agentView) error {
+// change; with -o, it prints the agent as it is then, and nothing before.
+func (c *cli) waitDrained(ctx context.Context, agent string, a agentView, out *writeOutput) error {
 	last := ""
+	var raw []byte
 	err := c.poll(ctx, func() (bool, error) {
-		if _, err := c.client.get(ctx, pathOf("agents", agent), nil, &a); err != nil {
+		var err error
+		if raw, err = c.client.get(ctx, pathOf("agents", agent), nil, &a); err != nil {
 			return false, err
 		}
 		if a.Drain == nil {
@@ -244,10 +254,10 @@ func (c *cli) waitDrained(ctx context.Context, agent string, a agentView) error 
 		if len(a.Drain.Moving) > 0 {
 			line += " (moving " + strings.Join(a.Drain.Moving, ", ") + ")"
 		}
-		if line != last {
+		if line != last && !out.raw() {
 			fmt.Fprintln(c.env.Out, line)
-			last = line
 		}
+		last = line
 		return a.Drain.State == "drained", nil
 	})
 	switch {
@@ -256,9 +266,7 @@ func (c *cli) waitDrained(ctx context.Context, agent string, a agentView) error 
 	case err != nil:
 		return err
 	case len(a.Drain.Kept) > 0:
-		fmt.Fprintf(c.env.Out, "agent %s drained; kept (stateful, --force moves them): %s\n", a.Hostname, strings.Join(a.Drain.Kept, ", "))
-	default:
-		fmt.Fprintf(c.env.Out, "agent %s drained\n", a.Hostname)
+		return out.done(c.env.Out, raw, "agent %s drained; kept (stateful, --force moves them): %s", a.Hostname, strings.Join(a.Drain.Kept, ", "))
 	}
-	return nil
+	return out.done(c.env.Out, raw, "agent %s drained", a.Hostname)
 }

@@ -102,6 +102,7 @@ func (c *cli) deleteCommand() *cobra.Command {
 	var files []string
 	var force, wait bool
 	var timeout time.Duration
+	var out writeOutput
 	cmd := &cobra.Command{
 		Use:   "delete (KIND NAME | -f FILE)",
 		Short: "Delete an object, or the objects a manifest file names",
@@ -152,7 +153,7 @@ func (c *cli) deleteCommand() *cobra.Command {
 				defer cancel()
 			}
 			for _, t := range targets {
-				if err := c.delete(ctx, t, force, wait); err != nil {
+				if err := c.delete(ctx, t, force, wait, &out); err != nil {
 					return err
 				}
 			}
@@ -164,6 +165,7 @@ func (c *cli) deleteCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&force, "force", false, "skip PreDeleteHooks; delete a referenced depends object, stopping its pods")
 	cmd.Flags().BoolVar(&wait, "wait", true, "wait until an application or deployment is gone")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up waiting after this long (0: no limit)")
+	out.add(cmd)
 	return cmd
 }
 
@@ -173,7 +175,7 @@ type objectTarget struct {
 	namespace, name string
 }
 
-func (c *cli) delete(ctx context.Context, t objectTarget, force, wait bool) error {
+func (c *cli) delete(ctx context.Context, t objectTarget, force, wait bool, out *writeOutput) error {
 	query := url.Values{}
 	if force && t.resource.force {
 		query.Set("force", "true")
@@ -182,7 +184,8 @@ func (c *cli) delete(ctx context.Context, t objectTarget, force, wait bool) erro
 	var answer struct {
 		Kind string `json:"kind"`
 	}
-	if _, err := c.client.call(ctx, http.MethodDelete, path, query, nil, &answer); err != nil {
+	raw, err := c.client.call(ctx, http.MethodDelete, path, query, nil, &answer)
+	if err != nil {
 		return err
 	}
 	kind := cmp.Or(answer.Kind, singular(t.resource))
@@ -198,8 +201,7 @@ func (c *cli) delete(ctx context.Context, t objectTarget, force, wait bool) erro
 			return fmt.Errorf("%s %s/%s: waiting for it to go: %w", kind, t.namespace, t.name, err)
 		}
 	}
-	fmt.Fprintf(c.env.Out, "%s %s/%s deleted\n", kind, t.namespace, t.name)
-	return nil
+	return out.done(c.env.Out, raw, "%s %s/%s deleted", kind, t.namespace, t.name)
 }
 
 // singular names one object of a resource in messages.
@@ -231,6 +233,7 @@ func (c *cli) poll(ctx context.Context, done func() (bool, error)) error {
 func (c *cli) scaleCommand() *cobra.Command {
 	replicas := -1
 	var force bool
+	var out writeOutput
 	cmd := &cobra.Command{
 		Use:     "scale KIND NAME --replicas N",
 		Short:   "Set the number of instances of an application or deployment",
@@ -246,16 +249,17 @@ func (c *cli) scaleCommand() *cobra.Command {
 			}
 			var a appView
 			body := map[string]any{"instances": replicas, "force": force}
-			if _, err := c.client.call(cmd.Context(), http.MethodPost, pathOf(r.path, ns, name, "scale"), nil, body, &a); err != nil {
+			raw, err := c.client.call(cmd.Context(), http.MethodPost, pathOf(r.path, ns, name, "scale"), nil, body, &a)
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.env.Out, "%s %s/%s scaled to %d\n", a.Kind, ns, name, replicas)
-			return nil
+			return out.done(c.env.Out, raw, "%s %s/%s scaled to %d", a.Kind, ns, name, replicas)
 		},
 		ValidArgsFunction: c.completeKindAndName,
 	}
 	cmd.Flags().IntVar(&replicas, "replicas", -1, "the number of instances")
 	cmd.Flags().BoolVar(&force, "force", false, "skip the PreDeleteHooks of the instances removed")
+	out.add(cmd)
 	return cmd
 }
 

@@ -67,7 +67,9 @@ var resources = []*resource{
 		namespaced: true, deletable: true, force: true, workload: true, table: tableRows(workloadColumns, func(a appView) string { return a.Namespace })},
 	{name: "daemonsets", aliases: []string{"daemonset", "ds"}, path: "daemonsets", listKey: "daemonsets",
 		namespaced: true, deletable: true, force: true, workload: true, table: tableRows(workloadColumns, func(a appView) string { return a.Namespace })},
-	{name: "instances", aliases: []string{"instance", "inst"}, namespaced: true,
+	// A kubectl user's pods are instances: each is one Mesos task group,
+	// a pod of containers or processes.
+	{name: "instances", aliases: []string{"instance", "inst", "pods", "pod", "po", "taskgroups", "taskgroup", "tg"}, namespaced: true,
 		table: tableRows(instanceColumns, func(i instanceRow) string { return i.Namespace })},
 	{name: "agents", aliases: []string{"agent", "nodes", "node"}, path: "agents", listKey: "agents",
 		table: tableRows(agentColumns, nil)},
@@ -97,7 +99,35 @@ func resourceNamed(name string) (*resource, error) {
 			return r, nil
 		}
 	}
+	if hint, ok := kubectlKinds[name]; ok {
+		return nil, usageErrorf("no kind %q here: %s", name, hint)
+	}
 	return nil, usageErrorf("unknown kind %q (want one of %s)", name, resourceNames())
+}
+
+// kubectlKinds are kinds a kubectl user asks for that bcs-scheduler
+// serves another way: what to type instead.
+var kubectlKinds = func() map[string]string {
+	kinds := map[string]string{}
+	for names, hint := range map[string]string{
+		"events,event,ev":           "the changes are a stream, bcsctl events (-w follows them)",
+		"namespaces,namespace,ns":   "a namespace is made by the manifests that name it; bcsctl get all -A lists what each holds",
+		"replicasets,replicaset,rs": "a deployment's revisions are listed by bcsctl rollout history deployment NAME",
+	} {
+		for name := range strings.SplitSeq(names, ",") {
+			kinds[name] = hint
+		}
+	}
+	return kinds
+}()
+
+// kindPrefix is how `get all` names a resource's objects, kubectl's way
+// ("deployment/fleet"), a name describe takes.
+func kindPrefix(r *resource) string {
+	if r.name == "depends" {
+		return "depends/"
+	}
+	return strings.TrimSuffix(r.name, "s") + "/"
 }
 
 func resourceNames() string {

@@ -30,7 +30,8 @@ func (c *cli) rolloutCommand() *cobra.Command {
 		{"abort", "Send every instance back to the stable revision", "aborted"},
 		{"restart", "Restart every instance, by the strategy", "restarted"},
 	} {
-		cmd.AddCommand(&cobra.Command{
+		var out writeOutput
+		sub := &cobra.Command{
 			Use:   op.name + " KIND NAME",
 			Short: op.short,
 			Args:  args(cobra.RangeArgs(1, 2)),
@@ -40,20 +41,23 @@ func (c *cli) rolloutCommand() *cobra.Command {
 					return err
 				}
 				var a appView
-				if _, err := c.client.call(cmd.Context(), http.MethodPost, pathOf(r.path, ns, name, op.name), nil, nil, &a); err != nil {
+				raw, err := c.client.call(cmd.Context(), http.MethodPost, pathOf(r.path, ns, name, op.name), nil, nil, &a)
+				if err != nil {
 					return err
 				}
-				fmt.Fprintf(c.env.Out, "%s %s/%s %s\n", a.Kind, ns, name, op.done)
-				return nil
+				return out.done(c.env.Out, raw, "%s %s/%s %s", a.Kind, ns, name, op.done)
 			},
 			ValidArgsFunction: c.completeKindAndName,
-		})
+		}
+		out.add(sub)
+		cmd.AddCommand(sub)
 	}
 	return cmd
 }
 
 func (c *cli) rolloutUndoCommand() *cobra.Command {
 	var revision uint64
+	var out writeOutput
 	cmd := &cobra.Command{
 		Use:   "undo KIND NAME [--to-revision N]",
 		Short: "Roll out the spec of an earlier revision (the previous one by default), as a new revision",
@@ -70,15 +74,16 @@ func (c *cli) rolloutUndoCommand() *cobra.Command {
 				}
 			}
 			var a appView
-			if _, err := c.client.call(ctx, http.MethodPost, pathOf(r.path, ns, name, "rollback"), nil, map[string]uint64{"revision": revision}, &a); err != nil {
+			raw, err := c.client.call(ctx, http.MethodPost, pathOf(r.path, ns, name, "rollback"), nil, map[string]uint64{"revision": revision}, &a)
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.env.Out, "%s %s/%s rolled back to the spec of revision %d (as revision %d)\n", a.Kind, ns, name, revision, a.Version)
-			return nil
+			return out.done(c.env.Out, raw, "%s %s/%s rolled back to the spec of revision %d (as revision %d)", a.Kind, ns, name, revision, a.Version)
 		},
 		ValidArgsFunction: c.completeKindAndName,
 	}
 	cmd.Flags().Uint64Var(&revision, "to-revision", 0, "the revision whose spec to roll out (default: the one before the current)")
+	out.add(cmd)
 	return cmd
 }
 

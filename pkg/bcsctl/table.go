@@ -52,6 +52,17 @@ func tableOf[T any](items []T, cols []column[T], wide bool, namespace func(T) st
 	return t
 }
 
+// prefix puts prefix before every cell of the column headed header.
+func (t *table) prefix(header, prefix string) {
+	i := slices.Index(t.header, header)
+	if i < 0 {
+		return
+	}
+	for _, row := range t.rows {
+		row[i] = prefix + row[i]
+	}
+}
+
 func cell(s string) string {
 	if s == "" {
 		return none

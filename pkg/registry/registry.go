@@ -162,7 +162,7 @@ func (r *Registry) CreateApp(ctx context.Context, obj manifest.Object) (*App, er
 	}
 	rev, err := r.store.Apply(ctx, ops...)
 	if err != nil {
-		return nil, fmt.Errorf("application %s/%s: %w", meta.Namespace, meta.Name, err)
+		return nil, fmt.Errorf("%s %s/%s: %w", app.Kind, meta.Namespace, meta.Name, err)
 	}
 	app.Revision = rev
 	return app, nil
@@ -242,7 +242,8 @@ func updatableBy(app *App, obj manifest.Object) error {
 // revision will do).
 func changedSince(app *App, expectRev int64) error {
 	if expectRev != 0 && app.Revision != expectRev {
-		return fmt.Errorf("application %s/%s changed since revision %d: %w", app.Namespace, app.Name, expectRev, errdefs.ErrConflict)
+		return fmt.Errorf("%s %s/%s changed since revision %d (it is at revision %d now): read it again and retry: %w",
+			app.Kind, app.Namespace, app.Name, expectRev, app.Revision, errdefs.ErrConflict)
 	}
 	return nil
 }
@@ -476,7 +477,7 @@ func (r *Registry) modifyApp(ctx context.Context, namespace, name string, expect
 			continue // someone wrote in between: re-read and re-apply
 		}
 		if err != nil {
-			return nil, fmt.Errorf("application %s/%s: %w", namespace, name, err)
+			return nil, fmt.Errorf("%s %s/%s: %w", app.Kind, namespace, name, err)
 		}
 		app.Revision = rev
 		return app, nil

@@ -152,8 +152,8 @@ func (s *Store) Apply(ctx context.Context, ops ...Op) (int64, error) {
 		if kvs := reads[j].GetResponseRange().GetKvs(); len(kvs) > 0 {
 			current = kvs[0].ModRevision
 		}
-		if err := preconditionError(ops[i], current); err != nil {
-			return 0, opError(ops, i, err)
+		if err := preconditionError(ops, i, current); err != nil {
+			return 0, err
 		}
 	}
 	// Unreachable unless a key changed between compare and read, which etcd
@@ -181,18 +181,60 @@ func (s *Store) checkOp(op Op) error {
 	return nil
 }
 
-// preconditionError explains why op cannot apply to a key whose current mod
-// revision is current (0: missing), or returns nil if it can.
-func preconditionError(op Op, current int64) error {
+// PreconditionError is a write Apply refused because its key was not as
+// the op expected: there already (errdefs.ErrAlreadyExists), missing
+// (errdefs.ErrNotFound) or written since the revision it expected
+// (errdefs.ErrConflict). Its text names the key and the revisions, for
+// the server's log; a client is told in its own terms what changed.
+type PreconditionError struct {
+	Op  string // "create", "update" or "delete"
+	Key string
+	// Expected is the mod revision the op expected (0: any, or none for
+	// a create); Current the key's (0: missing).
+	Expected, Current int64
+	// Index counts the op among the Of ops of its Apply, from 1.
+	Index, Of int
+	class     error
+}
+
+func (e *PreconditionError) Error() string {
+	var what string
+	switch e.class {
+	case errdefs.ErrAlreadyExists:
+		what = fmt.Sprintf("exists at revision %d", e.Current)
+	case errdefs.ErrConflict:
+		what = fmt.Sprintf("expected revision %d, current is %d", e.Expected, e.Current)
+	}
+	s := fmt.Sprintf("%s %q", e.Op, e.Key)
+	if what != "" {
+		s += ": " + what
+	}
+	s += ": " + e.class.Error()
+	if e.Of > 1 {
+		s = fmt.Sprintf("apply op %d of %d: %s", e.Index, e.Of, s)
+	}
+	return s
+}
+
+// Unwrap returns the error's class.
+func (e *PreconditionError) Unwrap() error { return e.class }
+
+// preconditionError explains why ops[i] cannot apply to a key whose
+// current mod revision is current (0: missing), or returns nil if it can.
+func preconditionError(ops []Op, i int, current int64) error {
+	op := ops[i]
+	e := &PreconditionError{Op: op.kind.String(), Key: op.key, Expected: op.expectRev, Current: current, Index: i + 1, Of: len(ops)}
 	switch {
 	case op.kind == opCreate && current != 0:
-		return fmt.Errorf("%s: exists at revision %d: %w", op, current, errdefs.ErrAlreadyExists)
+		e.class = errdefs.ErrAlreadyExists
 	case (op.kind == opUpdate || op.kind == opDelete) && current == 0:
-		return fmt.Errorf("%s: %w", op, errdefs.ErrNotFound)
+		e.class = errdefs.ErrNotFound
 	case (op.kind == opUpdate || op.kind == opDelete && op.expectRev > 0) && current != op.expectRev:
-		return fmt.Errorf("%s: expected revision %d, current is %d: %w", op, op.expectRev, current, errdefs.ErrConflict)
+		e.class = errdefs.ErrConflict
+	default:
+		return nil
 	}
-	return nil
+	return e
 }
 
 // opError prefixes err with the op's position when ops has several.

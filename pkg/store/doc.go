@@ -13,8 +13,11 @@
 //     fails with errdefs.ErrConflict instead of losing the other write.
 //   - Error classes: a missing key is errdefs.ErrNotFound, creating an
 //     existing key is errdefs.ErrAlreadyExists, a stale revision is
-//     errdefs.ErrConflict, a write refused by a fence is ErrDeposed (an
-//     errdefs.ErrUnavailable), a malformed key or request is
+//     errdefs.ErrConflict (these three, when a write's precondition
+//     fails, as a *PreconditionError naming the key and the revisions:
+//     the server's to log, not its clients' to read), a write refused by
+//     a fence is ErrDeposed (an errdefs.ErrUnavailable), a malformed key
+//     or request is
 //     errdefs.ErrInvalidArgument, and an unreachable or timed-out etcd is
 //     errdefs.ErrUnavailable (every request is bounded by
 //     Config.RequestTimeout). An etcd whose TLS refuses this client, or

@@ -213,6 +213,23 @@ func TestDecodeReportsBrokenJSONWithItsPosition(t *testing.T) {
 	}
 }
 
+// CheckSyntax says what Decode says of broken JSON, for a client that
+// reads only part of a document (bcsctl: a manifest's kind and name).
+func TestCheckSyntaxSaysWhereJSONBreaks(t *testing.T) {
+	if err := strictjson.CheckSyntax([]byte("{\"kind\": \"process\",\n \"spec\": {\"unknown\": 1}}")); err != nil {
+		t.Errorf("CheckSyntax of well-formed JSON with an unknown field: %v", err)
+	}
+	data := []byte("{\"kind\": \"process\",\n \"metadata\": {\"name\": \"x\",}\n}")
+	want := "invalid JSON at line 2, column 27 (offset 46): invalid character '}' looking for beginning of object key string"
+	if err := strictjson.CheckSyntax(data); err == nil || err.Error() != want {
+		t.Errorf("CheckSyntax = %v, want %q", err, want)
+	}
+	var got doc
+	if err := strictjson.Decode(data, &got); err == nil || err.Error() != want {
+		t.Errorf("Decode = %v, want %q", err, want)
+	}
+}
+
 func TestDecodeNeedsANonNilPointer(t *testing.T) {
 	var p *doc
 	for _, v := range []any{doc{}, p, nil} {

@@ -11,7 +11,8 @@
 //     unknown field");
 //   - reads numbers as json.Number, so integers are exact and an integer
 //     field given 1.5 is an error;
-//   - reports broken JSON with its line, column and byte offset;
+//   - reports broken JSON with its line, column and byte offset
+//     (CheckSyntax alone checks that, for a reader of part of a document);
 //   - calls Default() on a struct (see Defaulter) before filling it from an
 //     object, so absent fields keep their defaults while explicit zeros stay.
 //

@@ -56,12 +56,22 @@ type member struct {
 	value *node
 }
 
+// CheckSyntax returns nil when data is one JSON document, else the
+// error Decode reports for it: where the syntax breaks, by line, column
+// and byte offset ("invalid JSON at line 2, column 27 (offset 46): …").
+func CheckSyntax(data []byte) error {
+	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
+		return syntaxError(data, err)
+	}
+	return nil
+}
+
 // parse reads exactly one JSON value from data.
 func parse(data []byte) (*node, error) {
 	// encoding/json's scanner knows exactly where a syntax error sits; the
 	// token stream built on it does not, so check the syntax first.
-	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
-		return nil, syntaxError(data, err)
+	if err := CheckSyntax(data); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
