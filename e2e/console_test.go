@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -265,7 +266,8 @@ func TestWebConsole(t *testing.T) {
 	}
 	t.Logf("the grid's states over time: %q", seen)
 	for _, r := range b.rows("instances") {
-		if !strings.HasPrefix(r[2], "agent-") || !strings.HasPrefix(r[3], "http 31") || r[4] != "1" || !strings.Contains(r[8], "gamesvr: pid ") {
+		port, _ := strconv.Atoi(strings.TrimPrefix(r[3], "http "))
+		if !strings.HasPrefix(r[2], "agent-") || port < agentPortsFirst || port > agentPortsLast || r[4] != "1" || !strings.Contains(r[8], "gamesvr: pid ") {
 			t.Errorf("instance row %q: want its agent, host port, revision 1 and the executor's pid", r)
 		}
 	}
