@@ -1,6 +1,7 @@
 // One stream of GET /v1/events for the whole console. Pages subscribe to
 // the event types they show, and the stream asks the API for those only.
-// A page lists the state once its stream is open, and so misses nothing;
+// A page lists the state once its stream is open (or, when it is slow to
+// open, at once and again when it opens), and so misses nothing;
 // the browser resumes a broken stream from the last event it saw. A page
 // that shows history (the events page) follows a stream of its own that
 // starts earlier (replay).
@@ -9,6 +10,9 @@ import {openStream} from './api.js';
 
 const TYPES = ['app', 'deployment', 'daemonset', 'instance', 'rollout', 'hookrun', 'agent', 'agentsettings',
   'engine', 'notifycallback', 'notification'];
+
+// How long a page waits for its stream to open before it lists the state.
+const OPEN_WAIT_MS = 5000;
 
 // The header shows one state for every stream open: the worst of them.
 const STATE_ORDER = ['idle', 'live', 'connecting', 'reconnecting', 'closed'];
@@ -89,10 +93,26 @@ class Stream {
     const source = new EventSource('/v1/events?' + params.toString());
     this.source = source;
     this.setState('connecting');
-    this.opened = new Promise((resolve) => source.addEventListener('open', () => {
-      this.setState('live');
-      resolve();
-    }, {once: true}));
+    // A page lists the state once the stream is open, or after
+    // OPEN_WAIT_MS if it is slow to open (a loaded server, a proxy that
+    // holds the headers): it shows the state meanwhile, the header saying
+    // "connecting…", and lists it again once the stream opens, so that
+    // nothing between the two is missed.
+    this.opened = new Promise((resolve) => {
+      let late = false;
+      const wait = setTimeout(() => {
+        late = true;
+        resolve();
+      }, OPEN_WAIT_MS);
+      source.addEventListener('open', () => {
+        clearTimeout(wait);
+        this.setState('live');
+        if (late) {
+          for (const sub of this.subscribers) sub.handler({type: 'reset', message: 'the event stream opened late: listed again'});
+        }
+        resolve();
+      }, {once: true});
+    });
     source.addEventListener('error', () => this.setState(source.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting'));
     for (const type of TYPES) source.addEventListener(type, (e) => this.dispatch(e));
     for (const type of ['reset', 'overflow']) {
