@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,36 +9,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// shBlock returns the commands of the first sh block of a section of a
-// page of the repository (README.md, docs/…).
-func shBlock(t *testing.T, page, heading string) []string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", page))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
-	start := strings.Index(text, "## "+heading)
-	if start < 0 {
-		t.Fatalf("%s has no %s section", page, heading)
-	}
-	block := regexp.MustCompile("(?s)```sh\n(.*?)```").FindStringSubmatch(text[start:])
-	if block == nil {
-		t.Fatalf("the %s section has no sh block", heading)
-	}
-	var cmds []string
-	for _, line := range strings.Split(block[1], "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-			cmds = append(cmds, line)
-		}
-	}
-	return cmds
-}
 
 // freshClone copies what a clone of this repository holds — the tracked
 // files and the new ones git does not ignore, as they are in the working
@@ -70,14 +44,13 @@ func freshClone(t *testing.T, dir string) {
 	}
 }
 
-// Issue 11: the README's quick start, verbatim, against `make run` in a
-// fresh clone with the default relative DATA, as a new user runs it: the
-// process and the container example reach Running and answer on the host
-// ports the API shows; reload, scale and delete do what they say. Issue
-// 16: it does so with bin/bcsctl, which make run built: apply, rollout
-// status, get, describe, exec, instance reload, logs, scale, delete.
-// Before it (issue 13), docs/updates.md's "Updating a fleet" block: each
-// strategy's update shows on the game server's /version.
+// The README's quick start, verbatim, against `make run` in a fresh clone
+// with the default relative DATA, as a new user runs it: the process and
+// the container example reach Running and answer on the host ports the
+// API shows; bin/bcsctl, which make run built, applies, reads, execs,
+// reloads, scales and deletes. Before it, docs/updates.md's "Updating a
+// fleet" block (each strategy's update shows on the game server's
+// /version) and every other sh block of the reference pages (docs_test.go).
 func TestReadmeQuickStart(t *testing.T) {
 	cmds := shBlock(t, "README.md", "Quick start")
 	if len(cmds) < 10 {
@@ -108,7 +81,7 @@ func TestReadmeQuickStart(t *testing.T) {
 	}
 	exited := make(chan struct{})
 	go func() { _ = makeRun.Wait(); close(exited) }()
-	t.Cleanup(func() {
+	stopMakeRun := sync.OnceFunc(func() {
 		_ = syscall.Kill(-makeRun.Process.Pid, syscall.SIGTERM)
 		select {
 		case <-exited:
@@ -117,6 +90,9 @@ func TestReadmeQuickStart(t *testing.T) {
 			_ = syscall.Kill(-makeRun.Process.Pid, syscall.SIGKILL)
 			<-exited
 		}
+	})
+	t.Cleanup(func() {
+		stopMakeRun()
 		instanceDirs := instanceDirsOf(logPath)
 		for _, dir := range []string{base, instanceDirs} {
 			if pids := processesUnder(dir); dir != "" && len(pids) > 0 {
@@ -153,24 +129,21 @@ func TestReadmeQuickStart(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 
-	run := func(cmd string) string {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		c := exec.CommandContext(ctx, "bash", "-c", cmd)
-		c.Dir = clone
-		out, err := c.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", cmd, err, out)
-		}
-		return string(out)
-	}
+	sh := &docShell{s: s, dir: clone}
+	run := sh.run
+	// docs/api.md's set-up line, which its commands and the other pages'
+	// curl lines take.
+	curl := &docShell{s: s, dir: clone, exports: "export BCS_TOKEN=$(cat bcs-data/admin.token) BCS_SERVER=http://127.0.0.1:8080\n"}
 	// Each quick start command, and what it must print or do.
 	answers := map[string]string{"gamesvr": "gamesvr instance 0", "web": "hello from web"}
 	appOf := regexp.MustCompile(`(?:app|instance) (gamesvr|web)\b`)
 	// Each block stands on its own, with make run running: the updates
 	// block of docs/updates.md first, then the quick start.
 	runUpdates(t, s, updates, run)
+	runNotificationsBlock(t, s, curl)
+	runAPIFirstSteps(t, s, curl)
+	runWorkloadsPage(t, s, curl)
+	withGamesvr := sync.OnceFunc(func() { runAPIWithGamesvr(t, s, curl) })
 	for _, cmd := range cmds {
 		app := ""
 		if m := appOf.FindStringSubmatch(cmd); m != nil {
@@ -231,12 +204,16 @@ func TestReadmeQuickStart(t *testing.T) {
 				t.Errorf("%s: %q", cmd, out)
 			}
 		case strings.HasPrefix(cmd, "bin/bcsctl scale "):
+			withGamesvr() // with the quick start's three game servers
 			run(cmd)
 			s.eventually("scaled to one instance", func() (bool, string) {
 				v, _ := s.app("demo", app)
 				return len(v.Status.Instances) == 1 && v.Status.State == "Running", fmt.Sprintf("%+v", v.Status)
 			})
 		case strings.HasPrefix(cmd, "bin/bcsctl delete app "):
+			if app == "web" {
+				runTaskLogsBlock(t, s, curl, "web")
+			}
 			// bcsctl waits until the application is gone.
 			if out := run(cmd); !strings.HasSuffix(out, " demo/"+app+" deleted\n") {
 				t.Errorf("%s: %q", cmd, out)
@@ -270,6 +247,9 @@ func TestReadmeQuickStart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(clone, "bcs-data", "mesos")); err != nil {
 		t.Errorf("the dev cluster's work dir is not under ./bcs-data: %v", err)
 	}
+	// The operations page's commands run with make run stopped, as it says.
+	stopMakeRun()
+	runOperationsPage(t, sh)
 }
 
 // instanceDirsOf is the directory make run's log says it put the
