@@ -20,7 +20,7 @@ UNIT_PKGS := ./pkg/constraint/... ./pkg/offer/... ./pkg/manifest/... ./pkg/stric
 # cluster, the API server.
 RACE_PKGS := ./pkg/scheduler ./pkg/schedulerd ./pkg/store ./pkg/mesosconn ./pkg/devcluster ./pkg/api
 
-.PHONY: all build test test-unit test-race test-deps run examples bench bench-e2e fuzz lint clean
+.PHONY: all build test test-e2e test-unit test-race test-deps run examples bench bench-e2e fuzz lint clean
 
 all: build
 
@@ -35,6 +35,10 @@ build:
 ## in the background while the other packages run, then the race detector's
 test: test-deps lint
 	@GO=$(GO) scripts/test-all $(RACE_PKGS)
+
+## test-e2e: the end-to-end suite alone, two tests at a time (E2E_RUN=regexp picks some; part of test)
+test-e2e:
+	@GO=$(GO) scripts/test-e2e
 
 ## test-race: the packages whose goroutines share state, under the race detector (part of test)
 test-race:

@@ -27,11 +27,46 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "bcs-e2e-bin")
-	if err != nil {
-		panic(err)
+	// A sharded run (scripts/test-all) builds the binaries once, into
+	// BCS_E2E_BIN, for every test process; a plain go test, into a
+	// directory of its own.
+	dir, own := os.Getenv("BCS_E2E_BIN"), false
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "bcs-e2e-bin"); err != nil {
+			panic(err)
+		}
+		own = true
 	}
 	bin = dir
+	code := 1
+	if err := buildBinaries(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+	}
+	if own {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
+// buildBinaries builds the system's binaries into dir, once: the first
+// test process of a sharded run builds them while the others wait, and
+// later ones find them built.
+func buildBinaries(dir string) error {
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return err
+	}
+	done := filepath.Join(dir, ".built")
+	if _, err := os.Stat(done); err == nil {
+		return nil
+	}
 	for _, b := range []struct{ name, pkg string }{
 		{"bcs-scheduler", "./cmd/bcs-scheduler"},
 		{"bcs-process-executor", "./cmd/bcs-process-executor"},
@@ -40,16 +75,13 @@ func TestMain(m *testing.M) {
 		{"bcsctl", "./cmd/bcsctl"},
 		{"gamesvr", "./examples/gamesvr"},
 	} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(bin, b.name), b.pkg)
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b.name), b.pkg)
 		cmd.Dir = ".."
 		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", b.name, err, out)
-			os.Exit(1)
+			return fmt.Errorf("build %s: %v\n%s", b.name, err, out)
 		}
 	}
-	code := m.Run()
-	os.RemoveAll(bin)
-	os.Exit(code)
+	return os.WriteFile(done, nil, 0o600)
 }
 
 // handedOut holds every port freePort has returned: the kernel may give a
@@ -79,8 +111,15 @@ func freePort(t *testing.T) int {
 }
 
 // The host ports the harness's agents offer: below the ephemeral range
-// (32768-60999), apart from the dev cluster's default.
-const agentPortsFirst, agentPortsLast = 21000, 22000
+// (32768-60999), apart from the dev cluster's default (31000-32000), and
+// apart for each worker of a sharded run (BCS_E2E_WORKER, 0, 1, …).
+var agentPortsFirst, agentPortsLast = agentPorts(os.Getenv("BCS_E2E_WORKER"))
+
+func agentPorts(worker string) (first, last int) {
+	n, _ := strconv.Atoi(worker)
+	first = 21000 + 1500*min(max(n, 0), 6)
+	return first, first + 1000
+}
 
 // system is one machine's bcs: a dev cluster process with three agents
 // running real executors, and a bcs-scheduler process pointed at it.

@@ -216,7 +216,7 @@ func TestDevSurvivesKill9MidRollout(t *testing.T) {
 				left = append(left, fmt.Sprintf("port %d of the old run listening", p))
 			}
 		}
-		for _, p := range listeningPorts(t, agentPortsFirst, agentPortsLast) {
+		for _, p := range listeningPorts(t, uint32(agentPortsFirst), uint32(agentPortsLast)) {
 			if !ports[p] {
 				left = append(left, fmt.Sprintf("port %d listening, no instance's", p))
 			}
