@@ -167,6 +167,42 @@ type Resources struct {
 	Requests ResourceList `json:"requests"`
 }
 
+// Resources a task asks for when its manifest gives neither requests nor a
+// bounded limit: enough to start a small process.
+const (
+	DefaultCPUs  = 0.1
+	DefaultMemMB = 64
+)
+
+// Taken is what a task with these resources takes from a Mesos offer, and
+// the field that says it: its requests place it; without one, a bounded
+// limit is also the request; without either, the defaults ("" for the
+// field).
+func (r Resources) Taken() (cpus, memMB float64, cpuField, memField string, err error) {
+	cpus, cpuField, err = taken("cpu", r.Requests.CPU, r.Limits.CPU, DefaultCPUs)
+	if err != nil {
+		return 0, 0, "", "", err
+	}
+	memMB, memField, err = taken("memory", r.Requests.Memory, r.Limits.Memory, DefaultMemMB)
+	return cpus, memMB, cpuField, memField, err
+}
+
+func taken(name string, request, limit Quantity, def float64) (float64, string, error) {
+	for _, q := range []struct {
+		field string
+		q     Quantity
+	}{{"requests." + name, request}, {"limits." + name, limit}} {
+		a, err := q.q.Parse()
+		if err != nil {
+			return 0, "", err
+		}
+		if a.Set && !a.Unlimited && a.Milli > 0 {
+			return a.Value(), q.field, nil
+		}
+	}
+	return def, "", nil
+}
+
 // ResourceList is "limits" or "requests".
 type ResourceList struct {
 	CPU    Quantity `json:"cpu,omitempty"`
