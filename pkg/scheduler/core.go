@@ -214,6 +214,9 @@ type app struct {
 	labeled   [2]uint64
 	instances map[int]*instance
 	unplaced  string // the last placement's rejections, "" when placed
+	// unplacedBy is the launch unplaced is about: it holds while that
+	// launch waits (unplacedNow), not after it went (a scale-down).
+	unplacedBy *instance
 	// moveWaits: unplaced is only a move's successor's; the instances
 	// themselves run.
 	moveWaits bool
