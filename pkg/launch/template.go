@@ -291,8 +291,8 @@ func resources(res manifest.Resources) (proto.Resources, error) {
 	if err != nil {
 		return out, err
 	}
-	out.CPULimit, out.MemLimitMB = bounded(limCPU), bounded(limMem)
-	out.CPUs, out.MemMB, _, _, err = res.Taken()
+	take, err := res.Taken()
+	out.CPULimit, out.MemLimitMB, out.CPUs, out.MemMB = bounded(limCPU), bounded(limMem), take.CPUs, take.MemMB
 	return out, err
 }
 

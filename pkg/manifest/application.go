@@ -174,17 +174,26 @@ const (
 	DefaultMemMB = 64
 )
 
-// Taken is what a task with these resources takes from a Mesos offer, and
-// the field that says it: its requests place it; without one, a bounded
-// limit is also the request; without either, the defaults ("" for the
-// field).
-func (r Resources) Taken() (cpus, memMB float64, cpuField, memField string, err error) {
-	cpus, cpuField, err = taken("cpu", r.Requests.CPU, r.Limits.CPU, DefaultCPUs)
-	if err != nil {
-		return 0, 0, "", "", err
+// Take is what a task takes from a Mesos offer, and the fields that say
+// it ("" for a default).
+type Take struct {
+	CPUs, MemMB        float64
+	CPUField, MemField string // e.g. "requests.cpu", "limits.memory"
+}
+
+// Taken is what a task with these resources takes from a Mesos offer:
+// its requests place it; without one, a bounded limit is also the
+// request; without either, the defaults.
+func (r Resources) Taken() (Take, error) {
+	var t Take
+	var err error
+	if t.CPUs, t.CPUField, err = taken("cpu", r.Requests.CPU, r.Limits.CPU, DefaultCPUs); err != nil {
+		return Take{}, err
 	}
-	memMB, memField, err = taken("memory", r.Requests.Memory, r.Limits.Memory, DefaultMemMB)
-	return cpus, memMB, cpuField, memField, err
+	if t.MemMB, t.MemField, err = taken("memory", r.Requests.Memory, r.Limits.Memory, DefaultMemMB); err != nil {
+		return Take{}, err
+	}
+	return t, nil
 }
 
 func taken(name string, request, limit Quantity, def float64) (float64, string, error) {

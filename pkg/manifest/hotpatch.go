@@ -113,15 +113,15 @@ func resourceGrowth(p field.Path, old, new []Resources) field.ErrorList {
 	}
 	var errs field.ErrorList
 	for i := range new {
-		oc, om, _, _, errO := old[i].Taken()
-		nc, nm, cpuField, memField, errN := new[i].Taken()
+		was, errO := old[i].Taken()
+		is, errN := new[i].Taken()
 		if errO != nil || errN != nil {
 			continue // Validate reports it
 		}
 		for _, r := range []struct {
 			field, unit string
 			from, to    float64
-		}{{cpuField, "cpus", oc, nc}, {memField, "MB", om, nm}} {
+		}{{is.CPUField, "cpus", was.CPUs, is.CPUs}, {is.MemField, "MB", was.MemMB, is.MemMB}} {
 			if r.to > r.from+1e-9 {
 				at := p.Index(i).Child("resources")
 				if r.field != "" {
