@@ -1,7 +1,9 @@
 package e2e_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -176,6 +178,7 @@ func TestContainerExitsThroughScheduler(t *testing.T) {
 		left := podContainers(t, "demo_done_")
 		return len(left) == 0, strings.Join(left, " ")
 	})
+	failedPodEndsEveryTask(t, s)
 
 	if code, body := s.call("DELETE", "/v1/apps/demo/web", nil); code != 202 {
 		t.Fatalf("delete: %d %s", code, body)
@@ -240,4 +243,78 @@ func TestContainerPinnedWithParametersThroughScheduler(t *testing.T) {
 		state, _ := os.ReadFile("/data/bcs/bcs-container-executor/numa-cpusets.json")
 		return len(left) == 0 && !strings.Contains(string(state), "demo_web_"), strings.Join(left, " ") + " " + string(state)
 	})
+}
+
+// Seed 001 ("TaskGroup中共有一个失败,所有设置为失败,强杀所有容器") with
+// restartPolicy Never, so that nothing replaces the launch: a container
+// exiting 1 ends its sibling too, and one whose image cannot be pulled
+// fails its sibling that never started. Every task of the launch shows
+// its terminal state in the API, as the master has it (Mesos reports
+// every task of a failed task group terminal), and no container is left.
+func failedPodEndsEveryTask(t *testing.T, s *system) {
+	t.Helper()
+	apps := map[string]func(containers []any){
+		"exits1": func(containers []any) {
+			containers[0].(map[string]any)["args"] = []any{"-c", "sleep 2; exit 1"}
+		},
+		"badimage": func(containers []any) {
+			containers[1].(map[string]any)["image"] = "bcs-test/no-such-image:latest"
+		},
+	}
+	for name, edit := range apps {
+		m := s.manifest("application.json", func(m map[string]any) {
+			m["metadata"].(map[string]any)["name"] = name
+			m["restartPolicy"] = map[string]any{"policy": "Never"}
+			spec := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			first := spec["containers"].([]any)[0].(map[string]any)
+			first["healthChecks"], first["ports"] = nil, nil
+			edit(spec["containers"].([]any))
+		})
+		if code, body := s.call("POST", "/v1/apps", m); code != 201 {
+			t.Fatalf("create %s: %d %s", name, code, body)
+		}
+	}
+	for _, name := range []string{"exits1", "badimage"} {
+		s.eventually(name+": every task of the failed launch terminal, in the API as in the master", func() (bool, string) {
+			v, _ := s.app("demo", name)
+			if len(v.Status.Instances) != 1 || len(v.Status.Instances[0].Tasks) != 2 {
+				return false, fmt.Sprintf("%+v", v.Status.Instances)
+			}
+			i := v.Status.Instances[0]
+			master := s.masterTaskStates()
+			ok := i.State == "TASK_FAILED" && strings.Contains(i.Message, "not restarted")
+			var got []string
+			for _, task := range i.Tasks {
+				ok = ok && terminalTaskState(task.State) && task.State == master[task.ID]
+				got = append(got, fmt.Sprintf("%s api %s master %s", task.ID, task.State, master[task.ID]))
+			}
+			return ok, fmt.Sprintf("%s %q; %s", i.State, i.Message, strings.Join(got, ", "))
+		})
+		s.eventually(name+": no container left", func() (bool, string) {
+			left := podContainers(t, "demo_"+name+"_")
+			return len(left) == 0, strings.Join(left, " ")
+		})
+	}
+}
+
+// masterTaskStates is every task of ours the master knows (live,
+// unreachable or completed) by ID, with its state, as GET /master/tasks
+// lists them.
+func (s *system) masterTaskStates() map[string]string {
+	s.t.Helper()
+	code, body := get(s.master + "/master/tasks?limit=10000")
+	var st struct {
+		Tasks []struct {
+			ID    string `json:"id"`
+			State string `json:"state"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(body), &st); code != http.StatusOK || err != nil {
+		s.t.Fatalf("GET /master/tasks: %d %v %.200s", code, err, body)
+	}
+	states := map[string]string{}
+	for _, task := range st.Tasks {
+		states[task.ID] = task.State
+	}
+	return states
 }

@@ -30,6 +30,11 @@ type rolloutView struct {
 			Wait            *struct {
 				Kind string `json:"kind"`
 			} `json:"wait"`
+			Conditions []struct {
+				Type   string `json:"type"`
+				Status string `json:"status"`
+				Reason string `json:"reason"`
+			} `json:"conditions"`
 		} `json:"rollout"`
 	} `json:"status"`
 }
@@ -276,10 +281,44 @@ func TestProcessHotPatch(t *testing.T) {
 			t.Errorf("instance %d answers %q (was %q): want version v2, one reload, the same pid", i, is, was)
 		}
 	}
-	// A change that needs a restart is refused before anything happens.
+	// A change that needs a restart is refused before anything happens,
+	// and so is more memory than the launches took from Mesos.
 	code, body := s.call("PUT", "/v1/deployments/demo/hot", s.processDeployment("hot", 2, strategy, "v3", v2))
 	if code != 400 || !strings.Contains(string(body), "spec.template.spec.processes[0].env: HotPatchUpdate cannot change it") {
 		t.Errorf("env change under HotPatchUpdate: %d %s", code, body)
+	}
+	var more map[string]any
+	_ = json.Unmarshal(s.processDeployment("hot", 2, strategy, "v1", v2), &more)
+	proc := more["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["processes"].([]any)[0].(map[string]any)
+	proc["resources"] = map[string]any{"limits": map[string]any{"cpu": "0.2", "memory": "128"}}
+	moreMemory, _ := json.Marshal(more)
+	code, body = s.call("PUT", "/v1/deployments/demo/hot", moreMemory)
+	if code != 400 || !strings.Contains(string(body), "spec.template.spec.processes[0].resources.limits.memory: HotPatchUpdate cannot grow what a running task took from Mesos (64 MB) to 128 MB") {
+		t.Errorf("limits.memory 64 → 128 under HotPatchUpdate: %d %s", code, body)
+	}
+	if v := s.deployment("hot"); v.Version != 2 {
+		t.Errorf("after the refused PUTs: version %d, want 2", v.Version)
+	}
+
+	// A hot patch the executor refuses (its package is missing) stalls the
+	// rollout at once: its status names the instance and the error, and
+	// bcsctl rollout status gives up with it.
+	if code, body := s.call("PUT", "/v1/deployments/demo/hot", s.processDeployment("hot", 2, strategy, "v1", "missing.tar.gz")); code != 200 {
+		t.Fatalf("update to a missing package: %d %s", code, body)
+	}
+	s.eventually("the rollout stalled, naming the instance that failed to update", func() (bool, string) {
+		ro := s.deployment("hot").Status.Rollout
+		if ro == nil || ro.UpdateRevision != 3 || len(ro.Conditions) < 2 {
+			return false, fmt.Sprintf("%+v", ro)
+		}
+		progressing := ro.Conditions[1]
+		return ro.Phase == "Progressing" && progressing.Status == "False" && progressing.Reason == "InstanceUpdateFailed" &&
+			strings.Contains(ro.Message, "instances failed to update (instance ") && strings.Contains(ro.Message, "hot patch refused") &&
+			strings.Contains(ro.Message, "missing.tar.gz"), fmt.Sprintf("%s %q %+v", ro.Phase, ro.Message, ro.Conditions)
+	})
+	r := s.bcsctl("", "rollout", "status", "deployment", "hot", "-n", "demo", "--timeout", "30s")
+	if r.code != 1 || !strings.Contains(r.err, "rollout of revision 3 stalled: ") || !strings.Contains(r.err, "missing.tar.gz") {
+		t.Errorf("bcsctl rollout status of the stalled rollout: exit %d\n%s%s", r.code, r.out, r.err)
 	}
 }
 

@@ -90,16 +90,31 @@ func processDeployment(name, ns string) *manifest.Deployment {
 }
 
 // Issue 13 HotPatchUpdate: a PUT whose change needs a restart is a 400
-// naming the fields; nothing is stored.
+// naming the fields; nothing is stored. So is one whose resources take
+// more from Mesos than the running launches took (a limits.memory that
+// grows, with no requests): no instance could apply it.
 func TestHotPatchPutRefusesRestartingChanges(t *testing.T) {
 	e := newEnv(t)
 	d := deployment("hot", "ns-a")
 	d.Spec.Strategy = &manifest.Strategy{Type: manifest.UpdateHotPatch}
+	d.Spec.Template.Spec.Containers[0].Resources = manifest.Resources{Limits: manifest.ResourceList{CPU: "0.5", Memory: "64"}}
 	e.expect(t, http.StatusCreated, "POST", "/v1/deployments", d, nil)
+	d.Spec.Template.Spec.Containers[0].Resources.Limits.Memory = "128"
+	got := errorOf(t, e.call(t, "PUT", "/v1/deployments/ns-a/hot", d), http.StatusBadRequest, "InvalidArgument")
+	want := "spec.template.spec.containers[0].resources.limits.memory: HotPatchUpdate cannot grow what a running task took from Mesos (64 MB) to 128 MB"
+	if len(got.Details) != 1 || !strings.HasPrefix(got.Details[0], want) {
+		t.Errorf("details %q, want %q…", got.Details, want)
+	}
+	var stored api.AppView
+	e.expect(t, http.StatusOK, "GET", "/v1/deployments/ns-a/hot", nil, &stored)
+	if stored.Version != 1 {
+		t.Errorf("after the refused PUT: version %d, want 1", stored.Version)
+	}
+	d.Spec.Template.Spec.Containers[0].Resources.Limits.Memory = "32"
 	d.Spec.Template.Spec.Containers[0].Image = "game:v2"
 	d.Spec.Template.Spec.Containers[0].Args = []string{"--v2"}
-	got := errorOf(t, e.call(t, "PUT", "/v1/deployments/ns-a/hot", d), http.StatusBadRequest, "InvalidArgument")
-	want := "spec.template.spec.containers[0].args: HotPatchUpdate cannot change it without a restart (use InplaceUpdate, or RollingUpdate)"
+	got = errorOf(t, e.call(t, "PUT", "/v1/deployments/ns-a/hot", d), http.StatusBadRequest, "InvalidArgument")
+	want = "spec.template.spec.containers[0].args: HotPatchUpdate cannot change it without a restart (use InplaceUpdate, or RollingUpdate)"
 	if len(got.Details) != 1 || got.Details[0] != want {
 		t.Errorf("details %q, want %q", got.Details, want)
 	}

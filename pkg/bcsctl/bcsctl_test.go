@@ -119,7 +119,8 @@ func TestSameManifest(t *testing.T) {
 }
 
 // Issue 16: rollout status is done when every instance runs the current
-// revision, failed when the rollout was aborted, and waits otherwise —
+// revision, failed when the rollout was aborted or stalled (instances
+// failed to update: Progressing False), and waits otherwise —
 // paused too, and before the scheduler began the revision.
 func TestJudgeRollout(t *testing.T) {
 	fleet := decode[appView](t, view(t, "deployment-fleet.json"))
@@ -140,6 +141,14 @@ func TestJudgeRollout(t *testing.T) {
 	aborted.Status.Rollout = &ro
 	if v, line := judgeRollout(aborted); v != rolloutFailed || !strings.Contains(line, "rollout of revision 2 aborted: aborted (hook age failed)") {
 		t.Errorf("aborted: %v %q", v, line)
+	}
+	stalled := fleet
+	ro = *fleet.Status.Rollout
+	ro.Phase, ro.Message = "Progressing", "updating to revision 2: 0/4 updated, 4 ready; 1/4 instances failed to update (instance 3: hot patch refused: …)"
+	ro.Conditions = []condition{{Type: "Available", Status: "True"}, {Type: "Progressing", Status: "False", Reason: "InstanceUpdateFailed", Message: ro.Message}}
+	stalled.Status.Rollout = &ro
+	if v, line := judgeRollout(stalled); v != rolloutFailed || line != "rollout of revision 2 stalled: "+ro.Message {
+		t.Errorf("stalled: %v %q", v, line)
 	}
 }
 

@@ -212,8 +212,22 @@ func judgeRollout(a appView) (rolloutVerdict, string) {
 		return rolloutFailed, fmt.Sprintf("rollout of revision %d aborted: %s", a.Version, ro.Message)
 	case ro.Phase == "Completed" || ro.Phase == "RolledBack":
 		return rolloutDone, ro.Message
+	case ro.Phase == "Progressing" && stalled(ro.Conditions):
+		return rolloutFailed, fmt.Sprintf("rollout of revision %d stalled: %s", a.Version, ro.Message)
 	}
 	return rolloutGoing, ro.Phase + ": " + ro.Message
+}
+
+// stalled reports a rollout that will not progress until an operator acts
+// (Progressing False: instances failed to update), as kubectl gives up on
+// a deployment past its progress deadline.
+func stalled(conditions []condition) bool {
+	for _, c := range conditions {
+		if c.Type == "Progressing" && c.Status == "False" {
+			return true
+		}
+	}
+	return false
 }
 
 // rolloutStatus follows a rollout until it is done or fails.

@@ -18,13 +18,6 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
-// Resources a task asks for when its manifest gives neither requests nor a
-// bounded limit: enough to start a small process.
-const (
-	DefaultCPUs  = 0.1
-	DefaultMemMB = 64
-)
-
 // Template is one compiled application version.
 type Template struct {
 	Kind      manifest.Kind // application (containers) or process
@@ -286,31 +279,21 @@ func (t *Template) addTask(tk task, res manifest.Resources, checks []manifest.He
 	return nil
 }
 
-// resources reads a task's resources: requests place it, limits bound it;
-// without requests a bounded limit is also the request.
+// resources reads a task's resources: what it takes from an offer
+// (manifest.Resources.Taken), and its bounded limits.
 func resources(res manifest.Resources) (proto.Resources, error) {
-	parse := func(q manifest.Quantity) (manifest.Amount, error) { return q.Parse() }
 	var out proto.Resources
-	reqCPU, err := parse(res.Requests.CPU)
+	limCPU, err := res.Limits.CPU.Parse()
 	if err != nil {
 		return out, err
 	}
-	reqMem, err := parse(res.Requests.Memory)
+	limMem, err := res.Limits.Memory.Parse()
 	if err != nil {
 		return out, err
 	}
-	limCPU, err := parse(res.Limits.CPU)
-	if err != nil {
-		return out, err
-	}
-	limMem, err := parse(res.Limits.Memory)
-	if err != nil {
-		return out, err
-	}
-	out.CPULimit, out.MemLimitMB = bounded(limCPU), bounded(limMem)
-	out.CPUs = firstPositive(bounded(reqCPU), out.CPULimit, DefaultCPUs)
-	out.MemMB = firstPositive(bounded(reqMem), out.MemLimitMB, DefaultMemMB)
-	return out, nil
+	take, err := res.Taken()
+	out.CPULimit, out.MemLimitMB, out.CPUs, out.MemMB = bounded(limCPU), bounded(limMem), take.CPUs, take.MemMB
+	return out, err
 }
 
 func bounded(a manifest.Amount) float64 {
@@ -318,15 +301,6 @@ func bounded(a manifest.Amount) float64 {
 		return 0
 	}
 	return a.Value()
-}
-
-func firstPositive(vs ...float64) float64 {
-	for _, v := range vs {
-		if v > 0 {
-			return v
-		}
-	}
-	return 0
 }
 
 // Tasks returns how many tasks an instance has.

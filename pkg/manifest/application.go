@@ -167,6 +167,51 @@ type Resources struct {
 	Requests ResourceList `json:"requests"`
 }
 
+// Resources a task asks for when its manifest gives neither requests nor a
+// bounded limit: enough to start a small process.
+const (
+	DefaultCPUs  = 0.1
+	DefaultMemMB = 64
+)
+
+// Take is what a task takes from a Mesos offer, and the fields that say
+// it ("" for a default).
+type Take struct {
+	CPUs, MemMB        float64
+	CPUField, MemField string // e.g. "requests.cpu", "limits.memory"
+}
+
+// Taken is what a task with these resources takes from a Mesos offer:
+// its requests place it; without one, a bounded limit is also the
+// request; without either, the defaults.
+func (r Resources) Taken() (Take, error) {
+	var t Take
+	var err error
+	if t.CPUs, t.CPUField, err = taken("cpu", r.Requests.CPU, r.Limits.CPU, DefaultCPUs); err != nil {
+		return Take{}, err
+	}
+	if t.MemMB, t.MemField, err = taken("memory", r.Requests.Memory, r.Limits.Memory, DefaultMemMB); err != nil {
+		return Take{}, err
+	}
+	return t, nil
+}
+
+func taken(name string, request, limit Quantity, def float64) (float64, string, error) {
+	for _, q := range []struct {
+		field string
+		q     Quantity
+	}{{"requests." + name, request}, {"limits." + name, limit}} {
+		a, err := q.q.Parse()
+		if err != nil {
+			return 0, "", err
+		}
+		if a.Set && !a.Unlimited && a.Milli > 0 {
+			return a.Value(), q.field, nil
+		}
+	}
+	return def, "", nil
+}
+
 // ResourceList is "limits" or "requests".
 type ResourceList struct {
 	CPU    Quantity `json:"cpu,omitempty"`

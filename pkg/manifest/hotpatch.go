@@ -20,7 +20,9 @@ var (
 // cannot apply, at the new manifest's paths: anything in the pod template
 // but container images and pull settings, resources, health checks and
 // configmap/secret items (containers), or packages, resources, health
-// checks, configmap/secret items and reloadCmd (processes).
+// checks, configmap/secret items and reloadCmd (processes); and resources
+// that take more from Mesos than before (Resources.Taken), which the
+// running launch did not take.
 func HotPatchChanges(old, new Object) field.ErrorList {
 	ow, err := Workload(old)
 	if err != nil {
@@ -44,12 +46,16 @@ func HotPatchChanges(old, new Object) field.ErrorList {
 			errs = append(errs, field.Invalid(sp.Child("networkMode"), "%s", why))
 		}
 		errs = append(errs, listChanges(sp.Child("containers"), os.Containers, ns.Containers, hotPatchableContainer, why)...)
+		errs = append(errs, resourceGrowth(sp.Child("containers"), resourcesOf(os.Containers, containerResources), resourcesOf(ns.Containers, containerResources))...)
 	case *Process:
 		n, ok := nw.(*Process)
 		if !ok {
 			return field.ErrorList{field.Invalid("spec.template.spec", "%s: processes became containers", why)}
 		}
-		errs = listChanges("spec.template.spec.processes", o.Spec.Template.Spec.Processes, n.Spec.Template.Spec.Processes, hotPatchableProcess, why)
+		sp := field.Path("spec.template.spec.processes")
+		op, np := o.Spec.Template.Spec.Processes, n.Spec.Template.Spec.Processes
+		errs = listChanges(sp, op, np, hotPatchableProcess, why)
+		errs = append(errs, resourceGrowth(sp, resourcesOf(op, processResources), resourcesOf(np, processResources))...)
 	}
 	return errs
 }
@@ -88,3 +94,48 @@ func jsonFields(v any) map[string]json.RawMessage {
 	_ = json.Unmarshal(data, &m)
 	return m
 }
+
+// resourcesOf lists the resources of each container or process.
+func resourcesOf[T any](tasks []T, of func(T) Resources) []Resources {
+	out := make([]Resources, len(tasks))
+	for i, t := range tasks {
+		out[i] = of(t)
+	}
+	return out
+}
+
+// resourceGrowth reports the tasks that would take more cpu or memory
+// from Mesos than they do: a hot patch keeps each task's launch, which
+// took what the old spec asked.
+func resourceGrowth(p field.Path, old, new []Resources) field.ErrorList {
+	if len(old) != len(new) {
+		return nil // listChanges reports it
+	}
+	var errs field.ErrorList
+	for i := range new {
+		was, errO := old[i].Taken()
+		is, errN := new[i].Taken()
+		if errO != nil || errN != nil {
+			continue // Validate reports it
+		}
+		for _, r := range []struct {
+			field, unit string
+			from, to    float64
+		}{{is.CPUField, "cpus", was.CPUs, is.CPUs}, {is.MemField, "MB", was.MemMB, is.MemMB}} {
+			if r.to > r.from+1e-9 {
+				at := p.Index(i).Child("resources")
+				if r.field != "" {
+					at = at.Child(r.field) // else the defaults grew: the field went
+				}
+				errs = append(errs, field.Invalid(at,
+					"HotPatchUpdate cannot grow what a running task took from Mesos (%g %s) to %g %s: it keeps its launch "+
+						"(use InplaceUpdate, which relaunches an instance that needs more, or RollingUpdate)", r.from, r.unit, r.to, r.unit))
+			}
+		}
+	}
+	return errs
+}
+
+func containerResources(c Container) Resources { return c.Resources }
+
+func processResources(p ProcessSpec) Resources { return p.Resources }

@@ -31,6 +31,24 @@ func TestHotPatchChanges(t *testing.T) {
 			d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, d.Spec.Template.Spec.Containers[0])
 		}, []string{"spec.template.spec.containers" + why + ": 1 entries become 2"}},
 		{"replicas and strategy", func(d *manifest.Deployment) { d.Spec.Instance, d.Spec.Strategy = 9, nil }, nil},
+		// What a task took from Mesos (its requests, else a bounded
+		// limit, else the defaults) cannot grow in its launch.
+		{"limits grow above the requests", func(d *manifest.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Resources.Limits = manifest.ResourceList{CPU: "4", Memory: "2048"}
+		}, nil},
+		{"requests shrink", func(d *manifest.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Resources.Requests = manifest.ResourceList{CPU: "0.25", Memory: "256"}
+		}, nil},
+		{"requests.memory grows", func(d *manifest.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Resources.Requests.Memory = "600"
+		}, []string{C + ".resources.requests.memory" + growth("512 MB", "600 MB")}},
+		{"without requests, limits.memory is taken", func(d *manifest.Deployment) {
+			r := &d.Spec.Template.Spec.Containers[0].Resources
+			r.Requests, r.Limits.CPU = manifest.ResourceList{}, "0.5"
+		}, []string{C + ".resources.limits.memory" + growth("512 MB", "1024 MB")}},
+		{"requests dropped: the defaults", func(d *manifest.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Resources = manifest.Resources{}
+		}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,9 +65,15 @@ func TestHotPatchChanges(t *testing.T) {
 	if errs := manifest.HotPatchChanges(old, new); len(errs) > 0 {
 		t.Errorf("package and reloadCmd: %v", errs)
 	}
-	p.StartCmd = "./start2.sh"
-	want := []string{"spec.template.spec.processes[0].startCmd" + why}
+	p.StartCmd, p.Resources.Requests.Memory = "./start2.sh", "600"
+	want := []string{"spec.template.spec.processes[0].startCmd" + why,
+		"spec.template.spec.processes[0].resources.requests.memory" + growth("500 MB", "600 MB")}
 	if got := messages(manifest.HotPatchChanges(old, new)); !reflect.DeepEqual(got, want) {
-		t.Errorf("startCmd: got %q", got)
+		t.Errorf("startCmd and requests.memory: got %q\nwant %q", got, want)
 	}
+}
+
+func growth(from, to string) string {
+	return ": HotPatchUpdate cannot grow what a running task took from Mesos (" + from + ") to " + to +
+		": it keeps its launch (use InplaceUpdate, which relaunches an instance that needs more, or RollingUpdate)"
 }

@@ -33,6 +33,11 @@
 // pause until promote), upgradeDuration between batches, rollingManually a
 // promote after each batch; an operator's pause holds everything new.
 //
+// Failures. An instance whose update cannot go on (Instance.UpdateError:
+// the executor refused it, its launch cannot take the revision) stalls
+// the rollout until an operator acts: the status names the instances and
+// their errors, and Progressing is False (InstanceUpdateFailed).
+//
 // It must not import the scheduler, the registry or anything that does
 // I/O; the scheduler core (pkg/scheduler) owns applying the plan.
 package rollout

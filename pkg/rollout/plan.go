@@ -105,6 +105,9 @@ type Instance struct {
 	// Updating: an update of it is under way (replacement, in place, hot
 	// patch).
 	Updating bool
+	// UpdateError says why its update cannot go on (the executor refused
+	// it, its launch cannot take it); "" when nothing stops it.
+	UpdateError string
 }
 
 // HookPhase is the outcome of a hook run (seed 003).
@@ -599,12 +602,45 @@ func (p *planner) status(moves []Move) Status {
 	if progressing.Reason == "" {
 		progressing.Reason = "Paused"
 	}
+	if failed := p.updateErrors(); failed != "" {
+		// Nothing will change until an operator does: said at once, not
+		// left to a deadline.
+		st.Message += "; " + failed
+		if st.Phase == PhaseProgressing {
+			progressing.Status, progressing.Reason = "False", "InstanceUpdateFailed"
+		}
+	}
 	progressing.Message = st.Message
 	st.Conditions = []Condition{available, progressing}
 	if paused != nil {
 		st.Conditions = append(st.Conditions, *paused)
 	}
 	return st
+}
+
+// updateErrors names the instances whose update cannot go on and why,
+// the first few by index.
+func (p *planner) updateErrors() string {
+	const shown = 3
+	var failed []Instance
+	for _, inst := range p.in.Instances {
+		if inst.UpdateError != "" {
+			failed = append(failed, inst)
+		}
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	slices.SortFunc(failed, func(a, b Instance) int { return a.Index - b.Index })
+	var parts []string
+	for _, inst := range failed[:min(shown, len(failed))] {
+		parts = append(parts, fmt.Sprintf("instance %d: %s", inst.Index, inst.UpdateError))
+	}
+	msg := fmt.Sprintf("%d/%d instances failed to update (%s", len(failed), len(p.in.Instances), strings.Join(parts, "; "))
+	if len(failed) > shown {
+		msg += fmt.Sprintf("; and %d more", len(failed)-shown)
+	}
+	return msg + ")"
 }
 
 func waitReason(w *Wait) string {

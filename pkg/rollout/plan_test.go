@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -479,5 +480,42 @@ func TestRandomRolloutsKeepTheBudget(t *testing.T) {
 				t.Fatalf("surge left: %d instances", len(f.insts))
 			}
 		})
+	}
+}
+
+// An instance whose update cannot go on (the executor refused a hot
+// patch, its launch cannot take the revision) stalls the rollout: the
+// status names the instances and their errors, the first few by index,
+// and Progressing is False with reason InstanceUpdateFailed at once,
+// rather than WaitingForReady forever. Paused, it says so as well.
+func TestInstanceUpdateErrorsStallTheRollout(t *testing.T) {
+	in := rollout.Input{Now: t0, Strategy: rolling(manifest.Count(6), nil), Replicas: 6,
+		State: rollout.State{StableVersion: 1, UpdateVersion: 1}.Begin(2, rollout.CauseUpdate, 0, t0)}
+	for i := range 6 {
+		in.Instances = append(in.Instances, rollout.Instance{Index: 5 - i, AtStable: true, Updating: true,
+			UpdateError: fmt.Sprintf("cannot hot-patch: task web%d grows", 5-i)})
+	}
+	st := rollout.Plan(in).Status
+	want := "updating to revision 2: 0/6 updated, 0 ready; 6/6 instances failed to update (instance 0: cannot hot-patch: task web0 grows; " +
+		"instance 1: cannot hot-patch: task web1 grows; instance 2: cannot hot-patch: task web2 grows; and 3 more)"
+	progressing := st.Conditions[1]
+	if st.Phase != rollout.PhaseProgressing || st.Message != want || progressing.Type != "Progressing" ||
+		progressing.Status != "False" || progressing.Reason != "InstanceUpdateFailed" || progressing.Message != want {
+		t.Errorf("status %+v\nwant message %q", st, want)
+	}
+
+	in.Paused = true
+	st = rollout.Plan(in).Status
+	if st.Phase != rollout.PhasePaused || !strings.HasSuffix(st.Message, "and 3 more)") || st.Conditions[1].Status != "True" {
+		t.Errorf("paused: %+v", st)
+	}
+
+	in.Paused = false
+	for i := range in.Instances {
+		in.Instances[i].UpdateError = ""
+	}
+	st = rollout.Plan(in).Status
+	if st.Conditions[1].Status != "True" || st.Conditions[1].Reason != "WaitingForReady" || strings.Contains(st.Message, "failed") {
+		t.Errorf("without errors: %+v", st)
 	}
 }

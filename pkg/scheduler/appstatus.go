@@ -47,19 +47,20 @@ func (c *Core) appStatus(a *app) AppStatus {
 			}
 		}
 	}
+	unplaced := c.unplacedNow(a)
 	switch {
 	case a.rec.State == registry.AppDeleting:
 		st.State = registry.AppDeleting
 	case a.tmplErr != nil:
 		st.State, st.Message = registry.AppAbnormal, a.tmplErr.Error()
-	case a.unplaced != "" && !a.moveWaits:
-		st.State, st.Message = registry.AppAbnormal, a.unplaced
+	case unplaced != "" && !a.moveWaits:
+		st.State, st.Message = registry.AppAbnormal, unplaced
 	case failed != nil:
 		st.State, st.Message = registry.AppAbnormal, "instance "+strconv.Itoa(failed.rec.Index)+": "+failed.rec.Message
 	case running == replicas:
 		st.State = registry.AppRunning
 		if a.moveWaits {
-			st.Message = a.unplaced // every instance runs; a move cannot go yet
+			st.Message = unplaced // every instance runs; a move cannot go yet
 		}
 	default:
 		st.State, st.Message = registry.AppDeploying, fmt.Sprintf("%d/%d instances running", running, replicas)

@@ -214,6 +214,9 @@ type app struct {
 	labeled   [2]uint64
 	instances map[int]*instance
 	unplaced  string // the last placement's rejections, "" when placed
+	// unplacedBy is the launch unplaced is about: it holds while that
+	// launch waits (unplacedNow), not after it went (a scale-down).
+	unplacedBy *instance
 	// moveWaits: unplaced is only a move's successor's; the instances
 	// themselves run.
 	moveWaits bool
@@ -541,11 +544,11 @@ func (c *Core) restore(in Restore) {
 			// What it waited for may have been written meanwhile.
 			c.stopWaiting(inst, "the scheduler restarted")
 		}
-		if inst.phase().live() {
-			for _, t := range g.Tasks {
-				if !terminal(taskState(t.State)) {
-					c.tasks[t.ID] = inst
-				}
+		// Whatever the phase: the tasks of a failed launch whose terminal
+		// states had not come yet are asked about and land.
+		for _, t := range g.Tasks {
+			if !terminal(taskState(t.State)) {
+				c.tasks[t.ID] = inst
 			}
 		}
 		if inst.phase() == PhaseRunning {
@@ -727,13 +730,21 @@ func (c *Core) sendKill(inst *instance, taskID string) {
 	c.killSent[taskID] = c.now
 }
 
+// untrack stops following the tasks inst records: their updates then
+// find no instance (and are killed if they run).
+func (c *Core) untrack(inst *instance) {
+	for _, t := range inst.rec.Tasks {
+		if c.tasks[t.ID] == inst {
+			delete(c.tasks, t.ID)
+		}
+		delete(c.killSent, t.ID)
+	}
+}
+
 // remove forgets an instance and deletes its record.
 func (c *Core) remove(inst *instance) {
 	a := inst.app
-	for _, t := range inst.rec.Tasks {
-		delete(c.tasks, t.ID)
-		delete(c.killSent, t.ID)
-	}
+	c.untrack(inst)
 	delete(a.instances, inst.rec.Index)
 	c.endPreDelete(inst)
 	c.write(Write{DeleteGroup: &GroupRef{inst.rec.Namespace, inst.rec.App, inst.rec.Index}})

@@ -28,7 +28,11 @@
 //	any live phase ─kill (scale-down, delete, reschedule)─▶ Killing ─▶ gone
 //
 // The group is terminal when one task fails (or is killed unasked, or
-// lost): the others are killed. A task that finishes (exit 0) ends only
+// lost): the others are killed, and followed (kills retried, reconciled,
+// also after a restart) until their own terminal states land in the
+// record; a later launch of the instance stops following them. A task's
+// terminal state is final: it leaves the tracked tasks, so a stale status
+// after it finds no launch. A task that finishes (exit 0) ends only
 // itself (seed 001): the instance runs on by its other tasks and is
 // Finished once the last one finished.
 //

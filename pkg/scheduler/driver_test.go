@@ -194,7 +194,8 @@ func processApp(name string, instances int) *manifest.Process {
 
 // Issue 5 integration: 3 instances with hostname UNIQUE on 3 agents reach
 // RUNNING; a failed task is relaunched after the backoff; scale 3→5 leaves
-// the two that cannot fit pending with the rejections shown; scale to 2
+// the two that cannot fit pending with the rejections shown, and back to
+// 3 Running at once, without them; scale to 2
 // kills the highest instances; delete leaves nothing running.
 func TestDriverRunsApplicationsOnDevCluster(t *testing.T) {
 	s := startSystem(t)
@@ -237,6 +238,15 @@ func TestDriverRunsApplicationsOnDevCluster(t *testing.T) {
 	s.eventually("Abnormal with the rejections", func() (bool, string) {
 		st, msg := s.appState("game")
 		return st == registry.AppAbnormal && strings.Contains(msg, "0/3 agents fit: hostname UNIQUE 3"), string(st) + " " + msg
+	})
+	// Back to 3: the instances that fit nowhere are gone, and so is the
+	// reason at once, with no placement pass of the application to come.
+	if _, err := s.reg.ScaleApp(ctx, "ns-a", "game", 3, false); err != nil {
+		t.Fatal(err)
+	}
+	eventuallyWithin(t, 3*time.Second, "Running again at once after the scale-down to 3", func() (bool, string) {
+		st, msg := s.appState("game")
+		return st == registry.AppRunning && msg == "" && len(s.groups("game")) == 3, string(st) + " " + msg
 	})
 
 	if _, err := s.reg.ScaleApp(ctx, "ns-a", "game", 2, false); err != nil {

@@ -96,6 +96,7 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	for i, p := range pl.Ports {
 		ports[i] = registry.HostPort{Name: p.Name, Port: p.Port}
 	}
+	c.untrack(inst) // what is left of its last launch: the record shows this one
 	c.setPhase(inst, PhaseLaunched)
 	if inst.rec.ID != "" {
 		inst.rec.Previous = previousLaunch(&inst.rec)

@@ -115,12 +115,7 @@ func (c *Core) advanceMove(inst *instance) {
 // handOver makes the successor the instance: the moved instance is gone.
 func (c *Core) handOver(inst *instance) {
 	a, s, mv := inst.app, inst.successor, inst.rec.Move
-	for _, t := range inst.rec.Tasks {
-		if c.tasks[t.ID] == inst {
-			delete(c.tasks, t.ID)
-		}
-		delete(c.killSent, t.ID)
-	}
+	c.untrack(inst)
 	c.endPreDelete(inst)
 	delete(c.written, inst)
 	delete(c.moving, inst)

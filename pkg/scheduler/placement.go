@@ -184,6 +184,7 @@ func (c *Core) explainPending(considered []*instance) {
 	type why struct {
 		message string
 		move    bool
+		by      *instance
 	}
 	unplaced := map[*app]why{}
 	for _, moves := range []bool{false, true} {
@@ -192,7 +193,7 @@ func (c *Core) explainPending(considered []*instance) {
 			if _, seen := unplaced[inst.app]; seen || r == nil || r.Fit > 0 || (inst.parent != nil) != moves {
 				continue
 			}
-			w := why{message: r.String(), move: moves}
+			w := why{message: r.String(), move: moves, by: inst}
 			if moves {
 				w.message = fmt.Sprintf("%s of instance %d waits: %s", inst.parent.rec.Move.Reason, inst.rec.Index, w.message)
 			}
@@ -200,7 +201,8 @@ func (c *Core) explainPending(considered []*instance) {
 		}
 	}
 	for _, inst := range considered {
-		inst.app.unplaced, inst.app.moveWaits = unplaced[inst.app].message, unplaced[inst.app].move
+		w := unplaced[inst.app]
+		inst.app.unplaced, inst.app.moveWaits, inst.app.unplacedBy = w.message, w.move, w.by
 		c.touched[inst.app] = true
 	}
 	for _, inst := range waiting {
@@ -208,6 +210,17 @@ func (c *Core) explainPending(considered []*instance) {
 			c.setPending(inst, pendingOf(r, c.now))
 		}
 	}
+}
+
+// unplacedNow is why a's launch fits nowhere, as the last placement pass
+// said, while that launch still waits; "" once it is gone (scaled down,
+// its move given up) or no longer waits for a place.
+func (c *Core) unplacedNow(a *app) string {
+	by := a.unplacedBy
+	if by == nil || !c.attached(by) || by.phase() != PhasePending || by.rec.WaitingFor != "" {
+		return ""
+	}
+	return a.unplaced
 }
 
 // setPending records a launch's new verdict; the same verdict again is

@@ -28,9 +28,9 @@ func (c *Core) subscribed(id string) {
 	// Instances being killed (a deletion or a scale-down restored from
 	// the store, or KILLs sent while disconnected, which went nowhere) are
 	// killed again now rather than after the kill grace and the retry
-	// interval.
+	// interval; so are the tasks left of a group that ended.
 	for _, id := range slices.Sorted(maps.Keys(c.tasks)) {
-		if inst := c.tasks[id]; inst.phase() == PhaseKilling {
+		if inst := c.tasks[id]; inst.phase() == PhaseKilling || !inst.phase().live() {
 			c.sendKill(inst, id)
 		}
 	}

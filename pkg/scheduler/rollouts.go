@@ -106,7 +106,7 @@ func (c *Core) rolloutInstances(a *app, updateHash string) []rollout.Instance {
 		out = append(out, rollout.Instance{
 			Index: inst.rec.Index, AtUpdate: inst.rec.Template == updateHash,
 			AtStable: a.ro.StableTemplate != "" && inst.rec.Template == a.ro.StableTemplate,
-			Ready:    c.ready(inst), Updating: inst.rec.Update != nil,
+			Ready:    c.ready(inst), Updating: inst.rec.Update != nil, UpdateError: updateError(inst.rec.Update),
 		})
 	}
 	return out
@@ -207,4 +207,13 @@ func (c *Core) ready(inst *instance) bool {
 		return false
 	}
 	return true
+}
+
+// updateError is why an instance's update cannot go on, "" when nothing
+// stops it.
+func updateError(u *registry.InstanceUpdate) string {
+	if u == nil {
+		return ""
+	}
+	return u.Error
 }

@@ -135,11 +135,13 @@ func (c *Core) taskEnded(inst *instance, st mesos.TaskStatus, unlaunched bool) {
 	// One task failing (or going missing) ends the group: the executor
 	// kills the rest, we make sure. Then the restart policy decides; a
 	// group's last task finishing when every other finished too is
-	// outcomeFinished.
+	// outcomeFinished. The others stay tracked until their own terminal
+	// states come (Mesos reports every task of a failed group), so that
+	// the record ends with them, kills are retried and reconciliation asks
+	// about them; a later launch of the instance stops tracking them.
 	for _, t := range inst.rec.Tasks {
 		if t.ID != st.TaskID.Value && c.tasks[t.ID] == inst {
 			c.sendKill(inst, t.ID)
-			delete(c.tasks, t.ID)
 		}
 	}
 	reason := fmt.Sprintf("task %s %s", st.TaskID.Value, st.GetState())

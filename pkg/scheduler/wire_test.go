@@ -119,7 +119,13 @@ func runDriver(t *testing.T, cfg bcsscheduler.DriverConfig) {
 
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	eventuallyWithin(t, 15*time.Second, what, cond)
+}
+
+// eventuallyWithin is eventually for what must hold within limit.
+func eventuallyWithin(t *testing.T, limit time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	last := ""
 	for time.Now().Before(deadline) {
 		ok, state := cond()

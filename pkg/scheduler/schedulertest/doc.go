@@ -18,6 +18,8 @@
 //	                    (url: the agent's address, as real offers carry it)
 //	status NS/NAME IDX STATE [reason=R] [source=S] [task=K] [healthy=true|false] [launch=L]
 //	unknown TASKID AGENT STATE [reason=R] [source=S]   a status for a task the core does not know
+//	                    (or of a launch it no longer tracks)
+//	tasks NS/NAME IDX   the stored record's tasks and their states (no step)
 //	sweep AGENT KIND STATE [message=M]   a status of the sweep task running there
 //	tick DURATION       advance the clock and send Tick
 //	scale NS/NAME N [force=true] | delete NS/NAME | update NS/NAME (a new version, same spec)

@@ -457,6 +457,8 @@ func (h *Harness) Run(command string) []string {
 		return h.step(scheduler.Rescind{OfferID: f[1]})
 	case "status":
 		return h.status(f[1], f[2], f[3], args)
+	case "tasks":
+		return h.tasks(f[1], f[2])
 	case "unknown":
 		return h.step(scheduler.StatusUpdates{Statuses: []mesos.TaskStatus{h.taskStatus(f[1], f[2], f[3], nil, args)}})
 	case "sweep":
@@ -735,6 +737,24 @@ func (h *Harness) status(app, idx, state string, args map[string]string) []strin
 			continue
 		}
 		lines = append(lines, h.step(scheduler.StatusUpdates{Statuses: []mesos.TaskStatus{h.taskStatus(task.ID, g.AgentID, state, g, args)}})...)
+	}
+	return lines
+}
+
+// tasks describes the stored record's tasks, one line each: the state
+// every task of the launch has in the API.
+func (h *Harness) tasks(app, idx string) []string {
+	g := h.groups[app+"/"+idx]
+	if g == nil {
+		h.t.Fatalf("no instance %s/%s (instances %v)", app, idx, sortedKeys(h.groups))
+	}
+	lines := []string{}
+	for _, task := range g.Tasks {
+		line := fmt.Sprintf("task %s %s", task.ID, task.State)
+		if task.Message != "" {
+			line += fmt.Sprintf(" %q", task.Message)
+		}
+		lines = append(lines, line)
 	}
 	return lines
 }

@@ -274,6 +274,11 @@ func (h *Harness) storeRollout(ro *registry.Rollout) string {
 			line += " until=+" + w.Until.Sub(h.now).String()
 		}
 	}
+	for _, c := range s.Conditions {
+		if c.Type == "Progressing" && c.Status == "False" && s.Phase == rollout.PhaseProgressing {
+			line += " stalled=" + c.Reason // it will not progress by itself
+		}
+	}
 	line += fmt.Sprintf(" %q", s.Message)
 	if h.shown[key] == line {
 		return ""
