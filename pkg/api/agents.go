@@ -194,7 +194,7 @@ func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool
 					s := g.Move.Successor
 					switch {
 					case !named:
-					case s.Phase == "Pending" && s.Pending != nil && s.Pending.Fit == 0:
+					case s.FitsNowhere():
 						d.Blocked = append(d.Blocked, blockedMove{Instance: name, Why: s.Pending.String()})
 					default:
 						d.Moving = append(d.Moving, name)

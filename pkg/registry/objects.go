@@ -501,6 +501,12 @@ type PendingReason struct {
 	Count  int    `json:"count"`
 }
 
+// FitsNowhere reports whether the launch waits because the last
+// placement found no agent that fits it.
+func (t *TaskGroup) FitsNowhere() bool {
+	return t.Phase == "Pending" && t.Pending != nil && t.Pending.Fit == 0
+}
+
 // String says why a launch finds no agent, as the scheduler's messages
 // do: "0/3 agents fit: hostname UNIQUE 2, cordoned 1".
 func (p *Pending) String() string {

@@ -66,7 +66,7 @@ func (c *Core) progressMoves() {
 		case !c.attached(inst) || inst.rec.Move == nil:
 			delete(c.moving, inst)
 		case inst.successor != nil:
-			if !placeless(inst.successor) {
+			if !inst.successor.rec.FitsNowhere() {
 				busy[inst.rec.Move.FromHost] = true
 			}
 			c.advanceMove(inst)
@@ -87,12 +87,6 @@ func (c *Core) progressMoves() {
 			c.startSuccessor(inst)
 		}
 	}
-}
-
-// placeless reports whether a successor waits because the last placement
-// found no agent that fits it.
-func placeless(s *instance) bool {
-	return s.phase() == PhasePending && s.rec.Pending != nil && s.rec.Pending.Fit == 0
 }
 
 // startSuccessor creates the pending successor of a queued move, at the
