@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,9 +17,13 @@ type agentView struct {
 	Hostname    string `json:"hostname"`
 	Schedulable bool   `json:"schedulable"`
 	Drain       *struct {
-		State     string   `json:"state"`
-		Remaining int      `json:"remaining"`
-		Kept      []string `json:"kept"`
+		State     string `json:"state"`
+		Remaining int    `json:"remaining"`
+		Blocked   []struct {
+			Instance string `json:"instance"`
+			Why      string `json:"why"`
+		} `json:"blocked"`
+		Kept []string `json:"kept"`
 	} `json:"drain"`
 	Instances []struct {
 		App string `json:"app"`
@@ -80,6 +86,16 @@ func TestDrainTaintDriftAndMaintenance(t *testing.T) {
 	}
 	s.mustCall("POST", "/v1/agents/agent-2/uncordon", "", 200)
 	s.mustCall("POST", "/v1/agents/agent-3/uncordon", "", 200)
+	// api, hostname UNIQUE on the three agents: its instance on agent-1
+	// fits nowhere else, and must not hold up gamesvr's moves (issue 33).
+	api := s.manifest("process.json", func(m map[string]any) { m["metadata"].(map[string]any)["name"] = "api" })
+	s.mustCall("POST", "/v1/apps", string(api), 201)
+	blocker := ""
+	for _, inst := range s.running("demo", "api", 3) {
+		if inst.Host == "agent-1" {
+			blocker = fmt.Sprintf("demo/api/%d", inst.ID)
+		}
+	}
 
 	// Drain agent-1, sampling the running instances all along.
 	var mu sync.Mutex
@@ -113,6 +129,26 @@ func TestDrainTaintDriftAndMaintenance(t *testing.T) {
 		}
 	}()
 	s.mustCall("POST", "/v1/agents/agent-1/drain", `{"reason":"kernel upgrade"}`, 200)
+	s.eventuallyWithin(90*time.Second, "gamesvr moved off agent-1, api's move blocked", func() (bool, string) {
+		a := s.agent("agent-1")
+		v, _ := s.app("demo", "gamesvr")
+		left := 0
+		for _, i := range v.Status.Instances {
+			if i.Host == "agent-1" || i.State != "TASK_RUNNING" {
+				left++
+			}
+		}
+		return left == 0 && a.Drain != nil && a.Drain.Remaining == 1 && len(a.Drain.Blocked) == 1 && a.Drain.Blocked[0].Instance == blocker &&
+			a.Drain.Blocked[0].Why == "0/3 agents fit: hostname UNIQUE 2, cordoned 1", fmt.Sprintf("gamesvr %d not moved; agent-1 %+v", left, a.Drain)
+	})
+	if out := s.ctl("", "describe", "agent", "agent-1"); !regexp.MustCompile(`Blocked:\s+` + blocker + `: 0/3 agents fit: hostname UNIQUE 2, cordoned 1`).MatchString(out) {
+		t.Errorf("bcsctl describe agent agent-1 does not say which move is blocked and why:\n%s", out)
+	}
+	r := s.bcsctl("", "drain", "agent-1", "--timeout", "2s")
+	if want := "agent agent-1 draining: 1 instance to move; " + blocker + " fits on no agent: 0/3 agents fit: hostname UNIQUE 2, cordoned 1"; r.code == 0 || !strings.Contains(r.out+r.err, want) {
+		t.Errorf("bcsctl drain agent-1 exit %d, want it to time out saying %q:\n%s%s", r.code, want, r.out, r.err)
+	}
+	s.mustCall("DELETE", "/v1/apps/demo/api", "", 202)
 	s.eventuallyWithin(90*time.Second, "agent-1 drained", func() (bool, string) {
 		a := s.agent("agent-1")
 		return a.Drain != nil && a.Drain.State == "drained" && len(a.Instances) == 0 && !a.Schedulable, fmt.Sprintf("%+v", a)

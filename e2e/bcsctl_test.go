@@ -148,11 +148,12 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 	if r.code != 3 || !strings.HasPrefix(r.out, "instance 0 in /") || !strings.HasSuffix(r.out, "/demo.gamesvr.0\n") {
 		t.Errorf("exec: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
 	}
-	if out := s.ctl("", "signal", "demo/gamesvr/0", "SIGHUP"); !strings.HasPrefix(out, "SIGHUP sent to demo_gamesvr_0_1 (task demo_gamesvr_0_1_0)") {
-		t.Errorf("signal: %q", out)
+	signalled := regexp.MustCompile(`^SIGHUP sent to (demo_gamesvr_0_1\.[0-9a-z]+) \(task demo_gamesvr_0_1\.[0-9a-z]+_0\)`).FindStringSubmatch(s.ctl("", "signal", "demo/gamesvr/0", "SIGHUP"))
+	if signalled == nil {
+		t.Fatalf("signal: want it sent to the task group (with its incarnation) and its task")
 	}
 	s.eventually("gamesvr to log its reload", func() (bool, string) {
-		out := s.bcsctl("", "logs", "demo_gamesvr_0_1").out
+		out := s.bcsctl("", "logs", signalled[1]).out
 		return strings.Contains(out, "reloaded (1)") && strings.Contains(out, "instance 0 serving on 127.0.0.1:"), out
 	})
 	out = s.ctl("", "describe", "instance", "demo/gamesvr/0")
@@ -254,6 +255,37 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 	if _, code := s.app("demo", "gamesvr"); code != 404 {
 		t.Errorf("after delete: GET answers %d", code)
 	}
+	// Created again under its name, it reuses none of the task IDs the
+	// master saw of the one deleted (MESOS-2198; issue 33).
+	s.ctl("", "apply", "-f", "../examples/process.json")
+	s.running("demo", "gamesvr", 3)
+	code, body := get(s.master + "/master/tasks?limit=1000")
+	var seen struct {
+		Tasks []struct {
+			ID    string `json:"id"`
+			State string `json:"state"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(body), &seen); code != http.StatusOK || err != nil {
+		t.Fatalf("GET /master/tasks: %d %v %.200s", code, err, body)
+	}
+	states, incarnations := map[string][]string{}, map[string]bool{}
+	taskID := regexp.MustCompile(`^demo_gamesvr_[0-9]+_[0-9]+\.([0-9a-z]+)_[0-9]+$`)
+	for _, task := range seen.Tasks {
+		if m := taskID.FindStringSubmatch(task.ID); m != nil {
+			states[task.ID] = append(states[task.ID], task.State)
+			incarnations[m[1]] = true
+		}
+	}
+	for id, st := range states {
+		if len(st) > 1 {
+			t.Errorf("the master saw task ID %s %d times: %v", id, len(st), st)
+		}
+	}
+	if len(incarnations) != 2 {
+		t.Errorf("the master saw gamesvr's tasks of %d incarnations, want 2 (deleted, created again): %v", len(incarnations), states)
+	}
+	s.ctl("", "delete", "app", "gamesvr", "-n", "demo")
 	if out := s.ctl("", "delete", "-f", "../examples/deployment.json"); out != "deployment demo/fleet deleted\n" {
 		t.Errorf("delete -f: %q", out)
 	}

@@ -135,7 +135,7 @@ func terminalTaskState(state string) bool {
 }
 
 // instanceOf is the instance ID in a task group ID
-// (<namespace>_<name>_<instance>_<launch>).
+// (<namespace>_<name>_<instance>_<launch>.<incarnation>).
 func instanceOf(taskGroupID string) int {
 	parts := strings.Split(taskGroupID, "_")
 	n, _ := strconv.Atoi(parts[len(parts)-2])

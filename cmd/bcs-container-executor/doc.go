@@ -17,7 +17,9 @@
 // --codec.
 //
 // On start it makes its sandbox 0700 (executor.PrivateSandbox), then
-// tears down what a crashed predecessor left behind
+// tears down what a crashed predecessor of its framework left behind
 // (podruntime.Recover); before exiting it waits for its pods to be torn
-// down.
+// down. Its containers' names and labels carry MESOS_FRAMEWORK_ID (a
+// digest of it in the name), so that frameworks sharing a dockerd never
+// clash.
 package main

@@ -109,6 +109,7 @@ func run() error {
 	rt, err := podruntime.New(ctx, podruntime.Config{
 		Docker:        cli,
 		ExecutorID:    env.ExecutorID,
+		FrameworkID:   env.FrameworkID,
 		SandboxDir:    env.Sandbox,
 		NodeAddr:      *nodeAddr,
 		PortBindIP:    *portBindIP,

@@ -370,7 +370,7 @@ func TestExecutorCrashIsCleanedUp(t *testing.T) {
 	spec.Resources.CPUs, spec.Resources.PinCPUs = 2, true
 	o := e.launch(t, "exec-crash", time.Second, taskDef{id, spec})
 	e.running("crash.0")
-	ins, err := e.docker.InspectContainerWithOptions(docker.InspectContainerOptions{ID: "bcs-exec-crash-main"})
+	ins, err := e.docker.InspectContainerWithOptions(docker.InspectContainerOptions{ID: pod.ContainerName(e.f.ID, "exec-crash", "main")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,6 +405,55 @@ func TestExecutorCrashIsCleanedUp(t *testing.T) {
 	e.f.Call(calls.Kill("next.0", o.AgentID.Value))
 	e.f.AwaitAck("next.0", mesos.TASK_KILLED, nil)
 	e.noContainersLeft(t, "after KILL")
+}
+
+// Issue 33: two frameworks (two clusters) on one dockerd run pods of the
+// same executor and task IDs at once — the same namespace and application
+// names — without a clash of container names; when one framework's
+// executor crashes, its next executor tears down that framework's pod
+// only, and the other framework's runs on.
+func TestTwoFrameworksShareADockerd(t *testing.T) {
+	one, two := setup(t), setup(t)
+	const execID, taskID = "demo_web_0_1.mwzgt9c0", "demo_web_0_1.mwzgt9c0_0"
+	started := map[*e2e]mesos.Offer{}
+	for _, e := range []*e2e{one, two} {
+		id, spec := task(taskID, "container-0", "exec sleep 100000")
+		started[e] = e.launch(t, execID, time.Second, taskDef{id, spec})
+		e.running(taskID)
+	}
+	byFramework := func() map[string][]docker.APIContainers {
+		out := map[string][]docker.APIContainers{}
+		for _, c := range one.containers() { // both label theirs alike
+			out[c.Labels[pod.LabelFramework]] = append(out[c.Labels[pod.LabelFramework]], c)
+		}
+		return out
+	}
+	for _, e := range []*e2e{one, two} {
+		list := byFramework()[e.f.ID]
+		if want := "/" + pod.ContainerName(e.f.ID, execID, "container-0"); len(list) != 1 || list[0].Names[0] != want || list[0].State != "running" {
+			t.Fatalf("framework %s's containers %+v, want one running named %s", e.f.ID, list, want)
+		}
+	}
+
+	if err := one.c.KillExecutor(one.f.ID, started[one].AgentID.Value, execID); err != nil {
+		t.Fatal(err)
+	}
+	one.f.AwaitAck(taskID, mesos.TASK_FAILED, nil)
+	id, spec := task("demo_web_0_2.mwzgt9c0_0", "container-0", "exec sleep 100000")
+	next := one.launch(t, "demo_web_0_2.mwzgt9c0", time.Second, taskDef{id, spec})
+	one.running(id)
+	all := byFramework()
+	if list := all[one.f.ID]; len(list) != 1 || list[0].Labels[pod.LabelPod] != "demo_web_0_2.mwzgt9c0" {
+		t.Errorf("framework %s after its executor's crash: %+v, want only its next pod", one.f.ID, list)
+	}
+	if list := all[two.f.ID]; len(list) != 1 || list[0].State != "running" {
+		t.Errorf("framework %s's pod after the other's sweep: %+v, want it running", two.f.ID, list)
+	}
+	one.f.Call(calls.Kill(id, next.AgentID.Value))
+	one.f.AwaitAck(id, mesos.TASK_KILLED, nil)
+	two.f.Call(calls.Kill(taskID, started[two].AgentID.Value))
+	two.f.AwaitAck(taskID, mesos.TASK_KILLED, nil)
+	one.noContainersLeft(t, "after the kills")
 }
 
 // withCNI points the executor at a bridge + host-local + portmap conf

@@ -6,8 +6,9 @@
 // makes its sandbox 0700 first (executor.PrivateSandbox). Flags set the
 // ${work_base_dir} and ${run_base_dir} roots, the package cache, cgroups
 // and the default user (of specs without a namespace identity). Task cgroups live under
-// <cgroup-parent>/<framework>.<executor>; at start it sweeps those of
-// executors that died without cleaning up, at exit it removes its own.
+// <cgroup-parent>/<framework>.<executor>; at start (and for each sweep
+// task) it sweeps those of the framework's executors that died without
+// cleaning up — never another framework's —, at exit it removes its own.
 //
 // Framework messages (proto.Message) act on running tasks: reload, exec,
 // signal, restart, update-env, update-resources, and update, which moves

@@ -66,9 +66,9 @@ func run() error {
 	}
 	if !*noCgroups {
 		// Task cgroups live under <parent>/<framework>.<executor>@<pid>-<start>;
-		// claiming them sweeps those of executors that died without
-		// cleaning up.
-		owner := env.FrameworkID + "." + env.ExecutorID
+		// claiming them sweeps those of the framework's executors that
+		// died without cleaning up.
+		owner := process.Owner{Framework: env.FrameworkID, Executor: env.ExecutorID}
 		all, err := process.DetectCgroups(*cgroupRoot, *cgroupPar)
 		var swept process.Swept
 		if err == nil {

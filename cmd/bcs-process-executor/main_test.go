@@ -72,6 +72,9 @@ type e2e struct {
 	executorBin       string
 	base              string
 	workBase, runBase string
+	// cgroupParent is the executors' --cgroup-parent: the test's own,
+	// unless two clusters share one as two frameworks on an agent would.
+	cgroupParent string
 }
 
 func setup(t *testing.T, framework ...func(*mesos.FrameworkInfo)) *e2e {
@@ -87,6 +90,7 @@ func setup(t *testing.T, framework ...func(*mesos.FrameworkInfo)) *e2e {
 		t.Fatal(err)
 	}
 	e.base, e.workBase, e.runBase = base, filepath.Join(base, "work"), filepath.Join(base, "run")
+	e.cgroupParent = filepath.Join("bcs-process-e2e", filepath.Base(base))
 	t.Cleanup(func() {
 		killCgroupTree(filepath.Join("bcs-process-e2e", filepath.Base(base)))
 		for _, ctl := range []string{"memory", "cpu"} {
@@ -129,8 +133,8 @@ func (e *e2e) launch(t *testing.T, execID, id string, spec *proto.TaskSpec) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmdline := fmt.Sprintf("./bcs-process-executor --work-base-dir=%s --run-base-dir=%s --cache-dir=%s --cgroup-parent=bcs-process-e2e/%s --liveness-interval=100ms --ack-timeout=3s",
-		e.workBase, e.runBase, filepath.Join(e.base, "cache"), filepath.Base(e.base))
+	cmdline := fmt.Sprintf("./bcs-process-executor --work-base-dir=%s --run-base-dir=%s --cache-dir=%s --cgroup-parent=%s --liveness-interval=100ms --ack-timeout=3s",
+		e.workBase, e.runBase, filepath.Join(e.base, "cache"), e.cgroupParent)
 	executable := true
 	ex := mesos.ExecutorInfo{
 		Type:        mesos.ExecutorInfo_CUSTOM,
@@ -418,5 +422,62 @@ func TestCrashedExecutorTasksAreSwept(t *testing.T) {
 	}
 	if pids := markerPids(marker + "6"); len(pids) != 2 {
 		t.Errorf("the new executor's task: %v", pids)
+	}
+}
+
+// Issue 33: two frameworks (two clusters) on one agent, sharing its
+// cgroup parent, run executors and tasks of the same IDs — the same
+// namespace and application names — at once. One framework's executor
+// killed outright leaves a daemonised process; the other framework's next
+// executor leaves it alone (its task IDs may be ours, its framework may
+// still want it reported), and the crashed one's own framework's next
+// executor sweeps it.
+func TestTwoFrameworksShareAnAgentsCgroups(t *testing.T) {
+	one, two := setup(t), setup(t)
+	two.cgroupParent = one.cgroupParent
+	marker := fmt.Sprintf("98%d", time.Now().UnixNano()%100000)
+	daemon := func(e *e2e, tag string) *proto.TaskSpec {
+		pidFile := filepath.Join(e.runBase, "demo.gamesvr.0", "app.pid")
+		return &proto.TaskSpec{Name: "gamesvr", Instance: proto.Instance{Namespace: "demo", App: "gamesvr"}, Process: &proto.ProcessSpec{
+			ProcName: "gamesvr", WorkPath: filepath.Join(e.workBase, "demo.gamesvr.0"), PidFile: pidFile, StartGracePeriod: 0.3,
+			StartCmd: fmt.Sprintf(`ln -sf "$(command -v sleep)" ./gamesvr; ( setsid sleep %[1]s1 & exec ./gamesvr %[1]s2 ) & echo $! > %[2]s`, marker+tag, pidFile),
+		}}
+	}
+	const execID, taskID = "demo_gamesvr_0_1.mwzgt9c0", "demo_gamesvr_0_1.mwzgt9c0_0"
+	for _, e := range []*e2e{one, two} {
+		e.launch(t, execID, taskID, daemon(e, map[*e2e]string{one: "1", two: "2"}[e]))
+		e.f.AwaitAck(taskID, mesos.TASK_STARTING, nil)
+		e.f.AwaitAck(taskID, mesos.TASK_RUNNING, nil)
+	}
+	if err := one.c.KillExecutor(one.f.ID, one.offer.AgentID.Value, execID); err != nil {
+		t.Fatal(err)
+	}
+	one.f.Await("FAILURE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_FAILURE })
+	orphans := markerPids(marker + "1")
+	for deadline := time.Now().Add(5 * time.Second); len(orphans) > 1 && time.Now().Before(deadline); orphans = markerPids(marker + "1") {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(orphans) != 1 {
+		t.Fatalf("the crashed executor's task processes: %v (want the setsid one still running)", orphans)
+	}
+
+	two.offer = two.f.Await("OFFERS", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_OFFERS }).Offers.Offers[0]
+	two.launch(t, "demo_gamesvr_1_1.mwzgt9c0", "demo_gamesvr_1_1.mwzgt9c0_0", daemon(two, "3"))
+	two.f.AwaitAck("demo_gamesvr_1_1.mwzgt9c0_0", mesos.TASK_RUNNING, nil)
+	if pids := markerPids(marker + "1"); len(pids) != 1 {
+		t.Errorf("another framework's executor swept the crashed one's orphan: %v left", pids)
+	}
+	if pids := markerPids(marker + "2"); len(pids) != 2 {
+		t.Errorf("the other framework's running task: %v, want its 2 processes", pids)
+	}
+
+	one.offer = one.f.Await("OFFERS", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_OFFERS }).Offers.Offers[0]
+	one.launch(t, "demo_gamesvr_0_2.mwzgt9c0", "demo_gamesvr_0_2.mwzgt9c0_0", daemon(one, "4"))
+	one.f.AwaitAck("demo_gamesvr_0_2.mwzgt9c0_0", mesos.TASK_RUNNING, nil)
+	if pids := markerPids(marker + "1"); len(pids) != 0 {
+		t.Errorf("its own framework's next executor left the orphan: %v", pids)
+	}
+	if pids := markerPids(marker + "2"); len(pids) != 2 {
+		t.Errorf("the other framework's running task after the sweep: %v, want its 2 processes", pids)
 	}
 }

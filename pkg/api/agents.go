@@ -68,12 +68,23 @@ type drainView struct {
 	Force bool      `json:"force,omitempty"`
 	// State is "draining" while instances are left to move, "drained"
 	// when only kept (stateful) instances or none are left. Remaining
-	// counts every namespace's; Moving and Kept name those of the
-	// namespaces the caller may read.
+	// counts every namespace's; Moving, Blocked and Kept name those of
+	// the namespaces the caller may read.
 	State     string   `json:"state"`
 	Remaining int      `json:"remaining"`
 	Moving    []string `json:"moving"`
-	Kept      []string `json:"kept"`
+	// Blocked are the moves whose successor fits on no agent, and why;
+	// the others go on meanwhile.
+	Blocked []blockedMove `json:"blocked"`
+	Kept    []string      `json:"kept"`
+}
+
+// blockedMove is an instance whose move waits for an agent that fits it.
+type blockedMove struct {
+	Instance string `json:"instance"` // namespace/app/index
+	// Why is the last placement's verdict: "0/2 agents fit: cordoned 1,
+	// hostname UNIQUE 1".
+	Why string `json:"why"`
 }
 
 type agentInstance struct {
@@ -142,7 +153,7 @@ func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool
 			v.Taints = append(v.Taints, t.String()+":NoSchedule")
 		}
 		if d := st.Drain; d != nil {
-			v.Drain = &drainView{Since: d.Since, Force: d.Force, Moving: []string{}, Kept: []string{}}
+			v.Drain = &drainView{Since: d.Since, Force: d.Force, Moving: []string{}, Blocked: []blockedMove{}, Kept: []string{}}
 		}
 	}
 	// Every task group of the fleet, folded as read: 100,000 records
@@ -180,7 +191,12 @@ func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool
 						d.Kept = append(d.Kept, name)
 					}
 				case g.Move != nil && g.Move.Successor != nil:
-					if named {
+					s := g.Move.Successor
+					switch {
+					case !named:
+					case s.FitsNowhere():
+						d.Blocked = append(d.Blocked, blockedMove{Instance: name, Why: s.Pending.String()})
+					default:
 						d.Moving = append(d.Moving, name)
 					}
 					d.Remaining++

@@ -661,6 +661,9 @@ func describeAgent(w io.Writer, a agentView, now time.Time) {
 		d.line(1, "Force", map[bool]string{true: "true"}[dr.Force])
 		d.line(1, "Remaining", strconv.Itoa(dr.Remaining))
 		d.line(1, "Moving", strings.Join(dr.Moving, ", "))
+		for _, b := range dr.Blocked {
+			d.line(1, "Blocked", b.Instance+": "+b.Why)
+		}
 		d.line(1, "Kept", strings.Join(dr.Kept, ", "))
 	}
 	d.line(0, "Used", fmt.Sprintf("cpus %s, mem %s MB", number(a.Used.CPUs), number(a.Used.MemMB)))

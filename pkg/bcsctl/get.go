@@ -327,7 +327,7 @@ type instanceRef struct {
 func (r instanceRef) String() string { return fmt.Sprintf("%s/%s/%d", r.namespace, r.app, r.index) }
 
 // parseInstance reads NAMESPACE/APP/INDEX, APP/INDEX (in -n) or a task
-// group ID (<namespace>_<app>_<index>_<launch>).
+// group ID (<namespace>_<app>_<index>_<launch>.<incarnation>).
 func (c *cli) parseInstance(s string) (instanceRef, error) {
 	ref := instanceRef{namespace: c.namespace}
 	parts := strings.Split(s, "/")

@@ -254,6 +254,9 @@ func (c *cli) waitDrained(ctx context.Context, agent string, a agentView, out *w
 		if len(a.Drain.Moving) > 0 {
 			line += " (moving " + strings.Join(a.Drain.Moving, ", ") + ")"
 		}
+		for _, b := range a.Drain.Blocked {
+			line += "; " + b.Instance + " fits on no agent: " + b.Why
+		}
 		if line != last && !out.raw() {
 			fmt.Fprintln(c.env.Out, line)
 		}

@@ -180,7 +180,11 @@ type agentView struct {
 		State     string    `json:"state"`
 		Remaining int       `json:"remaining"`
 		Moving    []string  `json:"moving"`
-		Kept      []string  `json:"kept"`
+		Blocked   []struct {
+			Instance string `json:"instance"`
+			Why      string `json:"why"`
+		} `json:"blocked"`
+		Kept []string `json:"kept"`
 	} `json:"drain"`
 	Master *struct {
 		Active      bool   `json:"active"`

@@ -73,9 +73,10 @@ type Config struct {
 	// ExecutorReregistrationTimeout is how long a restarted agent
 	// (RestartAgent, or the cluster started again on its work dir) waits
 	// for its executors to subscribe again before it kills them; default
-	// 2s like Mesos' --executor_reregistration_timeout. Executors retry
-	// every SubscriptionBackoffMax at most: a timeout no longer than that
-	// may miss one that is on its way back.
+	// 2s like Mesos' --executor_reregistration_timeout. bcs executors
+	// wait at most half of SubscriptionBackoffMax between attempts (Mesos'
+	// own library up to all of it): a timeout no longer than that may
+	// miss one that is on its way back.
 	ExecutorReregistrationTimeout Duration `json:"executor_reregistration_timeout,omitempty"`
 	// RecoveryTimeout and SubscriptionBackoffMax are given to executors of
 	// checkpointing frameworks; defaults 15m and 2s like Mesos.

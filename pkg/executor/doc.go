@@ -5,10 +5,12 @@
 // It owns:
 //   - subscribing to the agent from the MESOS_* environment with mesos-go's
 //     executor client, and re-subscribing with the unacknowledged tasks and
-//     updates when the connection drops; with checkpointing on, it retries
-//     with capped exponential backoff (MESOS_SUBSCRIPTION_BACKOFF_MAX) and
-//     gives up after MESOS_RECOVERY_TIMEOUT; without checkpointing a lost
-//     agent ends the executor, as in Mesos;
+//     updates when the connection drops; with checkpointing on, it tries
+//     at once and then after random waits, as Mesos' executor library
+//     does, of at most half of MESOS_SUBSCRIPTION_BACKOFF_MAX (so that it
+//     is back well within a restarted agent's executor re-registration
+//     window), and gives up after MESOS_RECOVERY_TIMEOUT; without
+//     checkpointing a lost agent ends the executor, as in Mesos;
 //   - the events LAUNCH_GROUP, LAUNCH, KILL (kill policy grace period from
 //     the KILL event, the TaskInfo or the TaskSpec, in that order),
 //     ACKNOWLEDGED, MESSAGE (bcs proto.Message in, proto.MessageResult

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	mathrand "math/rand/v2"
 	"net/url"
 	"slices"
 	"sort"
@@ -57,9 +58,10 @@ type Config struct {
 	AckTimeout time.Duration
 	// CallTimeout bounds one UPDATE or MESSAGE call; default 10s.
 	CallTimeout time.Duration
-	// InitialBackoff is the first wait before re-subscribing; default
-	// 100ms, doubled up to Env.SubscriptionBackoffMax.
-	InitialBackoff time.Duration
+	// Jitter draws, in [0, 1), the fraction of the longest wait
+	// (resubscribeWaitMax) the executor waits before it tries to
+	// subscribe again; default math/rand/v2's Float64.
+	Jitter func() float64
 	// Sweep reaps what dead executors left on the agent and says what it
 	// reaped; it runs for every sweep task (proto.SweepSpec). Nil fails
 	// sweep tasks.
@@ -115,8 +117,8 @@ func New(cfg Config) *Driver {
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = 10 * time.Second
 	}
-	if cfg.InitialBackoff <= 0 {
-		cfg.InitialBackoff = 100 * time.Millisecond
+	if cfg.Jitter == nil {
+		cfg.Jitter = mathrand.Float64
 	}
 	endpoint := url.URL{Scheme: "http", Host: cfg.Env.AgentEndpoint, Path: "/api/v1/executor"}
 	var agentTLS []httpcli.ConfigOpt
@@ -148,7 +150,6 @@ func New(cfg Config) *Driver {
 func (d *Driver) Run(ctx context.Context) error {
 	defer d.cancelRuntime()
 	var disconnectedAt time.Time
-	backoff := d.cfg.InitialBackoff
 	for {
 		err := d.serveOnce(ctx)
 		if d.isDone() {
@@ -162,9 +163,6 @@ func (d *Driver) Run(ctx context.Context) error {
 		if disconnectedAt.IsZero() || err == nil {
 			// err == nil: we were subscribed, so the outage starts now.
 			disconnectedAt = now
-			if err == nil {
-				backoff = d.cfg.InitialBackoff
-			}
 		}
 		if !d.cfg.Env.Checkpoint {
 			d.log().Warn("agent connection lost and checkpointing is off: shutting down", "err", err)
@@ -176,17 +174,36 @@ func (d *Driver) Run(ctx context.Context) error {
 			d.shutdownRuntime()
 			return fmt.Errorf("%w for longer than the recovery timeout %v: %v", ErrAgentGone, d.cfg.Env.RecoveryTimeout, err)
 		}
-		d.log().Warn("agent connection lost; subscribing again", "err", err, "retry_in", backoff)
+		// As Mesos' executor library does: the first attempt at once,
+		// each next one after a random wait, so that the executors of a
+		// restarted agent do not come back all at once, nor late.
+		wait := time.Duration(0)
+		if err != nil {
+			wait = time.Duration(d.cfg.Jitter() * float64(d.resubscribeWaitMax()))
+		}
+		d.log().Warn("agent connection lost; subscribing again", "err", err, "retry_in", wait)
 		select {
-		case <-d.cfg.Clock.After(backoff):
+		case <-d.cfg.Clock.After(wait):
 		case <-ctx.Done():
 		case <-d.done:
 		}
-		backoff *= 2
-		if max := d.cfg.Env.SubscriptionBackoffMax; max > 0 && backoff > max {
-			backoff = max
-		}
 	}
+}
+
+// resubscribeWaitMax is the longest wait between two attempts to
+// subscribe again: half of MESOS_SUBSCRIPTION_BACKOFF_MAX, which Mesos
+// sets to its default --executor_reregistration_timeout (2secs), the
+// window a restarted agent gives its executors to come back; so an
+// executor tries again at most 1s after the agent answers, half the
+// window left for the subscription. Mesos' own library waits up to the
+// whole value, which a loaded agent can miss. Half of
+// MESOS_RECOVERY_TIMEOUT bounds it too, should that be shorter.
+func (d *Driver) resubscribeWaitMax() time.Duration {
+	longest := d.cfg.Env.RecoveryTimeout
+	if b := d.cfg.Env.SubscriptionBackoffMax; b > 0 && (longest <= 0 || b < longest) {
+		longest = b
+	}
+	return longest / 2
 }
 
 // serveOnce subscribes once and handles events until the stream ends. It

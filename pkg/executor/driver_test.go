@@ -97,7 +97,7 @@ type run struct {
 
 func startDriver(t *testing.T, a *fakeAgent, rt bcsexec.Runtime, edit func(*bcsexec.Config)) *run {
 	t.Helper()
-	cfg := bcsexec.Config{Env: a.env(false), Runtime: rt, Logger: testlog.New(t), Codec: mesoswire.JSON, AckTimeout: 5 * time.Second, InitialBackoff: 10 * time.Millisecond}
+	cfg := bcsexec.Config{Env: a.env(false), Runtime: rt, Logger: testlog.New(t), Codec: mesoswire.JSON, AckTimeout: 5 * time.Second}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -416,32 +416,51 @@ func (c *autoClock) After(d time.Duration) <-chan time.Time {
 	return ch
 }
 
-// MESOS_SUBSCRIPTION_BACKOFF_MAX caps the exponential re-subscribe
-// backoff; MESOS_RECOVERY_TIMEOUT, counted from the disconnection, ends
-// the attempts. Time is the injected clock: the test does not wait.
-func TestResubscribeBackoffIsCapped(t *testing.T) {
-	a := newFakeAgent(t)
-	rt := newFakeRuntime()
-	clock := &autoClock{Clock: clockwork.NewFakeClock(), now: time.Unix(1_700_000_000, 0)}
-	r := startDriver(t, a, rt, func(c *bcsexec.Config) {
-		c.Env = a.env(true)
-		c.Env.SubscriptionBackoffMax = time.Second
-		c.Env.RecoveryTimeout = 5 * time.Second
-		c.InitialBackoff = 100 * time.Millisecond
-		c.Clock = clock
-	})
-	a.waitFor("SUBSCRIBE", func() bool { return len(a.subscribes) == 1 })
-	a.setRefuse(true)
-	a.drop()
-	if err := r.wait(t); !errors.Is(err, bcsexec.ErrAgentGone) {
-		t.Fatalf("Run: %v", err)
-	}
-	ms := time.Millisecond
-	want := []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, time.Second, time.Second, time.Second, time.Second}
-	clock.mu.Lock()
-	defer clock.mu.Unlock()
-	if fmt.Sprint(clock.waits) != fmt.Sprint(want) {
-		t.Errorf("waits %v, want %v", clock.waits, want)
+// Re-subscribing as Mesos' executor library does (src/executor/
+// executor.cpp, 1.12: connect at once on a disconnection, then again
+// after a random wait of up to MESOS_SUBSCRIPTION_BACKOFF_MAX), with a
+// margin: waits of at most half of MESOS_SUBSCRIPTION_BACKOFF_MAX (2secs
+// from a real agent, its default --executor_reregistration_timeout),
+// so that the executor is back within 1s of the agent answering;
+// MESOS_RECOVERY_TIMEOUT, counted from the disconnection, ends the
+// attempts. Time and the random draws are injected: the test does not
+// wait.
+func TestResubscribeWaitsAreRandomAndBounded(t *testing.T) {
+	const ms = time.Millisecond
+	for _, tc := range []struct {
+		name                 string
+		backoffMax, recovery time.Duration
+		draws                []float64
+		want                 []time.Duration
+	}{
+		{"a real agent's 2secs", 2 * time.Second, 6 * time.Second, []float64{0.5, 0.999, 0, 0.25},
+			[]time.Duration{0, 500 * ms, 999 * ms, 0, 250 * ms, 500 * ms, 999 * ms, 0, 250 * ms, 500 * ms, 999 * ms, 0, 250 * ms, 500 * ms, 999 * ms}},
+		{"a recovery timeout shorter than the backoff", 10 * time.Second, time.Second, []float64{0.5},
+			[]time.Duration{0, 250 * ms, 250 * ms, 250 * ms, 250 * ms}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newFakeAgent(t)
+			rt := newFakeRuntime()
+			clock := &autoClock{Clock: clockwork.NewFakeClock(), now: time.Unix(1_700_000_000, 0)}
+			draw := 0
+			r := startDriver(t, a, rt, func(c *bcsexec.Config) {
+				c.Env = a.env(true)
+				c.Env.SubscriptionBackoffMax, c.Env.RecoveryTimeout = tc.backoffMax, tc.recovery
+				c.Clock = clock
+				c.Jitter = func() float64 { draw++; return tc.draws[(draw-1)%len(tc.draws)] }
+			})
+			a.waitFor("SUBSCRIBE", func() bool { return len(a.subscribes) == 1 })
+			a.setRefuse(true)
+			a.drop()
+			if err := r.wait(t); !errors.Is(err, bcsexec.ErrAgentGone) {
+				t.Fatalf("Run: %v", err)
+			}
+			clock.mu.Lock()
+			defer clock.mu.Unlock()
+			if fmt.Sprint(clock.waits) != fmt.Sprint(tc.want) {
+				t.Errorf("waits %v, want %v", clock.waits, tc.want)
+			}
+		})
 	}
 }
 

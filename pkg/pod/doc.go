@@ -37,7 +37,11 @@
 // limits), the update of the whole pod to a new revision
 // (proto.GroupUpdate: PlanUpdate, then Update), and the sandbox state file
 // that lets a restarted executor tear down what a crashed one left behind
-// (containers, CNI attachment, network container).
+// (containers, CNI attachment, network container). Containers are named
+// bcs-<framework digest>-<pod ID>-<name> (ContainerName) and labelled
+// with their pod and framework: two frameworks sharing a dockerd (two
+// clusters) run pods of the same ID — the same namespace and application
+// names — side by side, and a teardown never takes another framework's.
 //
 // An in-place update re-creates the changed containers from their new
 // specs (new image per pullPolicy, env, command, args, resources, files)

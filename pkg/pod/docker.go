@@ -71,10 +71,9 @@ func (p *Pod) createOptions(ctx context.Context, t *task, spec *proto.TaskSpec) 
 	for k, v := range c.Labels {
 		labels[k] = v
 	}
-	for k, v := range p.cfg.Labels {
+	for k, v := range p.cfg.podLabels() {
 		labels[k] = v
 	}
-	labels[LabelPod] = p.cfg.PodID
 	labels[LabelTask] = t.id
 	labels[LabelRole] = "business"
 

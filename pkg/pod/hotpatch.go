@@ -240,11 +240,7 @@ func underAny(name string, dirs []string) bool {
 // filesystem is the image's, labelled with the pod so that a crashed
 // executor's successor removes it.
 func (p *Pod) snapshot(ctx context.Context, image string) (string, error) {
-	labels := map[string]string{}
-	for k, v := range p.cfg.Labels {
-		labels[k] = v
-	}
-	labels[LabelPod] = p.cfg.PodID
+	labels := p.cfg.podLabels()
 	labels[LabelRole] = "snapshot"
 	c, err := p.cfg.Docker.CreateContainer(docker.CreateContainerOptions{
 		// The entrypoint never runs; docker wants one to create a container.

@@ -14,7 +14,7 @@ import (
 )
 
 // networkContainerName is the task-name slot of the network container: its
-// docker name is containerName(podID, networkContainerName).
+// docker name is ContainerName(framework, podID, networkContainerName).
 const networkContainerName = "network"
 
 // hostNetwork tells whether spec asks for the agent's network (HOST, or
@@ -44,11 +44,7 @@ func (p *Pod) createNetwork(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("network container: %w", err)
 	}
 	first := p.tasks[0].spec
-	labels := map[string]string{}
-	for k, v := range p.cfg.Labels {
-		labels[k] = v
-	}
-	labels[LabelPod] = p.cfg.PodID
+	labels := p.cfg.podLabels()
 	labels[LabelRole] = "network"
 	cfg := &docker.Config{Image: p.cfg.NetworkImage, Cmd: p.cfg.NetworkCommand, Labels: labels, Hostname: first.Container.Hostname}
 	hc := &docker.HostConfig{NetworkMode: "none"}
@@ -71,7 +67,7 @@ func (p *Pod) createNetwork(ctx context.Context) (string, error) {
 		netCfg = ipConfig(hc.NetworkMode, params.Address(first.Container.NetworkMode))
 	}
 	c, err := p.cfg.Docker.CreateContainer(docker.CreateContainerOptions{
-		Name: containerName(p.cfg.PodID, networkContainerName), Config: cfg, HostConfig: hc, NetworkingConfig: netCfg, Context: ctx,
+		Name: ContainerName(p.cfg.Framework, p.cfg.PodID, networkContainerName), Config: cfg, HostConfig: hc, NetworkingConfig: netCfg, Context: ctx,
 	})
 	if err != nil {
 		return "", fmt.Errorf("create network container: %v: %w", err, dockerClass(err))

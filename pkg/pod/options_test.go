@@ -276,7 +276,7 @@ func TestPrivilegedAndHostnameOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := plan.opts
-	if !opts.HostConfig.Privileged || opts.Config.Hostname != "gamesvr-0" || opts.HostConfig.NetworkMode != "bridge" || opts.Name != "bcs-"+cfg.PodID+"-main" {
+	if !opts.HostConfig.Privileged || opts.Config.Hostname != "gamesvr-0" || opts.HostConfig.NetworkMode != "bridge" || opts.Name != ContainerName(cfg.Framework, cfg.PodID, "main") {
 		t.Errorf("create options %+v %+v", opts.Config, opts.HostConfig)
 	}
 }

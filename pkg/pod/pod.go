@@ -2,6 +2,8 @@ package pod
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -60,6 +62,12 @@ type Config struct {
 	// PodID is the pod's ID (the executor ID); it names containers and
 	// the state file and is injected as BCS_POD_ID.
 	PodID string
+	// Framework is the Mesos framework's ID (MESOS_FRAMEWORK_ID): two
+	// frameworks on one dockerd (two clusters) may run pods of the same
+	// ID, so container names carry a digest of it and containers its
+	// label, and a crashed executor's successor tears down only its own
+	// framework's.
+	Framework string
 	// SandboxDir is the executor sandbox: pod-private volumes and the
 	// state file live there.
 	SandboxDir string
@@ -214,7 +222,7 @@ func New(cfg Config, tasks []Task) (*Pod, error) {
 		seen[t.Spec.Name] = true
 		p.tasks = append(p.tasks, &task{
 			id: t.ID, spec: t.Spec, state: taskstate.Staging,
-			name:     containerName(cfg.PodID, t.Spec.Name),
+			name:     ContainerName(cfg.Framework, cfg.PodID, t.Spec.Name),
 			exited:   make(chan struct{}),
 			revision: t.Spec.Instance.Version,
 		})
@@ -224,7 +232,25 @@ func New(cfg Config, tasks []Task) (*Pod, error) {
 
 var validName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
 
-func containerName(podID, name string) string { return "bcs-" + podID + "-" + name }
+// ContainerName is the docker name of container name of pod podID of
+// framework: bcs-<digest>-<pod>-<name>, the digest the first 8 hex
+// digits of the framework ID's SHA-256 (a framework ID is 40 characters).
+func ContainerName(framework, podID, name string) string {
+	digest := sha256.Sum256([]byte(framework))
+	return "bcs-" + hex.EncodeToString(digest[:4]) + "-" + podID + "-" + name
+}
+
+// podLabels are the labels of every container of the pod: the
+// configured ones, the pod's and its framework's.
+func (cfg *Config) podLabels() map[string]string {
+	labels := map[string]string{}
+	for k, v := range cfg.Labels {
+		labels[k] = v
+	}
+	labels[LabelPod] = cfg.PodID
+	labels[LabelFramework] = cfg.Framework
+	return labels
+}
 
 // State is the pod's state.
 func (p *Pod) State() taskstate.State {

@@ -137,7 +137,7 @@ func teardown(ctx context.Context, cfg Config, r *record) error {
 		network = append(network, r.NetworkContainer)
 	}
 	if list, err := cfg.Docker.ListContainers(docker.ListContainersOptions{
-		All: true, Filters: map[string][]string{"label": {LabelPod + "=" + r.PodID}}, Context: ctx,
+		All: true, Filters: map[string][]string{"label": {LabelPod + "=" + r.PodID, LabelFramework + "=" + cfg.Framework}}, Context: ctx,
 	}); err == nil {
 		for _, c := range list {
 			if c.Labels[LabelRole] == "network" {

@@ -34,9 +34,10 @@ const (
 
 // Labels set on every container the package creates.
 const (
-	LabelPod  = "io.bcs.pod"  // the pod ID
-	LabelTask = "io.bcs.task" // the task ID; "" for the network container
-	LabelRole = "io.bcs.role" // "business" or "network"
+	LabelPod       = "io.bcs.pod"       // the pod ID
+	LabelFramework = "io.bcs.framework" // the Mesos framework ID
+	LabelTask      = "io.bcs.task"      // the task ID; "" for the network container
+	LabelRole      = "io.bcs.role"      // "business" or "network"
 )
 
 // minMemory is docker's lower bound for --memory (seed 001: 最小4M).

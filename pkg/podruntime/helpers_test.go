@@ -43,13 +43,14 @@ func newRuntime(t *testing.T, c *docker.Client, mod func(*Config)) (*Runtime, Co
 	removeLabelled(t, c, id)
 	t.Cleanup(func() { removeLabelled(t, c, id) })
 	cfg := Config{
-		Docker:     c,
-		ExecutorID: id,
-		SandboxDir: t.TempDir(),
-		NodeAddr:   "127.0.0.1",
-		PortBindIP: "127.0.0.1",
-		Labels:     map[string]string{podtest.Label: id},
-		Logger:     testlog.New(t),
+		Docker:      c,
+		ExecutorID:  id,
+		FrameworkID: "framework-" + id,
+		SandboxDir:  t.TempDir(),
+		NodeAddr:    "127.0.0.1",
+		PortBindIP:  "127.0.0.1",
+		Labels:      map[string]string{podtest.Label: id},
+		Logger:      testlog.New(t),
 		// No registry: the network containers run the test image.
 		NetworkImage:   podtest.Image,
 		NetworkCommand: podtest.NetworkCommand(),

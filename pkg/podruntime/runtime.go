@@ -31,6 +31,9 @@ type Config struct {
 	// executor ID (characters docker refuses in names become '-'), later
 	// groups of the same executor get ".2", ".3", …
 	ExecutorID string
+	// FrameworkID is the framework's (MESOS_FRAMEWORK_ID): its digest is
+	// part of container names, and the sweep tears down only its pods.
+	FrameworkID string
 	// SandboxDir is the executor's sandbox (MESOS_SANDBOX): pod state
 	// files, pod-private volumes and the owner file live there.
 	SandboxDir string
@@ -164,6 +167,7 @@ func (r *Runtime) podConfig(podID string) pod.Config {
 	return pod.Config{
 		Docker:     r.cfg.Docker,
 		PodID:      podID,
+		Framework:  r.cfg.FrameworkID,
 		SandboxDir: r.cfg.SandboxDir,
 		NodeAddr:   r.cfg.NodeAddr,
 		PortBindIP: r.cfg.PortBindIP,

@@ -50,7 +50,7 @@ func TestBridgePodRunsHealthy(t *testing.T) {
 		if info.ID == "" || info.Pid <= 0 || info.Status != "running" || info.IPAddress == "" || info.StartAt.IsZero() {
 			t.Errorf("task %q RUNNING data %+v", task.ID(), info)
 		}
-		if want := "bcs-" + cfg.ExecutorID + "-" + task.Spec.Name; info.Name != want {
+		if want := pod.ContainerName(cfg.FrameworkID, cfg.ExecutorID, task.Spec.Name); info.Name != want {
 			t.Errorf("container name %q, want %q", info.Name, want)
 		}
 	}
@@ -229,7 +229,7 @@ func TestMessages(t *testing.T) {
 	if res := send(proto.Message{Type: proto.MessageUpdateResources, TaskID: web.ID(), Resources: &proto.Resources{CPUs: 0.5, MemMB: 64, MemLimitMB: 96}}); !res.OK {
 		t.Errorf("update-resources: %+v", res)
 	}
-	ins, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: "bcs-" + cfg.ExecutorID + "-web"})
+	ins, err := c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: pod.ContainerName(cfg.FrameworkID, cfg.ExecutorID, "web")})
 	if err != nil || ins.HostConfig.CPUShares != 512 || ins.HostConfig.Memory != 96<<20 || ins.HostConfig.MemorySwap != 2*96<<20 {
 		t.Errorf("after update-resources: shares %d memory %d swap %d (%v), want swap as docker sets it, twice the memory",
 			ins.HostConfig.CPUShares, ins.HostConfig.Memory, ins.HostConfig.MemorySwap, err)
@@ -240,7 +240,7 @@ func TestMessages(t *testing.T) {
 			t.Errorf("update-resources %+v: %+v", r, res)
 		}
 	}
-	ins, err = c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: "bcs-" + cfg.ExecutorID + "-web"})
+	ins, err = c.InspectContainerWithOptions(docker.InspectContainerOptions{ID: pod.ContainerName(cfg.FrameworkID, cfg.ExecutorID, "web")})
 	if err != nil || ins.HostConfig.Memory != 80<<20 || ins.HostConfig.MemorySwap != 300<<20 {
 		t.Errorf("after updates with and then without a swap limit: memory %d swap %d (%v), want the swap limit kept at %d",
 			ins.HostConfig.Memory, ins.HostConfig.MemorySwap, err, 300<<20)

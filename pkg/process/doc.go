@@ -75,9 +75,11 @@
 //     policy comes from the TaskInfo);
 //   - limits (Cgroups): limits.cpu as a CFS quota and limits.memory in MB,
 //     cgroup v1 or v2, one cgroup per task, removed when the task ends;
-//     an executor's task cgroups sit under its own directory, claimed in a
-//     state directory, so that the next executor on the agent sweeps the
-//     processes of one that was killed outright (Claim, Release);
+//     an executor's task cgroups sit under its own directory, named by
+//     its framework, executor ID and process (Owner), so that the next
+//     executor of the framework on the agent sweeps the processes of one
+//     that was killed outright, and never another framework's (Claim,
+//     Release);
 //   - health checks through pkg/healthcheck: Healthy on change, and
 //     TASK_FAILED after consecutiveFailures failures; HTTP and TCP
 //     checks probe any port of the agent's address (HostIP) but never

@@ -13,13 +13,34 @@ import (
 
 // An executor killed outright (SIGKILL, OOM, a crash) cannot stop its
 // tasks, and daemonised processes outlive it. So every executor keeps its
-// task cgroups under <parent>/<owner>@<pid>-<start time>: the directory
-// name itself says which process owns it. A later executor on the agent
-// sweeps the cgroups whose owner no longer runs (that pid is gone, or
-// started at another time): it kills their processes and removes them.
-// Nothing else is shared between executors, so two executors configured
-// differently cannot mistake each other for dead. An executor that ends
-// normally releases its own.
+// task cgroups under <parent>/<framework>.<executor>@<pid>-<start time>:
+// the directory name itself says which framework's executor process owns
+// it. A later executor of the same framework on the agent sweeps the
+// cgroups whose owner no longer runs (that pid is gone, or started at
+// another time): it kills their processes and removes them. Another
+// framework's (a second cluster sharing the agent's cgroup parent) are
+// its own executors' to sweep: that framework may still want them
+// reported, and its task IDs may equal ours. Nothing else is shared
+// between executors, so two executors configured differently cannot
+// mistake each other for dead. An executor that ends normally releases
+// its own.
+
+// Owner is the executor process whose task cgroups a directory holds.
+type Owner struct {
+	Framework string // MESOS_FRAMEWORK_ID
+	Executor  string // MESOS_EXECUTOR_ID
+}
+
+// dir names the cgroup directory of o run by process pid.
+func (o Owner) dir(pid int) string {
+	return fmt.Sprintf("%s.%s@%d-%s", cgroupName(o.Framework), cgroupName(o.Executor), pid, startTime(pid))
+}
+
+// sameFramework reports whether the owner directory dir is one of o's
+// framework's executors.
+func (o Owner) sameFramework(dir string) bool {
+	return strings.HasPrefix(dir, cgroupName(o.Framework)+".")
+}
 
 // Swept counts what sweeps reaped.
 type Swept struct {
@@ -36,14 +57,15 @@ func (s Swept) String() string {
 	return fmt.Sprintf("dead executors swept: %d, their processes killed: %d", s.Executors, s.Processes)
 }
 
-// SweepDead kills the processes in the cgroups of every owner under c that
-// no longer runs, except owner (this process), and removes those cgroups.
-func (c *Cgroups) SweepDead(owner string, log *slog.Logger) Swept {
-	self := ownerDir(owner, os.Getpid())
+// SweepDead kills the processes in the cgroups of every owner of owner's
+// framework under c that no longer runs, except owner (this process), and
+// removes those cgroups.
+func (c *Cgroups) SweepDead(owner Owner, log *slog.Logger) Swept {
+	self := owner.dir(os.Getpid())
 	var total Swept
 	entries, _ := os.ReadDir(c.trackingDir(c.Parent))
 	for _, e := range entries {
-		if !e.IsDir() || e.Name() == self || ownerAlive(e.Name()) {
+		if !e.IsDir() || e.Name() == self || !owner.sameFramework(e.Name()) || ownerAlive(e.Name()) {
 			continue
 		}
 		killed := c.sweep(e.Name())
@@ -57,9 +79,9 @@ func (c *Cgroups) SweepDead(owner string, log *slog.Logger) Swept {
 
 // Claim sweeps the cgroups of dead owners under c (SweepDead) and returns
 // the cgroups of owner (this process) and what it swept.
-func (c *Cgroups) Claim(owner string, log *slog.Logger) (*Cgroups, Swept, error) {
+func (c *Cgroups) Claim(owner Owner, log *slog.Logger) (*Cgroups, Swept, error) {
 	swept := c.SweepDead(owner, log)
-	self := ownerDir(owner, os.Getpid())
+	self := owner.dir(os.Getpid())
 	own := &Cgroups{Root: c.Root, Parent: filepath.Join(c.Parent, self), V2: c.V2}
 	if c.V2 {
 		dir := filepath.Join(c.Root, own.Parent)
@@ -74,13 +96,8 @@ func (c *Cgroups) Claim(owner string, log *slog.Logger) (*Cgroups, Swept, error)
 }
 
 // Release removes owner's (now empty) cgroups.
-func (c *Cgroups) Release(owner string) {
-	c.sweep(ownerDir(owner, os.Getpid()))
-}
-
-// ownerDir names the cgroup directory of owner run by process pid.
-func ownerDir(owner string, pid int) string {
-	return fmt.Sprintf("%s@%d-%s", cgroupName(owner), pid, startTime(pid))
+func (c *Cgroups) Release(owner Owner) {
+	c.sweep(owner.dir(os.Getpid()))
 }
 
 // ownerAlive reads an owner directory's name: alive when that pid runs

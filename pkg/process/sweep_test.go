@@ -35,9 +35,11 @@ func startInCgroup(t *testing.T, cgs *process.Cgroups, name string) (*process.Cg
 }
 
 // An executor killed outright leaves its tasks' processes behind; the
-// next executor on the agent finds their cgroups without a live owner,
-// kills them and removes the cgroups. Cgroups of running executors are
-// left alone.
+// next executor of its framework on the agent finds their cgroups without
+// a live owner, kills them and removes the cgroups. Cgroups of running
+// executors are left alone, and so are another framework's dead
+// executor's (a second cluster on the agent, same executor IDs): its own
+// executors sweep them.
 func TestClaimSweepsDeadExecutors(t *testing.T) {
 	parent := "bcs-process-test/sweep-" + strconv.Itoa(os.Getpid())
 	base, err := process.DetectCgroups("/sys/fs/cgroup", parent)
@@ -45,14 +47,14 @@ func TestClaimSweepsDeadExecutors(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, owner := range []string{"fw.alive", "fw.me"} {
+		for _, owner := range []process.Owner{{Framework: "fw", Executor: "alive"}, {Framework: "fw", Executor: "me"}, {Framework: "other", Executor: "me"}} {
 			base.Release(owner)
 		}
 		for _, c := range []string{"memory", "cpu"} {
 			os.Remove(filepath.Join("/sys/fs/cgroup", c, parent))
 		}
 	})
-	alive, _, err := base.Claim("fw.alive", nil)
+	alive, _, err := base.Claim(process.Owner{Framework: "fw", Executor: "alive"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +62,11 @@ func TestClaimSweepsDeadExecutors(t *testing.T) {
 	// A dead executor: its cgroup names a process that no longer runs.
 	dead := &process.Cgroups{Root: base.Root, Parent: filepath.Join(parent, "fw.dead@999999999-1"), V2: base.V2}
 	deadGroup, _, deadDone := startInCgroup(t, dead, "task-1")
+	otherDead := &process.Cgroups{Root: base.Root, Parent: filepath.Join(parent, "other.dead@999999999-1"), V2: base.V2}
+	otherGroup, otherCmd, otherDone := startInCgroup(t, otherDead, "task-1")
 
 	var logs bytes.Buffer
-	_, swept, err := base.Claim("fw.me", slog.New(slog.NewTextHandler(&logs, nil)))
+	_, swept, err := base.Claim(process.Owner{Framework: "fw", Executor: "me"}, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +94,19 @@ func TestClaimSweepsDeadExecutors(t *testing.T) {
 	if pids := aliveGroup.Pids(); len(pids) != 1 || pids[0] != aliveCmd.Process.Pid {
 		t.Errorf("live executor's cgroup %v", pids)
 	}
-	base.Release("fw.alive")
+	select {
+	case err := <-otherDone:
+		t.Fatalf("another framework's dead executor's task was swept: %v", err)
+	default:
+	}
+	if pids := otherGroup.Pids(); len(pids) != 1 || pids[0] != otherCmd.Process.Pid {
+		t.Errorf("another framework's dead executor's cgroup %v", pids)
+	}
+	// That framework's next executor sweeps it.
+	if _, swept, err = base.Claim(process.Owner{Framework: "other", Executor: "me"}, nil); err != nil || swept != (process.Swept{Executors: 1, Processes: 1}) {
+		t.Errorf("the other framework's executor swept %+v (%v), want its dead executor and its process", swept, err)
+	}
+	<-otherDone
+	base.Release(process.Owner{Framework: "fw", Executor: "alive"})
 	<-aliveDone
 }

@@ -22,7 +22,8 @@ type AgentSettings struct {
 	// Taints keep instances off unless their constraint tolerates them.
 	Taints []constraint.Taint `json:"taints,omitempty"`
 	// Drain moves every instance off the agent, one at a time, each
-	// placed elsewhere before it is killed. A drained agent stays cordoned
+	// placed elsewhere before it is killed (a move that fits on no agent
+	// waits without holding up the others). A drained agent stays cordoned
 	// until the drain is cancelled.
 	Drain *DrainRequest `json:"drain,omitempty"`
 	// Reason is the operator's note ("kernel upgrade").

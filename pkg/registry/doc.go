@@ -25,6 +25,12 @@
 // namespaces: EnsureNamespaceUID gives the lowest free uid of a range the
 // first time, NamespaceUID reads it.
 //
+// Task group and task IDs (ids.go) name the application's incarnation
+// besides its namespace, name, instance and launch, so that an
+// application deleted and created again under its name reuses no task ID;
+// IDs written before incarnations still parse, and LaunchByID finds any
+// launch from the one record its ID names.
+//
 // It must not import HTTP or Mesos packages: the REST layer (pkg/api) and the
 // scheduler use it.
 package registry

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 )
@@ -14,16 +15,39 @@ import (
 // dots: fields are joined by '_', which neither namespaces nor application
 // names may contain (pkg/manifest), so names with dots stay intact.
 //
-//	task group: <namespace>_<app>_<index>_<launch>
-//	task:       <namespace>_<app>_<index>_<launch>_<task>
+//	task group: <namespace>_<app>_<index>_<launch>.<incarnation>
+//	task:       <namespace>_<app>_<index>_<launch>.<incarnation>_<task>
 //
 // launch counts the launches of the instance, so every launch has fresh
-// IDs; the task group ID is also the executor ID.
+// IDs; incarnation tells apart the applications of one name deleted and
+// created again, whose launch counts start again from 1 — Mesos asks that
+// a framework never reuse a task ID (MESOS-2198). It is the application's
+// creation time in milliseconds, base 36 (8 characters). IDs written
+// before it existed (<launch> alone) still parse, with no incarnation:
+// their tasks run on after an upgrade. The task group ID is also the
+// executor ID.
 const idSeparator = "_"
 
-// TaskGroupID returns the ID of launch number launch of an instance.
-func TaskGroupID(namespace, app string, index, launch int) string {
-	return strings.Join([]string{namespace, app, strconv.Itoa(index), strconv.Itoa(launch)}, idSeparator)
+// incarnationSeparator joins a launch number and its incarnation.
+const incarnationSeparator = "."
+
+// Incarnation names the application created at createdAt among the
+// others of its name; a record with no creation time has none.
+func Incarnation(createdAt time.Time) string {
+	if createdAt.IsZero() {
+		return ""
+	}
+	return strconv.FormatInt(createdAt.UnixMilli(), 36)
+}
+
+// TaskGroupID returns the ID of launch number launch of an instance of
+// the application incarnation.
+func TaskGroupID(namespace, app, incarnation string, index, launch int) string {
+	id := strings.Join([]string{namespace, app, strconv.Itoa(index), strconv.Itoa(launch)}, idSeparator)
+	if incarnation != "" {
+		id += incarnationSeparator + incarnation
+	}
+	return id
 }
 
 // TaskID returns the ID of task number task of a task group.
@@ -33,29 +57,47 @@ func TaskID(taskGroupID string, task int) string {
 
 // ParsedID is a task group or task ID taken apart.
 type ParsedID struct {
-	Namespace string
-	App       string
-	Index     int
-	Launch    int
-	Task      int // -1 for a task group ID
+	Namespace   string
+	App         string
+	Index       int
+	Launch      int
+	Incarnation string // "" in an ID written before incarnations
+	Task        int    // -1 for a task group ID
+}
+
+// TaskGroupID is the ID of the task group p is or is a task of.
+func (p ParsedID) TaskGroupID() string {
+	return TaskGroupID(p.Namespace, p.App, p.Incarnation, p.Index, p.Launch)
 }
 
 // ParseID parses a task group ID or a task ID.
 func ParseID(id string) (ParsedID, error) {
+	bad := fmt.Errorf("id %q: want namespace_app_index_launch.incarnation[_task]", id)
 	parts := strings.Split(id, idSeparator)
 	if len(parts) != 4 && len(parts) != 5 {
-		return ParsedID{}, fmt.Errorf("id %q: want namespace_app_index_launch[_task]", id)
+		return ParsedID{}, bad
 	}
 	p := ParsedID{Namespace: parts[0], App: parts[1], Task: -1}
+	launch, incarnation, dotted := strings.Cut(parts[3], incarnationSeparator)
+	if p.Namespace == "" || p.App == "" || dotted && !isBase36(incarnation) {
+		return ParsedID{}, bad
+	}
+	p.Incarnation, parts[3] = incarnation, launch
 	nums := []*int{&p.Index, &p.Launch, &p.Task}
 	for i, s := range parts[2:] {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 || p.Namespace == "" || p.App == "" {
-			return ParsedID{}, fmt.Errorf("id %q: want namespace_app_index_launch[_task]", id)
+		if err != nil || n < 0 {
+			return ParsedID{}, bad
 		}
 		*nums[i] = n
 	}
 	return p, nil
+}
+
+// isBase36 reports whether s is a non-empty run of digits and lower-case
+// letters, as Incarnation writes.
+func isBase36(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789abcdefghijklmnopqrstuvwxyz") == ""
 }
 
 // LaunchByID reads the instance one of whose launches — its current one,

@@ -501,6 +501,24 @@ type PendingReason struct {
 	Count  int    `json:"count"`
 }
 
+// FitsNowhere reports whether the launch waits because the last
+// placement found no agent that fits it.
+func (t *TaskGroup) FitsNowhere() bool {
+	return t.Phase == "Pending" && t.Pending != nil && t.Pending.Fit == 0
+}
+
+// String says why a launch finds no agent, as the scheduler's messages
+// do: "0/3 agents fit: hostname UNIQUE 2, cordoned 1".
+func (p *Pending) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d/%d agents fit", p.Fit, p.Agents)
+	for i, r := range p.Reasons {
+		b.WriteString(map[bool]string{true: ": ", false: ", "}[i == 0])
+		fmt.Fprintf(&b, "%s %d", r.Reason, r.Count)
+	}
+	return b.String()
+}
+
 // Same reports whether p and o are the same verdict, whenever reached.
 func (p *Pending) Same(o *Pending) bool {
 	if p == nil || o == nil {

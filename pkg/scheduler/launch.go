@@ -53,7 +53,7 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	a := inst.app
 	tmpl := inst.template()
 	launchNo := inst.rec.Launches + 1
-	tgID := registry.TaskGroupID(a.rec.Namespace, a.rec.Name, inst.rec.Index, launchNo)
+	tgID := registry.TaskGroupID(a.rec.Namespace, a.rec.Name, registry.Incarnation(a.rec.CreatedAt), inst.rec.Index, launchNo)
 	info := c.agents[agentID]
 	id, err := c.identity(a.rec.Namespace)
 	if err != nil {

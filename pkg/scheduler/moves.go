@@ -19,7 +19,10 @@ import (
 //
 // A move is stored in the instance's record (registry.InstanceMove, the
 // successor's record inside it), so it survives a restart. Moves wait
-// their turn: one at a time per agent left.
+// their turn: one at a time per agent left. A successor that fits on no
+// agent (its last verdict placed it nowhere) holds no turn: it waits,
+// saying why, while the agent's other moves go on, and is placed once an
+// agent fits it.
 
 // MoveReason says why an instance moves.
 type MoveReason string
@@ -49,9 +52,9 @@ func (c *Core) queueMove(inst *instance, reason MoveReason, toHost string) bool 
 	return true
 }
 
-// progressMoves starts the queued moves whose agent has none under way,
-// kills the instances whose successor is ready, and ends the moves whose
-// successor gave up.
+// progressMoves starts the queued moves whose agent has none under way
+// (a successor that fits nowhere does not count), kills the instances
+// whose successor is ready, and ends the moves whose successor gave up.
 func (c *Core) progressMoves() {
 	if len(c.moving) == 0 {
 		return
@@ -63,7 +66,9 @@ func (c *Core) progressMoves() {
 		case !c.attached(inst) || inst.rec.Move == nil:
 			delete(c.moving, inst)
 		case inst.successor != nil:
-			busy[inst.rec.Move.FromHost] = true
+			if !inst.successor.rec.FitsNowhere() {
+				busy[inst.rec.Move.FromHost] = true
+			}
 			c.advanceMove(inst)
 		default:
 			queued = append(queued, inst)

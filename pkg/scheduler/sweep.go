@@ -85,7 +85,7 @@ func (c *Core) oweSweep(st mesos.TaskStatus, inst *instance) {
 	}
 	executor := st.GetExecutorID().GetValue()
 	if id, err := registry.ParseID(st.TaskID.Value); executor == "" && err == nil {
-		executor = registry.TaskGroupID(id.Namespace, id.App, id.Index, id.Launch)
+		executor = id.TaskGroupID()
 	}
 	s.Reason = fmt.Sprintf("executor %s ended under task %s (%s)", executor, st.TaskID.Value, statusMessage(st))
 	if snapshotSweep(s) != before {

@@ -871,8 +871,9 @@ func (op *operator) leading() (*scheduler.Driver, error) {
 }
 
 // devExecutorReregistrationTimeout is the dev cluster's
-// --executor_reregistration_timeout, as deploy/mesos/README.md advises
-// for agents running our executors.
+// --executor_reregistration_timeout: the example of deploy/mesos/README.md,
+// margin for a test machine whose agents and executors share two cores
+// (our executors are back within about 1s of the agent answering).
 const devExecutorReregistrationTimeout = devcluster.Duration(10 * time.Second)
 
 // sharedHostAgents are the default dev agents for real executors: they

@@ -9,7 +9,9 @@
 // Commands:
 //
 //	app NS/NAME instances=N [policy=P interval=S backoff=S maxtimes=N unique=NAME cluster=NAME:V1,V2 grace=S
-//	    depends=NAME[:namespace][,NS/NAME[:node]...]]
+//	    depends=NAME[:namespace][,NS/NAME[:node]...] created=now]   created=now: the record's
+//	                    creation time is the clock's, and its task IDs carry its incarnation
+//	                    (without, the record has none and its IDs read namespace_app_index_launch)
 //	container NS/NAME instances=N [cni=NETWORK sidecar=true policy=P ...]  the fixture container
 //	                    application (sidecar: a second container, without checks)
 //	agents N            agents agent-1..N (hostname host-N, idc attribute)

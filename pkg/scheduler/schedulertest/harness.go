@@ -575,6 +575,9 @@ func (h *Harness) createApp(key string, args map[string]string) *registry.App {
 	spec, _ := json.Marshal(p)
 	a := &registry.App{Namespace: p.Metadata.Namespace, Name: p.Metadata.Name, Kind: manifest.KindProcess, Version: 1,
 		Instances: p.Spec.Instance, Spec: spec, State: registry.AppDeploying}
+	if args["created"] == "now" {
+		a.CreatedAt = h.now // its task IDs carry its incarnation
+	}
 	h.apps[key] = a
 	h.history[key], h.generations[key] = [][]byte{spec}, []int{0}
 	cp := *a
