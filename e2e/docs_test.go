@@ -122,6 +122,26 @@ func (d *docShell) until(cmd, what string, ok func(out string) bool) {
 	})
 }
 
+// assignment matches a command that sets a shell variable from what a
+// command prints: ID=$(curl … | jq -r …).
+var assignment = regexp.MustCompile(`^([A-Z_]+)=\$\((.+)\)$`)
+
+// assign runs an assignment, again until its command prints a value, as
+// a reader would, and keeps the value for the later commands.
+func (d *docShell) assign(cmd string) {
+	d.s.t.Helper()
+	m := assignment.FindStringSubmatch(cmd)
+	if m == nil {
+		d.s.t.Fatalf("%s: not an assignment", cmd)
+	}
+	var value string
+	d.until(m[2], "a value for $"+m[1], func(out string) bool {
+		value = strings.TrimSpace(out)
+		return value != "" && value != "null" && !strings.ContainsAny(value, "'\n")
+	})
+	d.exports += m[1] + "='" + value + "'\n"
+}
+
 // follow starts cmd, a command that streams until stopped: its output
 // so far, and stop, which ends it.
 func (d *docShell) follow(cmd string) (out *syncBuffer, stop func()) {
@@ -188,9 +208,11 @@ func runAPIFirstSteps(t *testing.T, s *system, sh *docShell) {
 				l := lines(out)
 				return len(l) == 3 && regexp.MustCompile(`^(\{"id":\d,"state":"TASK_RUNNING","host":"[^"]+","ports":\{"http":\d+\}\}\n?){3}$`).MatchString(strings.Join(l, "\n"))
 			})
-		case strings.HasSuffix(cmd, "/reload"):
+		case assignment.MatchString(cmd):
+			sh.assign(cmd)
+		case strings.HasSuffix(cmd, "/$ID/reload"):
 			var op struct{ Operation, TaskGroupID string }
-			if out := sh.run(cmd); json.Unmarshal([]byte(out), &op) != nil || op.Operation != "reload" || op.TaskGroupID != "demo_gamesvr_0_1" {
+			if out := sh.run(cmd); json.Unmarshal([]byte(out), &op) != nil || op.Operation != "reload" || !taskGroupOf("gamesvr", 0).MatchString(op.TaskGroupID) {
 				t.Errorf("%s: %q", cmd, out)
 			}
 		case strings.HasSuffix(cmd, `/scale -d '{"instances":1}'`):
@@ -231,13 +253,24 @@ func runAPIWithGamesvr(t *testing.T, s *system, sh *docShell) {
 			exec = b
 		}
 	}
-	if len(exec.cmds) != 1 || len(exec.comments) != 1 {
-		t.Fatalf("docs/api.md's exec block: %q %q, want a command and its output", exec.cmds, exec.comments)
+	if len(exec.cmds) != 2 || !assignment.MatchString(exec.cmds[0]) || len(exec.comments) != 1 {
+		t.Fatalf("docs/api.md's exec block: %q %q, want the ID's assignment, a command and its output", exec.cmds, exec.comments)
 	}
-	var got, want map[string]any
-	out := sh.run(exec.cmds[0])
-	if json.Unmarshal([]byte(out), &got) != nil || json.Unmarshal([]byte(exec.comments[0]), &want) != nil || fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("%s:\n%s\nthe page shows:\n%s", exec.cmds[0], out, exec.comments[0])
+	sh.assign(exec.cmds[0])
+	out := sh.run(exec.cmds[1])
+	// The page's output, with this instance's task group ID for its own.
+	var got, want struct {
+		TaskGroupID, Task string
+		Rest          map[string]any
+	}
+	shown := exec.comments[0]
+	if err := json.Unmarshal([]byte(out), &got); err == nil {
+		page := regexp.MustCompile(`demo_gamesvr_0_1\.[0-9a-z]+`).FindString(shown)
+		shown = strings.ReplaceAll(shown, page, got.TaskGroupID)
+	}
+	if json.Unmarshal([]byte(out), &got.Rest) != nil || json.Unmarshal([]byte(shown), &want.Rest) != nil ||
+		!taskGroupOf("gamesvr", 0).MatchString(got.TaskGroupID) || fmt.Sprint(got.Rest) != fmt.Sprint(want.Rest) {
+		t.Errorf("%s:\n%s\nthe page shows:\n%s", exec.cmds[1], out, exec.comments[0])
 	}
 
 	for _, cmd := range blockUnder(t, "docs/api.md", "Why an instance waits, and plans").cmds {
@@ -267,19 +300,22 @@ func runAPIWithGamesvr(t *testing.T, s *system, sh *docShell) {
 func runTaskLogsBlock(t *testing.T, s *system, sh *docShell, app string) {
 	t.Helper()
 	ran := 0
+	id := strings.ToUpper(app) // the variable the block keeps its ID in
 	for _, cmd := range blockUnder(t, "docs/api.md", "Task logs").cmds {
-		if !strings.Contains(cmd, "/v1/taskgroups/demo_"+app+"_0_1/logs?") {
+		if !strings.HasPrefix(cmd, id+"=") && !strings.Contains(cmd, "$"+id+"/") {
 			continue
 		}
 		ran++
 		switch {
-		case strings.HasSuffix(cmd, "logs?task=gamesvr&follow=true'"):
+		case assignment.MatchString(cmd):
+			sh.assign(cmd)
+		case strings.HasSuffix(cmd, "logs?task=gamesvr&follow=true\""):
 			out, stop := sh.follow(cmd)
 			s.eventually(cmd+": the game server's output", func() (bool, string) {
 				return strings.Contains(out.String(), "instance 0 serving on 127.0.0.1:"), out.String()
 			})
 			stop()
-		case strings.HasSuffix(cmd, "logs?task=container-1&stream=stderr&tail=4096'"):
+		case strings.HasSuffix(cmd, "logs?task=container-1&stream=stderr&tail=4096\""):
 			// What the sidecar wrote to stderr (wget's lines), if
 			// anything yet; curl's progress meter goes to stderr too.
 			if out := sh.run(cmd); strings.Contains(out, `"error"`) || len(out) > 4096+1024 {
@@ -289,8 +325,8 @@ func runTaskLogsBlock(t *testing.T, s *system, sh *docShell, app string) {
 			t.Errorf("the test does not know docs/api.md's command %q: teach it", cmd)
 		}
 	}
-	if ran == 0 {
-		t.Errorf("docs/api.md's task logs block reads nothing of demo/%s's instance 0", app)
+	if ran != 2 {
+		t.Errorf("docs/api.md's task logs block: %d commands for demo/%s's instance 0, want its ID and its log", ran, app)
 	}
 }
 
@@ -437,4 +473,9 @@ func runOperationsPage(t *testing.T, sh *docShell) {
 	if len(newKey) == 0 || !bytes.Equal(installed, newKey) || bytes.Equal(installed, oldKey) {
 		t.Errorf("after the rotation the data directory's key is not the new one (new %d bytes, installed %d, old %d)", len(newKey), len(installed), len(oldKey))
 	}
+}
+
+// taskGroupOf matches the task group IDs of an instance of demo/app.
+func taskGroupOf(app string, index int) *regexp.Regexp {
+	return regexp.MustCompile(fmt.Sprintf(`^demo_%s_%d_\d+\.[0-9a-z]+$`, app, index))
 }
