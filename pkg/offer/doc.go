@@ -16,9 +16,12 @@
 // candidates from where the application's previous placement stopped,
 // checks each one (resources, host ports, taints, then the constraint
 // clauses in manifest order), and among the first Limit that fit picks the
-// least loaded (cpu and memory share after placing; ties broken by the
-// seeded order). With Limit at least the number of agents this is exactly
-// "least loaded among all that fit"; on large clusters it is the classic
+// one running the fewest instances of the application — spreading them
+// across agents is the default preference (seed 002, deployd), a score and
+// never a refusal: constraints alone refuse — then the least loaded (cpu
+// and memory share after placing; ties broken by the seeded order). With
+// Limit at least the number of agents this is exactly "fewest instances,
+// then least loaded, among all that fit"; on large clusters it is the classic
 // power-of-choices sampling, which keeps the cost of a placement independent
 // of the cluster size. Placements made earlier in the same pass are visible
 // to later checks: resources, ports, per-value instance counts (UNIQUE,
