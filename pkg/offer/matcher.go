@@ -82,6 +82,7 @@ type pass struct {
 	labels   map[string]map[int]int // label → agent → active instances carrying it
 	apps     map[string]*appState
 	active   map[string][]int // app → agents of its active instances before the pass
+	byID     map[string]int   // agent ID → index
 	// instancesOn counts, per agent, the instances of the application
 	// placeGroup is placing (zero between groups), for the spread every
 	// placement prefers.
@@ -146,6 +147,7 @@ func (m *Matcher) newPass(snap *Snapshot, seed uint64) *pass {
 	}
 	p.rng.Shuffle(len(offering), func(i, j int) { offering[i], offering[j] = offering[j], offering[i] })
 	byID := make(map[string]int, len(snap.Agents))
+	p.byID = byID
 	attrs := make([]*constraint.Agent, 0, len(snap.Agents))
 	var ports []PortRange
 	for _, k := range append(offering, idle...) {
@@ -262,6 +264,11 @@ func (p *pass) placeGroup(tgs []TaskGroup, now time.Time) {
 			continue
 		}
 		best, visited, fitting := -1, 0, 0
+		if i, ok := p.byID[tg.Prefer]; ok && excluded[i/64]&(1<<(i%64)) == 0 {
+			if reason, _ := p.check(i, g); reason == "" {
+				best, fitting = i, p.limit // taken without looking further
+			}
+		}
 		for visited < len(candidates) && fitting < p.limit {
 			i := candidates[(cursor+visited)%len(candidates)]
 			visited++

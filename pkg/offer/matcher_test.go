@@ -417,3 +417,24 @@ func TestUnschedulableAndMaintenanceAgentsTakeNothing(t *testing.T) {
 		t.Errorf("rejections = %q, want %q", got, want)
 	}
 }
+
+// A started instance goes back to the agent it ran on (TaskGroup.Prefer)
+// if it fits there, before the spread: agent-1 already runs one of its
+// application's instances and agent-2 none. When it does not fit there,
+// the preference refuses nothing.
+func TestPreferredAgentBeforeSpread(t *testing.T) {
+	req := offertest.Requirements("ns/a")
+	running := []offer.Instance{{App: "ns/a", AgentID: "agent-1"}}
+	tg := offertest.TaskGroups(req, 1)
+	tg[0].Prefer = "agent-1"
+	snap := &offer.Snapshot{Agents: []offer.Agent{offertest.Agent(1), offertest.Agent(2)}, Active: running}
+	if got := perAgent(place(snap, tg)); got["agent-1"] != 1 {
+		t.Errorf("per agent %v: the preferred agent-1 takes it", got)
+	}
+	full := offertest.Agent(1)
+	full.Offers[0].Resources.CPUs = 0.5
+	snap = &offer.Snapshot{Agents: []offer.Agent{full, offertest.Agent(2)}, Active: running}
+	if got := perAgent(place(snap, tg)); got["agent-2"] != 1 {
+		t.Errorf("per agent %v: agent-1 has no room, agent-2 takes it", got)
+	}
+}

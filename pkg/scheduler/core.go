@@ -662,10 +662,15 @@ func (c *Core) reconcileApp(a *app) {
 		c.reconcileDaemon(a)
 		return
 	}
+	c.followAppStop(a)
 	want := a.rec.Instances + a.plan.Surge
 	for i := 0; i < want; i++ {
 		if a.instances[i] == nil && a.tmpl != nil {
 			inst := &instance{app: a, rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: i, Phase: string(PhasePending)}}
+			if a.rec.Stopped {
+				// A stopped application's new instances are defined, and stopped.
+				inst.rec.Phase, inst.rec.StoppedWithApp, inst.rec.Message = string(PhaseStopped), true, "stopped"
+			}
 			inst.rec.Version, inst.rec.Template = a.revision(a.target(i))
 			a.instances[i] = inst
 			c.trackPhase(inst, c.now)
@@ -690,6 +695,10 @@ func (c *Core) reconcileApp(a *app) {
 func (c *Core) kill(inst *instance, reason KillReason) {
 	phase := inst.phase()
 	if phase == PhaseKilling {
+		if inst.killReason() == KillStop && (reason == KillScaleDown || reason == KillDelete) {
+			inst.rec.KillReason = string(reason) // removed rather than kept stopped
+			c.persist(inst)
+		}
 		return
 	}
 	if inst.successor != nil && reason != KillMove {

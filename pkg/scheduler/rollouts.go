@@ -106,7 +106,9 @@ func (c *Core) rolloutInstances(a *app, updateHash string) []rollout.Instance {
 		out = append(out, rollout.Instance{
 			Index: inst.rec.Index, AtUpdate: inst.rec.Template == updateHash,
 			AtStable: a.ro.StableTemplate != "" && inst.rec.Template == a.ro.StableTemplate,
-			Ready:    c.ready(inst), Updating: inst.rec.Update != nil,
+			// A stopped instance holds no rollout back: it takes the
+			// revision on paper and launches it when started.
+			Ready: c.ready(inst) || inst.phase() == PhaseStopped, Updating: inst.rec.Update != nil,
 		})
 	}
 	return out
