@@ -36,7 +36,11 @@ func TestDriverStopsAndStartsInstances(t *testing.T) {
 	stopped := func(what string, index, launches int) {
 		t.Helper()
 		s.eventually(what, func() (bool, string) {
-			g := s.groups("game")[index]
+			groups := s.groups("game")
+			if len(groups) <= index {
+				return false, fmt.Sprintf("%d instances", len(groups))
+			}
+			g := groups[index]
 			return g.Phase == registry.PhaseStopped && g.Launches == launches, fmt.Sprintf("phase %s launches %d: %s", g.Phase, g.Launches, g.Message)
 		})
 	}
