@@ -6,6 +6,7 @@ import (
 
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -98,8 +99,13 @@ func (c *Core) stop(inst *instance) {
 	}
 }
 
-// stopped records an instance with nothing running as Stopped.
+// stopped records an instance with nothing running as Stopped, or
+// removes it when a scale-down or delete no longer wants it.
 func (c *Core) stopped(inst *instance) {
+	if a := inst.app; a.rec.State == registry.AppDeleting || inst.rec.Index >= a.rec.Instances+a.plan.Surge {
+		c.remove(inst)
+		return
+	}
 	c.setPhase(inst, PhaseStopped)
 	inst.rec.NotBefore, inst.rec.Pending, inst.rec.WaitingFor = time.Time{}, nil, ""
 	inst.rec.Message = "stopped"
