@@ -244,6 +244,13 @@ func (inst *instance) phase() Phase { return Phase(inst.rec.Phase) }
 // killReason says why the scheduler kills the instance, while it does.
 func (inst *instance) killReason() KillReason { return KillReason(inst.rec.KillReason) }
 
+// goingAway reports whether the instance is being killed to be removed:
+// scaled down, deleted, or a daemonset's off an ineligible agent.
+func (inst *instance) goingAway() bool {
+	r := inst.killReason()
+	return inst.phase() == PhaseKilling && (r == KillScaleDown || r == KillDelete || r == KillIneligible)
+}
+
 // moveTarget is where a successor may go: not to avoid, the agent the
 // instance it replaces is on, and only to onlyHost when the move names
 // one (a drift to a named agent). Both are "" for any other launch.

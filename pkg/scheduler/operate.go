@@ -66,7 +66,7 @@ func (c *Core) stopOrStart(inst *instance, op Operation) {
 		ignored("a daemonset's instance and a dependency pod follow their agents and users")
 	case op == OpStop && inst.phase() == PhaseStopped, op == OpStop && inst.killReason() == KillStop:
 		ignored("already stopped")
-	case op == OpStop && inst.phase() == PhaseKilling && inst.killReason() != KillUpdate && inst.killReason() != KillHealth && inst.killReason() != KillMove:
+	case op == OpStop && inst.goingAway():
 		ignored("being removed")
 	case op == OpStop:
 		c.stop(inst)
@@ -82,6 +82,9 @@ func (c *Core) stopOrStart(inst *instance, op Operation) {
 // stop kills what an instance runs, or ends its wait for a launch, and
 // keeps it Stopped; a move or update under way ends with it.
 func (c *Core) stop(inst *instance) {
+	if inst.goingAway() || inst.killReason() == KillStop {
+		return
+	}
 	if inst.successor != nil {
 		c.endMove(inst, "")
 	}
@@ -104,6 +107,10 @@ func (c *Core) stop(inst *instance) {
 func (c *Core) stopped(inst *instance) {
 	if a := inst.app; a.rec.State == registry.AppDeleting || inst.rec.Index >= a.rec.Instances+a.plan.Surge {
 		c.remove(inst)
+		return
+	}
+	if inst.rec.StoppedWithApp && !inst.app.rec.Stopped {
+		c.start(inst) // its application was started while it was being stopped
 		return
 	}
 	c.setPhase(inst, PhaseStopped)

@@ -100,7 +100,7 @@ func (c *Core) rolloutInput(a *app, st rollout.State) rollout.Input {
 func (c *Core) rolloutInstances(a *app, updateHash string) []rollout.Instance {
 	out := make([]rollout.Instance, 0, len(a.instances))
 	for _, inst := range a.instances { // Plan does not depend on the order
-		if inst.phase() == PhaseKilling && (inst.killReason() == KillScaleDown || inst.killReason() == KillDelete || inst.killReason() == KillIneligible) {
+		if inst.goingAway() {
 			continue // on its way out
 		}
 		out = append(out, rollout.Instance{
