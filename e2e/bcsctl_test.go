@@ -161,6 +161,45 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 		t.Errorf("describe instance: no task with its pid:\n%s", out)
 	}
 
+	// Seed 002's optype=stop/start: instance stop kills gamesvr/0's
+	// process and keeps the instance, Stopped; start brings it back on
+	// its agent. stop and start of the deployment do so to all four.
+	gamesvr0 := func() instanceView {
+		v, _ := s.app("demo", "gamesvr")
+		return v.Status.Instances[0]
+	}
+	ranOn := gamesvr0()
+	if out := s.ctl("", "instance", "stop", "gamesvr/0", "-n", "demo"); out != "stop of "+ranOn.TaskGroupID+" requested\n" {
+		t.Errorf("instance stop: %q", out)
+	}
+	s.eventually("gamesvr/0 stopped, its process killed", func() (bool, string) {
+		i := gamesvr0()
+		return i.Stopped && len(i.Tasks) == 1 && i.Tasks[0].State == "TASK_KILLED", fmt.Sprintf("%+v", i)
+	})
+	if out := s.ctl("", "get", "instances", "gamesvr", "-n", "demo"); !regexp.MustCompile(`\ngamesvr/0 +Stopped `).MatchString(out) {
+		t.Errorf("get instances, want gamesvr/0 Stopped:\n%s", out)
+	}
+	s.ctl("", "instance", "start", "gamesvr/0", "-n", "demo")
+	s.eventually("gamesvr/0 running again on its agent", func() (bool, string) {
+		i := gamesvr0()
+		return !i.Stopped && i.State == "TASK_RUNNING" && i.TaskGroupID != ranOn.TaskGroupID && i.Agent == ranOn.Agent,
+			fmt.Sprintf("%s %s on %s (ran on %s)", i.TaskGroupID, i.State, i.Agent, ranOn.Agent)
+	})
+	if out := s.ctl("", "stop", "deployment", "fleet", "-n", "demo"); out != "deployment demo/fleet stopped\n" {
+		t.Errorf("stop deployment: %q", out)
+	}
+	s.eventually("the fleet stopped", func() (bool, string) {
+		out := s.ctl("", "get", "instances", "fleet", "-n", "demo")
+		return strings.Count(out, " Stopped ") == 4, out
+	})
+	if out := s.ctl("", "start", "deployment", "fleet", "-n", "demo"); out != "deployment demo/fleet started\n" {
+		t.Errorf("start deployment: %q", out)
+	}
+	s.eventuallyWithin(2*time.Minute, "the fleet running and ready again", func() (bool, string) {
+		out := s.ctl("", "get", "instances", "fleet", "-n", "demo")
+		return strings.Count(out, "   Running   true    true ") == 4, out
+	})
+
 	// events -w follows from now: the scale below, not what came
 	// before it; with --since it shows the last minutes first. Ctrl-C
 	// ends it, which the scheduler does not log as an error.

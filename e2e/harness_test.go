@@ -421,6 +421,7 @@ type instanceView struct {
 	ID          int               `json:"id"`
 	TaskGroupID string            `json:"taskGroupID"`
 	State       string            `json:"state"`
+	Stopped     bool              `json:"stopped"`
 	Agent       string            `json:"agent"`
 	Host        string            `json:"host"`
 	Ports       map[string]uint32 `json:"ports"`

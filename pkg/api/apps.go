@@ -23,14 +23,17 @@ import (
 
 // AppView is an application, process or deployment as GET returns it.
 type AppView struct {
-	Namespace string          `json:"namespace"`
-	Name      string          `json:"name"`
-	Kind      manifest.Kind   `json:"kind"`
-	Version   uint64          `json:"version"`
-	Revision  int64           `json:"revision"`
-	Instances int             `json:"instances"` // desired
-	Spec      json.RawMessage `json:"spec"`
-	Status    AppStatus       `json:"status"`
+	Namespace string        `json:"namespace"`
+	Name      string        `json:"name"`
+	Kind      manifest.Kind `json:"kind"`
+	Version   uint64        `json:"version"`
+	Revision  int64         `json:"revision"`
+	Instances int           `json:"instances"` // desired
+	// Stopped: the operator stopped it (POST …/stop); every instance is
+	// stopped until it is started.
+	Stopped bool            `json:"stopped,omitempty"`
+	Spec    json.RawMessage `json:"spec"`
+	Status  AppStatus       `json:"status"`
 	// DependencyPod marks a dependency pod: the scheduler runs it for
 	// a depends object and refuses the operator's changes.
 	DependencyPod *registry.DependencyPod `json:"dependencyPod,omitempty"`
@@ -76,6 +79,8 @@ type InstanceCounts struct {
 	// Pending: waiting for a launch that fits no agent (its pending
 	// verdict says why).
 	Pending int `json:"pending"`
+	// Stopped: stopped by the operator.
+	Stopped int `json:"stopped"`
 }
 
 // InstanceView is one instance of an application.
@@ -86,6 +91,9 @@ type InstanceView struct {
 	// move): its logs are still read by it.
 	PreviousTaskGroupID string `json:"previousTaskGroupID,omitempty"`
 	State               string `json:"state"`
+	// Stopped: the operator stopped it (POST /v1/taskgroups/{id}/stop, or
+	// its application's stop): it runs nothing until started.
+	Stopped bool `json:"stopped,omitempty"`
 	// Revision is the application version whose template it runs.
 	Revision uint64 `json:"revision"`
 	// Ready: running, healthy by its checks, not being restarted.
@@ -140,7 +148,7 @@ type MoveView struct {
 
 func instanceView(g *registry.TaskGroup) InstanceView {
 	v := InstanceView{
-		ID: g.Index, TaskGroupID: g.ID, State: g.State, Revision: g.Version, Ready: g.Ready, Agent: g.AgentID, Host: g.Host,
+		ID: g.Index, TaskGroupID: g.ID, State: g.State, Stopped: g.Phase == registry.PhaseStopped, Revision: g.Version, Ready: g.Ready, Agent: g.AgentID, Host: g.Host,
 		HostIP: g.HostIP, Ports: g.Ports.Map(), Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
 		RemoteChecks: g.RemoteChecks,
 		Restarts:     g.Restarts, Message: g.Message, Update: g.Update, PreDelete: g.PreDelete, Pending: g.Pending,
@@ -165,7 +173,7 @@ func instanceView(g *registry.TaskGroup) InstanceView {
 func appView(app *registry.App, groups []*registry.TaskGroup, ro *registry.Rollout) AppView {
 	v := AppView{
 		Namespace: app.Namespace, Name: app.Name, Kind: app.Kind, Version: app.Version, Revision: app.Revision,
-		Instances: app.Instances, Spec: shownSpec(app.Spec), CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt, DependencyPod: app.DependencyPod,
+		Instances: app.Instances, Stopped: app.Stopped, Spec: shownSpec(app.Spec), CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt, DependencyPod: app.DependencyPod,
 		Status: AppStatus{State: app.State, Message: app.Message, Instances: []InstanceView{}, Rollout: rolloutView(ro)},
 	}
 	counts := InstanceCounts{}
@@ -177,6 +185,8 @@ func appView(app *registry.App, groups []*registry.TaskGroup, ro *registry.Rollo
 			if g.Healthy != nil && !*g.Healthy || g.RemoteHealthy != nil && !*g.RemoteHealthy {
 				counts.Unhealthy++
 			}
+		case g.Phase == registry.PhaseStopped:
+			counts.Stopped++
 		case g.Pending != nil:
 			counts.Pending++
 		}

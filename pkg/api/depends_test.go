@@ -82,6 +82,8 @@ func TestDependsAPI(t *testing.T) {
 	for _, call := range []struct{ method, path, body string }{
 		{"POST", "/v1/deployments/ns-a/logagent-host-1-0a1b2c3d/scale", `{"instances": 3}`},
 		{"POST", "/v1/deployments/ns-a/logagent-host-1-0a1b2c3d/restart", "{}"},
+		{"POST", "/v1/deployments/ns-a/logagent-host-1-0a1b2c3d/stop", "{}"},
+		{"POST", "/v1/taskgroups/ns-a_logagent-host-1-0a1b2c3d_0_1/stop", ""},
 		{"PUT", "/v1/deployments/ns-a/logagent-host-1-0a1b2c3d", string(spec)},
 		{"DELETE", "/v1/deployments/ns-a/logagent-host-1-0a1b2c3d?force=true", ""},
 	} {

@@ -101,7 +101,7 @@ func routeDocs() map[string]routeDoc {
 			replies: map[int]any{http.StatusOK: listOf("instances", InstanceView{})}}
 		docs["GET "+base+"/{ns}/{name}/versions"] = routeDoc{summary: "List an " + wl.noun() + "'s stored versions",
 			replies: map[int]any{http.StatusOK: listOf("versions", registry.AppVersion{})}}
-		docs["POST "+base+"/{ns}/{name}/{op}"] = routeDoc{summary: "Operate on an " + wl.noun() + "'s rollout",
+		docs["POST "+base+"/{ns}/{name}/{op}"] = routeDoc{summary: "Operate on an " + wl.noun() + "'s rollout, or stop or start all its instances",
 			ops: rolloutOpBodies(), replies: map[int]any{http.StatusAccepted: AppView{}}}
 	}
 	for _, k := range append(slices.Clone(objectKinds), dependsKind) {
@@ -129,7 +129,7 @@ func routeDocs() map[string]routeDoc {
 	docs["GET /v1/hookruns"] = routeDoc{summary: "List hook runs", replies: map[int]any{http.StatusOK: listOf("hookruns", registry.HookRun{})}}
 	docs["GET /v1/hookruns/{ns}/{name}"] = routeDoc{summary: "Get a hook run with its measurements", replies: map[int]any{http.StatusOK: registry.HookRun{}}}
 	docs["POST /v1/hookruns/{ns}/{name}/terminate"] = routeDoc{summary: "Terminate a hook run", replies: map[int]any{http.StatusAccepted: registry.HookRun{}}}
-	docs["POST /v1/taskgroups/{id}/{op}"] = routeDoc{summary: "Restart, reload or reschedule an instance (its task group)",
+	docs["POST /v1/taskgroups/{id}/{op}"] = routeDoc{summary: "Restart, reload, reschedule, stop or start an instance (its task group)",
 		ops: noBodies(taskGroupOps), replies: map[int]any{http.StatusAccepted: fieldsOf("taskGroupID", "", "operation", "")}}
 	for op, summary := range map[string]string{
 		"exec":      "Run a command in a task and answer its output and exit code",

@@ -26,6 +26,13 @@ var rolloutOps = map[string]func(s *Server, r *http.Request, app *registry.App) 
 	"restart": func(s *Server, r *http.Request, app *registry.App) (*registry.App, error) {
 		return s.cfg.Registry.RestartApp(r.Context(), app.Namespace, app.Name)
 	},
+	// stop and start every instance (seed 002, optype=stop/start).
+	"stop": func(s *Server, r *http.Request, app *registry.App) (*registry.App, error) {
+		return s.cfg.Registry.SetStopped(r.Context(), app.Namespace, app.Name, true)
+	},
+	"start": func(s *Server, r *http.Request, app *registry.App) (*registry.App, error) {
+		return s.cfg.Registry.SetStopped(r.Context(), app.Namespace, app.Name, false)
+	},
 }
 
 func (s *Server) operateRollout(wl workloads) handlerFunc {
@@ -33,7 +40,7 @@ func (s *Server) operateRollout(wl workloads) handlerFunc {
 		op, ok := rolloutOps[r.PathValue("op")]
 		if !ok {
 			return &httpError{http.StatusNotFound, "NotFound",
-				fmt.Sprintf("no operation %q (want pause, resume, promote, abort, rollback or restart)", r.PathValue("op"))}
+				fmt.Sprintf("no operation %q (want pause, resume, promote, abort, rollback, restart, stop or start)", r.PathValue("op"))}
 		}
 		app, err := s.get(r, wl)
 		if err != nil {

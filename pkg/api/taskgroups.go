@@ -18,7 +18,9 @@ import (
 )
 
 // Operator carries out operator requests on a task group: "restart" and
-// "reload" (sent to the executor), "reschedule" (kill and place elsewhere).
+// "reload" (sent to the executor), "reschedule" (kill and place
+// elsewhere), "stop" (kill, keep it defined, relaunch nothing) and
+// "start" (place a stopped instance again).
 type Operator interface {
 	Operate(ctx context.Context, taskGroupID, op string) error
 	// Drift queues the moves a drift asks for.
@@ -31,14 +33,19 @@ type Operator interface {
 	Message(ctx context.Context, taskGroupID, task string, msg proto.Message) (*proto.MessageResult, error)
 }
 
-var taskGroupOps = map[string]bool{"restart": true, "reload": true, "reschedule": true}
+var taskGroupOps = map[string]bool{"restart": true, "reload": true, "reschedule": true, "stop": true, "start": true}
 
 // operateTaskGroup answers 202: the result shows on the instance (GET the
 // application) once the executor or Mesos answered.
 func (s *Server) operateTaskGroup(w http.ResponseWriter, r *http.Request) error {
 	id, op := r.PathValue("id"), r.PathValue("op")
 	if !taskGroupOps[op] {
-		return &httpError{http.StatusNotFound, "NotFound", fmt.Sprintf("no operation %q (want restart, reload or reschedule)", op)}
+		return &httpError{http.StatusNotFound, "NotFound", fmt.Sprintf("no operation %q (want restart, reload, reschedule, stop or start)", op)}
+	}
+	if op == "stop" || op == "start" {
+		if err := s.stoppable(r.Context(), id, op); err != nil {
+			return err
+		}
 	}
 	if s.cfg.Operator == nil {
 		return fmt.Errorf("no scheduler runs in this replica: %w", errdefs.ErrUnavailable)
@@ -47,6 +54,32 @@ func (s *Server) operateTaskGroup(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"taskGroupID": id, "operation": op})
+	return nil
+}
+
+// stoppable refuses to stop or start an instance of a daemonset (it
+// follows the agents) or of a dependency pod (it follows its users), and
+// to start one of a stopped application (its start starts them all).
+func (s *Server) stoppable(ctx context.Context, id, op string) error {
+	tg, err := registry.ParseID(id)
+	if err != nil {
+		return fmt.Errorf("task group %q: %w", id, errdefs.ErrNotFound)
+	}
+	app, err := s.cfg.Registry.GetApp(ctx, tg.Namespace, tg.App)
+	if err != nil {
+		return err
+	}
+	switch {
+	case app.Kind == manifest.KindDaemonset:
+		return fmt.Errorf("daemonset %s/%s runs on every eligible agent: cordon the agent to keep its instance off it: %w",
+			app.Namespace, app.Name, errdefs.ErrInvalidArgument)
+	case app.DependencyPod != nil:
+		return fmt.Errorf("%s/%s is a dependency pod of depends %s: it runs while its users do: %w",
+			app.Namespace, app.Name, app.DependencyPod.Depends(), errdefs.ErrConflict)
+	case op == "start" && app.Stopped:
+		return fmt.Errorf("%s %s/%s is stopped: start it (POST …/%s/%s/start) to start its instances: %w",
+			app.Kind, app.Namespace, app.Name, app.Namespace, app.Name, errdefs.ErrConflict)
+	}
 	return nil
 }
 

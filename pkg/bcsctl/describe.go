@@ -527,7 +527,7 @@ func describeInstance(w io.Writer, a appView, inst instanceView, events []eventV
 	d.line(0, "Name", fmt.Sprintf("%s/%s/%d", a.Namespace, a.Name, inst.ID))
 	d.line(0, "Application", fmt.Sprintf("%s %s/%s (revision %d)", a.Kind, a.Namespace, a.Name, a.Version))
 	d.line(0, "Task group", inst.TaskGroupID)
-	d.line(0, "State", taskState(inst.State))
+	d.line(0, "State", inst.state())
 	d.line(0, "Ready", strconv.FormatBool(inst.Ready))
 	d.line(0, "Healthy", optBool(inst.Healthy))
 	d.line(0, "Remote healthy", optBool(inst.RemoteHealthy))
@@ -575,7 +575,7 @@ func eventMessage(e eventView) string {
 		if json.Unmarshal(e.Object, &i) != nil {
 			break
 		}
-		s := taskState(i.State)
+		s := i.state()
 		if i.Host != "" {
 			s += " on " + i.Host
 		}

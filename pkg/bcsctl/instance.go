@@ -96,16 +96,18 @@ func (c *cli) taskGroupCall(cmd *cobra.Command, id, op string, body map[string]a
 }
 
 // instanceCommand is what the executor or the scheduler does to one
-// instance: reload, restart, reschedule.
+// instance: reload, restart, reschedule, stop, start.
 func (c *cli) instanceCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "instance",
-		Short: "Reload, restart or reschedule one instance",
+		Short: "Reload, restart, reschedule, stop or start one instance",
 	}
 	for _, op := range []struct{ name, short string }{
 		{"reload", "Run the instance's reloadCmd (processes) or send its reload signal"},
 		{"restart", "Restart the instance's containers or processes where they are"},
 		{"reschedule", "Move the instance to another agent: its successor runs first, then it is killed"},
+		{"stop", "Kill the instance's tasks and keep it defined: nothing relaunches it until start"},
+		{"start", "Place a stopped instance again, on the agent it ran on if it fits"},
 	} {
 		var out writeOutput
 		sub := &cobra.Command{

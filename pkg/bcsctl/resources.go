@@ -200,7 +200,7 @@ type instanceRow struct {
 func instanceColumns(now time.Time) []column[instanceRow] {
 	return []column[instanceRow]{
 		{header: "NAME", value: func(i instanceRow) string { return fmt.Sprintf("%s/%d", i.App, i.ID) }},
-		{header: "STATE", value: func(i instanceRow) string { return taskState(i.State) }},
+		{header: "STATE", value: func(i instanceRow) string { return i.state() }},
 		{header: "READY", value: func(i instanceRow) string { return strconv.FormatBool(i.Ready) }},
 		{header: "HEALTHY", value: func(i instanceRow) string { return optBool(i.Healthy) }},
 		{header: "RESTARTS", value: func(i instanceRow) string { return strconv.Itoa(i.Restarts) }},

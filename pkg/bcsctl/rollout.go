@@ -23,36 +23,56 @@ func (c *cli) rolloutCommand() *cobra.Command {
 			"spec, restart restarts every instance by the strategy, history lists the revisions.",
 	}
 	cmd.AddCommand(c.rolloutStatusCommand(), c.rolloutHistoryCommand(), c.rolloutUndoCommand())
-	for _, op := range []struct{ name, short, done string }{
+	for _, op := range []workloadOperation{
 		{"pause", "Hold the rollout where it is", "paused"},
 		{"resume", "Continue a paused rollout", "resumed"},
 		{"promote", "End the rollout's current wait (a canary pause, a rollingManually batch, an inconclusive hook)", "promoted"},
 		{"abort", "Send every instance back to the stable revision", "aborted"},
 		{"restart", "Restart every instance, by the strategy", "restarted"},
 	} {
-		var out writeOutput
-		sub := &cobra.Command{
-			Use:   op.name + " KIND NAME",
-			Short: op.short,
-			Args:  args(cobra.RangeArgs(1, 2)),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				r, ns, name, err := c.workloadArgs(args)
-				if err != nil {
-					return err
-				}
-				var a appView
-				raw, err := c.client.call(cmd.Context(), http.MethodPost, pathOf(r.path, ns, name, op.name), nil, nil, &a)
-				if err != nil {
-					return err
-				}
-				return out.done(c.env.Out, raw, "%s %s/%s %s", a.Kind, ns, name, op.done)
-			},
-			ValidArgsFunction: c.completeKindAndName,
-		}
-		out.add(sub)
-		cmd.AddCommand(sub)
+		cmd.AddCommand(c.workloadOperationCommand(op))
 	}
 	return cmd
+}
+
+// workloadOperation is a POST /v1/KIND/NS/NAME/OP without a body: its
+// name, help and what the command prints once it is done.
+type workloadOperation struct{ name, short, done string }
+
+func (c *cli) workloadOperationCommand(op workloadOperation) *cobra.Command {
+	var out writeOutput
+	cmd := &cobra.Command{
+		Use:   op.name + " KIND NAME",
+		Short: op.short,
+		Args:  args(cobra.RangeArgs(1, 2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, ns, name, err := c.workloadArgs(args)
+			if err != nil {
+				return err
+			}
+			var a appView
+			raw, err := c.client.call(cmd.Context(), http.MethodPost, pathOf(r.path, ns, name, op.name), nil, nil, &a)
+			if err != nil {
+				return err
+			}
+			return out.done(c.env.Out, raw, "%s %s/%s %s", a.Kind, ns, name, op.done)
+		},
+		ValidArgsFunction: c.completeKindAndName,
+	}
+	out.add(cmd)
+	return cmd
+}
+
+// stopCommand and startCommand stop and start every instance of an
+// application, process or deployment (seed 002's optype=stop/start).
+func (c *cli) stopCommand() *cobra.Command {
+	return c.workloadOperationCommand(workloadOperation{"stop",
+		"Stop every instance of an application, process or deployment: killed, kept defined, not relaunched until start", "stopped"})
+}
+
+func (c *cli) startCommand() *cobra.Command {
+	return c.workloadOperationCommand(workloadOperation{"start",
+		"Start the instances of a stopped application, process or deployment again, each on its agent if it fits", "started"})
 }
 
 func (c *cli) rolloutUndoCommand() *cobra.Command {

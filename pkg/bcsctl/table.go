@@ -133,6 +133,16 @@ func taskState(s string) string {
 	return title(strings.TrimPrefix(s, "TASK_"))
 }
 
+// state is an instance's state as a word: Stopped when the operator
+// stopped it (its last task's state says only that it was killed),
+// else its task state's.
+func (i instanceView) state() string {
+	if i.Stopped {
+		return "Stopped"
+	}
+	return taskState(i.State)
+}
+
 // title writes an upper-case or lower-case word list as one capitalised
 // word: "GONE_BY_OPERATOR" → "GoneByOperator", "draining" → "Draining".
 func title(s string) string {

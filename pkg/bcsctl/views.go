@@ -80,6 +80,7 @@ type instanceView struct {
 	ID            int               `json:"id"`
 	TaskGroupID   string            `json:"taskGroupID"`
 	State         string            `json:"state"`
+	Stopped       bool              `json:"stopped"`
 	Revision      uint64            `json:"revision"`
 	Ready         bool              `json:"ready"`
 	Agent         string            `json:"agent"`

@@ -2,7 +2,7 @@
 // fleet's namespaces and workloads, an application's instances, a
 // deployment's rollout, the agents, why an instance waits, an instance's
 // last log lines and what a person does to it (restart, reload,
-// reschedule, exec), and the event stream, its recent history first.
+// reschedule, stop, start, exec), and the event stream, its recent history first.
 //
 // The server renders one shell page; small ES modules in static/ (no
 // framework, no build step, embedded in the binary) read and write

@@ -16,13 +16,18 @@
 // candidates from where the application's previous placement stopped,
 // checks each one (resources, host ports, taints, then the constraint
 // clauses in manifest order), and among the first Limit that fit picks the
-// least loaded (cpu and memory share after placing; ties broken by the
-// seeded order). With Limit at least the number of agents this is exactly
-// "least loaded among all that fit"; on large clusters it is the classic
+// one running the fewest instances of the application — spreading them
+// across agents is the default preference (seed 002, deployd), a score and
+// never a refusal: constraints alone refuse — then the least loaded (cpu
+// and memory share after placing; ties broken by the seeded order). With
+// Limit at least the number of agents this is exactly "fewest instances,
+// then least loaded, among all that fit"; on large clusters it is the classic
 // power-of-choices sampling, which keeps the cost of a placement independent
-// of the cluster size. Placements made earlier in the same pass are visible
-// to later checks: resources, ports, per-value instance counts (UNIQUE,
-// MAXPER, GROUPBY) and the label index EXCLUDE reads.
+// of the cluster size. A task group that prefers an agent (TaskGroup.Prefer:
+// a started instance's last agent) takes it first when it fits there,
+// without a look at the others. Placements made earlier in the same pass
+// are visible to later checks: resources, ports, per-value instance counts
+// (UNIQUE, MAXPER, GROUPBY) and the label index EXCLUDE reads.
 //
 // Explain is Place that also counts, for each application version it
 // places, the agents it fits: given every agent with what it has free

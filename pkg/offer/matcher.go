@@ -82,8 +82,13 @@ type pass struct {
 	labels   map[string]map[int]int // label → agent → active instances carrying it
 	apps     map[string]*appState
 	active   map[string][]int // app → agents of its active instances before the pass
-	limit    int
-	plan     *Plan
+	byID     map[string]int   // agent ID → index
+	// instancesOn counts, per agent, the instances of the application
+	// placeGroup is placing (zero between groups), for the spread every
+	// placement prefers.
+	instancesOn []int32
+	limit       int
+	plan        *Plan
 	// explain: count the agents a placed group fits (Explain).
 	explain bool
 }
@@ -142,6 +147,7 @@ func (m *Matcher) newPass(snap *Snapshot, seed uint64) *pass {
 	}
 	p.rng.Shuffle(len(offering), func(i, j int) { offering[i], offering[j] = offering[j], offering[i] })
 	byID := make(map[string]int, len(snap.Agents))
+	p.byID = byID
 	attrs := make([]*constraint.Agent, 0, len(snap.Agents))
 	var ports []PortRange
 	for _, k := range append(offering, idle...) {
@@ -163,6 +169,7 @@ func (m *Matcher) newPass(snap *Snapshot, seed uint64) *pass {
 		attrs = append(attrs, &a.Agent)
 	}
 	p.table = constraint.NewTable(attrs)
+	p.instancesOn = make([]int32, len(p.agents))
 	p.offering = make([]int, len(offering))
 	for i := range p.offering {
 		p.offering[i] = i
@@ -230,6 +237,14 @@ func (p *pass) placeGroup(tgs []TaskGroup, now time.Time) {
 		g.bound = g.req.Constraint.Bind(p.table)
 	}
 	g.app = p.app(g.req)
+	for _, i := range g.app.agents {
+		p.instancesOn[i]++
+	}
+	defer func() {
+		for _, i := range g.app.agents {
+			p.instancesOn[i] = 0
+		}
+	}()
 	candidates := p.candidates(g.req)
 	cursor := 0
 	if len(candidates) > 0 {
@@ -249,6 +264,11 @@ func (p *pass) placeGroup(tgs []TaskGroup, now time.Time) {
 			continue
 		}
 		best, visited, fitting := -1, 0, 0
+		if i, ok := p.byID[tg.Prefer]; ok && excluded[i/64]&(1<<(i%64)) == 0 {
+			if reason, _ := p.check(i, g); reason == "" {
+				best, fitting = i, p.limit // taken without looking further
+			}
+		}
 		for visited < len(candidates) && fitting < p.limit {
 			i := candidates[(cursor+visited)%len(candidates)]
 			visited++
@@ -262,7 +282,7 @@ func (p *pass) placeGroup(tgs []TaskGroup, now time.Time) {
 				continue
 			}
 			fitting++
-			if best < 0 || p.better(i, best, g.need) {
+			if best < 0 || p.better(i, best, g) {
 				best = i
 			}
 		}
@@ -357,10 +377,17 @@ func (p *pass) check(i int, g *group) (reason string, permanent bool) {
 	return "", false
 }
 
-// better reports whether agent i is less loaded than agent j after taking
-// need: the sum of its cpu and memory shares, ties broken by seeded rank.
-func (p *pass) better(i, j int, need scalars) bool {
-	si, sj := p.share(i, need), p.share(j, need)
+// better reports whether agent i is a better place than agent j for one
+// more instance of g: the one running fewer of its application's instances
+// (deployd spreads a podgroup across nodes unless its constraints say
+// otherwise: a preference, never a refusal), then the less loaded after
+// taking it (the sum of its cpu and memory shares), ties broken by seeded
+// rank.
+func (p *pass) better(i, j int, g *group) bool {
+	if ni, nj := p.instancesOn[i], p.instancesOn[j]; ni != nj {
+		return ni < nj
+	}
+	si, sj := p.share(i, g.need), p.share(j, g.need)
 	if si != sj {
 		return si < sj
 	}
@@ -386,6 +413,7 @@ func (p *pass) place(i int, tg TaskGroup, g *group, fits *Rejections) {
 	a.placed = true
 	ports := a.ports.take(g.req.Ports, p.rng)
 	g.app.record(i)
+	p.instancesOn[i]++
 	for _, label := range g.req.Labels {
 		p.addLabel(label, i)
 	}

@@ -207,16 +207,50 @@ func TestRandomPortsExhaustRange(t *testing.T) {
 	}
 }
 
-func TestSpreadLeastLoaded(t *testing.T) {
-	big := offertest.Agent(1)
-	big.Total = offer.Resources{CPUs: 8, Mem: 16384}
+// Seed 002 (deployd): a podgroup is spread across nodes unless told
+// otherwise. Four instances go one to each of four agents although one of
+// them is eight times larger and would be the least loaded for all four.
+func TestSpreadAcrossAgentsBeforeLoad(t *testing.T) {
+	large := offertest.Agent(1)
+	large.Offers[0].Resources.CPUs, large.Offers[0].Resources.Mem = 64, 131072
+	snap := &offer.Snapshot{Agents: []offer.Agent{large, offertest.Agent(2), offertest.Agent(3), offertest.Agent(4)}}
+	plan := place(snap, offertest.TaskGroups(offertest.Requirements("ns/a"), 4))
+	if got := perAgent(plan); len(got) != 4 {
+		t.Errorf("per agent %v: four instances without a constraint go to four agents", got)
+	}
+}
+
+// Among agents running as many of the application's instances, the least
+// loaded takes the next: five instances on three agents are one each, then
+// the two idle agents' second, never the busy one's.
+func TestSpreadThenLeastLoaded(t *testing.T) {
+	idle := offertest.Agent(1)
+	idle.Total = offer.Resources{CPUs: 8, Mem: 16384}
 	busy := offertest.Agent(2) // offers 8 of its 32 cpus: already 3/4 used
 	busy.Total = offer.Resources{CPUs: 32, Mem: 65536}
-	snap := &offer.Snapshot{Agents: []offer.Agent{big, busy, offertest.Agent(3)}}
-	plan := place(snap, offertest.TaskGroups(offertest.Requirements("ns/a"), 6))
+	snap := &offer.Snapshot{Agents: []offer.Agent{idle, busy, offertest.Agent(3)}}
+	plan := place(snap, offertest.TaskGroups(offertest.Requirements("ns/a"), 5))
 	got := perAgent(plan)
-	if got["agent-1"] != 3 || got["agent-3"] != 3 || got["agent-2"] != 0 {
-		t.Errorf("per agent %v: spread must fill the two idle agents evenly and avoid the busy one", got)
+	if got["agent-1"] != 2 || got["agent-3"] != 2 || got["agent-2"] != 1 {
+		t.Errorf("per agent %v: one instance per agent, then the idle agents before the busy one", got)
+	}
+}
+
+// Spreading counts the instances already running, and is a preference,
+// never a refusal: the agent already running one takes the next only when
+// no other fits.
+func TestSpreadCountsRunningInstancesAndNeverRefuses(t *testing.T) {
+	req := offertest.Requirements("ns/a")
+	running := []offer.Instance{{App: "ns/a", AgentID: "agent-1"}, {App: "ns/other", AgentID: "agent-2"}}
+	snap := &offer.Snapshot{Agents: []offer.Agent{offertest.Agent(1), offertest.Agent(2)}, Active: running}
+	plan := place(snap, offertest.TaskGroups(req, 1))
+	if got := perAgent(plan); got["agent-2"] != 1 {
+		t.Errorf("per agent %v: the agent without an instance of ns/a takes it", got)
+	}
+	snap = &offer.Snapshot{Agents: []offer.Agent{offertest.Agent(1)}, Active: running[:1]}
+	plan = place(snap, offertest.TaskGroups(req, 3))
+	if got := perAgent(plan); got["agent-1"] != 3 || len(plan.Unplaced) != 0 {
+		t.Errorf("per agent %v, unplaced %v: one agent takes all three", got, plan.Unplaced)
 	}
 }
 
@@ -381,5 +415,26 @@ func TestUnschedulableAndMaintenanceAgentsTakeNothing(t *testing.T) {
 	}
 	if got, want := plan.Unplaced[0].Rejections.String(), "0/3 agents fit: cordoned 1, hostname UNIQUE 1, maintenance 1"; got != want {
 		t.Errorf("rejections = %q, want %q", got, want)
+	}
+}
+
+// A started instance goes back to the agent it ran on (TaskGroup.Prefer)
+// if it fits there, before the spread: agent-1 already runs one of its
+// application's instances and agent-2 none. When it does not fit there,
+// the preference refuses nothing.
+func TestPreferredAgentBeforeSpread(t *testing.T) {
+	req := offertest.Requirements("ns/a")
+	running := []offer.Instance{{App: "ns/a", AgentID: "agent-1"}}
+	tg := offertest.TaskGroups(req, 1)
+	tg[0].Prefer = "agent-1"
+	snap := &offer.Snapshot{Agents: []offer.Agent{offertest.Agent(1), offertest.Agent(2)}, Active: running}
+	if got := perAgent(place(snap, tg)); got["agent-1"] != 1 {
+		t.Errorf("per agent %v: the preferred agent-1 takes it", got)
+	}
+	full := offertest.Agent(1)
+	full.Offers[0].Resources.CPUs = 0.5
+	snap = &offer.Snapshot{Agents: []offer.Agent{full, offertest.Agent(2)}, Active: running}
+	if got := perAgent(place(snap, tg)); got["agent-2"] != 1 {
+		t.Errorf("per agent %v: agent-1 has no room, agent-2 takes it", got)
 	}
 }

@@ -159,6 +159,22 @@ func (r *reference) reason(a *offer.Agent, req *offer.Requirements) string {
 	return ""
 }
 
+// instances counts app's instances on a: active ones and those placed.
+func (r *reference) instances(a *offer.Agent, app string) int {
+	n := 0
+	for _, inst := range r.snap.Active {
+		if inst.App == app && inst.AgentID == a.ID {
+			n++
+		}
+	}
+	for _, p := range r.placed {
+		if p.req.App == app && p.agentID == a.ID {
+			n++
+		}
+	}
+	return n
+}
+
 func (r *reference) share(a *offer.Agent, req *offer.Requirements) float64 {
 	cpus, mem, _ := r.free(a)
 	m := func(v float64) int64 { return int64(math.Round(v * 1000)) }
@@ -235,14 +251,22 @@ func checkPlan(s offertest.RandomScenario, plan *offer.Plan, exact bool) []strin
 				bad("%s placed on %s which fails %q", tg.ID, p.AgentID, reason)
 			}
 			if exact {
-				best := math.Inf(1)
+				// Fewest instances of the application first (spread),
+				// then the least loaded.
+				fewest, best := math.MaxInt, math.Inf(1)
 				for i := range s.Snapshot.Agents {
-					if ref.reason(&s.Snapshot.Agents[i], req) == "" {
-						best = math.Min(best, ref.share(&s.Snapshot.Agents[i], req))
+					b := &s.Snapshot.Agents[i]
+					if ref.reason(b, req) != "" {
+						continue
+					}
+					n, share := ref.instances(b, req.App), ref.share(b, req)
+					if n < fewest || n == fewest && share < best {
+						fewest, best = n, share
 					}
 				}
-				if got := ref.share(a, req); got > best+1e-12 {
-					bad("%s on %s with share %.4f; least loaded fitting agent has %.4f", tg.ID, p.AgentID, got, best)
+				if n, got := ref.instances(a, req.App), ref.share(a, req); n != fewest || got > best+1e-12 {
+					bad("%s on %s running %d of its instances with share %.4f; the best fitting agent runs %d with share %.4f",
+						tg.ID, p.AgentID, n, got, fewest, best)
 				}
 			}
 			var want []string

@@ -83,6 +83,10 @@ type TaskGroup struct {
 	// OnlyHost, when set, is the hostname of the only agent it may go to
 	// (a drift to a named agent, a daemonset's instance).
 	OnlyHost string
+	// Prefer is the ID of an agent the instance goes to if it fits there
+	// (a started instance back where it ran): a preference before the
+	// spread and the load, never a refusal.
+	Prefer string
 }
 
 // Plan is the outcome of one pass.

@@ -367,6 +367,12 @@ type TaskGroup struct {
 	Previous *PreviousLaunch `json:"previous,omitempty"`
 	// NotBefore delays the next launch (restart backoff).
 	NotBefore time.Time `json:"notBefore,omitempty"`
+	// Prefer is the agent a started instance ran on before it was
+	// stopped: its launch goes back there if it fits. Cleared at launch.
+	Prefer string `json:"prefer,omitempty"`
+	// StoppedWithApp: the instance is stopped because its application
+	// is (App.Stopped); starting the application starts it.
+	StoppedWithApp bool `json:"stoppedWithApp,omitempty"`
 	// RunningSince is when every task last became running.
 	RunningSince time.Time `json:"runningSince,omitempty"`
 	// KillReason says why the scheduler is killing the instance.
@@ -384,6 +390,10 @@ type TaskGroup struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 	Revision  int64     `json:"-"`
 }
+
+// PhaseStopped is the Phase of an instance the operator stopped: defined,
+// running nothing, not relaunched until started.
+const PhaseStopped = "Stopped"
 
 // TaskRecord is one task of a task group.
 type TaskRecord struct {

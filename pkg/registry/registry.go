@@ -65,6 +65,10 @@ type App struct {
 	Paused       bool     `json:"paused,omitempty"`
 	Promote      *Promote `json:"promote,omitempty"`
 	AbortVersion uint64   `json:"abortVersion,omitempty"`
+	// Stopped: the operator stopped the application (seed 002,
+	// optype=stop): every instance, those a scale adds too, is Stopped
+	// until it is started.
+	Stopped bool `json:"stopped,omitempty"`
 	// Force skips the PreDeleteHook of the instances a delete or scale
 	// removes (their request said force); the next scale or update
 	// without it clears it.
@@ -310,6 +314,21 @@ func (r *Registry) SetPaused(ctx context.Context, namespace, name string, paused
 			return false, err
 		}
 		app.Paused = paused
+		return false, nil
+	})
+}
+
+// SetStopped stops or starts every instance of an application.
+func (r *Registry) SetStopped(ctx context.Context, namespace, name string, stopped bool) (*App, error) {
+	return r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
+		if err := updatable(app); err != nil {
+			return false, err
+		}
+		if app.Kind == manifest.KindDaemonset {
+			return false, fmt.Errorf("daemonset %s/%s runs on every eligible agent: cordon an agent to keep its instance off it, or delete the daemonset: %w",
+				app.Namespace, app.Name, errdefs.ErrInvalidArgument)
+		}
+		app.Stopped = stopped
 		return false, nil
 	})
 }

@@ -35,12 +35,15 @@ func (c *Core) appStatus(a *app) AppStatus {
 	if a.daemon() {
 		st.Daemonset, st.Desired = true, replicas
 	}
-	running := 0
+	running, stopped := 0, 0
 	var failed *instance // the lowest ID failed or waiting
 	for _, inst := range a.instances {
+		wanted := a.daemon() || inst.rec.Index < replicas
 		switch {
-		case (a.daemon() || inst.rec.Index < replicas) && (inst.phase() == PhaseRunning || inst.successor != nil && inst.successor.phase() == PhaseRunning):
+		case wanted && (inst.phase() == PhaseRunning || inst.successor != nil && inst.successor.phase() == PhaseRunning):
 			running++
+		case wanted && (inst.phase() == PhaseStopped || inst.killReason() == KillStop):
+			stopped++
 		case inst.phase() == PhaseFailed, inst.rec.WaitingFor != "":
 			if failed == nil || inst.rec.Index < failed.rec.Index {
 				failed = inst
@@ -57,13 +60,22 @@ func (c *Core) appStatus(a *app) AppStatus {
 		st.State, st.Message = registry.AppAbnormal, unplaced
 	case failed != nil:
 		st.State, st.Message = registry.AppAbnormal, "instance "+strconv.Itoa(failed.rec.Index)+": "+failed.rec.Message
-	case running == replicas:
+	case running+stopped == replicas:
+		// Running: every instance runs but those the operator stopped.
 		st.State = registry.AppRunning
 		if a.moveWaits {
 			st.Message = unplaced // every instance runs; a move cannot go yet
 		}
+		if stopped > 0 && st.Message == "" {
+			st.Message = fmt.Sprintf("%d/%d instances stopped", stopped, replicas)
+		} else if stopped > 0 {
+			st.Message = fmt.Sprintf("%d/%d instances stopped; %s", stopped, replicas, st.Message)
+		}
 	default:
 		st.State, st.Message = registry.AppDeploying, fmt.Sprintf("%d/%d instances running", running, replicas)
+		if stopped > 0 {
+			st.Message += fmt.Sprintf(", %d stopped", stopped)
+		}
 	}
 	return st
 }

@@ -247,6 +247,13 @@ func (inst *instance) phase() Phase { return Phase(inst.rec.Phase) }
 // killReason says why the scheduler kills the instance, while it does.
 func (inst *instance) killReason() KillReason { return KillReason(inst.rec.KillReason) }
 
+// goingAway reports whether the instance is being killed to be removed:
+// scaled down, deleted, or a daemonset's off an ineligible agent.
+func (inst *instance) goingAway() bool {
+	r := inst.killReason()
+	return inst.phase() == PhaseKilling && (r == KillScaleDown || r == KillDelete || r == KillIneligible)
+}
+
 // moveTarget is where a successor may go: not to avoid, the agent the
 // instance it replaces is on, and only to onlyHost when the move names
 // one (a drift to a named agent). Both are "" for any other launch.
@@ -665,10 +672,15 @@ func (c *Core) reconcileApp(a *app) {
 		c.reconcileDaemon(a)
 		return
 	}
+	c.followAppStop(a)
 	want := a.rec.Instances + a.plan.Surge
 	for i := 0; i < want; i++ {
 		if a.instances[i] == nil && a.tmpl != nil {
 			inst := &instance{app: a, rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: i, Phase: string(PhasePending)}}
+			if a.rec.Stopped {
+				// A stopped application's new instances are defined, and stopped.
+				inst.rec.Phase, inst.rec.StoppedWithApp, inst.rec.Message = string(PhaseStopped), true, "stopped"
+			}
 			inst.rec.Version, inst.rec.Template = a.revision(a.target(i))
 			a.instances[i] = inst
 			c.trackPhase(inst, c.now)
@@ -693,6 +705,10 @@ func (c *Core) reconcileApp(a *app) {
 func (c *Core) kill(inst *instance, reason KillReason) {
 	phase := inst.phase()
 	if phase == PhaseKilling {
+		if inst.killReason() == KillStop && (reason == KillScaleDown || reason == KillDelete) {
+			inst.rec.KillReason = string(reason) // removed rather than kept stopped
+			c.persist(inst)
+		}
 		return
 	}
 	if inst.successor != nil && reason != KillMove {

@@ -26,7 +26,15 @@
 //	   └── restartPolicy ◀── group terminal ◀───────────┘
 //	                     └──▶ Failed / Finished (no restart)
 //	any live phase ─kill (scale-down, delete, reschedule)─▶ Killing ─▶ gone
+//	any phase ─stop─▶ (Killing ─▶) Stopped ─start─▶ Pending
 //
+// Stop and start (operate.go; seed 002's optype=stop/start): a Stopped
+// instance is defined and runs nothing, and nothing relaunches it; start
+// makes it Pending with TaskGroup.Prefer, the agent it ran on, which the
+// matcher takes if it fits. An application's Stopped flag stops every
+// instance, marked StoppedWithApp, and those a scale adds; clearing it
+// starts the marked ones. Rollouts count Stopped instances as ready and
+// move them on paper.
 // The group is terminal when one task fails (or is killed unasked, or
 // lost): the others are killed, and followed (kills retried, reconciled,
 // also after a restart) until their own terminal states land in the
@@ -42,7 +50,7 @@
 // placement.go (matching pending instances, and why those left wait),
 // plan.go (what a manifest would do: POST /v1/plan), launch.go (ACCEPT and LAUNCH_GROUP), status.go
 // (task status updates), restart.go (the restart policy), remotehealth.go,
-// appstatus.go, operate.go (restart, reload, reschedule), references.go
+// appstatus.go, operate.go (restart, reload, reschedule, stop, start), references.go
 // (configmaps, secrets, depends objects), rollouts.go and update.go
 // (updates), sweep.go, notices.go (what the notify callbacks are told),
 // depends.go (dependency pods), agents.go and moves.go (cordon, drain,

@@ -93,7 +93,8 @@ type AppChanged struct{ App *registry.App }
 // AppRemoved: an application record is gone.
 type AppRemoved struct{ Namespace, Name string }
 
-// Operate: an operator asks to restart, reload or reschedule an instance.
+// Operate: an operator asks to restart, reload, reschedule, stop or start
+// an instance.
 type Operate struct {
 	TaskGroupID string
 	Op          Operation
@@ -107,6 +108,10 @@ const (
 	OpRestart    Operation = "restart"
 	OpReload     Operation = "reload"
 	OpReschedule Operation = "reschedule"
+	// OpStop kills the instance's tasks and keeps it defined, Stopped:
+	// nothing relaunches it until OpStart (seed 002, optype=stop/start).
+	OpStop  Operation = "stop"
+	OpStart Operation = "start"
 )
 
 // Tick: time passed; backoffs, reconciliation and kill retries run.

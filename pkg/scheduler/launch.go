@@ -107,6 +107,7 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	inst.rec.State, inst.rec.Tasks, inst.rec.Healthy = mesos.TASK_STAGING.String(), records, nil
 	inst.rec.RemoteHealthy, inst.rec.RemoteMessage, inst.rec.RemoteChecks = nil, "", nil
 	inst.rec.NotBefore, inst.rec.RunningSince, inst.rec.Message, inst.rec.Pending = time.Time{}, time.Time{}, "", nil
+	inst.rec.Prefer = ""
 	for _, t := range records {
 		c.tasks[t.ID] = inst
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
 // Phase is the scheduler's lifecycle phase of an instance.
@@ -17,10 +19,13 @@ const (
 	PhaseKilling  Phase = "Killing"  // killed by the scheduler, waiting for terminal states
 	PhaseFailed   Phase = "Failed"   // terminal, not restarted (policy, maxtimes, invalid task)
 	PhaseFinished Phase = "Finished" // every task finished successfully
+	// PhaseStopped: the operator stopped it (seed 002, optype=stop): it
+	// stays defined, runs nothing and is not relaunched until started.
+	PhaseStopped Phase = registry.PhaseStopped
 )
 
 // phases are the phases in their lifecycle's order.
-var phases = []Phase{PhasePending, PhaseLaunched, PhaseRunning, PhaseKilling, PhaseFailed, PhaseFinished}
+var phases = []Phase{PhasePending, PhaseLaunched, PhaseRunning, PhaseKilling, PhaseFailed, PhaseFinished, PhaseStopped}
 
 func (p Phase) String() string { return string(p) }
 
@@ -50,16 +55,20 @@ const (
 	// KillIneligible: a daemonset's instance whose agent left, is
 	// cordoned or drained, or no longer passes the constraint.
 	KillIneligible KillReason = "agent-ineligible"
+	// KillStop: the operator stopped the instance; it is Stopped once
+	// its tasks ended.
+	KillStop KillReason = "stop"
 )
 
 // transitions is the one table of legal phase changes.
 var transitions = map[Phase][]Phase{
-	PhasePending:  {PhaseLaunched, PhaseKilling},
+	PhasePending:  {PhaseLaunched, PhaseKilling, PhaseStopped},
 	PhaseLaunched: {PhaseRunning, PhasePending, PhaseFailed, PhaseFinished, PhaseKilling},
 	PhaseRunning:  {PhaseLaunched, PhasePending, PhaseFailed, PhaseFinished, PhaseKilling},
-	PhaseKilling:  {PhasePending, PhaseFailed, PhaseFinished},
-	PhaseFailed:   {PhasePending, PhaseKilling},
-	PhaseFinished: {PhasePending, PhaseKilling},
+	PhaseKilling:  {PhasePending, PhaseFailed, PhaseFinished, PhaseStopped},
+	PhaseFailed:   {PhasePending, PhaseKilling, PhaseStopped},
+	PhaseFinished: {PhasePending, PhaseKilling, PhaseStopped},
+	PhaseStopped:  {PhasePending},
 }
 
 // transition checks that from → to is legal.

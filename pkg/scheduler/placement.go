@@ -150,7 +150,7 @@ func taskGroups(launches []*instance) ([]offer.TaskGroup, map[string]*instance) 
 		byID[id] = inst
 		avoid, onlyHost := inst.moveTarget()
 		groups = append(groups, offer.TaskGroup{ID: id, Req: inst.template().Req, NotBefore: inst.rec.NotBefore,
-			Avoid: avoid, OnlyHost: cmp.Or(onlyHost, inst.rec.Node)})
+			Avoid: avoid, OnlyHost: cmp.Or(onlyHost, inst.rec.Node), Prefer: inst.rec.Prefer})
 	}
 	return groups, byID
 }

@@ -237,7 +237,7 @@ func (pl *planner) move(inst *instance, want plan.Instance, t *launch.Template) 
 		want.Action = plan.Place
 		pl.place(want, t, nil, inst.rec.Node)
 		return
-	case atTarget, inst.phase() == PhaseFailed, inst.phase() == PhaseFinished:
+	case atTarget, inst.phase() == PhaseFailed, inst.phase() == PhaseFinished, inst.phase() == PhaseStopped:
 		want.Action = plan.Keep
 	case inst.phase() != PhaseRunning:
 		want.Action, want.UpdateMode = plan.Recreate, registry.UpdateReplace

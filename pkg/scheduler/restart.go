@@ -71,6 +71,10 @@ func (c *Core) killed(inst *instance) {
 		c.handOver(inst)
 		return
 	}
+	if reason == KillStop {
+		c.stopped(inst)
+		return
+	}
 	c.remove(inst)
 }
 

@@ -100,13 +100,16 @@ func (c *Core) rolloutInput(a *app, st rollout.State) rollout.Input {
 func (c *Core) rolloutInstances(a *app, updateHash string) []rollout.Instance {
 	out := make([]rollout.Instance, 0, len(a.instances))
 	for _, inst := range a.instances { // Plan does not depend on the order
-		if inst.phase() == PhaseKilling && (inst.killReason() == KillScaleDown || inst.killReason() == KillDelete || inst.killReason() == KillIneligible) {
+		if inst.goingAway() {
 			continue // on its way out
 		}
 		out = append(out, rollout.Instance{
 			Index: inst.rec.Index, AtUpdate: inst.rec.Template == updateHash,
 			AtStable: a.ro.StableTemplate != "" && inst.rec.Template == a.ro.StableTemplate,
-			Ready:    c.ready(inst), Updating: inst.rec.Update != nil, UpdateError: updateError(inst.rec.Update),
+			// A stopped instance holds no rollout back: it takes the
+			// revision on paper and launches it when started.
+			Ready: c.ready(inst) || inst.phase() == PhaseStopped, Updating: inst.rec.Update != nil,
+			UpdateError: updateError(inst.rec.Update),
 		})
 	}
 	return out

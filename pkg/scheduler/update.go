@@ -33,8 +33,9 @@ func (c *Core) move(inst *instance, to rollout.Rev) {
 		inst.rec.Version, inst.rec.Template = version, hash
 		inst.rec.Message = joinMessage(inst.rec.Message, fmt.Sprintf("launches revision %d", version))
 		c.persist(inst)
-	case PhaseKilling:
-		// Going down for another reason: it comes back as the target.
+	case PhaseKilling, PhaseStopped:
+		// Going down for another reason, or stopped: it comes back (is
+		// started) as the target.
 		inst.rec.Version, inst.rec.Template = version, hash
 		c.persist(inst)
 	case PhaseLaunched:

@@ -25,7 +25,8 @@
 //	sweep AGENT KIND STATE [message=M]   a status of the sweep task running there
 //	tick DURATION       advance the clock and send Tick
 //	scale NS/NAME N [force=true] | delete NS/NAME | update NS/NAME (a new version, same spec)
-//	operate NS/NAME IDX OP   restart, reload or reschedule the current launch
+//	operate NS/NAME IDX OP   restart, reload, reschedule, stop or start the current launch
+//	stopapp|startapp NS/NAME   the operator stops or starts the application (App.Stopped)
 //	health NS/NAME IDX healthy|unhealthy|kill [check=N]   a remote check's verdict
 //	                    (apps take remote=tcp,http: a REMOTE_TCP and a REMOTE_HTTP check)
 //	rescind OFFERID

@@ -32,6 +32,8 @@ func (h *Harness) runRollout(f []string, args map[string]string) (lines []string
 		return h.plan(f[1], f[2], args), true
 	case "pause", "resume":
 		return h.control(key, func(a *registry.App) { a.Paused = f[0] == "pause" }), true
+	case "stopapp", "startapp":
+		return h.control(key, func(a *registry.App) { a.Stopped = f[0] == "stopapp" }), true
 	case "promote":
 		ro := h.rollouts[key]
 		if ro == nil || ro.State.Wait == nil {

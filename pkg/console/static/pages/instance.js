@@ -1,8 +1,8 @@
 // One instance: where it runs, its state and health, why it waits for a
 // launch, what the rollout or a move does to it, each container or
 // process as its executor reports it and the last lines it wrote, and
-// what a person does to it — restart, reload, reschedule, exec — through
-// the routes bcsctl uses. A read-only caller gets no buttons (the API
+// what a person does to it — restart, reload, reschedule, stop, start,
+// exec — through the routes bcsctl uses. A read-only caller gets no buttons (the API
 // would refuse them too).
 
 import {h, replace, badge} from '../dom.js';
@@ -72,6 +72,9 @@ const ACTIONS = [
   {op: 'reload', label: 'Reload', enabled: running},
   {op: 'reschedule', label: 'Reschedule', enabled: (inst) => !!inst.taskGroupID && !inst.pending && !inst.move,
     confirm: (what, inst) => `Reschedule ${what} off ${inst.host}? A successor starts on another agent, then this one is killed.`},
+  {op: 'stop', label: 'Stop', enabled: (inst) => !!inst.taskGroupID && !inst.stopped,
+    confirm: (what) => `Stop ${what}? Its tasks are killed and nothing relaunches it until Start.`},
+  {op: 'start', label: 'Start', enabled: (inst) => !!inst.stopped},
 ];
 
 // actions are the buttons of ACTIONS; update enables those the instance
