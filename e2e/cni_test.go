@@ -88,7 +88,7 @@ func TestCNIScaleAndDelete(t *testing.T) {
 	}
 	s.eventually("no container, veth, IP or sandbox of the application", func() (bool, string) {
 		var left []string
-		if ids := podContainers(t, "demo_cnisvc_"); len(ids) > 0 {
+		if ids := s.podContainers("demo_cnisvc_"); len(ids) > 0 {
 			left = append(left, "containers "+strings.Join(ids, " "))
 		}
 		if ports, _ := os.ReadDir(filepath.Join("/sys/class/net", bridge, "brif")); len(ports) > 0 {

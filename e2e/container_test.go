@@ -21,13 +21,15 @@ func docker(t *testing.T, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// podContainers lists the containers (any state) of the pods whose ID
-// starts with prefix, e.g. "demo_web_": other tests and packages run
-// pods of their own on the same dockerd.
-func podContainers(t *testing.T, prefix string) []string {
-	t.Helper()
+// podContainers lists the containers (any state) of this system's pods
+// whose ID starts with prefix, e.g. "demo_web_": other tests, packages
+// and the other e2e worker run pods of their own, of the same names too,
+// on the same dockerd.
+func (s *system) podContainers(prefix string) []string {
+	s.t.Helper()
 	var ids []string
-	for _, line := range strings.Split(docker(t, "ps", "-a", "--filter", "label=io.bcs.pod", "--format", `{{.ID}} {{.Label "io.bcs.pod"}}`), "\n") {
+	for _, line := range strings.Split(docker(s.t, "ps", "-a", "--filter", "label=io.bcs.framework="+s.frameworkID(),
+		"--format", `{{.ID}} {{.Label "io.bcs.pod"}}`), "\n") {
 		if id, pod, ok := strings.Cut(line, " "); ok && strings.HasPrefix(pod, prefix) {
 			ids = append(ids, id)
 		}
@@ -98,7 +100,7 @@ func TestContainerExample(t *testing.T) {
 		t.Fatalf("delete: %d %s", code, body)
 	}
 	s.eventually("no container of the application left", func() (bool, string) {
-		left := podContainers(t, "demo_web_")
+		left := s.podContainers("demo_web_")
 		_, code := s.app("demo", "web")
 		return len(left) == 0 && code == 404, strings.Join(left, " ")
 	})
@@ -175,7 +177,7 @@ func TestContainerExitsThroughScheduler(t *testing.T) {
 		return ok, fmt.Sprintf("%+v", i)
 	})
 	s.eventually("no container of the finished application left", func() (bool, string) {
-		left := podContainers(t, "demo_done_")
+		left := s.podContainers("demo_done_")
 		return len(left) == 0, strings.Join(left, " ")
 	})
 	failedPodEndsEveryTask(t, s)
@@ -184,7 +186,7 @@ func TestContainerExitsThroughScheduler(t *testing.T) {
 		t.Fatalf("delete: %d %s", code, body)
 	}
 	s.eventually("no container of the application left", func() (bool, string) {
-		left := podContainers(t, "demo_web_")
+		left := s.podContainers("demo_web_")
 		return len(left) == 0, strings.Join(left, " ")
 	})
 }
@@ -239,7 +241,7 @@ func TestContainerPinnedWithParametersThroughScheduler(t *testing.T) {
 		t.Fatalf("delete: %d %s", code, body)
 	}
 	s.eventually("no container left and the core released", func() (bool, string) {
-		left := podContainers(t, "demo_web_")
+		left := s.podContainers("demo_web_")
 		state, _ := os.ReadFile("/data/bcs/bcs-container-executor/numa-cpusets.json")
 		return len(left) == 0 && !strings.Contains(string(state), "demo_web_"), strings.Join(left, " ") + " " + string(state)
 	})
@@ -291,7 +293,7 @@ func failedPodEndsEveryTask(t *testing.T, s *system) {
 			return ok, fmt.Sprintf("%s %q; %s", i.State, i.Message, strings.Join(got, ", "))
 		})
 		s.eventually(name+": no container left", func() (bool, string) {
-			left := podContainers(t, "demo_"+name+"_")
+			left := s.podContainers("demo_"+name+"_")
 			return len(left) == 0, strings.Join(left, " ")
 		})
 	}

@@ -153,7 +153,7 @@ func TestKilledContainerExecutorLeavesNothing(t *testing.T) {
 		t.Fatalf("delete: %d %s", code, body)
 	}
 	s.eventually("no container left", func() (bool, string) {
-		left := podContainers(t, "demo_web_")
+		left := s.podContainers("demo_web_")
 		_, code := s.app("demo", "web")
 		return len(left) == 0 && code == 404, strings.Join(left, " ")
 	})

@@ -130,6 +130,7 @@ type system struct {
 	api       string   // http://127.0.0.1:port
 	tokenFile string   // the admin token bcs-scheduler made in its data dir
 	master    string
+	framework string // bcs-scheduler's framework ID, once frameworkID read it
 	control   string // the dev cluster's control API (POST /agents, POST /agents/{id}/remove)
 	cluster   *exec.Cmd
 	scheduler *exec.Cmd

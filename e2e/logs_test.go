@@ -111,7 +111,7 @@ func TestLogs(t *testing.T) {
 		t.Fatalf("delete: %d %s", code, body)
 	}
 	s.eventually("no container of the application left", func() (bool, string) {
-		left := podContainers(t, "logs-c_ticker_")
+		left := s.podContainers("logs-c_ticker_")
 		_, code := s.app("logs-c", "ticker")
 		return len(left) == 0 && code == 404, strings.Join(left, " ")
 	})

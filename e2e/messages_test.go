@@ -289,7 +289,7 @@ func TestContainerExecutorMessages(t *testing.T) {
 		t.Fatalf("delete: %d %s", code, body)
 	}
 	s.eventually("no container of the application left", func() (bool, string) {
-		left := podContainers(t, "demo_msgs_")
+		left := s.podContainers("demo_msgs_")
 		return len(left) == 0, strings.Join(left, " ")
 	})
 }

@@ -155,7 +155,7 @@ func TestRemoteConfigMapItems(t *testing.T) {
 		}
 	}
 	s.eventually("no container of the applications left", func() (bool, string) {
-		left := append(podContainers(t, "demo_rcm-web_"), podContainers(t, "demo_rcm-bad-web_")...)
+		left := append(s.podContainers("demo_rcm-web_"), s.podContainers("demo_rcm-bad-web_")...)
 		return len(left) == 0, strings.Join(left, " ")
 	})
 }

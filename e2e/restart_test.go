@@ -86,7 +86,7 @@ func TestDevSurvivesKill9MidRollout(t *testing.T) {
 	}
 	s.completed("games", 1, "Completed")
 	s.completed("webs", 1, "Completed")
-	containersPerPod := len(podContainers(t, "demo_webs_")) / 3
+	containersPerPod := len(s.podContainers("demo_webs_")) / 3
 
 	if code, body := s.call("PUT", "/v1/deployments/demo/games", games("v2")); code != 200 {
 		t.Fatalf("update games: %d %s", code, body)
@@ -202,7 +202,7 @@ func TestDevSurvivesKill9MidRollout(t *testing.T) {
 		if executors != 7 || gameServers != 4 {
 			left = append(left, fmt.Sprintf("%d executors (want 7), %d game servers (want 4)", executors, gameServers))
 		}
-		pods := podContainers(t, "demo_webs_")
+		pods := s.podContainers("demo_webs_")
 		if len(pods) != 3*containersPerPod {
 			left = append(left, fmt.Sprintf("%d containers of pods (want %d)", len(pods), 3*containersPerPod))
 		}
@@ -235,6 +235,9 @@ func TestDevSurvivesKill9MidRollout(t *testing.T) {
 // frameworkID is bcs-scheduler's framework ID, as the master shows it.
 func (s *system) frameworkID() string {
 	s.t.Helper()
+	if s.framework != "" {
+		return s.framework // a framework's ID never changes
+	}
 	code, body := get(s.master + "/master/state")
 	var st struct {
 		Frameworks []struct {
@@ -244,7 +247,8 @@ func (s *system) frameworkID() string {
 	if err := json.Unmarshal([]byte(body), &st); code != http.StatusOK || err != nil || len(st.Frameworks) != 1 {
 		s.t.Fatalf("GET /master/state: %d %v %.200s", code, err, body)
 	}
-	return st.Frameworks[0].ID
+	s.framework = st.Frameworks[0].ID
+	return s.framework
 }
 
 func summary(byName map[string][]rolloutInstance) string {
@@ -316,7 +320,7 @@ func TestDevRestartSweepsExecutorsThatDoNotComeBack(t *testing.T) {
 	if cgroups := matching("/sys/fs/cgroup/memory/bcs-process", game.TaskGroupID+"@"); len(cgroups) != 1 {
 		t.Fatalf("cgroups of %s: %v", game.TaskGroupID, cgroups)
 	}
-	if containers := podContainers(t, pod.TaskGroupID); len(containers) == 0 {
+	if containers := s.podContainers(pod.TaskGroupID); len(containers) == 0 {
 		t.Fatalf("no container of %s", pod.TaskGroupID)
 	}
 	for _, group := range []string{game.TaskGroupID, pod.TaskGroupID} {
@@ -335,7 +339,7 @@ func TestDevRestartSweepsExecutorsThatDoNotComeBack(t *testing.T) {
 			left = append(left, fmt.Sprintf("game server %d", gameServer))
 		}
 		left = append(left, matching("/sys/fs/cgroup/memory/bcs-process", game.TaskGroupID+"@")...)
-		left = append(left, podContainers(t, pod.TaskGroupID)...)
+		left = append(left, s.podContainers(pod.TaskGroupID)...)
 		for _, p := range []uint32{game.Ports["http"], pod.Ports["http"]} {
 			if listening(p) {
 				left = append(left, fmt.Sprintf("port %d", p))
