@@ -22,6 +22,12 @@ import (
 
 // process returns a valid process manifest named name in namespace ns
 // without configmap or secret references, changed by each of change.
+
+// processKnows is what a 400 naming an unknown variable of a process
+// lists: the variables it may use.
+const processKnows = "; a process knows ${namespace}, ${processname}, ${instanceid}, ${hostip}, ${ports.<name>}, " +
+	"${work_base_dir}, ${run_base_dir}, ${scheduler_url}, ${workPath}, ${pidFile}"
+
 func process(name, ns string, change ...func(*manifest.Process)) *manifest.Process {
 	p := manifesttest.Process()
 	p.Metadata.Name, p.Metadata.Namespace = name, ns
@@ -132,13 +138,13 @@ func TestCreateAppInvalidReportsEveryProblemAndStoresNothing(t *testing.T) {
 		{
 			name: "unknown variable",
 			body: strings.Replace(valid, `--address ${hostip}`, `--address ${hostipp}`, 1),
-			want: []string{`spec.template.spec.processes[0].startCmd: unknown variable "${hostipp}"`},
+			want: []string{`spec.template.spec.processes[0].startCmd: unknown variable "${hostipp}"` + processKnows},
 		},
 		{
 			name: "two problems in one field are both reported",
 			body: strings.Replace(valid, `--address ${hostip}`, `--address ${hostipp} ${ports.nope}`, 1),
 			want: []string{
-				`spec.template.spec.processes[0].startCmd: unknown variable "${hostipp}"`,
+				`spec.template.spec.processes[0].startCmd: unknown variable "${hostipp}"` + processKnows,
 				`spec.template.spec.processes[0].startCmd: unknown variable "${ports.nope}": no port named "nope"`,
 			},
 		},
