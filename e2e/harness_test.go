@@ -382,6 +382,7 @@ type instanceView struct {
 	ID          int               `json:"id"`
 	TaskGroupID string            `json:"taskGroupID"`
 	State       string            `json:"state"`
+	Phase       string            `json:"phase"`
 	Agent       string            `json:"agent"`
 	Host        string            `json:"host"`
 	Ports       map[string]uint32 `json:"ports"`

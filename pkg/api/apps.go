@@ -86,6 +86,10 @@ type InstanceView struct {
 	// move): its logs are still read by it.
 	PreviousTaskGroupID string `json:"previousTaskGroupID,omitempty"`
 	State               string `json:"state"`
+	// Phase is the scheduler's: Pending (waiting to launch; State is
+	// empty before its first launch), Launched, Running, Killing, Failed,
+	// Finished.
+	Phase string `json:"phase"`
 	// Revision is the application version whose template it runs.
 	Revision uint64 `json:"revision"`
 	// Ready: running, healthy by its checks, not being restarted.
@@ -140,7 +144,7 @@ type MoveView struct {
 
 func instanceView(g *registry.TaskGroup) InstanceView {
 	v := InstanceView{
-		ID: g.Index, TaskGroupID: g.ID, State: g.State, Revision: g.Version, Ready: g.Ready, Agent: g.AgentID, Host: g.Host,
+		ID: g.Index, TaskGroupID: g.ID, State: g.State, Phase: g.Phase, Revision: g.Version, Ready: g.Ready, Agent: g.AgentID, Host: g.Host,
 		HostIP: g.HostIP, Ports: g.Ports.Map(), Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
 		RemoteChecks: g.RemoteChecks,
 		Restarts:     g.Restarts, Message: g.Message, Update: g.Update, PreDelete: g.PreDelete, Pending: g.Pending,

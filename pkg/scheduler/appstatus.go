@@ -35,9 +35,12 @@ func (c *Core) appStatus(a *app) AppStatus {
 	if a.daemon() {
 		st.Daemonset, st.Desired = true, replicas
 	}
-	running := 0
+	running, pending := 0, 0
 	var failed *instance // the lowest ID failed or waiting
 	for _, inst := range a.instances {
+		if inst.phase() == PhasePending {
+			pending++
+		}
 		switch {
 		case (a.daemon() || inst.rec.Index < replicas) && (inst.phase() == PhaseRunning || inst.successor != nil && inst.successor.phase() == PhaseRunning):
 			running++
@@ -63,6 +66,9 @@ func (c *Core) appStatus(a *app) AppStatus {
 		}
 	default:
 		st.State, st.Message = registry.AppDeploying, fmt.Sprintf("%d/%d instances running", running, replicas)
+		if wait := c.engineWait(); wait != "" && pending > 0 {
+			st.Message += fmt.Sprintf("; %d waiting to launch: %s", pending, wait)
+		}
 	}
 	return st
 }

@@ -175,7 +175,7 @@ type Core struct {
 	// settings are the operator's agent settings by hostname (agents.go);
 	// engine is the engine's mode.
 	settings map[string]*registry.AgentSettings
-	engine   registry.EngineMode
+	engine   registry.Engine
 	// moving are the instances with a move queued or under way.
 	moving map[*instance]bool
 	// maintenance are the agents' announced maintenance windows, by
@@ -293,7 +293,7 @@ func NewCore(cfg Config) (*Core, error) {
 		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{}, refs: newReferences(),
 		dirty: map[*app]bool{}, touched: map[*app]bool{}, pendingSet: map[*instance]time.Time{}, launching: map[*instance]time.Time{}, written: map[*instance]int{},
 		hookRuns: map[string]*registry.HookRun{}, preDeleting: map[*instance]bool{},
-		settings: map[string]*registry.AgentSettings{}, engine: registry.EngineRunning, moving: map[*instance]bool{}, maintenance: map[string]*maintenanceWindow{},
+		settings: map[string]*registry.AgentSettings{}, engine: registry.Engine{Mode: registry.EngineRunning}, moving: map[*instance]bool{}, maintenance: map[string]*maintenanceWindow{},
 		windowsChanged: map[string]string{},
 		notices:        map[*instance][]registry.Notice{},
 		deps:           newDependsState(),
@@ -351,7 +351,7 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.agentSettingsChanged(in.Settings)
 		c.agentsChanged()
 	case EngineChanged:
-		c.engineChanged(in.Mode)
+		c.engineChanged(in.Engine)
 	case Tick:
 		c.tick()
 		if len(c.maintenance) > 0 {
@@ -498,7 +498,7 @@ func (c *Core) restore(in Restore) {
 	for _, s := range in.AgentSettings {
 		c.settings[s.Hostname] = s
 	}
-	if in.Engine != "" {
+	if in.Engine.Mode != "" {
 		c.engine = in.Engine
 	}
 	for _, obj := range in.Objects {
@@ -562,9 +562,7 @@ func (c *Core) restore(in Restore) {
 	c.restoreSweeps(in.Sweeps)
 	for _, a := range c.sortedApps() {
 		c.replan(a)
-		if c.acting() {
-			c.reconcileApp(a)
-		}
+		c.reconcileApp(a)
 	}
 }
 
@@ -587,9 +585,7 @@ func (c *Core) appChanged(rec *registry.App) {
 	if changed {
 		c.retryAfterChange(a)
 	}
-	if c.acting() {
-		c.reconcileApp(a)
-	}
+	c.reconcileApp(a)
 }
 
 // ownStatus reports whether rec differs from a's record only by the
@@ -641,14 +637,20 @@ func (c *Core) appRemoved(namespace, name string) {
 	}
 	// Removed behind our back: nothing may keep running for it.
 	a.rec.State = registry.AppDeleting
-	if c.acting() {
-		c.reconcileApp(a)
-	}
+	c.reconcileApp(a)
 }
 
 // reconcileApp brings an application's instances to its record: as many
-// as wanted, none for a deleted one.
+// as wanted, none for a deleted one. While the engine does not act, it
+// only adds the instances wanted, which wait to launch (listed, and
+// saying why); the rest waits until it acts again.
 func (c *Core) reconcileApp(a *app) {
+	if !c.acting() {
+		if a.rec.State != registry.AppDeleting && !a.daemon() {
+			c.addWanted(a)
+		}
+		return
+	}
 	if a.rec.State == registry.AppDeleting {
 		for _, inst := range a.sortedInstances() {
 			c.kill(inst, KillDelete)
@@ -662,16 +664,7 @@ func (c *Core) reconcileApp(a *app) {
 		c.reconcileDaemon(a)
 		return
 	}
-	want := a.rec.Instances + a.plan.Surge
-	for i := 0; i < want; i++ {
-		if a.instances[i] == nil && a.tmpl != nil {
-			inst := &instance{app: a, rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: i, Phase: string(PhasePending)}}
-			inst.rec.Version, inst.rec.Template = a.revision(a.target(i))
-			a.instances[i] = inst
-			c.trackPhase(inst, c.now)
-			c.persist(inst)
-		}
-	}
+	want := c.addWanted(a)
 	// Scale down from the highest instance ID (surge instances first).
 	if a.tmpl != nil && len(a.instances) <= want {
 		return // every ID below want exists: none above it
@@ -681,6 +674,23 @@ func (c *Core) reconcileApp(a *app) {
 			c.kill(inst, KillScaleDown)
 		}
 	}
+}
+
+// addWanted adds the instances an application wants that it lacks,
+// Pending, and returns how many it wants.
+func (c *Core) addWanted(a *app) int {
+	want := a.rec.Instances + a.plan.Surge
+	for i := 0; i < want; i++ {
+		if a.instances[i] == nil && a.tmpl != nil {
+			inst := &instance{app: a, rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: i, Phase: string(PhasePending),
+				Message: c.waitingMessage()}}
+			inst.rec.Version, inst.rec.Template = a.revision(a.target(i))
+			a.instances[i] = inst
+			c.trackPhase(inst, c.now)
+			c.persist(inst)
+		}
+	}
+	return want
 }
 
 // kill stops an instance for reason (delete, scale-down, update, move).

@@ -346,7 +346,7 @@ func (d *Driver) run(ctx context.Context) error {
 		afterRestore = append(afterRestore, failed...)
 	}
 	if err := d.step(ctx, Restore{FrameworkID: fwID, Apps: apps, Groups: groups, Sweeps: sweeps, Rollouts: rollouts,
-		HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: engine.Mode, Identities: identities}); err != nil {
+		HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: *engine, Identities: identities}); err != nil {
 		return err
 	}
 	for _, in := range afterRestore {
@@ -447,7 +447,7 @@ func (d *Driver) run(ctx context.Context) error {
 			}
 			// Stopped, the framework leaves Mesos (its tasks keep running
 			// for the failover timeout); started, it subscribes again.
-			if mode := in.(EngineChanged).Mode; mode == registry.EngineStopped && sub.running() {
+			if mode := in.(EngineChanged).Engine.Mode; mode == registry.EngineStopped && sub.running() {
 				sub.stop()
 				d.caller = nil
 				if err := d.step(ctx, Disconnected{}); err != nil {
@@ -610,13 +610,13 @@ func settingsInput(we store.Event) (Input, error) {
 
 func engineInput(we store.Event) (Input, error) {
 	if we.Type == store.EventDelete {
-		return EngineChanged{Mode: registry.EngineRunning}, nil
+		return EngineChanged{Engine: registry.Engine{Mode: registry.EngineRunning}}, nil
 	}
 	var e registry.Engine
 	if err := json.Unmarshal(we.Entry.Value, &e); err != nil {
 		return nil, err
 	}
-	return EngineChanged{Mode: e.Mode}, nil
+	return EngineChanged{Engine: e}, nil
 }
 
 // referencedKind is a kind of object launches inject, with its key kind.

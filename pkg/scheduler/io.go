@@ -30,9 +30,9 @@ type Restore struct {
 	// the depends objects of dependency pods.
 	Objects []manifest.Object
 	// AgentSettings are the operator's settings of agents; Engine the
-	// engine's mode ("" is running).
+	// engine's record (mode "" is running).
 	AgentSettings []*registry.AgentSettings
-	Engine        registry.EngineMode
+	Engine        registry.Engine
 	// Identities are the namespaces' identities on the agents, by
 	// namespace (Config.Identities).
 	Identities map[string]*proto.Identity

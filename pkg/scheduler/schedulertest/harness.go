@@ -48,7 +48,7 @@ type Harness struct {
 	fwID   string
 	// settings are the agents' settings by hostname; engine the mode.
 	settings map[string]*registry.AgentSettings
-	engine   registry.EngineMode
+	engine   registry.Engine
 	agents   int
 	offerNo  int
 	uuid     int
