@@ -362,6 +362,39 @@ func TestUpdateApp(t *testing.T) {
 	}
 }
 
+// Issue 33: a NONE network gives a pod no address, so a check that
+// connects to it (HTTP, TCP, REMOTE_*) could only fail at launch: POST
+// and PUT refuse it, naming the check and why, and change nothing.
+func TestChecksOfAPodWithoutAddressRefused(t *testing.T) {
+	e := newEnv(t)
+	none := func(checks ...manifest.HealthCheck) *manifest.Application {
+		a := application("web", "ns-a")
+		a.Spec.Template.Spec.NetworkMode = manifest.NetworkNone
+		if checks != nil {
+			a.Spec.Template.Spec.Containers[0].HealthChecks = checks
+		}
+		return a
+	}
+	why := "connects to the pod, and networkMode NONE gives it no address to connect to: use a COMMAND check, or a network mode with an address"
+	got := errorOf(t, e.call(t, "POST", "/v1/apps", none()), http.StatusBadRequest, "InvalidArgument")
+	if want := []string{"spec.template.spec.containers[0].healthChecks[0]: type HTTP " + why}; !slices.Equal(got.Details, want) {
+		t.Errorf("POST details %q, want %q", got.Details, want)
+	}
+	if keys := e.storedKeys(t); len(keys) != 0 {
+		t.Errorf("a 400 stored %q", keys)
+	}
+	command := manifest.HealthCheck{Type: manifest.CheckCommand, IntervalSeconds: 5, TimeoutSeconds: 1, Command: &manifest.CommandCheck{Value: "true"}}
+	first := createApp(t, e, none(command))
+	remote := manifest.HealthCheck{Type: manifest.CheckRemoteTCP, IntervalSeconds: 5, TimeoutSeconds: 1, TCP: &manifest.TCPCheck{PortName: "http-port"}}
+	got = errorOf(t, e.call(t, "PUT", "/v1/apps/ns-a/web", none(command, remote)), http.StatusBadRequest, "InvalidArgument")
+	if want := []string{"spec.template.spec.containers[0].healthChecks[1]: type REMOTE_TCP " + why}; !slices.Equal(got.Details, want) {
+		t.Errorf("PUT details %q, want %q", got.Details, want)
+	}
+	if v := getApp(t, e, "ns-a", "web"); v.Version != first.Version || v.Revision != first.Revision {
+		t.Errorf("after the refused PUT: version %d revision %d, want %d %d", v.Version, v.Revision, first.Version, first.Revision)
+	}
+}
+
 // Issue 3: "DELETE /v1/apps/{ns}/{name} → 202"; "Async operations return
 // 202 and the result is read back with GET".
 func TestDeleteApp(t *testing.T) {

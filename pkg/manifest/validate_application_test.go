@@ -226,6 +226,20 @@ func TestValidateApplication(t *testing.T) {
 			[]string{C + `.env[0].value: unknown variable "${BCS_NODE_IP}"; a container's env knows ${bcs.namespace}, ${bcs.appname}, ` +
 				`${bcs.instanceid}, ${bcs.hostip}, ${bcs.ports.<name>}, ${bcs.taskgroupid}, ${bcs.taskgroupname}, ` +
 				`and the container executor's ${HOST}, ${BCS_NODE_ADDR}, ${BCS_POD_ID}, ${BCS_CNI_NAME}, ${PORT_<name>}`}},
+		// Issue 33: a check that connects to the pod of a NONE network
+		// fails only at launch: refused, naming the check and why.
+		{"NONE network with an HTTP check", func(a *manifest.Application) { a.Spec.Template.Spec.NetworkMode = manifest.NetworkNone },
+			[]string{C + ".healthChecks[0]: type HTTP connects to the pod, and networkMode NONE gives it no address to connect to: " +
+				"use a COMMAND check, or a network mode with an address"}},
+		{"NONE network with a REMOTE_TCP check", func(a *manifest.Application) {
+			a.Spec.Template.Spec.NetworkMode = manifest.NetworkNone
+			container(a).HealthChecks = []manifest.HealthCheck{{Type: manifest.CheckRemoteTCP, IntervalSeconds: 5, TimeoutSeconds: 1, TCP: &manifest.TCPCheck{PortName: "http-port"}}}
+		}, []string{C + ".healthChecks[0]: type REMOTE_TCP connects to the pod, and networkMode NONE gives it no address to connect to: " +
+			"use a COMMAND check, or a network mode with an address"}},
+		{"NONE network with a COMMAND check", func(a *manifest.Application) {
+			a.Spec.Template.Spec.NetworkMode = manifest.NetworkNone
+			container(a).HealthChecks = []manifest.HealthCheck{{Type: manifest.CheckCommand, IntervalSeconds: 5, TimeoutSeconds: 1, Command: &manifest.CommandCheck{Value: "true"}}}
+		}, nil},
 		{"template name checked", func(a *manifest.Application) { a.Spec.Template.Metadata.Name = "Bad" },
 			[]string{"spec.template.metadata.name: " + nameRule + `"Bad"`}},
 	}
