@@ -133,7 +133,7 @@ func podAddressSeen(t *testing.T, s *system) {
         {"type": "REMOTE_TCP", "intervalSeconds": 2, "timeoutSeconds": 1, "tcp": {"port": %d}},`, agentPort)
 	env := `"env": [{"name": "SELF", "value": "http://${HOST}:${PORT_http}/"}, {"name": "NODE", "value": "${BCS_NODE_ADDR}"},
         {"name": "POD", "value": "${BCS_POD_ID}"}, {"name": "IFACE", "value": "${BCS_CNI_NAME}"}],
-      "healthChecks": [`
+      `
 	app := strings.NewReplacer(`"name": "cnisvc"`, `"name": "cniprobe"`, `"instance": 3`, `"instance": 1`,
 		`"healthChecks": [`, env+remote).Replace(cniApp)
 	if code, body := s.call("POST", "/v1/apps", []byte(app)); code != 201 {
