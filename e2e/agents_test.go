@@ -217,12 +217,28 @@ func TestDrainTaintDriftAndMaintenance(t *testing.T) {
 		return false, "no instance 0"
 	})
 
-	// Maintenance: a scale-up is stored, nothing launches until it ends.
+	// Maintenance: a scale-up is stored, nothing launches until it ends;
+	// the instance it adds is listed, waiting, and it and its application
+	// say why (issue 33: it was not listed, the message only "3/4").
 	s.mustCall("PUT", "/v1/engine", `{"mode":"maintenance","reason":"etcd upgrade"}`, 200)
 	s.mustCall("POST", "/v1/apps/demo/gamesvr/scale", `{"instances":4}`, 202)
-	time.Sleep(3 * time.Second)
-	if v, _ := s.app("demo", "gamesvr"); len(v.Status.Instances) != 3 {
-		t.Fatalf("in maintenance the scale-up launched: %+v", v.Status.Instances)
+	wait := regexp.MustCompile(`the engine is in maintenance since 20\d\d-\d\d-\d\dT[\d:]+Z, set by admin: etcd upgrade$`)
+	s.eventually("instance 3 listed, waiting, saying why", func() (bool, string) {
+		v, _ := s.app("demo", "gamesvr")
+		for _, i := range v.Status.Instances {
+			if i.ID == 3 {
+				return i.Phase == "Pending" && i.State == "" && wait.MatchString(i.Message) && wait.MatchString(v.Status.Message),
+					fmt.Sprintf("%+v; %s %q", i, v.Status.State, v.Status.Message)
+			}
+		}
+		return false, fmt.Sprintf("%+v", v.Status.Instances)
+	})
+	time.Sleep(2 * time.Second)
+	v, _ := s.app("demo", "gamesvr")
+	for _, i := range v.Status.Instances {
+		if i.ID == 3 && i.State != "" {
+			t.Fatalf("in maintenance the scale-up launched: %+v", v.Status.Instances)
+		}
 	}
 	s.mustCall("PUT", "/v1/engine", `{"mode":"running"}`, 200)
 	s.running("demo", "gamesvr", 4)

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +101,87 @@ func TestCNIScaleAndDelete(t *testing.T) {
 		left = append(left, matching(filepath.Join(s.dir, "mesos"), "demo_cnisvc_")...)
 		_, code := s.app("demo", "cnisvc")
 		return len(left) == 0 && code == 404, strings.Join(left, ", ")
+	})
+	podAddressSeen(t, s)
+}
+
+// Issue 33: a CNI pod is seen at its own address. Its remote checks probe
+// it there, where its clients connect: its port by name is the container
+// port, and a port that only a process on the agent listens on fails
+// instead of passing falsely (they probed the agent: "no port and port
+// name \"http\" not found", and the agent's listener answered). The
+// executor's variables the docs list are accepted in env (they were a
+// 400) and hold what the container sees.
+func podAddressSeen(t *testing.T, s *system) {
+	agentOnly, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agentOnly.Close() })
+	go func() {
+		for {
+			c, err := agentOnly.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	agentPort := agentOnly.Addr().(*net.TCPAddr).Port
+	remote := fmt.Sprintf(`"healthChecks": [
+        {"type": "REMOTE_HTTP", "intervalSeconds": 2, "timeoutSeconds": 1, "http": {"scheme": "http", "portName": "http", "path": "/check"}},
+        {"type": "REMOTE_TCP", "intervalSeconds": 2, "timeoutSeconds": 1, "tcp": {"port": %d}},`, agentPort)
+	env := `"env": [{"name": "SELF", "value": "http://${HOST}:${PORT_http}/"}, {"name": "NODE", "value": "${BCS_NODE_ADDR}"},
+        {"name": "POD", "value": "${BCS_POD_ID}"}, {"name": "IFACE", "value": "${BCS_CNI_NAME}"}],
+      `
+	app := strings.NewReplacer(`"name": "cnisvc"`, `"name": "cniprobe"`, `"instance": 3`, `"instance": 1`,
+		`"healthChecks": [`, env+remote).Replace(cniApp)
+	if code, body := s.call("POST", "/v1/apps", []byte(app)); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	var checks, ip, taskGroup string
+	s.eventually("the pod's port healthy on its IP, the agent's port failing on the pod's IP", func() (bool, string) {
+		_, body := s.call("GET", "/v1/apps/demo/cniprobe", nil)
+		var v struct {
+			Status struct {
+				Instances []struct {
+					TaskGroupID  string     `json:"taskGroupID"`
+					Tasks        []taskView `json:"tasks"`
+					RemoteChecks []struct {
+						Name, Address, Message string
+						Healthy                bool
+					} `json:"remoteChecks"`
+				} `json:"instances"`
+			} `json:"status"`
+		}
+		_ = json.Unmarshal(body, &v)
+		if len(v.Status.Instances) != 1 || len(v.Status.Instances[0].Tasks) != 1 || v.Status.Instances[0].Tasks[0].Container == nil {
+			return false, string(body)
+		}
+		inst := v.Status.Instances[0]
+		ip = inst.Tasks[0].Container.IPAddress
+		taskGroup = inst.TaskGroupID
+		rc := inst.RemoteChecks
+		checks = fmt.Sprintf("pod %s: %+v", ip, rc)
+		return strings.HasPrefix(ip, "10.254.199.") && len(rc) == 2 &&
+			rc[0].Healthy && rc[0].Address == ip+":8080" &&
+			!rc[1].Healthy && rc[1].Address == fmt.Sprintf("%s:%d", ip, agentPort) && strings.Contains(rc[1].Message, "connection refused"), checks
+	})
+	t.Log(checks)
+	code, body := s.call("POST", "/v1/taskgroups/"+taskGroup+"/exec", []byte(`{"command": ["env"]}`))
+	var res struct{ Output string }
+	_ = json.Unmarshal(body, &res)
+	for _, want := range []string{"SELF=http://" + ip + ":8080/\n", "NODE=127.0.0.1\n", "\nPOD=", "IFACE=eth"} {
+		if code != 200 || !strings.Contains(res.Output, want) || strings.Contains(res.Output, "${") {
+			t.Errorf("env of the pod lacks %q or keeps a ${variable}: %d %s", want, code, body)
+		}
+	}
+	if code, body := s.call("DELETE", "/v1/apps/demo/cniprobe", nil); code != 202 {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	s.eventually("cniprobe deleted", func() (bool, string) {
+		_, code := s.app("demo", "cniprobe")
+		return code == 404, fmt.Sprint(code)
 	})
 }
 

@@ -423,6 +423,7 @@ type instanceView struct {
 	TaskGroupID string            `json:"taskGroupID"`
 	State       string            `json:"state"`
 	Stopped     bool              `json:"stopped"`
+	Phase       string            `json:"phase"`
 	Agent       string            `json:"agent"`
 	Host        string            `json:"host"`
 	Ports       map[string]uint32 `json:"ports"`

@@ -453,7 +453,8 @@ func (s *Server) setEngine(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return field.ErrorList{field.Invalid("mode", "%q: want running, maintenance or stopped", req.Mode)}
 	}
-	e, err := s.cfg.Registry.SetEngine(r.Context(), mode, req.Reason)
+	caller, _ := identityOf(r)
+	e, err := s.cfg.Registry.SetEngine(r.Context(), mode, req.Reason, caller.User)
 	if err != nil {
 		return err
 	}

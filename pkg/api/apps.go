@@ -94,6 +94,10 @@ type InstanceView struct {
 	// Stopped: the operator stopped it (POST /v1/taskgroups/{id}/stop, or
 	// its application's stop): it runs nothing until started.
 	Stopped bool `json:"stopped,omitempty"`
+	// Phase is the scheduler's: Pending (waiting to launch; State is
+	// empty before its first launch), Launched, Running, Killing, Failed,
+	// Finished.
+	Phase string `json:"phase"`
 	// Revision is the application version whose template it runs.
 	Revision uint64 `json:"revision"`
 	// Ready: running, healthy by its checks, not being restarted.
@@ -148,7 +152,7 @@ type MoveView struct {
 
 func instanceView(g *registry.TaskGroup) InstanceView {
 	v := InstanceView{
-		ID: g.Index, TaskGroupID: g.ID, State: g.State, Stopped: g.Phase == registry.PhaseStopped, Revision: g.Version, Ready: g.Ready, Agent: g.AgentID, Host: g.Host,
+		ID: g.Index, TaskGroupID: g.ID, State: g.State, Phase: g.Phase, Stopped: g.Phase == registry.PhaseStopped, Revision: g.Version, Ready: g.Ready, Agent: g.AgentID, Host: g.Host,
 		HostIP: g.HostIP, Ports: g.Ports.Map(), Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
 		RemoteChecks: g.RemoteChecks,
 		Restarts:     g.Restarts, Message: g.Message, Update: g.Update, PreDelete: g.PreDelete, Pending: g.Pending,

@@ -22,6 +22,12 @@ import (
 
 // process returns a valid process manifest named name in namespace ns
 // without configmap or secret references, changed by each of change.
+
+// processKnows is what a 400 naming an unknown variable of a process
+// lists: the variables it may use.
+const processKnows = "; a process knows ${namespace}, ${processname}, ${instanceid}, ${hostip}, ${ports.<name>}, " +
+	"${work_base_dir}, ${run_base_dir}, ${scheduler_url}, ${workPath}, ${pidFile}"
+
 func process(name, ns string, change ...func(*manifest.Process)) *manifest.Process {
 	p := manifesttest.Process()
 	p.Metadata.Name, p.Metadata.Namespace = name, ns
@@ -132,13 +138,13 @@ func TestCreateAppInvalidReportsEveryProblemAndStoresNothing(t *testing.T) {
 		{
 			name: "unknown variable",
 			body: strings.Replace(valid, `--address ${hostip}`, `--address ${hostipp}`, 1),
-			want: []string{`spec.template.spec.processes[0].startCmd: unknown variable "${hostipp}"`},
+			want: []string{`spec.template.spec.processes[0].startCmd: unknown variable "${hostipp}"` + processKnows},
 		},
 		{
 			name: "two problems in one field are both reported",
 			body: strings.Replace(valid, `--address ${hostip}`, `--address ${hostipp} ${ports.nope}`, 1),
 			want: []string{
-				`spec.template.spec.processes[0].startCmd: unknown variable "${hostipp}"`,
+				`spec.template.spec.processes[0].startCmd: unknown variable "${hostipp}"` + processKnows,
 				`spec.template.spec.processes[0].startCmd: unknown variable "${ports.nope}": no port named "nope"`,
 			},
 		},
@@ -353,6 +359,39 @@ func TestUpdateApp(t *testing.T) {
 	// Only the two good PUTs made versions.
 	if got := getApp(t, e, "ns-a", "gamesvc"); got.Version != 3 {
 		t.Errorf("version after the failed PUTs = %d, want 3", got.Version)
+	}
+}
+
+// Issue 33: a NONE network gives a pod no address, so a check that
+// connects to it (HTTP, TCP, REMOTE_*) could only fail at launch: POST
+// and PUT refuse it, naming the check and why, and change nothing.
+func TestChecksOfAPodWithoutAddressRefused(t *testing.T) {
+	e := newEnv(t)
+	none := func(checks ...manifest.HealthCheck) *manifest.Application {
+		a := application("web", "ns-a")
+		a.Spec.Template.Spec.NetworkMode = manifest.NetworkNone
+		if checks != nil {
+			a.Spec.Template.Spec.Containers[0].HealthChecks = checks
+		}
+		return a
+	}
+	why := "connects to the pod, and networkMode NONE gives it no address to connect to: use a COMMAND check, or a network mode with an address"
+	got := errorOf(t, e.call(t, "POST", "/v1/apps", none()), http.StatusBadRequest, "InvalidArgument")
+	if want := []string{"spec.template.spec.containers[0].healthChecks[0]: type HTTP " + why}; !slices.Equal(got.Details, want) {
+		t.Errorf("POST details %q, want %q", got.Details, want)
+	}
+	if keys := e.storedKeys(t); len(keys) != 0 {
+		t.Errorf("a 400 stored %q", keys)
+	}
+	command := manifest.HealthCheck{Type: manifest.CheckCommand, IntervalSeconds: 5, TimeoutSeconds: 1, Command: &manifest.CommandCheck{Value: "true"}}
+	first := createApp(t, e, none(command))
+	remote := manifest.HealthCheck{Type: manifest.CheckRemoteTCP, IntervalSeconds: 5, TimeoutSeconds: 1, TCP: &manifest.TCPCheck{PortName: "http-port"}}
+	got = errorOf(t, e.call(t, "PUT", "/v1/apps/ns-a/web", none(command, remote)), http.StatusBadRequest, "InvalidArgument")
+	if want := []string{"spec.template.spec.containers[0].healthChecks[1]: type REMOTE_TCP " + why}; !slices.Equal(got.Details, want) {
+		t.Errorf("PUT details %q, want %q", got.Details, want)
+	}
+	if v := getApp(t, e, "ns-a", "web"); v.Version != first.Version || v.Revision != first.Revision {
+		t.Errorf("after the refused PUT: version %d revision %d, want %d %d", v.Version, v.Revision, first.Version, first.Revision)
 	}
 }
 

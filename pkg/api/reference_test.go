@@ -61,7 +61,7 @@ func TestReferenceFilesThroughPOST(t *testing.T) {
 	processFix := []string{"${hospip}", "${hostip}", "${ports.http-service}", "${ports.http_port}",
 		"/data/container/path/", "${workPath}/", "/data/contianer/path/", "${workPath}/"}
 	processErrs := []string{
-		`spec.template.spec.processes[0].startCmd: unknown variable "${hospip}"`,
+		`spec.template.spec.processes[0].startCmd: unknown variable "${hospip}"` + processKnows,
 		`spec.template.spec.processes[0].startCmd: unknown variable "${ports.http-service}": no port named "http-service"`,
 	}
 	tests := []struct {

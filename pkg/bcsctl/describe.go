@@ -433,6 +433,9 @@ func (d *describer) instanceDetails(level int, heading string, inst instanceView
 	}
 	for _, rc := range inst.RemoteChecks {
 		verdict := map[bool]string{true: "healthy", false: "unhealthy"}[rc.Healthy]
+		if rc.Address != "" {
+			verdict += " (probed " + rc.Address + ")"
+		}
 		if rc.Message != "" {
 			verdict += ": " + rc.Message
 		}

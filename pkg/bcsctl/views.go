@@ -91,6 +91,7 @@ type instanceView struct {
 	RemoteHealthy *bool             `json:"remoteHealthy"`
 	RemoteChecks  []struct {
 		Name    string `json:"name"`
+		Address string `json:"address"`
 		Healthy bool   `json:"healthy"`
 		Message string `json:"message"`
 	} `json:"remoteChecks"`

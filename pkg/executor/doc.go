@@ -18,7 +18,9 @@
 //   - the task lifecycle (pkg/taskstate, mapped one-to-one onto
 //     mesos.TaskState) and every TaskStatus field the executor sets:
 //     uuid (16 random bytes), source SOURCE_EXECUTOR, timestamp, healthy,
-//     reason, message, data;
+//     reason, message, data, and container_status.network_infos with
+//     the container's addresses (Report.IPAddresses), where Mesos reports
+//     a container's IPs;
 //   - exiting once every task is terminal and every update acknowledged,
 //     or AckTimeout after every task became terminal;
 //   - Updates, which both runtimes apply a task group's update messages

@@ -97,6 +97,7 @@ type taskRecord struct {
 	state     taskstate.State
 	healthy   *bool
 	data      []byte
+	ips       []string
 	killGrace time.Duration
 }
 
@@ -514,6 +515,9 @@ func (d *Driver) Report(r Report) {
 	if r.Data != nil {
 		rec.data = r.Data
 	}
+	if r.IPAddresses != nil {
+		rec.ips = r.IPAddresses
+	}
 	if next == taskstate.Killing && !d.killingCapable {
 		d.mu.Unlock()
 		return
@@ -551,6 +555,13 @@ func (d *Driver) updateLocked(rec *taskRecord, r Report) executor.Call_Update {
 	if r.Message != "" {
 		msg := r.Message
 		status.Message = &msg
+	}
+	if len(rec.ips) > 0 {
+		network := mesos.NetworkInfo{}
+		for _, ip := range rec.ips {
+			network.IPAddresses = append(network.IPAddresses, mesos.NetworkInfo_IPAddress{IPAddress: &ip})
+		}
+		status.ContainerStatus = &mesos.ContainerStatus{NetworkInfos: []mesos.NetworkInfo{network}}
 	}
 	up := executor.Call_Update{Status: status}
 	key := hex.EncodeToString(uuid)

@@ -42,7 +42,8 @@ func (f *fakeRuntime) Launch(_ context.Context, group []bcsexec.Task, r bcsexec.
 	f.reporter = r
 	f.mu.Unlock()
 	for _, t := range group {
-		r.Report(bcsexec.Report{TaskID: t.ID(), State: taskstate.Running, Healthy: ptr(true), Data: []byte(`{"pid":1}`)})
+		r.Report(bcsexec.Report{TaskID: t.ID(), State: taskstate.Running, Healthy: ptr(true), Data: []byte(`{"pid":1}`),
+			IPAddresses: []string{"10.254.0.9"}})
 	}
 }
 
@@ -151,6 +152,12 @@ func TestLaunchKillExit(t *testing.T) {
 			st.Timestamp == nil || !st.GetHealthy() || string(st.Data) != `{"pid":1}` ||
 			st.GetExecutorID().GetValue() != "exec-1" || st.GetAgentID().GetValue() != "agent-1" {
 			t.Errorf("update %d: %+v", i, st)
+		}
+		// Mesos reports a container's addresses in
+		// TaskStatus.container_status.network_infos[].ip_addresses.
+		if networks := st.GetContainerStatus().GetNetworkInfos(); len(networks) != 1 || len(networks[0].IPAddresses) != 1 ||
+			networks[0].IPAddresses[0].GetIPAddress() != "10.254.0.9" {
+			t.Errorf("update %d: container_status %+v, want network_infos with ip_addresses 10.254.0.9", i, st.GetContainerStatus())
 		}
 		a.ack(st)
 	}

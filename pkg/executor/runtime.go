@@ -37,6 +37,10 @@ type Report struct {
 	// Data becomes TaskStatus.data (proto.ProcessInfo or ContainerInfo
 	// JSON); nil keeps the last data reported.
 	Data []byte
+	// IPAddresses are the addresses of the task's container, sent as
+	// TaskStatus.container_status.network_infos, where Mesos reports
+	// them; nil keeps the last reported.
+	IPAddresses []string
 }
 
 // Reporter receives task changes. Report never blocks for long and may be

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -67,13 +68,50 @@ func (rc RemoteCheck) Name() string {
 	return strings.TrimSpace(string(rc.Check.Type) + " " + target)
 }
 
+// InstanceAddress is where clients reach a running instance.
+type InstanceAddress struct {
+	// HostIP is its agent's address.
+	HostIP string
+	// PodIP is the pod's own address (CNI and USER networks): the
+	// network container's as the container executor reports it; ""
+	// while unknown.
+	PodIP string
+	// HostPorts are the host ports it took, by port name.
+	HostPorts map[string]uint32
+}
+
+// RemoteProbe is a remote check resolved against one instance.
+type RemoteProbe struct {
+	// Check is the REMOTE_* check as an HTTP or TCP check, its port the
+	// one probed (0 when none resolves).
+	Check proto.HealthCheck
+	// Host is the address probed; "" when the instance has none.
+	Host string
+}
+
+// Address is "host:port", what the check probes.
+func (p RemoteProbe) Address() string {
+	return net.JoinHostPort(p.Host, strconv.Itoa(p.Check.Port))
+}
+
 // RemoteProbes returns the REMOTE_HTTP and REMOTE_TCP checks as HTTP and
-// TCP checks with their ports resolved against the instance's host ports
-// (name → port): the scheduler reaches an instance on its agent's address.
-// A check whose port cannot be resolved is returned with port 0, which
-// the prober reports as a failure naming the port.
-func (t *Template) RemoteProbes(hostPorts map[string]uint32) []proto.HealthCheck {
-	var out []proto.HealthCheck
+// TCP checks against the address a client of the instance uses, by its
+// network: a pod of its own (CNI, USER) on the pod's IP, portName being
+// the container port; BRIDGE on its agent at the host port docker
+// publishes; HOST and processes on the agent, where they listen. A port
+// given as a number is probed as it is on that address. A check without
+// an address or port is returned with Host "" or port 0, which the
+// prober reports as a failure naming what is missing.
+func (t *Template) RemoteProbes(addr InstanceAddress) []RemoteProbe {
+	host, ports := addr.HostIP, addr.HostPorts
+	switch {
+	case t.Kind == manifest.KindProcess:
+	case strings.EqualFold(t.networkType, "cni"), t.network == manifest.NetworkUser:
+		host, ports = addr.PodIP, t.containerPorts()
+	case t.network == manifest.NetworkNone:
+		host = ""
+	}
+	var out []RemoteProbe
 	for _, rc := range t.RemoteChecks {
 		hc := rc.Check
 		pc := proto.HealthCheck{
@@ -91,12 +129,23 @@ func (t *Template) RemoteProbes(hostPorts map[string]uint32) []proto.HealthCheck
 			port, name = hc.TCP.Port, hc.TCP.PortName
 		}
 		if port <= 0 {
-			port = int(hostPorts[name])
+			port = int(ports[name])
 		}
 		pc.Port, pc.PortName = port, name
-		out = append(out, pc)
+		out = append(out, RemoteProbe{Check: pc, Host: host})
 	}
 	return out
+}
+
+// containerPorts are the ports the containers listen on, by name.
+func (t *Template) containerPorts() map[string]uint32 {
+	ports := map[string]uint32{}
+	for _, tk := range t.tasks {
+		for _, p := range tk.ports {
+			ports[p.name] = uint32(p.containerPort)
+		}
+	}
+	return ports
 }
 
 // task is one container or process of the template.

@@ -166,7 +166,8 @@ func TestMissingConfigMapFailsTheInstance(t *testing.T) {
 }
 
 // Issue 5: REMOTE_HTTP and REMOTE_TCP checks run in the scheduler against
-// the instance's host and port: portName resolves to the host port.
+// the instance's host and port: a process's portName resolves to its host
+// port on the agent.
 func TestRemoteProbes(t *testing.T) {
 	p := manifesttest.Process()
 	proc := &p.Spec.Template.Spec.Processes[0]
@@ -180,14 +181,55 @@ func TestRemoteProbes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := tmpl.RemoteProbes(map[string]uint32{"http_port": 8899, "metric_port": 31007})
-	want := []proto.HealthCheck{
-		{Type: "HTTP", IntervalSeconds: 10, TimeoutSeconds: 2, ConsecutiveFailures: 3, Port: 31007, PortName: "metric_port",
-			Scheme: "http", Path: "/check", Headers: map[string]string{"Host": "game"}},
-		{Type: "TCP", IntervalSeconds: 5, TimeoutSeconds: 1, Port: 8899},
+	got := tmpl.RemoteProbes(launch.InstanceAddress{HostIP: "10.0.0.7", PodIP: "172.17.0.9",
+		HostPorts: map[string]uint32{"http_port": 8899, "metric_port": 31007}})
+	want := []launch.RemoteProbe{
+		{Host: "10.0.0.7", Check: proto.HealthCheck{Type: "HTTP", IntervalSeconds: 10, TimeoutSeconds: 2, ConsecutiveFailures: 3, Port: 31007, PortName: "metric_port",
+			Scheme: "http", Path: "/check", Headers: map[string]string{"Host": "game"}}},
+		{Host: "10.0.0.7", Check: proto.HealthCheck{Type: "TCP", IntervalSeconds: 5, TimeoutSeconds: 1, Port: 8899}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("remote probes:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// Issue 33: a remote check probes the address a client of the instance
+// uses in its network mode — the pod's IP and container port in CNI and
+// USER networks (not the agent, where another process may answer), the
+// published host port on the agent in BRIDGE, the agent in HOST — and a
+// NONE pod has no address to probe.
+func TestRemoteProbesByNetwork(t *testing.T) {
+	addr := launch.InstanceAddress{HostIP: "10.0.0.7", PodIP: "10.254.177.5", HostPorts: map[string]uint32{"http-port": 31005}}
+	for _, tc := range []struct {
+		name        string
+		mode        manifest.NetworkMode
+		networkType string
+		check       manifest.TCPCheck
+		want        string
+	}{
+		{"cni by name: the pod's container port", "cni-net", "cni", manifest.TCPCheck{PortName: "http-port"}, "10.254.177.5:8080"},
+		{"cni by number: the pod's", "cni-net", "cni", manifest.TCPCheck{Port: 8081}, "10.254.177.5:8081"},
+		{"user by name: the pod's container port", manifest.NetworkUser, "cnm", manifest.TCPCheck{PortName: "http-port"}, "10.254.177.5:8080"},
+		{"bridge by name: the published host port", manifest.NetworkBridge, "cnm", manifest.TCPCheck{PortName: "http-port"}, "10.0.0.7:31005"},
+		{"bridge by number: on the agent", manifest.NetworkBridge, "cnm", manifest.TCPCheck{Port: 31005}, "10.0.0.7:31005"},
+		{"host by name: the agent's port", manifest.NetworkHost, "cnm", manifest.TCPCheck{PortName: "http-port"}, "10.0.0.7:31005"},
+		{"none: no address", manifest.NetworkNone, "cnm", manifest.TCPCheck{Port: 8080}, ":8080"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := manifesttest.Application()
+			a.Spec.Template.Spec.NetworkMode, a.Spec.Template.Spec.NetworkType = tc.mode, tc.networkType
+			c := &a.Spec.Template.Spec.Containers[0]
+			check := tc.check
+			c.HealthChecks = []manifest.HealthCheck{{Type: manifest.CheckRemoteTCP, IntervalSeconds: 5, TimeoutSeconds: 1, TCP: &check}}
+			tmpl, err := launch.Compile(a, launch.Revision{Version: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			probes := tmpl.RemoteProbes(addr)
+			if len(probes) != 1 || probes[0].Address() != tc.want {
+				t.Errorf("probes %+v, want one of %s", probes, tc.want)
+			}
+		})
 	}
 }
 

@@ -34,8 +34,11 @@
 // /files/) in every string of a process
 // definition; containers may use ${bcs.namespace}, ${bcs.appname},
 // ${bcs.instanceid}, ${bcs.hostip}, ${bcs.ports.<name>},
-// ${bcs.taskgroupid} and ${bcs.taskgroupname} in env values. Any other
-// ${...} is an error; a '$' not followed by '{' is left alone.
+// ${bcs.taskgroupid} and ${bcs.taskgroupname} in env values, and the
+// container executor's ExecutorVariables and ${PORT_<name>} of the
+// container's ports, which are left for the executor to replace at
+// launch. Any other ${...} is an error naming the variables known there;
+// a '$' not followed by '{' is left alone.
 //
 // Credentials. A manifest's passwords (CredentialFields) and the header
 // values of its HTTP checks and hook web metrics (CredentialMaps) are

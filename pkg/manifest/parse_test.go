@@ -93,7 +93,7 @@ func TestReferenceFiles(t *testing.T) {
 	processErrs := []string{
 		// seed 000 itself writes the typo ${hospip} and names the
 		// undeclared port http-service.
-		`spec.template.spec.processes[0].startCmd: unknown variable "${hospip}"`,
+		`spec.template.spec.processes[0].startCmd: unknown variable "${hospip}"` + processKnows,
 		`spec.template.spec.processes[0].startCmd: unknown variable "${ports.http-service}": no port named "http-service"`,
 	}
 	tests := []struct {

@@ -473,6 +473,9 @@ func (v *validator) podSpec(p field.Path, s *PodSpec, meta ObjectMeta) {
 	for i := range s.Containers {
 		params[i] = v.container(p.Child("containers").Index(i), &s.Containers[i], s.NetworkMode, ports)
 	}
+	if !strings.EqualFold(s.NetworkType, "cni") && s.NetworkMode == NetworkNone {
+		v.unreachableChecks(p.Child("containers"), s.Containers)
+	}
 	if !strings.EqualFold(s.NetworkType, "cni") && slices.Contains([]NetworkMode{NetworkHost, NetworkBridge, NetworkNone, NetworkUser}, s.NetworkMode) {
 		for i, o := range params {
 			if i > 0 { // the pod's network is the first container's (seed 001)
@@ -495,6 +498,21 @@ func (v *validator) podSpec(p field.Path, s *PodSpec, meta ObjectMeta) {
 		v.errs = append(v.errs, errs...)
 	}
 	v.dependsRefs(p.Child("depends"), s.Depends)
+}
+
+// unreachableChecks refuses the checks that connect to a pod of
+// networkMode NONE: it has no address anyone could connect to, so they
+// could only fail once it runs.
+func (v *validator) unreachableChecks(p field.Path, containers []Container) {
+	for i, c := range containers {
+		for j, h := range c.HealthChecks {
+			switch h.Type {
+			case CheckHTTP, CheckTCP, CheckRemoteHTTP, CheckRemoteTCP:
+				v.invalid(p.Index(i).Child("healthChecks").Index(j),
+					"type %s connects to the pod, and networkMode NONE gives it no address to connect to: use a COMMAND check, or a network mode with an address", h.Type)
+			}
+		}
+	}
 }
 
 var envResources = []string{"requests.cpu", "requests.memory", "limits.cpu", "limits.memory"}

@@ -210,11 +210,36 @@ func TestValidateApplication(t *testing.T) {
 			container(a).Env[0].Value = "${bcs.namespace} ${bcs.appname} ${bcs.instanceid} ${bcs.hostip} ${bcs.ports.http-port} ${bcs.taskgroupid} ${bcs.taskgroupname}"
 		}, nil},
 		{"process variable in a container", func(a *manifest.Application) { container(a).Env[0].Value = "${namespace}" },
-			[]string{C + `.env[0].value: unknown variable "${namespace}"`}},
+			[]string{C + `.env[0].value: unknown variable "${namespace}"` + containerKnows}},
 		{"undeclared port", func(a *manifest.Application) { container(a).Env[1].Value = "${bcs.ports.http_port}" },
 			[]string{C + `.env[1].value: unknown variable "${bcs.ports.http_port}": no port named "http_port"`}},
 		{"variables in args are the container's business", func(a *manifest.Application) { container(a).Args = []string{"${HOME}"} }, nil},
 		{"executor variables left alone (seed 001 $HOST)", func(a *manifest.Application) { container(a).Env[0].Value = "$HOST" }, nil},
+		// Issue 33: the executor's variables the docs list, braced, whole
+		// or within a value, are the executor's to replace at launch.
+		{"every executor variable", func(a *manifest.Application) {
+			container(a).Env[0].Value = "${HOST} ${BCS_NODE_ADDR} ${BCS_POD_ID} ${BCS_CNI_NAME} http://${HOST}:${PORT_http-port}/"
+		}, nil},
+		{"executor port variable of an undeclared port", func(a *manifest.Application) { container(a).Env[0].Value = "${PORT_http_port}" },
+			[]string{C + `.env[0].value: unknown variable "${PORT_http_port}": the container has no port named "http_port"`}},
+		{"misspelt executor variable lists the known ones", func(a *manifest.Application) { container(a).Env[0].Value = "${BCS_NODE_IP}" },
+			[]string{C + `.env[0].value: unknown variable "${BCS_NODE_IP}"; a container's env knows ${bcs.namespace}, ${bcs.appname}, ` +
+				`${bcs.instanceid}, ${bcs.hostip}, ${bcs.ports.<name>}, ${bcs.taskgroupid}, ${bcs.taskgroupname}, ` +
+				`and the container executor's ${HOST}, ${BCS_NODE_ADDR}, ${BCS_POD_ID}, ${BCS_CNI_NAME}, ${PORT_<name>}`}},
+		// Issue 33: a check that connects to the pod of a NONE network
+		// fails only at launch: refused, naming the check and why.
+		{"NONE network with an HTTP check", func(a *manifest.Application) { a.Spec.Template.Spec.NetworkMode = manifest.NetworkNone },
+			[]string{C + ".healthChecks[0]: type HTTP connects to the pod, and networkMode NONE gives it no address to connect to: " +
+				"use a COMMAND check, or a network mode with an address"}},
+		{"NONE network with a REMOTE_TCP check", func(a *manifest.Application) {
+			a.Spec.Template.Spec.NetworkMode = manifest.NetworkNone
+			container(a).HealthChecks = []manifest.HealthCheck{{Type: manifest.CheckRemoteTCP, IntervalSeconds: 5, TimeoutSeconds: 1, TCP: &manifest.TCPCheck{PortName: "http-port"}}}
+		}, []string{C + ".healthChecks[0]: type REMOTE_TCP connects to the pod, and networkMode NONE gives it no address to connect to: " +
+			"use a COMMAND check, or a network mode with an address"}},
+		{"NONE network with a COMMAND check", func(a *manifest.Application) {
+			a.Spec.Template.Spec.NetworkMode = manifest.NetworkNone
+			container(a).HealthChecks = []manifest.HealthCheck{{Type: manifest.CheckCommand, IntervalSeconds: 5, TimeoutSeconds: 1, Command: &manifest.CommandCheck{Value: "true"}}}
+		}, nil},
 		{"template name checked", func(a *manifest.Application) { a.Spec.Template.Metadata.Name = "Bad" },
 			[]string{"spec.template.metadata.name: " + nameRule + `"Bad"`}},
 	}

@@ -140,7 +140,7 @@ func TestValidateProcessFields(t *testing.T) {
 		{"uri scheme checked once expanded", func(p *manifest.Process) { proc(p).URIs[0].Value = "${work_base_dir}/a.tgz" },
 			[]string{P + `.uris[0].value: want an http://, https:// or file:// address, got "/work_base_dir/a.tgz"`}},
 		{"uri with an unknown variable reported once", func(p *manifest.Process) { proc(p).URIs[0].Value = "${scheduler}/a.tgz" },
-			[]string{P + `.uris[0].value: unknown variable "${scheduler}"`}},
+			[]string{P + `.uris[0].value: unknown variable "${scheduler}"` + processKnows}},
 		{"uri bare path", func(p *manifest.Process) { proc(p).URIs[0].Value = "/prod/a.tgz" },
 			[]string{P + `.uris[0].value: want an http://, https:// or file:// address, got "/prod/a.tgz"`}},
 		{"uri pullPolicy Always", func(p *manifest.Process) { proc(p).URIs[0].PullPolicy = manifest.PullAlways }, nil},
@@ -340,11 +340,11 @@ func TestValidateProcessVariables(t *testing.T) {
 	runProcessCases(t, []processCase{
 		// seed 000's own typo
 		{"unknown variable", func(p *manifest.Process) { proc(p).StopCmd = "./stop.sh ${hospip}" },
-			[]string{P + `.stopCmd: unknown variable "${hospip}"`}},
+			[]string{P + `.stopCmd: unknown variable "${hospip}"` + processKnows}},
 		{"undeclared port", func(p *manifest.Process) { proc(p).Env[0].Value = "${ports.http-service}" },
 			[]string{P + `.env[0].value: unknown variable "${ports.http-service}": no port named "http-service"`}},
 		{"container variable in a process", func(p *manifest.Process) { proc(p).ReloadCmd = "${bcs.namespace}" },
-			[]string{P + `.reloadCmd: unknown variable "${bcs.namespace}"`}},
+			[]string{P + `.reloadCmd: unknown variable "${bcs.namespace}"` + processKnows}},
 		{"every variable", func(p *manifest.Process) {
 			proc(p).RestartCmd = "${namespace} ${processname} ${instanceid} ${hostip} ${ports.metric_port} ${work_base_dir} ${run_base_dir} ${workPath} ${pidFile}"
 		}, nil},
@@ -353,14 +353,14 @@ func TestValidateProcessVariables(t *testing.T) {
 			[]string{P + `.startCmd: unterminated variable reference "${namespace"`}},
 		{"variable in a health check command", func(p *manifest.Process) {
 			check(p).Type, check(p).Command = manifest.CheckCommand, &manifest.CommandCheck{Value: "./check.sh ${portz.a}"}
-		}, []string{P + `.healthChecks[0].command.value: unknown variable "${portz.a}"`}},
+		}, []string{P + `.healthChecks[0].command.value: unknown variable "${portz.a}"` + processKnows}},
 		{"variable in a header value", func(p *manifest.Process) {
 			check(p).Type, check(p).HTTP = manifest.CheckRemoteHTTP, &manifest.HTTPCheck{Port: 80, Scheme: "http", Headers: map[string]string{"Host": "${hostname}"}}
-		}, []string{P + `.healthChecks[0].http.headers["Host"]: unknown variable "${hostname}"`}},
+		}, []string{P + `.healthChecks[0].http.headers["Host"]: unknown variable "${hostname}"` + processKnows}},
 		{"variable in a uri", func(p *manifest.Process) { proc(p).URIs[0].Value = "http://repo/${processname}-${nope}.tgz" },
-			[]string{P + `.uris[0].value: unknown variable "${nope}"`}},
+			[]string{P + `.uris[0].value: unknown variable "${nope}"` + processKnows}},
 		{"unknown variable inside workPath reported once", func(p *manifest.Process) { proc(p).WorkPath = "/data/${nope}" },
-			[]string{P + `.workPath: unknown variable "${nope}"`}},
+			[]string{P + `.workPath: unknown variable "${nope}"` + processKnows}},
 		// seed 000: ${workPath} and ${pidFile} refer to the fields
 		{"workPath and pidFile in a cycle", func(p *manifest.Process) {
 			proc(p).WorkPath, proc(p).PidFile = "${pidFile}.d", "${workPath}/gamesvc.pid"

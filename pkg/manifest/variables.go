@@ -53,8 +53,11 @@ func ExpandProcess(spec ProcessSpec, inst Instance) (ProcessSpec, error) {
 }
 
 // ExpandContainer returns a deep copy of c with the ${bcs.*} variables of
-// its env values replaced for inst. The error is a field.ErrorList with
-// paths relative to the container ("env[1].value: ..."). c itself is never
+// its env values replaced for inst. The container executor's own
+// variables (ExecutorVariables, ${PORT_<name>} of c's ports) are left for
+// it to replace at launch with what the container sees (its CNI address
+// is known only then). The error is a field.ErrorList with paths
+// relative to the container ("env[1].value: ..."). c itself is never
 // changed.
 func ExpandContainer(c Container, inst Instance) (Container, error) {
 	out, errs := expandContainer(&c, inst, "")
@@ -80,6 +83,26 @@ const (
 	varPidFile  = "pidFile"
 )
 
+// ExecutorVariables are the variables the container executor sets in
+// every container and replaces in its env values at launch (seed 001),
+// besides ExecutorPortPrefix<name> for each named port of the container:
+// HOST (the CNI address, else the agent's), BCS_NODE_ADDR (the agent's),
+// BCS_POD_ID and BCS_CNI_NAME (the CNI interface; empty in CNM modes).
+var ExecutorVariables = []string{"HOST", "BCS_NODE_ADDR", "BCS_POD_ID", "BCS_CNI_NAME"}
+
+// ExecutorPortPrefix starts the executor's variable of a named port: its
+// host port, else its container port.
+const ExecutorPortPrefix = "PORT_"
+
+// The variables an unknown one's error lists, as a manifest writes them.
+var (
+	processVariables = "${namespace}, ${processname}, ${instanceid}, ${hostip}, ${ports.<name>}, " +
+		"${work_base_dir}, ${run_base_dir}, ${scheduler_url}, ${workPath}, ${pidFile}"
+	containerVariables = "${bcs.namespace}, ${bcs.appname}, ${bcs.instanceid}, ${bcs.hostip}, ${bcs.ports.<name>}, " +
+		"${bcs.taskgroupid}, ${bcs.taskgroupname}, and the container executor's ${" + strings.Join(ExecutorVariables, "}, ${") +
+		"}, ${" + ExecutorPortPrefix + "<name>}"
+)
+
 func expandProcess(spec *ProcessSpec, inst Instance, base field.Path) (ProcessSpec, field.ErrorList) {
 	e := &expander{
 		vars: map[string]string{
@@ -93,6 +116,7 @@ func expandProcess(spec *ProcessSpec, inst Instance, base field.Path) (ProcessSp
 		},
 		portPrefix: "ports.",
 		ports:      inst.Ports,
+		known:      "a process knows " + processVariables,
 		refs: map[string]*fieldRef{
 			varWorkPath: {raw: spec.WorkPath, path: base.Child("workPath")},
 			varPidFile:  {raw: spec.PidFile, path: base.Child("pidFile")},
@@ -135,6 +159,14 @@ func expandContainer(c *Container, inst Instance, base field.Path) (Container, f
 		},
 		portPrefix: "bcs.ports.",
 		ports:      inst.Ports,
+		known:      "a container's env knows " + containerVariables,
+		executor:   map[string]bool{},
+	}
+	for _, name := range ExecutorVariables {
+		e.executor[name] = true
+	}
+	for _, p := range c.Ports {
+		e.executor[ExecutorPortPrefix+p.Name] = true
 	}
 	out := rewrite(reflect.ValueOf(*c), base, nil).Interface().(Container)
 	for i := range out.Env {
@@ -157,6 +189,10 @@ type expander struct {
 	vars       map[string]string
 	portPrefix string
 	ports      map[string]uint32
+	// known lists the variables, for the error naming an unknown one.
+	known string
+	// executor are the variables left as written for the executor.
+	executor   map[string]bool
 	refs       map[string]*fieldRef
 	cycleFound bool
 	// total is what expansion has produced so far; tooBig says
@@ -236,6 +272,13 @@ func (e *expander) lookup(p field.Path, name string, stack []string) string {
 	if v, ok := e.vars[name]; ok {
 		return v
 	}
+	if e.executor[name] {
+		return ref
+	}
+	if port, ok := strings.CutPrefix(name, ExecutorPortPrefix); ok && e.executor != nil {
+		e.fail(p, "unknown variable %q: the container has no port named %q", ref, port)
+		return ref
+	}
 	if port, ok := strings.CutPrefix(name, e.portPrefix); ok {
 		if v, ok := e.ports[port]; ok {
 			return strconv.FormatUint(uint64(v), 10)
@@ -243,7 +286,7 @@ func (e *expander) lookup(p field.Path, name string, stack []string) string {
 		e.fail(p, "unknown variable %q: no port named %q", ref, port)
 		return ref
 	}
-	e.fail(p, "unknown variable %q", ref)
+	e.fail(p, "unknown variable %q; %s", ref, e.known)
 	return ref
 }
 

@@ -129,7 +129,7 @@ func TestExpandProcessErrors(t *testing.T) {
 		want   []string
 	}{
 		{"unknown variable", func(s *manifest.ProcessSpec) { s.StartCmd = "./start.sh --address ${hospip}" }, nil,
-			[]string{`startCmd: unknown variable "${hospip}"`}},
+			[]string{`startCmd: unknown variable "${hospip}"` + processKnows}},
 		{"port without a number", func(s *manifest.ProcessSpec) {}, func(i *manifest.Instance) { delete(i.Ports, "http_port") }, []string{
 			`startCmd: unknown variable "${ports.http_port}": no port named "http_port"`,
 			`env[0].value: unknown variable "${ports.http_port}": no port named "http_port"`,
@@ -202,11 +202,22 @@ func TestExpandProcessMutualReference(t *testing.T) {
 	}
 }
 
+// What the error naming an unknown variable lists (issue 33: the known
+// variables, so that a typo can be fixed from the message).
+const (
+	processKnows = "; a process knows ${namespace}, ${processname}, ${instanceid}, ${hostip}, ${ports.<name>}, " +
+		"${work_base_dir}, ${run_base_dir}, ${scheduler_url}, ${workPath}, ${pidFile}"
+	containerKnows = "; a container's env knows ${bcs.namespace}, ${bcs.appname}, ${bcs.instanceid}, ${bcs.hostip}, " +
+		"${bcs.ports.<name>}, ${bcs.taskgroupid}, ${bcs.taskgroupname}, " +
+		"and the container executor's ${HOST}, ${BCS_NODE_ADDR}, ${BCS_POD_ID}, ${BCS_CNI_NAME}, ${PORT_<name>}"
+)
+
 func TestExpandContainer(t *testing.T) {
 	c := manifesttest.Container()
 	c.Env = append(c.Env,
 		manifest.ContainerEnv{Name: "all", Value: "${bcs.namespace}/${bcs.appname}/${bcs.instanceid}/${bcs.hostip}/${bcs.taskgroupid}/${bcs.taskgroupname}"},
 		manifest.ContainerEnv{Name: "executor", Value: "$HOST"},
+		manifest.ContainerEnv{Name: "executor-braced", Value: "${BCS_NODE_ADDR}:${PORT_http-port}"},
 	)
 	c.Args = []string{"${bcs.namespace}"}
 	before := snapshot(t, c)
@@ -218,7 +229,7 @@ func TestExpandContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"ns-a", "31005", "", "ns-a/app/3/10.0.0.8/3.app.ns-a.cluster.1700000000/3.app.ns-a", "$HOST"}
+	want := []string{"ns-a", "31005", "", "ns-a/app/3/10.0.0.8/3.app.ns-a.cluster.1700000000/3.app.ns-a", "$HOST", "${BCS_NODE_ADDR}:${PORT_http-port}"}
 	for i, w := range want {
 		if got.Env[i].Value != w {
 			t.Errorf("env[%d] = %q, want %q", i, got.Env[i].Value, w)

@@ -36,7 +36,7 @@ func TestBridgePodSharesNetwork(t *testing.T) {
 	web := containerTask("web", httpdScript)
 	web.Spec.Ports = []proto.Port{{Name: "http", ContainerPort: 8080, HostPort: hostPort}}
 	web.Spec.Env = []proto.EnvVar{{Name: "CONTAINERIP", Value: "$HOST"}, {Name: "RANDOMID", Value: "$BCS_POD_ID"}, {Name: "PLAIN", Value: "$OTHER"},
-		{Name: "BRACED", Value: "${HOST}"}, {Name: "IFACE", Value: "$BCS_CNI_NAME"}}
+		{Name: "BRACED", Value: "${HOST}"}, {Name: "IFACE", Value: "$BCS_CNI_NAME"}, {Name: "URL", Value: "http://${HOST}:${PORT_http}/"}}
 	web.Spec.Files = []proto.File{{Path: "/www/index.html", Content: []byte("hello from web\n"), ReadOnly: true}}
 	web.Spec.Container.Hostname = "gamesvr"
 	side := containerTask("side", "exec sleep 100000")
@@ -84,6 +84,7 @@ func TestBridgePodSharesNetwork(t *testing.T) {
 		fmt.Sprintf("PORT_http=%d", hostPort), "BCS_POD_ID=" + cfg.PodID, "BCS_NODE_ADDR=127.0.0.1",
 		"HOST=127.0.0.1", "CONTAINERIP=127.0.0.1", "RANDOMID=" + cfg.PodID, "PLAIN=$OTHER",
 		"BRACED=127.0.0.1", "IFACE=", // CNM: no CNI interface name, an empty one
+		fmt.Sprintf("URL=http://127.0.0.1:%d/", hostPort),
 	} {
 		if !strings.Contains(env.Output, want+"\n") {
 			t.Errorf("env lacks %q:\n%s", want, env.Output)

@@ -79,10 +79,11 @@ func (e containerEnv) injected(ports []proto.Port) [][2]string {
 }
 
 // buildEnv is the container environment: the injected variables, then the
-// task's own. A task value that is exactly "$NAME" or "${NAME}" of an
-// injected variable takes that variable's injected value, in every network
-// mode (seed 001, one level: the injected value, never another user
-// variable).
+// task's own. A task value that is exactly "$NAME" of an injected variable
+// takes that variable's injected value, in every network mode (seed 001,
+// one level: the injected value, never another user variable); so does
+// each "${NAME}" within a value, which the scheduler's manifest checks
+// let through (manifest.ExecutorVariables).
 func buildEnv(e containerEnv, spec *proto.TaskSpec) []string {
 	vars := e.injected(spec.Ports)
 	lookup := make(map[string]string, len(vars))
@@ -95,10 +96,37 @@ func buildEnv(e containerEnv, spec *proto.TaskSpec) []string {
 		value := ev.Value
 		if v, found := lookup[referenced(value)]; found {
 			value = v
+		} else {
+			value = replaceBraced(value, lookup)
 		}
 		out = append(out, ev.Name+"="+value)
 	}
 	return out
+}
+
+// replaceBraced replaces each "${NAME}" of value naming a variable of
+// vars; the rest of value stays as written.
+func replaceBraced(value string, vars map[string]string) string {
+	var b strings.Builder
+	for {
+		start := strings.Index(value, "${")
+		if start < 0 {
+			break
+		}
+		length := strings.IndexByte(value[start:], '}')
+		if length < 0 {
+			break
+		}
+		v, found := vars[value[start+2:start+length]]
+		if !found {
+			v = value[start : start+length+1]
+		}
+		b.WriteString(value[:start])
+		b.WriteString(v)
+		value = value[start+length+1:]
+	}
+	b.WriteString(value)
+	return b.String()
 }
 
 // referenced is the variable name a value is exactly a reference to,

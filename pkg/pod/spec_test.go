@@ -50,7 +50,8 @@ func TestCommandRules(t *testing.T) {
 }
 
 // Seed 001 env injection: "$HOST" / "$BCS_POD_ID" take the injected value,
-// one level only.
+// one level only; "${NAME}" of an injected variable within a value too
+// (issue 33: the docs' ${NAME}), others kept as written.
 func TestEnvSubstitution(t *testing.T) {
 	spec := &proto.TaskSpec{
 		Ports: []proto.Port{{Name: "http", ContainerPort: 80, HostPort: 31000}, {Name: "udp", ContainerPort: 9000}},
@@ -65,6 +66,7 @@ func TestEnvSubstitution(t *testing.T) {
 			{Name: "BRACED", Value: "${HOST}"},
 			{Name: "IFACE", Value: "$BCS_CNI_NAME"},
 			{Name: "UNCLOSED", Value: "${HOST"},
+			{Name: "WITHIN", Value: "http://${HOST}:${PORT_http}/${OTHER}/${BCS_NODE_ADDR}${BCS_POD_ID}"},
 		},
 	}
 	got := buildEnv(containerEnv{podID: "pod-1", nodeAddr: "10.0.0.5", hostIP: "10.1.0.9", cniName: "eth0"}, spec)
@@ -73,6 +75,7 @@ func TestEnvSubstitution(t *testing.T) {
 		"PORT_http=31000", "PORT_udp=9000",
 		"test_env=test_env", "CONTAINERIP=10.1.0.9", "RANDOMID=pod-1", "MYPORT=31000",
 		"HOST=$OtherENV", "NESTED=$CONTAINERIP", "PARTIAL=x$HOST", "BRACED=10.1.0.9", "IFACE=eth0", "UNCLOSED=${HOST",
+		"WITHIN=http://10.1.0.9:31000/${OTHER}/10.0.0.5pod-1",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("env\n got %q\nwant %q", got, want)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,10 +96,16 @@ func TestCNIPodHealthCheckOnContainerIP(t *testing.T) {
 	rt.Launch(context.Background(), []executor.Task{web, side}, rep)
 
 	for _, task := range []executor.Task{web, side} {
-		info := containerInfo(t, rep.awaitState(task.ID(), taskstate.Running))
+		running := rep.awaitState(task.ID(), taskstate.Running)
+		info := containerInfo(t, running)
 		_, subnet, _ := net.ParseCIDR("10.254.231.0/24")
 		if info.NetworkMode != "cni" || !subnet.Contains(net.ParseIP(info.IPAddress)) {
 			t.Errorf("task %q RUNNING data %+v, want a CNI address", task.ID(), info)
+		}
+		// The address goes in TaskStatus.container_status.network_infos
+		// too, where Mesos reports a container's IPs.
+		if !slices.Equal(running.IPAddresses, []string{info.IPAddress}) {
+			t.Errorf("task %q RUNNING addresses %v, want the pod's %s", task.ID(), running.IPAddresses, info.IPAddress)
 		}
 	}
 	rep.awaitHealthy(web.ID(), true)

@@ -92,6 +92,16 @@ func (g *group) getPod() *pod.Pod {
 
 func (g *group) push(r executor.Report) { g.rt.queue.push(g.rep, r) }
 
+// withContainer is r with the task's container as info describes it: the
+// data (proto.ContainerInfo) and its address.
+func withContainer(r executor.Report, info proto.ContainerInfo) executor.Report {
+	r.Data, _ = json.Marshal(info)
+	if info.IPAddress != "" {
+		r.IPAddresses = []string{info.IPAddress}
+	}
+	return r
+}
+
 // failAll fails every task of a group that never got a pod.
 func (g *group) failAll(reason mesos.TaskStatus_Reason, msg string) {
 	g.mu.Lock()
@@ -145,9 +155,7 @@ func (g *group) onUpdate(u pod.Update) {
 	}
 	if u.Info.ID != "" {
 		gt.info = u.Info
-		if data, err := json.Marshal(u.Info); err == nil {
-			r.Data = data
-		}
+		r = withContainer(r, u.Info)
 	}
 	if u.State.Terminal() {
 		gt.terminal, gt.stopping = true, true
@@ -230,8 +238,7 @@ func (g *group) rearm(taskID, msg string) {
 	}
 	gt.info = info
 	if msg != "" {
-		data, _ := json.Marshal(info)
-		g.push(executor.Report{TaskID: taskID, State: taskstate.Running, Message: msg, Data: data, Healthy: gt.lastHealthy})
+		g.push(withContainer(executor.Report{TaskID: taskID, State: taskstate.Running, Message: msg, Healthy: gt.lastHealthy}, info))
 	}
 	g.startHealthLocked(gt, info)
 }
@@ -250,8 +257,7 @@ func (g *group) reportStatus(taskID string) error {
 		return fmt.Errorf("task %q is not running: %w", taskID, errdefs.ErrConflict)
 	}
 	gt.info = info
-	data, _ := json.Marshal(info)
-	g.push(executor.Report{TaskID: taskID, State: taskstate.Running, Data: data, Healthy: gt.lastHealthy})
+	g.push(withContainer(executor.Report{TaskID: taskID, State: taskstate.Running, Healthy: gt.lastHealthy}, info))
 	return nil
 }
 
@@ -333,8 +339,7 @@ func (g *group) healthResult(ctx context.Context, gt *groupTask, i int, res heal
 		if !verdict {
 			msg = res.Message
 		}
-		data, _ := json.Marshal(gt.info)
-		g.push(executor.Report{TaskID: gt.t.ID(), State: taskstate.Running, Reason: &reason, Message: msg, Healthy: &verdict, Data: data})
+		g.push(withContainer(executor.Report{TaskID: gt.t.ID(), State: taskstate.Running, Reason: &reason, Message: msg, Healthy: &verdict}, gt.info))
 	}
 	g.mu.Unlock()
 }

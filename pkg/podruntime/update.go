@@ -2,7 +2,6 @@ package podruntime
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -88,8 +87,7 @@ func (g *group) apply(ctx context.Context, p *pod.Pod, u *proto.GroupUpdate) err
 			g.stopHealthLocked(gt)
 			unhealthy := false
 			gt.lastHealthy = &unhealthy
-			data, _ := json.Marshal(gt.info)
-			g.push(executor.Report{TaskID: id, State: taskstate.Running, Message: msg, Healthy: &unhealthy, Data: data})
+			g.push(withContainer(executor.Report{TaskID: id, State: taskstate.Running, Message: msg, Healthy: &unhealthy}, gt.info))
 		}
 	}
 	err = p.Update(ctx, plan, draining)
@@ -124,8 +122,7 @@ func (g *group) reportUpdated(p *pod.Pod, plan *pod.UpdatePlan, updateErr error)
 		}
 		gt.t.Spec = st.Spec
 		gt.info = info
-		data, _ := json.Marshal(info)
-		r := executor.Report{TaskID: st.TaskID, State: taskstate.Running, Data: data, Healthy: gt.lastHealthy}
+		r := withContainer(executor.Report{TaskID: st.TaskID, State: taskstate.Running, Healthy: gt.lastHealthy}, info)
 		if changed[st.TaskID] {
 			r.Message = updateOutcome(plan, info.Revision, updateErr)
 			if plan.Mode == proto.UpdateInPlace && len(st.Spec.HealthChecks) == 0 {

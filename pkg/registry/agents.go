@@ -130,11 +130,14 @@ const (
 
 // Engine is the engine's mode and who set it why.
 type Engine struct {
-	Mode      EngineMode `json:"mode"`
-	Reason    string     `json:"reason,omitempty"`
-	Since     time.Time  `json:"since"`
-	UpdatedAt time.Time  `json:"updatedAt"`
-	Revision  int64      `json:"-"`
+	Mode   EngineMode `json:"mode"`
+	Reason string     `json:"reason,omitempty"`
+	// By is the user who set it, as the API authenticated them; "" when
+	// it does not authenticate.
+	By        string    `json:"by,omitempty"`
+	Since     time.Time `json:"since"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	Revision  int64     `json:"-"`
 }
 
 // ParseEngineMode checks a mode's name.
@@ -159,9 +162,9 @@ func (r *Registry) GetEngine(ctx context.Context) (*Engine, error) {
 	return &e, nil
 }
 
-// SetEngine sets the engine's mode; Since is kept when the mode does not
-// change.
-func (r *Registry) SetEngine(ctx context.Context, mode EngineMode, reason string) (*Engine, error) {
+// SetEngine sets the engine's mode, for reason, by a user (as
+// Engine.By); Since is kept when the mode does not change.
+func (r *Registry) SetEngine(ctx context.Context, mode EngineMode, reason, by string) (*Engine, error) {
 	for {
 		e, err := r.GetEngine(ctx)
 		if err != nil {
@@ -171,7 +174,7 @@ func (r *Registry) SetEngine(ctx context.Context, mode EngineMode, reason string
 		if e.Mode != mode || e.Since.IsZero() {
 			e.Since = now
 		}
-		e.Mode, e.Reason, e.UpdatedAt = mode, reason, now
+		e.Mode, e.Reason, e.By, e.UpdatedAt = mode, reason, by, now
 		if e.Revision == 0 {
 			e.Revision, err = store.CreateJSON(ctx, r.store, store.EngineKey, e)
 		} else {

@@ -614,7 +614,10 @@ func (r *Registry) TaskGroups(ctx context.Context, namespace, app string) ([]*Ta
 // RemoteCheckResult is the last verdict of one REMOTE_* check of an
 // instance.
 type RemoteCheckResult struct {
-	Name    string `json:"name"`
+	Name string `json:"name"`
+	// Address is what the check probed (host:port): the address a client
+	// of the instance uses in its network mode.
+	Address string `json:"address,omitempty"`
 	Healthy bool   `json:"healthy"`
 	Message string `json:"message,omitempty"`
 }

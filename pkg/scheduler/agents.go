@@ -2,8 +2,10 @@ package scheduler
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
@@ -13,25 +15,80 @@ import (
 // no new instance; a draining one is emptied one move at a time; a drift
 // moves chosen instances; and while the engine does not act (maintenance,
 // stopped) nothing is launched or killed — the inputs are kept and acted
-// on when it runs again.
+// on when it runs again; the instances wanted meanwhile are added,
+// Pending, and they and their applications say why they wait.
 
 // acting reports whether the engine launches and kills.
-func (c *Core) acting() bool { return c.engine == registry.EngineRunning }
+func (c *Core) acting() bool { return c.engine.Mode == registry.EngineRunning }
 
-// engineChanged takes the engine's new mode; back to running, every
-// application is brought to its record.
-func (c *Core) engineChanged(mode registry.EngineMode) {
-	if mode == "" || mode == c.engine {
+// engineChanged takes the engine's new record (mode "" is running); back
+// to running, every application is brought to its record. The instances
+// waiting to launch and their applications say why they wait while it
+// does not act (engineWait).
+func (c *Core) engineChanged(e registry.Engine) {
+	e.Mode = cmp.Or(e.Mode, registry.EngineRunning)
+	if e == c.engine {
 		return
 	}
-	was := c.acting()
-	c.engine = mode
-	c.logf("engine mode", "mode", mode)
+	was, wasWait := c.acting(), c.engineWait()
+	if e.Mode != c.engine.Mode {
+		c.logf("engine mode", "mode", e.Mode)
+	}
+	c.engine = e
+	c.markEngineWait(wasWait)
 	if !was && c.acting() {
 		for _, a := range c.sortedApps() {
 			c.replan(a)
 			c.reconcileApp(a)
 		}
+	}
+}
+
+// engineWait is why nothing launches while the engine does not act: its
+// mode, since when, who set it and why ("" while it acts).
+func (c *Core) engineWait() string {
+	if c.acting() {
+		return ""
+	}
+	s := fmt.Sprintf("the engine is in %s since %s", c.engine.Mode, c.engine.Since.UTC().Format(time.RFC3339))
+	if c.engine.By != "" {
+		s += ", set by " + c.engine.By
+	}
+	if c.engine.Reason != "" {
+		s += ": " + c.engine.Reason
+	}
+	return s
+}
+
+// waitingMessage is what an instance waiting to launch says of the
+// engine ("" while it acts).
+func (c *Core) waitingMessage() string {
+	if w := c.engineWait(); w != "" {
+		return "waiting to launch: " + w
+	}
+	return ""
+}
+
+// markEngineWait has the instances waiting to launch say why, in place
+// of what they said of the engine before (was, an engineWait) or
+// nothing; their applications' statuses are computed again.
+func (c *Core) markEngineWait(was string) {
+	wasMessage := ""
+	if was != "" {
+		wasMessage = "waiting to launch: " + was
+	}
+	message := c.waitingMessage()
+	if message == wasMessage {
+		return
+	}
+	for _, inst := range slices.SortedFunc(maps.Keys(c.pendingSet), byInstance) {
+		if inst.rec.Message == wasMessage || inst.rec.Message == "" {
+			inst.rec.Message = message
+			c.persist(inst)
+		}
+	}
+	for _, a := range c.sortedApps() {
+		c.touched[a] = true
 	}
 }
 
@@ -136,8 +193,8 @@ func (c *Core) drift(d Drift) {
 // settings: removed).
 type AgentSettingsChanged struct{ Settings *registry.AgentSettings }
 
-// EngineChanged: the engine's mode was set.
-type EngineChanged struct{ Mode registry.EngineMode }
+// EngineChanged: the engine's mode was set (its record: who set it, since when, why).
+type EngineChanged struct{ Engine registry.Engine }
 
 func (AgentSettingsChanged) input() {}
 func (EngineChanged) input()        {}

@@ -35,10 +35,13 @@ func (c *Core) appStatus(a *app) AppStatus {
 	if a.daemon() {
 		st.Daemonset, st.Desired = true, replicas
 	}
-	running, stopped := 0, 0
+	running, stopped, pending := 0, 0, 0
 	var failed *instance // the lowest ID failed or waiting
 	for _, inst := range a.instances {
 		wanted := a.daemon() || inst.rec.Index < replicas
+		if inst.phase() == PhasePending {
+			pending++
+		}
 		switch {
 		case wanted && (inst.phase() == PhaseRunning || inst.successor != nil && inst.successor.phase() == PhaseRunning):
 			running++
@@ -75,6 +78,9 @@ func (c *Core) appStatus(a *app) AppStatus {
 		st.State, st.Message = registry.AppDeploying, fmt.Sprintf("%d/%d instances running", running, replicas)
 		if stopped > 0 {
 			st.Message += fmt.Sprintf(", %d stopped", stopped)
+		}
+		if wait := c.engineWait(); wait != "" && pending > 0 {
+			st.Message += fmt.Sprintf("; %d waiting to launch: %s", pending, wait)
 		}
 	}
 	return st

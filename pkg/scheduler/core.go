@@ -175,7 +175,7 @@ type Core struct {
 	// settings are the operator's agent settings by hostname (agents.go);
 	// engine is the engine's mode.
 	settings map[string]*registry.AgentSettings
-	engine   registry.EngineMode
+	engine   registry.Engine
 	// moving are the instances with a move queued or under way.
 	moving map[*instance]bool
 	// maintenance are the agents' announced maintenance windows, by
@@ -303,7 +303,7 @@ func NewCore(cfg Config) (*Core, error) {
 		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{}, refs: newReferences(),
 		dirty: map[*app]bool{}, touched: map[*app]bool{}, pendingSet: map[*instance]time.Time{}, launching: map[*instance]time.Time{}, written: map[*instance]int{},
 		hookRuns: map[string]*registry.HookRun{}, preDeleting: map[*instance]bool{},
-		settings: map[string]*registry.AgentSettings{}, engine: registry.EngineRunning, moving: map[*instance]bool{}, maintenance: map[string]*maintenanceWindow{},
+		settings: map[string]*registry.AgentSettings{}, engine: registry.Engine{Mode: registry.EngineRunning}, moving: map[*instance]bool{}, maintenance: map[string]*maintenanceWindow{},
 		windowsChanged: map[string]string{},
 		notices:        map[*instance][]registry.Notice{},
 		deps:           newDependsState(),
@@ -361,7 +361,7 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.agentSettingsChanged(in.Settings)
 		c.agentsChanged()
 	case EngineChanged:
-		c.engineChanged(in.Mode)
+		c.engineChanged(in.Engine)
 	case Tick:
 		c.tick()
 		if len(c.maintenance) > 0 {
@@ -508,7 +508,7 @@ func (c *Core) restore(in Restore) {
 	for _, s := range in.AgentSettings {
 		c.settings[s.Hostname] = s
 	}
-	if in.Engine != "" {
+	if in.Engine.Mode != "" {
 		c.engine = in.Engine
 	}
 	for _, obj := range in.Objects {
@@ -572,9 +572,7 @@ func (c *Core) restore(in Restore) {
 	c.restoreSweeps(in.Sweeps)
 	for _, a := range c.sortedApps() {
 		c.replan(a)
-		if c.acting() {
-			c.reconcileApp(a)
-		}
+		c.reconcileApp(a)
 	}
 }
 
@@ -597,9 +595,7 @@ func (c *Core) appChanged(rec *registry.App) {
 	if changed {
 		c.retryAfterChange(a)
 	}
-	if c.acting() {
-		c.reconcileApp(a)
-	}
+	c.reconcileApp(a)
 }
 
 // ownStatus reports whether rec differs from a's record only by the
@@ -651,14 +647,20 @@ func (c *Core) appRemoved(namespace, name string) {
 	}
 	// Removed behind our back: nothing may keep running for it.
 	a.rec.State = registry.AppDeleting
-	if c.acting() {
-		c.reconcileApp(a)
-	}
+	c.reconcileApp(a)
 }
 
 // reconcileApp brings an application's instances to its record: as many
-// as wanted, none for a deleted one.
+// as wanted, none for a deleted one. While the engine does not act, it
+// only adds the instances wanted, which wait to launch (listed, and
+// saying why); the rest waits until it acts again.
 func (c *Core) reconcileApp(a *app) {
+	if !c.acting() {
+		if a.rec.State != registry.AppDeleting && !a.daemon() {
+			c.addWanted(a)
+		}
+		return
+	}
 	if a.rec.State == registry.AppDeleting {
 		for _, inst := range a.sortedInstances() {
 			c.kill(inst, KillDelete)
@@ -673,10 +675,26 @@ func (c *Core) reconcileApp(a *app) {
 		return
 	}
 	c.followAppStop(a)
+	want := c.addWanted(a)
+	// Scale down from the highest instance ID (surge instances first).
+	if a.tmpl != nil && len(a.instances) <= want {
+		return // every ID below want exists: none above it
+	}
+	for _, inst := range slices.Backward(a.sortedInstances()) {
+		if inst.rec.Index >= want {
+			c.kill(inst, KillScaleDown)
+		}
+	}
+}
+
+// addWanted adds the instances an application wants that it lacks,
+// Pending, and returns how many it wants.
+func (c *Core) addWanted(a *app) int {
 	want := a.rec.Instances + a.plan.Surge
 	for i := 0; i < want; i++ {
 		if a.instances[i] == nil && a.tmpl != nil {
-			inst := &instance{app: a, rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: i, Phase: string(PhasePending)}}
+			inst := &instance{app: a, rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: i, Phase: string(PhasePending),
+				Message: c.waitingMessage()}}
 			if a.rec.Stopped {
 				// A stopped application's new instances are defined, and stopped.
 				inst.rec.Phase, inst.rec.StoppedWithApp, inst.rec.Message = string(PhaseStopped), true, "stopped"
@@ -687,15 +705,7 @@ func (c *Core) reconcileApp(a *app) {
 			c.persist(inst)
 		}
 	}
-	// Scale down from the highest instance ID (surge instances first).
-	if a.tmpl != nil && len(a.instances) <= want {
-		return // every ID below want exists: none above it
-	}
-	for _, inst := range slices.Backward(a.sortedInstances()) {
-		if inst.rec.Index >= want {
-			c.kill(inst, KillScaleDown)
-		}
-	}
+	return want
 }
 
 // kill stops an instance for reason (delete, scale-down, update, move).

@@ -49,7 +49,9 @@
 // (offers kept or declined, SUPPRESS/REVIVE, what each agent has free),
 // placement.go (matching pending instances, and why those left wait),
 // plan.go (what a manifest would do: POST /v1/plan), launch.go (ACCEPT and LAUNCH_GROUP), status.go
-// (task status updates), restart.go (the restart policy), remotehealth.go,
+// (task status updates), restart.go (the restart policy), remotehealth.go
+// (REMOTE_* checks, probed where a client reaches the instance: a CNI or
+// USER pod's own IP, as its status reports it, else its agent),
 // appstatus.go, operate.go (restart, reload, reschedule, stop, start), references.go
 // (configmaps, secrets, depends objects), rollouts.go and update.go
 // (updates), sweep.go, notices.go (what the notify callbacks are told),

@@ -25,6 +25,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
+	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosconn"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
@@ -345,7 +346,7 @@ func (d *Driver) run(ctx context.Context) error {
 		afterRestore = append(afterRestore, failed...)
 	}
 	if err := d.step(ctx, Restore{FrameworkID: fwID, Apps: apps, Groups: groups, Sweeps: sweeps, Rollouts: rollouts,
-		HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: engine.Mode, Identities: identities}); err != nil {
+		HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: *engine, Identities: identities}); err != nil {
 		return err
 	}
 	for _, in := range afterRestore {
@@ -446,7 +447,7 @@ func (d *Driver) run(ctx context.Context) error {
 			}
 			// Stopped, the framework leaves Mesos (its tasks keep running
 			// for the failover timeout); started, it subscribes again.
-			if mode := in.(EngineChanged).Mode; mode == registry.EngineStopped && sub.running() {
+			if mode := in.(EngineChanged).Engine.Mode; mode == registry.EngineStopped && sub.running() {
 				sub.stop()
 				d.caller = nil
 				if err := d.step(ctx, Disconnected{}); err != nil {
@@ -609,13 +610,13 @@ func settingsInput(we store.Event) (Input, error) {
 
 func engineInput(we store.Event) (Input, error) {
 	if we.Type == store.EventDelete {
-		return EngineChanged{Mode: registry.EngineRunning}, nil
+		return EngineChanged{Engine: registry.Engine{Mode: registry.EngineRunning}}, nil
 	}
 	var e registry.Engine
 	if err := json.Unmarshal(we.Entry.Value, &e); err != nil {
 		return nil, err
 	}
-	return EngineChanged{Mode: e.Mode}, nil
+	return EngineChanged{Engine: e}, nil
 }
 
 // referencedKind is a kind of object launches inject, with its key kind.
@@ -992,20 +993,31 @@ func (d *Driver) changeChecks(ctx context.Context, change CheckChange) {
 	}
 	checkCtx, cancel := context.WithCancel(ctx)
 	d.checks[change.TaskGroupID] = cancel
-	for i, check := range change.Checks {
-		prober, err := healthcheck.NewProber(check, change.Host, nil, nil, d.probes.dial(change.Namespace))
+	for i, probe := range change.Checks {
+		address := probe.Address()
+		prober, err := remoteProber(probe, d.probes.dial(change.Namespace))
 		if err != nil {
-			d.report(checkCtx, RemoteHealth{TaskGroupID: change.TaskGroupID, Check: i, Message: err.Error()})
+			d.report(checkCtx, RemoteHealth{TaskGroupID: change.TaskGroupID, Check: i, Address: address, Message: err.Error()})
 			continue
 		}
-		checker := &healthcheck.Checker{Prober: prober, Policy: healthcheck.PolicyOf(check)}
+		checker := &healthcheck.Checker{Prober: prober, Policy: healthcheck.PolicyOf(probe.Check)}
 		go checker.Run(checkCtx, func(r healthcheck.Result) {
 			if r.InGrace {
 				return
 			}
-			d.report(checkCtx, RemoteHealth{TaskGroupID: change.TaskGroupID, Check: i, Healthy: r.Healthy, Message: r.Message, Kill: r.Kill})
+			d.report(checkCtx, RemoteHealth{TaskGroupID: change.TaskGroupID, Check: i, Address: address, Healthy: r.Healthy, Message: r.Message, Kill: r.Kill})
 		})
 	}
+}
+
+// remoteProber probes what probe names, connecting through dial; an
+// instance with no address yet (a pod whose IP its executor has not
+// reported) is an error that says so.
+func remoteProber(probe launch.RemoteProbe, dial healthcheck.DialFunc) (healthcheck.Prober, error) {
+	if probe.Host == "" {
+		return nil, fmt.Errorf("%s health check: the instance has no address to probe yet: %w", probe.Check.Type, errdefs.ErrUnavailable)
+	}
+	return healthcheck.NewProber(probe.Check, probe.Host, nil, nil, dial)
 }
 
 func (d *Driver) report(ctx context.Context, h RemoteHealth) {

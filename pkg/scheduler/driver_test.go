@@ -342,8 +342,9 @@ func TestDriverRemoteHealthChecks(t *testing.T) {
 	}
 	// Issue 16: each check by name with its own verdict; healthy once
 	// both pass.
-	want := []registry.RemoteCheckResult{{Name: fmt.Sprintf("REMOTE_TCP %d", port), Healthy: true},
-		{Name: fmt.Sprintf("REMOTE_HTTP %d /ready", httpPort), Healthy: true}}
+	// A process is probed on its agent's address, which each result names.
+	want := []registry.RemoteCheckResult{{Name: fmt.Sprintf("REMOTE_TCP %d", port), Address: fmt.Sprintf("localhost:%d", port), Healthy: true},
+		{Name: fmt.Sprintf("REMOTE_HTTP %d /ready", httpPort), Address: fmt.Sprintf("localhost:%d", httpPort), Healthy: true}}
 	s.eventually("both remote checks healthy", func() (bool, string) {
 		g := s.groups("checked")
 		if len(g) != 1 {

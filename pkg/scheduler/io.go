@@ -6,6 +6,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/proto"
@@ -29,9 +30,9 @@ type Restore struct {
 	// the depends objects of dependency pods.
 	Objects []manifest.Object
 	// AgentSettings are the operator's settings of agents; Engine the
-	// engine's mode ("" is running).
+	// engine's record (mode "" is running).
 	AgentSettings []*registry.AgentSettings
-	Engine        registry.EngineMode
+	Engine        registry.Engine
 	// Identities are the namespaces' identities on the agents, by
 	// namespace (Config.Identities).
 	Identities map[string]*proto.Identity
@@ -122,7 +123,9 @@ type Tick struct{}
 type RemoteHealth struct {
 	TaskGroupID string
 	// Check is the check's index among the template's remote checks.
-	Check   int
+	Check int
+	// Address is what the check probed (host:port).
+	Address string
 	Healthy bool
 	Message string
 	// Kill: consecutiveFailures was reached.
@@ -168,12 +171,12 @@ type LogLine struct {
 
 // CheckChange starts (Checks set) or stops (Checks nil) the remote health
 // checks of a task group of Namespace, whose probes hold to its egress
-// policy's endpoints. Results come back as RemoteHealth.
+// policy's endpoints; starting them again replaces those running.
+// Results come back as RemoteHealth.
 type CheckChange struct {
 	TaskGroupID string
 	Namespace   string
-	Host        string
-	Checks      []proto.HealthCheck
+	Checks      []launch.RemoteProbe
 }
 
 // Write is one record to persist; exactly one field is set, but for

@@ -97,12 +97,12 @@ func (c *Core) countRestart(inst *instance) {
 }
 
 // checkIP tells that a container launch in a CNI network runs without an
-// IP: the RUNNING status's data (the container executor's
-// proto.ContainerInfo) names none. A status without data (the master's
-// answer to a reconciliation) says nothing about it.
+// IP: neither the RUNNING status's container_status nor its data (the
+// container executor's proto.ContainerInfo) names one. A status without
+// data (the master's answer to a reconciliation) says nothing about it.
 func (c *Core) checkIP(inst *instance, st mesos.TaskStatus) {
 	network, isCNI := strings.CutSuffix(inst.rec.Network, "/cni")
-	if !isCNI || len(st.Data) == 0 {
+	if !isCNI || len(st.Data) == 0 || statusIP(st) != "" {
 		return
 	}
 	var info proto.ContainerInfo

@@ -264,7 +264,7 @@ func (pl *planner) move(inst *instance, want plan.Instance, t *launch.Template) 
 func (c *Core) planWarnings() []string {
 	var out []string
 	if !c.acting() {
-		out = append(out, fmt.Sprintf("the engine is %s: nothing is launched, killed or updated until it runs", c.engine))
+		out = append(out, fmt.Sprintf("the engine is %s: nothing is launched, killed or updated until it runs", c.engine.Mode))
 	}
 	if len(c.agents) == 0 {
 		out = append(out, "no agent has offered since the scheduler started: no placement is known")

@@ -1,15 +1,30 @@
 package scheduler
 
-import "github.com/bcs-mesos/bcs-mesos/pkg/registry"
+import (
+	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+)
 
 // startRemoteChecks asks the driver to run the instance's REMOTE_* checks
-// against its agent.
+// against the address its clients use (launch.Template.RemoteProbes).
 func (c *Core) startRemoteChecks(inst *instance) {
 	tmpl := inst.template()
 	if tmpl == nil || len(tmpl.RemoteChecks) == 0 {
 		return
 	}
-	c.out.Checks = append(c.out.Checks, CheckChange{TaskGroupID: inst.rec.ID, Namespace: inst.rec.Namespace, Host: inst.rec.HostIP, Checks: tmpl.RemoteProbes(inst.rec.Ports.Map())})
+	addr := launch.InstanceAddress{HostIP: inst.rec.HostIP, PodIP: podIP(&inst.rec), HostPorts: inst.rec.Ports.Map()}
+	c.out.Checks = append(c.out.Checks, CheckChange{TaskGroupID: inst.rec.ID, Namespace: inst.rec.Namespace, Checks: tmpl.RemoteProbes(addr)})
+}
+
+// podIP is the pod's address as its container executor last reported
+// it: the tasks of a pod share one network.
+func podIP(g *registry.TaskGroup) string {
+	for _, t := range g.Tasks {
+		if t.Container != nil && t.Container.IPAddress != "" {
+			return t.Container.IPAddress
+		}
+	}
+	return ""
 }
 
 func (c *Core) stopRemoteChecks(inst *instance) {
@@ -34,7 +49,7 @@ func (c *Core) remoteHealth(h RemoteHealth) {
 	if len(inst.rec.RemoteChecks) != len(tmpl.RemoteChecks) {
 		inst.rec.RemoteChecks = make([]registry.RemoteCheckResult, len(tmpl.RemoteChecks))
 	}
-	inst.rec.RemoteChecks[h.Check] = registry.RemoteCheckResult{Name: tmpl.RemoteChecks[h.Check].Name(), Healthy: h.Healthy, Message: h.Message}
+	inst.rec.RemoteChecks[h.Check] = registry.RemoteCheckResult{Name: tmpl.RemoteChecks[h.Check].Name(), Address: h.Address, Healthy: h.Healthy, Message: h.Message}
 	inst.rec.RemoteHealthy, inst.rec.RemoteMessage = nil, ""
 	passed := 0
 	for _, r := range inst.rec.RemoteChecks {

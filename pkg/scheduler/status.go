@@ -60,7 +60,8 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 	if rev := proto.RevisionOf(st.Data); rev != 0 {
 		task.Revision = rev
 	}
-	keepExecutorReport(task, inst.rec.Network == launch.NetworkProcess, st.Data)
+	wasIP := podIP(&inst.rec)
+	keepExecutorReport(task, inst.rec.Network == launch.NetworkProcess, st)
 	inst.rec.Healthy = groupHealth(inst)
 	inst.rec.State = groupState(inst).String()
 
@@ -71,6 +72,9 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 	} else if inst.phase() == PhaseLaunched && allRunning(inst) {
 		c.nowRunning(inst)
 		c.checkIP(inst, st)
+	} else if inst.phase() == PhaseRunning && podIP(&inst.rec) != wasIP {
+		// Re-created in place with a new address: probe that one.
+		c.startRemoteChecks(inst)
 	}
 	c.updateApplied(inst)
 	if c.attached(inst) && (len(c.notices[inst]) != notices || !reflect.DeepEqual(c.record(inst), was)) {
@@ -272,9 +276,15 @@ func statusMessage(st mesos.TaskStatus) string {
 
 // keepExecutorReport keeps on task what its executor reports of it in
 // TaskStatus.data: proto.ProcessInfo of a process, proto.ContainerInfo
-// of a container. A status without data (the master's, to a
-// reconciliation) or with data we cannot read keeps the last report.
-func keepExecutorReport(task *registry.TaskRecord, process bool, data []byte) {
+// of a container, whose address TaskStatus.container_status names too,
+// as Mesos reports a container's (statusIP). A status without either
+// (the master's, to a reconciliation, may keep container_status) or with
+// data we cannot read keeps the last report.
+func keepExecutorReport(task *registry.TaskRecord, process bool, st mesos.TaskStatus) {
+	if !process {
+		defer keepStatusIP(task, st)
+	}
+	data := st.Data
 	if len(data) == 0 {
 		return
 	}
@@ -297,4 +307,31 @@ func keepExecutorReport(task *registry.TaskRecord, process bool, data []byte) {
 		c.ExitCode = &info.ExitCode
 	}
 	task.Container = c
+}
+
+// keepStatusIP keeps the container address st's container_status names.
+func keepStatusIP(task *registry.TaskRecord, st mesos.TaskStatus) {
+	ip := statusIP(st)
+	if ip == "" {
+		return
+	}
+	var c registry.ContainerStatus
+	if task.Container != nil {
+		c = *task.Container // stored records are never changed in place
+	}
+	c.IPAddress = ip
+	task.Container = &c
+}
+
+// statusIP is the first address in st.container_status.network_infos,
+// where Mesos reports the addresses of a task's container.
+func statusIP(st mesos.TaskStatus) string {
+	for _, network := range st.GetContainerStatus().GetNetworkInfos() {
+		for _, a := range network.IPAddresses {
+			if ip := a.GetIPAddress(); ip != "" {
+				return ip
+			}
+		}
+	}
+	return ""
 }

@@ -20,7 +20,8 @@ import (
 //	taint HOST KEY=VALUE | untaint HOST
 //	drain HOST [force=true] | undrain HOST
 //	drift from=HOST [to=HOST] [app=NS/NAME] [index=N] [force=true]
-//	engine running|maintenance|stopped
+//	engine running|maintenance|stopped [by=USER reason=R]   set the engine's mode (since now
+//	                    when it changes)
 //	inverse AGENT [unavailable=START:DURATION]   an inverse offer io-N for the agent
 //	                    (seconds from the script's start; default 0:3600)
 //	rescindinverse ID
@@ -61,8 +62,11 @@ func (h *Harness) runAgents(f []string, args map[string]string) (lines []string,
 		}
 		return h.step(d), true
 	case "engine":
-		h.engine = registry.EngineMode(f[1])
-		return h.step(scheduler.EngineChanged{Mode: h.engine}), true
+		if h.engine.Mode != registry.EngineMode(f[1]) {
+			h.engine.Since = h.now
+		}
+		h.engine.Mode, h.engine.By, h.engine.Reason = registry.EngineMode(f[1]), args["by"], args["reason"]
+		return h.step(scheduler.EngineChanged{Engine: h.engine}), true
 	case "inverse":
 		h.offerNo++
 		u := h.unavailability(cmp.Or(args["unavailable"], "0:3600"))

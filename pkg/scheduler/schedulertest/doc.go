@@ -12,8 +12,9 @@
 //	    depends=NAME[:namespace][,NS/NAME[:node]...] created=now]   created=now: the record's
 //	                    creation time is the clock's, and its task IDs carry its incarnation
 //	                    (without, the record has none and its IDs read namespace_app_index_launch)
-//	container NS/NAME instances=N [cni=NETWORK sidecar=true policy=P ...]  the fixture container
-//	                    application (sidecar: a second container, without checks)
+//	container NS/NAME instances=N [cni=NETWORK sidecar=true remote=tcp,http policy=P ...]  the
+//	                    fixture container application (sidecar: a second container, without
+//	                    checks; remote: as apps', on the first container's port)
 //	agents N            agents agent-1..N (hostname host-N, idc attribute)
 //	subscribe           SUBSCRIBED
 //	offers [AGENT ...] [ports=B-E] [cpus=C] [url=IP:PORT]  one full offer from every (or the named) agent
@@ -27,7 +28,8 @@
 //	scale NS/NAME N [force=true] | delete NS/NAME | update NS/NAME (a new version, same spec)
 //	operate NS/NAME IDX OP   restart, reload, reschedule, stop or start the current launch
 //	stopapp|startapp NS/NAME   the operator stops or starts the application (App.Stopped)
-//	health NS/NAME IDX healthy|unhealthy|kill [check=N]   a remote check's verdict
+//	health NS/NAME IDX healthy|unhealthy|kill [check=N addr=HOST:PORT]   a remote check's
+//	                    verdict (addr: what the driver probed)
 //	                    (apps take remote=tcp,http: a REMOTE_TCP and a REMOTE_HTTP check)
 //	rescind OFFERID
 //	restart [max-launching=N] [identities=on]  a new Core restored from the store, as
@@ -64,8 +66,9 @@
 // watch would bring is stepped right after, its lines following.
 //
 // status also takes revision=N, the revision the executor reports in
-// TaskStatus.data, and ip=ADDR (empty for none), the container's address
-// it reports there in a CNI network. Rollouts are shown ("store rollout …") for
+// TaskStatus.data, ip=ADDR (empty for none), the container's address
+// it reports there in a CNI network, and netip=ADDR, an address in
+// TaskStatus.container_status.network_infos, as Mesos reports it. Rollouts are shown ("store rollout …") for
 // deployments, and only when what is shown changed.
 //
 // It is test support: production code must not import it, and it must not

@@ -48,7 +48,7 @@ type Harness struct {
 	fwID   string
 	// settings are the agents' settings by hostname; engine the mode.
 	settings map[string]*registry.AgentSettings
-	engine   registry.EngineMode
+	engine   registry.Engine
 	agents   int
 	offerNo  int
 	uuid     int
@@ -188,9 +188,9 @@ func (h *Harness) step(in scheduler.Input) []string {
 		}
 		var checks []string
 		for _, c := range ch.Checks {
-			checks = append(checks, fmt.Sprintf("%s:%d", c.Type, c.Port))
+			checks = append(checks, c.Check.Type+" "+c.Address())
 		}
-		lines = append(lines, fmt.Sprintf("check start %s on %s %s", ch.TaskGroupID, ch.Host, strings.Join(checks, " ")))
+		lines = append(lines, fmt.Sprintf("check start %s: %s", ch.TaskGroupID, strings.Join(checks, ", ")))
 	}
 	for _, waited := range out.Running {
 		lines = append(lines, fmt.Sprintf("running %v after wanted", waited))
@@ -496,7 +496,7 @@ func (h *Harness) Run(command string) []string {
 		return h.step(scheduler.AppChanged{App: &cp})
 	case "health":
 		g := h.groups[f[1]+"/"+f[2]]
-		return h.step(scheduler.RemoteHealth{TaskGroupID: g.ID, Check: atoi(args["check"], 0), Healthy: f[3] == "healthy", Kill: f[3] == "kill",
+		return h.step(scheduler.RemoteHealth{TaskGroupID: g.ID, Check: atoi(args["check"], 0), Address: args["addr"], Healthy: f[3] == "healthy", Kill: f[3] == "kill",
 			Message: map[bool]string{true: "", false: "connection refused"}[f[3] == "healthy"]})
 	case "operate":
 		g := h.groups[f[1]+"/"+f[2]]
@@ -600,6 +600,8 @@ func (h *Harness) createContainerApp(key string, args map[string]string) *regist
 		sidecar.Ports, sidecar.HealthChecks, sidecar.Env, sidecar.Volumes = nil, nil, nil, nil
 		a.Spec.Template.Spec.Containers = append(a.Spec.Template.Spec.Containers, sidecar)
 	}
+	main := &a.Spec.Template.Spec.Containers[0]
+	main.HealthChecks = append(main.HealthChecks, remoteChecks(args["remote"], main.Ports[0].Name)...)
 	if errs := a.Validate(manifesttest.NewResolver()); len(errs) > 0 {
 		h.t.Fatalf("scenario app invalid: %v", errs)
 	}
@@ -610,6 +612,23 @@ func (h *Harness) createContainerApp(key string, args map[string]string) *regist
 	h.history[key], h.generations[key] = [][]byte{spec}, []int{0}
 	cp := *rec
 	return &cp
+}
+
+// remoteChecks are the checks of remote=tcp,http on the port named port:
+// a REMOTE_TCP and a REMOTE_HTTP check.
+func remoteChecks(remote, port string) []manifest.HealthCheck {
+	var checks []manifest.HealthCheck
+	for _, typ := range strings.Split(remote, ",") {
+		switch typ {
+		case "tcp":
+			checks = append(checks, manifest.HealthCheck{Type: manifest.CheckRemoteTCP, IntervalSeconds: 5, TimeoutSeconds: 1,
+				ConsecutiveFailures: 2, TCP: &manifest.TCPCheck{PortName: port}})
+		case "http":
+			checks = append(checks, manifest.HealthCheck{Type: manifest.CheckRemoteHTTP, IntervalSeconds: 5, TimeoutSeconds: 1,
+				ConsecutiveFailures: 2, HTTP: &manifest.HTTPCheck{Scheme: "http", PortName: port, Path: "/ready"}})
+		}
+	}
+	return checks
 }
 
 // process is the fixture process application with the command's options.
@@ -623,17 +642,7 @@ func (h *Harness) process(key string, args map[string]string) *manifest.Process 
 	proc := &p.Spec.Template.Spec.Processes[0]
 	proc.Ports = []manifest.ProcessPort{{Name: "http_port", Protocol: "HTTP"}}
 	proc.StartCmd = "./start.sh --port ${ports.http_port}"
-	proc.HealthChecks = nil
-	for _, remote := range strings.Split(args["remote"], ",") {
-		switch remote {
-		case "tcp":
-			proc.HealthChecks = append(proc.HealthChecks, manifest.HealthCheck{Type: manifest.CheckRemoteTCP, IntervalSeconds: 5, TimeoutSeconds: 1,
-				ConsecutiveFailures: 2, TCP: &manifest.TCPCheck{PortName: "http_port"}})
-		case "http":
-			proc.HealthChecks = append(proc.HealthChecks, manifest.HealthCheck{Type: manifest.CheckRemoteHTTP, IntervalSeconds: 5, TimeoutSeconds: 1,
-				ConsecutiveFailures: 2, HTTP: &manifest.HTTPCheck{Scheme: "http", PortName: "http_port", Path: "/ready"}})
-		}
-	}
+	proc.HealthChecks = remoteChecks(args["remote"], "http_port")
 	if args["checks"] == "http" {
 		proc.HealthChecks = append(proc.HealthChecks, manifest.HealthCheck{Type: manifest.CheckHTTP, IntervalSeconds: 5, TimeoutSeconds: 1,
 			ConsecutiveFailures: 3, HTTP: &manifest.HTTPCheck{PortName: "http_port", Path: "/check"}})
@@ -784,6 +793,9 @@ func (h *Harness) taskStatus(taskID, agent, state string, _ *registry.TaskGroup,
 	if ip, ok := args["ip"]; ok {
 		st.Data, _ = json.Marshal(proto.ContainerInfo{Status: "running", NetworkMode: "cni", IPAddress: ip})
 	}
+	if ip, ok := args["netip"]; ok {
+		st.ContainerStatus = &mesos.ContainerStatus{NetworkInfos: []mesos.NetworkInfo{{IPAddresses: []mesos.NetworkInfo_IPAddress{{IPAddress: &ip}}}}}
+	}
 	return st
 }
 
@@ -815,18 +827,25 @@ func describePending(p *registry.Pending) string {
 }
 
 // describeRemote is an instance's remote verdict, with each check's when it
-// has several: "true", "false[true,false]", "<nil>[true,-]".
+// has several, and the address probed when the driver said it:
+// "true", "true@10.1.0.5:8080", "false[true,false]", "<nil>[true,-]".
 func describeRemote(g *registry.TaskGroup) string {
 	s := "<nil>"
 	if g.RemoteHealthy != nil {
 		s = strconv.FormatBool(*g.RemoteHealthy)
 	}
 	if len(g.RemoteChecks) < 2 {
+		if len(g.RemoteChecks) == 1 && g.RemoteChecks[0].Address != "" {
+			s += "@" + g.RemoteChecks[0].Address
+		}
 		return s
 	}
 	verdicts := make([]string, len(g.RemoteChecks))
 	for i, r := range g.RemoteChecks {
 		verdicts[i] = map[bool]string{true: strconv.FormatBool(r.Healthy), false: "-"}[r.Name != ""]
+		if r.Address != "" {
+			verdicts[i] += "@" + r.Address
+		}
 	}
 	return s + "[" + strings.Join(verdicts, ",") + "]"
 }
