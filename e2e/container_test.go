@@ -293,7 +293,7 @@ func failedPodEndsEveryTask(t *testing.T, s *system) {
 			return ok, fmt.Sprintf("%s %q; %s", i.State, i.Message, strings.Join(got, ", "))
 		})
 		s.eventually(name+": no container left", func() (bool, string) {
-			left := s.podContainers("demo_"+name+"_")
+			left := s.podContainers("demo_" + name + "_")
 			return len(left) == 0, strings.Join(left, " ")
 		})
 	}

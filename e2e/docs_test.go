@@ -261,7 +261,7 @@ func runAPIWithGamesvr(t *testing.T, s *system, sh *docShell) {
 	// The page's output, with this instance's task group ID for its own.
 	var got, want struct {
 		TaskGroupID, Task string
-		Rest          map[string]any
+		Rest              map[string]any
 	}
 	shown := exec.comments[0]
 	if err := json.Unmarshal([]byte(out), &got); err == nil {
