@@ -130,7 +130,8 @@ func version(inst rolloutInstance) string {
 }
 
 func launchOf(taskGroupID string) int {
-	n, _ := strconv.Atoi(taskGroupID[strings.LastIndex(taskGroupID, "_")+1:])
+	launch, _, _ := strings.Cut(taskGroupID[strings.LastIndex(taskGroupID, "_")+1:], ".") // less the incarnation
+	n, _ := strconv.Atoi(launch)
 	return n
 }
 
