@@ -142,7 +142,16 @@ func TestNotificationsOnceAcrossSchedulerCrash(t *testing.T) {
 
 	// flapping: it cannot start; relaunched at once, 3 times at most.
 	app("flappy", "exit 3", map[string]any{"policy": "Always", "interval": 0, "maxtimes": 3})
-	flappy := func(launch int) string { return fmt.Sprintf("demo_flappy_0_%d", launch) }
+	// Its launches' IDs carry the application's incarnation.
+	incarnation := ""
+	s.eventually("flappy's first launch", func() (bool, string) {
+		v, _ := s.app("demo", "flappy")
+		for _, inst := range v.Status.Instances {
+			_, incarnation, _ = strings.Cut(inst.TaskGroupID, ".")
+		}
+		return incarnation != "", fmt.Sprintf("%+v", v.Status.Instances)
+	})
+	flappy := func(launch int) string { return fmt.Sprintf("demo_flappy_0_%d.%s", launch, incarnation) }
 	want := []string{"exit " + exiter.TaskGroupID, "exit " + flappy(1), "exit " + flappy(2), "exit " + flappy(3), "exit " + flappy(4),
 		"flapping " + flappy(3), "missing " + lost.TaskGroupID}
 	slices.Sort(want)
