@@ -150,12 +150,11 @@ func (r *Registry) GetEngineSettings(ctx context.Context) (*EngineSettings, erro
 	return &s, nil
 }
 
-// PatchEngineSettings applies a JSON merge patch (RFC 7386) of
-// EngineConfig to the values set at run time, by a user: a value sets
-// its name, null gives it back to its flag. A name EngineConfig does not
-// have, or a value its rule refuses, is a field error naming it, and
-// nothing is stored.
-func (r *Registry) PatchEngineSettings(ctx context.Context, patch map[string]json.RawMessage, by string) (*EngineSettings, error) {
+// Patch applies a JSON merge patch (RFC 7386) of EngineConfig to the
+// values: a value sets its name, null gives it back to its flag. A name
+// EngineConfig does not have, or a value its rule refuses, is a field
+// error naming it, and s is left unchanged.
+func (s *EngineSettings) Patch(patch map[string]json.RawMessage) error {
 	values := map[string]json.RawMessage{}
 	var errs field.ErrorList
 	for _, name := range slices.Sorted(maps.Keys(patch)) {
@@ -175,22 +174,31 @@ func (r *Registry) PatchEngineSettings(ctx context.Context, patch map[string]jso
 		}
 	}
 	if err := errs.ToError(); err != nil {
-		return nil, err
+		return err
 	}
+	if s.Values == nil {
+		s.Values = map[string]json.RawMessage{}
+	}
+	for name, v := range values {
+		if v == nil {
+			delete(s.Values, name)
+		} else {
+			s.Values[name] = v
+		}
+	}
+	return nil
+}
+
+// PatchEngineSettings applies patch (EngineSettings.Patch) to the stored
+// values, by a user; a refused patch stores nothing.
+func (r *Registry) PatchEngineSettings(ctx context.Context, patch map[string]json.RawMessage, by string) (*EngineSettings, error) {
 	for {
 		s, err := r.GetEngineSettings(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if s.Values == nil {
-			s.Values = map[string]json.RawMessage{}
-		}
-		for name, v := range values {
-			if v == nil {
-				delete(s.Values, name)
-			} else {
-				s.Values[name] = v
-			}
+		if err := s.Patch(patch); err != nil {
+			return nil, err
 		}
 		s.By, s.UpdatedAt = by, r.now().UTC()
 		if s.Revision == 0 {
