@@ -24,6 +24,10 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
+// atRunTime ends the help of the flags that are the engine's
+// configuration, which a value set at run time overrides.
+const atRunTime = " (a value set at run time, bcsctl engine config set, wins)"
+
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "rotate-key" {
 		os.Exit(rotateKey(os.Args[2:]))
@@ -51,7 +55,7 @@ func main() {
 	flag.StringVar(&o.User, "mesos-user", "root", "FrameworkInfo.user: the user executors run as on the agents")
 	flag.StringVar(&o.Role, "mesos-role", "*", "FrameworkInfo.role")
 	flag.DurationVar(&o.FailoverTimeout, "failover-timeout", scheduler.DefaultFailoverTimeout, "how long Mesos keeps the tasks of a disconnected scheduler")
-	flag.DurationVar(&o.Scheduler.ReconcileInterval, "reconcile-interval", scheduler.DefaultReconcileInterval, "interval of implicit task reconciliation")
+	flag.DurationVar(&o.Scheduler.ReconcileInterval, "reconcile-interval", scheduler.DefaultReconcileInterval, "interval of implicit task reconciliation"+atRunTime)
 	flag.StringVar(&o.ContainerExecutorURI, "container-executor-uri", "", "file:// or http(s):// address of bcs-container-executor for agents to fetch")
 	flag.StringVar(&o.ProcessExecutorURI, "process-executor-uri", "", "file:// or http(s):// address of bcs-process-executor for agents to fetch")
 	flag.Var((*repeated)(&o.Scheduler.ContainerExecutor.Args), "container-executor-arg", "an argument for bcs-container-executor, e.g. --cni-conf-dir=/etc/cni (repeatable)")
@@ -59,9 +63,9 @@ func main() {
 	flag.StringVar(&o.Scheduler.WorkBaseDir, "work-base-dir", "", "${work_base_dir} of process applications on agents (default "+proto.DefaultWorkBaseDir+"; --dev: <data-dir>/work, or under /var/tmp/bcs-mesos-dev when the instances cannot reach the data dir)")
 	flag.BoolVar(&o.Scheduler.PerAgentBaseDirs, "per-agent-base-dirs", false, "append the agent's hostname to ${work_base_dir} and ${run_base_dir}, for agents that share a machine (always on with --dev)")
 	flag.StringVar(&o.Scheduler.RunBaseDir, "run-base-dir", "", "${run_base_dir} of process applications on agents (default "+proto.DefaultRunBaseDir+"; --dev: <data-dir>/run, or beside the work base dir)")
-	flag.DurationVar(&o.AgentSyncInterval, "agent-sync-interval", scheduler.DefaultAgentSyncInterval, "how often the master's agents are read (GET_AGENTS): their state, drain and total resources; agents it does not know are dropped")
-	flag.DurationVar(&o.Scheduler.DependsGCDelay, "depends-gc-delay", scheduler.DefaultDependsGCDelay, "how long a dependency pod outlives the last instance that used it on its agent")
-	flag.IntVar(&o.Scheduler.MaxLaunching, "max-launching", scheduler.DefaultMaxLaunching, "at most this many instances launched and not yet running at once; more wait, so that status updates come no faster than they are stored and acknowledged")
+	flag.DurationVar(&o.AgentSyncInterval, "agent-sync-interval", scheduler.DefaultAgentSyncInterval, "how often the master's agents are read (GET_AGENTS): their state, drain and total resources; agents it does not know are dropped"+atRunTime)
+	flag.DurationVar(&o.Scheduler.DependsGCDelay, "depends-gc-delay", scheduler.DefaultDependsGCDelay, "how long a dependency pod outlives the last instance that used it on its agent"+atRunTime)
+	flag.IntVar(&o.Scheduler.MaxLaunching, "max-launching", scheduler.DefaultMaxLaunching, "at most this many instances launched and not yet running at once; more wait, so that status updates come no faster than they are stored and acknowledged"+atRunTime)
 	flag.StringVar(&o.AdmissionPolicy, "admission-policy", "", "JSON or YAML file of the admission policy: per namespace, the users processes and containers may run as besides the namespace's uid, privileged containers, host network, host paths, and where hooks and fetches may go besides the default (egress) (default: none of them; --dev: host network)")
 	flag.StringVar(&agentPorts, "agent-ports", strconv.Itoa(schedulerd.DefaultAgentPort), "comma-separated HTTP ports of the Mesos agents: what is fetched on a tenant's behalf (hooks, callbacks, remote configmap items, packages) never reaches them, on any address")
 	flag.StringVar(&namespaceUIDs, "namespace-uids", identity.DefaultRange, "FIRST-LAST: the uids namespaces get on the agents, one each, recorded once; their processes, and containers whose user the admission policy does not allow, run as it (empty: none, the executors' default users)")
@@ -70,8 +74,8 @@ func main() {
 	flag.StringVar(&o.DevConfig.ListenAddr, "dev-master-listen", "127.0.0.1:5050", "address of the dev cluster's master")
 	flag.StringVar(&devAgents, "dev-agents", "", "JSON file with the dev cluster's config (agents, timings); default three agents")
 	flag.StringVar(&devMode, "dev-executors", "", "process (real executor binaries) or simulated; default process when the executors are found next to this binary")
-	flag.IntVar(&o.Scheduler.Flapping.Restarts, "notify-flapping-restarts", scheduler.DefaultFlappingRestarts, "an instance restarted more than this many times within --notify-flapping-window is notified as flapping")
-	flag.DurationVar(&o.Scheduler.Flapping.Window, "notify-flapping-window", scheduler.DefaultFlappingWindow, "the window of --notify-flapping-restarts; at most one flapping notification per instance per window")
+	flag.IntVar(&o.Scheduler.Flapping.Restarts, "notify-flapping-restarts", scheduler.DefaultFlappingRestarts, "an instance restarted more than this many times within --notify-flapping-window is notified as flapping"+atRunTime)
+	flag.DurationVar(&o.Scheduler.Flapping.Window, "notify-flapping-window", scheduler.DefaultFlappingWindow, "the window of --notify-flapping-restarts; at most one flapping notification per instance per window"+atRunTime)
 	flag.IntVar(&o.Notify.MaxAttempts, "notify-max-attempts", notify.DefaultMaxAttempts, "attempts to deliver a notification to a callback before giving up")
 	flag.DurationVar(&o.Notify.MinBackoff, "notify-min-backoff", notify.DefaultMinBackoff, "wait after a failed delivery attempt; doubles with each further failure")
 	flag.DurationVar(&o.Notify.MaxBackoff, "notify-max-backoff", notify.DefaultMaxBackoff, "the longest wait between delivery attempts")

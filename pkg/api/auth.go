@@ -89,7 +89,7 @@ func (s *Server) scopeOf(pattern string) scopeFunc {
 			}
 			return scope{auth.Access{Namespace: n.Namespace}, n.ID}, nil
 		}
-	case strings.HasPrefix(path, "/v1/agents"), path == "/v1/engine", path == "/v1/notifies", path == "/v1/leader":
+	case strings.HasPrefix(path, "/v1/agents"), path == "/v1/engine", path == "/v1/engine/config", path == "/api/engine/config", path == "/v1/notifies", path == "/v1/leader":
 		return cluster
 	case path == "/v1/events":
 		// Without ?namespace= every caller may follow it: the stream

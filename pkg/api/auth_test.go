@@ -129,6 +129,7 @@ func TestAuthorizationByRole(t *testing.T) {
 	}{
 		{"admin creates anywhere", adminToken, "POST", "/v1/apps", prodApp, http.StatusCreated, ""},
 		{"admin sets the engine", adminToken, "PUT", "/v1/engine", map[string]string{"mode": "running"}, http.StatusOK, ""},
+		{"admin changes the engine's configuration", adminToken, "PATCH", "/v1/engine/config", map[string]int{"maxLaunching": 100}, http.StatusOK, ""},
 		{"reader lists every namespace", readerToken, "GET", "/v1/apps", nil, http.StatusOK, ""},
 		{"reader reads an object", readerToken, "GET", "/v1/configmaps/prod/cm", nil, http.StatusOK, ""},
 		{"reader reads the agents", readerToken, "GET", "/v1/agents", nil, http.StatusOK, ""},
@@ -156,6 +157,9 @@ func TestAuthorizationByRole(t *testing.T) {
 		{"operator cordons an agent", operatorToken, "POST", "/v1/agents/agent-1/cordon", nil, http.StatusForbidden,
 			"may not change cluster-wide settings (agents, engine, notify callbacks): admin only"},
 		{"operator sets the engine", operatorToken, "PUT", "/v1/engine", map[string]string{"mode": "stopped"}, http.StatusForbidden, "admin only"},
+		{"operator reads the engine's configuration", operatorToken, "GET", "/v1/engine/config", nil, http.StatusOK, ""},
+		{"operator changes the engine's configuration", operatorToken, "PATCH", "/v1/engine/config", map[string]int{"maxLaunching": 1}, http.StatusForbidden, "admin only"},
+		{"operator changes it by the seed's route", operatorToken, "PATCH", "/api/engine/config", map[string]int{"maxLaunching": 1}, http.StatusForbidden, "admin only"},
 		{"operator registers a callback", operatorToken, "POST", "/v1/notifies", map[string]string{"callback": "http://10.0.0.9/x"}, http.StatusForbidden, "admin only"},
 		{"operator follows another namespace's events", operatorToken, "GET", "/v1/events?namespace=prod", nil, http.StatusForbidden, `may not read namespace "prod"`},
 	} {

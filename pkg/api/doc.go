@@ -23,8 +23,11 @@
 // Notify callbacks (seed 002's Notify Api) are at /v1/notifies and their
 // delivery log at /v1/notifications (notify.go), callback URLs always
 // redacted. Depends objects (depends.go) show their dependency pods; seed
-// 002's Dependency API answers at /api/depends. On a follower replica,
-// writes are redirected to the leader with 307.
+// 002's Dependency API answers at /api/depends. The engine's
+// configuration (engineconfig.go; seed 002's /api/engine/config too) is
+// Config.EngineDefaults, this replica's flags, with the values an admin
+// set at run time over them (a JSON merge patch, kept in etcd). On a
+// follower replica, writes are redirected to the leader with 307.
 //
 // POST /v1/plan and ?dryRun=true on create and update (plan.go) validate a
 // manifest as the real request does and answer with what the leader's

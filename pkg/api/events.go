@@ -114,7 +114,9 @@ var eventKinds = map[store.Kind]eventKind{
 	store.KindHookRun:       eventOf("hookrun", inKey, hookRunView),
 	store.KindAgent:         eventOf("agent", clusterWide, asStored[registry.Agent]),
 	store.KindAgentSettings: eventOf("agentsettings", clusterWide, asStored[registry.AgentSettings]),
-	engineKind:              eventOf("engine", clusterWide, asStored[registry.Engine]),
+	// The engine's mode (name "mode") and the configuration values set
+	// at run time (name "config": registry.EngineSettings).
+	engineKind: eventOf("engine", clusterWide, asStored[json.RawMessage]),
 	// Notifications show their deliveries (URLs redacted), in the
 	// namespace of their instance; callbacks are shown as GET shows
 	// them. Their sealed URLs (notifytargets/) are never sent.
@@ -122,12 +124,13 @@ var eventKinds = map[store.Kind]eventKind{
 	store.KindNotifyCallback: eventOf("notifycallback", clusterWide, asStored[registry.NotifyCallback]),
 }
 
-// engineKind is the first segment of store.EngineKey, the engine's mode.
+// engineKind is the first segment of store.EngineKey, the engine's mode,
+// and of store.EngineConfigKey, its configuration.
 var engineKind = store.Kind(strings.TrimSuffix(store.EnginePrefix, "/"))
 
 // asStored shows a record as it is stored: what GET shows of an agent
 // seen in offers (GET adds its settings and instances, events of their
-// own), of an agent's settings, of the engine's mode.
+// own), of an agent's settings, of the engine's mode and configuration.
 func asStored[T any](rec *T) *T { return rec }
 
 // eventTypes lists every event type of eventKinds, sorted.
@@ -182,7 +185,7 @@ type eventData struct {
 	Namespace string            `json:"namespace"`
 	// Name is the object's path in its namespace: an application's name,
 	// an instance's "<application>/<index>"; or, with no namespace, an
-	// agent's ID, its settings' hostname, the engine's "mode".
+	// agent's ID, its settings' hostname, the engine's "mode" or "config".
 	Name string `json:"name"`
 	// Revision is the etcd revision of the write: the event's place in
 	// the store's history, not an application's revision (its version).

@@ -245,7 +245,7 @@ const (
 )
 
 // Issue 15: "every state change of apps, instances, deployments, hook
-// runs, agents" (and their settings, and the engine's mode), each with
+// runs, agents" (and their settings, the engine's mode and configuration), each with
 // its type, action and object, in order; never a secret, a configmap,
 // or a password.
 func TestEventStreamShowsEveryChange(t *testing.T) {
@@ -283,6 +283,7 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 	recordAgent(t, e, "agent-1")
 	e.expect(t, http.StatusOK, "POST", "/v1/agents/agent-1/cordon", nil, nil)
 	e.expect(t, http.StatusOK, "PUT", "/v1/engine", map[string]string{"mode": "maintenance"}, nil)
+	e.expect(t, http.StatusOK, "PATCH", "/v1/engine/config", map[string]string{"dependsGCDelay": "1m"}, nil)
 	e.expect(t, http.StatusAccepted, "POST", "/v1/apps/ns-a/web/scale", map[string]int{"instances": 2}, nil)
 	if err := e.reg.DeleteTaskGroup(ctx, "ns-a", "web", 0); err != nil {
 		t.Fatal(err)
@@ -302,6 +303,7 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 		"agent put /agent-1",
 		"agentsettings put /agent-1.example",
 		"engine put /mode",
+		"engine put /config",
 		"app put ns-a/web",
 		"instance delete ns-a/web/0",
 		"deployment put ns-a/dep", // marked Deleting
@@ -342,8 +344,8 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 		t.Errorf("app object lists instances: %s", got[0].Object)
 	}
 	var scaled api.AppView
-	if err := json.Unmarshal(got[10].Object, &scaled); err != nil || scaled.Instances != 2 {
-		t.Errorf("scaled app object %s (%v)", got[10].Object, err)
+	if err := json.Unmarshal(got[11].Object, &scaled); err != nil || scaled.Instances != 2 {
+		t.Errorf("scaled app object %s (%v)", got[11].Object, err)
 	}
 	var inst api.InstanceView
 	if err := json.Unmarshal(got[3].Object, &inst); err != nil || inst.ID != 0 || inst.State != "TASK_RUNNING" || inst.TaskGroupID != running.ID {
@@ -360,6 +362,11 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 	var engine registry.Engine
 	if err := json.Unmarshal(got[9].Object, &engine); err != nil || engine.Mode != registry.EngineMaintenance {
 		t.Errorf("engine object %s (%v)", got[9].Object, err)
+	}
+	// The engine's configuration: the values set at run time.
+	var engineSettings registry.EngineSettings
+	if err := json.Unmarshal(got[10].Object, &engineSettings); err != nil || string(engineSettings.Values["dependsGCDelay"]) != `"1m0s"` {
+		t.Errorf("engine config object %s (%v)", got[10].Object, err)
 	}
 	var notification struct {
 		registry.Notification

@@ -164,6 +164,14 @@ func routeDocs() map[string]routeDoc {
 	docs["GET /v1/engine"] = routeDoc{summary: "Get the engine's mode", replies: map[int]any{http.StatusOK: registry.Engine{}}}
 	docs["PUT /v1/engine"] = routeDoc{summary: "Set the engine's mode (running, maintenance, stopped)", body: engineRequest{},
 		replies: map[int]any{http.StatusOK: registry.Engine{}}}
+	docs["GET /v1/engine/config"] = routeDoc{summary: "Get the engine's configuration: the flags' values and those set at run time over them",
+		replies: map[int]any{http.StatusOK: engineConfigView{}}}
+	docs["PATCH /v1/engine/config"] = routeDoc{summary: "Change the engine's configuration at run time (a JSON merge patch; null gives a value back to its flag)",
+		body: engineConfigRequest{}, replies: map[int]any{http.StatusOK: engineConfigView{}}}
+	docs["GET /api/engine/config"] = routeDoc{summary: "Seed 002's engine config: as GET /v1/engine/config",
+		replies: map[int]any{http.StatusOK: engineConfigView{}}}
+	docs["PATCH /api/engine/config"] = routeDoc{summary: "Seed 002's engine config: as PATCH /v1/engine/config",
+		body: engineConfigRequest{}, replies: map[int]any{http.StatusOK: engineConfigView{}}}
 	docs["GET /v1/events"] = routeDoc{summary: "Stream every change as Server-Sent Events", text: "text/event-stream",
 		replies: map[int]any{http.StatusOK: ""}}
 	docs["GET /v1/audit"] = routeDoc{summary: "The audit log of writes (who, role, route, namespace and name, status, error code), newest first, a page at a time",
@@ -357,6 +365,7 @@ var (
 	rawMessageType   = reflect.TypeFor[json.RawMessage]()
 	intOrPercentType = reflect.TypeFor[manifest.IntOrPercent]()
 	durationType     = reflect.TypeFor[time.Duration]()
+	engineDuration   = reflect.TypeFor[registry.Duration]()
 	manifestPkg      = reflect.TypeFor[manifest.Application]().PkgPath()
 )
 
@@ -373,6 +382,9 @@ func customizeSchema(_ string, t reflect.Type, tag reflect.StructTag, s *openapi
 			AnyOf: openapi3.SchemaRefs{openapi3.NewIntegerSchema().NewRef(), openapi3.NewStringSchema().WithPattern(`^[0-9]+%$`).NewRef()}}
 	case durationType:
 		s.Description = "nanoseconds"
+	case engineDuration:
+		*s = *openapi3.NewStringSchema().WithPattern(`^([0-9.]+(ns|us|µs|ms|s|m|h))+$`)
+		s.Description = "a duration, as Go writes it: \"30s\", \"1h30m\""
 	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface:

@@ -112,6 +112,10 @@ type Config struct {
 	// Timeouts bound the reading of requests (HTTPServer); default
 	// DefaultTimeouts.
 	Timeouts Timeouts
+	// EngineDefaults is the engine's configuration this replica's flags
+	// give, which GET /v1/engine/config shows where no value was set at
+	// run time.
+	EngineDefaults registry.EngineConfig
 }
 
 // Server is the REST API. It is an http.Handler.
@@ -228,6 +232,10 @@ func (s *Server) routes() {
 	s.handle("PUT /v1/agents/{agent}/{op}", s.operateAgent)
 	s.handle("GET /v1/engine", s.getEngine)
 	s.handle("PUT /v1/engine", s.setEngine)
+	s.handle("GET /v1/engine/config", s.getEngineConfig)
+	s.handle("PATCH /v1/engine/config", s.patchEngineConfig)
+	s.handle("GET /api/engine/config", s.getEngineConfig)
+	s.handle("PATCH /api/engine/config", s.patchEngineConfig)
 	if s.cfg.Events.Feed != nil {
 		s.handle("GET /v1/events", s.events, eventParams...)
 	}

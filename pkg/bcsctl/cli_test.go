@@ -46,7 +46,8 @@ type apiServer struct {
 	requests atomic.Int64
 }
 
-func newAPIServer(t *testing.T) *apiServer {
+// newAPIServer serves the API; change adjusts its Config.
+func newAPIServer(t *testing.T, change ...func(*api.Config)) *apiServer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -55,7 +56,11 @@ func newAPIServer(t *testing.T) *apiServer {
 		t.Fatal(err)
 	}
 	s := &apiServer{reg: registry.New(st, time.Now)}
-	handler := api.NewServer(api.Config{Registry: s.reg, Leadership: api.Single{}, Events: api.EventsConfig{Feed: changefeed.New(st)}})
+	cfg := api.Config{Registry: s.reg, Leadership: api.Single{}, Events: api.EventsConfig{Feed: changefeed.New(st)}}
+	for _, f := range change {
+		f(&cfg)
+	}
+	handler := api.NewServer(cfg)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
 		handler.ServeHTTP(w, r)

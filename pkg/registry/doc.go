@@ -31,6 +31,10 @@
 // IDs written before incarnations still parse, and LaunchByID finds any
 // launch from the one record its ID names.
 //
+// The engine's mode and its configuration set at run time
+// (engineconfig.go: EngineSettings, values by name over the flags',
+// each checked by its rule before anything is stored) are the cluster's.
+//
 // It must not import HTTP or Mesos packages: the REST layer (pkg/api) and the
 // scheduler use it.
 package registry

@@ -196,5 +196,24 @@ type AgentSettingsChanged struct{ Settings *registry.AgentSettings }
 // EngineChanged: the engine's mode was set (its record: who set it, since when, why).
 type EngineChanged struct{ Engine registry.Engine }
 
+// EngineConfigChanged: the engine's configuration, the flags' with the
+// values set at run time over them (registry.EngineSettings.Over).
+type EngineConfigChanged struct{ Config registry.EngineConfig }
+
 func (AgentSettingsChanged) input() {}
 func (EngineChanged) input()        {}
+func (EngineConfigChanged) input()  {}
+
+// engineConfigChanged takes the engine's knobs that the core holds; the
+// driver applies its own (AgentSyncInterval). Each is read where it is
+// used, so the next reconciliation, depends collection, placement and
+// restart count go by the new values.
+func (c *Core) engineConfigChanged(e registry.EngineConfig) {
+	c.cfg.ReconcileInterval = time.Duration(e.ReconcileInterval)
+	c.cfg.DependsGCDelay = time.Duration(e.DependsGCDelay)
+	c.cfg.MaxLaunching = e.MaxLaunching
+	c.cfg.Flapping = FlappingRule{Restarts: e.FlappingRestarts, Window: time.Duration(e.FlappingWindow)}
+	c.cfg.defaults()
+	c.logf("engine config", "reconcileInterval", c.cfg.ReconcileInterval, "dependsGCDelay", c.cfg.DependsGCDelay,
+		"maxLaunching", c.cfg.MaxLaunching, "flapping", fmt.Sprintf("%d in %s", c.cfg.Flapping.Restarts, c.cfg.Flapping.Window))
+}

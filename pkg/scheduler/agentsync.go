@@ -49,7 +49,7 @@ func (d *Driver) syncAgents(ctx context.Context, master string, poked <-chan str
 			d.log.Warn("agent sync", "master", client.Endpoint(), "err", err)
 		}
 		select {
-		case <-d.cfg.Clock.After(d.cfg.AgentSyncInterval):
+		case <-d.cfg.Clock.After(time.Duration(d.agentSyncInterval.Load())):
 		case <-poked:
 			// Let the change settle: the master marks a drain DRAINED
 			// only once our acknowledgements of its kills arrived.

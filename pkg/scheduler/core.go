@@ -362,6 +362,8 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.agentsChanged()
 	case EngineChanged:
 		c.engineChanged(in.Engine)
+	case EngineConfigChanged:
+		c.engineConfigChanged(in.Config)
 	case Tick:
 		c.tick()
 		if len(c.maintenance) > 0 {

@@ -115,6 +115,11 @@ type Driver struct {
 	// outputFailed when storing one failed.
 	outputs      chan stepOutput
 	outputFailed chan error
+	// engineDefaults is the engine's configuration as the config gives
+	// it, under the values set at run time; agentSyncInterval the one
+	// syncAgents waits, changed with them.
+	engineDefaults    registry.EngineConfig
+	agentSyncInterval atomic.Int64
 	// identityKnown are the namespaces whose identity the core has;
 	// identityFailed those whose identity could not be had, retried on
 	// ticks (identities.go).
@@ -165,13 +170,32 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Driver{cfg: cfg, core: core, ops: make(chan Input, 64), queries: make(chan func(*Core, time.Time)),
+	d := &Driver{cfg: cfg, core: core, ops: make(chan Input, 64), queries: make(chan func(*Core, time.Time)),
 		stopped: make(chan struct{}), log: cfg.Logger,
 		health: make(chan RemoteHealth, 64), checks: map[string]context.CancelFunc{}, probes: newProbePolicies(cfg.Core.Egress),
 		messages: make(chan messageRequest, 64), waiters: map[string]waiter{},
 		messageRun:  strconv.FormatInt(cfg.Clock.Now().UnixNano(), 36),
 		secretReads: make(chan secretRead, 16), secrets: map[string]*secretState{},
-		identityKnown: map[string]bool{}, identityFailed: map[string]identityFailure{}}, nil
+		identityKnown: map[string]bool{}, identityFailed: map[string]identityFailure{},
+		engineDefaults: EngineDefaults(cfg.Core, cfg.AgentSyncInterval)}
+	d.agentSyncInterval.Store(int64(cfg.AgentSyncInterval))
+	return d, nil
+}
+
+// EngineDefaults is the engine's configuration that cfg and
+// agentSyncInterval (bcs-scheduler's flags) give, defaults filled in:
+// what the values set at run time override.
+func EngineDefaults(cfg Config, agentSyncInterval time.Duration) registry.EngineConfig {
+	cfg.defaults()
+	flapping := cfg.Flapping.withDefaults()
+	if agentSyncInterval <= 0 {
+		agentSyncInterval = DefaultAgentSyncInterval
+	}
+	return registry.EngineConfig{
+		ReconcileInterval: registry.Duration(cfg.ReconcileInterval), AgentSyncInterval: registry.Duration(agentSyncInterval),
+		DependsGCDelay: registry.Duration(cfg.DependsGCDelay), MaxLaunching: cfg.MaxLaunching,
+		FlappingRestarts: flapping.Restarts, FlappingWindow: registry.Duration(flapping.Window),
+	}
 }
 
 // Operate queues an operator request (Operate, Drift) for the core.
@@ -335,6 +359,17 @@ func (d *Driver) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	engineSettings, err := d.cfg.Registry.GetEngineSettings(ctx)
+	if err != nil {
+		return err
+	}
+	if len(engineSettings.Values) > 0 {
+		in, err := d.engineConfigInput(engineSettings)
+		if err != nil {
+			return err
+		}
+		afterRestore = append(afterRestore, in)
+	}
 	var identities map[string]*proto.Identity
 	if d.cfg.Identities != nil {
 		namespaces := make([]string, len(apps))
@@ -439,21 +474,24 @@ func (d *Driver) run(ctx context.Context) error {
 				continue
 			}
 		case we, ok := <-engineWatch:
-			if in, err = d.watchInput(ctx, "engine mode", we, ok, engineInput); in == nil {
+			if in, err = d.watchInput(ctx, "engine", we, ok, d.engineInput); in == nil {
 				if err != nil {
 					return err
 				}
 				continue
 			}
 			// Stopped, the framework leaves Mesos (its tasks keep running
-			// for the failover timeout); started, it subscribes again.
-			if mode := in.(EngineChanged).Engine.Mode; mode == registry.EngineStopped && sub.running() {
+			// for the failover timeout); started, it subscribes again. A
+			// change of the engine's configuration is the core's only.
+			mode, isMode := in.(EngineChanged)
+			switch {
+			case isMode && mode.Engine.Mode == registry.EngineStopped && sub.running():
 				sub.stop()
 				d.caller = nil
 				if err := d.step(ctx, Disconnected{}); err != nil {
 					return err
 				}
-			} else if mode != registry.EngineStopped && !sub.running() {
+			case isMode && mode.Engine.Mode != registry.EngineStopped && !sub.running():
 				sub.start(ctx, d)
 			}
 		case op := <-d.ops:
@@ -608,7 +646,18 @@ func settingsInput(we store.Event) (Input, error) {
 	return AgentSettingsChanged{Settings: &s}, nil
 }
 
-func engineInput(we store.Event) (Input, error) {
+// engineInput is the input of a change under store.EnginePrefix: of
+// the engine's mode, or of its configuration.
+func (d *Driver) engineInput(we store.Event) (Input, error) {
+	if we.Entry.Key == store.EngineConfigKey {
+		var s registry.EngineSettings
+		if we.Type != store.EventDelete {
+			if err := json.Unmarshal(we.Entry.Value, &s); err != nil {
+				return nil, err
+			}
+		}
+		return d.engineConfigInput(&s)
+	}
 	if we.Type == store.EventDelete {
 		return EngineChanged{Engine: registry.Engine{Mode: registry.EngineRunning}}, nil
 	}
@@ -619,7 +668,18 @@ func engineInput(we store.Event) (Input, error) {
 	return EngineChanged{Engine: e}, nil
 }
 
-// referencedKind is a kind of object launches inject, with its key kind.
+// engineConfigInput is the engine's configuration with settings over
+// the driver's defaults, for the core; the driver takes its own part,
+// the agent sync interval, which syncAgents waits from its next wait.
+func (d *Driver) engineConfigInput(settings *registry.EngineSettings) (Input, error) {
+	cfg, err := settings.Over(d.engineDefaults)
+	if err != nil {
+		return nil, err
+	}
+	d.agentSyncInterval.Store(int64(cfg.AgentSyncInterval))
+	return EngineConfigChanged{Config: cfg}, nil
+}
+
 // referencedKind is a kind of object the core reads, with its key kind.
 type referencedKind struct {
 	manifest manifest.Kind

@@ -31,5 +31,9 @@
 // policy's exceptions and its own /files/ route), which the launches,
 // the hook runner and the notifier of each term hold to.
 //
+// The engine's knobs among its Options (intervals, the launch budget …)
+// are the defaults of the engine's configuration, which the API shows
+// and values set at run time override (scheduler.EngineDefaults).
+//
 // It is the wiring only; the logic lives in the packages it starts.
 package schedulerd

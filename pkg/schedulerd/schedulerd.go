@@ -306,8 +306,9 @@ func Run(ctx context.Context, o Options) error {
 		Auth:    &api.AuthConfig{Authenticator: authenticator, AuditKeep: o.AuditKeep},
 		// Agents serve as the masters do (LIBPROCESS_SSL_ENABLED is
 		// the cluster's), and may want the framework's credential.
-		Logs:   api.LogsConfig{Files: &mesosfiles.Client{HTTP: mesosConn.HTTPClient(mesosfiles.DefaultTimeout), Scheme: agentScheme}},
-		Logger: o.Logger,
+		Logs:           api.LogsConfig{Files: &mesosfiles.Client{HTTP: mesosConn.HTTPClient(mesosfiles.DefaultTimeout), Scheme: agentScheme}},
+		Logger:         o.Logger,
+		EngineDefaults: scheduler.EngineDefaults(o.Scheduler, o.AgentSyncInterval),
 	})
 	lead.metrics = scheduler.NewMetrics(apiServer.Metrics())
 	srv := apiServer.HTTPServer(withConsole(apiServer, authenticator, o.Logger))

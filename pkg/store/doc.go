@@ -67,6 +67,8 @@
 //	agents/<agent id>                              an agent as the scheduler saw it
 //	agentsettings/<hostname>                       the operator's settings of an agent: cordon, taints, drain
 //	engine/mode                                    the engine's mode: running, maintenance, stopped
+//	engine/config                                  the engine's configuration set at run time (intervals,
+//	                                               launch budget …), over bcs-scheduler's flags
 //	sweeps/<agent id>                              the sweep owed an agent after executors died
 //	notifycallbacks/<callback id>                  a notify callback, its URL redacted
 //	notifytargets/<callback id>                    that callback's URL (sealed at rest)

@@ -53,10 +53,12 @@ const KindAudit Kind = "audit"
 const FrameworkIDKey = "framework/id"
 
 // EnginePrefix holds the engine's settings; EngineKey its mode (running,
-// maintenance, stopped).
+// maintenance, stopped), EngineConfigKey the configuration values set at
+// run time over the flags'.
 const (
-	EnginePrefix = "engine/"
-	EngineKey    = EnginePrefix + "mode"
+	EnginePrefix    = "engine/"
+	EngineKey       = EnginePrefix + "mode"
+	EngineConfigKey = EnginePrefix + "config"
 )
 
 // segmentsPerKind is how many segments follow the kind in an object key.

@@ -2,6 +2,7 @@ package schedulertest
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -22,6 +23,8 @@ import (
 //	drift from=HOST [to=HOST] [app=NS/NAME] [index=N] [force=true]
 //	engine running|maintenance|stopped [by=USER reason=R]   set the engine's mode (since now
 //	                    when it changes)
+//	engineconfig NAME=VALUE …   set the engine's configuration at run time (a JSON
+//	                    merge patch of registry.EngineConfig: 30s, 5, null)
 //	inverse AGENT [unavailable=START:DURATION]   an inverse offer io-N for the agent
 //	                    (seconds from the script's start; default 0:3600)
 //	rescindinverse ID
@@ -67,6 +70,18 @@ func (h *Harness) runAgents(f []string, args map[string]string) (lines []string,
 		}
 		h.engine.Mode, h.engine.By, h.engine.Reason = registry.EngineMode(f[1]), args["by"], args["reason"]
 		return h.step(scheduler.EngineChanged{Engine: h.engine}), true
+	case "engineconfig":
+		patch := map[string]json.RawMessage{}
+		for name, v := range args {
+			if !json.Valid([]byte(v)) {
+				v = strconv.Quote(v)
+			}
+			patch[name] = json.RawMessage(v)
+		}
+		if err := h.engineSettings.Patch(patch); err != nil {
+			return []string{"error: " + err.Error()}, true
+		}
+		return h.step(h.engineConfig()), true
 	case "inverse":
 		h.offerNo++
 		u := h.unavailability(cmp.Or(args["unavailable"], "0:3600"))

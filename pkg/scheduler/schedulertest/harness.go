@@ -49,9 +49,12 @@ type Harness struct {
 	// settings are the agents' settings by hostname; engine the mode.
 	settings map[string]*registry.AgentSettings
 	engine   registry.Engine
-	agents   int
-	offerNo  int
-	uuid     int
+	// engineSettings are the engine's configuration values set at run
+	// time, restored with the store.
+	engineSettings registry.EngineSettings
+	agents         int
+	offerNo        int
+	uuid           int
 	// crashing drops what steps write, as a process killed before it
 	// stored them (crash).
 	crashing bool
@@ -89,14 +92,18 @@ func New(t testing.TB) *Harness {
 	return h
 }
 
-func (h *Harness) newCore() *scheduler.Core {
-	c, err := scheduler.NewCore(scheduler.Config{
+func (h *Harness) coreConfig() scheduler.Config {
+	return scheduler.Config{
 		ProcessExecutor:   scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-process-executor"},
 		ContainerExecutor: scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-container-executor"},
 		RetryInterval:     30 * time.Second,
 		MaxLaunching:      h.maxLaunching,
 		Identities:        h.identitiesOn,
-	})
+	}
+}
+
+func (h *Harness) newCore() *scheduler.Core {
+	c, err := scheduler.NewCore(h.coreConfig())
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -126,7 +133,21 @@ func (h *Harness) newCore() *scheduler.Core {
 	}
 	c.Step(h.now, scheduler.Restore{FrameworkID: h.fwID, Apps: h.appList(), Groups: h.groupList(), Sweeps: sweeps,
 		Rollouts: rollouts, HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: h.engine, Identities: maps.Clone(h.identities)})
+	// The driver hands the stored engine settings in after the restore.
+	if len(h.engineSettings.Values) > 0 {
+		c.Step(h.now, h.engineConfig())
+	}
 	return c
+}
+
+// engineConfig is the input of the engine's settings over the flags'
+// defaults, as the driver makes it.
+func (h *Harness) engineConfig() scheduler.Input {
+	cfg, err := h.engineSettings.Over(scheduler.EngineDefaults(h.coreConfig(), 0))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return scheduler.EngineConfigChanged{Config: cfg}
 }
 
 // Core is the core the harness runs now (a restart makes another).
