@@ -27,8 +27,9 @@ const NoClause = -1
 // memoises regular expression matches, so it belongs to one goroutine.
 type Bound struct {
 	*Compiled
-	table   *Table
-	clauses [][]boundCondition
+	table     *Table
+	clauses   [][]boundCondition
+	preferred [][]boundCondition
 }
 
 type boundCondition struct {
@@ -41,10 +42,17 @@ type boundCondition struct {
 
 // Bind resolves c against t.
 func (c *Compiled) Bind(t *Table) *Bound {
-	b := &Bound{Compiled: c, table: t, clauses: make([][]boundCondition, len(c.clauses))}
-	for i := range c.clauses {
-		for k := range c.clauses[i].conds {
-			cond := &c.clauses[i].conds[k]
+	b := &Bound{Compiled: c, table: t}
+	b.clauses = bindClauses(c.clauses, t)
+	b.preferred = bindClauses(c.preferred, t)
+	return b
+}
+
+func bindClauses(clauses []clause, t *Table) [][]boundCondition {
+	bound := make([][]boundCondition, len(clauses))
+	for i := range clauses {
+		for k := range clauses[i].conds {
+			cond := &clauses[i].conds[k]
 			bc := boundCondition{condition: cond}
 			if cond.op != Exclude {
 				bc.col = t.Column(cond.name)
@@ -61,10 +69,10 @@ func (c *Compiled) Bind(t *Table) *Bound {
 			case Like, Unlike:
 				bc.matched = t.matchMemo(bc.col, cond.items)
 			}
-			b.clauses[i] = append(b.clauses[i], bc)
+			bound[i] = append(bound[i], bc)
 		}
 	}
-	return b
+	return bound
 }
 
 // Fits reports whether agent satisfies every clause, given the placement
@@ -72,27 +80,57 @@ func (c *Compiled) Bind(t *Table) *Bound {
 // (see Reason). Taints are checked separately by Tolerates.
 func (b *Bound) Fits(agent int, s State) (bool, int) {
 	for i, conds := range b.clauses {
-		holds := false
-		for k := range conds {
-			if conds[k].holds(agent, s) {
-				holds = true
-				break
-			}
-		}
-		if !holds {
+		if !anyHolds(conds, agent, s) {
 			return false, i
 		}
 	}
 	return true, NoClause
 }
 
-// Tolerates reports whether agent's taints are all tolerated.
+// Preference returns the sum of the weights of the preferred clauses agent
+// meets, given the placement state: the more, the better a place.
+func (b *Bound) Preference(agent int, s State) int {
+	sum := 0
+	for i, conds := range b.preferred {
+		if anyHolds(conds, agent, s) {
+			sum += b.Compiled.preferred[i].weight
+		}
+	}
+	return sum
+}
+
+func anyHolds(conds []boundCondition, agent int, s State) bool {
+	for k := range conds {
+		if conds[k].holds(agent, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Tolerates reports whether agent's NoSchedule and NoExecute taints are all
+// tolerated.
 func (b *Bound) Tolerates(agent int) bool {
 	if !b.table.Tainted(agent) {
 		return true
 	}
 	ok, _ := b.Compiled.Tolerates(b.table.taints[agent])
 	return ok
+}
+
+// Avoided returns how many of agent's PreferNoSchedule taints are not
+// tolerated: the fewer, the better a place.
+func (b *Bound) Avoided(agent int) int {
+	if b.table.Avoided(agent) == 0 {
+		return 0
+	}
+	n := 0
+	for _, taint := range b.table.taints[agent] {
+		if !taint.Hard() && !b.Compiled.ToleratesTaint(taint) {
+			n++
+		}
+	}
+	return n
 }
 
 func (bc *boundCondition) holds(agent int, s State) bool {
@@ -165,19 +203,25 @@ func (c *Compiled) Permanent(i int) bool {
 func (c *Compiled) Clauses() int { return len(c.clauses) }
 
 // Tolerates reports whether the constraint's TOLERATION conditions tolerate
-// every taint; when not, it returns the first taint left untolerated.
+// every taint that refuses placements (PreferNoSchedule ones only steer
+// them, see Bound.Avoided); when not, it returns the first taint left
+// untolerated.
 func (c *Compiled) Tolerates(taints []Taint) (bool, Taint) {
 	for _, taint := range taints {
-		if !c.tolerates(taint) {
+		if taint.Hard() && !c.ToleratesTaint(taint) {
 			return false, taint
 		}
 	}
 	return true, Taint{}
 }
 
-func (c *Compiled) tolerates(taint Taint) bool {
+// ToleratesTaint reports whether a TOLERATION condition matches taint: its
+// key, its value (a condition without values takes any) and its effect (a
+// condition without one takes any).
+func (c *Compiled) ToleratesTaint(taint Taint) bool {
 	for _, t := range c.tolerations {
-		if t.key == taint.Key && (t.values == nil || t.values[taint.Value]) {
+		if t.key == taint.Key && (t.values == nil || t.values[taint.Value]) &&
+			(t.effect == "" || t.effect == taint.EffectOrDefault()) {
 			return true
 		}
 	}
@@ -185,12 +229,12 @@ func (c *Compiled) tolerates(taint Taint) bool {
 }
 
 // CountedNames returns the names whose per-value instance counts the
-// constraint reads (UNIQUE, MAXPER, GROUPBY), so a caller maintains only
-// those.
+// constraint's required and preferred clauses read (UNIQUE, MAXPER,
+// GROUPBY), so a caller maintains only those.
 func (c *Compiled) CountedNames() []string {
 	var names []string
 	seen := map[string]bool{}
-	for _, cl := range c.clauses {
+	for _, cl := range append(c.clauses[:len(c.clauses):len(c.clauses)], c.preferred...) {
 		for _, cond := range cl.conds {
 			switch cond.op {
 			case Unique, MaxPer, GroupBy:
