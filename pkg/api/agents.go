@@ -150,7 +150,7 @@ func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool
 		v := view(st.Hostname)
 		v.Cordoned, v.Schedulable, v.Reason = st.Cordoned, v.Schedulable && st.Schedulable(), st.Reason
 		for _, t := range st.Taints {
-			v.Taints = append(v.Taints, t.String()+":NoSchedule")
+			v.Taints = append(v.Taints, t.String())
 		}
 		if d := st.Drain; d != nil {
 			v.Drain = &drainView{Since: d.Since, Force: d.Force, Moving: []string{}, Blocked: []blockedMove{}, Kept: []string{}}
@@ -324,21 +324,26 @@ func (s *Server) operateAgent(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// parseTaints reads "key=value" or "key=value:NoSchedule" taints.
+// parseTaints reads "key=value[:EFFECT]" taints; the effect is NoSchedule
+// when not given.
 func parseTaints(list []string) ([]constraint.Taint, error) {
 	var errs field.ErrorList
 	out := []constraint.Taint{}
 	for i, t := range list {
 		path := fmt.Sprintf("taints[%d]", i)
-		kv, effect, hasEffect := strings.Cut(t, ":")
+		kv, name, hasEffect := strings.Cut(t, ":")
 		k, v, _ := strings.Cut(kv, "=")
+		effect := constraint.NoSchedule
+		if hasEffect {
+			effect, _ = constraint.ParseTaintEffect(name)
+		}
 		switch {
-		case hasEffect && effect != "NoSchedule":
-			errs = append(errs, field.Invalid(field.Path(path), "effect %q: only NoSchedule is supported", effect))
+		case effect == "" || effect == constraint.NoExecute:
+			errs = append(errs, field.Invalid(field.Path(path), "effect %q: want NoSchedule or PreferNoSchedule", name))
 		case store.ValidateSegment(k) != nil:
-			errs = append(errs, field.Invalid(field.Path(path), "want key=value[:NoSchedule] with a key of [A-Za-z0-9._-], got %q", t))
+			errs = append(errs, field.Invalid(field.Path(path), "want key=value[:EFFECT] with a key of [A-Za-z0-9._-], got %q", t))
 		default:
-			out = append(out, constraint.Taint{Key: k, Value: v})
+			out = append(out, constraint.Taint{Key: k, Value: v, Effect: effect})
 		}
 	}
 	if len(errs) > 0 {

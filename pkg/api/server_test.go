@@ -35,7 +35,7 @@ func TestAgents(t *testing.T) {
 		}
 	}
 	e.expect(t, http.StatusOK, "POST", "/v1/agents/agent-a/cordon", nil, nil)
-	e.expect(t, http.StatusOK, "PUT", "/v1/agents/host-b/taints", map[string]any{"taints": []string{"gpu=true:NoSchedule", "zone=x"}}, nil)
+	e.expect(t, http.StatusOK, "PUT", "/v1/agents/host-b/taints", map[string]any{"taints": []string{"gpu=true:NoSchedule", "zone=x", "spot=true:PreferNoSchedule"}}, nil)
 	e.expect(t, http.StatusOK, "POST", "/v1/agents/host-b/drain", map[string]any{"force": true, "reason": "kernel"}, nil)
 	type view struct {
 		ID, Hostname string
@@ -56,11 +56,11 @@ func TestAgents(t *testing.T) {
 		t.Errorf("host-a %+v: want cordoned, unschedulable, untainted", a)
 	}
 	if b.ID != "agent-b" || b.Schedulable || b.Cordoned || b.Reason != "kernel" || b.Drain == nil || b.Drain.State != "drained" ||
-		!reflect.DeepEqual(b.Taints, []string{"gpu=true:NoSchedule", "zone=x:NoSchedule"}) || b.Attributes["idc"] != "sz" {
+		!reflect.DeepEqual(b.Taints, []string{"gpu=true:NoSchedule", "zone=x:NoSchedule", "spot=true:PreferNoSchedule"}) || b.Attributes["idc"] != "sz" {
 		t.Errorf("host-b %+v: want draining (nothing on it: drained), the taints, the reason", b)
 	}
 	// Bad input names the field and changes nothing.
-	bad := errorOf(t, e.call(t, "PUT", "/v1/agents/agent-b/taints", map[string]any{"taints": []string{"gpu=true:NoExecute"}}), http.StatusBadRequest, "InvalidArgument")
+	bad := errorOf(t, e.call(t, "PUT", "/v1/agents/agent-b/taints", map[string]any{"taints": []string{"gpu=true:Evict"}}), http.StatusBadRequest, "InvalidArgument")
 	if !strings.Contains(strings.Join(bad.Details, " "), "taints[0]") {
 		t.Errorf("bad taint: %+v, want taints[0] named", bad)
 	}
@@ -68,8 +68,8 @@ func TestAgents(t *testing.T) {
 	errorOf(t, e.call(t, "POST", "/v1/agents/agent-b/explode", nil), http.StatusNotFound, "NotFound")
 	var one view
 	e.expect(t, http.StatusOK, "GET", "/v1/agents/host-b", nil, &one)
-	if len(one.Taints) != 2 {
-		t.Errorf("after a bad PUT host-b has taints %v, want the 2 it had", one.Taints)
+	if len(one.Taints) != 3 {
+		t.Errorf("after a bad PUT host-b has taints %v, want the 3 it had", one.Taints)
 	}
 	// Undone, the settings go.
 	e.expect(t, http.StatusOK, "POST", "/v1/agents/host-a/uncordon", nil, nil)

@@ -13,13 +13,13 @@ import (
 // Agents are addressed by their index in the list. Columns are built on
 // first use. A Table is not safe for concurrent use.
 type Table struct {
-	agents  []*Agent
-	taints  [][]Taint // by agent, beside the columns: checked on every visit
+	agents []*Agent
+	taints [][]Taint // by agent, beside the columns: checked on every visit
 	// hard and soft count each agent's taints that refuse placements
 	// (NoSchedule, NoExecute) and those that only steer them away
 	// (PreferNoSchedule).
 	hard, soft []int32
-	columns map[string]*Column
+	columns    map[string]*Column
 	// matches memoises LIKE/UNLIKE patterns per value ID, shared by every
 	// constraint bound to the table: a pattern is tried once per value per
 	// pass, however many applications use it.
