@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 )
@@ -39,6 +40,9 @@ type toleration struct {
 	key    string
 	values map[string]bool // nil: any value of key
 	effect TaintEffect     // "": every effect
+	// seconds bounds the stay on an agent with a NoExecute taint; nil: for
+	// good.
+	seconds *time.Duration
 }
 
 // Compile validates c and prepares it for evaluation. The error is a
@@ -120,6 +124,10 @@ func compileCondition(u UnionData) condition {
 func compileToleration(u UnionData) toleration {
 	typ, _ := u.effectiveType("")
 	t := toleration{key: u.Name, effect: u.Effect}
+	if u.TolerationSeconds != nil {
+		d := time.Duration(*u.TolerationSeconds) * time.Second
+		t.seconds = &d
+	}
 	if items := u.params(typ); items != nil {
 		t.values = make(map[string]bool, len(items))
 		for _, item := range items {

@@ -1,5 +1,7 @@
 package constraint
 
+import "time"
+
 // State is what the operators read beyond the agent itself, for the
 // application being placed. The caller keeps it current as it places
 // instances, so constraints see the placements made earlier in the same
@@ -215,17 +217,64 @@ func (c *Compiled) Tolerates(taints []Taint) (bool, Taint) {
 	return true, Taint{}
 }
 
+// Eviction says when an instance placed under c must leave an agent
+// carrying taints: never (evict false) unless a NoExecute taint is there;
+// at the taint's Since when c does not tolerate it; at Since plus the
+// shortest tolerationSeconds of the tolerations that match it when any has
+// seconds (as Kubernetes' taint manager); with several such taints, at the
+// earliest. A nil c tolerates nothing.
+func (c *Compiled) Eviction(taints []Taint) (at time.Time, evict bool) {
+	for _, taint := range taints {
+		if taint.EffectOrDefault() != NoExecute {
+			continue
+		}
+		deadline, leaves := taint.Since, true
+		if c != nil {
+			deadline, leaves = c.evictionFor(taint)
+		}
+		if leaves && (!evict || deadline.Before(at)) {
+			at, evict = deadline, true
+		}
+	}
+	return at, evict
+}
+
+func (c *Compiled) evictionFor(taint Taint) (time.Time, bool) {
+	var shortest *time.Duration
+	matched := false
+	for _, t := range c.tolerations {
+		if !t.matches(taint) {
+			continue
+		}
+		matched = true
+		if t.seconds != nil && (shortest == nil || *t.seconds < *shortest) {
+			shortest = t.seconds
+		}
+	}
+	switch {
+	case !matched:
+		return taint.Since, true
+	case shortest == nil:
+		return time.Time{}, false
+	}
+	return taint.Since.Add(*shortest), true
+}
+
 // ToleratesTaint reports whether a TOLERATION condition matches taint: its
 // key, its value (a condition without values takes any) and its effect (a
 // condition without one takes any).
 func (c *Compiled) ToleratesTaint(taint Taint) bool {
 	for _, t := range c.tolerations {
-		if t.key == taint.Key && (t.values == nil || t.values[taint.Value]) &&
-			(t.effect == "" || t.effect == taint.EffectOrDefault()) {
+		if t.matches(taint) {
 			return true
 		}
 	}
 	return false
+}
+
+func (t *toleration) matches(taint Taint) bool {
+	return t.key == taint.Key && (t.values == nil || t.values[taint.Value]) &&
+		(t.effect == "" || t.effect == taint.EffectOrDefault())
 }
 
 // CountedNames returns the names whose per-value instance counts the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint/constrainttest"
@@ -375,5 +376,40 @@ func TestPreference(t *testing.T) {
 		if got := state.Preference(c, id); got != want {
 			t.Errorf("preference of %s = %d, want %d", id, got, want)
 		}
+	}
+}
+
+// NoExecute (Kubernetes' taint manager): untolerated, an instance leaves
+// when the taint is set; tolerated with seconds, that long after (the
+// shortest of the matching tolerations); tolerated without, never.
+func TestEviction(t *testing.T) {
+	since := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	noExecute := constraint.Taint{Key: "kernel", Value: "old", Effect: constraint.NoExecute, Since: since}
+	later := constraint.Taint{Key: "disk", Value: "bad", Effect: constraint.NoExecute, Since: since.Add(time.Minute)}
+	noSchedule := constraint.Taint{Key: "kernel", Value: "old"}
+	cases := []struct {
+		name   string
+		c      *constraint.Compiled
+		taints []constraint.Taint
+		at     time.Time
+		evict  bool
+	}{
+		{"no constraint: at once", nil, []constraint.Taint{noExecute}, since, true},
+		{"NoSchedule never evicts", nil, []constraint.Taint{noSchedule}, time.Time{}, false},
+		{"tolerated for good", constrainttest.New().Tolerate("kernel", "old").Build(), []constraint.Taint{noExecute}, time.Time{}, false},
+		{"tolerated for 30s", constrainttest.New().Or(constrainttest.TolerateFor("kernel", "old", 30)).Build(), []constraint.Taint{noExecute}, since.Add(30 * time.Second), true},
+		{"the shortest matching seconds", constrainttest.New().Or(constrainttest.TolerateFor("kernel", "old", 30)).
+			Or(constrainttest.TolerateFor("kernel", "old", 10)).Or(constrainttest.Tolerate("kernel", "old")).Build(), []constraint.Taint{noExecute}, since.Add(10 * time.Second), true},
+		{"a PreferNoSchedule toleration does not tolerate NoExecute", constrainttest.New().Or(constrainttest.TolerateEffect("kernel", "old", constraint.PreferNoSchedule)).Build(),
+			[]constraint.Taint{noExecute}, since, true},
+		{"the earliest of two taints", constrainttest.New().Or(constrainttest.TolerateFor("kernel", "old", 300)).Build(), []constraint.Taint{noExecute, later}, since.Add(time.Minute), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			at, evict := tc.c.Eviction(tc.taints)
+			if !at.Equal(tc.at) || evict != tc.evict {
+				t.Fatalf("eviction = %v, %v; want %v, %v", at, evict, tc.at, tc.evict)
+			}
+		})
 	}
 }

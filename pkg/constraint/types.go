@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Operator names a constraint operator. Manifests may spell it in any case;
@@ -103,6 +104,10 @@ type UnionData struct {
 	// Effect, for TOLERATION only, limits the toleration to taints of that
 	// effect; empty tolerates every effect (as Kubernetes' tolerations).
 	Effect TaintEffect `json:"effect,omitempty"`
+	// TolerationSeconds, for a TOLERATION of NoExecute taints (Effect
+	// NoExecute or empty), is how long a running instance stays on an agent
+	// after the taint was set; nil stays for good.
+	TolerationSeconds *int64 `json:"tolerationSeconds,omitempty"`
 }
 
 // ScalarValue is the parameter of type 1.
@@ -224,6 +229,9 @@ type Taint struct {
 	Value string
 	// Effect is NoSchedule when empty (taints stored before effects).
 	Effect TaintEffect `json:",omitempty"`
+	// Since is when a NoExecute taint was set: tolerationSeconds count
+	// from then.
+	Since time.Time `json:",omitzero"`
 }
 
 // EffectOrDefault returns the taint's effect, NoSchedule when unset.

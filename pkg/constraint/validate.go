@@ -64,6 +64,14 @@ func (u *UnionData) validate(p field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child("effect"), "only a TOLERATION has an effect, not %s", u.Operate))
 		}
 	}
+	if secs := u.TolerationSeconds; secs != nil {
+		switch {
+		case u.Operate != Toleration || u.Effect != "" && u.Effect != NoExecute:
+			errs = append(errs, field.Invalid(p.Child("tolerationSeconds"), "only a TOLERATION of NoExecute taints (effect NoExecute or none) has seconds"))
+		case *secs < 0:
+			errs = append(errs, field.Invalid(p.Child("tolerationSeconds"), "must be 0 or more, got %d", *secs))
+		}
+	}
 	typ, err := u.effectiveType(p)
 	if err != nil {
 		return append(errs, *err)

@@ -69,6 +69,14 @@ func TestValidate(t *testing.T) {
 		{"TOLERATION of one effect", constraint.UnionData{Name: "spot", Operate: constraint.Toleration, Effect: constraint.PreferNoSchedule}, ""},
 		{"TOLERATION of an unknown effect", constraint.UnionData{Name: "spot", Operate: constraint.Toleration, Effect: "Evict"},
 			`unionData[0].effect: unknown effect "Evict" (want NoSchedule, PreferNoSchedule or NoExecute)`},
+		{"NoExecute toleration seconds", constrainttest.TolerateFor("kernel", "old", 60), ""},
+		{"negative toleration seconds", constrainttest.TolerateFor("kernel", "old", -1),
+			`unionData[0].tolerationSeconds: must be 0 or more, got -1`},
+		{"seconds on a NoSchedule toleration", func() constraint.UnionData {
+			u := constrainttest.TolerateFor("kernel", "old", 60)
+			u.Effect = constraint.NoSchedule
+			return u
+		}(), `unionData[0].tolerationSeconds: only a TOLERATION of NoExecute taints (effect NoExecute or none) has seconds`},
 		{"an effect on another operator", constraint.UnionData{Name: "hostname", Operate: constraint.Unique, Effect: constraint.NoSchedule},
 			`unionData[0].effect: only a TOLERATION has an effect, not UNIQUE`},
 	}

@@ -122,6 +122,13 @@ func TolerateEffect(key, value string, effect constraint.TaintEffect) constraint
 	return u
 }
 
+// TolerateFor is `key TOLERATION value` of NoExecute taints for seconds.
+func TolerateFor(key, value string, seconds int64) constraint.UnionData {
+	u := TolerateEffect(key, value, constraint.NoExecute)
+	u.TolerationSeconds = &seconds
+	return u
+}
+
 func text(name string, op constraint.Operator, value string) constraint.UnionData {
 	return constraint.UnionData{Name: name, Operate: op, Type: constraint.TypeText,
 		Text: &constraint.TextValue{Value: value}}
