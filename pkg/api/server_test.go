@@ -453,3 +453,41 @@ func TestTaskGroupOperations(t *testing.T) {
 	none := newEnv(t)
 	errorOf(t, none.call(t, "POST", "/v1/taskgroups/0.game.ns-a.1/restart", nil), http.StatusServiceUnavailable, "Unavailable")
 }
+
+// NoExecute taints (Kubernetes' taint manager): accepted, set at the
+// clock's time and kept when set again, and the agent shows the running
+// instances they move off and when — at once without a toleration.
+func TestNoExecuteTaintShowsPendingEvictions(t *testing.T) {
+	set := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	clock := clockwork.NewFakeClockAt(set)
+	e := newEnv(t, func(c *api.Config) { c.Clock = clock })
+	if err := e.reg.RecordAgent(context.Background(), "agent-b", "host-b", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	createApp(t, e, miniProcess)
+	putTaskGroup(t, e, registry.TaskGroup{ID: "defaultGroup_mini_0_1", Namespace: "defaultGroup", App: "mini", Index: 0,
+		State: "TASK_RUNNING", Phase: "Running", Host: "host-b", AgentID: "agent-b"})
+	type view struct {
+		Taints    []string
+		Evictions []struct {
+			Instance string
+			At       time.Time
+		}
+	}
+	var v view
+	e.expect(t, http.StatusOK, "PUT", "/v1/agents/host-b/taints", map[string]any{"taints": []string{"kernel=old:NoExecute"}}, &v)
+	if len(v.Evictions) != 1 || v.Evictions[0].Instance != "defaultGroup/mini/0" || !v.Evictions[0].At.Equal(set) {
+		t.Fatalf("agent %+v: want defaultGroup/mini/0 evicted at %v", v, set)
+	}
+	clock.Advance(time.Minute)
+	v = view{}
+	e.expect(t, http.StatusOK, "PUT", "/v1/agents/host-b/taints", map[string]any{"taints": []string{"kernel=old:NoExecute", "zone=x"}}, &v)
+	if len(v.Evictions) != 1 || !v.Evictions[0].At.Equal(set) || !reflect.DeepEqual(v.Taints, []string{"kernel=old:NoExecute", "zone=x:NoSchedule"}) {
+		t.Errorf("agent %+v: set again, the NoExecute taint keeps its time %v", v, set)
+	}
+	v = view{}
+	e.expect(t, http.StatusOK, "PUT", "/v1/agents/host-b/taints", map[string]any{"taints": []string{"zone=x"}}, &v)
+	if len(v.Evictions) != 0 {
+		t.Errorf("agent %+v: without a NoExecute taint nothing is evicted", v)
+	}
+}

@@ -56,7 +56,7 @@
 // (configmaps, secrets, depends objects), rollouts.go and update.go
 // (updates), sweep.go, notices.go (what the notify callbacks are told),
 // depends.go (dependency pods), agents.go and moves.go (cordon, drain,
-// drift, engine modes), maintenance.go (Mesos maintenance windows and
+// drift, NoExecute evictions, engine modes), maintenance.go (Mesos maintenance windows and
 // inverse offers), daemonsets.go (one instance bound to every eligible
 // agent, and the master's agent list); driver.go is the I/O around it,
 // with agentsync.go (the master's agents, read through its operator API),

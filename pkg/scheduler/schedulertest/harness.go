@@ -671,9 +671,15 @@ func (h *Harness) process(key string, args map[string]string) *manifest.Process 
 		b.Cluster(attr, strings.Split(values, ",")...)
 	}
 	if t := args["tolerate"]; t != "" {
+		t, seconds, hasSeconds := strings.Cut(t, "@")
 		kv, effect, _ := strings.Cut(t, ":")
 		k, v, _ := strings.Cut(kv, "=")
-		b.Or(constrainttest.TolerateEffect(k, v, constraint.TaintEffect(effect)))
+		toleration := constrainttest.TolerateEffect(k, v, constraint.TaintEffect(effect))
+		if hasSeconds {
+			secs := int64(atoi(seconds, 0))
+			toleration.TolerationSeconds = &secs
+		}
+		b.Or(toleration)
 	}
 	if pref := args["prefer"]; pref != "" {
 		cond, weight, _ := strings.Cut(pref, "@")
