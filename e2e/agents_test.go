@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -249,6 +250,28 @@ func TestDrainTaintDriftAndMaintenance(t *testing.T) {
 		}
 		return false, "no instance 0"
 	})
+
+	// NoExecute (issue 33): tainted, agent-1 lists gamesvr's instance 0
+	// as evicted (its move due, or under way) and moves it off; untainted,
+	// it takes instances again.
+	code, body := s.call("PUT", "/v1/agents/agent-1/taints", []byte(`{"taints":["kernel=old:NoExecute"]}`))
+	var tainted struct {
+		Evictions []struct{ Instance string } `json:"evictions"`
+	}
+	if err := json.Unmarshal(body, &tainted); code != http.StatusOK || err != nil ||
+		!slices.ContainsFunc(tainted.Evictions, func(e struct{ Instance string }) bool { return e.Instance == "demo/gamesvr/0" }) {
+		t.Errorf("PUT agent-1's taints kernel=old:NoExecute = %d %s, want the agent listing demo/gamesvr/0 among its evictions", code, body)
+	}
+	s.eventually("instance 0 evicted from agent-1", func() (bool, string) {
+		v, _ := s.app("demo", "gamesvr")
+		for _, i := range v.Status.Instances {
+			if i.ID == 0 {
+				return i.Host != "agent-1" && i.State == "TASK_RUNNING" && i.Move == nil, fmt.Sprintf("%+v", i)
+			}
+		}
+		return false, "no instance 0"
+	})
+	s.mustCall("PUT", "/v1/agents/agent-1/taints", `{"taints":[]}`, 200)
 
 	// Maintenance: a scale-up is stored, nothing launches until it ends;
 	// the instance it adds is listed, waiting, and it and its application

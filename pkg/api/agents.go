@@ -44,9 +44,9 @@ type agentView struct {
 	Reason      string     `json:"reason,omitempty"`
 	Drain       *drainView `json:"drain,omitempty"`
 	// Evictions are the running instances a NoExecute taint of the agent
-	// moves off: at once (at: when the taint was set) or when their
-	// toleration's seconds are over; those of the namespaces the caller
-	// may read.
+	// moves off, to come or under way: at once (at: when the taint was
+	// set) or when their toleration's seconds are over; those of the
+	// namespaces the caller may read.
 	Evictions []pendingEviction `json:"evictions,omitempty"`
 	// Master is the master's view of it (GET_AGENTS): state, its own
 	// drain (DRAIN_AGENT), total resources.
@@ -200,7 +200,8 @@ func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool
 				continue
 			}
 			v := view(l.Host)
-			if c, ok := evictable[app]; ok && named && i == 0 && g.Move == nil && l.Phase == "Running" && executing[l.Host] != nil {
+			evicting := g.Move == nil && l.Phase == "Running" || g.Move != nil && g.Move.Reason == registry.EvictionMove
+			if c, ok := evictable[app]; ok && named && i == 0 && evicting && executing[l.Host] != nil {
 				if at, evict := c.Eviction(executing[l.Host]); evict {
 					v.Evictions = append(v.Evictions, pendingEviction{Instance: fmt.Sprintf("%s/%d", app, g.Index), At: at})
 				}

@@ -105,11 +105,17 @@ func (c *Core) agentSettingsChanged(s *registry.AgentSettings) {
 	if old != nil && old.Drain != nil && s.Drain == nil {
 		c.cancelMoves(MoveDrain, func(inst *instance) bool { return inst.rec.Move.FromHost == s.Hostname })
 	}
-	// A NoExecute taint removed cancels the evictions it queued that have
-	// not started; those waiting for their tolerationSeconds are never
-	// queued.
+	// A NoExecute taint removed cancels the evictions it queued whose
+	// successor has not launched (queued, or fitting nowhere); those
+	// waiting for their tolerationSeconds are never queued.
 	if old != nil && !slices.ContainsFunc(s.Taints, executes) {
-		c.cancelMoves(MoveEviction, func(inst *instance) bool { return inst.rec.Move.FromHost == s.Hostname })
+		for _, inst := range slices.SortedFunc(maps.Keys(c.moving), byInstance) {
+			mv := inst.rec.Move
+			if mv != nil && mv.Reason == string(MoveEviction) && mv.FromHost == s.Hostname &&
+				(inst.successor == nil || inst.successor.phase() == PhasePending) {
+				c.endMove(inst, "")
+			}
+		}
 	}
 }
 

@@ -36,7 +36,7 @@ const (
 	MoveMaintenance MoveReason = "maintenance"
 	// MoveEviction: the agent has a NoExecute taint the instance does not
 	// tolerate (any longer: its tolerationSeconds are over).
-	MoveEviction MoveReason = "eviction"
+	MoveEviction MoveReason = registry.EvictionMove
 )
 
 // queueMove asks for inst to move off its agent (to toHost when set).
