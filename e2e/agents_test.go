@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -196,6 +197,39 @@ func TestDrainTaintDriftAndMaintenance(t *testing.T) {
 	}
 	s.mustCall("DELETE", "/v1/apps/demo/plain", "", 202)
 
+	// Soft placement (issue 33): with agent-1 drained, agent-2's
+	// PreferNoSchedule taint sends both instances of "steered" to agent-3,
+	// and untainted, a preferred rack r2 sends both of "preferring" to
+	// agent-2 — where the spread alone puts one on each.
+	s.mustCall("PUT", "/v1/agents/agent-2/taints", `{"taints":["spot=true:PreferNoSchedule"]}`, 200)
+	s.mustCall("PUT", "/v1/agents/agent-3/taints", `{"taints":[]}`, 200)
+	soft := func(name string, constraint any) []byte {
+		return s.manifest("process.json", func(m map[string]any) {
+			m["metadata"].(map[string]any)["name"] = name
+			m["spec"].(map[string]any)["instance"] = 2
+			delete(m, "constraint") // process.json's UNIQUE hostname
+			if constraint != nil {
+				m["constraint"] = constraint
+			}
+		})
+	}
+	s.mustCall("POST", "/v1/apps", string(soft("steered", nil)), 201)
+	for _, inst := range s.running("demo", "steered", 2) {
+		if inst.Host != "agent-3" {
+			t.Errorf("steered instance %d on %s, want agent-3: agent-2's PreferNoSchedule taint is not tolerated", inst.ID, inst.Host)
+		}
+	}
+	s.mustCall("PUT", "/v1/agents/agent-2/taints", `{"taints":[]}`, 200)
+	s.mustCall("POST", "/v1/apps", string(soft("preferring", map[string]any{"intersectionItem": []any{map[string]any{"weight": 50,
+		"unionData": []any{map[string]any{"name": "rack", "operate": "CLUSTER", "type": 3, "text": map[string]any{"value": "r2"}}}}}})), 201)
+	for _, inst := range s.running("demo", "preferring", 2) {
+		if inst.Host != "agent-2" {
+			t.Errorf("preferring instance %d on %s, want agent-2 (rack r2, preferred)", inst.ID, inst.Host)
+		}
+	}
+	s.mustCall("DELETE", "/v1/apps/demo/steered", "", 202)
+	s.mustCall("DELETE", "/v1/apps/demo/preferring", "", 202)
+
 	// Drift instance 0 to agent-1 by name once it is back in service.
 	s.mustCall("POST", "/v1/agents/agent-1/undrain", "", 200)
 	s.mustCall("PUT", "/v1/agents/agent-2/taints", `{"taints":[]}`, 200)
@@ -216,6 +250,28 @@ func TestDrainTaintDriftAndMaintenance(t *testing.T) {
 		}
 		return false, "no instance 0"
 	})
+
+	// NoExecute (issue 33): tainted, agent-1 lists gamesvr's instance 0
+	// as evicted (its move due, or under way) and moves it off; untainted,
+	// it takes instances again.
+	code, body := s.call("PUT", "/v1/agents/agent-1/taints", []byte(`{"taints":["kernel=old:NoExecute"]}`))
+	var tainted struct {
+		Evictions []struct{ Instance string } `json:"evictions"`
+	}
+	if err := json.Unmarshal(body, &tainted); code != http.StatusOK || err != nil ||
+		!slices.ContainsFunc(tainted.Evictions, func(e struct{ Instance string }) bool { return e.Instance == "demo/gamesvr/0" }) {
+		t.Errorf("PUT agent-1's taints kernel=old:NoExecute = %d %s, want the agent listing demo/gamesvr/0 among its evictions", code, body)
+	}
+	s.eventually("instance 0 evicted from agent-1", func() (bool, string) {
+		v, _ := s.app("demo", "gamesvr")
+		for _, i := range v.Status.Instances {
+			if i.ID == 0 {
+				return i.Host != "agent-1" && i.State == "TASK_RUNNING" && i.Move == nil, fmt.Sprintf("%+v", i)
+			}
+		}
+		return false, "no instance 0"
+	})
+	s.mustCall("PUT", "/v1/agents/agent-1/taints", `{"taints":[]}`, 200)
 
 	// Maintenance: a scale-up is stored, nothing launches until it ends;
 	// the instance it adds is listed, waiting, and it and its application

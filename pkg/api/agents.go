@@ -43,6 +43,11 @@ type agentView struct {
 	Taints      []string   `json:"taints"`
 	Reason      string     `json:"reason,omitempty"`
 	Drain       *drainView `json:"drain,omitempty"`
+	// Evictions are the running instances a NoExecute taint of the agent
+	// moves off, to come or under way: at once (at: when the taint was
+	// set) or when their toleration's seconds are over; those of the
+	// namespaces the caller may read.
+	Evictions []pendingEviction `json:"evictions,omitempty"`
 	// Master is the master's view of it (GET_AGENTS): state, its own
 	// drain (DRAIN_AGENT), total resources.
 	Master *registry.AgentMaster `json:"master,omitempty"`
@@ -77,6 +82,12 @@ type drainView struct {
 	// the others go on meanwhile.
 	Blocked []blockedMove `json:"blocked"`
 	Kept    []string      `json:"kept"`
+}
+
+// pendingEviction is an instance a NoExecute taint moves off its agent.
+type pendingEviction struct {
+	Instance string    `json:"instance"` // namespace/app/index
+	At       time.Time `json:"at"`
 }
 
 // blockedMove is an instance whose move waits for an agent that fits it.
@@ -115,9 +126,24 @@ func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool
 		return nil, err
 	}
 	stateful := map[string]bool{}
+	// evictable: the constraints of the applications a NoExecute taint
+	// moves (not daemonsets nor dependency pods, which stay on their
+	// agent), nil for those without one.
+	evictable := map[string]*constraint.Compiled{}
 	for _, a := range apps {
-		if obj, err := a.Manifest(); err == nil {
-			stateful[a.Namespace+"/"+a.Name] = manifest.IsStateful(obj)
+		obj, err := a.Manifest()
+		if err != nil {
+			continue
+		}
+		key := a.Namespace + "/" + a.Name
+		stateful[key] = manifest.IsStateful(obj)
+		if obj.Kind() == manifest.KindDaemonset || a.DependencyPod != nil {
+			continue
+		}
+		if c := manifest.ConstraintOf(obj); c == nil {
+			evictable[key] = nil
+		} else if compiled, err := constraint.Compile(c); err == nil {
+			evictable[key] = compiled
 		}
 	}
 	byHost := map[string]*agentView{}
@@ -146,11 +172,15 @@ func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool
 			v.Schedulable = false
 		}
 	}
+	executing := map[string][]constraint.Taint{} // host → taints, when one is NoExecute
 	for _, st := range settings {
 		v := view(st.Hostname)
+		if slices.ContainsFunc(st.Taints, func(t constraint.Taint) bool { return t.EffectOrDefault() == constraint.NoExecute }) {
+			executing[st.Hostname] = st.Taints
+		}
 		v.Cordoned, v.Schedulable, v.Reason = st.Cordoned, v.Schedulable && st.Schedulable(), st.Reason
 		for _, t := range st.Taints {
-			v.Taints = append(v.Taints, t.String()+":NoSchedule")
+			v.Taints = append(v.Taints, t.String())
 		}
 		if d := st.Drain; d != nil {
 			v.Drain = &drainView{Since: d.Since, Force: d.Force, Moving: []string{}, Blocked: []blockedMove{}, Kept: []string{}}
@@ -170,6 +200,12 @@ func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool
 				continue
 			}
 			v := view(l.Host)
+			evicting := g.Move == nil && l.Phase == "Running" || g.Move != nil && g.Move.Reason == registry.EvictionMove
+			if c, ok := evictable[app]; ok && named && i == 0 && evicting && executing[l.Host] != nil {
+				if at, evict := c.Eviction(executing[l.Host]); evict {
+					v.Evictions = append(v.Evictions, pendingEviction{Instance: fmt.Sprintf("%s/%d", app, g.Index), At: at})
+				}
+			}
 			if named {
 				inst := agentInstance{App: app, Index: g.Index, ID: l.ID, Phase: l.Phase, Successor: i == 1}
 				if i == 0 && g.Move != nil {
@@ -290,8 +326,24 @@ func (s *Server) operateAgent(w http.ResponseWriter, r *http.Request) error {
 		"undrain": func(st *registry.AgentSettings, _ agentRequest) error { st.Drain = nil; return nil },
 		"taints": func(st *registry.AgentSettings, req agentRequest) error {
 			taints, err := parseTaints(req.Taints)
+			if err != nil {
+				return err
+			}
+			// A NoExecute taint's seconds count from when it was set: one
+			// set again keeps its time.
+			for i, t := range taints {
+				if t.Effect != constraint.NoExecute {
+					continue
+				}
+				taints[i].Since = s.cfg.Clock.Now().UTC()
+				for _, old := range st.Taints {
+					if old.Key == t.Key && old.Value == t.Value && old.EffectOrDefault() == t.Effect {
+						taints[i].Since = old.Since
+					}
+				}
+			}
 			st.Taints = taints
-			return err
+			return nil
 		},
 	}
 	edit := edits[op]
@@ -324,21 +376,26 @@ func (s *Server) operateAgent(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// parseTaints reads "key=value" or "key=value:NoSchedule" taints.
+// parseTaints reads "key=value[:EFFECT]" taints; the effect is NoSchedule
+// when not given.
 func parseTaints(list []string) ([]constraint.Taint, error) {
 	var errs field.ErrorList
 	out := []constraint.Taint{}
 	for i, t := range list {
 		path := fmt.Sprintf("taints[%d]", i)
-		kv, effect, hasEffect := strings.Cut(t, ":")
+		kv, name, hasEffect := strings.Cut(t, ":")
 		k, v, _ := strings.Cut(kv, "=")
+		effect := constraint.NoSchedule
+		if hasEffect {
+			effect, _ = constraint.ParseTaintEffect(name)
+		}
 		switch {
-		case hasEffect && effect != "NoSchedule":
-			errs = append(errs, field.Invalid(field.Path(path), "effect %q: only NoSchedule is supported", effect))
+		case effect == "":
+			errs = append(errs, field.Invalid(field.Path(path), "effect %q: want NoSchedule, PreferNoSchedule or NoExecute", name))
 		case store.ValidateSegment(k) != nil:
-			errs = append(errs, field.Invalid(field.Path(path), "want key=value[:NoSchedule] with a key of [A-Za-z0-9._-], got %q", t))
+			errs = append(errs, field.Invalid(field.Path(path), "want key=value[:EFFECT] with a key of [A-Za-z0-9._-], got %q", t))
 		default:
-			out = append(out, constraint.Taint{Key: k, Value: v})
+			out = append(out, constraint.Taint{Key: k, Value: v, Effect: effect})
 		}
 	}
 	if len(errs) > 0 {

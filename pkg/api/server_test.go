@@ -35,7 +35,7 @@ func TestAgents(t *testing.T) {
 		}
 	}
 	e.expect(t, http.StatusOK, "POST", "/v1/agents/agent-a/cordon", nil, nil)
-	e.expect(t, http.StatusOK, "PUT", "/v1/agents/host-b/taints", map[string]any{"taints": []string{"gpu=true:NoSchedule", "zone=x"}}, nil)
+	e.expect(t, http.StatusOK, "PUT", "/v1/agents/host-b/taints", map[string]any{"taints": []string{"gpu=true:NoSchedule", "zone=x", "spot=true:PreferNoSchedule"}}, nil)
 	e.expect(t, http.StatusOK, "POST", "/v1/agents/host-b/drain", map[string]any{"force": true, "reason": "kernel"}, nil)
 	type view struct {
 		ID, Hostname string
@@ -56,11 +56,11 @@ func TestAgents(t *testing.T) {
 		t.Errorf("host-a %+v: want cordoned, unschedulable, untainted", a)
 	}
 	if b.ID != "agent-b" || b.Schedulable || b.Cordoned || b.Reason != "kernel" || b.Drain == nil || b.Drain.State != "drained" ||
-		!reflect.DeepEqual(b.Taints, []string{"gpu=true:NoSchedule", "zone=x:NoSchedule"}) || b.Attributes["idc"] != "sz" {
+		!reflect.DeepEqual(b.Taints, []string{"gpu=true:NoSchedule", "zone=x:NoSchedule", "spot=true:PreferNoSchedule"}) || b.Attributes["idc"] != "sz" {
 		t.Errorf("host-b %+v: want draining (nothing on it: drained), the taints, the reason", b)
 	}
 	// Bad input names the field and changes nothing.
-	bad := errorOf(t, e.call(t, "PUT", "/v1/agents/agent-b/taints", map[string]any{"taints": []string{"gpu=true:NoExecute"}}), http.StatusBadRequest, "InvalidArgument")
+	bad := errorOf(t, e.call(t, "PUT", "/v1/agents/agent-b/taints", map[string]any{"taints": []string{"gpu=true:Evict"}}), http.StatusBadRequest, "InvalidArgument")
 	if !strings.Contains(strings.Join(bad.Details, " "), "taints[0]") {
 		t.Errorf("bad taint: %+v, want taints[0] named", bad)
 	}
@@ -68,8 +68,8 @@ func TestAgents(t *testing.T) {
 	errorOf(t, e.call(t, "POST", "/v1/agents/agent-b/explode", nil), http.StatusNotFound, "NotFound")
 	var one view
 	e.expect(t, http.StatusOK, "GET", "/v1/agents/host-b", nil, &one)
-	if len(one.Taints) != 2 {
-		t.Errorf("after a bad PUT host-b has taints %v, want the 2 it had", one.Taints)
+	if len(one.Taints) != 3 {
+		t.Errorf("after a bad PUT host-b has taints %v, want the 3 it had", one.Taints)
 	}
 	// Undone, the settings go.
 	e.expect(t, http.StatusOK, "POST", "/v1/agents/host-a/uncordon", nil, nil)
@@ -452,4 +452,42 @@ func TestTaskGroupOperations(t *testing.T) {
 
 	none := newEnv(t)
 	errorOf(t, none.call(t, "POST", "/v1/taskgroups/0.game.ns-a.1/restart", nil), http.StatusServiceUnavailable, "Unavailable")
+}
+
+// NoExecute taints (Kubernetes' taint manager): accepted, set at the
+// clock's time and kept when set again, and the agent shows the running
+// instances they move off and when — at once without a toleration.
+func TestNoExecuteTaintShowsPendingEvictions(t *testing.T) {
+	set := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	clock := clockwork.NewFakeClockAt(set)
+	e := newEnv(t, func(c *api.Config) { c.Clock = clock })
+	if err := e.reg.RecordAgent(context.Background(), "agent-b", "host-b", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	createApp(t, e, miniProcess)
+	putTaskGroup(t, e, registry.TaskGroup{ID: "defaultGroup_mini_0_1", Namespace: "defaultGroup", App: "mini", Index: 0,
+		State: "TASK_RUNNING", Phase: "Running", Host: "host-b", AgentID: "agent-b"})
+	type view struct {
+		Taints    []string
+		Evictions []struct {
+			Instance string
+			At       time.Time
+		}
+	}
+	var v view
+	e.expect(t, http.StatusOK, "PUT", "/v1/agents/host-b/taints", map[string]any{"taints": []string{"kernel=old:NoExecute"}}, &v)
+	if len(v.Evictions) != 1 || v.Evictions[0].Instance != "defaultGroup/mini/0" || !v.Evictions[0].At.Equal(set) {
+		t.Fatalf("agent %+v: want defaultGroup/mini/0 evicted at %v", v, set)
+	}
+	clock.Advance(time.Minute)
+	v = view{}
+	e.expect(t, http.StatusOK, "PUT", "/v1/agents/host-b/taints", map[string]any{"taints": []string{"kernel=old:NoExecute", "zone=x"}}, &v)
+	if len(v.Evictions) != 1 || !v.Evictions[0].At.Equal(set) || !reflect.DeepEqual(v.Taints, []string{"kernel=old:NoExecute", "zone=x:NoSchedule"}) {
+		t.Errorf("agent %+v: set again, the NoExecute taint keeps its time %v", v, set)
+	}
+	v = view{}
+	e.expect(t, http.StatusOK, "PUT", "/v1/agents/host-b/taints", map[string]any{"taints": []string{"zone=x"}}, &v)
+	if len(v.Evictions) != 0 {
+		t.Errorf("agent %+v: without a NoExecute taint nothing is evicted", v)
+	}
 }

@@ -657,6 +657,12 @@ func describeAgent(w io.Writer, a agentView, now time.Time) {
 		}
 		d.line(0, "Maintenance", text)
 	}
+	if len(a.Evictions) > 0 {
+		d.section(0, "Evictions (NoExecute taints)")
+		for _, ev := range a.Evictions {
+			d.line(1, ev.Instance, "at "+ev.At.UTC().Format(time.RFC3339))
+		}
+	}
 	if dr := a.Drain; dr != nil {
 		d.section(0, "Drain")
 		d.line(1, "State", dr.State)

@@ -227,6 +227,15 @@ func TestDescribeGolden(t *testing.T) {
 		{"describe-agent-cordoned", func(b *bytes.Buffer) {
 			describeAgent(b, decode[agentView](t, view(t, "agent-3.json")), now)
 		}},
+		// A NoExecute taint moves two instances off: one at once, one
+		// when its toleration's seconds are over.
+		{"describe-agent-evicting", func(b *bytes.Buffer) {
+			a := decode[agentView](t, view(t, "agent-3.json"))
+			a.Taints = []string{"kernel=old:NoExecute"}
+			a.Evictions = decode[agentView](t, []byte(`{"evictions": [{"instance": "demo/web/0", "at": "2026-11-22T08:00:00Z"},
+				{"instance": "demo/fleet/2", "at": "2026-11-22T08:05:00Z"}]}`)).Evictions
+			describeAgent(b, a, now)
+		}},
 		// As an operator of another namespace than demo reads it: demo's
 		// instances counted, not named.
 		{"describe-agent-others", func(b *bytes.Buffer) {

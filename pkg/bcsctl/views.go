@@ -188,6 +188,10 @@ type agentView struct {
 		} `json:"blocked"`
 		Kept []string `json:"kept"`
 	} `json:"drain"`
+	Evictions []struct {
+		Instance string    `json:"instance"`
+		At       time.Time `json:"at"`
+	} `json:"evictions"`
 	Master *struct {
 		Active      bool   `json:"active"`
 		Deactivated bool   `json:"deactivated"`

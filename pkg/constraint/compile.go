@@ -4,16 +4,18 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 )
 
 // Compiled is a validated constraint prepared for evaluation: regular
 // expressions compiled, sets hashed, MAXPER limits parsed, TOLERATION
-// conditions separated from the filters. It is immutable and safe for
-// concurrent use.
+// conditions separated from the filters, preferred items from the
+// required ones. It is immutable and safe for concurrent use.
 type Compiled struct {
-	clauses     []clause
+	clauses     []clause // required
+	preferred   []clause // scored by their weight
 	tolerations []toleration
 }
 
@@ -21,6 +23,7 @@ type Compiled struct {
 type clause struct {
 	conds  []condition
 	reason string
+	weight int // a preferred clause's
 }
 
 type condition struct {
@@ -36,6 +39,10 @@ type condition struct {
 type toleration struct {
 	key    string
 	values map[string]bool // nil: any value of key
+	effect TaintEffect     // "": every effect
+	// seconds bounds the stay on an agent with a NoExecute taint; nil: for
+	// good.
+	seconds *time.Duration
 }
 
 // Compile validates c and prepares it for evaluation. The error is a
@@ -46,7 +53,7 @@ func Compile(c *Constraint) (*Compiled, error) {
 	}
 	compiled := &Compiled{}
 	for _, item := range c.IntersectionItems {
-		var cl clause
+		cl := clause{weight: item.Weight}
 		for _, u := range flatten(item.UnionData) {
 			if u.Operate == Toleration {
 				compiled.tolerations = append(compiled.tolerations, compileToleration(u))
@@ -62,7 +69,11 @@ func Compile(c *Constraint) (*Compiled, error) {
 			names[i] = cond.name + " " + string(cond.op)
 		}
 		cl.reason = strings.Join(names, " or ")
-		compiled.clauses = append(compiled.clauses, cl)
+		if cl.weight > 0 {
+			compiled.preferred = append(compiled.preferred, cl)
+		} else {
+			compiled.clauses = append(compiled.clauses, cl)
+		}
 	}
 	return compiled, nil
 }
@@ -112,7 +123,11 @@ func compileCondition(u UnionData) condition {
 
 func compileToleration(u UnionData) toleration {
 	typ, _ := u.effectiveType("")
-	t := toleration{key: u.Name}
+	t := toleration{key: u.Name, effect: u.Effect}
+	if u.TolerationSeconds != nil {
+		d := time.Duration(*u.TolerationSeconds) * time.Second
+		t.seconds = &d
+	}
 	if items := u.params(typ); items != nil {
 		t.values = make(map[string]bool, len(items))
 		for _, item := range items {

@@ -3,7 +3,11 @@
 // paths, and the exact semantics of every operator.
 //
 // A Constraint is an AND over IntersectionItems; each item is an OR over its
-// UnionData. Operators: UNIQUE, MAXPER, CLUSTER, LIKE, UNLIKE, GROUPBY,
+// UnionData. An item with a Weight is preferred instead: it never filters,
+// Bound.Preference sums the weights of those an agent meets. An agent's
+// taints have an effect: NoSchedule and NoExecute ones refuse an instance
+// that does not tolerate them (Tolerates), PreferNoSchedule ones only
+// count against the agent (Bound.Avoided). Operators: UNIQUE, MAXPER, CLUSTER, LIKE, UNLIKE, GROUPBY,
 // EXCLUDE, GREATER and TOLERATION. "hostname" names the agent's hostname;
 // every other name is a Mesos agent attribute (TEXT, SCALAR, SET or RANGES).
 //

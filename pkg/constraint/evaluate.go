@@ -1,5 +1,7 @@
 package constraint
 
+import "time"
+
 // State is what the operators read beyond the agent itself, for the
 // application being placed. The caller keeps it current as it places
 // instances, so constraints see the placements made earlier in the same
@@ -27,8 +29,9 @@ const NoClause = -1
 // memoises regular expression matches, so it belongs to one goroutine.
 type Bound struct {
 	*Compiled
-	table   *Table
-	clauses [][]boundCondition
+	table     *Table
+	clauses   [][]boundCondition
+	preferred [][]boundCondition
 }
 
 type boundCondition struct {
@@ -41,10 +44,17 @@ type boundCondition struct {
 
 // Bind resolves c against t.
 func (c *Compiled) Bind(t *Table) *Bound {
-	b := &Bound{Compiled: c, table: t, clauses: make([][]boundCondition, len(c.clauses))}
-	for i := range c.clauses {
-		for k := range c.clauses[i].conds {
-			cond := &c.clauses[i].conds[k]
+	b := &Bound{Compiled: c, table: t}
+	b.clauses = bindClauses(c.clauses, t)
+	b.preferred = bindClauses(c.preferred, t)
+	return b
+}
+
+func bindClauses(clauses []clause, t *Table) [][]boundCondition {
+	bound := make([][]boundCondition, len(clauses))
+	for i := range clauses {
+		for k := range clauses[i].conds {
+			cond := &clauses[i].conds[k]
 			bc := boundCondition{condition: cond}
 			if cond.op != Exclude {
 				bc.col = t.Column(cond.name)
@@ -61,10 +71,10 @@ func (c *Compiled) Bind(t *Table) *Bound {
 			case Like, Unlike:
 				bc.matched = t.matchMemo(bc.col, cond.items)
 			}
-			b.clauses[i] = append(b.clauses[i], bc)
+			bound[i] = append(bound[i], bc)
 		}
 	}
-	return b
+	return bound
 }
 
 // Fits reports whether agent satisfies every clause, given the placement
@@ -72,27 +82,57 @@ func (c *Compiled) Bind(t *Table) *Bound {
 // (see Reason). Taints are checked separately by Tolerates.
 func (b *Bound) Fits(agent int, s State) (bool, int) {
 	for i, conds := range b.clauses {
-		holds := false
-		for k := range conds {
-			if conds[k].holds(agent, s) {
-				holds = true
-				break
-			}
-		}
-		if !holds {
+		if !anyHolds(conds, agent, s) {
 			return false, i
 		}
 	}
 	return true, NoClause
 }
 
-// Tolerates reports whether agent's taints are all tolerated.
+// Preference returns the sum of the weights of the preferred clauses agent
+// meets, given the placement state: the more, the better a place.
+func (b *Bound) Preference(agent int, s State) int {
+	sum := 0
+	for i, conds := range b.preferred {
+		if anyHolds(conds, agent, s) {
+			sum += b.Compiled.preferred[i].weight
+		}
+	}
+	return sum
+}
+
+func anyHolds(conds []boundCondition, agent int, s State) bool {
+	for k := range conds {
+		if conds[k].holds(agent, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Tolerates reports whether agent's NoSchedule and NoExecute taints are all
+// tolerated.
 func (b *Bound) Tolerates(agent int) bool {
 	if !b.table.Tainted(agent) {
 		return true
 	}
 	ok, _ := b.Compiled.Tolerates(b.table.taints[agent])
 	return ok
+}
+
+// Avoided returns how many of agent's PreferNoSchedule taints are not
+// tolerated: the fewer, the better a place.
+func (b *Bound) Avoided(agent int) int {
+	if b.table.Avoided(agent) == 0 {
+		return 0
+	}
+	n := 0
+	for _, taint := range b.table.taints[agent] {
+		if !taint.Hard() && !b.Compiled.ToleratesTaint(taint) {
+			n++
+		}
+	}
+	return n
 }
 
 func (bc *boundCondition) holds(agent int, s State) bool {
@@ -165,32 +205,85 @@ func (c *Compiled) Permanent(i int) bool {
 func (c *Compiled) Clauses() int { return len(c.clauses) }
 
 // Tolerates reports whether the constraint's TOLERATION conditions tolerate
-// every taint; when not, it returns the first taint left untolerated.
+// every taint that refuses placements (PreferNoSchedule ones only steer
+// them, see Bound.Avoided); when not, it returns the first taint left
+// untolerated.
 func (c *Compiled) Tolerates(taints []Taint) (bool, Taint) {
 	for _, taint := range taints {
-		if !c.tolerates(taint) {
+		if taint.Hard() && !c.ToleratesTaint(taint) {
 			return false, taint
 		}
 	}
 	return true, Taint{}
 }
 
-func (c *Compiled) tolerates(taint Taint) bool {
+// Eviction says when an instance placed under c must leave an agent
+// carrying taints: never (evict false) unless a NoExecute taint is there;
+// at the taint's Since when c does not tolerate it; at Since plus the
+// shortest tolerationSeconds of the tolerations that match it when any has
+// seconds (as Kubernetes' taint manager); with several such taints, at the
+// earliest. A nil c tolerates nothing.
+func (c *Compiled) Eviction(taints []Taint) (at time.Time, evict bool) {
+	for _, taint := range taints {
+		if taint.EffectOrDefault() != NoExecute {
+			continue
+		}
+		deadline, leaves := taint.Since, true
+		if c != nil {
+			deadline, leaves = c.evictionFor(taint)
+		}
+		if leaves && (!evict || deadline.Before(at)) {
+			at, evict = deadline, true
+		}
+	}
+	return at, evict
+}
+
+func (c *Compiled) evictionFor(taint Taint) (time.Time, bool) {
+	var shortest *time.Duration
+	matched := false
 	for _, t := range c.tolerations {
-		if t.key == taint.Key && (t.values == nil || t.values[taint.Value]) {
+		if !t.matches(taint) {
+			continue
+		}
+		matched = true
+		if t.seconds != nil && (shortest == nil || *t.seconds < *shortest) {
+			shortest = t.seconds
+		}
+	}
+	switch {
+	case !matched:
+		return taint.Since, true
+	case shortest == nil:
+		return time.Time{}, false
+	}
+	return taint.Since.Add(*shortest), true
+}
+
+// ToleratesTaint reports whether a TOLERATION condition matches taint: its
+// key, its value (a condition without values takes any) and its effect (a
+// condition without one takes any).
+func (c *Compiled) ToleratesTaint(taint Taint) bool {
+	for _, t := range c.tolerations {
+		if t.matches(taint) {
 			return true
 		}
 	}
 	return false
 }
 
+func (t *toleration) matches(taint Taint) bool {
+	return t.key == taint.Key && (t.values == nil || t.values[taint.Value]) &&
+		(t.effect == "" || t.effect == taint.EffectOrDefault())
+}
+
 // CountedNames returns the names whose per-value instance counts the
-// constraint reads (UNIQUE, MAXPER, GROUPBY), so a caller maintains only
-// those.
+// constraint's required and preferred clauses read (UNIQUE, MAXPER,
+// GROUPBY), so a caller maintains only those.
 func (c *Compiled) CountedNames() []string {
 	var names []string
 	seen := map[string]bool{}
-	for _, cl := range c.clauses {
+	for _, cl := range append(c.clauses[:len(c.clauses):len(c.clauses)], c.preferred...) {
 		for _, cond := range cl.conds {
 			switch cond.op {
 			case Unique, MaxPer, GroupBy:

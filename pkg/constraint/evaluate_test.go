@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint/constrainttest"
@@ -232,6 +233,9 @@ func TestTolerations(t *testing.T) {
 	if ok, _ := constrainttest.New().Build().Tolerates(nil); !ok {
 		t.Error("an untainted agent must be tolerated by every constraint")
 	}
+	if ok, _ := constrainttest.New().Build().Tolerates([]constraint.Taint{{Key: "spot", Value: "true", Effect: constraint.PreferNoSchedule}}); !ok {
+		t.Error("a PreferNoSchedule taint steers placements, it never refuses one")
+	}
 	// TOLERATION items do not filter: an item holding only tolerations is dropped.
 	c := constrainttest.New().Tolerate("k", "v").Build()
 	if c.Clauses() != 0 {
@@ -322,6 +326,89 @@ func BenchmarkLikeBacktrackingPattern(b *testing.B) {
 				if fits, _ := state.Fits(c, "a1"); fits {
 					b.Fatal("((a+)+)+b matched a value without b")
 				}
+			}
+		})
+	}
+}
+
+// A toleration with an effect tolerates taints of that effect only; one
+// without tolerates every effect (Kubernetes' toleration.effect).
+func TestTolerationEffects(t *testing.T) {
+	taint := func(effect constraint.TaintEffect) constraint.Taint {
+		return constraint.Taint{Key: "spot", Value: "true", Effect: effect}
+	}
+	cases := []struct {
+		name  string
+		c     *constraint.Compiled
+		taint constraint.Taint
+		want  bool
+	}{
+		{"no effect tolerates NoSchedule", constrainttest.New().Tolerate("spot", "true").Build(), taint(constraint.NoSchedule), true},
+		{"no effect tolerates NoExecute", constrainttest.New().Tolerate("spot", "true").Build(), taint(constraint.NoExecute), true},
+		{"a stored taint without effect is NoSchedule", constrainttest.New().Or(constrainttest.TolerateEffect("spot", "true", constraint.NoSchedule)).Build(), taint(""), true},
+		{"PreferNoSchedule does not tolerate NoSchedule", constrainttest.New().Or(constrainttest.TolerateEffect("spot", "true", constraint.PreferNoSchedule)).Build(), taint(constraint.NoSchedule), false},
+		{"PreferNoSchedule tolerates PreferNoSchedule", constrainttest.New().Or(constrainttest.TolerateEffect("spot", "true", constraint.PreferNoSchedule)).Build(), taint(constraint.PreferNoSchedule), true},
+		{"the value still has to match", constrainttest.New().Or(constrainttest.TolerateEffect("spot", "false", constraint.NoExecute)).Build(), taint(constraint.NoExecute), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.c.ToleratesTaint(tc.taint); got != tc.want {
+				t.Fatalf("tolerates %v = %v, want %v", tc.taint, got, tc.want)
+			}
+		})
+	}
+}
+
+// Preferred items never filter; Preference sums the weights of those met.
+func TestPreference(t *testing.T) {
+	a1 := &constraint.Agent{ID: "a1", Hostname: "h1", Attributes: map[string]constraint.Value{"idc": constraint.Text("sz"), "disk": constraint.Text("ssd")}}
+	a2 := &constraint.Agent{ID: "a2", Hostname: "h2", Attributes: map[string]constraint.Value{"idc": constraint.Text("sh"), "disk": constraint.Text("ssd")}}
+	a3 := &constraint.Agent{ID: "a3", Hostname: "h3", Attributes: map[string]constraint.Value{"idc": constraint.Text("gz")}}
+	state := constrainttest.NewState(a1, a2, a3)
+	c := constrainttest.New().Prefer(60, constrainttest.Cluster("idc", "sz")).Prefer(30, constrainttest.Cluster("disk", "ssd")).Build()
+	if c.Clauses() != 0 {
+		t.Errorf("clauses = %d: preferred items must not filter", c.Clauses())
+	}
+	for id, want := range map[string]int{"a1": 90, "a2": 30, "a3": 0} {
+		if ok, _ := state.Fits(c, id); !ok {
+			t.Errorf("%s does not fit: a preferred item refused it", id)
+		}
+		if got := state.Preference(c, id); got != want {
+			t.Errorf("preference of %s = %d, want %d", id, got, want)
+		}
+	}
+}
+
+// NoExecute (Kubernetes' taint manager): untolerated, an instance leaves
+// when the taint is set; tolerated with seconds, that long after (the
+// shortest of the matching tolerations); tolerated without, never.
+func TestEviction(t *testing.T) {
+	since := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	noExecute := constraint.Taint{Key: "kernel", Value: "old", Effect: constraint.NoExecute, Since: since}
+	later := constraint.Taint{Key: "disk", Value: "bad", Effect: constraint.NoExecute, Since: since.Add(time.Minute)}
+	noSchedule := constraint.Taint{Key: "kernel", Value: "old"}
+	cases := []struct {
+		name   string
+		c      *constraint.Compiled
+		taints []constraint.Taint
+		at     time.Time
+		evict  bool
+	}{
+		{"no constraint: at once", nil, []constraint.Taint{noExecute}, since, true},
+		{"NoSchedule never evicts", nil, []constraint.Taint{noSchedule}, time.Time{}, false},
+		{"tolerated for good", constrainttest.New().Tolerate("kernel", "old").Build(), []constraint.Taint{noExecute}, time.Time{}, false},
+		{"tolerated for 30s", constrainttest.New().Or(constrainttest.TolerateFor("kernel", "old", 30)).Build(), []constraint.Taint{noExecute}, since.Add(30 * time.Second), true},
+		{"the shortest matching seconds", constrainttest.New().Or(constrainttest.TolerateFor("kernel", "old", 30)).
+			Or(constrainttest.TolerateFor("kernel", "old", 10)).Or(constrainttest.Tolerate("kernel", "old")).Build(), []constraint.Taint{noExecute}, since.Add(10 * time.Second), true},
+		{"a PreferNoSchedule toleration does not tolerate NoExecute", constrainttest.New().Or(constrainttest.TolerateEffect("kernel", "old", constraint.PreferNoSchedule)).Build(),
+			[]constraint.Taint{noExecute}, since, true},
+		{"the earliest of two taints", constrainttest.New().Or(constrainttest.TolerateFor("kernel", "old", 300)).Build(), []constraint.Taint{noExecute, later}, since.Add(time.Minute), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			at, evict := tc.c.Eviction(tc.taints)
+			if !at.Equal(tc.at) || evict != tc.evict {
+				t.Fatalf("eviction = %v, %v; want %v, %v", at, evict, tc.at, tc.evict)
 			}
 		})
 	}

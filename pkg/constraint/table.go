@@ -13,9 +13,13 @@ import (
 // Agents are addressed by their index in the list. Columns are built on
 // first use. A Table is not safe for concurrent use.
 type Table struct {
-	agents  []*Agent
-	taints  [][]Taint // by agent, beside the columns: checked on every visit
-	columns map[string]*Column
+	agents []*Agent
+	taints [][]Taint // by agent, beside the columns: checked on every visit
+	// hard and soft count each agent's taints that refuse placements
+	// (NoSchedule, NoExecute) and those that only steer them away
+	// (PreferNoSchedule).
+	hard, soft []int32
+	columns    map[string]*Column
 	// matches memoises LIKE/UNLIKE patterns per value ID, shared by every
 	// constraint bound to the table: a pattern is tried once per value per
 	// pass, however many applications use it.
@@ -25,15 +29,27 @@ type Table struct {
 // NewTable returns a table over agents, with no columns built yet.
 func NewTable(agents []*Agent) *Table {
 	t := &Table{agents: agents, taints: make([][]Taint, len(agents)), columns: map[string]*Column{},
-		matches: map[string][]int8{}}
+		matches: map[string][]int8{}, hard: make([]int32, len(agents)), soft: make([]int32, len(agents))}
 	for i, a := range agents {
 		t.taints[i] = a.Taints
+		for _, taint := range a.Taints {
+			if taint.Hard() {
+				t.hard[i]++
+			} else {
+				t.soft[i]++
+			}
+		}
 	}
 	return t
 }
 
-// Tainted reports whether agent i carries any taint.
-func (t *Table) Tainted(i int) bool { return len(t.taints[i]) > 0 }
+// Tainted reports whether agent i carries a taint that refuses placements
+// (NoSchedule or NoExecute).
+func (t *Table) Tainted(i int) bool { return t.hard[i] > 0 }
+
+// Avoided returns how many PreferNoSchedule taints agent i carries: what
+// an instance tolerating none of them holds against the agent.
+func (t *Table) Avoided(i int) int { return int(t.soft[i]) }
 
 // Column returns the interned values of name (an attribute or "hostname").
 func (t *Table) Column(name string) *Column {

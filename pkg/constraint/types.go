@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Operator names a constraint operator. Manifests may spell it in any case;
@@ -74,10 +75,18 @@ type Constraint struct {
 	IntersectionItems []IntersectionItem `json:"intersectionItem,omitempty" alias:"IntersectionItem"`
 }
 
-// IntersectionItem is an OR over its UnionData.
+// IntersectionItem is an OR over its UnionData. With a Weight it is
+// preferred, not required: placement favours the agents where it holds, by
+// the sum of the weights of the preferred items met, and never refuses one
+// where it does not.
 type IntersectionItem struct {
 	UnionData []UnionData `json:"unionData,omitempty" alias:"UnionData"`
+	// Weight, 1 to 100, makes the item preferred; 0 (absent) required.
+	Weight int `json:"weight,omitempty"`
 }
+
+// MaxWeight is the largest weight of a preferred item.
+const MaxWeight = 100
 
 // UnionData is one condition.
 //
@@ -92,6 +101,13 @@ type UnionData struct {
 	Text    *TextValue   `json:"text,omitempty"`
 	Set     *SetValue    `json:"set,omitempty"`
 	Nested  []UnionData  `json:"unionData,omitempty" alias:"UnionData"`
+	// Effect, for TOLERATION only, limits the toleration to taints of that
+	// effect; empty tolerates every effect (as Kubernetes' tolerations).
+	Effect TaintEffect `json:"effect,omitempty"`
+	// TolerationSeconds, for a TOLERATION of NoExecute taints (Effect
+	// NoExecute or empty), is how long a running instance stays on an agent
+	// after the taint was set; nil stays for good.
+	TolerationSeconds *int64 `json:"tolerationSeconds,omitempty"`
 }
 
 // ScalarValue is the parameter of type 1.
@@ -182,14 +198,54 @@ func (v Value) String() string {
 	return v.Text
 }
 
-// Taint marks an agent (agent maintenance): task groups land on it only when
-// they tolerate every taint it carries. Effect is always NoSchedule today.
+// TaintEffect says what an untolerated taint does to an instance.
+type TaintEffect string
+
+// The taint effects, as Kubernetes names them.
+const (
+	// NoSchedule: no new instance is placed on the agent.
+	NoSchedule TaintEffect = "NoSchedule"
+	// PreferNoSchedule: placement avoids the agent when another fits (a
+	// score, never a refusal).
+	PreferNoSchedule TaintEffect = "PreferNoSchedule"
+	// NoExecute: NoSchedule, and a running instance is moved off the agent,
+	// at once or after its toleration's seconds.
+	NoExecute TaintEffect = "NoExecute"
+)
+
+// ParseTaintEffect checks an effect's name.
+func ParseTaintEffect(s string) (TaintEffect, bool) {
+	switch e := TaintEffect(s); e {
+	case NoSchedule, PreferNoSchedule, NoExecute:
+		return e, true
+	}
+	return "", false
+}
+
+// Taint marks an agent (agent maintenance): instances land on it only when
+// they tolerate every NoSchedule and NoExecute taint it carries.
 type Taint struct {
 	Key   string
 	Value string
+	// Effect is NoSchedule when empty (taints stored before effects).
+	Effect TaintEffect `json:",omitempty"`
+	// Since is when a NoExecute taint was set: tolerationSeconds count
+	// from then.
+	Since time.Time `json:",omitzero"`
 }
 
-func (t Taint) String() string { return t.Key + "=" + t.Value }
+// EffectOrDefault returns the taint's effect, NoSchedule when unset.
+func (t Taint) EffectOrDefault() TaintEffect {
+	if t.Effect == "" {
+		return NoSchedule
+	}
+	return t.Effect
+}
+
+// Hard reports whether the taint refuses placements (NoSchedule, NoExecute).
+func (t Taint) Hard() bool { return t.EffectOrDefault() != PreferNoSchedule }
+
+func (t Taint) String() string { return t.Key + "=" + t.Value + ":" + string(t.EffectOrDefault()) }
 
 // Agent is what constraints read about a Mesos agent.
 type Agent struct {

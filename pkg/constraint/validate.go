@@ -23,6 +23,19 @@ func (c *Constraint) Validate(path field.Path) field.ErrorList {
 		for j, u := range item.UnionData {
 			errs = append(errs, u.validate(unionPath.Index(j))...)
 		}
+		if item.Weight == 0 {
+			continue
+		}
+		weightPath := itemsPath.Index(i).Child("weight")
+		if item.Weight < 0 || item.Weight > MaxWeight {
+			errs = append(errs, field.Invalid(weightPath, "must be 1 to %d (a preferred item), or absent (a required one), got %d", MaxWeight, item.Weight))
+		}
+		for _, u := range flatten(item.UnionData) {
+			if u.Operate == Toleration {
+				errs = append(errs, field.Invalid(weightPath, "an item with TOLERATION cannot be preferred: a toleration is not scored"))
+				break
+			}
+		}
 	}
 	return errs
 }
@@ -43,6 +56,21 @@ func (u *UnionData) validate(p field.Path) field.ErrorList {
 	}
 	if u.Name == "" {
 		errs = append(errs, field.Required(p.Child("name")))
+	}
+	if u.Effect != "" {
+		if _, ok := ParseTaintEffect(string(u.Effect)); !ok {
+			errs = append(errs, field.Invalid(p.Child("effect"), "unknown effect %q (want NoSchedule, PreferNoSchedule or NoExecute)", u.Effect))
+		} else if u.Operate != Toleration {
+			errs = append(errs, field.Invalid(p.Child("effect"), "only a TOLERATION has an effect, not %s", u.Operate))
+		}
+	}
+	if secs := u.TolerationSeconds; secs != nil {
+		switch {
+		case u.Operate != Toleration || u.Effect != "" && u.Effect != NoExecute:
+			errs = append(errs, field.Invalid(p.Child("tolerationSeconds"), "only a TOLERATION of NoExecute taints (effect NoExecute or none) has seconds"))
+		case *secs < 0:
+			errs = append(errs, field.Invalid(p.Child("tolerationSeconds"), "must be 0 or more, got %d", *secs))
+		}
 	}
 	typ, err := u.effectiveType(p)
 	if err != nil {

@@ -66,6 +66,19 @@ func TestValidate(t *testing.T) {
 		{"ambiguous parameters without a type", constraint.UnionData{Name: "idc", Operate: constraint.Cluster, Text: text("a"), Set: set("b")},
 			`unionData[0].type: required when more than one`},
 		{"TOLERATION without a value", constraint.UnionData{Name: "maintenance", Operate: constraint.Toleration}, ""},
+		{"TOLERATION of one effect", constraint.UnionData{Name: "spot", Operate: constraint.Toleration, Effect: constraint.PreferNoSchedule}, ""},
+		{"TOLERATION of an unknown effect", constraint.UnionData{Name: "spot", Operate: constraint.Toleration, Effect: "Evict"},
+			`unionData[0].effect: unknown effect "Evict" (want NoSchedule, PreferNoSchedule or NoExecute)`},
+		{"NoExecute toleration seconds", constrainttest.TolerateFor("kernel", "old", 60), ""},
+		{"negative toleration seconds", constrainttest.TolerateFor("kernel", "old", -1),
+			`unionData[0].tolerationSeconds: must be 0 or more, got -1`},
+		{"seconds on a NoSchedule toleration", func() constraint.UnionData {
+			u := constrainttest.TolerateFor("kernel", "old", 60)
+			u.Effect = constraint.NoSchedule
+			return u
+		}(), `unionData[0].tolerationSeconds: only a TOLERATION of NoExecute taints (effect NoExecute or none) has seconds`},
+		{"an effect on another operator", constraint.UnionData{Name: "hostname", Operate: constraint.Unique, Effect: constraint.NoSchedule},
+			`unionData[0].effect: only a TOLERATION has an effect, not UNIQUE`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,5 +121,37 @@ func TestValidateEmptyItemAndAllErrors(t *testing.T) {
 		if !strings.HasPrefix(errs[i].Error(), w) {
 			t.Errorf("error %d = %q, want prefix %q", i, errs[i], w)
 		}
+	}
+}
+
+// A weighted item is preferred (Kubernetes' preferredDuringScheduling):
+// 1 to 100, and never of tolerations, which are not scored.
+func TestValidatePreferredWeight(t *testing.T) {
+	cases := []struct {
+		name   string
+		weight int
+		cond   constraint.UnionData
+		want   string // "" = valid
+	}{
+		{"weight 1", 1, constrainttest.Cluster("idc", "sz"), ""},
+		{"weight 100", 100, constrainttest.Unique("hostname"), ""},
+		{"weight 101", 101, constrainttest.Cluster("idc", "sz"), "constraint.intersectionItem[0].weight: must be 1 to 100 (a preferred item), or absent (a required one), got 101"},
+		{"negative weight", -1, constrainttest.Cluster("idc", "sz"), "constraint.intersectionItem[0].weight: must be 1 to 100"},
+		{"a preferred toleration", 10, constrainttest.Tolerate("spot", "true"), "constraint.intersectionItem[0].weight: an item with TOLERATION cannot be preferred"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := constrainttest.New().Prefer(tc.weight, tc.cond).Constraint()
+			errs := c.Validate(field.Path("constraint"))
+			if tc.want == "" {
+				if len(errs) != 0 {
+					t.Fatalf("want valid, got %v", errs)
+				}
+				return
+			}
+			if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), tc.want) {
+				t.Fatalf("errors = %v, want one starting %q", errs, tc.want)
+			}
+		})
 	}
 }

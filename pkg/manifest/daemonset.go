@@ -66,8 +66,9 @@ func (d *Daemonset) deployment() *Deployment {
 }
 
 // Validate implements Object: as a deployment, then what a daemonset
-// cannot have: surge, and constraint operators that count instances (one
-// per agent is the daemonset's own rule).
+// cannot have: surge, constraint operators that count instances (one per
+// agent is the daemonset's own rule) and preferred items (it runs on every
+// agent it admits: a preference chooses none).
 func (d *Daemonset) Validate(r Resolver) field.ErrorList {
 	errs := d.deployment().Validate(r)
 	us := UpdateStrategyOf(d)
@@ -81,6 +82,10 @@ func (d *Daemonset) Validate(r Resolver) field.ErrorList {
 	if c := d.Constraint; c != nil {
 		items := field.Path("constraint.intersectionItem")
 		for i, item := range c.IntersectionItems {
+			if item.Weight != 0 {
+				errs = append(errs, field.Invalid(items.Index(i).Child("weight"),
+					"a daemonset runs on every agent it admits: a preferred item chooses none; drop the weight to require the item"))
+			}
 			errs = append(errs, countingOperators(items.Index(i).Child("unionData"), item.UnionData)...)
 		}
 	}

@@ -122,6 +122,22 @@ func IsStateful(obj Object) bool {
 	return false
 }
 
+// ConstraintOf returns a workload's placement constraint; nil when it has
+// none.
+func ConstraintOf(obj Object) *constraint.Constraint {
+	switch m := obj.(type) {
+	case *Application:
+		return m.Constraint
+	case *Process:
+		return m.Constraint
+	case *Deployment:
+		return m.Constraint
+	case *Daemonset:
+		return m.Constraint
+	}
+	return nil
+}
+
 func (d *Deployment) workload() Object {
 	if len(d.Spec.Template.Spec.Processes) > 0 {
 		p := &Process{

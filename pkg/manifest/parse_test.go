@@ -382,3 +382,31 @@ func TestDefaults(t *testing.T) {
 		}
 	}
 }
+
+// A toleration's effect and a preferred item's weight (the soft forms of
+// the constraint) parse next to the original's fields, and are checked.
+func TestSoftConstraintFieldsParse(t *testing.T) {
+	data := readFixture(t, "application.json",
+		`"operate": "TOLERATION",`, `"operate": "TOLERATION", "effect": "PreferNoSchedule",`,
+		`{
+				"unionData": [{
+					"name": "label",`, `{
+				"weight": 40,
+				"unionData": [{
+					"name": "label",`)
+	app := mustParse(t, data).(*manifest.Application)
+	items := app.Constraint.IntersectionItems
+	if got := items[0].UnionData[0].Effect; got != constraint.PreferNoSchedule {
+		t.Errorf("toleration effect = %q, want PreferNoSchedule", got)
+	}
+	if items[1].Weight != 40 {
+		t.Errorf("item 1 weight = %d, want 40", items[1].Weight)
+	}
+	if errs := app.Validate(manifesttest.NewResolver()); strings.Contains(strings.Join(errs.Messages(), " "), "constraint") {
+		t.Errorf("Validate = %q, want the constraint valid", errs.Messages())
+	}
+	bad := mustParse(t, readFixture(t, "application.json", `"operate": "TOLERATION",`, `"operate": "TOLERATION", "effect": "Sometimes",`))
+	if errs := strings.Join(bad.Validate(manifesttest.NewResolver()).Messages(), "\n"); !strings.Contains(errs, `constraint.intersectionItem[0].unionData[0].effect: unknown effect "Sometimes"`) {
+		t.Errorf("Validate of an unknown effect: %s, want the field named", errs)
+	}
+}

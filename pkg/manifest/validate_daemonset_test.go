@@ -39,6 +39,10 @@ func TestValidateDaemonset(t *testing.T) {
 		}, nil},
 		{"UNIQUE counts instances", func(d *manifest.Daemonset) { d.Constraint = manifesttest.Unique() },
 			[]string{"constraint.intersectionItem[0].unionData[0].operate: UNIQUE counts instances; a daemonset runs one on every agent it admits: choose agents with CLUSTER, LIKE, UNLIKE, EXCLUDE, GREATER or TOLERATION"}},
+		{"a preferred item chooses nothing", func(d *manifest.Daemonset) {
+			d.Constraint = &constraint.Constraint{IntersectionItems: []constraint.IntersectionItem{{Weight: 10, UnionData: []constraint.UnionData{{
+				Name: "zone", Operate: constraint.Cluster, Type: constraint.TypeText, Text: &constraint.TextValue{Value: "a"}}}}}}
+		}, []string{"constraint.intersectionItem[0].weight: a daemonset runs on every agent it admits: a preferred item chooses none; drop the weight to require the item"}},
 		{"CLUSTER chooses agents", func(d *manifest.Daemonset) {
 			d.Constraint = &constraint.Constraint{IntersectionItems: []constraint.IntersectionItem{{UnionData: []constraint.UnionData{{
 				Name: "zone", Operate: constraint.Cluster, Type: constraint.TypeText, Text: &constraint.TextValue{Value: "a"}}}}}}

@@ -16,14 +16,15 @@
 // candidates from where the application's previous placement stopped,
 // checks each one (resources, host ports, taints, then the constraint
 // clauses in manifest order), and among the first Limit that fit picks the
-// one running the fewest instances of the application — spreading them
-// across agents is the default preference (seed 002, deployd), a score and
-// never a refusal: constraints alone refuse — then the least loaded (cpu
-// and memory share after placing; ties broken by the seeded order). With
-// Limit at least the number of agents this is exactly "fewest instances,
-// then least loaded, among all that fit"; on large clusters it is the classic
-// power-of-choices sampling, which keeps the cost of a placement independent
-// of the cluster size. A task group that prefers an agent (TaskGroup.Prefer:
+// best by soft rules, scores and never refusals (seed 002, deployd's soft
+// constraints): the fewest untolerated PreferNoSchedule taints, then the
+// most weight of preferred constraint items met, then the fewest instances
+// of the application — spreading them across agents is the default
+// preference — then the least loaded (cpu and memory share after placing;
+// ties broken by the seeded order). With Limit at least the number of
+// agents this is exactly the best of all that fit; on large clusters it is
+// the classic power-of-choices sampling, which keeps the cost of a
+// placement independent of the cluster size. A task group that prefers an agent (TaskGroup.Prefer:
 // a started instance's last agent) takes it first when it fits there,
 // without a look at the others. Placements made earlier in the same pass
 // are visible to later checks: resources, ports, per-value instance counts

@@ -264,6 +264,7 @@ func (p *pass) placeGroup(tgs []TaskGroup, now time.Time) {
 			continue
 		}
 		best, visited, fitting := -1, 0, 0
+		var bestScore score
 		if i, ok := p.byID[tg.Prefer]; ok && excluded[i/64]&(1<<(i%64)) == 0 {
 			if reason, _ := p.check(i, g); reason == "" {
 				best, fitting = i, p.limit // taken without looking further
@@ -282,8 +283,8 @@ func (p *pass) placeGroup(tgs []TaskGroup, now time.Time) {
 				continue
 			}
 			fitting++
-			if best < 0 || p.better(i, best, g) {
-				best = i
+			if s := p.score(i, g); best < 0 || p.better(i, s, best, bestScore, g) {
+				best, bestScore = i, s
 			}
 		}
 		if len(candidates) > 0 {
@@ -377,19 +378,43 @@ func (p *pass) check(i int, g *group) (reason string, permanent bool) {
 	return "", false
 }
 
-// better reports whether agent i is a better place than agent j for one
-// more instance of g: the one running fewer of its application's instances
-// (deployd spreads a podgroup across nodes unless its constraints say
-// otherwise: a preference, never a refusal), then the less loaded after
-// taking it (the sum of its cpu and memory shares), ties broken by seeded
-// rank.
-func (p *pass) better(i, j int, g *group) bool {
+// score is what makes one fitting agent a better place than another before
+// the spread and the load: soft rules, never refusals.
+type score struct {
+	// avoided counts the agent's PreferNoSchedule taints the instance does
+	// not tolerate: fewer is better.
+	avoided int
+	// preferred sums the weights of the preferred constraint items the
+	// agent meets: more is better.
+	preferred int
+}
+
+func (p *pass) score(i int, g *group) score {
+	if g.bound == nil {
+		return score{avoided: p.table.Avoided(i)}
+	}
+	return score{avoided: g.bound.Avoided(i), preferred: g.bound.Preference(i, g.app)}
+}
+
+// better reports whether agent i (scored si) is a better place than agent
+// j (scored sj) for one more instance of g: the one with fewer untolerated
+// PreferNoSchedule taints, then the one meeting more preferred weight, then
+// the one running fewer of its application's instances (deployd spreads a
+// podgroup across nodes unless its constraints say otherwise: a
+// preference, never a refusal), then the less loaded after taking it (the
+// sum of its cpu and memory shares), ties broken by seeded rank.
+func (p *pass) better(i int, si score, j int, sj score, g *group) bool {
+	if si.avoided != sj.avoided {
+		return si.avoided < sj.avoided
+	}
+	if si.preferred != sj.preferred {
+		return si.preferred > sj.preferred
+	}
 	if ni, nj := p.instancesOn[i], p.instancesOn[j]; ni != nj {
 		return ni < nj
 	}
-	si, sj := p.share(i, g.need), p.share(j, g.need)
-	if si != sj {
-		return si < sj
+	if li, lj := p.share(i, g.need), p.share(j, g.need); li != lj {
+		return li < lj
 	}
 	return i < j
 }

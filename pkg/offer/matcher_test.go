@@ -324,6 +324,53 @@ func TestTaintedAgentNeedsToleration(t *testing.T) {
 	}
 }
 
+// A PreferNoSchedule taint is a score, never a refusal: the untainted agent
+// takes the instance while it fits, the tainted one when nothing else does,
+// and a toleration of the taint makes both alike again.
+func TestPreferNoScheduleSteersAndNeverRefuses(t *testing.T) {
+	spot := offertest.Agent(1)
+	spot.Offers[0].Resources.CPUs = 64 // the least loaded: chosen without the taint
+	spot.Taints = []constraint.Taint{{Key: "spot", Value: "true", Effect: constraint.PreferNoSchedule}}
+	snap := &offer.Snapshot{Agents: []offer.Agent{spot, offertest.Agent(2)}}
+	plan := place(snap, offertest.TaskGroups(offertest.Requirements("ns/a"), 1))
+	if on := placedOn(plan); on["ns/a-0"] != "agent-2" {
+		t.Errorf("placed %v: the untainted agent takes it", on)
+	}
+	plan = place(&offer.Snapshot{Agents: []offer.Agent{spot}}, offertest.TaskGroups(offertest.Requirements("ns/a"), 2))
+	if on := placedOn(plan); on["ns/a-0"] != "agent-1" || on["ns/a-1"] != "agent-1" {
+		t.Errorf("placed %v, unplaced %v: the tainted agent takes what fits nowhere else", on, plan.Unplaced)
+	}
+	tolerant := offertest.Requirements("ns/t")
+	tolerant.Constraint = constrainttest.New().Or(constrainttest.TolerateEffect("spot", "true", constraint.PreferNoSchedule)).Build()
+	plan = place(snap, offertest.TaskGroups(tolerant, 1))
+	if on := placedOn(plan); on["ns/t-0"] != "agent-1" {
+		t.Errorf("placed %v: tolerated, the least loaded agent takes it", on)
+	}
+	hard := spot
+	hard.Taints = []constraint.Taint{{Key: "spot", Value: "true", Effect: constraint.NoSchedule}}
+	plan = place(&offer.Snapshot{Agents: []offer.Agent{hard}}, offertest.TaskGroups(tolerant, 1))
+	if len(plan.Placements) != 0 {
+		t.Errorf("placed %v: a PreferNoSchedule toleration does not tolerate NoSchedule", placedOn(plan))
+	}
+}
+
+// A preferred item (a weighted IntersectionItem) wins over the spread and
+// the load, and never refuses: with its agents full, the others take the
+// rest.
+func TestPreferredItemBeforeSpread(t *testing.T) {
+	req := offertest.Requirements("ns/a")
+	req.Constraint = constrainttest.New().Prefer(50, constrainttest.Cluster("idc", "sz")).Build()
+	sz := offertest.Agent(1, "idc", "sz")
+	sz.Offers[0].Resources.CPUs = 1.5 // room for three instances of 0.5 cpus with their executors
+	snap := &offer.Snapshot{Agents: []offer.Agent{sz, offertest.Agent(2, "idc", "sh"), offertest.Agent(3, "idc", "sh")}}
+	req.Resources.CPUs = 0.49
+	plan := place(snap, offertest.TaskGroups(req, 5))
+	got := perAgent(plan)
+	if got["agent-1"] != 3 || got["agent-2"] != 1 || got["agent-3"] != 1 || len(plan.Unplaced) != 0 {
+		t.Errorf("per agent %v, unplaced %v: the preferred idc takes all it can, the others the rest, spread", got, plan.Unplaced)
+	}
+}
+
 func TestCandidatesFromIndex(t *testing.T) {
 	var agents []offer.Agent
 	for n := 0; n < 40; n++ {

@@ -196,6 +196,41 @@ func (r *reference) share(a *offer.Agent, req *offer.Requirements) float64 {
 	return s
 }
 
+// refRank is how the reference orders fitting agents, best first.
+type refRank struct {
+	avoided, preferred, instances int
+	share                         float64
+}
+
+func (r refRank) soft() [3]int { return [3]int{r.avoided, -r.preferred, r.instances} }
+
+func (r refRank) before(o refRank) bool {
+	if r.soft() != o.soft() {
+		a, b := r.soft(), o.soft()
+		for k := range a {
+			if a[k] != b[k] {
+				return a[k] < b[k]
+			}
+		}
+	}
+	return r.share < o.share
+}
+
+func (r *reference) rank(a *offer.Agent, req *offer.Requirements) refRank {
+	c := req.Constraint
+	if c == nil {
+		c = constrainttest.New().Build()
+	}
+	rank := refRank{instances: r.instances(a, req.App), share: r.share(a, req)}
+	for _, t := range a.Taints {
+		if t.EffectOrDefault() == constraint.PreferNoSchedule && !c.ToleratesTaint(t) {
+			rank.avoided++
+		}
+	}
+	rank.preferred = r.state(req.App).Preference(c, a.ID)
+	return rank
+}
+
 // checkPlan replays plan against the reference and returns every
 // discrepancy. exact demands the least-loaded choice among all fitting
 // agents (true when the matcher compares every candidate).
@@ -251,22 +286,21 @@ func checkPlan(s offertest.RandomScenario, plan *offer.Plan, exact bool) []strin
 				bad("%s placed on %s which fails %q", tg.ID, p.AgentID, reason)
 			}
 			if exact {
-				// Fewest instances of the application first (spread),
-				// then the least loaded.
-				fewest, best := math.MaxInt, math.Inf(1)
+				// Fewest untolerated PreferNoSchedule taints, then the
+				// most preferred weight, then fewest instances of the
+				// application (spread), then the least loaded.
+				var best *refRank
 				for i := range s.Snapshot.Agents {
 					b := &s.Snapshot.Agents[i]
 					if ref.reason(b, req) != "" {
 						continue
 					}
-					n, share := ref.instances(b, req.App), ref.share(b, req)
-					if n < fewest || n == fewest && share < best {
-						fewest, best = n, share
+					if r := ref.rank(b, req); best == nil || r.before(*best) {
+						best = &r
 					}
 				}
-				if n, got := ref.instances(a, req.App), ref.share(a, req); n != fewest || got > best+1e-12 {
-					bad("%s on %s running %d of its instances with share %.4f; the best fitting agent runs %d with share %.4f",
-						tg.ID, p.AgentID, n, got, fewest, best)
+				if got := ref.rank(a, req); best == nil || got.soft() != best.soft() || got.share > best.share+1e-12 {
+					bad("%s on %s ranked %+v; the best fitting agent ranks %+v", tg.ID, p.AgentID, got, best)
 				}
 			}
 			var want []string

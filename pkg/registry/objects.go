@@ -455,11 +455,15 @@ type PreviousLaunch struct {
 	Tasks   []TaskRecord `json:"tasks,omitempty"`
 }
 
+// EvictionMove is the Reason of a move a NoExecute taint asks for.
+const EvictionMove = "eviction"
+
 // InstanceMove is an instance moving to another agent: a successor launch
 // is placed and must run (and be ready) before the instance is killed, and
 // then takes its place.
 type InstanceMove struct {
-	// Reason is "drain", "drift" or "reschedule".
+	// Reason is "drain", "drift", "reschedule", "maintenance" or
+	// EvictionMove.
 	Reason string `json:"reason"`
 	// FromHost is the agent left; ToHost, when set, the only agent the
 	// successor may go to.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
@@ -103,6 +104,52 @@ func (c *Core) agentSettingsChanged(s *registry.AgentSettings) {
 	}
 	if old != nil && old.Drain != nil && s.Drain == nil {
 		c.cancelMoves(MoveDrain, func(inst *instance) bool { return inst.rec.Move.FromHost == s.Hostname })
+	}
+	// A NoExecute taint removed (or now tolerated) cancels the evictions
+	// it queued whose successor has not launched (queued, or fitting
+	// nowhere); those waiting for their tolerationSeconds are never queued.
+	for _, inst := range slices.SortedFunc(maps.Keys(c.moving), byInstance) {
+		mv := inst.rec.Move
+		if mv == nil || mv.Reason != string(MoveEviction) || mv.FromHost != s.Hostname ||
+			inst.successor != nil && inst.successor.phase() != PhasePending {
+			continue
+		}
+		if at, evict := inst.template().Req.Constraint.Eviction(s.Taints); !evict || at.After(c.now) {
+			c.endMove(inst, "")
+		}
+	}
+}
+
+func executes(t constraint.Taint) bool { return t.EffectOrDefault() == constraint.NoExecute }
+
+// progressEvictions queues a move for every running instance on an agent
+// with a NoExecute taint it does not tolerate, or no longer: once the
+// taint's Since plus the toleration's seconds is past (Tick brings that
+// moment). Instances bound to their agent (daemonsets, dependency pods)
+// stay, as in a drain: they have nowhere else to go.
+func (c *Core) progressEvictions() {
+	executing := map[string][]constraint.Taint{}
+	for host, s := range c.settings {
+		if slices.ContainsFunc(s.Taints, executes) {
+			executing[host] = s.Taints
+		}
+	}
+	if len(executing) == 0 {
+		return
+	}
+	for _, a := range c.sortedApps() {
+		if a.tmpl == nil || a.boundToAgent() {
+			continue
+		}
+		for _, inst := range a.sortedInstances() {
+			taints := executing[inst.rec.Host]
+			if taints == nil || inst.rec.Move != nil || inst.phase() != PhaseRunning {
+				continue
+			}
+			if at, evict := inst.template().Req.Constraint.Eviction(taints); evict && !at.After(c.now) {
+				c.queueMove(inst, MoveEviction, "")
+			}
+		}
 	}
 }
 

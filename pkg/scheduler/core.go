@@ -384,6 +384,7 @@ func (c *Core) Step(now time.Time, in Input) Output {
 	}
 	if c.acting() {
 		c.progressDrains()
+		c.progressEvictions()
 		c.progressMoves()
 		c.progressRollouts()
 	}

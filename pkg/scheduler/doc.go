@@ -56,9 +56,10 @@
 // (configmaps, secrets, depends objects), rollouts.go and update.go
 // (updates), sweep.go, notices.go (what the notify callbacks are told),
 // depends.go (dependency pods), agents.go and moves.go (cordon, drain,
-// drift, engine modes, and EngineConfigChanged: the engine's configuration
-// set at run time, whose knobs the core reads where it uses them; the
-// driver keeps its own, the agent sync interval), maintenance.go (Mesos maintenance windows and
+// drift, NoExecute evictions, engine modes, and EngineConfigChanged: the
+// engine's configuration set at run time, whose knobs the core reads where
+// it uses them; the driver keeps its own, the agent sync interval),
+// maintenance.go (Mesos maintenance windows and
 // inverse offers), daemonsets.go (one instance bound to every eligible
 // agent, and the master's agent list); driver.go is the I/O around it,
 // with agentsync.go (the master's agents, read through its operator API),

@@ -34,6 +34,9 @@ const (
 	MoveReschedule MoveReason = "reschedule"
 	// MoveMaintenance: the master asks for the agent (an inverse offer).
 	MoveMaintenance MoveReason = "maintenance"
+	// MoveEviction: the agent has a NoExecute taint the instance does not
+	// tolerate (any longer: its tolerationSeconds are over).
+	MoveEviction MoveReason = registry.EvictionMove
 )
 
 // queueMove asks for inst to move off its agent (to toHost when set).

@@ -48,6 +48,12 @@ func (b *Builder) Greater(name string, v float64) *Builder { return b.Or(Greater
 // Tolerate adds `key TOLERATION value`.
 func (b *Builder) Tolerate(key, value string) *Builder { return b.Or(Tolerate(key, value)) }
 
+// Prefer adds one preferred intersection item of the given weight.
+func (b *Builder) Prefer(weight int, conds ...constraint.UnionData) *Builder {
+	b.c.IntersectionItems = append(b.c.IntersectionItems, constraint.IntersectionItem{UnionData: conds, Weight: weight})
+	return b
+}
+
 // Or adds one intersection item that holds when any condition does.
 func (b *Builder) Or(conds ...constraint.UnionData) *Builder {
 	b.c.IntersectionItems = append(b.c.IntersectionItems, constraint.IntersectionItem{UnionData: conds})
@@ -107,6 +113,20 @@ func Greater(name string, v float64) constraint.UnionData {
 // Tolerate is `key TOLERATION value`.
 func Tolerate(key, value string) constraint.UnionData {
 	return text(key, constraint.Toleration, value)
+}
+
+// TolerateEffect is `key TOLERATION value` of taints of one effect only.
+func TolerateEffect(key, value string, effect constraint.TaintEffect) constraint.UnionData {
+	u := Tolerate(key, value)
+	u.Effect = effect
+	return u
+}
+
+// TolerateFor is `key TOLERATION value` of NoExecute taints for seconds.
+func TolerateFor(key, value string, seconds int64) constraint.UnionData {
+	u := TolerateEffect(key, value, constraint.NoExecute)
+	u.TolerationSeconds = &seconds
+	return u
 }
 
 func text(name string, op constraint.Operator, value string) constraint.UnionData {

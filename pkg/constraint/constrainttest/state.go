@@ -64,4 +64,9 @@ func (s *State) Fits(c *constraint.Compiled, agentID string) (bool, int) {
 	return c.Bind(s.Table).Fits(s.index[agentID], s)
 }
 
+// Preference sums the weights of c's preferred items agentID meets.
+func (s *State) Preference(c *constraint.Compiled, agentID string) int {
+	return c.Bind(s.Table).Preference(s.index[agentID], s)
+}
+
 var _ constraint.State = (*State)(nil)

@@ -127,6 +127,10 @@ func Random(rng *rand.Rand, maxAgents int) RandomScenario {
 		if rng.IntN(6) == 0 {
 			a.Taints = []constraint.Taint{{Key: "maintenance", Value: pick("true", "drain")}}
 		}
+		if rng.IntN(4) == 0 {
+			a.Taints = append(a.Taints, constraint.Taint{Key: "spot", Value: pick("true", "soon"),
+				Effect: constraint.TaintEffect(pick("", "NoSchedule", "PreferNoSchedule", "PreferNoSchedule"))})
+		}
 		for o := 0; o < rng.IntN(3); o++ {
 			base := uint32(31000 + 10*rng.IntN(3))
 			a.Offers = append(a.Offers, offer.Offer{
@@ -173,7 +177,7 @@ func Random(rng *rand.Rand, maxAgents int) RandomScenario {
 func randomConstraint(rng *rand.Rand, pick func(...string) string) *constraint.Compiled {
 	b := constrainttest.New()
 	cond := func() constraint.UnionData {
-		switch rng.IntN(9) {
+		switch rng.IntN(10) {
 		case 0:
 			return constrainttest.Unique(pick("hostname", "idc", "district"))
 		case 1:
@@ -190,6 +194,8 @@ func randomConstraint(rng *rand.Rand, pick func(...string) string) *constraint.C
 			return constrainttest.Exclude(pick("tier:db", "tier:web", "team:a"))
 		case 7:
 			return constrainttest.Greater("gen", float64(rng.IntN(4)))
+		case 8:
+			return constrainttest.TolerateEffect("spot", pick("true", "soon"), constraint.TaintEffect(pick("", "NoSchedule", "PreferNoSchedule")))
 		default:
 			return constrainttest.Tolerate("maintenance", pick("true", "drain"))
 		}
@@ -200,6 +206,15 @@ func randomConstraint(rng *rand.Rand, pick func(...string) string) *constraint.C
 			conds = append(conds, cond())
 		}
 		b.Or(conds...)
+	}
+	for i := 0; i < rng.IntN(3); i++ {
+		var conds []constraint.UnionData
+		for len(conds) == 0 || rng.IntN(4) == 0 {
+			if c := cond(); c.Operate != constraint.Toleration {
+				conds = append(conds, c)
+			}
+		}
+		b.Prefer(1+rng.IntN(constraint.MaxWeight), conds...)
 	}
 	return b.Build()
 }

@@ -18,7 +18,7 @@ import (
 // runAgents runs the commands of agent maintenance and the engine:
 //
 //	cordon HOST | uncordon HOST
-//	taint HOST KEY=VALUE | untaint HOST
+//	taint HOST KEY=VALUE[:EFFECT] | untaint HOST   (a NoExecute taint is set now)
 //	drain HOST [force=true] | undrain HOST
 //	drift from=HOST [to=HOST] [app=NS/NAME] [index=N] [force=true]
 //	engine running|maintenance|stopped [by=USER reason=R]   set the engine's mode (since now
@@ -45,8 +45,13 @@ func (h *Harness) runAgents(f []string, args map[string]string) (lines []string,
 	case "cordon", "uncordon":
 		return change(f[1], func(s *registry.AgentSettings) { s.Cordoned = f[0] == "cordon" }), true
 	case "taint":
-		k, v, _ := strings.Cut(f[2], "=")
-		return change(f[1], func(s *registry.AgentSettings) { s.Taints = append(s.Taints, constraint.Taint{Key: k, Value: v}) }), true
+		kv, effect, _ := strings.Cut(f[2], ":")
+		k, v, _ := strings.Cut(kv, "=")
+		taint := constraint.Taint{Key: k, Value: v, Effect: constraint.TaintEffect(effect)}
+		if taint.Effect == constraint.NoExecute {
+			taint.Since = h.now
+		}
+		return change(f[1], func(s *registry.AgentSettings) { s.Taints = append(s.Taints, taint) }), true
 	case "untaint":
 		return change(f[1], func(s *registry.AgentSettings) { s.Taints = nil }), true
 	case "drain":

@@ -9,6 +9,7 @@
 // Commands:
 //
 //	app NS/NAME instances=N [policy=P interval=S backoff=S maxtimes=N unique=NAME cluster=NAME:V1,V2 grace=S
+//	    tolerate=KEY=VALUE[:EFFECT][@SECONDS] prefer=NAME:V1,V2@WEIGHT (a preferred CLUSTER item)
 //	    depends=NAME[:namespace][,NS/NAME[:node]...] created=now]   created=now: the record's
 //	                    creation time is the clock's, and its task IDs carry its incarnation
 //	                    (without, the record has none and its IDs read namespace_app_index_launch)

@@ -13,6 +13,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mesossched "github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint/constrainttest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
@@ -691,8 +692,20 @@ func (h *Harness) process(key string, args map[string]string) *manifest.Process 
 		b.Cluster(attr, strings.Split(values, ",")...)
 	}
 	if t := args["tolerate"]; t != "" {
-		k, v, _ := strings.Cut(t, "=")
-		b.Tolerate(k, v)
+		t, seconds, hasSeconds := strings.Cut(t, "@")
+		kv, effect, _ := strings.Cut(t, ":")
+		k, v, _ := strings.Cut(kv, "=")
+		toleration := constrainttest.TolerateEffect(k, v, constraint.TaintEffect(effect))
+		if hasSeconds {
+			secs := int64(atoi(seconds, 0))
+			toleration.TolerationSeconds = &secs
+		}
+		b.Or(toleration)
+	}
+	if pref := args["prefer"]; pref != "" {
+		cond, weight, _ := strings.Cut(pref, "@")
+		attr, values, _ := strings.Cut(cond, ":")
+		b.Prefer(atoi(weight, 1), constrainttest.Cluster(attr, strings.Split(values, ",")...))
 	}
 	p.Stateful = args["stateful"] == "true"
 	p.Constraint = b.Constraint()
