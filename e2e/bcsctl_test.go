@@ -176,8 +176,15 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 		i := gamesvr0()
 		return i.Stopped && len(i.Tasks) == 1 && i.Tasks[0].State == "TASK_KILLED", fmt.Sprintf("%+v", i)
 	})
-	if out := s.ctl("", "get", "instances", "gamesvr", "-n", "demo"); !regexp.MustCompile(`\ngamesvr/0 +Stopped `).MatchString(out) {
-		t.Errorf("get instances, want gamesvr/0 Stopped:\n%s", out)
+	// A stopped instance holds no port, and no check of it is made.
+	if out := s.ctl("", "get", "instances", "gamesvr", "-n", "demo"); !regexp.MustCompile(`\ngamesvr/0 +Stopped +false +<none> +0 +\d+ +agent-\d+ +<none>\n`).MatchString(out) {
+		t.Errorf("get instances, want gamesvr/0 Stopped, not ready, no health:\n%s", out)
+	}
+	if i := gamesvr0(); len(i.Ports) != 0 || i.Healthy != nil {
+		t.Errorf("stopped gamesvr/0 shows ports %v, healthy %v", i.Ports, i.Healthy)
+	}
+	if out := s.ctl("", "describe", "app", "gamesvr", "-n", "demo"); !regexp.MustCompile(`\nReplicas: +(\d+) desired, (\d+) ready, 1 stopped\n`).MatchString(out) {
+		t.Errorf("describe app, want 1 stopped counted apart from the ready:\n%s", out)
 	}
 	s.ctl("", "instance", "start", "gamesvr/0", "-n", "demo")
 	s.eventually("gamesvr/0 running again on its agent", func() (bool, string) {

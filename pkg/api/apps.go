@@ -157,6 +157,11 @@ func instanceView(g *registry.TaskGroup) InstanceView {
 		RemoteChecks: g.RemoteChecks,
 		Restarts:     g.Restarts, Message: g.Message, Update: g.Update, PreDelete: g.PreDelete, Pending: g.Pending,
 	}
+	if v.Stopped {
+		// It runs nothing: no port is held, no check is made. Its agent
+		// stays shown, where a start brings it back if it fits.
+		v.Ports, v.Healthy, v.RemoteHealthy = nil, nil, nil
+	}
 	if g.Previous != nil {
 		v.PreviousTaskGroupID = g.Previous.ID
 	}

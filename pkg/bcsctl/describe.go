@@ -73,7 +73,12 @@ func describeWorkload(w io.Writer, a appView, events []eventView, now time.Time)
 	d.line(0, "Updated", d.when(a.UpdatedAt))
 	d.line(0, "State", a.Status.State)
 	d.line(0, "Message", a.Status.Message)
-	d.line(0, "Replicas", fmt.Sprintf("%d desired, %d ready", a.Instances, readyCount(a)))
+	ready, stopped := readyCount(a)
+	replicas := fmt.Sprintf("%d desired, %d ready", a.Instances, ready)
+	if stopped > 0 {
+		replicas += fmt.Sprintf(", %d stopped", stopped)
+	}
+	d.line(0, "Replicas", replicas)
 	if p := a.DependencyPod; p != nil {
 		d.line(0, "Dependency pod", fmt.Sprintf("of depends %s/%s on %s, %d users", p.DependsNamespace, p.DependsName, p.Node, p.Users))
 	}

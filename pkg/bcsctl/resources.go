@@ -146,7 +146,10 @@ func workloadColumns(now time.Time) []column[appView] {
 		{header: "NAME", value: func(a appView) string { return a.Name }},
 		{header: "KIND", value: func(a appView) string { return a.Kind }},
 		{header: "STATE", value: func(a appView) string { return a.Status.State }},
-		{header: "READY", value: func(a appView) string { return fmt.Sprintf("%d/%d", readyCount(a), a.Instances) }},
+		{header: "READY", value: func(a appView) string {
+			ready, _ := readyCount(a)
+			return fmt.Sprintf("%d/%d", ready, a.Instances)
+		}},
 		{header: "UP-TO-DATE", value: func(a appView) string {
 			if ro := a.Status.Rollout; ro != nil {
 				return strconv.Itoa(ro.Updated)
@@ -165,17 +168,20 @@ func workloadColumns(now time.Time) []column[appView] {
 	}
 }
 
-func readyCount(a appView) int {
-	if ro := a.Status.Rollout; ro != nil {
-		return ro.Ready
+// readyCount counts an application's ready and stopped instances.
+func readyCount(a appView) (ready, stopped int) {
+	if ro := a.Status.Rollout; ro != nil && len(a.Status.Instances) == 0 {
+		return ro.Ready, 0 // a rollout counts stopped instances as ready
 	}
-	n := 0
 	for _, i := range a.Status.Instances {
-		if i.Ready {
-			n++
+		switch {
+		case i.Ready:
+			ready++
+		case i.Stopped:
+			stopped++
 		}
 	}
-	return n
+	return ready, stopped
 }
 
 // workloadMessage is what needs saying of an application: its own
