@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Issue 8 scenario 1: the process example reaches RUNNING on 3 instances
@@ -77,6 +78,35 @@ func TestUnsatisfiableConstraint(t *testing.T) {
 		v, _ := s.app("demo", "nowhere")
 		return v.Status.State == "Abnormal" && strings.Contains(v.Status.Message, "0/3 agents fit: rack CLUSTER 3"),
 			v.Status.State + " " + v.Status.Message
+	})
+
+	// One instance too many for hostname UNIQUE on 3 agents: Abnormal
+	// while it waits; scaled to 3 the cause is gone, and so is Abnormal,
+	// at once (no placement pass of another instance needed).
+	crowded := s.manifest("process.json", func(m map[string]any) {
+		m["metadata"].(map[string]any)["name"] = "crowded"
+		m["spec"].(map[string]any)["instance"] = 4
+	})
+	if code, body := s.call("POST", "/v1/apps", crowded); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	s.eventually("the fourth instance fitting nowhere", func() (bool, string) {
+		v, _ := s.app("demo", "crowded")
+		running := 0
+		for _, i := range v.Status.Instances {
+			if i.State == "TASK_RUNNING" {
+				running++
+			}
+		}
+		return running == 3 && v.Status.State == "Abnormal" && strings.Contains(v.Status.Message, "hostname UNIQUE 3"),
+			fmt.Sprintf("%d running, %s %q", running, v.Status.State, v.Status.Message)
+	})
+	if code, body := s.call("POST", "/v1/apps/demo/crowded/scale", []byte(`{"instances":3}`)); code != 202 {
+		t.Fatalf("scale: %d %s", code, body)
+	}
+	s.eventuallyWithin(5*time.Second, "Running within 5s of the scale-down", func() (bool, string) {
+		v, _ := s.app("demo", "crowded")
+		return v.Status.State == "Running" && v.Status.Message == "" && len(v.Status.Instances) == 3, v.Status.State + " " + v.Status.Message
 	})
 }
 
