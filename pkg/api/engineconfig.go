@@ -48,6 +48,11 @@ func (s *Server) getEngineConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	return s.writeEngineConfig(w, settings)
+}
+
+// writeEngineConfig answers with the configuration in force.
+func (s *Server) writeEngineConfig(w http.ResponseWriter, settings *registry.EngineSettings) error {
 	v, err := s.engineConfigView(settings)
 	if err != nil {
 		return err
@@ -73,10 +78,5 @@ func (s *Server) patchEngineConfig(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	v, err := s.engineConfigView(settings)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return s.writeEngineConfig(w, settings)
 }
