@@ -234,6 +234,21 @@ func TestWrongProcNameFails(t *testing.T) {
 	}
 }
 
+// A process of the start command's own that has not exec'd procName by
+// the end of startGracePeriod (a busy machine) gets another one: it runs.
+func TestLateExecWithinASecondGracePeriod(t *testing.T) {
+	e := newEnv(t, nil)
+	pidFile := filepath.Join(e.runDir("late"), "app.pid")
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "late", Instance: instanceOf("late"), Process: &proto.ProcessSpec{
+		ProcName: "sleep", WorkPath: e.workDir("late"), PidFile: pidFile, StartGracePeriod: 0.5,
+		StartCmd: "sh -c 'sleep 0.7; exec sleep 30' & printf '%s\\n' $! > " + pidFile,
+	}}
+	e.launch(t, "late.0", spec)
+	if rep, _ := e.rec.awaitState("late.0", taskstate.Running, 0); rep.State != taskstate.Running {
+		t.Errorf("%+v", rep)
+	}
+}
+
 // A foreground process that dies is TASK_FAILED with its exit code in
 // TaskStatus.data.
 func TestForegroundDeathReportsExitCode(t *testing.T) {

@@ -100,7 +100,7 @@ wait:
 	}
 	pid, err := readPidFile(t.proc.PidFile)
 	if err == nil {
-		err = checkProcess(pid, t.proc.ProcName)
+		err = t.awaitProcName(inst, pid, grace)
 	}
 	if err != nil {
 		t.killInstance(inst, syscall.SIGKILL)
@@ -109,6 +109,36 @@ wait:
 	inst.mainPid = pid
 	return inst, nil
 }
+
+// awaitProcName checks that pid runs as procName. A process of the start
+// command's own group that is not procName yet — `nohup ./gamesvr &` not
+// past its exec on a machine whose CPU is taken — gets up to another grace
+// period to become it; any other answer is final at once.
+func (t *task) awaitProcName(inst *instance, pid int, grace time.Duration) error {
+	err := checkProcess(pid, t.proc.ProcName)
+	if err == nil || !alive(pid) {
+		return err
+	}
+	if pg, gerr := syscall.Getpgid(pid); gerr != nil || pg != inst.pgid {
+		return err
+	}
+	deadline := t.rt.cfg.Clock.After(grace)
+	for {
+		select {
+		case <-deadline:
+			return err
+		case <-t.ctx.Done():
+			return t.ctx.Err()
+		case <-t.rt.cfg.Clock.After(procNamePoll):
+		}
+		if err = checkProcess(pid, t.proc.ProcName); err == nil || !alive(pid) {
+			return err
+		}
+	}
+}
+
+// procNamePoll is how often awaitProcName looks again.
+const procNamePoll = 50 * time.Millisecond
 
 func exitCode(err error) int {
 	var ee *exec.ExitError
