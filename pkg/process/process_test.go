@@ -234,18 +234,26 @@ func TestWrongProcNameFails(t *testing.T) {
 	}
 }
 
-// A process of the start command's own that has not exec'd procName by
-// the end of startGracePeriod (a busy machine) gets another one: it runs.
-func TestLateExecWithinASecondGracePeriod(t *testing.T) {
-	e := newEnv(t, nil)
-	pidFile := filepath.Join(e.runDir("late"), "app.pid")
-	spec := &proto.TaskSpec{Version: proto.Version, Name: "late", Instance: instanceOf("late"), Process: &proto.ProcessSpec{
-		ProcName: "sleep", WorkPath: e.workDir("late"), PidFile: pidFile, StartGracePeriod: 0.5,
-		StartCmd: "sh -c 'sleep 0.7; exec sleep 30' & printf '%s\\n' $! > " + pidFile,
-	}}
-	e.launch(t, "late.0", spec)
-	if rep, _ := e.rec.awaitState("late.0", taskstate.Running, 0); rep.State != taskstate.Running {
-		t.Errorf("%+v", rep)
+// A start command whose own processes have not written the pid file, or
+// not exec'd procName, by the end of startGracePeriod (a busy machine)
+// gets another one: it runs.
+func TestLateStartWithinASecondGracePeriod(t *testing.T) {
+	for name, cmd := range map[string]string{
+		"late-exec":    "sh -c 'sleep 0.7; exec sleep 30' & printf '%s\\n' $! > PIDFILE",
+		"late-pidfile": "sh -c 'sleep 0.7; printf \"%s\\n\" $$ > PIDFILE; exec sleep 30' &",
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			pidFile := filepath.Join(e.runDir(name), "app.pid")
+			spec := &proto.TaskSpec{Version: proto.Version, Name: name, Instance: instanceOf(name), Process: &proto.ProcessSpec{
+				ProcName: "sleep", WorkPath: e.workDir(name), PidFile: pidFile, StartGracePeriod: 0.5,
+				StartCmd: strings.ReplaceAll(cmd, "PIDFILE", pidFile),
+			}}
+			e.launch(t, name+".0", spec)
+			if rep, _ := e.rec.awaitState(name+".0", taskstate.Running, 0); rep.State != taskstate.Running {
+				t.Errorf("%+v", rep)
+			}
+		})
 	}
 }
 

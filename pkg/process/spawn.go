@@ -98,10 +98,7 @@ wait:
 	if t.proc.PidFile == "" {
 		return inst, nil
 	}
-	pid, err := readPidFile(t.proc.PidFile)
-	if err == nil {
-		err = t.awaitProcName(inst, pid, grace)
-	}
+	pid, err := t.awaitStarted(inst, grace)
 	if err != nil {
 		t.killInstance(inst, syscall.SIGKILL)
 		return nil, fmt.Errorf("after startGracePeriod %v: %w%s", grace, err, t.outputOf(inst))
@@ -110,34 +107,48 @@ wait:
 	return inst, nil
 }
 
-// awaitProcName checks that pid runs as procName. A process of the start
-// command's own group that is not procName yet — `nohup ./gamesvr &` not
-// past its exec on a machine whose CPU is taken — gets up to another grace
-// period to become it; any other answer is final at once.
-func (t *task) awaitProcName(inst *instance, pid int, grace time.Duration) error {
-	err := checkProcess(pid, t.proc.ProcName)
-	if err == nil || !alive(pid) {
-		return err
-	}
-	if pg, gerr := syscall.Getpgid(pid); gerr != nil || pg != inst.pgid {
-		return err
-	}
-	deadline := t.rt.cfg.Clock.After(grace)
+// awaitStarted reads pidFile and checks that its process runs as
+// procName. While the start command's own process group still works
+// towards that — no pid file yet, or its process short of its exec
+// (`nohup ./gamesvr &` on a machine whose CPU is taken) — it gets up to
+// another grace period; any other answer is final at once.
+func (t *task) awaitStarted(inst *instance, grace time.Duration) (int, error) {
+	var extra <-chan time.Time
 	for {
-		select {
-		case <-deadline:
-			return err
-		case <-t.ctx.Done():
-			return t.ctx.Err()
-		case <-t.rt.cfg.Clock.After(procNamePoll):
+		pid, err := readPidFile(t.proc.PidFile)
+		if err == nil {
+			if err = checkProcess(pid, t.proc.ProcName); err == nil {
+				return pid, nil
+			}
 		}
-		if err = checkProcess(pid, t.proc.ProcName); err == nil || !alive(pid) {
-			return err
+		if !stillStarting(inst, pid) {
+			return 0, err
+		}
+		if extra == nil {
+			extra = t.rt.cfg.Clock.After(grace)
+		}
+		select {
+		case <-extra:
+			return 0, err
+		case <-t.ctx.Done():
+			return 0, t.ctx.Err()
+		case <-t.rt.cfg.Clock.After(procNamePoll):
 		}
 	}
 }
 
-// procNamePoll is how often awaitProcName looks again.
+// stillStarting reports whether the start command's process group may
+// still get there: pid (0 when the pid file could not be read) is one of
+// its live processes, or without one the group has a live process.
+func stillStarting(inst *instance, pid int) bool {
+	if pid <= 0 {
+		return syscall.Kill(-inst.pgid, 0) == nil
+	}
+	pg, err := syscall.Getpgid(pid)
+	return err == nil && pg == inst.pgid && alive(pid)
+}
+
+// procNamePoll is how often awaitStarted looks again.
 const procNamePoll = 50 * time.Millisecond
 
 func exitCode(err error) int {
