@@ -42,9 +42,11 @@
 //   - the process: startCmd via /bin/sh -c in workPath, in its own process
 //     group, moved into the task's cgroup before it runs; after
 //     startGracePeriod the pid in pidFile must run as procName (a start
-//     command's group still short of it — no pid file yet, or not past its
-//     exec, on a busy machine — gets another grace period; without a
-//     pidFile the start command must still run); liveness is polled
+//     command not yet exited is waited for up to CommandTimeout, as
+//     systemd waits for a forking service; then a group still short of
+//     it — no pid file yet, or not past its exec, on a busy machine —
+//     gets another grace period; without a pidFile the start command
+//     must still run); liveness is polled
 //     after that, and a death is TASK_FAILED (TASK_FINISHED on exit 0 of
 //     a foreground process) with the exit code when known and the OOM
 //     kill when the memory limit did it;

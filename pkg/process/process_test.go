@@ -236,11 +236,13 @@ func TestWrongProcNameFails(t *testing.T) {
 
 // A start command whose own processes have not written the pid file, or
 // not exec'd procName, by the end of startGracePeriod (a busy machine)
-// gets another one: it runs.
+// gets another one, and one that has not exited yet is waited for: it
+// runs.
 func TestLateStartWithinASecondGracePeriod(t *testing.T) {
 	for name, cmd := range map[string]string{
-		"late-exec":    "sh -c 'sleep 0.7; exec sleep 30' & printf '%s\\n' $! > PIDFILE",
-		"late-pidfile": "sh -c 'sleep 0.7; printf \"%s\\n\" $$ > PIDFILE; exec sleep 30' &",
+		"late-exec":          "sh -c 'sleep 0.7; exec sleep 30' & printf '%s\\n' $! > PIDFILE",
+		"late-pidfile":       "sh -c 'sleep 0.7; printf \"%s\\n\" $$ > PIDFILE; exec sleep 30' &",
+		"slow-start-command": "sleep 1.5; sh -c 'exec sleep 30' & printf '%s\\n' $! > PIDFILE",
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, nil)
@@ -254,6 +256,21 @@ func TestLateStartWithinASecondGracePeriod(t *testing.T) {
 				t.Errorf("%+v", rep)
 			}
 		})
+	}
+}
+
+// A start command that neither exits nor writes its pid file fails the
+// launch once CommandTimeout has passed, naming why.
+func TestHungStartCommandFails(t *testing.T) {
+	e := newEnv(t, func(c *process.Config) { c.CommandTimeout = time.Second })
+	pidFile := filepath.Join(e.runDir("hung"), "app.pid")
+	spec := &proto.TaskSpec{Version: proto.Version, Name: "hung", Instance: instanceOf("hung"), Process: &proto.ProcessSpec{
+		ProcName: "sleep", WorkPath: e.workDir("hung"), PidFile: pidFile, StartGracePeriod: 0.2, StartCmd: "sleep 30",
+	}}
+	e.launch(t, "hung.0", spec)
+	rep := e.rec.awaitTerminal("hung.0")
+	if rep.State != taskstate.Failed || !strings.Contains(rep.Message, "the start command still runs 1s later") || !strings.Contains(rep.Message, "no such file") {
+		t.Errorf("%+v", rep)
 	}
 }
 

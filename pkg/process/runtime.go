@@ -63,7 +63,8 @@ type Config struct {
 	// default 1s.
 	LivenessInterval time.Duration
 	// CommandTimeout bounds reload, exec and stop commands without a
-	// timeout of their own; default 60s.
+	// timeout of their own, and how long a daemonising start command
+	// still running after startGracePeriod is waited for; default 60s.
 	CommandTimeout time.Duration
 	// TermWait is how long SIGTERM gets after stopCmd and the grace
 	// period, before SIGKILL; default 1s.

@@ -108,11 +108,14 @@ wait:
 }
 
 // awaitStarted reads pidFile and checks that its process runs as
-// procName. While the start command's own process group still works
-// towards that — no pid file yet, or its process short of its exec
-// (`nohup ./gamesvr &` on a machine whose CPU is taken) — it gets up to
-// another grace period; any other answer is final at once.
+// procName, looking again while the start command's process group may
+// still get there. A start command that has not yet exited (and is not
+// itself the process the pid file names) is waited for up to
+// CommandTimeout, as systemd waits for a forking service's start: on a
+// host whose CPU is taken, a daemonising script may simply not have had
+// its turn. Then the process it left gets one more grace period.
 func (t *task) awaitStarted(inst *instance, grace time.Duration) (int, error) {
+	limit := t.rt.cfg.Clock.After(t.rt.cfg.CommandTimeout)
 	var extra <-chan time.Time
 	for {
 		pid, err := readPidFile(t.proc.PidFile)
@@ -124,16 +127,29 @@ func (t *task) awaitStarted(inst *instance, grace time.Duration) (int, error) {
 		if !stillStarting(inst, pid) {
 			return 0, err
 		}
-		if extra == nil {
+		if extra == nil && !startCommandRunning(inst, pid) {
 			extra = t.rt.cfg.Clock.After(grace)
 		}
 		select {
 		case <-extra:
 			return 0, err
+		case <-limit:
+			return 0, fmt.Errorf("the start command still runs %v later: %w", t.rt.cfg.CommandTimeout, err)
 		case <-t.ctx.Done():
 			return 0, t.ctx.Err()
 		case <-t.rt.cfg.Clock.After(procNamePoll):
 		}
+	}
+}
+
+// startCommandRunning reports whether the start command has yet to exit
+// while the pid file names some other process (or none).
+func startCommandRunning(inst *instance, pid int) bool {
+	select {
+	case <-inst.exited:
+		return false
+	default:
+		return pid != inst.pgid
 	}
 }
 
