@@ -13,7 +13,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
 
-// Issue 19: the driver stores a step's records in as few etcd
+// The driver stores a step's records in as few etcd
 // transactions as etcd's limits allow (128 ops), not one each: the 300
 // instances an application's creation makes are first written in a few
 // transactions (a transaction is one etcd revision), and every one is
@@ -49,7 +49,7 @@ func TestDriverBatchesAStepsWrites(t *testing.T) {
 	t.Logf("300 instances created in %d transactions: %v", len(created), created)
 }
 
-// Issue 19: the status updates that queue while the driver is busy are
+// The status updates that queue while the driver is busy are
 // applied in one step: their records are stored in a few transactions
 // and the application's status is written once, not once per update.
 func TestDriverGathersQueuedStatusUpdates(t *testing.T) {

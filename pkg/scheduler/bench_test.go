@@ -22,7 +22,7 @@ func BenchmarkStatusUpdate(b *testing.B) {
 	benchmarkStatusUpdate(b, false)
 }
 
-// Issue 15: the same with every instance using a dependency pod on its
+// The same with every instance using a dependency pod on its
 // agent (100 pods): the users are counted every step.
 func BenchmarkStatusUpdateWithDepends(b *testing.B) {
 	benchmarkStatusUpdate(b, true)

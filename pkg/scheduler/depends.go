@@ -12,7 +12,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
-// Dependency pods (seed 002's dependsController, issue 15). An
+// Dependency pods (seed 002's dependsController). An
 // application names depends objects in its pod template; wherever one of
 // its instances is live, the depends object's pod must run on the same
 // agent: one per agent (policy node) or one per agent and namespace of

@@ -11,7 +11,7 @@
 // update is acknowledged only once its state is stored. Core does no I/O,
 // starts no goroutines and reads no clock: tests drive it with scripts.
 //
-// For a large fleet (issue 19) the Driver hands the core in one step the
+// For a large fleet the Driver hands the core in one step the
 // status updates that queued while it was busy (StatusUpdates), stores a
 // step's records in a few etcd transactions and sends its calls from an
 // output goroutine while the loop runs the next step (always in step
@@ -61,11 +61,21 @@
 // it uses them; the driver keeps its own, the agent sync interval),
 // maintenance.go (Mesos maintenance windows and
 // inverse offers), daemonsets.go (one instance bound to every eligible
-// agent, and the master's agent list); driver.go is the I/O around it,
-// with agentsync.go (the master's agents, read through its operator API),
-// messages.go (executor messages whose answer a caller waits for: exec,
-// signal …) and secrets.go (secrets' values read from their backend, e.g.
-// Vault, off the loop and retried; SecretUnreadable while they cannot be).
+// agent, and the master's agent list).
+//
+// The driver's files: driver.go (the Driver and its loop, which takes one
+// input at a time and steps the core), restore.go (every kind of stored
+// record read at start into one Restore), watches.go (the store's watches
+// fanned into one stream, with an adapter per kind of record that turns
+// its changes into the core's inputs), subscription.go (the Mesos
+// subscription: SUBSCRIBE, the event stream and its heartbeats,
+// reconnecting), output.go (a step's records stored, then its calls sent
+// to Mesos, on a goroutine of their own), probes.go (the remote health
+// checks, held off the control plane), agentsync.go (the master's agents,
+// read through its operator API), messages.go (executor messages whose
+// answer a caller waits for: exec, signal …) and secrets.go (secrets'
+// values read from their backend, e.g. Vault, off the loop and retried;
+// SecretUnreadable while they cannot be).
 //
 // Updates (rollouts.go, update.go): every application has a rollout
 // (pkg/rollout plans it, a registry.Rollout records it). A new version

@@ -192,7 +192,7 @@ func processApp(name string, instances int) *manifest.Process {
 	return p
 }
 
-// Issue 5 integration: 3 instances with hostname UNIQUE on 3 agents reach
+// End to end through the driver: 3 instances with hostname UNIQUE on 3 agents reach
 // RUNNING; a failed task is relaunched after the backoff; scale 3→5 leaves
 // the two that cannot fit pending with the rejections shown, and back to
 // 3 Running at once, without them; scale to 2
@@ -277,7 +277,7 @@ func TestDriverRunsApplicationsOnDevCluster(t *testing.T) {
 	}
 }
 
-// Issue 5: a restarted scheduler fails over to the same framework and
+// A restarted scheduler fails over to the same framework and
 // keeps the running instances: no relaunch, no duplicate.
 func TestDriverFailoverKeepsInstances(t *testing.T) {
 	s := startSystem(t)
@@ -299,7 +299,7 @@ func TestDriverFailoverKeepsInstances(t *testing.T) {
 	}
 }
 
-// Issue 5: REMOTE_TCP checks run in the scheduler against the instance's
+// REMOTE_TCP checks run in the scheduler against the instance's
 // host; the verdict shows on the instance, and after consecutiveFailures
 // the instance is killed and relaunched by its restart policy.
 func TestDriverRemoteHealthChecks(t *testing.T) {
@@ -340,8 +340,8 @@ func TestDriverRemoteHealthChecks(t *testing.T) {
 	if _, err := s.reg.CreateApp(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	// Issue 16: each check by name with its own verdict; healthy once
-	// both pass.
+	// Each check by name with its own verdict, so that the one failing
+	// is known; healthy once both pass.
 	// A process is probed on its agent's address, which each result names.
 	want := []registry.RemoteCheckResult{{Name: fmt.Sprintf("REMOTE_TCP %d", port), Address: fmt.Sprintf("localhost:%d", port), Healthy: true},
 		{Name: fmt.Sprintf("REMOTE_HTTP %d /ready", httpPort), Address: fmt.Sprintf("localhost:%d", httpPort), Healthy: true}}
@@ -365,7 +365,7 @@ func TestDriverRemoteHealthChecks(t *testing.T) {
 	})
 }
 
-// Issue 12: the driver feeds configmaps to the core from the store's
+// The driver feeds configmaps to the core from the store's
 // watch; an instance whose configmap is missing waits (Abnormal, saying
 // for what) and runs once the configmap is created — no read of the
 // store in the core, no instance failed for good.
@@ -390,7 +390,7 @@ func TestDriverWaitsForAMissingConfigMap(t *testing.T) {
 	s.running("cfg", 1)
 }
 
-// Issue 15: the driver stores each notice with its instance's record —
+// The driver stores each notice with its instance's record —
 // an exit (a task failing on its own) and a missing instance (its agent
 // removed) — once, also across a restart of the driver; a scale-down's
 // kill tells nothing.
@@ -473,9 +473,9 @@ func (s *system) agentRecord(id string) *registry.Agent {
 	return nil
 }
 
-// Issue 15: "agents of an old master are dropped once the new master does
-// not know them", "Mesos maintenance primitives (inverse offers /
-// DRAIN_AGENT) are honoured" — against the dev cluster's master, which
+// Agents of an old master are dropped once the new master does not know
+// them, and the Mesos maintenance primitives (inverse offers,
+// DRAIN_AGENT) are honoured — against the dev cluster's master, which
 // implements them as Mesos 1.12 does. A maintenance window moves the
 // instance off its agent (place before kill) and the inverse offer is
 // accepted once it is gone; the master's DRAIN_AGENT evicts an instance,
@@ -608,7 +608,7 @@ func (s *system) instanceMessage(name string) string {
 	return groups[0].Message
 }
 
-// Issue 16: executor messages whose answer a caller waits for. The
+// Executor messages whose answer a caller waits for. The
 // driver sends MESSAGE to the instance's executor (the task group ID) on
 // its agent and hands the executor's MessageResult with the message's ID
 // to the caller, not to the core; a result nobody waits for (one the core
@@ -706,7 +706,7 @@ func TestDriverExecutorMessages(t *testing.T) {
 	}
 }
 
-// Issue 16: the driver answers a plan from the loop, between two steps,
+// The driver answers a plan from the loop, between two steps,
 // on the cluster the core knows — every agent, offer in hand or not — and
 // the plan changes nothing; a stopped driver answers unavailable.
 func TestDriverPlansWithoutChangingAnything(t *testing.T) {
@@ -760,7 +760,7 @@ func TestDriverPlansWithoutChangingAnything(t *testing.T) {
 	}
 }
 
-// Issue 19: a driver busy for longer than three heartbeat intervals has
+// A driver busy for longer than three heartbeat intervals has
 // not lost the master. Events waiting to be handed to it do not end the
 // subscription, which made the master resend every unacknowledged status
 // update: the silence counted is the master's, not the driver's.
@@ -831,7 +831,7 @@ func (r *rangeIdentities) Identity(ctx context.Context, namespace string) (*prot
 	return &proto.Identity{UID: uid, GID: uid, Range: uids.String()}, nil
 }
 
-// Issue 31: the driver gets each namespace's identity before the core
+// The driver gets each namespace's identity before the core
 // sees its applications, recorded in etcd once; a namespace that cannot
 // have one (the range is full) waits, saying why, and runs once the
 // driver, asking again, gets one.

@@ -69,8 +69,8 @@ func (s *system) podCollected() {
 	})
 }
 
-// Issue 33 item 6: the engine's configuration changes in a running
-// driver: a dependency pod idle under the default GC delay (5m) is
+// The engine's configuration changes in a running driver, without a
+// restart: a dependency pod idle under the default GC delay (5m) is
 // collected once the delay is set to 1s.
 func TestDriverTakesTheEngineConfigWhileRunning(t *testing.T) {
 	s := startSystem(t)

@@ -12,7 +12,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
 )
 
-// Issue 18: the driver of a leader deposed behind its back writes
+// The driver of a leader deposed behind its back writes
 // nothing. It writes through a store fenced by its term of leadership;
 // the term's lease is revoked in etcd (its TTL lapsed while it was paused
 // or cut off) and another replica leads, the driver not told. A task then

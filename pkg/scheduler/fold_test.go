@@ -13,7 +13,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 )
 
-// Issue 19: status updates applied in one step (as the driver gathers
+// Status updates applied in one step (as the driver gathers
 // them) end where the same updates applied one step each end: the same
 // records stored, the same statuses, the same calls.
 func TestGatheredStatusUpdatesEndAsOneByOne(t *testing.T) {

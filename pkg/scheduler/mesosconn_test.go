@@ -55,7 +55,7 @@ func writeSecret(t *testing.T, path, content string) {
 	}
 }
 
-// Issue 18 "TLS to Mesos, framework authentication": over HTTPS with the
+// TLS to Mesos and framework authentication: over HTTPS with the
 // framework's credential, the driver subscribes as its principal, runs
 // an application and lists the agents through the operator API (which
 // authenticates too: --authenticate_http_readwrite).
@@ -82,7 +82,7 @@ func TestDriverOverTLSWithAFrameworkCredential(t *testing.T) {
 	}
 }
 
-// Issue 18: a master refusing the credential is an error naming the
+// A master refusing the credential is an error naming the
 // principal, never the secret; the driver keeps subscribing with its
 // backoff (500ms, then doubling) instead of ending, and reads the secret
 // file again each time: once it holds the right secret, it subscribes.
@@ -117,7 +117,7 @@ func TestDriverRetriesARefusedCredentialAndRereadsTheSecret(t *testing.T) {
 	}
 }
 
-// Issue 18: a master whose certificate the driver cannot verify (no
+// A master whose certificate the driver cannot verify (no
 // --mesos-cacert, and the system's CAs do not know it) is said so.
 func TestDriverSaysWhenItCannotVerifyTheMaster(t *testing.T) {
 	s, _, logs := securedSystem(t, rightSecret)

@@ -2,13 +2,16 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net"
 	"slices"
 	"sync"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/healthcheck"
+	"github.com/bcs-mesos/bcs-mesos/pkg/launch"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -73,5 +76,51 @@ func (p *probePolicies) dial(namespace string) healthcheck.DialFunc {
 			return nil, err
 		}
 		return policy.DialContext(ctx, network, address)
+	}
+}
+
+// changeChecks starts or stops the remote health checks of a task group:
+// one checker per check, each reporting its verdicts as RemoteHealth.
+func (d *Driver) changeChecks(ctx context.Context, change CheckChange) {
+	if cancel := d.checks[change.TaskGroupID]; cancel != nil {
+		cancel()
+		delete(d.checks, change.TaskGroupID)
+	}
+	if len(change.Checks) == 0 {
+		return
+	}
+	checkCtx, cancel := context.WithCancel(ctx)
+	d.checks[change.TaskGroupID] = cancel
+	for i, probe := range change.Checks {
+		address := probe.Address()
+		prober, err := remoteProber(probe, d.probes.dial(change.Namespace))
+		if err != nil {
+			d.report(checkCtx, RemoteHealth{TaskGroupID: change.TaskGroupID, Check: i, Address: address, Message: err.Error()})
+			continue
+		}
+		checker := &healthcheck.Checker{Prober: prober, Policy: healthcheck.PolicyOf(probe.Check)}
+		go checker.Run(checkCtx, func(r healthcheck.Result) {
+			if r.InGrace {
+				return
+			}
+			d.report(checkCtx, RemoteHealth{TaskGroupID: change.TaskGroupID, Check: i, Address: address, Healthy: r.Healthy, Message: r.Message, Kill: r.Kill})
+		})
+	}
+}
+
+// remoteProber probes what probe names, connecting through dial; an
+// instance with no address yet (a pod whose IP its executor has not
+// reported) is an error that says so.
+func remoteProber(probe launch.RemoteProbe, dial healthcheck.DialFunc) (healthcheck.Prober, error) {
+	if probe.Host == "" {
+		return nil, fmt.Errorf("%s health check: the instance has no address to probe yet: %w", probe.Check.Type, errdefs.ErrUnavailable)
+	}
+	return healthcheck.NewProber(probe.Check, probe.Host, nil, nil, dial)
+}
+
+func (d *Driver) report(ctx context.Context, h RemoteHealth) {
+	select {
+	case d.health <- h:
+	case <-ctx.Done():
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
-// Issue 31: the remote checks' probes reach any port of an agent's
+// The remote checks' probes reach any port of an agent's
 // address but no agent's API (learnt as the driver hears of agents, also
 // after a check started) and no endpoint the namespace's egress policy
 // refuses; a refusal names the rule, and the refused server sees nothing.

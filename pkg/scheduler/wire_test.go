@@ -138,7 +138,7 @@ func eventuallyWithin(t *testing.T, limit time.Duration, what string, cond func(
 	t.Fatalf("timed out waiting for %s; last: %s", what, last)
 }
 
-// Issue 11: what a real Mesos 1.12 master sends — SUBSCRIBED with the
+// What a real Mesos 1.12 master sends — SUBSCRIBED with the
 // capability QUOTA_V2 that mesos-go does not know, HEARTBEAT, OFFERS —
 // goes through the driver's own HTTP and decoding path, in both media
 // types: the framework ID is stored, the offered agent recorded, the offer
@@ -182,7 +182,7 @@ func TestDriverDecodesARealMasterStream(t *testing.T) {
 	}
 }
 
-// Issue 11: a SUBSCRIBED the driver cannot decode still names the
+// A SUBSCRIBED the driver cannot decode still names the
 // framework. The driver stores that ID and subscribes again with it, so
 // the master does not register a second framework.
 func TestDriverKeepsTheFrameworkIDOfAnUndecodableSubscribed(t *testing.T) {

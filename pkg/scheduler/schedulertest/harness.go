@@ -264,69 +264,13 @@ func mustJSON(t testing.TB, v any) string {
 func (h *Harness) apply(w scheduler.Write) string {
 	switch {
 	case w.TaskGroup != nil:
-		g := *w.TaskGroup
-		key := fmt.Sprintf("%s/%s/%d", g.Namespace, g.App, g.Index)
-		h.groups[key] = &g
-		s := fmt.Sprintf("store tg %s %s", key, g.Phase)
-		if g.State != "" {
-			s += " " + g.State
-		}
-		if g.AgentID != "" {
-			s += " on " + g.AgentID
-		}
-		s += fmt.Sprintf(" launches=%d restarts=%d", g.Launches, g.Restarts)
-		if showsRevisions(h.apps[g.Namespace+"/"+g.App]) {
-			s += fmt.Sprintf(" rev=%d", g.Version)
-		}
-		if g.Node != "" {
-			s += " node=" + g.Node
-		}
-		if pd := g.PreDelete; pd != nil {
-			s += fmt.Sprintf(" predelete=%s:%s#%d", pd.Reason, map[bool]string{true: "passed", false: "waiting"}[pd.Passed], pd.Attempt)
-		}
-		if mv := g.Move; mv != nil {
-			s += describeMove(mv)
-		}
-		if u := g.Update; u != nil {
-			s += fmt.Sprintf(" update=%s:%d", u.Mode, u.Version)
-			if u.Error != "" {
-				s += fmt.Sprintf("(%s)", u.Error)
-			}
-		}
-		if !g.NotBefore.IsZero() && g.NotBefore.After(h.now) {
-			s += " wait=" + g.NotBefore.Sub(h.now).String()
-		}
-		if g.Healthy != nil {
-			s += fmt.Sprintf(" healthy=%v", *g.Healthy)
-		}
-		s += describePending(g.Pending)
-		if g.RemoteHealthy != nil || len(g.RemoteChecks) > 1 {
-			s += " remote=" + describeRemote(&g)
-		}
-		if g.Message != "" {
-			s += fmt.Sprintf(" %q", g.Message)
-		}
-		for _, n := range w.Notices {
-			s += fmt.Sprintf("\nstore notice %s %s", n.Type, n.ID)
-			if n.State != "" {
-				s += " " + n.State
-			}
-			s += fmt.Sprintf(" %q", n.Message)
-		}
-		return s
+		return h.storeTaskGroup(w.TaskGroup, w.Notices)
 	case w.DeleteGroup != nil:
 		key := fmt.Sprintf("%s/%s/%d", w.DeleteGroup.Namespace, w.DeleteGroup.App, w.DeleteGroup.Index)
 		delete(h.groups, key)
 		return "store delete tg " + key
 	case w.AppStatus != nil:
-		if a := h.apps[w.AppStatus.Namespace+"/"+w.AppStatus.Name]; a != nil {
-			a.State, a.Message = w.AppStatus.State, w.AppStatus.Message
-			if w.AppStatus.Daemonset {
-				a.Instances = w.AppStatus.Desired
-			}
-		}
-		return fmt.Sprintf("store status %s/%s %s%s %q", w.AppStatus.Namespace, w.AppStatus.Name, w.AppStatus.State,
-			describeDesired(w.AppStatus), w.AppStatus.Message)
+		return h.storeAppStatus(w.AppStatus)
 	case w.RemoveApp != nil:
 		delete(h.apps, w.RemoveApp.Namespace+"/"+w.RemoveApp.Name)
 		delete(h.rollouts, w.RemoveApp.Namespace+"/"+w.RemoveApp.Name)
@@ -341,24 +285,9 @@ func (h *Harness) apply(w scheduler.Write) string {
 		}
 		return fmt.Sprintf("store agent %s %s%s %v", w.Agent.ID, w.Agent.Hostname, endpoint, w.Agent.Attributes)
 	case w.Maintenance != nil:
-		m := w.Maintenance
-		if m.Window == nil {
-			return fmt.Sprintf("store maintenance %s %s none", m.AgentID, m.Hostname)
-		}
-		end := "none"
-		if !m.Window.End.IsZero() {
-			end = m.Window.End.Sub(h.start).String()
-		}
-		return fmt.Sprintf("store maintenance %s %s start=%s end=%s answer=%q", m.AgentID, m.Hostname,
-			m.Window.Start.Sub(h.start), end, m.Window.Answer)
+		return h.describeMaintenance(w.Maintenance)
 	case w.Sweep != nil:
-		s := *w.Sweep
-		h.sweeps[s.AgentID] = &s
-		line := fmt.Sprintf("store sweep %s owed=%v running=%v held=%v", s.AgentID, s.Owed, sortedKeys(s.Running), s.HeldPorts)
-		if s.Attempts > 0 {
-			line += fmt.Sprintf(" attempts=%d wait=%s", s.Attempts, s.NotBefore.Sub(h.now))
-		}
-		return line
+		return h.storeSweep(w.Sweep)
 	case w.DeleteSweep != "":
 		delete(h.sweeps, w.DeleteSweep)
 		return "store delete sweep " + w.DeleteSweep
@@ -375,6 +304,98 @@ func (h *Harness) apply(w scheduler.Write) string {
 		return h.deleteDependencyPod(w.DeleteDependencyPod)
 	}
 	return "store ?"
+}
+
+// storeTaskGroup stores an instance's record, with its notices, and
+// describes them.
+func (h *Harness) storeTaskGroup(rec *registry.TaskGroup, notices []registry.Notice) string {
+	g := *rec
+	key := fmt.Sprintf("%s/%s/%d", g.Namespace, g.App, g.Index)
+	h.groups[key] = &g
+	s := fmt.Sprintf("store tg %s %s", key, g.Phase)
+	if g.State != "" {
+		s += " " + g.State
+	}
+	if g.AgentID != "" {
+		s += " on " + g.AgentID
+	}
+	s += fmt.Sprintf(" launches=%d restarts=%d", g.Launches, g.Restarts)
+	if showsRevisions(h.apps[g.Namespace+"/"+g.App]) {
+		s += fmt.Sprintf(" rev=%d", g.Version)
+	}
+	if g.Node != "" {
+		s += " node=" + g.Node
+	}
+	if pd := g.PreDelete; pd != nil {
+		s += fmt.Sprintf(" predelete=%s:%s#%d", pd.Reason, map[bool]string{true: "passed", false: "waiting"}[pd.Passed], pd.Attempt)
+	}
+	if mv := g.Move; mv != nil {
+		s += describeMove(mv)
+	}
+	if u := g.Update; u != nil {
+		s += fmt.Sprintf(" update=%s:%d", u.Mode, u.Version)
+		if u.Error != "" {
+			s += fmt.Sprintf("(%s)", u.Error)
+		}
+	}
+	if !g.NotBefore.IsZero() && g.NotBefore.After(h.now) {
+		s += " wait=" + g.NotBefore.Sub(h.now).String()
+	}
+	if g.Healthy != nil {
+		s += fmt.Sprintf(" healthy=%v", *g.Healthy)
+	}
+	s += describePending(g.Pending)
+	if g.RemoteHealthy != nil || len(g.RemoteChecks) > 1 {
+		s += " remote=" + describeRemote(&g)
+	}
+	if g.Message != "" {
+		s += fmt.Sprintf(" %q", g.Message)
+	}
+	for _, n := range notices {
+		s += fmt.Sprintf("\nstore notice %s %s", n.Type, n.ID)
+		if n.State != "" {
+			s += " " + n.State
+		}
+		s += fmt.Sprintf(" %q", n.Message)
+	}
+	return s
+}
+
+// storeAppStatus stores an application's state (and a daemonset's
+// desired count) and describes it.
+func (h *Harness) storeAppStatus(st *scheduler.AppStatus) string {
+	if a := h.apps[st.Namespace+"/"+st.Name]; a != nil {
+		a.State, a.Message = st.State, st.Message
+		if st.Daemonset {
+			a.Instances = st.Desired
+		}
+	}
+	return fmt.Sprintf("store status %s/%s %s%s %q", st.Namespace, st.Name, st.State, describeDesired(st), st.Message)
+}
+
+// describeMaintenance describes an agent's maintenance window, its times
+// from the script's start.
+func (h *Harness) describeMaintenance(m *scheduler.AgentMaintenance) string {
+	if m.Window == nil {
+		return fmt.Sprintf("store maintenance %s %s none", m.AgentID, m.Hostname)
+	}
+	end := "none"
+	if !m.Window.End.IsZero() {
+		end = m.Window.End.Sub(h.start).String()
+	}
+	return fmt.Sprintf("store maintenance %s %s start=%s end=%s answer=%q", m.AgentID, m.Hostname,
+		m.Window.Start.Sub(h.start), end, m.Window.Answer)
+}
+
+// storeSweep stores the sweep owed an agent and describes it.
+func (h *Harness) storeSweep(sweep *registry.Sweep) string {
+	s := *sweep
+	h.sweeps[s.AgentID] = &s
+	line := fmt.Sprintf("store sweep %s owed=%v running=%v held=%v", s.AgentID, s.Owed, sortedKeys(s.Running), s.HeldPorts)
+	if s.Attempts > 0 {
+		line += fmt.Sprintf(" attempts=%d wait=%s", s.Attempts, s.NotBefore.Sub(h.now))
+	}
+	return line
 }
 
 func (h *Harness) describeCall(c *mesossched.Call) string {
@@ -457,24 +478,7 @@ func (h *Harness) Run(command string) []string {
 	case "subscribe":
 		return h.step(scheduler.Subscribed{FrameworkID: "fw-1"})
 	case "offers":
-		var agents []string
-		for _, a := range f[1:] {
-			if !strings.Contains(a, "=") {
-				agents = append(agents, a)
-			}
-		}
-		offers := h.offers(agents, args["ports"], args["cpus"])
-		if u := h.unavailability(args["unavailable"]); u != nil {
-			for i := range offers {
-				offers[i].Unavailability = u
-			}
-		}
-		if host, port, ok := strings.Cut(args["url"], ":"); ok {
-			for i := range offers {
-				offers[i].URL = &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &offers[i].Hostname, IP: &host, Port: int32(atoi(port, 0))}}
-			}
-		}
-		return h.step(scheduler.OffersIn{Offers: offers})
+		return h.step(scheduler.OffersIn{Offers: h.offersOf(f, args)})
 	case "rescind":
 		return h.step(scheduler.Rescind{OfferID: f[1]})
 	case "status":
@@ -484,65 +488,31 @@ func (h *Harness) Run(command string) []string {
 	case "unknown":
 		return h.step(scheduler.StatusUpdates{Statuses: []mesos.TaskStatus{h.taskStatus(f[1], f[2], f[3], nil, args)}})
 	case "sweep":
-		s := h.sweeps[f[1]]
-		if s == nil || s.Running[f[2]] == "" {
-			h.t.Fatalf("no %s sweep runs on %s", f[2], f[1])
-		}
-		st := h.taskStatus(s.Running[f[2]], f[1], f[3], nil, args)
-		if m := args["message"]; m != "" {
-			st.Message = &m
-		}
-		return h.step(scheduler.StatusUpdates{Statuses: []mesos.TaskStatus{st}})
+		return h.sweepStatus(f[1], f[2], f[3], args)
 	case "tick":
-		d, err := time.ParseDuration(f[1])
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		h.now = h.now.Add(d)
-		return h.step(scheduler.Tick{})
+		return h.tick(f[1])
 	case "scale":
-		a := h.apps[f[1]]
-		a.Instances, _ = strconv.Atoi(f[2])
-		a.Force = args["force"] == "true"
-		cp := *a
-		return h.step(scheduler.AppChanged{App: &cp})
+		return h.changeApp(f[1], func(a *registry.App) {
+			a.Instances, _ = strconv.Atoi(f[2])
+			a.Force = args["force"] == "true"
+		})
 	case "update":
-		a := h.apps[f[1]]
-		a.Version++
-		cp := *a
-		return h.step(scheduler.AppChanged{App: &cp})
+		return h.changeApp(f[1], func(a *registry.App) { a.Version++ })
 	case "delete":
-		a := h.apps[f[1]]
-		a.State = registry.AppDeleting
-		cp := *a
-		return h.step(scheduler.AppChanged{App: &cp})
+		return h.changeApp(f[1], func(a *registry.App) { a.State = registry.AppDeleting })
 	case "health":
-		g := h.groups[f[1]+"/"+f[2]]
-		return h.step(scheduler.RemoteHealth{TaskGroupID: g.ID, Check: atoi(args["check"], 0), Address: args["addr"], Healthy: f[3] == "healthy", Kill: f[3] == "kill",
-			Message: map[bool]string{true: "", false: "connection refused"}[f[3] == "healthy"]})
+		return h.health(f[1], f[2], f[3], args)
 	case "operate":
 		g := h.groups[f[1]+"/"+f[2]]
 		return h.step(scheduler.Operate{TaskGroupID: g.ID, Op: scheduler.Operation(f[3])})
 	case "restart":
-		h.maxLaunching = atoi(args["max-launching"], h.maxLaunching)
-		h.identitiesOn = h.identitiesOn || args["identities"] == "on"
-		h.core = h.newCore()
-		return []string{"(new core restored from the store)"}
+		return h.restart(args)
 	case "crash":
-		h.crashing = true
-		lines := h.Run(strings.TrimPrefix(command, "crash "))
-		h.crashing = false
-		h.core = h.newCore()
-		return append(lines, "(new core restored from the store)")
+		return h.crash(strings.TrimPrefix(command, "crash "))
 	case "object":
 		return h.object(f[1], manifest.Kind(f[2]), f[3], args)
 	case "identity":
-		if args["problem"] != "" {
-			return h.step(scheduler.NamespaceIdentity{Namespace: f[1], Problem: args["problem"]})
-		}
-		uid := uint32(atoi(args["uid"], 0))
-		h.identities[f[1]] = &proto.Identity{UID: uid, GID: uid}
-		return h.step(scheduler.NamespaceIdentity{Namespace: f[1], Identity: h.identities[f[1]]})
+		return h.identity(f[1], args)
 	}
 	if lines, ok := h.runDaemonsets(f, args); ok {
 		return lines
@@ -555,6 +525,96 @@ func (h *Harness) Run(command string) []string {
 	}
 	h.t.Fatalf("unknown command %q", command)
 	return nil
+}
+
+// offersOf are the offers of an offers command: of the agents it names
+// (all without names), unavailable=START:DURATION, from url=IP:PORT.
+func (h *Harness) offersOf(f []string, args map[string]string) []mesos.Offer {
+	var agents []string
+	for _, a := range f[1:] {
+		if !strings.Contains(a, "=") {
+			agents = append(agents, a)
+		}
+	}
+	offers := h.offers(agents, args["ports"], args["cpus"])
+	if u := h.unavailability(args["unavailable"]); u != nil {
+		for i := range offers {
+			offers[i].Unavailability = u
+		}
+	}
+	if host, port, ok := strings.Cut(args["url"], ":"); ok {
+		for i := range offers {
+			offers[i].URL = &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &offers[i].Hostname, IP: &host, Port: int32(atoi(port, 0))}}
+		}
+	}
+	return offers
+}
+
+// sweepStatus steps a status of the sweep task of kind running on agent.
+func (h *Harness) sweepStatus(agent, kind, state string, args map[string]string) []string {
+	s := h.sweeps[agent]
+	if s == nil || s.Running[kind] == "" {
+		h.t.Fatalf("no %s sweep runs on %s", kind, agent)
+	}
+	st := h.taskStatus(s.Running[kind], agent, state, nil, args)
+	if m := args["message"]; m != "" {
+		st.Message = &m
+	}
+	return h.step(scheduler.StatusUpdates{Statuses: []mesos.TaskStatus{st}})
+}
+
+// tick advances the clock by duration and steps a Tick.
+func (h *Harness) tick(duration string) []string {
+	d, err := time.ParseDuration(duration)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.now = h.now.Add(d)
+	return h.step(scheduler.Tick{})
+}
+
+// changeApp changes the stored application key and steps its record.
+func (h *Harness) changeApp(key string, change func(*registry.App)) []string {
+	a := h.apps[key]
+	change(a)
+	cp := *a
+	return h.step(scheduler.AppChanged{App: &cp})
+}
+
+// health steps a remote check's verdict on the instance key/idx.
+func (h *Harness) health(key, idx, verdict string, args map[string]string) []string {
+	g := h.groups[key+"/"+idx]
+	return h.step(scheduler.RemoteHealth{TaskGroupID: g.ID, Check: atoi(args["check"], 0), Address: args["addr"],
+		Healthy: verdict == "healthy", Kill: verdict == "kill",
+		Message: map[bool]string{true: "", false: "connection refused"}[verdict == "healthy"]})
+}
+
+// restart makes a new core restored from the store, as after a crash.
+func (h *Harness) restart(args map[string]string) []string {
+	h.maxLaunching = atoi(args["max-launching"], h.maxLaunching)
+	h.identitiesOn = h.identitiesOn || args["identities"] == "on"
+	h.core = h.newCore()
+	return []string{"(new core restored from the store)"}
+}
+
+// crash runs command, whose step stores and sends nothing, then restarts.
+func (h *Harness) crash(command string) []string {
+	h.crashing = true
+	lines := h.Run(command)
+	h.crashing = false
+	h.core = h.newCore()
+	return append(lines, "(new core restored from the store)")
+}
+
+// identity steps the namespace's identity (uid=N), or that it has none
+// (problem=R).
+func (h *Harness) identity(namespace string, args map[string]string) []string {
+	if args["problem"] != "" {
+		return h.step(scheduler.NamespaceIdentity{Namespace: namespace, Problem: args["problem"]})
+	}
+	uid := uint32(atoi(args["uid"], 0))
+	h.identities[namespace] = &proto.Identity{UID: uid, GID: uid}
+	return h.step(scheduler.NamespaceIdentity{Namespace: namespace, Identity: h.identities[namespace]})
 }
 
 // object writes or deletes a configmap, secret or depends object (a
