@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/auth"
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
@@ -25,93 +26,10 @@ import (
 // instances their namespaces': a caller sees named only the instances of
 // the namespaces it may read, and how many others there are.
 
-// agentView is an agent as GET /v1/agents shows it.
-type agentView struct {
-	ID         string            `json:"id,omitempty"`
-	Hostname   string            `json:"hostname"`
-	Attributes map[string]string `json:"attributes,omitempty"`
-	// Endpoint is where its own HTTP API answers (host:port); task logs
-	// are read from its files API.
-	Endpoint string `json:"endpoint,omitempty"`
-	// LastSeen is when an offer of it was last recorded.
-	LastSeen *time.Time `json:"lastSeen,omitempty"`
-	// Schedulable: new instances may be placed on it — not cordoned, not
-	// draining, not deactivated by the master, not in (or before) a
-	// maintenance window.
-	Schedulable bool       `json:"schedulable"`
-	Cordoned    bool       `json:"cordoned"`
-	Taints      []string   `json:"taints"`
-	Reason      string     `json:"reason,omitempty"`
-	Drain       *drainView `json:"drain,omitempty"`
-	// Evictions are the running instances a NoExecute taint of the agent
-	// moves off, to come or under way: at once (at: when the taint was
-	// set) or when their toleration's seconds are over; those of the
-	// namespaces the caller may read.
-	Evictions []pendingEviction `json:"evictions,omitempty"`
-	// Master is the master's view of it (GET_AGENTS): state, its own
-	// drain (DRAIN_AGENT), total resources.
-	Master *registry.AgentMaster `json:"master,omitempty"`
-	// Maintenance is the master's maintenance window for it and the
-	// scheduler's answer to its inverse offer.
-	Maintenance *registry.AgentMaintenance `json:"maintenance,omitempty"`
-	// Used is what our instances on it took (cpus, mem in MB), every
-	// namespace's.
-	Used usedView `json:"used"`
-	// Instances are those of the namespaces the caller may read; Others
-	// counts the rest, which are not named.
-	Instances []agentInstance `json:"instances"`
-	Others    int             `json:"others"`
-}
-
-type usedView struct {
-	CPUs  float64 `json:"cpus"`
-	MemMB float64 `json:"memMB"`
-}
-
-type drainView struct {
-	Since time.Time `json:"since"`
-	Force bool      `json:"force,omitempty"`
-	// State is "draining" while instances are left to move, "drained"
-	// when only kept (stateful) instances or none are left. Remaining
-	// counts every namespace's; Moving, Blocked and Kept name those of
-	// the namespaces the caller may read.
-	State     string   `json:"state"`
-	Remaining int      `json:"remaining"`
-	Moving    []string `json:"moving"`
-	// Blocked are the moves whose successor fits on no agent, and why;
-	// the others go on meanwhile.
-	Blocked []blockedMove `json:"blocked"`
-	Kept    []string      `json:"kept"`
-}
-
-// pendingEviction is an instance a NoExecute taint moves off its agent.
-type pendingEviction struct {
-	Instance string    `json:"instance"` // namespace/app/index
-	At       time.Time `json:"at"`
-}
-
-// blockedMove is an instance whose move waits for an agent that fits it.
-type blockedMove struct {
-	Instance string `json:"instance"` // namespace/app/index
-	// Why is the last placement's verdict: "0/2 agents fit: cordoned 1,
-	// hostname UNIQUE 1".
-	Why string `json:"why"`
-}
-
-type agentInstance struct {
-	App   string `json:"app"` // namespace/name
-	Index int    `json:"index"`
-	ID    string `json:"taskGroupID"`
-	Phase string `json:"phase"`
-	// Successor: this launch replaces the instance (a move under way).
-	Successor bool   `json:"successor,omitempty"`
-	Move      string `json:"move,omitempty"`
-}
-
 // agentViews joins the agents seen, their settings and the instances on
 // them; settings of a hostname no agent has are shown too. An instance of
 // a namespace readable does not allow is counted, not named.
-func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool) ([]*agentView, error) {
+func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool) ([]*apiv1.AgentView, error) {
 	reg := s.cfg.Registry
 	agents, err := reg.ListAgents(ctx)
 	if err != nil {
@@ -146,13 +64,13 @@ func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool
 			evictable[key] = compiled
 		}
 	}
-	byHost := map[string]*agentView{}
-	var views []*agentView
-	view := func(host string) *agentView {
+	byHost := map[string]*apiv1.AgentView{}
+	var views []*apiv1.AgentView
+	view := func(host string) *apiv1.AgentView {
 		if v := byHost[host]; v != nil {
 			return v
 		}
-		v := &agentView{Hostname: host, Schedulable: true, Taints: []string{}, Instances: []agentInstance{}}
+		v := &apiv1.AgentView{Hostname: host, Schedulable: true, Taints: []string{}, Instances: []apiv1.AgentInstance{}}
 		byHost[host] = v
 		views = append(views, v)
 		return v
@@ -160,7 +78,7 @@ func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool
 	now := s.cfg.Clock.Now()
 	for _, a := range agents {
 		v := view(a.Hostname)
-		v.ID, v.Attributes, v.Endpoint, v.Master, v.Maintenance = a.ID, a.Attributes, a.Endpoint, a.Master, a.Maintenance
+		v.ID, v.Attributes, v.Endpoint, v.Master, v.Maintenance = a.ID, a.Attributes, a.Endpoint, agentMasterView(a.Master), maintenanceView(a.Maintenance)
 		seen := a.SeenAt
 		if seen.IsZero() && a.Master == nil {
 			seen = a.UpdatedAt // a record from before SeenAt: written from offers only
@@ -183,7 +101,7 @@ func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool
 			v.Taints = append(v.Taints, t.String())
 		}
 		if d := st.Drain; d != nil {
-			v.Drain = &drainView{Since: d.Since, Force: d.Force, Moving: []string{}, Blocked: []blockedMove{}, Kept: []string{}}
+			v.Drain = &apiv1.DrainView{Since: d.Since, Force: d.Force, Moving: []string{}, Blocked: []apiv1.BlockedMove{}, Kept: []string{}}
 		}
 	}
 	// Every task group of the fleet, folded as read: 100,000 records
@@ -203,11 +121,11 @@ func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool
 			evicting := g.Move == nil && l.Phase == "Running" || g.Move != nil && g.Move.Reason == registry.EvictionMove
 			if c, ok := evictable[app]; ok && named && i == 0 && evicting && executing[l.Host] != nil {
 				if at, evict := c.Eviction(executing[l.Host]); evict {
-					v.Evictions = append(v.Evictions, pendingEviction{Instance: fmt.Sprintf("%s/%d", app, g.Index), At: at})
+					v.Evictions = append(v.Evictions, apiv1.PendingEviction{Instance: fmt.Sprintf("%s/%d", app, g.Index), At: at})
 				}
 			}
 			if named {
-				inst := agentInstance{App: app, Index: g.Index, ID: l.ID, Phase: l.Phase, Successor: i == 1}
+				inst := apiv1.AgentInstance{App: app, Index: g.Index, ID: l.ID, Phase: l.Phase, Successor: i == 1}
 				if i == 0 && g.Move != nil {
 					inst.Move = g.Move.Reason + " from " + g.Move.FromHost
 				}
@@ -231,7 +149,7 @@ func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool
 					switch {
 					case !named:
 					case s.FitsNowhere():
-						d.Blocked = append(d.Blocked, blockedMove{Instance: name, Why: s.Pending.String()})
+						d.Blocked = append(d.Blocked, apiv1.BlockedMove{Instance: name, Why: s.Pending.String()})
 					default:
 						d.Moving = append(d.Moving, name)
 					}
@@ -251,7 +169,7 @@ func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool
 			d.State = map[bool]string{true: "drained", false: "draining"}[d.Remaining == 0]
 		}
 	}
-	slices.SortFunc(views, func(x, y *agentView) int { return cmp.Compare(x.Hostname, y.Hostname) })
+	slices.SortFunc(views, func(x, y *apiv1.AgentView) int { return cmp.Compare(x.Hostname, y.Hostname) })
 	return views, nil
 }
 
@@ -269,14 +187,14 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	views, next := pageOf(p, views, func(v *agentView) string { return v.ID })
+	views, next := pageOf(p, views, func(v *apiv1.AgentView) string { return v.ID })
 	writeList(w, "agents", nonNil(views), next)
 	return nil
 }
 
 // findAgent returns the view of the agent the path names by ID or
 // hostname.
-func (s *Server) findAgent(r *http.Request) (*agentView, error) {
+func (s *Server) findAgent(r *http.Request) (*apiv1.AgentView, error) {
 	views, err := s.agentViews(r.Context(), mayRead(r))
 	if err != nil {
 		return nil, err
@@ -285,7 +203,7 @@ func (s *Server) findAgent(r *http.Request) (*agentView, error) {
 }
 
 // agentNamed returns the agent named by ID or hostname.
-func agentNamed(views []*agentView, name string) (*agentView, error) {
+func agentNamed(views []*apiv1.AgentView, name string) (*apiv1.AgentView, error) {
 	for _, v := range views {
 		if v.ID == name || v.Hostname == name {
 			return v, nil
@@ -303,28 +221,21 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// agentRequest is the optional body of cordon, drain and taints.
-type agentRequest struct {
-	Reason string   `json:"reason"`
-	Force  bool     `json:"force"`
-	Taints []string `json:"taints"`
-}
-
 // operateAgent applies cordon, uncordon, drain, undrain or taints (PUT
 // replaces the taints) and answers the agent as it is then.
 func (s *Server) operateAgent(w http.ResponseWriter, r *http.Request) error {
 	op := r.PathValue("op")
-	edits := map[string]func(*registry.AgentSettings, agentRequest) error{
-		"cordon":   func(st *registry.AgentSettings, _ agentRequest) error { st.Cordoned = true; return nil },
-		"uncordon": func(st *registry.AgentSettings, _ agentRequest) error { st.Cordoned = false; return nil },
-		"drain": func(st *registry.AgentSettings, req agentRequest) error {
+	edits := map[string]func(*registry.AgentSettings, apiv1.AgentRequest) error{
+		"cordon":   func(st *registry.AgentSettings, _ apiv1.AgentRequest) error { st.Cordoned = true; return nil },
+		"uncordon": func(st *registry.AgentSettings, _ apiv1.AgentRequest) error { st.Cordoned = false; return nil },
+		"drain": func(st *registry.AgentSettings, req apiv1.AgentRequest) error {
 			if st.Drain == nil || st.Drain.Force != req.Force {
 				st.Drain = &registry.DrainRequest{Since: time.Now().UTC(), Force: req.Force}
 			}
 			return nil
 		},
-		"undrain": func(st *registry.AgentSettings, _ agentRequest) error { st.Drain = nil; return nil },
-		"taints": func(st *registry.AgentSettings, req agentRequest) error {
+		"undrain": func(st *registry.AgentSettings, _ apiv1.AgentRequest) error { st.Drain = nil; return nil },
+		"taints": func(st *registry.AgentSettings, req apiv1.AgentRequest) error {
 			taints, err := parseTaints(req.Taints)
 			if err != nil {
 				return err
@@ -350,7 +261,7 @@ func (s *Server) operateAgent(w http.ResponseWriter, r *http.Request) error {
 	if edit == nil || (op == "taints") != (r.Method == http.MethodPut) {
 		return &httpError{http.StatusNotFound, "NotFound", fmt.Sprintf("no operation %s %q on an agent (want POST cordon, uncordon, drain, undrain, drift or PUT taints)", r.Method, op)}
 	}
-	var req agentRequest
+	var req apiv1.AgentRequest
 	if err := s.optionalBody(r, &req); err != nil {
 		return err
 	}
@@ -402,19 +313,6 @@ func parseTaints(list []string) ([]constraint.Taint, error) {
 		return nil, errs
 	}
 	return out, nil
-}
-
-// DriftRequest moves instances off an agent (seed 002's drift): every
-// instance on it, those of one application, or one instance, to the agent
-// To names or anywhere. Stateful applications stay unless Force.
-type DriftRequest struct {
-	FromHost  string `json:"-"`
-	To        string `json:"to"`
-	Namespace string `json:"namespace"`
-	App       string `json:"app"`
-	// Instance is the instance ID; nil moves every instance.
-	Instance *int `json:"instance"`
-	Force    bool `json:"force"`
 }
 
 func (s *Server) drift(w http.ResponseWriter, r *http.Request) error {
@@ -481,13 +379,6 @@ func (s *Server) optionalBody(r *http.Request, v any) error {
 	return strictjson.Decode(body, v)
 }
 
-// engineRequest sets the engine's mode (seed 002's engine maintenance and
-// start/stop).
-type engineRequest struct {
-	Mode   string `json:"mode"`
-	Reason string `json:"reason"`
-}
-
 func (s *Server) getEngine(w http.ResponseWriter, r *http.Request) error {
 	e, err := s.cfg.Registry.GetEngine(r.Context())
 	if err != nil {
@@ -502,7 +393,7 @@ func (s *Server) setEngine(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req engineRequest
+	var req apiv1.EngineRequest
 	if err := strictjson.Decode(body, &req); err != nil {
 		return err
 	}

@@ -268,23 +268,6 @@ func (b *resourcesRequest) message() (proto.Message, field.ErrorList) {
 	return proto.Message{Type: proto.MessageUpdateResources, Resources: res}, errs
 }
 
-// MessageReply is the executor's answer to a message: ok false with
-// error (and exitCode for a command) when it refused or the command
-// failed.
-type MessageReply struct {
-	TaskGroupID string `json:"taskGroupID"`
-	// Task is the task's ID.
-	Task string            `json:"task"`
-	Type proto.MessageType `json:"type"`
-	OK   bool              `json:"ok"`
-	// Output is what an exec's command wrote to stdout and stderr: the
-	// first 64 KiB, Truncated when there was more.
-	Output    string `json:"output"`
-	Truncated bool   `json:"truncated,omitempty"`
-	ExitCode  int    `json:"exitCode"`
-	Error     string `json:"error"`
-}
-
 // messageTaskGroup sends the executor of task group {id} the message of
 // the body and answers with the executor's answer.
 func (s *Server) messageTaskGroup(newBody func() messageBody) handlerFunc {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 )
 
 const instanceHelp = "INSTANCE is NAMESPACE/APP/INDEX, APP/INDEX (in -n) or a task group ID."
@@ -71,7 +73,7 @@ func (c *cli) signalCommand() *cobra.Command {
 // what it answered and ends with the command's exit code; a signal's
 // out prints its line or, with -o, the answer.
 func (c *cli) taskGroupCall(cmd *cobra.Command, id, op string, body map[string]any, out *writeOutput) error {
-	var res taskGroupResult
+	var res apiv1.MessageReply
 	raw, err := c.client.call(cmd.Context(), http.MethodPost, pathOf("taskgroups", id, op), nil, body, &res)
 	if err != nil {
 		return err
@@ -205,7 +207,7 @@ func (c *cli) agentCommand(op string) *cobra.Command {
 			if force {
 				body["force"] = true
 			}
-			var a agentView
+			var a apiv1.AgentView
 			raw, err := c.client.call(ctx, http.MethodPost, pathOf("agents", args[0], op), nil, body, &a)
 			if err != nil {
 				return err
@@ -241,7 +243,7 @@ func (c *cli) agentCommand(op string) *cobra.Command {
 
 // waitDrained follows a drain until the agent is drained, a line per
 // change; with -o, it prints the agent as it is then, and nothing before.
-func (c *cli) waitDrained(ctx context.Context, agent string, a agentView, out *writeOutput) error {
+func (c *cli) waitDrained(ctx context.Context, agent string, a apiv1.AgentView, out *writeOutput) error {
 	last := ""
 	var raw []byte
 	err := c.poll(ctx, func() (bool, error) {
