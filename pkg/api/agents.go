@@ -43,134 +43,173 @@ func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool
 	if err != nil {
 		return nil, err
 	}
-	stateful := map[string]bool{}
+	j := newAgentJoin(apps, readable)
+	now := s.cfg.Clock.Now()
+	for _, a := range agents {
+		j.agent(a, now)
+	}
+	for _, st := range settings {
+		j.settings(st)
+	}
+	// Every task group of the fleet, folded as read: 100,000 records
+	// would be about 150 MB held at once.
+	if err := reg.EachTaskGroup(ctx, j.taskGroup); err != nil {
+		return nil, err
+	}
+	return j.views(), nil
+}
+
+// agentJoin builds the agents' views, one record at a time.
+type agentJoin struct {
+	readable func(auth.Access) bool
+	stateful map[string]bool
 	// evictable: the constraints of the applications a NoExecute taint
 	// moves (not daemonsets nor dependency pods, which stay on their
 	// agent), nil for those without one.
-	evictable := map[string]*constraint.Compiled{}
+	evictable map[string]*constraint.Compiled
+	executing map[string][]constraint.Taint // host → taints, when one is NoExecute
+	byHost    map[string]*apiv1.AgentView
+	all       []*apiv1.AgentView
+}
+
+func newAgentJoin(apps []*registry.App, readable func(auth.Access) bool) *agentJoin {
+	j := &agentJoin{readable: readable, stateful: map[string]bool{}, evictable: map[string]*constraint.Compiled{},
+		executing: map[string][]constraint.Taint{}, byHost: map[string]*apiv1.AgentView{}}
 	for _, a := range apps {
 		obj, err := a.Manifest()
 		if err != nil {
 			continue
 		}
 		key := a.Namespace + "/" + a.Name
-		stateful[key] = manifest.IsStateful(obj)
+		j.stateful[key] = manifest.IsStateful(obj)
 		if obj.Kind() == manifest.KindDaemonset || a.DependencyPod != nil {
 			continue
 		}
 		if c := manifest.ConstraintOf(obj); c == nil {
-			evictable[key] = nil
+			j.evictable[key] = nil
 		} else if compiled, err := constraint.Compile(c); err == nil {
-			evictable[key] = compiled
+			j.evictable[key] = compiled
 		}
 	}
-	byHost := map[string]*apiv1.AgentView{}
-	var views []*apiv1.AgentView
-	view := func(host string) *apiv1.AgentView {
-		if v := byHost[host]; v != nil {
-			return v
-		}
-		v := &apiv1.AgentView{Hostname: host, Schedulable: true, Taints: []string{}, Instances: []apiv1.AgentInstance{}}
-		byHost[host] = v
-		views = append(views, v)
+	return j
+}
+
+// view is the view of the agent of host, made when first named.
+func (j *agentJoin) view(host string) *apiv1.AgentView {
+	if v := j.byHost[host]; v != nil {
 		return v
 	}
-	now := s.cfg.Clock.Now()
-	for _, a := range agents {
-		v := view(a.Hostname)
-		v.ID, v.Attributes, v.Endpoint, v.Master, v.Maintenance = a.ID, a.Attributes, a.Endpoint, agentMasterView(a.Master), maintenanceView(a.Maintenance)
-		seen := a.SeenAt
-		if seen.IsZero() && a.Master == nil {
-			seen = a.UpdatedAt // a record from before SeenAt: written from offers only
+	v := &apiv1.AgentView{Hostname: host, Schedulable: true, Taints: []string{}, Instances: []apiv1.AgentInstance{}}
+	j.byHost[host] = v
+	j.all = append(j.all, v)
+	return v
+}
+
+// agent adds what the offers and the master say of an agent.
+func (j *agentJoin) agent(a *registry.Agent, now time.Time) {
+	v := j.view(a.Hostname)
+	v.ID, v.Attributes, v.Endpoint, v.Master, v.Maintenance = a.ID, a.Attributes, a.Endpoint, agentMasterView(a.Master), maintenanceView(a.Maintenance)
+	seen := a.SeenAt
+	if seen.IsZero() && a.Master == nil {
+		seen = a.UpdatedAt // a record from before SeenAt: written from offers only
+	}
+	if !seen.IsZero() {
+		v.LastSeen = &seen
+	}
+	if a.Master != nil && !a.Master.Active || a.Maintenance.Current(now) {
+		v.Schedulable = false
+	}
+}
+
+// settings adds the operator's settings of a hostname.
+func (j *agentJoin) settings(st *registry.AgentSettings) {
+	v := j.view(st.Hostname)
+	if slices.ContainsFunc(st.Taints, func(t constraint.Taint) bool { return t.EffectOrDefault() == constraint.NoExecute }) {
+		j.executing[st.Hostname] = st.Taints
+	}
+	v.Cordoned, v.Schedulable, v.Reason = st.Cordoned, v.Schedulable && st.Schedulable(), st.Reason
+	for _, t := range st.Taints {
+		v.Taints = append(v.Taints, t.String())
+	}
+	if d := st.Drain; d != nil {
+		v.Drain = &apiv1.DrainView{Since: d.Since, Force: d.Force, Moving: []string{}, Blocked: []apiv1.BlockedMove{}, Kept: []string{}}
+	}
+}
+
+// taskGroup adds an instance, and its move's successor launch, to the
+// agents they are on.
+func (j *agentJoin) taskGroup(g *registry.TaskGroup) error {
+	app := g.Namespace + "/" + g.App
+	named := j.readable(auth.Access{Namespace: g.Namespace})
+	launches := []*registry.TaskGroup{g}
+	if g.Move != nil && g.Move.Successor != nil {
+		launches = append(launches, g.Move.Successor)
+	}
+	for i, l := range launches {
+		if l.Host == "" || !liveGroup(l.Phase) {
+			continue
 		}
-		if !seen.IsZero() {
-			v.LastSeen = &seen
+		v := j.view(l.Host)
+		evicting := g.Move == nil && l.Phase == "Running" || g.Move != nil && g.Move.Reason == registry.EvictionMove
+		if c, ok := j.evictable[app]; ok && named && i == 0 && evicting && j.executing[l.Host] != nil {
+			if at, evict := c.Eviction(j.executing[l.Host]); evict {
+				v.Evictions = append(v.Evictions, apiv1.PendingEviction{Instance: fmt.Sprintf("%s/%d", app, g.Index), At: at})
+			}
 		}
-		if a.Master != nil && !a.Master.Active || a.Maintenance.Current(now) {
-			v.Schedulable = false
+		if named {
+			inst := apiv1.AgentInstance{App: app, Index: g.Index, ID: l.ID, Phase: l.Phase, Successor: i == 1}
+			if i == 0 && g.Move != nil {
+				inst.Move = g.Move.Reason + " from " + g.Move.FromHost
+			}
+			v.Instances = append(v.Instances, inst)
+		} else {
+			v.Others++
+		}
+		for _, t := range l.Tasks {
+			v.Used.CPUs += t.CPUs
+			v.Used.MemMB += t.MemMB
+		}
+		if v.Drain != nil && i == 0 {
+			j.drained(v.Drain, g, app, named)
 		}
 	}
-	executing := map[string][]constraint.Taint{} // host → taints, when one is NoExecute
-	for _, st := range settings {
-		v := view(st.Hostname)
-		if slices.ContainsFunc(st.Taints, func(t constraint.Taint) bool { return t.EffectOrDefault() == constraint.NoExecute }) {
-			executing[st.Hostname] = st.Taints
+	return nil
+}
+
+// drained counts an instance on a draining agent: kept (stateful, the
+// drain not forced), moving, blocked (its successor fits nowhere), or
+// left to move.
+func (j *agentJoin) drained(d *apiv1.DrainView, g *registry.TaskGroup, app string, named bool) {
+	name := fmt.Sprintf("%s/%d", app, g.Index)
+	switch {
+	case j.stateful[app] && !d.Force:
+		if named {
+			d.Kept = append(d.Kept, name)
 		}
-		v.Cordoned, v.Schedulable, v.Reason = st.Cordoned, v.Schedulable && st.Schedulable(), st.Reason
-		for _, t := range st.Taints {
-			v.Taints = append(v.Taints, t.String())
+	case g.Move != nil && g.Move.Successor != nil:
+		s := g.Move.Successor
+		switch {
+		case !named:
+		case s.FitsNowhere():
+			d.Blocked = append(d.Blocked, apiv1.BlockedMove{Instance: name, Why: s.Pending.String()})
+		default:
+			d.Moving = append(d.Moving, name)
 		}
-		if d := st.Drain; d != nil {
-			v.Drain = &apiv1.DrainView{Since: d.Since, Force: d.Force, Moving: []string{}, Blocked: []apiv1.BlockedMove{}, Kept: []string{}}
-		}
+		d.Remaining++
+	default:
+		d.Remaining++
 	}
-	// Every task group of the fleet, folded as read: 100,000 records
-	// would be about 150 MB held at once.
-	err = reg.EachTaskGroup(ctx, func(g *registry.TaskGroup) error {
-		app := g.Namespace + "/" + g.App
-		named := readable(auth.Access{Namespace: g.Namespace})
-		launches := []*registry.TaskGroup{g}
-		if g.Move != nil && g.Move.Successor != nil {
-			launches = append(launches, g.Move.Successor)
-		}
-		for i, l := range launches {
-			if l.Host == "" || !liveGroup(l.Phase) {
-				continue
-			}
-			v := view(l.Host)
-			evicting := g.Move == nil && l.Phase == "Running" || g.Move != nil && g.Move.Reason == registry.EvictionMove
-			if c, ok := evictable[app]; ok && named && i == 0 && evicting && executing[l.Host] != nil {
-				if at, evict := c.Eviction(executing[l.Host]); evict {
-					v.Evictions = append(v.Evictions, apiv1.PendingEviction{Instance: fmt.Sprintf("%s/%d", app, g.Index), At: at})
-				}
-			}
-			if named {
-				inst := apiv1.AgentInstance{App: app, Index: g.Index, ID: l.ID, Phase: l.Phase, Successor: i == 1}
-				if i == 0 && g.Move != nil {
-					inst.Move = g.Move.Reason + " from " + g.Move.FromHost
-				}
-				v.Instances = append(v.Instances, inst)
-			} else {
-				v.Others++
-			}
-			for _, t := range l.Tasks {
-				v.Used.CPUs += t.CPUs
-				v.Used.MemMB += t.MemMB
-			}
-			if d := v.Drain; d != nil && i == 0 {
-				name := fmt.Sprintf("%s/%d", app, g.Index)
-				switch {
-				case stateful[app] && !d.Force:
-					if named {
-						d.Kept = append(d.Kept, name)
-					}
-				case g.Move != nil && g.Move.Successor != nil:
-					s := g.Move.Successor
-					switch {
-					case !named:
-					case s.FitsNowhere():
-						d.Blocked = append(d.Blocked, apiv1.BlockedMove{Instance: name, Why: s.Pending.String()})
-					default:
-						d.Moving = append(d.Moving, name)
-					}
-					d.Remaining++
-				default:
-					d.Remaining++
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, v := range views {
+}
+
+// views are the agents' views by hostname, each drain's state set.
+func (j *agentJoin) views() []*apiv1.AgentView {
+	for _, v := range j.all {
 		if d := v.Drain; d != nil {
 			d.State = map[bool]string{true: "drained", false: "draining"}[d.Remaining == 0]
 		}
 	}
-	slices.SortFunc(views, func(x, y *apiv1.AgentView) int { return cmp.Compare(x.Hostname, y.Hostname) })
-	return views, nil
+	slices.SortFunc(j.all, func(x, y *apiv1.AgentView) int { return cmp.Compare(x.Hostname, y.Hostname) })
+	return j.all
 }
 
 // liveGroup reports whether a stored phase may have tasks on an agent.

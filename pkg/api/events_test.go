@@ -251,45 +251,9 @@ const (
 func TestEventStreamShowsEveryChange(t *testing.T) {
 	e := newEnv(t)
 	events := e.subscribe(t, "")
-	ctx := context.Background()
 	start := time.Now()
 
-	web := process("web", "ns-a", func(p *manifest.Process) {
-		p.Spec.Template.Spec.Processes[0].URIs[0].User = "fetcher"
-		p.Spec.Template.Spec.Processes[0].URIs[0].Pwd = "hunter2-package-password"
-	})
-	created := createApp(t, e, web)
-	dep := deployment("dep", "ns-a")
-	dep.Spec.Template.Spec.Containers[0].ImagePullUser = "puller"
-	dep.Spec.Template.Spec.Containers[0].ImagePullPasswd = "hunter3-pull-password"
-	e.expect(t, http.StatusCreated, "POST", "/v1/deployments", dep, nil)
-	e.expect(t, http.StatusCreated, "POST", "/v1/configmaps", configMap("conf", "ns-a"), nil)
-	e.expect(t, http.StatusCreated, "POST", "/v1/secrets", secret("db", "ns-a"), nil)
-	e.expect(t, http.StatusAccepted, "POST", "/v1/notifies?callback="+url.QueryEscape(callbackWithCredentials), nil, nil)
-	running := taskGroup("ns-a", "web", 0, "TASK_RUNNING")
-	notice := registry.Notice{ID: "n1", Type: registry.NoticeExit, Namespace: "ns-a", App: "web", TaskGroupID: running.ID, State: "TASK_FAILED", Time: time.Now()}
-	if err := e.reg.PutTaskGroup(ctx, &running, notice); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.reg.PutRollout(ctx, &registry.Rollout{Namespace: "ns-a", Name: "web", Status: rollout.Status{Phase: "Progressing"}}); err != nil {
-		t.Fatal(err)
-	}
-	run := &registry.HookRun{Namespace: "ns-a", Name: "check", Spec: hook.RunSpec{TemplateName: "test", Metrics: []manifest.HookMetric{{
-		Name: "web", Provider: manifest.HookProvider{Web: &manifest.WebProvider{URL: "http://checker",
-			Headers: []manifest.HookHeader{{Key: "Authorization", Value: "Bearer hunter4-token"}}}}}}}}
-	if err := e.reg.CreateHookRun(ctx, run); err != nil {
-		t.Fatal(err)
-	}
-	recordAgent(t, e, "agent-1")
-	e.expect(t, http.StatusOK, "POST", "/v1/agents/agent-1/cordon", nil, nil)
-	e.expect(t, http.StatusOK, "PUT", "/v1/engine", map[string]string{"mode": "maintenance"}, nil)
-	e.expect(t, http.StatusOK, "PATCH", "/v1/engine/config", map[string]string{"dependsGCDelay": "1m"}, nil)
-	e.expect(t, http.StatusAccepted, "POST", "/v1/apps/ns-a/web/scale", map[string]int{"instances": 2}, nil)
-	if err := e.reg.DeleteTaskGroup(ctx, "ns-a", "web", 0); err != nil {
-		t.Fatal(err)
-	}
-	e.expect(t, http.StatusAccepted, "DELETE", "/v1/deployments/ns-a/dep", nil, nil)
-	recordAgent(t, e, "end")
+	created, running := writeOneOfEachKind(t, e)
 
 	got := events.until(isAgent("end"))
 	want := []string{
@@ -314,20 +278,7 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 		t.Fatalf("events:\n got %q\nwant %q", d, want)
 	}
 	increasing(t, got)
-	for _, c := range got {
-		for _, hidden := range []string{"hunter2-package-password", "hunter3-pull-password", "hunter4-token", "hunter5", secretContent} {
-			if strings.Contains(string(c.Object), hidden) {
-				t.Errorf("event %s shows %q: %s", c, hidden, c.Object)
-			}
-		}
-		if (c.Action == "delete") != (string(c.Object) == "null") {
-			t.Errorf("event %s: object %s", c, c.Object)
-		}
-		// A change's time is its record's; a delete has none.
-		if c.Action == "delete" && !c.Time.IsZero() || c.Action == "put" && (c.Time.Before(start) || c.Time.After(time.Now())) {
-			t.Errorf("event %s at %v, want the time of its write", c, c.Time)
-		}
-	}
+	showsNoSecretAndItsWriteTime(t, got, start)
 
 	// The objects are what GET shows: the application without its
 	// instances (events of their own), the instance, the agent.
@@ -385,6 +336,73 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 	if err := json.Unmarshal(got[6].Object, &hookRun); err != nil || hookRun.Spec.TemplateName != "test" || hookRun.Status.Phase != hook.Pending {
 		t.Errorf("hook run object %s (%v)", got[6].Object, err)
 	}
+}
+
+// showsNoSecretAndItsWriteTime checks each event: no password, token or
+// secret in its object, null for a delete, and the time of its write
+// (none for a delete).
+func showsNoSecretAndItsWriteTime(t *testing.T, got []streamed, start time.Time) {
+	t.Helper()
+	for _, c := range got {
+		for _, hidden := range []string{"hunter2-package-password", "hunter3-pull-password", "hunter4-token", "hunter5", secretContent} {
+			if strings.Contains(string(c.Object), hidden) {
+				t.Errorf("event %s shows %q: %s", c, hidden, c.Object)
+			}
+		}
+		if (c.Action == "delete") != (string(c.Object) == "null") {
+			t.Errorf("event %s: object %s", c, c.Object)
+		}
+		// A change's time is its record's; a delete has none.
+		if c.Action == "delete" && !c.Time.IsZero() || c.Action == "put" && (c.Time.Before(start) || c.Time.After(time.Now())) {
+			t.Errorf("event %s at %v, want the time of its write", c, c.Time)
+		}
+	}
+}
+
+// writeOneOfEachKind makes a change of every kind the stream shows, and
+// of those it never shows, each object holding a password or a token,
+// then records agent "end"; it returns the application created and its
+// instance.
+func writeOneOfEachKind(t *testing.T, e *env) (created api.AppView, running registry.TaskGroup) {
+	t.Helper()
+	ctx := context.Background()
+	web := process("web", "ns-a", func(p *manifest.Process) {
+		p.Spec.Template.Spec.Processes[0].URIs[0].User = "fetcher"
+		p.Spec.Template.Spec.Processes[0].URIs[0].Pwd = "hunter2-package-password"
+	})
+	created = createApp(t, e, web)
+	dep := deployment("dep", "ns-a")
+	dep.Spec.Template.Spec.Containers[0].ImagePullUser = "puller"
+	dep.Spec.Template.Spec.Containers[0].ImagePullPasswd = "hunter3-pull-password"
+	e.expect(t, http.StatusCreated, "POST", "/v1/deployments", dep, nil)
+	e.expect(t, http.StatusCreated, "POST", "/v1/configmaps", configMap("conf", "ns-a"), nil)
+	e.expect(t, http.StatusCreated, "POST", "/v1/secrets", secret("db", "ns-a"), nil)
+	e.expect(t, http.StatusAccepted, "POST", "/v1/notifies?callback="+url.QueryEscape(callbackWithCredentials), nil, nil)
+	running = taskGroup("ns-a", "web", 0, "TASK_RUNNING")
+	notice := registry.Notice{ID: "n1", Type: registry.NoticeExit, Namespace: "ns-a", App: "web", TaskGroupID: running.ID, State: "TASK_FAILED", Time: time.Now()}
+	if err := e.reg.PutTaskGroup(ctx, &running, notice); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reg.PutRollout(ctx, &registry.Rollout{Namespace: "ns-a", Name: "web", Status: rollout.Status{Phase: "Progressing"}}); err != nil {
+		t.Fatal(err)
+	}
+	run := &registry.HookRun{Namespace: "ns-a", Name: "check", Spec: hook.RunSpec{TemplateName: "test", Metrics: []manifest.HookMetric{{
+		Name: "web", Provider: manifest.HookProvider{Web: &manifest.WebProvider{URL: "http://checker",
+			Headers: []manifest.HookHeader{{Key: "Authorization", Value: "Bearer hunter4-token"}}}}}}}}
+	if err := e.reg.CreateHookRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	recordAgent(t, e, "agent-1")
+	e.expect(t, http.StatusOK, "POST", "/v1/agents/agent-1/cordon", nil, nil)
+	e.expect(t, http.StatusOK, "PUT", "/v1/engine", map[string]string{"mode": "maintenance"}, nil)
+	e.expect(t, http.StatusOK, "PATCH", "/v1/engine/config", map[string]string{"dependsGCDelay": "1m"}, nil)
+	e.expect(t, http.StatusAccepted, "POST", "/v1/apps/ns-a/web/scale", map[string]int{"instances": 2}, nil)
+	if err := e.reg.DeleteTaskGroup(ctx, "ns-a", "web", 0); err != nil {
+		t.Fatal(err)
+	}
+	e.expect(t, http.StatusAccepted, "DELETE", "/v1/deployments/ns-a/dep", nil, nil)
+	recordAgent(t, e, "end")
+	return created, running
 }
 
 // Issue 15, test: "an SSE client resumes without gaps". A client reads
