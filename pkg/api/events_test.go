@@ -244,7 +244,7 @@ const (
 	callbackID              = "fc46b02f10f837fc"
 )
 
-// Issue 15: "every state change of apps, instances, deployments, hook
+// "every state change of apps, instances, deployments, hook
 // runs, agents" (and their settings, the engine's mode and configuration), each with
 // its type, action and object, in order; never a secret, a configmap,
 // or a password.
@@ -405,7 +405,7 @@ func writeOneOfEachKind(t *testing.T, e *env) (created api.AppView, running regi
 	return created, running
 }
 
-// Issue 15, test: "an SSE client resumes without gaps". A client reads
+// "An SSE client resumes without gaps". A client reads
 // part of a transaction, disconnects, misses more changes, and resumes
 // with Last-Event-ID: what it read in its two connections is exactly
 // what a client connected all along read, each change once, in order.
@@ -475,7 +475,7 @@ func same(t *testing.T, what string, got, want []streamed) {
 	}
 }
 
-// Issue 15: "a type filter"; and ?namespace=. A deployment's deletion
+// "a type filter"; and ?namespace=. A deployment's deletion
 // is still a deployment event, though its record is gone.
 func TestEventStreamFilters(t *testing.T) {
 	e := newEnv(t)
@@ -514,7 +514,7 @@ func TestEventStreamFilters(t *testing.T) {
 	}
 }
 
-// Issue 15: bad input is a 400 naming the parameter (and the valid
+// Bad input is a 400 naming the parameter (and the valid
 // values); nothing is streamed.
 func TestEventStreamRejectsBadParameters(t *testing.T) {
 	e := newEnv(t)
@@ -539,7 +539,7 @@ func TestEventStreamRejectsBadParameters(t *testing.T) {
 	}
 }
 
-// Issue 15: "If the revision was compacted, send an explicit event:
+// "If the revision was compacted, send an explicit event:
 // reset (with the current revision, telling the client to re-list)
 // instead of silently skipping"; likewise for an ID this store never
 // reached. The stream goes on after the reset. Its own etcd: compaction
@@ -604,7 +604,7 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// Issue 15: "bounded memory per client": each client's buffer is
+// "bounded memory per client": each client's buffer is
 // bounded. A client that takes nothing while its buffer is full is
 // disconnected with an overflow event carrying the last delivered ID,
 // and resumes from it without a gap; a client that keeps up meanwhile
@@ -677,7 +677,7 @@ func TestEventStreamOverflowsAStalledClient(t *testing.T) {
 	same(t, "stalled client, resumed after its overflow", got, all)
 }
 
-// Issue 15: "Heartbeat comment line (`: keepalive`) every 15 s".
+// "Heartbeat comment line (`: keepalive`) every 15 s".
 func TestEventStreamHeartbeat(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	e := newEnv(t, func(c *api.Config) { c.Events.Clock = clock })
@@ -711,7 +711,7 @@ func TestEventStreamHeartbeat(t *testing.T) {
 	}
 }
 
-// Issue 15: "Works on followers (GET isn't redirected)"; and the stream
+// "Works on followers (GET isn't redirected)"; and the stream
 // ends when the server shuts down rather than holding it up.
 func TestEventStreamOnAFollowerAndAtShutdown(t *testing.T) {
 	e := newEnv(t, func(c *api.Config) { c.Leadership = fakeLeadership{url: "http://10.0.0.9:8080"} })
