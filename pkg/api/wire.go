@@ -26,8 +26,11 @@ type (
 	DriftRequest      = apiv1.DriftRequest
 )
 
-// Records whose fields are the wire type's, types alike, convert as
-// they are: a field added to one and not the other fails to compile.
+// A record whose fields are its wire type's, types alike, converts as it
+// is: a field added to one and not the other fails to compile. One whose
+// fields differ in a named type (a mode, a state) is copied field by
+// field, and TestWireTypesMatchTheirRecords holds the two to one
+// encoding.
 
 func pendingView(p *registry.Pending) *apiv1.Pending {
 	if p == nil {
