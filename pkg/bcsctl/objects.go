@@ -250,7 +250,7 @@ func (c *cli) scaleCommand() *cobra.Command {
 				return usageErrorf("--replicas: give the number of instances (≥ 0)")
 			}
 			var a apiv1.AppView
-			body := map[string]any{"instances": replicas, "force": force}
+			body := apiv1.ScaleRequest{Instances: &replicas, Force: force}
 			raw, err := c.client.call(cmd.Context(), http.MethodPost, pathOf(r.path, ns, name, "scale"), nil, body, &a)
 			if err != nil {
 				return err
