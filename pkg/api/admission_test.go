@@ -14,7 +14,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
-// Issue 18: the admission policy refuses, at POST and PUT (and the plan's
+// The admission policy refuses, at POST and PUT (and the plan's
 // dry run), what a namespace may not do, with a 400 naming the field and
 // the rule; nothing is stored. Paths outside the instance's directories
 // are refused the same way, whatever the policy.
@@ -83,7 +83,7 @@ func TestAdmissionRefusesAtSubmit(t *testing.T) {
 	}))
 }
 
-// Issue 31: with --namespace-uids, a manifest may name its namespace's
+// With --namespace-uids, a manifest may name its namespace's
 // own uid (recorded in the store) but not another namespace's, whatever
 // the policy lists; root is refused by uid as by name.
 func TestAdmissionNamespaceUIDs(t *testing.T) {

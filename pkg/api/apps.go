@@ -10,152 +10,22 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hook"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
-	"github.com/bcs-mesos/bcs-mesos/pkg/rollout"
 	"github.com/bcs-mesos/bcs-mesos/pkg/strictjson"
 )
-
-// AppView is an application, process or deployment as GET returns it.
-type AppView struct {
-	Namespace string        `json:"namespace"`
-	Name      string        `json:"name"`
-	Kind      manifest.Kind `json:"kind"`
-	Version   uint64        `json:"version"`
-	Revision  int64         `json:"revision"`
-	Instances int           `json:"instances"` // desired
-	// Stopped: the operator stopped it (POST …/stop); every instance is
-	// stopped until it is started.
-	Stopped bool            `json:"stopped,omitempty"`
-	Spec    json.RawMessage `json:"spec"`
-	Status  AppStatus       `json:"status"`
-	// DependencyPod marks a dependency pod: the scheduler runs it for
-	// a depends object and refuses the operator's changes.
-	DependencyPod *registry.DependencyPod `json:"dependencyPod,omitempty"`
-	CreatedAt     time.Time               `json:"createdAt"`
-	UpdatedAt     time.Time               `json:"updatedAt"`
-}
-
-// AppStatus is what the scheduler reports of an application.
-type AppStatus struct {
-	State   registry.AppState `json:"state"`
-	Message string            `json:"message,omitempty"`
-	// Instances is always a list in GET but for ?summary=true; an app
-	// event leaves it out (instances are events of their own).
-	Instances []InstanceView `json:"instances,omitzero"`
-	// Counts are its instances counted by what a view of the fleet shows;
-	// absent in events.
-	Counts *InstanceCounts `json:"counts,omitempty"`
-	// Rollout is the state of its updates (seed 004's GameDeployment
-	// status); absent until the scheduler first saw the application.
-	Rollout *RolloutView `json:"rollout,omitempty"`
-}
-
-// RolloutView is an application's rollout: the counts and revisions of
-// seed 004's `kubectl get gamedeployment`, the phase and conditions, and
-// what it waits for.
-type RolloutView struct {
-	rollout.Status
-	Cause        rollout.Cause `json:"cause,omitempty"`
-	RolledBackTo uint64        `json:"rolledBackTo,omitempty"`
-	Aborted      bool          `json:"aborted,omitempty"`
-	AbortReason  string        `json:"abortReason,omitempty"`
-	// Wait is what the rollout waits for; promote ends a promotable one.
-	Wait *rollout.Wait `json:"wait,omitempty"`
-}
-
-// InstanceCounts count an application's instances: how many run, are
-// ready, fail a health check, wait for a launch.
-type InstanceCounts struct {
-	Running int `json:"running"`
-	Ready   int `json:"ready"`
-	// Unhealthy: running and failing a check of its own or a REMOTE one.
-	Unhealthy int `json:"unhealthy"`
-	// Pending: waiting for a launch that fits no agent (its pending
-	// verdict says why).
-	Pending int `json:"pending"`
-	// Stopped: stopped by the operator.
-	Stopped int `json:"stopped"`
-}
-
-// InstanceView is one instance of an application.
-type InstanceView struct {
-	ID          int    `json:"id"`
-	TaskGroupID string `json:"taskGroupID"`
-	// PreviousTaskGroupID is the launch before this one (a relaunch, a
-	// move): its logs are still read by it.
-	PreviousTaskGroupID string `json:"previousTaskGroupID,omitempty"`
-	State               string `json:"state"`
-	// Stopped: the operator stopped it (POST /v1/taskgroups/{id}/stop, or
-	// its application's stop): it runs nothing until started.
-	Stopped bool `json:"stopped,omitempty"`
-	// Phase is the scheduler's: Pending (waiting to launch; State is
-	// empty before its first launch), Launched, Running, Killing, Failed,
-	// Finished.
-	Phase string `json:"phase"`
-	// Revision is the application version whose template it runs.
-	Revision uint64 `json:"revision"`
-	// Ready: running, healthy by its checks, not being restarted.
-	Ready bool   `json:"ready"`
-	Agent string `json:"agent,omitempty"`
-	Host  string `json:"host,omitempty"`
-	// HostIP is the agent's address: host ports answer there.
-	HostIP  string            `json:"hostIP,omitempty"`
-	Ports   map[string]uint32 `json:"ports,omitempty"`
-	Healthy *bool             `json:"healthy,omitempty"`
-	// RemoteHealthy is the scheduler's REMOTE_HTTP/REMOTE_TCP verdict.
-	RemoteHealthy *bool  `json:"remoteHealthy,omitempty"`
-	RemoteMessage string `json:"remoteMessage,omitempty"`
-	// RemoteChecks are each REMOTE check's own verdict, by name.
-	RemoteChecks []registry.RemoteCheckResult `json:"remoteChecks,omitempty"`
-	Restarts     int                          `json:"restarts"`
-	Message      string                       `json:"message,omitempty"`
-	// Update is what the rollout is doing to it.
-	Update *registry.InstanceUpdate `json:"update,omitempty"`
-	// PreDelete is the PreDeleteHook it waits for before it goes.
-	PreDelete *registry.PreDeleteWait `json:"preDelete,omitempty"`
-	// Move is its move to another agent (drain, drift, reschedule).
-	Move *MoveView `json:"move,omitempty"`
-	// Pending says why it waits for a launch: how many known agents it
-	// fits and why each other one is rejected.
-	Pending *registry.Pending `json:"pending,omitempty"`
-	// Tasks are its containers or processes, once launched.
-	Tasks []TaskView `json:"tasks,omitempty"`
-}
-
-// TaskView is one task of an instance, with what its executor reports of
-// it: the container or the process.
-type TaskView struct {
-	Name      string                    `json:"name"`
-	ID        string                    `json:"id"`
-	State     string                    `json:"state"`
-	Healthy   *bool                     `json:"healthy,omitempty"`
-	Message   string                    `json:"message,omitempty"`
-	Container *registry.ContainerStatus `json:"container,omitempty"`
-	Process   *registry.ProcessStatus   `json:"process,omitempty"`
-}
-
-// MoveView is an instance's move: queued, or its successor launch on the
-// way (it replaces the instance once running).
-type MoveView struct {
-	Reason    string        `json:"reason"`
-	FromHost  string        `json:"fromHost"`
-	ToHost    string        `json:"toHost,omitempty"`
-	Since     time.Time     `json:"since"`
-	Successor *InstanceView `json:"successor,omitempty"`
-}
 
 func instanceView(g *registry.TaskGroup) InstanceView {
 	v := InstanceView{
 		ID: g.Index, TaskGroupID: g.ID, State: g.State, Phase: g.Phase, Stopped: g.Phase == registry.PhaseStopped, Revision: g.Version, Ready: g.Ready, Agent: g.AgentID, Host: g.Host,
 		HostIP: g.HostIP, Ports: g.Ports.Map(), Healthy: g.Healthy, RemoteHealthy: g.RemoteHealthy, RemoteMessage: g.RemoteMessage,
-		RemoteChecks: g.RemoteChecks,
-		Restarts:     g.Restarts, Message: g.Message, Update: g.Update, PreDelete: g.PreDelete, Pending: g.Pending,
+		RemoteChecks: remoteChecksView(g.RemoteChecks),
+		Restarts:     g.Restarts, Message: g.Message, Update: updateView(g.Update), PreDelete: preDeleteView(g.PreDelete), Pending: pendingView(g.Pending),
 	}
 	if v.Stopped {
 		// It runs nothing: no port is held, no check is made. Its agent
@@ -182,7 +52,7 @@ func instanceView(g *registry.TaskGroup) InstanceView {
 func appView(app *registry.App, groups []*registry.TaskGroup, ro *registry.Rollout) AppView {
 	v := AppView{
 		Namespace: app.Namespace, Name: app.Name, Kind: app.Kind, Version: app.Version, Revision: app.Revision,
-		Instances: app.Instances, Stopped: app.Stopped, Spec: shownSpec(app.Spec), CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt, DependencyPod: app.DependencyPod,
+		Instances: app.Instances, Stopped: app.Stopped, Spec: shownSpec(app.Spec), CreatedAt: app.CreatedAt, UpdatedAt: app.UpdatedAt, DependencyPod: dependencyPodView(app.DependencyPod),
 		Status: AppStatus{State: app.State, Message: app.Message, Instances: []InstanceView{}, Rollout: rolloutView(ro)},
 	}
 	counts := InstanceCounts{}
@@ -649,12 +519,6 @@ func (s *Server) remove(wl workloads) handlerFunc {
 	}
 }
 
-type scaleRequest struct {
-	Instances *int `json:"instances"`
-	// Force skips the PreDeleteHook of the instances removed.
-	Force bool `json:"force,omitempty"`
-}
-
 // boolParam reads the query parameter name: "true", or "false" (or none);
 // ?force=true skips the PreDeleteHook of what is deleted, ?dryRun=true
 // answers with the plan and stores nothing.
@@ -675,7 +539,7 @@ func (s *Server) scale(wl workloads) handlerFunc {
 		if err != nil {
 			return err
 		}
-		var req scaleRequest
+		var req apiv1.ScaleRequest
 		if err := strictjson.Decode(body, &req); err != nil {
 			return err
 		}

@@ -79,7 +79,7 @@ func getApp(t *testing.T, e *env, ns, name string) api.AppView {
 	return v
 }
 
-// Issue 3: "POST /v1/apps (kind application or process) → 201; 409 if it
+// "POST /v1/apps (kind application or process) → 201; 409 if it
 // exists".
 func TestCreateApp(t *testing.T) {
 	e := newEnv(t)
@@ -103,7 +103,7 @@ func TestCreateApp(t *testing.T) {
 	}
 }
 
-// Issue 3: "An invalid manifest returns 400 with all problems, each as
+// "An invalid manifest returns 400 with all problems, each as
 // `field path: message`, and changes nothing."
 func TestCreateAppInvalidReportsEveryProblemAndStoresNothing(t *testing.T) {
 	e := newEnv(t)
@@ -199,7 +199,7 @@ func sameSet(got, want []string) bool {
 	return reflect.DeepEqual(g, w)
 }
 
-// Issue 3: "GET /v1/apps[?namespace=]".
+// "GET /v1/apps[?namespace=]".
 func TestListApps(t *testing.T) {
 	e := newEnv(t)
 	createApp(t, e, process("b", "ns-a"))
@@ -245,7 +245,7 @@ func putTaskGroup(t *testing.T, e *env, tg registry.TaskGroup) {
 	}
 }
 
-// Issue 3: "GET /v1/apps/{ns}/{name} → spec, current version, and status
+// "GET /v1/apps/{ns}/{name} → spec, current version, and status
 // (state, message, instances[] with id, taskGroupID, state, agent, host,
 // ports (name → host port), healthy, restarts)"; defaults: namespace
 // defaultGroup, killPolicy.gracePeriod 1, restartPolicy.policy OnFailure,
@@ -308,7 +308,7 @@ func TestGetAppShowsSpecWithDefaultsVersionAndStatus(t *testing.T) {
 	errorOf(t, e.call(t, "GET", "/v1/apps/defaultGroup/nothere", nil), http.StatusNotFound, "NotFound")
 }
 
-// Issue 3: "PUT /v1/apps/{ns}/{name} → new version"; writes use etcd
+// "PUT /v1/apps/{ns}/{name} → new version"; writes use etcd
 // revisions for optimistic concurrency.
 func TestUpdateApp(t *testing.T) {
 	e := newEnv(t)
@@ -362,7 +362,7 @@ func TestUpdateApp(t *testing.T) {
 	}
 }
 
-// Issue 33: a NONE network gives a pod no address, so a check that
+// A NONE network gives a pod no address, so a check that
 // connects to it (HTTP, TCP, REMOTE_*) could only fail at launch: POST
 // and PUT refuse it, naming the check and why, and change nothing.
 func TestChecksOfAPodWithoutAddressRefused(t *testing.T) {
@@ -395,7 +395,7 @@ func TestChecksOfAPodWithoutAddressRefused(t *testing.T) {
 	}
 }
 
-// Issue 3: "DELETE /v1/apps/{ns}/{name} → 202"; "Async operations return
+// "DELETE /v1/apps/{ns}/{name} → 202"; "Async operations return
 // 202 and the result is read back with GET".
 func TestDeleteApp(t *testing.T) {
 	e := newEnv(t)
@@ -421,7 +421,7 @@ func TestDeleteApp(t *testing.T) {
 	errorOf(t, e.call(t, "DELETE", "/v1/apps/ns-a/nothere", nil), http.StatusNotFound, "NotFound")
 }
 
-// Issue 3: "POST /v1/apps/{ns}/{name}/scale {"instances":N} → 202".
+// "POST /v1/apps/{ns}/{name}/scale {"instances":N} → 202".
 func TestScaleApp(t *testing.T) {
 	e := newEnv(t)
 	createApp(t, e, process("gamesvc", "ns-a"))
@@ -468,7 +468,7 @@ func TestScaleApp(t *testing.T) {
 	errorOf(t, e.call(t, "POST", "/v1/apps/ns-a/nothere/scale", `{"instances":1}`), http.StatusNotFound, "NotFound")
 }
 
-// Issue 3: "GET /v1/apps/{ns}/{name}/versions"; the history keeps
+// "GET /v1/apps/{ns}/{name}/versions"; the history keeps
 // registry.VersionsKept versions.
 func TestAppVersions(t *testing.T) {
 	e := newEnv(t)
@@ -509,7 +509,7 @@ func TestAppVersions(t *testing.T) {
 	errorOf(t, e.call(t, "GET", "/v1/apps/ns-a/nothere/versions", nil), http.StatusNotFound, "NotFound")
 }
 
-// Issue 3: writes use etcd revisions for optimistic concurrency: two PUTs
+// Writes use etcd revisions for optimistic concurrency: two PUTs
 // with the same If-Match revision, at the same time: exactly one wins.
 func TestConcurrentPutsWithSameRevision(t *testing.T) {
 	e := newEnv(t)
@@ -535,7 +535,7 @@ func TestConcurrentPutsWithSameRevision(t *testing.T) {
 	}
 }
 
-// Issue 16: instance detail shows the executor's status data per task:
+// Instance detail shows the executor's status data per task:
 // a container's ID, IP, pid and exit code; a process's pid.
 func TestInstanceShowsTasks(t *testing.T) {
 	e := newEnv(t)
@@ -569,7 +569,7 @@ func TestInstanceShowsTasks(t *testing.T) {
 	}
 }
 
-// Issue 17: a container's docker parameters, its cpuset flag and network
+// A container's docker parameters, its cpuset flag and network
 // mode USER are read at POST and PUT by the container executor's own
 // parser (pkg/dockerparam): what the executor would refuse is a 400
 // naming the field, never a TASK_FAILED later, and changes nothing.
@@ -639,7 +639,7 @@ func TestContainerParametersValidatedAtPostAndPut(t *testing.T) {
 	}
 }
 
-// Issue 20: the console pages through an application's instances by ID
+// The console pages through an application's instances by ID
 // (?limit=, ?after= the next of the page before; IDs compare as numbers,
 // not as the store's keys do: 10 after 9; without a limit, all), and lists applications with
 // their instances counted, not listed (?summary=true).

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/auth"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
@@ -104,7 +105,7 @@ func (s *Server) scopeOf(pattern string) scopeFunc {
 			if err != nil {
 				return scope{}, err
 			}
-			var req hookRunRequest
+			var req apiv1.HookRunRequest
 			if err := strictjson.Decode(body, &req); err != nil {
 				return scope{}, err
 			}

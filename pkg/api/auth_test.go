@@ -70,7 +70,7 @@ func newAuthEnv(t *testing.T, keep int64, change ...func(*api.Config)) (*env, *s
 
 func bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }
 
-// Issue 18: without a known token only /healthz, /metrics and
+// Without a known token only /healthz, /metrics and
 // /openapi.json answer; the 401 says why and asks for a bearer token.
 func TestAuthenticationRequired(t *testing.T) {
 	e, _ := newAuthEnv(t, 0)
@@ -112,7 +112,7 @@ func TestAuthenticationRequired(t *testing.T) {
 	}
 }
 
-// Issue 18's roles over real HTTP: each route's namespace comes from its
+// The roles over real HTTP: each route's namespace comes from its
 // path, its query, the ID it names or the manifest it sends.
 func TestAuthorizationByRole(t *testing.T) {
 	e, _ := newAuthEnv(t, 0)
@@ -203,7 +203,7 @@ type auditPage struct {
 	Next    string                `json:"next"`
 }
 
-// Issue 18's audit log: every write of a known caller — done, refused or
+// The audit log: every write of a known caller — done, refused or
 // failed — is one log line and one entry of GET /v1/audit, with who, the
 // role, the route, the namespace and name, the status and the error code;
 // never a secret value, a token or a body.
@@ -313,7 +313,7 @@ func TestAuditKeepsTheNewest(t *testing.T) {
 	}
 }
 
-// Issue 18: a write refused because etcd cannot be reached is answered
+// A write refused because etcd cannot be reached is answered
 // when its store request times out (2 s here), not once its audit entry,
 // which waits for the same etcd as long, was tried too.
 func TestWriteAnsweredBeforeItsAuditWhenEtcdIsDown(t *testing.T) {
@@ -421,7 +421,7 @@ func TestEventStreamShowsNotificationsOfTheCallersNamespaces(t *testing.T) {
 	errorOf(t, e.call(t, "GET", "/v1/notifications/n5", nil, bearer(operatorToken)...), http.StatusForbidden, "Forbidden")
 }
 
-// Issue 18: over TLS, a client certificate the --client-ca signed names
+// Over TLS, a client certificate the --client-ca signed names
 // its user (its common name), whose role comes from --cert-roles or the
 // token file; a certificate of another CA is refused in the handshake.
 func TestClientCertificates(t *testing.T) {

@@ -17,21 +17,6 @@ import (
 // commandParallelism bounds the executors a command talks to at once.
 const commandParallelism = 16
 
-// CommandView is the answer to a command (the original's kind command):
-// what each task of the target's instances answered.
-type CommandView struct {
-	Target  manifest.CommandTarget `json:"target"`
-	Command []string               `json:"command"`
-	Results []CommandResult        `json:"results"`
-}
-
-// CommandResult is one task's answer, or why it was not asked (an
-// instance not running: ok false, error says so).
-type CommandResult struct {
-	MessageReply
-	Instance int `json:"instance"`
-}
-
 // runCommand runs a command manifest's command in every task of the
 // running instances of its target (or of the task groups it names), as
 // exec would, and answers once each has answered.

@@ -16,7 +16,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
-// Issues 17 and 18: a package's download password is never shown — GET,
+// A package's download password is never shown — GET,
 // list, versions answer "***" — and a manifest read back from the API
 // and sent again keeps the stored password; "***" where none is stored is
 // a 400 naming the field.

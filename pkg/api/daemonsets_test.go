@@ -20,7 +20,7 @@ func daemonset(name, ns string) *manifest.Daemonset {
 	return d
 }
 
-// Issue 17: a daemonset is a workload at /v1/daemonsets, its desired
+// A daemonset is a workload at /v1/daemonsets, its desired
 // count the scheduler's; it cannot be scaled, and a manifest with a count
 // or surge is a 400 naming the field that stores nothing.
 func TestDaemonsetCRUD(t *testing.T) {

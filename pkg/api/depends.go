@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/auth"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
@@ -20,50 +19,6 @@ import (
 // other objects, read with its pods, deleted only when unreferenced
 // (or with force).
 var dependsKind = objectKind{manifest.KindDepends, "depends"}
-
-// DependsView is a depends object with its dependency pods.
-type DependsView struct {
-	ObjectView
-	Status DependsStatus `json:"status"`
-}
-
-// DependsStatus says who uses a depends object and where it runs.
-type DependsStatus struct {
-	// ReferencedBy are the applications naming it ("namespace/name") in
-	// the namespaces the caller may read; ReferencedByOthers counts the
-	// others' (another namespace's applications may name it), which are
-	// not named.
-	ReferencedBy       []string `json:"referencedBy"`
-	ReferencedByOthers int      `json:"referencedByOthers"`
-	// Pods are its dependency pods: one per agent (policy node) or per
-	// agent and namespace (policy namespace) where referencing instances
-	// are live, or were until less than the GC delay ago.
-	Pods []DependencyPodView `json:"pods"`
-}
-
-// DependencyPodView is one dependency pod: the deployment that runs it
-// (at /v1/deployments/{namespace}/{name}) and its instance.
-type DependencyPodView struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	// Node is the hostname of its agent; Agent the agent's ID.
-	Node   string                 `json:"node"`
-	Agent  string                 `json:"agent,omitempty"`
-	Policy manifest.DependsPolicy `json:"policy"`
-	// ServedNamespace is, with policy namespace, the namespace whose
-	// instances use it.
-	ServedNamespace string `json:"servedNamespace,omitempty"`
-	// Users is its reference count: the live referencing instances on
-	// its agent. IdleSince is when the last one left.
-	Users     int               `json:"users"`
-	IdleSince time.Time         `json:"idleSince,omitzero"`
-	State     registry.AppState `json:"state"`
-	Message   string            `json:"message,omitempty"`
-	Version   uint64            `json:"version"`
-	// TaskGroupID and TaskState are its instance's, once launched.
-	TaskGroupID string `json:"taskGroupID,omitempty"`
-	TaskState   string `json:"taskState,omitempty"`
-}
 
 // dependsUse is who uses the depends objects: the applications naming
 // each, and its pods, by "namespace/name".

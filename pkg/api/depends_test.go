@@ -23,7 +23,7 @@ func gameReferencing(name string, refs ...manifest.DependsRef) *manifest.Process
 	return p
 }
 
-// Issue 15: depends objects at /v1/depends; a reference to one that is
+// depends objects at /v1/depends; a reference to one that is
 // not stored is refused at POST naming the field; a referenced one is
 // not deleted (409 naming the users) unless force; GET shows its pods.
 func TestDependsAPI(t *testing.T) {

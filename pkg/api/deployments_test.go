@@ -12,7 +12,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/rollout"
 )
 
-// Issue 13: a deployment is a workload at /v1/deployments (the same
+// A deployment is a workload at /v1/deployments (the same
 // record as an application, its instances its own); an application of
 // another kind is not found under the other route, with a pointer.
 func TestDeploymentCRUD(t *testing.T) {
@@ -58,7 +58,7 @@ func TestDeploymentCRUD(t *testing.T) {
 	errorOf(t, e.call(t, "GET", "/v1/deployments/ns-a/game", nil), http.StatusNotFound, "NotFound")
 }
 
-// Issue 13: seed 004's manifests name the strategy in updateStrategy;
+// Seed 004's manifests name the strategy in updateStrategy;
 // the original's omit it (RollingUpdate with defaults); a process
 // deployment is accepted too.
 func TestDeploymentStrategies(t *testing.T) {
@@ -89,7 +89,7 @@ func processDeployment(name, ns string) *manifest.Deployment {
 	return d
 }
 
-// Issue 13 HotPatchUpdate: a PUT whose change needs a restart is a 400
+// HotPatchUpdate: a PUT whose change needs a restart is a 400
 // naming the fields; nothing is stored. So is one whose resources take
 // more from Mesos than the running launches took (a limits.memory that
 // grows, with no requests): no instance could apply it.
@@ -126,7 +126,7 @@ func TestHotPatchPutRefusesRestartingChanges(t *testing.T) {
 	}
 }
 
-// Issue 13 operations: each answers 202 with the application, or a 409
+// The rollout operations: each answers 202 with the application, or a 409
 // that says why there is nothing to do; rollback needs a revision of the
 // history; restart and rollback make new versions with their cause.
 func TestRolloutOperations(t *testing.T) {

@@ -3,6 +3,10 @@
 // objects), validated with every problem named by its field path, stored
 // through pkg/registry, and state out.
 //
+// What it reads and answers are pkg/apiv1's types, which bcsctl decodes
+// and GET /openapi.json describes (openapi.go); wire.go builds them from
+// the registry's records.
+//
 // Errors have one shape,
 //
 //	{"error":{"code":"InvalidArgument","message":"…","details":["spec.instance: must be ≥ 0"]}}

@@ -5,35 +5,18 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/strictjson"
 )
 
-// engineConfigView is what GET and PATCH /v1/engine/config answer (and
-// seed 002's /api/engine/config): the configuration the engine runs by,
-// its values at the top level as seed 002's EngineConfig has them.
-type engineConfigView struct {
-	registry.EngineConfig
-	// Set names the values set at run time, which the leading scheduler
-	// holds to over its flags; the others are this replica's flags'.
-	Set []string `json:"set"`
-	// By set them last, at UpdatedAt.
-	By        string     `json:"by,omitempty"`
-	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
-}
-
-// engineConfigRequest is what PATCH takes: any of the configuration's
-// values, or null for the flag's.
-type engineConfigRequest registry.EngineConfig
-
-func (s *Server) engineConfigView(settings *registry.EngineSettings) (*engineConfigView, error) {
+func (s *Server) engineConfigView(settings *registry.EngineSettings) (*apiv1.EngineConfigView, error) {
 	cfg, err := settings.Over(s.cfg.EngineDefaults)
 	if err != nil {
 		return nil, err
 	}
-	v := &engineConfigView{EngineConfig: cfg, Set: slices.Sorted(maps.Keys(settings.Values)), By: settings.By}
+	v := &apiv1.EngineConfigView{EngineConfig: engineConfigWire(cfg), Set: slices.Sorted(maps.Keys(settings.Values)), By: settings.By}
 	if v.Set == nil {
 		v.Set = []string{}
 	}

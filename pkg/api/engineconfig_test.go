@@ -35,8 +35,8 @@ func withEngineDefaults(d registry.EngineConfig) func(*api.Config) {
 	return func(c *api.Config) { c.EngineDefaults = d }
 }
 
-// Issue 33 item 6 (seed 002's Engine Api: GET/PATCH /api/engine/config):
-// the engine's configuration is the flags' until a PATCH sets a value
+// Seed 002's Engine Api (GET/PATCH /api/engine/config): the engine's
+// configuration is the flags' until a PATCH sets a value
 // over them (a JSON merge patch: null gives it back); a value refused is
 // a 400 naming it and nothing is stored; what is set is in etcd, so
 // another replica (with its own flags) shows it too; seed 002's route

@@ -7,23 +7,11 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
-
-// errorBody is the one error shape of the API.
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-// Details is always a list, empty when the error has no field problems, so
-// clients read one shape.
-type errorDetail struct {
-	Code    string   `json:"code"`
-	Message string   `json:"message"`
-	Details []string `json:"details"`
-}
 
 // httpError is a failure of the HTTP exchange itself (media type, size,
 // route), which no errdefs class describes.
@@ -90,23 +78,23 @@ func logError(r *http.Request, status int, err error) {
 }
 
 // errorResponse is the status and body that answer err.
-func errorResponse(r *http.Request, err error) (int, errorBody) {
-	status, body := http.StatusInternalServerError, errorBody{Error: errorDetail{Code: "Internal", Message: "internal error"}}
+func errorResponse(r *http.Request, err error) (int, apiv1.ErrorBody) {
+	status, body := http.StatusInternalServerError, apiv1.ErrorBody{Error: apiv1.ErrorDetail{Code: "Internal", Message: "internal error"}}
 	var he *httpError
 	var params *paramsError
 	var fields field.ErrorList
 	var refused *store.PreconditionError
 	switch {
 	case errors.As(err, &he):
-		status, body.Error = he.status, errorDetail{Code: he.code, Message: he.message}
+		status, body.Error = he.status, apiv1.ErrorDetail{Code: he.code, Message: he.message}
 	case errors.As(err, &params):
-		status, body.Error = http.StatusBadRequest, errorDetail{Code: "InvalidArgument", Message: "invalid query parameters", Details: params.fields.Messages()}
+		status, body.Error = http.StatusBadRequest, apiv1.ErrorDetail{Code: "InvalidArgument", Message: "invalid query parameters", Details: params.fields.Messages()}
 	case errors.As(err, &fields):
-		status, body.Error = http.StatusBadRequest, errorDetail{Code: "InvalidArgument", Message: "invalid manifest", Details: fields.Messages()}
+		status, body.Error = http.StatusBadRequest, apiv1.ErrorDetail{Code: "InvalidArgument", Message: "invalid manifest", Details: fields.Messages()}
 	default:
 		for _, c := range classes {
 			if errors.Is(err, c.class) {
-				status, body.Error = c.status, errorDetail{Code: c.code, Message: err.Error()}
+				status, body.Error = c.status, apiv1.ErrorDetail{Code: c.code, Message: err.Error()}
 				break
 			}
 		}

@@ -244,52 +244,16 @@ const (
 	callbackID              = "fc46b02f10f837fc"
 )
 
-// Issue 15: "every state change of apps, instances, deployments, hook
+// "every state change of apps, instances, deployments, hook
 // runs, agents" (and their settings, the engine's mode and configuration), each with
 // its type, action and object, in order; never a secret, a configmap,
 // or a password.
 func TestEventStreamShowsEveryChange(t *testing.T) {
 	e := newEnv(t)
 	events := e.subscribe(t, "")
-	ctx := context.Background()
 	start := time.Now()
 
-	web := process("web", "ns-a", func(p *manifest.Process) {
-		p.Spec.Template.Spec.Processes[0].URIs[0].User = "fetcher"
-		p.Spec.Template.Spec.Processes[0].URIs[0].Pwd = "hunter2-package-password"
-	})
-	created := createApp(t, e, web)
-	dep := deployment("dep", "ns-a")
-	dep.Spec.Template.Spec.Containers[0].ImagePullUser = "puller"
-	dep.Spec.Template.Spec.Containers[0].ImagePullPasswd = "hunter3-pull-password"
-	e.expect(t, http.StatusCreated, "POST", "/v1/deployments", dep, nil)
-	e.expect(t, http.StatusCreated, "POST", "/v1/configmaps", configMap("conf", "ns-a"), nil)
-	e.expect(t, http.StatusCreated, "POST", "/v1/secrets", secret("db", "ns-a"), nil)
-	e.expect(t, http.StatusAccepted, "POST", "/v1/notifies?callback="+url.QueryEscape(callbackWithCredentials), nil, nil)
-	running := taskGroup("ns-a", "web", 0, "TASK_RUNNING")
-	notice := registry.Notice{ID: "n1", Type: registry.NoticeExit, Namespace: "ns-a", App: "web", TaskGroupID: running.ID, State: "TASK_FAILED", Time: time.Now()}
-	if err := e.reg.PutTaskGroup(ctx, &running, notice); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.reg.PutRollout(ctx, &registry.Rollout{Namespace: "ns-a", Name: "web", Status: rollout.Status{Phase: "Progressing"}}); err != nil {
-		t.Fatal(err)
-	}
-	run := &registry.HookRun{Namespace: "ns-a", Name: "check", Spec: hook.RunSpec{TemplateName: "test", Metrics: []manifest.HookMetric{{
-		Name: "web", Provider: manifest.HookProvider{Web: &manifest.WebProvider{URL: "http://checker",
-			Headers: []manifest.HookHeader{{Key: "Authorization", Value: "Bearer hunter4-token"}}}}}}}}
-	if err := e.reg.CreateHookRun(ctx, run); err != nil {
-		t.Fatal(err)
-	}
-	recordAgent(t, e, "agent-1")
-	e.expect(t, http.StatusOK, "POST", "/v1/agents/agent-1/cordon", nil, nil)
-	e.expect(t, http.StatusOK, "PUT", "/v1/engine", map[string]string{"mode": "maintenance"}, nil)
-	e.expect(t, http.StatusOK, "PATCH", "/v1/engine/config", map[string]string{"dependsGCDelay": "1m"}, nil)
-	e.expect(t, http.StatusAccepted, "POST", "/v1/apps/ns-a/web/scale", map[string]int{"instances": 2}, nil)
-	if err := e.reg.DeleteTaskGroup(ctx, "ns-a", "web", 0); err != nil {
-		t.Fatal(err)
-	}
-	e.expect(t, http.StatusAccepted, "DELETE", "/v1/deployments/ns-a/dep", nil, nil)
-	recordAgent(t, e, "end")
+	created, running := writeOneOfEachKind(t, e)
 
 	got := events.until(isAgent("end"))
 	want := []string{
@@ -314,20 +278,7 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 		t.Fatalf("events:\n got %q\nwant %q", d, want)
 	}
 	increasing(t, got)
-	for _, c := range got {
-		for _, hidden := range []string{"hunter2-package-password", "hunter3-pull-password", "hunter4-token", "hunter5", secretContent} {
-			if strings.Contains(string(c.Object), hidden) {
-				t.Errorf("event %s shows %q: %s", c, hidden, c.Object)
-			}
-		}
-		if (c.Action == "delete") != (string(c.Object) == "null") {
-			t.Errorf("event %s: object %s", c, c.Object)
-		}
-		// A change's time is its record's; a delete has none.
-		if c.Action == "delete" && !c.Time.IsZero() || c.Action == "put" && (c.Time.Before(start) || c.Time.After(time.Now())) {
-			t.Errorf("event %s at %v, want the time of its write", c, c.Time)
-		}
-	}
+	showsNoSecretAndItsWriteTime(t, got, start)
 
 	// The objects are what GET shows: the application without its
 	// instances (events of their own), the instance, the agent.
@@ -387,7 +338,74 @@ func TestEventStreamShowsEveryChange(t *testing.T) {
 	}
 }
 
-// Issue 15, test: "an SSE client resumes without gaps". A client reads
+// showsNoSecretAndItsWriteTime checks each event: no password, token or
+// secret in its object, null for a delete, and the time of its write
+// (none for a delete).
+func showsNoSecretAndItsWriteTime(t *testing.T, got []streamed, start time.Time) {
+	t.Helper()
+	for _, c := range got {
+		for _, hidden := range []string{"hunter2-package-password", "hunter3-pull-password", "hunter4-token", "hunter5", secretContent} {
+			if strings.Contains(string(c.Object), hidden) {
+				t.Errorf("event %s shows %q: %s", c, hidden, c.Object)
+			}
+		}
+		if (c.Action == "delete") != (string(c.Object) == "null") {
+			t.Errorf("event %s: object %s", c, c.Object)
+		}
+		// A change's time is its record's; a delete has none.
+		if c.Action == "delete" && !c.Time.IsZero() || c.Action == "put" && (c.Time.Before(start) || c.Time.After(time.Now())) {
+			t.Errorf("event %s at %v, want the time of its write", c, c.Time)
+		}
+	}
+}
+
+// writeOneOfEachKind makes a change of every kind the stream shows, and
+// of those it never shows, each object holding a password or a token,
+// then records agent "end"; it returns the application created and its
+// instance.
+func writeOneOfEachKind(t *testing.T, e *env) (created api.AppView, running registry.TaskGroup) {
+	t.Helper()
+	ctx := context.Background()
+	web := process("web", "ns-a", func(p *manifest.Process) {
+		p.Spec.Template.Spec.Processes[0].URIs[0].User = "fetcher"
+		p.Spec.Template.Spec.Processes[0].URIs[0].Pwd = "hunter2-package-password"
+	})
+	created = createApp(t, e, web)
+	dep := deployment("dep", "ns-a")
+	dep.Spec.Template.Spec.Containers[0].ImagePullUser = "puller"
+	dep.Spec.Template.Spec.Containers[0].ImagePullPasswd = "hunter3-pull-password"
+	e.expect(t, http.StatusCreated, "POST", "/v1/deployments", dep, nil)
+	e.expect(t, http.StatusCreated, "POST", "/v1/configmaps", configMap("conf", "ns-a"), nil)
+	e.expect(t, http.StatusCreated, "POST", "/v1/secrets", secret("db", "ns-a"), nil)
+	e.expect(t, http.StatusAccepted, "POST", "/v1/notifies?callback="+url.QueryEscape(callbackWithCredentials), nil, nil)
+	running = taskGroup("ns-a", "web", 0, "TASK_RUNNING")
+	notice := registry.Notice{ID: "n1", Type: registry.NoticeExit, Namespace: "ns-a", App: "web", TaskGroupID: running.ID, State: "TASK_FAILED", Time: time.Now()}
+	if err := e.reg.PutTaskGroup(ctx, &running, notice); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reg.PutRollout(ctx, &registry.Rollout{Namespace: "ns-a", Name: "web", Status: rollout.Status{Phase: "Progressing"}}); err != nil {
+		t.Fatal(err)
+	}
+	run := &registry.HookRun{Namespace: "ns-a", Name: "check", Spec: hook.RunSpec{TemplateName: "test", Metrics: []manifest.HookMetric{{
+		Name: "web", Provider: manifest.HookProvider{Web: &manifest.WebProvider{URL: "http://checker",
+			Headers: []manifest.HookHeader{{Key: "Authorization", Value: "Bearer hunter4-token"}}}}}}}}
+	if err := e.reg.CreateHookRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	recordAgent(t, e, "agent-1")
+	e.expect(t, http.StatusOK, "POST", "/v1/agents/agent-1/cordon", nil, nil)
+	e.expect(t, http.StatusOK, "PUT", "/v1/engine", map[string]string{"mode": "maintenance"}, nil)
+	e.expect(t, http.StatusOK, "PATCH", "/v1/engine/config", map[string]string{"dependsGCDelay": "1m"}, nil)
+	e.expect(t, http.StatusAccepted, "POST", "/v1/apps/ns-a/web/scale", map[string]int{"instances": 2}, nil)
+	if err := e.reg.DeleteTaskGroup(ctx, "ns-a", "web", 0); err != nil {
+		t.Fatal(err)
+	}
+	e.expect(t, http.StatusAccepted, "DELETE", "/v1/deployments/ns-a/dep", nil, nil)
+	recordAgent(t, e, "end")
+	return created, running
+}
+
+// "An SSE client resumes without gaps". A client reads
 // part of a transaction, disconnects, misses more changes, and resumes
 // with Last-Event-ID: what it read in its two connections is exactly
 // what a client connected all along read, each change once, in order.
@@ -457,7 +475,7 @@ func same(t *testing.T, what string, got, want []streamed) {
 	}
 }
 
-// Issue 15: "a type filter"; and ?namespace=. A deployment's deletion
+// "a type filter"; and ?namespace=. A deployment's deletion
 // is still a deployment event, though its record is gone.
 func TestEventStreamFilters(t *testing.T) {
 	e := newEnv(t)
@@ -496,7 +514,7 @@ func TestEventStreamFilters(t *testing.T) {
 	}
 }
 
-// Issue 15: bad input is a 400 naming the parameter (and the valid
+// Bad input is a 400 naming the parameter (and the valid
 // values); nothing is streamed.
 func TestEventStreamRejectsBadParameters(t *testing.T) {
 	e := newEnv(t)
@@ -521,7 +539,7 @@ func TestEventStreamRejectsBadParameters(t *testing.T) {
 	}
 }
 
-// Issue 15: "If the revision was compacted, send an explicit event:
+// "If the revision was compacted, send an explicit event:
 // reset (with the current revision, telling the client to re-list)
 // instead of silently skipping"; likewise for an ID this store never
 // reached. The stream goes on after the reset. Its own etcd: compaction
@@ -586,7 +604,7 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// Issue 15: "bounded memory per client": each client's buffer is
+// "bounded memory per client": each client's buffer is
 // bounded. A client that takes nothing while its buffer is full is
 // disconnected with an overflow event carrying the last delivered ID,
 // and resumes from it without a gap; a client that keeps up meanwhile
@@ -659,7 +677,7 @@ func TestEventStreamOverflowsAStalledClient(t *testing.T) {
 	same(t, "stalled client, resumed after its overflow", got, all)
 }
 
-// Issue 15: "Heartbeat comment line (`: keepalive`) every 15 s".
+// "Heartbeat comment line (`: keepalive`) every 15 s".
 func TestEventStreamHeartbeat(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	e := newEnv(t, func(c *api.Config) { c.Events.Clock = clock })
@@ -693,7 +711,7 @@ func TestEventStreamHeartbeat(t *testing.T) {
 	}
 }
 
-// Issue 15: "Works on followers (GET isn't redirected)"; and the stream
+// "Works on followers (GET isn't redirected)"; and the stream
 // ends when the server shuts down rather than holding it up.
 func TestEventStreamOnAFollowerAndAtShutdown(t *testing.T) {
 	e := newEnv(t, func(c *api.Config) { c.Leadership = fakeLeadership{url: "http://10.0.0.9:8080"} })

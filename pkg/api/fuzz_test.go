@@ -23,7 +23,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
 )
 
-// FuzzAPICreate posts arbitrary bodies to POST /v1/apps. Issue 3: an
+// FuzzAPICreate posts arbitrary bodies to POST /v1/apps. An
 // invalid manifest is a 400 with every problem as `field path: message`
 // (never a 500 or a panic), and whatever is accepted reads back as a
 // manifest that parses and validates again.
@@ -104,7 +104,7 @@ func documentedRoutes(t testing.TB, e *env) []fuzzRoute {
 }
 
 // FuzzAPIRoutes sends arbitrary path segments, query strings and bodies
-// to every documented route (issue 18: "every route fuzzed"), as an
+// to every documented route ("every route fuzzed"), as an
 // authenticated caller, so that each route works out its scope from the
 // request as it does in production. Whatever comes in, the answer is
 // never a 5xx and never a panic, and it is what /openapi.json says the

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hook"
@@ -14,17 +15,6 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/strictjson"
 )
 
-// hookRunRequest is POST /v1/hookruns: a run of a template made by hand.
-type hookRunRequest struct {
-	APIVersion string              `json:"apiVersion"`
-	Kind       string              `json:"kind"`
-	Metadata   manifest.ObjectMeta `json:"metadata"`
-	Spec       struct {
-		TemplateName string             `json:"templateName"`
-		Args         []manifest.HookArg `json:"args,omitempty"`
-	} `json:"spec"`
-}
-
 // createHookRun starts a run of a template; the hook runner takes its
 // measurements and GET shows them.
 func (s *Server) createHookRun(w http.ResponseWriter, r *http.Request) error {
@@ -32,7 +22,7 @@ func (s *Server) createHookRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req hookRunRequest
+	var req apiv1.HookRunRequest
 	if err := strictjson.Decode(body, &req); err != nil {
 		return err
 	}

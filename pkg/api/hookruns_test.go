@@ -11,7 +11,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
-// Issue 14: hooktemplate at /v1/hooktemplates; hookrun at /v1/hookruns —
+// hooktemplate at /v1/hooktemplates; hookrun at /v1/hookruns —
 // created by hand from a template (its arguments checked), read, listed
 // by owner, terminated.
 func TestHookTemplatesAndRuns(t *testing.T) {

@@ -154,8 +154,8 @@ type apiError struct {
 }
 
 // errorOf checks that r is an error with status and code in exactly the
-// shape {"error":{"code","message","details"}} (issue 3: "Errors: one JSON
-// shape") and returns it.
+// shape {"error":{"code","message","details"}} ("Errors: one JSON shape")
+// and returns it.
 func errorOf(t *testing.T, r response, status int, code string) apiError {
 	t.Helper()
 	if r.status != status {

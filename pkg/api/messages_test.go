@@ -148,7 +148,7 @@ func TestTaskGroupMessageErrors(t *testing.T) {
 	}
 }
 
-// Issue 17: the original's kind command (its command.json) runs exec in
+// The original's kind command (its command.json) runs exec in
 // every task of the target's running instances, or of the task groups it
 // names; instances not running are answered without asking; a bad
 // manifest, a task group of another application and a target of another

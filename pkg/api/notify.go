@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/strictjson"
@@ -17,17 +18,10 @@ import (
 // /v1/notifications. Callback URLs are shown redacted: they may carry
 // credentials (userinfo, tokens in the query).
 
-// notifyRequest is the body of POST /v1/notifies: the query's callback,
-// and the notice types it takes (every type when none).
-type notifyRequest struct {
-	Callback string                `json:"callback"`
-	Events   []registry.NoticeType `json:"events,omitempty"`
-}
-
 // addNotify registers a callback (202, as the seed's), or changes the
 // events of the one registered at its URL.
 func (s *Server) addNotify(w http.ResponseWriter, r *http.Request) error {
-	var req notifyRequest
+	var req apiv1.NotifyRequest
 	if r.URL.Query().Has("callback") {
 		if n, _ := io.ReadFull(r.Body, make([]byte, 1)); n > 0 {
 			return fmt.Errorf("callback: give it in the query or in a JSON body, not both: %w", errdefs.ErrInvalidArgument)
@@ -47,7 +41,8 @@ func (s *Server) addNotify(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var events []registry.NoticeType
-	for i, t := range req.Events {
+	for i, name := range req.Events {
+		t := registry.NoticeType(name)
 		if !slices.Contains(registry.NoticeTypes, t) {
 			return fmt.Errorf("events[%d]: %q is not one of %s: %w", i, t, noticeTypeList(), errdefs.ErrInvalidArgument)
 		}
@@ -116,7 +111,7 @@ func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	page, next := []notificationView{}, ""
+	page, next := []apiv1.NotificationView{}, ""
 	before := q.Get("before")
 	for _, n := range slices.Backward(all) {
 		switch {
@@ -144,17 +139,4 @@ func (s *Server) getNotification(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, viewNotification(n))
 	return nil
-}
-
-// notificationView is a notification with the sum of its deliveries as
-// its state; the notice's own state (the Mesos task state that made it)
-// is shown as taskState.
-type notificationView struct {
-	*registry.Notification
-	State     registry.NotificationState `json:"state"`
-	TaskState string                     `json:"taskState,omitempty"`
-}
-
-func viewNotification(n *registry.Notification) notificationView {
-	return notificationView{n, n.State(), n.Notice.State}
 }

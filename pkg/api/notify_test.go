@@ -18,7 +18,7 @@ type notifyView struct {
 	Events []string `json:"events"`
 }
 
-// Issue 15, seed 002's Notify Api: register (query or JSON body with an
+// Seed 002's Notify Api: register (query or JSON body with an
 // event filter), list, delete callbacks; URLs shown redacted; bad input a
 // 400 naming the field, changing nothing.
 func TestNotifies(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
@@ -38,18 +37,6 @@ func (k objectKind) deleteParams() []string {
 		return []string{"force"}
 	}
 	return nil
-}
-
-// ObjectView is a configmap or secret as the API returns it.
-// A secret's spec never carries its values.
-type ObjectView struct {
-	Kind      manifest.Kind   `json:"kind"`
-	Namespace string          `json:"namespace"`
-	Name      string          `json:"name"`
-	Revision  int64           `json:"revision"`
-	Spec      json.RawMessage `json:"spec"`
-	CreatedAt time.Time       `json:"createdAt"`
-	UpdatedAt time.Time       `json:"updatedAt"`
 }
 
 func objectView(o *registry.Object) (ObjectView, error) {

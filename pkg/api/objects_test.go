@@ -51,8 +51,8 @@ func compact(t *testing.T, data json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-// Issue 3: "Same CRUD for /v1/deployments, /v1/configmaps, /v1/secrets";
-// deployments are workloads since issue 13 (deployments_test.go).
+// "Same CRUD for /v1/deployments, /v1/configmaps, /v1/secrets";
+// deployments are workloads, tested as such in deployments_test.go.
 func TestObjectCRUD(t *testing.T) {
 	tests := []struct {
 		path   string
@@ -131,7 +131,7 @@ func TestObjectCRUD(t *testing.T) {
 	}
 }
 
-// Issue 3: "POST /v1/apps (kind application or process)" and "Same CRUD
+// "POST /v1/apps (kind application or process)" and "Same CRUD
 // for /v1/deployments, /v1/configmaps, /v1/secrets": each route takes its
 // own kinds only, naming kind in the 400.
 func TestObjectRoutesRejectOtherKinds(t *testing.T) {
@@ -152,7 +152,7 @@ func TestObjectRoutesRejectOtherKinds(t *testing.T) {
 	}
 }
 
-// Issue 3: "Secret values are encrypted at rest ... and never logged or
+// "Secret values are encrypted at rest ... and never logged or
 // returned by GET"; "secret reads omit values".
 func TestSecretContentIsNeverReturned(t *testing.T) {
 	e := newEnv(t)
@@ -204,7 +204,7 @@ func TestSecretContentIsNeverReturned(t *testing.T) {
 	}
 }
 
-// Issue 3: "configmap/secret references resolve": an application naming a
+// "configmap/secret references resolve": an application naming a
 // missing configmap or secret is refused with the field that names it,
 // and accepted once both exist in its namespace.
 func TestReferencesResolve(t *testing.T) {
@@ -243,7 +243,7 @@ func TestReferencesResolve(t *testing.T) {
 	createApp(t, e, app)
 }
 
-// Issue 17: a configmap or secret that an application takes is not
+// A configmap or secret that an application takes is not
 // deleted (409 naming the application) unless forced; once no
 // application takes it, it is.
 func TestDeleteReferencedConfigMapAndSecret(t *testing.T) {

@@ -14,9 +14,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3gen"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
-	"github.com/bcs-mesos/bcs-mesos/pkg/plan"
-	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
 // routeDoc describes one route in GET /openapi.json. Bodies and replies
@@ -76,6 +75,15 @@ type anyJSON struct{}
 // routeDocs describes every route routes registers, by pattern.
 func routeDocs() map[string]routeDoc {
 	docs := map[string]routeDoc{}
+	for _, describe := range []func(map[string]routeDoc){workloadDocs, objectDocs, taskDocs, clusterDocs} {
+		describe(docs)
+	}
+	return docs
+}
+
+// workloadDocs describes the routes of applications, deployments and
+// daemonsets.
+func workloadDocs(docs map[string]routeDoc) {
 	for _, wl := range workloadRoutes {
 		base := "/v1/" + wl.path
 		var body any = manifest.Deployment{}
@@ -87,48 +95,58 @@ func routeDocs() map[string]routeDoc {
 			body, scale = manifest.Daemonset{}, "Refused with 400: a daemonset runs one instance on every agent its constraint admits"
 		}
 		docs["POST "+base] = routeDoc{summary: "Create an " + wl.noun() + " from its manifest (?dryRun=true: 200 with its plan, nothing stored)", body: body,
-			replies: map[int]any{http.StatusCreated: AppView{}, http.StatusOK: plan.Plan{}}}
-		docs["GET "+base] = routeDoc{summary: "List the " + wl.list + " (?summary=true: their instances counted, not listed)", replies: map[int]any{http.StatusOK: listOf(wl.list, AppView{})}}
+			replies: map[int]any{http.StatusCreated: apiv1.AppView{}, http.StatusOK: apiv1.Plan{}}}
+		docs["GET "+base] = routeDoc{summary: "List the " + wl.list + " (?summary=true: their instances counted, not listed)", replies: map[int]any{http.StatusOK: listOf(wl.list, apiv1.AppView{})}}
 		docs["GET "+base+"/{ns}/{name}"] = routeDoc{summary: "Get an " + wl.noun() + " with its instances and rollout (?summary=true: the instances counted, not listed)",
-			replies: map[int]any{http.StatusOK: AppView{}}}
+			replies: map[int]any{http.StatusOK: apiv1.AppView{}}}
 		docs["PUT "+base+"/{ns}/{name}"] = routeDoc{summary: "Update an " + wl.noun() + " (a new version, rolled out by its strategy; ?dryRun=true: its plan, nothing stored)",
-			body: body, replies: map[int]any{http.StatusOK: anyOf(AppView{}, plan.Plan{})}}
+			body: body, replies: map[int]any{http.StatusOK: anyOf(apiv1.AppView{}, apiv1.Plan{})}}
 		docs["DELETE "+base+"/{ns}/{name}"] = routeDoc{summary: "Delete an " + wl.noun() + " (its instances through their PreDeleteHook unless force)",
-			replies: map[int]any{http.StatusAccepted: anyOf(AppView{}, deletedReply{})}}
-		docs["POST "+base+"/{ns}/{name}/scale"] = routeDoc{summary: scale, body: scaleRequest{},
-			replies: map[int]any{http.StatusAccepted: AppView{}}}
+			replies: map[int]any{http.StatusAccepted: anyOf(apiv1.AppView{}, apiv1.DeletedReply{})}}
+		docs["POST "+base+"/{ns}/{name}/scale"] = routeDoc{summary: scale, body: apiv1.ScaleRequest{},
+			replies: map[int]any{http.StatusAccepted: apiv1.AppView{}}}
 		docs["GET "+base+"/{ns}/{name}/instances"] = routeDoc{summary: "List an " + wl.noun() + "'s instances by ID, a page at a time",
-			replies: map[int]any{http.StatusOK: listOf("instances", InstanceView{})}}
+			replies: map[int]any{http.StatusOK: listOf("instances", apiv1.InstanceView{})}}
 		docs["GET "+base+"/{ns}/{name}/versions"] = routeDoc{summary: "List an " + wl.noun() + "'s stored versions",
-			replies: map[int]any{http.StatusOK: listOf("versions", registry.AppVersion{})}}
+			replies: map[int]any{http.StatusOK: listOf("versions", apiv1.AppVersion{})}}
 		docs["POST "+base+"/{ns}/{name}/{op}"] = routeDoc{summary: "Operate on an " + wl.noun() + "'s rollout, or stop or start all its instances",
-			ops: rolloutOpBodies(), replies: map[int]any{http.StatusAccepted: AppView{}}}
+			ops: rolloutOpBodies(), replies: map[int]any{http.StatusAccepted: apiv1.AppView{}}}
 	}
+}
+
+// objectDocs describes the routes of configmaps, secrets, services, hook
+// templates, depends objects and hook runs.
+func objectDocs(docs map[string]routeDoc) {
 	for _, k := range append(slices.Clone(objectKinds), dependsKind) {
 		// A depends object is read with who uses it and its pods.
-		body, view := objectManifest(k.kind), any(ObjectView{})
+		body, view := objectManifest(k.kind), any(apiv1.ObjectView{})
 		if k == dependsKind {
-			view = DependsView{}
+			view = apiv1.DependsView{}
 		}
-		docs["POST /v1/"+k.path] = routeDoc{summary: "Create a " + string(k.kind), body: body, replies: map[int]any{http.StatusCreated: ObjectView{}}}
+		docs["POST /v1/"+k.path] = routeDoc{summary: "Create a " + string(k.kind), body: body, replies: map[int]any{http.StatusCreated: apiv1.ObjectView{}}}
 		docs["GET /v1/"+k.path] = routeDoc{summary: "List the " + k.path, replies: map[int]any{http.StatusOK: listOf(k.path, view)}}
 		docs["GET /v1/"+k.path+"/{ns}/{name}"] = routeDoc{summary: "Get a " + string(k.kind), replies: map[int]any{http.StatusOK: view}}
-		docs["PUT /v1/"+k.path+"/{ns}/{name}"] = routeDoc{summary: "Replace a " + string(k.kind), body: body, replies: map[int]any{http.StatusOK: ObjectView{}}}
+		docs["PUT /v1/"+k.path+"/{ns}/{name}"] = routeDoc{summary: "Replace a " + string(k.kind), body: body, replies: map[int]any{http.StatusOK: apiv1.ObjectView{}}}
 		docs["DELETE /v1/"+k.path+"/{ns}/{name}"] = routeDoc{summary: "Delete a " + string(k.kind), replies: map[int]any{http.StatusNoContent: nil}}
 	}
 	seedDepends := "seed 002's route for depends objects, named by ?name= and ?namespace="
 	docs["POST /api/depends"] = routeDoc{summary: "Create a depends object (" + seedDepends + ")", body: manifest.Depends{},
-		replies: map[int]any{http.StatusCreated: ObjectView{}}}
-	docs["GET /api/depends"] = routeDoc{summary: "Get a depends object (" + seedDepends + ")", replies: map[int]any{http.StatusOK: DependsView{}}}
+		replies: map[int]any{http.StatusCreated: apiv1.ObjectView{}}}
+	docs["GET /api/depends"] = routeDoc{summary: "Get a depends object (" + seedDepends + ")", replies: map[int]any{http.StatusOK: apiv1.DependsView{}}}
 	docs["PUT /api/depends"] = routeDoc{summary: "Replace a depends object (" + seedDepends + ")", body: manifest.Depends{},
-		replies: map[int]any{http.StatusOK: ObjectView{}}}
+		replies: map[int]any{http.StatusOK: apiv1.ObjectView{}}}
 	docs["DELETE /api/depends"] = routeDoc{summary: "Delete a depends object (" + seedDepends + ")", replies: map[int]any{http.StatusNoContent: nil}}
+	docs["POST /v1/hookruns"] = routeDoc{summary: "Run a hook template", body: apiv1.HookRunRequest{}, replies: map[int]any{http.StatusCreated: apiv1.HookRun{}}}
+	docs["GET /v1/hookruns"] = routeDoc{summary: "List hook runs", replies: map[int]any{http.StatusOK: listOf("hookruns", apiv1.HookRun{})}}
+	docs["GET /v1/hookruns/{ns}/{name}"] = routeDoc{summary: "Get a hook run with its measurements", replies: map[int]any{http.StatusOK: apiv1.HookRun{}}}
+	docs["POST /v1/hookruns/{ns}/{name}/terminate"] = routeDoc{summary: "Terminate a hook run", replies: map[int]any{http.StatusAccepted: apiv1.HookRun{}}}
+}
+
+// taskDocs describes the routes that reach instances: commands,
+// operations and messages, logs, and plans of where they would go.
+func taskDocs(docs map[string]routeDoc) {
 	docs["POST /v1/commands"] = routeDoc{summary: "Run a command (the original's kind command) in every task of an application's or deployment's running instances; each task's answer",
-		body: manifest.Command{}, replies: map[int]any{http.StatusOK: CommandView{}}}
-	docs["POST /v1/hookruns"] = routeDoc{summary: "Run a hook template", body: hookRunRequest{}, replies: map[int]any{http.StatusCreated: registry.HookRun{}}}
-	docs["GET /v1/hookruns"] = routeDoc{summary: "List hook runs", replies: map[int]any{http.StatusOK: listOf("hookruns", registry.HookRun{})}}
-	docs["GET /v1/hookruns/{ns}/{name}"] = routeDoc{summary: "Get a hook run with its measurements", replies: map[int]any{http.StatusOK: registry.HookRun{}}}
-	docs["POST /v1/hookruns/{ns}/{name}/terminate"] = routeDoc{summary: "Terminate a hook run", replies: map[int]any{http.StatusAccepted: registry.HookRun{}}}
+		body: manifest.Command{}, replies: map[int]any{http.StatusOK: apiv1.CommandView{}}}
 	docs["POST /v1/taskgroups/{id}/{op}"] = routeDoc{summary: "Restart, reload, reschedule, stop or start an instance (its task group)",
 		ops: noBodies(taskGroupOps), replies: map[int]any{http.StatusAccepted: fieldsOf("taskGroupID", "", "operation", "")}}
 	for op, summary := range map[string]string{
@@ -139,64 +157,60 @@ func routeDocs() map[string]routeDoc {
 		"resources": "Change a task's cpu and memory limits in place",
 	} {
 		docs["POST /v1/taskgroups/{id}/"+op] = routeDoc{summary: summary + " (the executor's answer; 504 when none came in time)",
-			body: messageRoutes[op](), replies: map[int]any{http.StatusOK: MessageReply{}}}
+			body: messageRoutes[op](), replies: map[int]any{http.StatusOK: apiv1.MessageReply{}}}
 	}
 	docs["POST /v1/plan"] = routeDoc{summary: "What creating or updating a workload from its manifest would do on the cluster; nothing stored or launched",
-		body: anyOf(manifest.Application{}, manifest.Process{}, manifest.Deployment{}), replies: map[int]any{http.StatusOK: plan.Plan{}}}
+		body: anyOf(manifest.Application{}, manifest.Process{}, manifest.Deployment{}), replies: map[int]any{http.StatusOK: apiv1.Plan{}}}
 	docs["GET /v1/taskgroups/{id}/logs"] = routeDoc{summary: "Read a task's stdout or stderr from its sandbox through its agent's files API: " +
 		"the last ?tail= bytes, then with ?follow=true what it writes next (502 when the agent cannot be reached)",
 		text: "text/plain", replies: map[int]any{http.StatusOK: ""}}
-	docs["GET /v1/notifies"] = routeDoc{summary: "List the notification callbacks", replies: map[int]any{http.StatusOK: listOf("notifies", registry.NotifyCallback{})}}
-	docs["POST /v1/notifies"] = routeDoc{summary: "Register a notification callback", body: notifyRequest{}, bodyOptional: true,
-		replies: map[int]any{http.StatusAccepted: registry.NotifyCallback{}}}
+}
+
+// clusterDocs describes the routes of notifications, agents, the engine
+// and the server itself.
+func clusterDocs(docs map[string]routeDoc) {
+	docs["GET /v1/notifies"] = routeDoc{summary: "List the notification callbacks", replies: map[int]any{http.StatusOK: listOf("notifies", apiv1.NotifyCallback{})}}
+	docs["POST /v1/notifies"] = routeDoc{summary: "Register a notification callback", body: apiv1.NotifyRequest{}, bodyOptional: true,
+		replies: map[int]any{http.StatusAccepted: apiv1.NotifyCallback{}}}
 	docs["DELETE /v1/notifies"] = routeDoc{summary: "Remove a notification callback, named by ?callback=",
 		replies: map[int]any{http.StatusAccepted: fieldsOf("id", "", "url", "")}}
 	docs["GET /v1/notifications"] = routeDoc{summary: "List notifications, newest first, a page at a time",
-		replies: map[int]any{http.StatusOK: notificationPage{}}}
-	docs["GET /v1/notifications/{id}"] = routeDoc{summary: "Get a notification with its deliveries", replies: map[int]any{http.StatusOK: notificationView{}}}
-	docs["GET /v1/agents"] = routeDoc{summary: "List the agents with their settings and instances (those of namespaces the caller may not read counted, not named)", replies: map[int]any{http.StatusOK: listOf("agents", agentView{})}}
-	docs["GET /v1/agents/{agent}"] = routeDoc{summary: "Get an agent by ID or hostname", replies: map[int]any{http.StatusOK: agentView{}}}
-	docs["POST /v1/agents/{agent}/drift"] = routeDoc{summary: "Move instances off an agent, place before kill", body: DriftRequest{}, bodyOptional: true,
-		replies: map[int]any{http.StatusAccepted: fieldsOf("drift", DriftRequest{}, "from", "")}}
+		replies: map[int]any{http.StatusOK: apiv1.NotificationPage{}}}
+	docs["GET /v1/notifications/{id}"] = routeDoc{summary: "Get a notification with its deliveries", replies: map[int]any{http.StatusOK: apiv1.NotificationView{}}}
+	docs["GET /v1/agents"] = routeDoc{summary: "List the agents with their settings and instances (those of namespaces the caller may not read counted, not named)", replies: map[int]any{http.StatusOK: listOf("agents", apiv1.AgentView{})}}
+	docs["GET /v1/agents/{agent}"] = routeDoc{summary: "Get an agent by ID or hostname", replies: map[int]any{http.StatusOK: apiv1.AgentView{}}}
+	docs["POST /v1/agents/{agent}/drift"] = routeDoc{summary: "Move instances off an agent, place before kill", body: apiv1.DriftRequest{}, bodyOptional: true,
+		replies: map[int]any{http.StatusAccepted: fieldsOf("drift", apiv1.DriftRequest{}, "from", "")}}
 	docs["POST /v1/agents/{agent}/{op}"] = routeDoc{summary: "Cordon, uncordon, drain or undrain an agent", bodyOptional: true,
-		ops: map[string]any{"cordon": agentRequest{}, "drain": agentRequest{}, "uncordon": agentRequest{}, "undrain": agentRequest{}}, replies: map[int]any{http.StatusOK: agentView{}}}
-	docs["PUT /v1/agents/{agent}/{op}"] = routeDoc{summary: "Replace an agent's taints", ops: map[string]any{"taints": agentRequest{}}, replies: map[int]any{http.StatusOK: agentView{}}}
-	docs["GET /v1/engine"] = routeDoc{summary: "Get the engine's mode", replies: map[int]any{http.StatusOK: registry.Engine{}}}
-	docs["PUT /v1/engine"] = routeDoc{summary: "Set the engine's mode (running, maintenance, stopped)", body: engineRequest{},
-		replies: map[int]any{http.StatusOK: registry.Engine{}}}
+		ops: map[string]any{"cordon": apiv1.AgentRequest{}, "drain": apiv1.AgentRequest{}, "uncordon": apiv1.AgentRequest{}, "undrain": apiv1.AgentRequest{}}, replies: map[int]any{http.StatusOK: apiv1.AgentView{}}}
+	docs["PUT /v1/agents/{agent}/{op}"] = routeDoc{summary: "Replace an agent's taints", ops: map[string]any{"taints": apiv1.AgentRequest{}}, replies: map[int]any{http.StatusOK: apiv1.AgentView{}}}
+	docs["GET /v1/engine"] = routeDoc{summary: "Get the engine's mode", replies: map[int]any{http.StatusOK: apiv1.Engine{}}}
+	docs["PUT /v1/engine"] = routeDoc{summary: "Set the engine's mode (running, maintenance, stopped)", body: apiv1.EngineRequest{},
+		replies: map[int]any{http.StatusOK: apiv1.Engine{}}}
 	docs["GET /v1/engine/config"] = routeDoc{summary: "Get the engine's configuration: the flags' values and those set at run time over them",
-		replies: map[int]any{http.StatusOK: engineConfigView{}}}
+		replies: map[int]any{http.StatusOK: apiv1.EngineConfigView{}}}
 	docs["PATCH /v1/engine/config"] = routeDoc{summary: "Change the engine's configuration at run time (a JSON merge patch; null gives a value back to its flag)",
-		body: engineConfigRequest{}, replies: map[int]any{http.StatusOK: engineConfigView{}}}
+		body: apiv1.EngineConfigRequest{}, replies: map[int]any{http.StatusOK: apiv1.EngineConfigView{}}}
 	docs["GET /api/engine/config"] = routeDoc{summary: "Seed 002's engine config: as GET /v1/engine/config",
-		replies: map[int]any{http.StatusOK: engineConfigView{}}}
+		replies: map[int]any{http.StatusOK: apiv1.EngineConfigView{}}}
 	docs["PATCH /api/engine/config"] = routeDoc{summary: "Seed 002's engine config: as PATCH /v1/engine/config",
-		body: engineConfigRequest{}, replies: map[int]any{http.StatusOK: engineConfigView{}}}
+		body: apiv1.EngineConfigRequest{}, replies: map[int]any{http.StatusOK: apiv1.EngineConfigView{}}}
 	docs["GET /v1/events"] = routeDoc{summary: "Stream every change as Server-Sent Events", text: "text/event-stream",
 		replies: map[int]any{http.StatusOK: ""}}
 	docs["GET /v1/audit"] = routeDoc{summary: "The audit log of writes (who, role, route, namespace and name, status, error code), newest first, a page at a time",
-		replies: map[int]any{http.StatusOK: auditPage{}}}
+		replies: map[int]any{http.StatusOK: apiv1.AuditPage{}}}
 	docs["GET /v1/leader"] = routeDoc{summary: "Which replica leads", replies: map[int]any{http.StatusOK: fieldsOf("leader", "", "self", false)}}
 	docs["GET /healthz"] = routeDoc{summary: "Whether this replica can serve", replies: map[int]any{http.StatusOK: fieldsOf("status", "")}}
 	docs["GET /metrics"] = routeDoc{summary: "Prometheus metrics", text: "text/plain", replies: map[int]any{http.StatusOK: ""}}
 	docs["GET /files/"] = routeDoc{summary: "Files for agents to fetch (packages, executors) when --files-dir is set", text: "application/octet-stream",
 		replies: map[int]any{http.StatusOK: ""}}
 	docs["GET /openapi.json"] = routeDoc{summary: "This document", replies: map[int]any{http.StatusOK: anyJSON{}}}
-	return docs
-}
-
-// deletedReply answers the delete of an application that had no
-// instances left: it is gone at once.
-type deletedReply struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	State     string `json:"state"`
 }
 
 // rolloutOpBodies are the rollout operations: only rollback takes a body.
 func rolloutOpBodies() map[string]any {
 	ops := noBodies(rolloutOps)
-	ops["rollback"] = rollbackRequest{}
+	ops["rollback"] = apiv1.RollbackRequest{}
 	return ops
 }
 
@@ -207,19 +221,6 @@ func noBodies[V any](ops map[string]V) map[string]any {
 		out[op] = nil
 	}
 	return out
-}
-
-// auditPage is a page of GET /v1/audit.
-type auditPage struct {
-	Entries []registry.AuditEntry `json:"entries"`
-	Next    string                `json:"next,omitempty"`
-}
-
-// notificationPage is a page of GET /v1/notifications.
-type notificationPage struct {
-	Notifications []notificationView `json:"notifications"`
-	// Next is the ?before= of the next page; absent on the last.
-	Next string `json:"next,omitempty"`
 }
 
 func (wl workloads) noun() string { return strings.TrimSuffix(wl.path, "s") }
@@ -258,7 +259,7 @@ func openAPI(routes []describedRoute) *openapi3.T {
 		openapi3gen.SchemaCustomizer(customizeSchema),
 		openapi3gen.CreateComponentSchemas(openapi3gen.ExportComponentSchemasOptions{ExportComponentSchemas: true}),
 		openapi3gen.CreateTypeNameGenerator(func(t reflect.Type) string { return exportedName(t.Name()) }))}
-	errorRef := b.schema(errorBody{})
+	errorRef := b.schema(apiv1.ErrorBody{})
 	for _, rt := range routes {
 		d, ok := docs[rt.pattern]
 		if !ok {
@@ -365,7 +366,7 @@ var (
 	rawMessageType   = reflect.TypeFor[json.RawMessage]()
 	intOrPercentType = reflect.TypeFor[manifest.IntOrPercent]()
 	durationType     = reflect.TypeFor[time.Duration]()
-	engineDuration   = reflect.TypeFor[registry.Duration]()
+	engineDuration   = reflect.TypeFor[apiv1.Duration]()
 	manifestPkg      = reflect.TypeFor[manifest.Application]().PkgPath()
 )
 

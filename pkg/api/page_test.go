@@ -44,7 +44,7 @@ func pagedNames(t *testing.T, e *env, path, key string, limit int) (names []stri
 	}
 }
 
-// Issue 18: "list responses paginated". Walking a list two by two gives
+// "list responses paginated". Walking a list two by two gives
 // every item once, in one order, the same as the whole list; a page
 // starts after a cursor even when that item has gone meanwhile.
 func TestListsArePaged(t *testing.T) {

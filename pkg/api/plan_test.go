@@ -49,7 +49,7 @@ func (e *env) revision(t *testing.T) int64 {
 	return rev
 }
 
-// Issue 16: POST /v1/plan and ?dryRun=true on create and update validate
+// POST /v1/plan and ?dryRun=true on create and update validate
 // as the real request does, answer 200 with the scheduler's plan, and
 // store nothing (the etcd revision stays).
 func TestPlanAndDryRunStoreNothing(t *testing.T) {
@@ -95,7 +95,7 @@ func TestPlanAndDryRunStoreNothing(t *testing.T) {
 	e.expect(t, http.StatusCreated, "POST", "/v1/apps?dryRun=false", process("new", "ns-a"), nil)
 }
 
-// Issue 16: a dry run is refused as the real request would be — the same
+// A dry run is refused as the real request would be — the same
 // 400s naming fields, 404s and 409s — and a misspelt or malformed dryRun
 // is a 400 that stores nothing.
 func TestDryRunRefusesAsTheRealRequest(t *testing.T) {
@@ -155,7 +155,7 @@ func TestDryRunRefusesAsTheRealRequest(t *testing.T) {
 	}
 }
 
-// Issue 16: a replica that runs no scheduler cannot plan: 503, and the
+// A replica that runs no scheduler cannot plan: 503, and the
 // real create still works there.
 func TestPlanWithoutSchedulerIsUnavailable(t *testing.T) {
 	e := newEnv(t)

@@ -49,7 +49,7 @@ func join(lists ...[]string) []string {
 	return out
 }
 
-// Issue 3: "every reference file and the seed's process example parse and
+// "every reference file and the seed's process example parse and
 // validate (after filling the placeholders ...)" — here through POST: the
 // valid ones are created (201), the ones with real mistakes are refused
 // (400) with exactly those mistakes and store nothing, and the fixed copies
@@ -139,7 +139,7 @@ func TestReferenceFilesThroughPOST(t *testing.T) {
 	}
 }
 
-// Issue 17: the original's services are stored and served like configmaps
+// The original's services are stored and served like configmaps
 // (for the load balancers users run; the scheduler reads none).
 func TestServicesAreStoredAndServed(t *testing.T) {
 	e := newEnv(t)
@@ -162,7 +162,7 @@ func TestServicesAreStoredAndServed(t *testing.T) {
 	e.expect(t, http.StatusNotFound, "GET", "/v1/services/defaultGroup/template-service", nil, nil)
 }
 
-// Issue 18: a 21 KB manifest whose variables refer to each other grew the
+// A 21 KB manifest whose variables refer to each other grew the
 // scheduler by 1.1 GB; now its expansion is bounded and POST answers 400
 // naming the field, storing nothing.
 func TestVariablesMultiplyingAreRefused(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
 )
 
-// Issue 3: "restart the server on the same data directory and read
+// "restart the server on the same data directory and read
 // everything back"; secrets stay sealed with the key file generated on
 // first start in the data directory.
 func TestRestartReadsEverythingBack(t *testing.T) {

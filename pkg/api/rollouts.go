@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
@@ -101,17 +102,13 @@ func (s *Server) abort(r *http.Request, app *registry.App) (*registry.App, error
 	return s.cfg.Registry.AbortApp(r.Context(), app.Namespace, app.Name, ro.State.UpdateVersion)
 }
 
-type rollbackRequest struct {
-	Revision *uint64 `json:"revision"`
-}
-
 // rollback makes a new version with the spec of an earlier one.
 func (s *Server) rollback(r *http.Request, app *registry.App) (*registry.App, error) {
 	body, err := s.readBody(r)
 	if err != nil {
 		return nil, err
 	}
-	var req rollbackRequest
+	var req apiv1.RollbackRequest
 	if err := strictjson.Decode(body, &req); err != nil {
 		return nil, err
 	}

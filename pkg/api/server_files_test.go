@@ -47,7 +47,7 @@ func TestFilesAreServed(t *testing.T) {
 	}
 }
 
-// Issue 18: /files/ serves regular files inside its directory only. A
+// /files/ serves regular files inside its directory only. A
 // link planted there (by a task's root startCmd) to the scheduler's own
 // key is not followed out, a link that stays inside is, and directories
 // are not listed.

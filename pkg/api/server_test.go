@@ -20,7 +20,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
-// Issue 3: "GET /v1/agents"; issue 15: cordon, taints, drain settings by
+// "GET /v1/agents"; cordon, taints, drain settings by
 // ID or hostname, bad taints named, the engine's mode.
 func TestAgents(t *testing.T) {
 	e := newEnv(t)
@@ -99,7 +99,7 @@ func TestAgents(t *testing.T) {
 	}
 }
 
-// Issue 15: "GET /v1/agents shows per agent … resources total/used";
+// "GET /v1/agents shows per agent … resources total/used";
 // the master's view (its state, its own drain, total resources) and a
 // maintenance window show, and each makes the agent unschedulable.
 func TestAgentsShowTheMastersViewAndMaintenance(t *testing.T) {
@@ -154,7 +154,7 @@ type fakeLeadership struct {
 
 func (f fakeLeadership) Leader() (string, bool) { return f.url, f.self }
 
-// Issue 3: "GET /v1/leader"; doc: "On a follower replica, writes are
+// "GET /v1/leader"; doc: "On a follower replica, writes are
 // redirected to the leader with 307", reads are served locally.
 func TestLeaderAndFollowerRedirect(t *testing.T) {
 	leader := newEnv(t, func(c *api.Config) { c.Leadership = fakeLeadership{url: "http://10.0.0.9:8080", self: true} })
@@ -227,7 +227,7 @@ func (e *electedAfter) Leader() (string, bool) {
 	return "", e.calls <= 0
 }
 
-// Issue 3: "GET /healthz": it reports whether the store answers.
+// "GET /healthz": it reports whether the store answers.
 func TestHealthz(t *testing.T) {
 	ctx := context.Background()
 	etcd, err := store.StartEmbedded(ctx, t.TempDir())
@@ -252,7 +252,7 @@ func TestHealthz(t *testing.T) {
 	}
 }
 
-// Issue 3: "GET /metrics (Prometheus client_golang)".
+// "GET /metrics (Prometheus client_golang)".
 func TestMetrics(t *testing.T) {
 	e := newEnv(t)
 	createApp(t, e, process("gamesvc", "ns-a"))
@@ -276,7 +276,7 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-// Issue 3: "Body size limit; wrong content type → 415".
+// "Body size limit; wrong content type → 415".
 func TestRequestBodyRules(t *testing.T) {
 	e := newEnv(t, func(c *api.Config) { c.MaxBodyBytes = 512 })
 	body := mustJSON(t, process("gamesvc", "ns-a"))
@@ -304,7 +304,7 @@ func TestRequestBodyRules(t *testing.T) {
 	}
 }
 
-// Issue 3: "Errors: one JSON shape" for unknown routes (404) and methods
+// "Errors: one JSON shape" for unknown routes (404) and methods
 // (405, with Allow).
 func TestUnmatchedRoutes(t *testing.T) {
 	e := newEnv(t)
@@ -334,7 +334,7 @@ func TestUnmatchedRoutes(t *testing.T) {
 	}
 }
 
-// Issue 16: "?dryRun=true created the application for real (unknown
+// "?dryRun=true created the application for real (unknown
 // query parameters are ignored)" — an unknown query parameter is a 400
 // naming it and what the route takes, and nothing is written; the
 // parameters a route takes still work.

@@ -2,13 +2,13 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"path"
 	"strings"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
@@ -94,13 +94,14 @@ const (
 // messageBody is the body of a route that sends the executor a message.
 type messageBody interface {
 	// target is the task the message is for, and the timeout.
-	target() *taskRequest
+	target() *apiv1.TaskRequest
 	// message is what to send, or every problem with the body.
 	message() (proto.Message, field.ErrorList)
 }
 
 // messageRoutes are the routes that send the executor a message, each
-// with a fresh body.
+// with a fresh body: its apiv1 request, with the checks that make it a
+// message.
 var messageRoutes = map[string]func() messageBody{
 	"exec":      func() messageBody { return &execRequest{} },
 	"signal":    func() messageBody { return &signalRequest{} },
@@ -109,21 +110,8 @@ var messageRoutes = map[string]func() messageBody{
 	"resources": func() messageBody { return &resourcesRequest{} },
 }
 
-// taskRequest names the task of the task group a message is for and how
-// long the executor may take.
-type taskRequest struct {
-	// Task is a container or process name of the task group, or a task
-	// ID; optional when the group has one task.
-	Task string `json:"task"`
-	// Timeout bounds the command and the wait for the executor's answer
-	// ("30s"); default 1m, at most 10m.
-	Timeout manifest.Duration `json:"timeout"`
-}
-
-func (t *taskRequest) target() *taskRequest { return t }
-
-// timeout is the request's timeout, or its default.
-func (t *taskRequest) timeout() (time.Duration, field.ErrorList) {
+// taskTimeout is the request's timeout, or its default.
+func taskTimeout(t *apiv1.TaskRequest) (time.Duration, field.ErrorList) {
 	d, err := t.Timeout.Parse()
 	switch {
 	case err != nil:
@@ -136,18 +124,12 @@ func (t *taskRequest) timeout() (time.Duration, field.ErrorList) {
 	return d, nil
 }
 
-// execRequest runs a command in the task: docker exec in a container, a
-// shell in a process's work path as its user. Env is added to the task's
-// environment; user, workingDir and privileged are docker exec's (a
-// process runs commands as its own user, never privileged).
-type execRequest struct {
-	taskRequest
-	Command    []string       `json:"command"`
-	Env        []proto.EnvVar `json:"env,omitempty"`
-	User       string         `json:"user,omitempty"`
-	WorkingDir string         `json:"workingDir,omitempty"`
-	Privileged bool           `json:"privileged,omitempty"`
-}
+// execRequest, signalRequest, envRequest, filesRequest and
+// resourcesRequest are apiv1's bodies, each with the checks that make it
+// a message.
+type execRequest struct{ apiv1.ExecRequest }
+
+func (b *execRequest) target() *apiv1.TaskRequest { return &b.TaskRequest }
 
 func (b *execRequest) message() (proto.Message, field.ErrorList) {
 	var errs field.ErrorList
@@ -173,32 +155,9 @@ func envNames(env []proto.EnvVar) field.ErrorList {
 	return errs
 }
 
-// signalRequest sends a signal to the task's main process.
-type signalRequest struct {
-	taskRequest
-	Signal signalName `json:"signal"`
-}
+type signalRequest struct{ apiv1.SignalRequest }
 
-// signalName is a signal name ("SIGHUP", "HUP") or number, as a JSON
-// string or number.
-type signalName string
-
-// UnmarshalJSON takes a string or a number.
-func (s *signalName) UnmarshalJSON(data []byte) error {
-	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
-		return err
-	}
-	switch v := v.(type) {
-	case string:
-		*s = signalName(v)
-	case float64:
-		*s = signalName(string(data))
-	default:
-		return fmt.Errorf("want a signal name such as \"SIGHUP\", or a number")
-	}
-	return nil
-}
+func (b *signalRequest) target() *apiv1.TaskRequest { return &b.TaskRequest }
 
 func (b *signalRequest) message() (proto.Message, field.ErrorList) {
 	if b.Signal == "" {
@@ -211,12 +170,9 @@ func (b *signalRequest) message() (proto.Message, field.ErrorList) {
 	return proto.Message{Type: proto.MessageSignal, Signal: int(sig)}, nil
 }
 
-// envRequest replaces environment variables: a container is re-created
-// with them, a process gets them at its next start.
-type envRequest struct {
-	taskRequest
-	Env []proto.EnvVar `json:"env"`
-}
+type envRequest struct{ apiv1.EnvRequest }
+
+func (b *envRequest) target() *apiv1.TaskRequest { return &b.TaskRequest }
 
 func (b *envRequest) message() (proto.Message, field.ErrorList) {
 	if len(b.Env) == 0 {
@@ -225,12 +181,9 @@ func (b *envRequest) message() (proto.Message, field.ErrorList) {
 	return proto.Message{Type: proto.MessageUpdateEnv, Env: b.Env}, envNames(b.Env)
 }
 
-// filesRequest writes a file into the task's container (what a configmap
-// or secret item becomes).
-type filesRequest struct {
-	taskRequest
-	File *proto.File `json:"file"`
-}
+type filesRequest struct{ apiv1.FilesRequest }
+
+func (b *filesRequest) target() *apiv1.TaskRequest { return &b.TaskRequest }
 
 func (b *filesRequest) message() (proto.Message, field.ErrorList) {
 	if b.File == nil {
@@ -242,11 +195,9 @@ func (b *filesRequest) message() (proto.Message, field.ErrorList) {
 	return proto.Message{Type: proto.MessageUpdateFile, File: b.File}, nil
 }
 
-// resourcesRequest changes the task's cpu and memory limits in place.
-type resourcesRequest struct {
-	taskRequest
-	Resources *proto.Resources `json:"resources"`
-}
+type resourcesRequest struct{ apiv1.ResourcesRequest }
+
+func (b *resourcesRequest) target() *apiv1.TaskRequest { return &b.TaskRequest }
 
 func (b *resourcesRequest) message() (proto.Message, field.ErrorList) {
 	res := b.Resources
@@ -268,23 +219,6 @@ func (b *resourcesRequest) message() (proto.Message, field.ErrorList) {
 	return proto.Message{Type: proto.MessageUpdateResources, Resources: res}, errs
 }
 
-// MessageReply is the executor's answer to a message: ok false with
-// error (and exitCode for a command) when it refused or the command
-// failed.
-type MessageReply struct {
-	TaskGroupID string `json:"taskGroupID"`
-	// Task is the task's ID.
-	Task string            `json:"task"`
-	Type proto.MessageType `json:"type"`
-	OK   bool              `json:"ok"`
-	// Output is what an exec's command wrote to stdout and stderr: the
-	// first 64 KiB, Truncated when there was more.
-	Output    string `json:"output"`
-	Truncated bool   `json:"truncated,omitempty"`
-	ExitCode  int    `json:"exitCode"`
-	Error     string `json:"error"`
-}
-
 // messageTaskGroup sends the executor of task group {id} the message of
 // the body and answers with the executor's answer.
 func (s *Server) messageTaskGroup(newBody func() messageBody) handlerFunc {
@@ -298,7 +232,7 @@ func (s *Server) messageTaskGroup(newBody func() messageBody) handlerFunc {
 			return err
 		}
 		msg, errs := body.message()
-		timeout, terrs := body.target().timeout()
+		timeout, terrs := taskTimeout(body.target())
 		errs = append(errs, terrs...)
 		id := r.PathValue("id")
 		if msg.Type == proto.MessageExec {

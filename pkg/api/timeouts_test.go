@@ -33,7 +33,7 @@ func (o *slowOperator) Message(ctx context.Context, taskGroupID, task string, ms
 	}
 }
 
-// Issue 18: a request must arrive within Timeouts.Request. Many
+// A request must arrive within Timeouts.Request. Many
 // clients trickling bodies (a read-only token is enough) are each
 // answered 408 and cut at the deadline while others are answered at once;
 // the deadline does not cut what comes after a body: an exec that takes

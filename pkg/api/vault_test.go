@@ -17,7 +17,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/vaulttest"
 )
 
-// Issue 17: with --secret-backend vault, a secret written through the
+// With --secret-backend vault, a secret written through the
 // REST API has its values on Vault (KV v2, <prefix>/<namespace>/<name>)
 // and none in etcd, sealed or not; an update is a new Vault version the
 // record points to; a delete removes every version. With Vault down a

@@ -19,6 +19,7 @@ import (
 	yamlv4 "go.yaml.in/yaml/v4"
 	"sigs.k8s.io/yaml"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/strictjson"
 )
@@ -328,7 +329,7 @@ func (c *cli) apply(cmd *cobra.Command, doc *manifestDoc, dryRun, createOnly boo
 	}
 	switch {
 	case dryRun && workload:
-		var plan planView
+		var plan apiv1.Plan
 		raw, err := c.client.call(ctx, method, path, url.Values{"dryRun": {"true"}}, doc.data, &plan)
 		if err != nil {
 			return err
@@ -396,7 +397,7 @@ func (c *cli) planCommand() *cobra.Command {
 				if err := c.inNamespace(cmd, &docs[i]); err != nil {
 					return err
 				}
-				var plan planView
+				var plan apiv1.Plan
 				raw, err := c.client.call(cmd.Context(), http.MethodPost, "/v1/plan", nil, docs[i].data, &plan)
 				if err != nil {
 					return fmt.Errorf("%s: %w", docs[i].source, err)
@@ -421,7 +422,7 @@ func (c *cli) planCommand() *cobra.Command {
 }
 
 // planHeading names a plan's workload and what would happen to it.
-func planHeading(p planView) string {
+func planHeading(p apiv1.Plan) string {
 	s := fmt.Sprintf("%s %s/%s: %s", p.Kind, p.Namespace, p.Name, p.Action)
 	if p.CurrentVersion > 0 {
 		s += fmt.Sprintf(" (current revision %d)", p.CurrentVersion)
@@ -430,20 +431,20 @@ func planHeading(p planView) string {
 }
 
 // writePlan shows a plan's instances, summary, rollout and warnings.
-func writePlan(w io.Writer, p planView, indent string) error {
+func writePlan(w io.Writer, p apiv1.Plan, indent string) error {
 	if len(p.Instances) > 0 {
-		t := tableOf(p.Instances, []column[planInstance]{
-			{header: "INSTANCE", value: func(i planInstance) string { return strconv.Itoa(i.Index) }},
-			{header: "ACTION", value: func(i planInstance) string {
+		t := tableOf(p.Instances, []column[apiv1.PlanInstance]{
+			{header: "INSTANCE", value: func(i apiv1.PlanInstance) string { return strconv.Itoa(i.Index) }},
+			{header: "ACTION", value: func(i apiv1.PlanInstance) string {
 				if i.Surge {
 					return i.Action + " (surge)"
 				}
 				return i.Action
 			}},
-			{header: "AGENT", value: func(i planInstance) string { return i.Hostname }},
-			{header: "REVISION", value: func(i planInstance) string { return strconv.FormatUint(i.Revision, 10) }},
-			{header: "UPDATE", value: func(i planInstance) string { return i.UpdateMode }},
-			{header: "WHY", value: func(i planInstance) string {
+			{header: "AGENT", value: func(i apiv1.PlanInstance) string { return i.Hostname }},
+			{header: "REVISION", value: func(i apiv1.PlanInstance) string { return strconv.FormatUint(i.Revision, 10) }},
+			{header: "UPDATE", value: func(i apiv1.PlanInstance) string { return i.UpdateMode }},
+			{header: "WHY", value: func(i apiv1.PlanInstance) string {
 				if i.Pending != nil {
 					return "pending: " + pendingSummary(i.Pending)
 				}

@@ -22,7 +22,7 @@ const (
 	readerToken = "reader-token-6a7b8c9d0e"
 )
 
-// Issue 18: bcsctl sends --token, else $BCS_TOKEN, else the token make
+// bcsctl sends --token, else $BCS_TOKEN, else the token make
 // run wrote in bcs-data/admin.token, looked for in the working directory
 // and each one above it (bcsctl run from a subdirectory of the checkout
 // finds it at the top); a 401 says which token was sent or where bcsctl

@@ -34,7 +34,7 @@ func TestParseInstance(t *testing.T) {
 	}
 }
 
-// Issue 16: apply takes JSON and YAML: a directory's .json, .yaml and
+// apply takes JSON and YAML: a directory's .json, .yaml and
 // .yml files (nothing else), YAML files of several documents, stdin of
 // either; a broken file is named with what is wrong.
 func TestReadManifests(t *testing.T) {
@@ -118,7 +118,7 @@ func TestSameManifest(t *testing.T) {
 	t.Fatal("no gamesvr in the captured views")
 }
 
-// Issue 16: rollout status is done when every instance runs the current
+// rollout status is done when every instance runs the current
 // revision, failed when the rollout was aborted or stalled (instances
 // failed to update: Progressing False), and waits otherwise —
 // paused too, and before the scheduler began the revision.
@@ -152,7 +152,7 @@ func TestJudgeRollout(t *testing.T) {
 	}
 }
 
-// Issue 16: on a terminal the progress is one line redrawn in place,
+// On a terminal the progress is one line redrawn in place,
 // its bar the instances updated and ready, cut to the width; elsewhere a
 // line per change.
 func TestProgress(t *testing.T) {

@@ -171,7 +171,7 @@ spec:
         resources: {limits: {cpu: "0.2", memory: "64"}}
 `
 
-// Issue 16: apply creates what does not exist, updates what changed
+// apply creates what does not exist, updates what changed
 // (JSON, YAML, stdin) and leaves alone what did not — no new revision.
 func TestApplyCreatesConfiguresAndLeavesUnchanged(t *testing.T) {
 	s := newAPIServer(t)
@@ -215,7 +215,7 @@ func TestApplyCreatesConfiguresAndLeavesUnchanged(t *testing.T) {
 	}
 }
 
-// Issue 16: the API's errors are printed as its message, naming the
+// The API's errors are printed as its message, naming the
 // fields; the exit code is 1 and nothing is created. -n fills in a
 // manifest's missing namespace and refuses a different one.
 func TestApplyShowsTheAPIsErrors(t *testing.T) {
@@ -240,7 +240,7 @@ func TestApplyShowsTheAPIsErrors(t *testing.T) {
 	}
 }
 
-// Issue 16: get prints aligned tables; -o json and -o yaml print what
+// get prints aligned tables; -o json and -o yaml print what
 // the API answered; -A lists every namespace.
 func TestGetTablesAndRawOutput(t *testing.T) {
 	s := newAPIServer(t)
@@ -297,7 +297,7 @@ func TestGetTablesAndRawOutput(t *testing.T) {
 	}
 }
 
-// Issue 16: a mistake in the command line is exit code 2 with a pointer
+// A mistake in the command line is exit code 2 with a pointer
 // to the help, and nothing is sent to the API.
 func TestUsageErrorsSendNothing(t *testing.T) {
 	s := newAPIServer(t)
@@ -335,7 +335,7 @@ func TestUsageErrorsSendNothing(t *testing.T) {
 	}
 }
 
-// Issue 16: --server wins over BCS_SERVER; an API that does not answer
+// --server wins over BCS_SERVER; an API that does not answer
 // is named with where the address came from.
 func TestServerFlagAndUnreachableAPI(t *testing.T) {
 	s := newAPIServer(t)
@@ -350,7 +350,7 @@ func TestServerFlagAndUnreachableAPI(t *testing.T) {
 	}
 }
 
-// Issue 16: describe summarises the spec and shows the instances and the
+// describe summarises the spec and shows the instances and the
 // events the stream has of the application; delete and scale say what
 // they did and the API shows it.
 func TestDescribeScaleDelete(t *testing.T) {
@@ -413,7 +413,7 @@ func TestDescribeScaleDelete(t *testing.T) {
 	}
 }
 
-// Issue 17: the original's services are applied, listed and deleted like
+// The original's services are applied, listed and deleted like
 // configmaps.
 func TestServices(t *testing.T) {
 	s := newAPIServer(t)
@@ -434,7 +434,7 @@ func TestServices(t *testing.T) {
 	}
 }
 
-// Issue 18: lists are paged. bcsctl reads a list longer than one page
+// Lists are paged. bcsctl reads a list longer than one page
 // (500) whole, page by page, and -o json shows it as one list.
 func TestGetReadsEveryPage(t *testing.T) {
 	s := newAPIServer(t)

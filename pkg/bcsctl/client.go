@@ -15,6 +15,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 )
 
 // DefaultServer is the API bcsctl talks to without --server or
@@ -195,12 +197,7 @@ func (c *apiClient) request(ctx context.Context, method, path string, query url.
 
 func readAPIError(resp *http.Response) *apiError {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	var body struct {
-		Error struct {
-			Message string   `json:"message"`
-			Details []string `json:"details"`
-		} `json:"error"`
-	}
+	var body apiv1.ErrorBody
 	e := &apiError{Status: resp.StatusCode}
 	if json.Unmarshal(data, &body) == nil && body.Error.Message != "" {
 		e.Message, e.Details = body.Error.Message, body.Error.Details

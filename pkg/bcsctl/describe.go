@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 )
@@ -63,15 +64,15 @@ func (d *describer) when(t time.Time) string {
 // describeWorkload describes an application or deployment: what it is,
 // its spec in short, its rollout, its instances (with why one is pending
 // and what is done to it) and its recent events.
-func describeWorkload(w io.Writer, a appView, events []eventView, now time.Time) {
+func describeWorkload(w io.Writer, a apiv1.AppView, events []eventView, now time.Time) {
 	d := newDescriber(w, now)
 	d.line(0, "Name", a.Name)
 	d.line(0, "Namespace", a.Namespace)
-	d.line(0, "Kind", a.Kind)
+	d.line(0, "Kind", string(a.Kind))
 	d.line(0, "Revision", strconv.FormatUint(a.Version, 10))
 	d.line(0, "Created", d.when(a.CreatedAt))
 	d.line(0, "Updated", d.when(a.UpdatedAt))
-	d.line(0, "State", a.Status.State)
+	d.line(0, "State", string(a.Status.State))
 	d.line(0, "Message", a.Status.Message)
 	ready, stopped := readyCount(a)
 	replicas := fmt.Sprintf("%d desired, %d ready", a.Instances, ready)
@@ -96,7 +97,7 @@ func describeWorkload(w io.Writer, a appView, events []eventView, now time.Time)
 	} else {
 		d.table(1, tableOf(rows, instanceColumns(now), false, nil))
 		var tasks []instanceTask
-		var views []taskView
+		var views []apiv1.TaskView
 		for _, inst := range a.Status.Instances {
 			for _, task := range inst.Tasks {
 				tasks = append(tasks, instanceTask{fmt.Sprintf("%s/%d", a.Name, inst.ID), task})
@@ -106,7 +107,7 @@ func describeWorkload(w io.Writer, a appView, events []eventView, now time.Time)
 		if len(tasks) > 0 {
 			d.section(0, "Tasks")
 			cols := append([]column[instanceTask]{{header: "INSTANCE", value: func(t instanceTask) string { return t.instance }}},
-				columnsOf(taskColumnsFor(views), func(t instanceTask) taskView { return t.taskView })...)
+				columnsOf(taskColumnsFor(views), func(t instanceTask) apiv1.TaskView { return t.TaskView })...)
 			d.table(1, tableOf(tasks, cols, false, nil))
 		}
 		for _, inst := range a.Status.Instances {
@@ -348,13 +349,13 @@ func checkPort(name string, port int) string {
 	return strconv.Itoa(port)
 }
 
-func (d *describer) rollout(ro *rolloutView) {
+func (d *describer) rollout(ro *apiv1.RolloutView) {
 	d.section(0, "Rollout")
-	d.line(1, "Phase", ro.Phase)
+	d.line(1, "Phase", string(ro.Phase))
 	d.line(1, "Message", ro.Message)
 	revisions := fmt.Sprintf("current %d, update %d", ro.CurrentRevision, ro.UpdateRevision)
 	if ro.Cause != "" {
-		revisions += " (" + ro.Cause + ")"
+		revisions += " (" + string(ro.Cause) + ")"
 	}
 	if ro.RolledBackTo > 0 {
 		revisions += fmt.Sprintf(", the spec of revision %d", ro.RolledBackTo)
@@ -382,11 +383,11 @@ func (d *describer) rollout(ro *rolloutView) {
 	}
 	if len(ro.Conditions) > 0 {
 		d.section(1, "Conditions")
-		d.table(2, tableOf(ro.Conditions, []column[condition]{
-			{header: "TYPE", value: func(c condition) string { return c.Type }},
-			{header: "STATUS", value: func(c condition) string { return c.Status }},
-			{header: "REASON", value: func(c condition) string { return c.Reason }},
-			{header: "MESSAGE", value: func(c condition) string { return c.Message }},
+		d.table(2, tableOf(ro.Conditions, []column[apiv1.Condition]{
+			{header: "TYPE", value: func(c apiv1.Condition) string { return c.Type }},
+			{header: "STATUS", value: func(c apiv1.Condition) string { return c.Status }},
+			{header: "REASON", value: func(c apiv1.Condition) string { return c.Reason }},
+			{header: "MESSAGE", value: func(c apiv1.Condition) string { return c.Message }},
 		}, false, nil))
 	}
 }
@@ -394,7 +395,7 @@ func (d *describer) rollout(ro *rolloutView) {
 // instanceDetails writes what an instance's table row leaves out, when
 // there is any: why it is pending, its update, move or PreDeleteHook
 // wait, its remote checks, its tasks. A heading, when given, goes above.
-func (d *describer) instanceDetails(level int, heading string, inst instanceView) {
+func (d *describer) instanceDetails(level int, heading string, inst apiv1.InstanceView) {
 	if inst.Pending == nil && inst.Message == "" && inst.Update == nil && inst.Move == nil && inst.PreDelete == nil &&
 		len(inst.RemoteChecks) == 0 && len(inst.Tasks) == 0 {
 		return
@@ -456,7 +457,7 @@ func (d *describer) instanceDetails(level int, heading string, inst instanceView
 // instances' tasks.
 type instanceTask struct {
 	instance string
-	taskView
+	apiv1.TaskView
 }
 
 // columnsOf makes columns of T show columns of the part of T that part
@@ -471,11 +472,11 @@ func columnsOf[T, P any](cols []column[P], part func(T) P) []column[T] {
 
 // taskColumns show a task with what its executor reports: the pid, the
 // container and the pod's address, the exit code once it exited.
-var taskColumns = []column[taskView]{
-	{header: "NAME", value: func(t taskView) string { return t.Name }},
-	{header: "STATE", value: func(t taskView) string { return taskState(t.State) }},
-	{header: "HEALTHY", value: func(t taskView) string { return optBool(t.Healthy) }},
-	{header: "PID", value: func(t taskView) string {
+var taskColumns = []column[apiv1.TaskView]{
+	{header: "NAME", value: func(t apiv1.TaskView) string { return t.Name }},
+	{header: "STATE", value: func(t apiv1.TaskView) string { return taskState(t.State) }},
+	{header: "HEALTHY", value: func(t apiv1.TaskView) string { return optBool(t.Healthy) }},
+	{header: "PID", value: func(t apiv1.TaskView) string {
 		switch {
 		case t.Container != nil && t.Container.Pid > 0:
 			return strconv.Itoa(t.Container.Pid)
@@ -484,19 +485,19 @@ var taskColumns = []column[taskView]{
 		}
 		return ""
 	}},
-	{header: "CONTAINER", value: func(t taskView) string {
+	{header: "CONTAINER", value: func(t apiv1.TaskView) string {
 		if t.Container == nil {
 			return ""
 		}
 		return strings.TrimSpace(shortID(t.Container.ID) + " " + t.Container.Status)
 	}},
-	{header: "IP", value: func(t taskView) string {
+	{header: "IP", value: func(t apiv1.TaskView) string {
 		if t.Container == nil {
 			return ""
 		}
 		return t.Container.IPAddress
 	}},
-	{header: "EXIT", value: func(t taskView) string {
+	{header: "EXIT", value: func(t apiv1.TaskView) string {
 		var code *int
 		switch {
 		case t.Container != nil:
@@ -509,16 +510,16 @@ var taskColumns = []column[taskView]{
 		}
 		return strconv.Itoa(*code)
 	}},
-	{header: "MESSAGE", value: func(t taskView) string { return t.Message }},
+	{header: "MESSAGE", value: func(t apiv1.TaskView) string { return t.Message }},
 }
 
 // taskColumnsFor leaves the container's columns out of a table of tasks
 // none of which is a container.
-func taskColumnsFor(tasks []taskView) []column[taskView] {
-	if slices.ContainsFunc(tasks, func(t taskView) bool { return t.Container != nil }) {
+func taskColumnsFor(tasks []apiv1.TaskView) []column[apiv1.TaskView] {
+	if slices.ContainsFunc(tasks, func(t apiv1.TaskView) bool { return t.Container != nil }) {
 		return taskColumns
 	}
-	return slices.DeleteFunc(slices.Clone(taskColumns), func(c column[taskView]) bool { return c.header == "CONTAINER" || c.header == "IP" })
+	return slices.DeleteFunc(slices.Clone(taskColumns), func(c column[apiv1.TaskView]) bool { return c.header == "CONTAINER" || c.header == "IP" })
 }
 
 // shortID is a container ID as docker ps shows it.
@@ -530,12 +531,12 @@ func shortID(id string) string {
 }
 
 // describeInstance describes one instance of an application.
-func describeInstance(w io.Writer, a appView, inst instanceView, events []eventView, now time.Time) {
+func describeInstance(w io.Writer, a apiv1.AppView, inst apiv1.InstanceView, events []eventView, now time.Time) {
 	d := newDescriber(w, now)
 	d.line(0, "Name", fmt.Sprintf("%s/%s/%d", a.Namespace, a.Name, inst.ID))
 	d.line(0, "Application", fmt.Sprintf("%s %s/%s (revision %d)", a.Kind, a.Namespace, a.Name, a.Version))
 	d.line(0, "Task group", inst.TaskGroupID)
-	d.line(0, "State", inst.state())
+	d.line(0, "State", instanceState(inst))
 	d.line(0, "Ready", strconv.FormatBool(inst.Ready))
 	d.line(0, "Healthy", optBool(inst.Healthy))
 	d.line(0, "Remote healthy", optBool(inst.RemoteHealthy))
@@ -579,11 +580,11 @@ func eventMessage(e eventView) string {
 	}
 	switch e.Type {
 	case "instance":
-		var i instanceView
+		var i apiv1.InstanceView
 		if json.Unmarshal(e.Object, &i) != nil {
 			break
 		}
-		s := i.state()
+		s := instanceState(i)
 		if i.Host != "" {
 			s += " on " + i.Host
 		}
@@ -595,7 +596,7 @@ func eventMessage(e eventView) string {
 		}
 		return s
 	case "app", "deployment", "daemonset":
-		var a appView
+		var a apiv1.AppView
 		if json.Unmarshal(e.Object, &a) != nil {
 			break
 		}
@@ -605,19 +606,19 @@ func eventMessage(e eventView) string {
 		}
 		return s
 	case "rollout":
-		var ro rolloutView
+		var ro apiv1.RolloutView
 		if json.Unmarshal(e.Object, &ro) != nil {
 			break
 		}
-		return ro.Phase + ": " + ro.Message
+		return string(ro.Phase) + ": " + ro.Message
 	case "hookrun":
-		var h hookRunView
+		var h apiv1.HookRun
 		if json.Unmarshal(e.Object, &h) != nil {
 			break
 		}
 		return strings.TrimSuffix(h.Status.Phase+": "+h.Status.Message, ": ")
 	case "agent":
-		var a agentView
+		var a apiv1.AgentView
 		if json.Unmarshal(e.Object, &a) != nil {
 			break
 		}
@@ -628,7 +629,7 @@ func eventMessage(e eventView) string {
 
 // describeAgent describes an agent: what it is, whether it takes
 // instances and why not, what runs on it.
-func describeAgent(w io.Writer, a agentView, now time.Time) {
+func describeAgent(w io.Writer, a apiv1.AgentView, now time.Time) {
 	d := newDescriber(w, now)
 	d.line(0, "Name", a.Hostname)
 	d.line(0, "ID", a.ID)
@@ -686,19 +687,11 @@ func describeAgent(w io.Writer, a agentView, now time.Time) {
 	case len(a.Instances) == 0 && a.Others == 0:
 		fmt.Fprintln(w, "  <none>")
 	case len(a.Instances) > 0:
-		type agentInstance = struct {
-			App       string `json:"app"`
-			Index     int    `json:"index"`
-			ID        string `json:"taskGroupID"`
-			Phase     string `json:"phase"`
-			Successor bool   `json:"successor"`
-			Move      string `json:"move"`
-		}
-		d.table(1, tableOf(a.Instances, []column[agentInstance]{
-			{header: "INSTANCE", value: func(i agentInstance) string { return fmt.Sprintf("%s/%d", i.App, i.Index) }},
-			{header: "TASKGROUP", value: func(i agentInstance) string { return i.ID }},
-			{header: "PHASE", value: func(i agentInstance) string { return i.Phase }},
-			{header: "MOVE", value: func(i agentInstance) string {
+		d.table(1, tableOf(a.Instances, []column[apiv1.AgentInstance]{
+			{header: "INSTANCE", value: func(i apiv1.AgentInstance) string { return fmt.Sprintf("%s/%d", i.App, i.Index) }},
+			{header: "TASKGROUP", value: func(i apiv1.AgentInstance) string { return i.ID }},
+			{header: "PHASE", value: func(i apiv1.AgentInstance) string { return i.Phase }},
+			{header: "MOVE", value: func(i apiv1.AgentInstance) string {
 				if i.Successor {
 					return "successor"
 				}
@@ -714,7 +707,7 @@ func describeAgent(w io.Writer, a agentView, now time.Time) {
 
 // describeHookRun describes a hook run: its template and arguments, who
 // waits for it, and each metric's measurements.
-func describeHookRun(w io.Writer, h hookRunView, now time.Time) {
+func describeHookRun(w io.Writer, h apiv1.HookRun, now time.Time) {
 	d := newDescriber(w, now)
 	d.line(0, "Name", h.Name)
 	d.line(0, "Namespace", h.Namespace)
@@ -737,19 +730,12 @@ func describeHookRun(w io.Writer, h hookRunView, now time.Time) {
 		d.line(2, "Message", m.Message)
 		d.line(2, "Measured", fmt.Sprintf("%d: %d successful, %d failed, %d inconclusive; %d errors",
 			m.Count, m.Successful, m.Failed, m.Inconclusive, m.Error))
-		type measurement = struct {
-			Value      string    `json:"value"`
-			Phase      string    `json:"phase"`
-			StartedAt  time.Time `json:"startedAt"`
-			FinishedAt time.Time `json:"finishedAt"`
-			Message    string    `json:"message"`
-		}
 		if len(m.Measurements) > 0 {
-			d.table(2, tableOf(m.Measurements, []column[measurement]{
-				{header: "AGE", value: func(x measurement) string { return age(now, x.StartedAt) }},
-				{header: "PHASE", value: func(x measurement) string { return x.Phase }},
-				{header: "VALUE", value: func(x measurement) string { return x.Value }},
-				{header: "MESSAGE", value: func(x measurement) string { return x.Message }},
+			d.table(2, tableOf(m.Measurements, []column[apiv1.Measurement]{
+				{header: "AGE", value: func(x apiv1.Measurement) string { return age(now, x.StartedAt) }},
+				{header: "PHASE", value: func(x apiv1.Measurement) string { return x.Phase }},
+				{header: "VALUE", value: func(x apiv1.Measurement) string { return x.Value }},
+				{header: "MESSAGE", value: func(x apiv1.Measurement) string { return x.Message }},
 			}, false, nil))
 		}
 	}

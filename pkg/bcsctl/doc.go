@@ -11,16 +11,16 @@
 // looked at. A command that changes something prints a line saying what
 // it did, or with -o json|yaml the API's answer (writeOutput).
 //
-// It knows the scheduler only through its REST API (client.go): the
-// views it decodes are its own, holding what it shows, and -o json|yaml
-// prints what the server sent, unchanged. Tables and descriptions are
-// pure functions of the views and a clock (table.go, describe.go), so
-// golden files check them; commands (cmd.go and the files named after
+// It knows the scheduler only through its REST API (client.go): it
+// decodes the API's own types (pkg/apiv1, which the server answers
+// with), and -o json|yaml prints what the server sent, unchanged. Tables
+// and descriptions are pure functions of the views and a clock
+// (table.go, describe.go), so golden files check them; commands (cmd.go and the files named after
 // them) fetch, render and set the exit code.
 //
 // It must not import the server's packages (pkg/api, pkg/registry,
-// pkg/store, pkg/scheduler); of bcs-mesos it uses only pkg/manifest,
-// pkg/constraint and pkg/strictjson, to read manifests as the server will
-// (broken JSON refused saying line and column, as the server would) and
-// summarise specs.
+// pkg/store, pkg/scheduler); of bcs-mesos it uses only pkg/apiv1, the
+// API's types, and pkg/manifest, pkg/constraint and pkg/strictjson, to
+// read manifests as the server will (broken JSON refused saying line and
+// column, as the server would) and summarise specs.
 package bcsctl

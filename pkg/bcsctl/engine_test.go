@@ -9,7 +9,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
-// Issue 33 item 6: bcsctl engine config shows the engine's configuration,
+// bcsctl engine config shows the engine's configuration,
 // each value's source; set changes values at run time (NAME=null gives one
 // back to its flag), and a value the API refuses is its error, naming it,
 // with nothing changed.

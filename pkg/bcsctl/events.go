@@ -15,6 +15,25 @@ import (
 	sse "github.com/tmaxmax/go-sse"
 )
 
+// eventView is one message of the event stream (GET /v1/events).
+type eventView struct {
+	ID        string `json:"id"`
+	Type      string `json:"type"`
+	Action    string `json:"action"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Revision is the etcd revision of the change (the ID's first part),
+	// not an application's revision.
+	Revision int64 `json:"revision"`
+	// Time is when the change was written; zero for a delete.
+	Time   time.Time       `json:"time"`
+	Object json.RawMessage `json:"object"`
+	// Message is a reset's or an overflow's.
+	Message string `json:"message"`
+	// data is the event as the stream sent it.
+	data string
+}
+
 // eventWindow is how many store revisions back "recent" events reach:
 // the event stream replays the history after a revision, and every
 // write of the store is one.

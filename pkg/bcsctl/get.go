@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 )
 
 func (c *cli) getCommand() *cobra.Command {
@@ -236,14 +238,14 @@ func (c *cli) fetchInstances(ctx context.Context, name string, all bool) ([]byte
 	default:
 		app = name
 	}
-	var apps []appView
+	var apps []apiv1.AppView
 	var raws []json.RawMessage
 	if app != "" {
 		a, raw, err := c.workload(ctx, ns, app)
 		if err != nil {
 			return nil, nil, err
 		}
-		apps, raws = []appView{a}, []json.RawMessage{raw}
+		apps, raws = []apiv1.AppView{a}, []json.RawMessage{raw}
 	} else {
 		query := url.Values{}
 		if !all {
@@ -255,7 +257,7 @@ func (c *cli) fetchInstances(ctx context.Context, name string, all bool) ([]byte
 				return nil, nil, err
 			}
 			for _, item := range list {
-				var a appView
+				var a apiv1.AppView
 				if err := json.Unmarshal(item, &a); err != nil {
 					return nil, nil, err
 				}
@@ -305,15 +307,15 @@ func nonNil[T any](list []T) []T {
 // workload reads an application, a deployment or a daemonset of that
 // name: they share names, served at /v1/apps, /v1/deployments or
 // /v1/daemonsets by kind.
-func (c *cli) workload(ctx context.Context, ns, name string) (appView, []byte, error) {
+func (c *cli) workload(ctx context.Context, ns, name string) (apiv1.AppView, []byte, error) {
 	for _, path := range []string{"apps", "deployments", "daemonsets"} {
-		var a appView
+		var a apiv1.AppView
 		raw, err := c.client.get(ctx, pathOf(path, ns, name), nil, &a)
 		if !notFound(err) {
 			return a, raw, err
 		}
 	}
-	return appView{}, nil, notFoundf("no application, deployment or daemonset %s/%s", ns, name)
+	return apiv1.AppView{}, nil, notFoundf("no application, deployment or daemonset %s/%s", ns, name)
 }
 
 // instanceRef names one instance.

@@ -103,7 +103,7 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// Issue 16: every kind's table, as get prints it, with -o wide and -A.
+// Every kind's table, as get prints it, with -o wide and -A.
 func TestTablesGolden(t *testing.T) {
 	now := capturedAt(t)
 	apps := append(items(t, "apps.json", "apps"), items(t, "deployments.json", "deployments")...)
@@ -199,7 +199,7 @@ func printPlan(t *testing.T, b *bytes.Buffer, file string) {
 	}
 }
 
-// Issue 16: describe shows a spec summary, the rollout, the instances
+// describe shows a spec summary, the rollout, the instances
 // with why one is pending and the recent events; of agents and hook
 // runs, what keeps an agent from taking instances and each metric's
 // measurements; a plan, what it would do to each instance and why one

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 )
 
 const instanceHelp = "INSTANCE is NAMESPACE/APP/INDEX, APP/INDEX (in -n) or a task group ID."
@@ -36,8 +39,8 @@ func (c *cli) execCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			body := map[string]any{"task": task, "command": args[1:], "timeout": timeout.String()}
-			return c.taskGroupCall(cmd, id, "exec", body, nil)
+			body := apiv1.ExecRequest{TaskRequest: apiv1.TaskRequest{Task: task, Timeout: manifest.Duration(timeout.String())}, Command: args[1:]}
+			return c.taskGroupCall(cmd, id, "exec", body, nil, "")
 		},
 	}
 	cmd.Flags().StringVarP(&task, "container", "c", "", "the container or process (task) to run it in")
@@ -59,7 +62,8 @@ func (c *cli) signalCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.taskGroupCall(cmd, id, "signal", map[string]any{"task": task, "signal": args[1]}, &out)
+			body := apiv1.SignalRequest{TaskRequest: apiv1.TaskRequest{Task: task}, Signal: apiv1.SignalName(args[1])}
+			return c.taskGroupCall(cmd, id, "signal", body, &out, args[1])
 		},
 	}
 	cmd.Flags().StringVarP(&task, "container", "c", "", "the container or process (task) to signal")
@@ -69,9 +73,9 @@ func (c *cli) signalCommand() *cobra.Command {
 
 // taskGroupCall sends exec or signal to a task group's executor, prints
 // what it answered and ends with the command's exit code; a signal's
-// out prints its line or, with -o, the answer.
-func (c *cli) taskGroupCall(cmd *cobra.Command, id, op string, body map[string]any, out *writeOutput) error {
-	var res taskGroupResult
+// out prints the line saying what was sent or, with -o, the answer.
+func (c *cli) taskGroupCall(cmd *cobra.Command, id, op string, body any, out *writeOutput, sent string) error {
+	var res apiv1.MessageReply
 	raw, err := c.client.call(cmd.Context(), http.MethodPost, pathOf("taskgroups", id, op), nil, body, &res)
 	if err != nil {
 		return err
@@ -90,7 +94,7 @@ func (c *cli) taskGroupCall(cmd *cobra.Command, id, op string, body map[string]a
 		return &exitError{exitFailure}
 	}
 	if out != nil {
-		return out.done(c.env.Out, raw, "%s sent to %s (task %s)", body["signal"], res.TaskGroupID, res.Task)
+		return out.done(c.env.Out, raw, "%s sent to %s (task %s)", sent, res.TaskGroupID, res.Task)
 	}
 	return nil
 }
@@ -198,14 +202,8 @@ func (c *cli) agentCommand(op string) *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			body := map[string]any{}
-			if reason != "" {
-				body["reason"] = reason
-			}
-			if force {
-				body["force"] = true
-			}
-			var a agentView
+			body := apiv1.AgentRequest{Reason: reason, Force: force}
+			var a apiv1.AgentView
 			raw, err := c.client.call(ctx, http.MethodPost, pathOf("agents", args[0], op), nil, body, &a)
 			if err != nil {
 				return err
@@ -241,7 +239,7 @@ func (c *cli) agentCommand(op string) *cobra.Command {
 
 // waitDrained follows a drain until the agent is drained, a line per
 // change; with -o, it prints the agent as it is then, and nothing before.
-func (c *cli) waitDrained(ctx context.Context, agent string, a agentView, out *writeOutput) error {
+func (c *cli) waitDrained(ctx context.Context, agent string, a apiv1.AgentView, out *writeOutput) error {
 	last := ""
 	var raw []byte
 	err := c.poll(ctx, func() (bool, error) {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 )
 
 func (c *cli) describeCommand() *cobra.Command {
@@ -73,14 +75,14 @@ func (c *cli) describe(ctx context.Context, r *resource, name string) error {
 	}
 	switch r.name {
 	case "agents":
-		var a agentView
+		var a apiv1.AgentView
 		if err := json.Unmarshal(raw, &a); err != nil {
 			return err
 		}
 		describeAgent(c.env.Out, a, now)
 		return nil
 	case "hookruns":
-		var h hookRunView
+		var h apiv1.HookRun
 		if err := json.Unmarshal(raw, &h); err != nil {
 			return err
 		}
@@ -247,8 +249,8 @@ func (c *cli) scaleCommand() *cobra.Command {
 			if replicas < 0 {
 				return usageErrorf("--replicas: give the number of instances (≥ 0)")
 			}
-			var a appView
-			body := map[string]any{"instances": replicas, "force": force}
+			var a apiv1.AppView
+			body := apiv1.ScaleRequest{Instances: &replicas, Force: force}
 			raw, err := c.client.call(cmd.Context(), http.MethodPost, pathOf(r.path, ns, name, "scale"), nil, body, &a)
 			if err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 )
 
@@ -62,11 +63,11 @@ func tableRows[T any](cols func(now time.Time) []column[T], namespace func(T) st
 
 var resources = []*resource{
 	{name: "apps", aliases: []string{"app", "application", "applications", "process", "processes"}, path: "apps", listKey: "apps",
-		namespaced: true, deletable: true, force: true, workload: true, table: tableRows(workloadColumns, func(a appView) string { return a.Namespace })},
+		namespaced: true, deletable: true, force: true, workload: true, table: tableRows(workloadColumns, func(a apiv1.AppView) string { return a.Namespace })},
 	{name: "deployments", aliases: []string{"deployment", "deploy"}, path: "deployments", listKey: "deployments",
-		namespaced: true, deletable: true, force: true, workload: true, table: tableRows(workloadColumns, func(a appView) string { return a.Namespace })},
+		namespaced: true, deletable: true, force: true, workload: true, table: tableRows(workloadColumns, func(a apiv1.AppView) string { return a.Namespace })},
 	{name: "daemonsets", aliases: []string{"daemonset", "ds"}, path: "daemonsets", listKey: "daemonsets",
-		namespaced: true, deletable: true, force: true, workload: true, table: tableRows(workloadColumns, func(a appView) string { return a.Namespace })},
+		namespaced: true, deletable: true, force: true, workload: true, table: tableRows(workloadColumns, func(a apiv1.AppView) string { return a.Namespace })},
 	// A kubectl user's pods are instances: each is one Mesos task group,
 	// a pod of containers or processes.
 	{name: "instances", aliases: []string{"instance", "inst", "pods", "pod", "po", "taskgroups", "taskgroup", "tg"}, namespaced: true,
@@ -74,7 +75,7 @@ var resources = []*resource{
 	{name: "agents", aliases: []string{"agent", "nodes", "node"}, path: "agents", listKey: "agents",
 		table: tableRows(agentColumns, nil)},
 	{name: "hookruns", aliases: []string{"hookrun"}, path: "hookruns", listKey: "hookruns", namespaced: true,
-		table: tableRows(hookRunColumns, func(h hookRunView) string { return h.Namespace })},
+		table: tableRows(hookRunColumns, func(h apiv1.HookRun) string { return h.Namespace })},
 	{name: "hooktemplates", aliases: []string{"hooktemplate"}, path: "hooktemplates", listKey: "hooktemplates", namespaced: true,
 		deletable: true, table: tableRows(objectColumns(specSummary), objectNamespace)},
 	{name: "configmaps", aliases: []string{"configmap", "cm"}, path: "configmaps", listKey: "configmaps", namespaced: true,
@@ -84,7 +85,7 @@ var resources = []*resource{
 	{name: "services", aliases: []string{"service", "svc"}, path: "services", listKey: "services", namespaced: true,
 		deletable: true, table: tableRows(objectColumns(specSummary), objectNamespace)},
 	{name: "depends", aliases: []string{"dependency", "dependencies"}, path: "depends", listKey: "depends", namespaced: true,
-		deletable: true, force: true, table: tableRows(dependsColumns, objectNamespace)},
+		deletable: true, force: true, table: tableRows(dependsColumns, func(o apiv1.DependsView) string { return o.Namespace })},
 	{name: "notifications", aliases: []string{"notification"}, path: "notifications", listKey: "notifications", namespaceFilter: true,
 		table: tableRows(notificationColumns, nil)},
 	{name: "notifies", aliases: []string{"notify", "callbacks"}, path: "notifies", listKey: "notifies", noGetOne: true,
@@ -141,35 +142,35 @@ func resourceNames() string {
 // workloadColumns are the columns of applications, deployments and
 // daemonsets (READY out of the desired count: a daemonset's eligible
 // agents).
-func workloadColumns(now time.Time) []column[appView] {
-	return []column[appView]{
-		{header: "NAME", value: func(a appView) string { return a.Name }},
-		{header: "KIND", value: func(a appView) string { return a.Kind }},
-		{header: "STATE", value: func(a appView) string { return a.Status.State }},
-		{header: "READY", value: func(a appView) string {
+func workloadColumns(now time.Time) []column[apiv1.AppView] {
+	return []column[apiv1.AppView]{
+		{header: "NAME", value: func(a apiv1.AppView) string { return a.Name }},
+		{header: "KIND", value: func(a apiv1.AppView) string { return string(a.Kind) }},
+		{header: "STATE", value: func(a apiv1.AppView) string { return string(a.Status.State) }},
+		{header: "READY", value: func(a apiv1.AppView) string {
 			ready, _ := readyCount(a)
 			return fmt.Sprintf("%d/%d", ready, a.Instances)
 		}},
-		{header: "UP-TO-DATE", value: func(a appView) string {
+		{header: "UP-TO-DATE", value: func(a apiv1.AppView) string {
 			if ro := a.Status.Rollout; ro != nil {
 				return strconv.Itoa(ro.Updated)
 			}
 			return ""
 		}},
-		{header: "REVISION", value: func(a appView) string { return strconv.FormatUint(a.Version, 10) }},
-		{header: "ROLLOUT", value: func(a appView) string {
+		{header: "REVISION", value: func(a apiv1.AppView) string { return strconv.FormatUint(a.Version, 10) }},
+		{header: "ROLLOUT", value: func(a apiv1.AppView) string {
 			if ro := a.Status.Rollout; ro != nil {
-				return ro.Phase
+				return string(ro.Phase)
 			}
 			return ""
 		}},
-		{header: "AGE", value: func(a appView) string { return age(now, a.CreatedAt) }},
+		{header: "AGE", value: func(a apiv1.AppView) string { return age(now, a.CreatedAt) }},
 		{header: "MESSAGE", wide: true, value: workloadMessage},
 	}
 }
 
 // readyCount counts an application's ready and stopped instances.
-func readyCount(a appView) (ready, stopped int) {
+func readyCount(a apiv1.AppView) (ready, stopped int) {
 	if ro := a.Status.Rollout; ro != nil && len(a.Status.Instances) == 0 {
 		return ro.Ready, 0 // a rollout counts stopped instances as ready
 	}
@@ -186,7 +187,7 @@ func readyCount(a appView) (ready, stopped int) {
 
 // workloadMessage is what needs saying of an application: its own
 // message, or else its rollout's while one is under way.
-func workloadMessage(a appView) string {
+func workloadMessage(a apiv1.AppView) string {
 	if a.Status.Message != "" {
 		return a.Status.Message
 	}
@@ -203,10 +204,13 @@ type instanceRow struct {
 	instanceView
 }
 
+// instanceView names the instance a row embeds.
+type instanceView = apiv1.InstanceView
+
 func instanceColumns(now time.Time) []column[instanceRow] {
 	return []column[instanceRow]{
 		{header: "NAME", value: func(i instanceRow) string { return fmt.Sprintf("%s/%d", i.App, i.ID) }},
-		{header: "STATE", value: func(i instanceRow) string { return i.state() }},
+		{header: "STATE", value: func(i instanceRow) string { return instanceState(i.instanceView) }},
 		{header: "READY", value: func(i instanceRow) string { return strconv.FormatBool(i.Ready) }},
 		{header: "HEALTHY", value: func(i instanceRow) string { return optBool(i.Healthy) }},
 		{header: "RESTARTS", value: func(i instanceRow) string { return strconv.Itoa(i.Restarts) }},
@@ -221,7 +225,7 @@ func instanceColumns(now time.Time) []column[instanceRow] {
 // instanceNote is the one thing to know about an instance beyond its
 // state: why it is pending, what an update, a move or a PreDeleteHook
 // does to it, or its message.
-func instanceNote(i instanceView) string {
+func instanceNote(i apiv1.InstanceView) string {
 	switch {
 	case i.Pending != nil:
 		return pendingSummary(i.Pending)
@@ -241,45 +245,45 @@ func instanceNote(i instanceView) string {
 	return i.Message
 }
 
-func agentColumns(now time.Time) []column[agentView] {
-	return []column[agentView]{
-		{header: "NAME", value: func(a agentView) string { return a.Hostname }},
+func agentColumns(now time.Time) []column[apiv1.AgentView] {
+	return []column[apiv1.AgentView]{
+		{header: "NAME", value: func(a apiv1.AgentView) string { return a.Hostname }},
 		{header: "STATUS", value: agentStatus},
-		{header: "INSTANCES", value: func(a agentView) string { return strconv.Itoa(len(a.Instances) + a.Others) }},
-		{header: "CPUS", value: func(a agentView) string {
+		{header: "INSTANCES", value: func(a apiv1.AgentView) string { return strconv.Itoa(len(a.Instances) + a.Others) }},
+		{header: "CPUS", value: func(a apiv1.AgentView) string {
 			if a.Master == nil {
 				return number(a.Used.CPUs)
 			}
 			return number(a.Used.CPUs) + "/" + number(a.Master.Total.CPUs)
 		}},
-		{header: "MEM(MB)", value: func(a agentView) string {
+		{header: "MEM(MB)", value: func(a apiv1.AgentView) string {
 			if a.Master == nil {
 				return number(a.Used.MemMB)
 			}
 			return number(a.Used.MemMB) + "/" + number(a.Master.Total.MemMB)
 		}},
-		{header: "LAST SEEN", value: func(a agentView) string {
+		{header: "LAST SEEN", value: func(a apiv1.AgentView) string {
 			if a.LastSeen == nil {
 				return "never"
 			}
 			return age(now, *a.LastSeen)
 		}},
-		{header: "ID", wide: true, value: func(a agentView) string { return a.ID }},
-		{header: "ATTRIBUTES", wide: true, value: func(a agentView) string {
+		{header: "ID", wide: true, value: func(a apiv1.AgentView) string { return a.ID }},
+		{header: "ATTRIBUTES", wide: true, value: func(a apiv1.AgentView) string {
 			var kv []string
 			for _, k := range slices.Sorted(maps.Keys(a.Attributes)) {
 				kv = append(kv, k+"="+a.Attributes[k])
 			}
 			return strings.Join(kv, ",")
 		}},
-		{header: "TAINTS", wide: true, value: func(a agentView) string { return strings.Join(a.Taints, ",") }},
-		{header: "REASON", wide: true, value: func(a agentView) string { return a.Reason }},
+		{header: "TAINTS", wide: true, value: func(a apiv1.AgentView) string { return strings.Join(a.Taints, ",") }},
+		{header: "REASON", wide: true, value: func(a apiv1.AgentView) string { return a.Reason }},
 	}
 }
 
 // agentStatus sums an agent up kubectl's way: Ready, or what keeps
 // instances off it ("Cordoned,Draining").
-func agentStatus(a agentView) string {
+func agentStatus(a apiv1.AgentView) string {
 	var parts []string
 	if m := a.Master; m != nil && !m.Active {
 		parts = append(parts, map[bool]string{true: "Deactivated", false: "Inactive"}[m.Deactivated])
@@ -302,20 +306,20 @@ func agentStatus(a agentView) string {
 	return strings.Join(parts, ",")
 }
 
-func hookRunColumns(now time.Time) []column[hookRunView] {
-	return []column[hookRunView]{
-		{header: "NAME", value: func(h hookRunView) string { return h.Name }},
-		{header: "PHASE", value: func(h hookRunView) string { return h.Status.Phase }},
-		{header: "TEMPLATE", value: func(h hookRunView) string { return h.Spec.TemplateName }},
+func hookRunColumns(now time.Time) []column[apiv1.HookRun] {
+	return []column[apiv1.HookRun]{
+		{header: "NAME", value: func(h apiv1.HookRun) string { return h.Name }},
+		{header: "PHASE", value: func(h apiv1.HookRun) string { return h.Status.Phase }},
+		{header: "TEMPLATE", value: func(h apiv1.HookRun) string { return h.Spec.TemplateName }},
 		{header: "OWNER", value: hookRunOwner},
-		{header: "AGE", value: func(h hookRunView) string { return age(now, h.CreatedAt) }},
-		{header: "MESSAGE", wide: true, value: func(h hookRunView) string { return h.Status.Message }},
+		{header: "AGE", value: func(h apiv1.HookRun) string { return age(now, h.CreatedAt) }},
+		{header: "MESSAGE", wide: true, value: func(h apiv1.HookRun) string { return h.Status.Message }},
 	}
 }
 
 // hookRunOwner says who waits for a run: "fleet canary step 2 (revision
 // 3)", "fleet/1 PreDelete".
-func hookRunOwner(h hookRunView) string {
+func hookRunOwner(h apiv1.HookRun) string {
 	o := h.Spec.Owner
 	switch {
 	case o == nil:
@@ -328,23 +332,23 @@ func hookRunOwner(h hookRunView) string {
 	return o.App + " " + o.Kind
 }
 
-func objectNamespace(o objectView) string { return o.Namespace }
+func objectNamespace(o apiv1.ObjectView) string { return o.Namespace }
 
 // objectColumns are the columns of configmaps, secrets, hook templates
 // and services: their name, what their spec holds and their age.
-func objectColumns(summary func(objectView) string) func(now time.Time) []column[objectView] {
-	return func(now time.Time) []column[objectView] {
-		return []column[objectView]{
-			{header: "NAME", value: func(o objectView) string { return o.Name }},
+func objectColumns(summary func(apiv1.ObjectView) string) func(now time.Time) []column[apiv1.ObjectView] {
+	return func(now time.Time) []column[apiv1.ObjectView] {
+		return []column[apiv1.ObjectView]{
+			{header: "NAME", value: func(o apiv1.ObjectView) string { return o.Name }},
 			{header: "DATA", value: summary},
-			{header: "AGE", value: func(o objectView) string { return age(now, o.CreatedAt) }},
+			{header: "AGE", value: func(o apiv1.ObjectView) string { return age(now, o.CreatedAt) }},
 		}
 	}
 }
 
 // specSummary counts what an object's manifest holds: a configmap's or
 // secret's items, a hook template's metrics.
-func specSummary(o objectView) string {
+func specSummary(o apiv1.ObjectView) string {
 	obj, err := manifest.Parse(o.Spec)
 	switch m := obj.(type) {
 	case nil:
@@ -361,48 +365,38 @@ func specSummary(o objectView) string {
 	return string(obj.Kind())
 }
 
-func dependsColumns(now time.Time) []column[objectView] {
-	return []column[objectView]{
-		{header: "NAME", value: func(o objectView) string { return o.Name }},
-		{header: "REFERENCED-BY", value: func(o objectView) string {
-			if o.Status == nil {
-				return ""
-			}
-			return strings.Join(o.Status.ReferencedBy, ",")
-		}},
-		{header: "PODS", value: func(o objectView) string {
-			if o.Status == nil {
-				return "0"
-			}
-			return strconv.Itoa(len(o.Status.Pods))
-		}},
-		{header: "AGE", value: func(o objectView) string { return age(now, o.CreatedAt) }},
+func dependsColumns(now time.Time) []column[apiv1.DependsView] {
+	return []column[apiv1.DependsView]{
+		{header: "NAME", value: func(o apiv1.DependsView) string { return o.Name }},
+		{header: "REFERENCED-BY", value: func(o apiv1.DependsView) string { return strings.Join(o.Status.ReferencedBy, ",") }},
+		{header: "PODS", value: func(o apiv1.DependsView) string { return strconv.Itoa(len(o.Status.Pods)) }},
+		{header: "AGE", value: func(o apiv1.DependsView) string { return age(now, o.CreatedAt) }},
 	}
 }
 
-func notificationColumns(now time.Time) []column[notificationView] {
-	return []column[notificationView]{
-		{header: "ID", value: func(n notificationView) string { return n.ID }},
-		{header: "TYPE", value: func(n notificationView) string { return n.Type }},
-		{header: "INSTANCE", value: func(n notificationView) string { return fmt.Sprintf("%s/%s/%d", n.Namespace, n.App, n.Instance) }},
-		{header: "TASK-STATE", value: func(n notificationView) string { return n.TaskState }},
-		{header: "STATE", value: func(n notificationView) string { return n.State }},
-		{header: "AGE", value: func(n notificationView) string { return age(now, n.Time) }},
-		{header: "MESSAGE", wide: true, value: func(n notificationView) string { return n.Message }},
+func notificationColumns(now time.Time) []column[apiv1.NotificationView] {
+	return []column[apiv1.NotificationView]{
+		{header: "ID", value: func(n apiv1.NotificationView) string { return n.ID }},
+		{header: "TYPE", value: func(n apiv1.NotificationView) string { return n.Type }},
+		{header: "INSTANCE", value: func(n apiv1.NotificationView) string { return fmt.Sprintf("%s/%s/%d", n.Namespace, n.App, n.Instance) }},
+		{header: "TASK-STATE", value: func(n apiv1.NotificationView) string { return n.TaskState }},
+		{header: "STATE", value: func(n apiv1.NotificationView) string { return n.State }},
+		{header: "AGE", value: func(n apiv1.NotificationView) string { return age(now, n.Time) }},
+		{header: "MESSAGE", wide: true, value: func(n apiv1.NotificationView) string { return n.Message }},
 	}
 }
 
-func notifyColumns(now time.Time) []column[notifyView] {
-	return []column[notifyView]{
-		{header: "ID", value: func(n notifyView) string { return n.ID }},
-		{header: "URL", value: func(n notifyView) string { return n.URL }},
-		{header: "EVENTS", value: func(n notifyView) string {
+func notifyColumns(now time.Time) []column[apiv1.NotifyCallback] {
+	return []column[apiv1.NotifyCallback]{
+		{header: "ID", value: func(n apiv1.NotifyCallback) string { return n.ID }},
+		{header: "URL", value: func(n apiv1.NotifyCallback) string { return n.URL }},
+		{header: "EVENTS", value: func(n apiv1.NotifyCallback) string {
 			if len(n.Events) == 0 {
 				return "all"
 			}
 			return strings.Join(n.Events, ",")
 		}},
-		{header: "AGE", value: func(n notifyView) string { return age(now, n.CreatedAt) }},
+		{header: "AGE", value: func(n apiv1.NotifyCallback) string { return age(now, n.CreatedAt) }},
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 )
 
 func (c *cli) rolloutCommand() *cobra.Command {
@@ -50,7 +52,7 @@ func (c *cli) workloadOperationCommand(op workloadOperation) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var a appView
+			var a apiv1.AppView
 			raw, err := c.client.call(cmd.Context(), http.MethodPost, pathOf(r.path, ns, name, op.name), nil, nil, &a)
 			if err != nil {
 				return err
@@ -93,7 +95,7 @@ func (c *cli) rolloutUndoCommand() *cobra.Command {
 					return err
 				}
 			}
-			var a appView
+			var a apiv1.AppView
 			raw, err := c.client.call(ctx, http.MethodPost, pathOf(r.path, ns, name, "rollback"), nil, map[string]uint64{"revision": revision}, &a)
 			if err != nil {
 				return err
@@ -109,12 +111,12 @@ func (c *cli) rolloutUndoCommand() *cobra.Command {
 
 // previousRevision is the newest revision before the current one.
 func (c *cli) previousRevision(ctx context.Context, r *resource, ns, name string) (uint64, error) {
-	var a appView
+	var a apiv1.AppView
 	if _, err := c.client.get(ctx, pathOf(r.path, ns, name), nil, &a); err != nil {
 		return 0, err
 	}
 	var history struct {
-		Versions []versionView `json:"versions"`
+		Versions []apiv1.AppVersion `json:"versions"`
 	}
 	if _, err := c.client.get(ctx, pathOf(r.path, ns, name, "versions"), nil, &history); err != nil {
 		return 0, err
@@ -144,7 +146,7 @@ func (c *cli) rolloutHistoryCommand() *cobra.Command {
 				return err
 			}
 			var history struct {
-				Versions []versionView `json:"versions"`
+				Versions []apiv1.AppVersion `json:"versions"`
 			}
 			raw, err := c.client.get(cmd.Context(), pathOf(r.path, ns, name, "versions"), nil, &history)
 			if err != nil {
@@ -170,16 +172,16 @@ func (c *cli) rolloutHistoryCommand() *cobra.Command {
 	return cmd
 }
 
-func historyTable(versions []versionView, now time.Time) *table {
-	return tableOf(versions, []column[versionView]{
-		{header: "REVISION", value: func(v versionView) string { return strconv.FormatUint(v.Version, 10) }},
-		{header: "CAUSE", value: func(v versionView) string {
+func historyTable(versions []apiv1.AppVersion, now time.Time) *table {
+	return tableOf(versions, []column[apiv1.AppVersion]{
+		{header: "REVISION", value: func(v apiv1.AppVersion) string { return strconv.FormatUint(v.Version, 10) }},
+		{header: "CAUSE", value: func(v apiv1.AppVersion) string {
 			if v.RolledBackTo > 0 {
 				return fmt.Sprintf("%s to %d", v.Cause, v.RolledBackTo)
 			}
-			return v.Cause
+			return string(v.Cause)
 		}},
-		{header: "AGE", value: func(v versionView) string { return age(now, v.CreatedAt) }},
+		{header: "AGE", value: func(v apiv1.AppVersion) string { return age(now, v.CreatedAt) }},
 	}, false, nil)
 }
 
@@ -223,7 +225,7 @@ const (
 
 // judgeRollout says whether the rollout of a's current revision is done,
 // failed or still going, and in a line where it is.
-func judgeRollout(a appView) (rolloutVerdict, string) {
+func judgeRollout(a apiv1.AppView) (rolloutVerdict, string) {
 	ro := a.Status.Rollout
 	switch {
 	case ro == nil || ro.UpdateRevision != a.Version:
@@ -235,13 +237,13 @@ func judgeRollout(a appView) (rolloutVerdict, string) {
 	case ro.Phase == "Progressing" && stalled(ro.Conditions):
 		return rolloutFailed, fmt.Sprintf("rollout of revision %d stalled: %s", a.Version, ro.Message)
 	}
-	return rolloutGoing, ro.Phase + ": " + ro.Message
+	return rolloutGoing, string(ro.Phase) + ": " + ro.Message
 }
 
 // stalled reports a rollout that will not progress until an operator acts
 // (Progressing False: instances failed to update), as kubectl gives up on
 // a deployment past its progress deadline.
-func stalled(conditions []condition) bool {
+func stalled(conditions []apiv1.Condition) bool {
 	for _, c := range conditions {
 		if c.Type == "Progressing" && c.Status == "False" {
 			return true
@@ -254,9 +256,9 @@ func stalled(conditions []condition) bool {
 func (c *cli) rolloutStatus(ctx context.Context, r *resource, ns, name string) error {
 	bar := &progress{out: c.env.Out, terminal: c.env.Terminal, width: c.env.Width}
 	var verdict rolloutVerdict
-	var a appView
+	var a apiv1.AppView
 	err := c.poll(ctx, func() (bool, error) {
-		a = appView{}
+		a = apiv1.AppView{}
 		if _, err := c.client.get(ctx, pathOf(r.path, ns, name), nil, &a); err != nil {
 			return false, err
 		}
@@ -291,7 +293,7 @@ type progress struct {
 	drawn bool
 }
 
-func (p *progress) show(a appView, line string) {
+func (p *progress) show(a apiv1.AppView, line string) {
 	if !p.terminal {
 		if line != p.last {
 			fmt.Fprintf(p.out, "%s %s/%s: %s\n", a.Kind, a.Namespace, a.Name, line)

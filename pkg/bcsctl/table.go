@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 )
 
 // none stands for an empty cell, as kubectl writes it.
@@ -133,10 +135,10 @@ func taskState(s string) string {
 	return title(strings.TrimPrefix(s, "TASK_"))
 }
 
-// state is an instance's state as a word: Stopped when the operator
-// stopped it (its last task's state says only that it was killed),
-// else its task state's.
-func (i instanceView) state() string {
+// instanceState is an instance's state as a word: Stopped when the
+// operator stopped it (its last task's state says only that it was
+// killed), else its task state's.
+func instanceState(i apiv1.InstanceView) string {
 	if i.Stopped {
 		return "Stopped"
 	}
@@ -179,7 +181,7 @@ func number(f float64) string {
 
 // pendingSummary says why an instance finds no agent, as the scheduler's
 // message does: "0/3 agents fit: hostname UNIQUE 2, cordoned 1".
-func pendingSummary(p *pendingView) string {
+func pendingSummary(p *apiv1.Pending) string {
 	if p == nil {
 		return ""
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
@@ -415,37 +416,13 @@ type TaskRecord struct {
 	Process   *ProcessStatus   `json:"process,omitempty"`
 }
 
-// ContainerStatus is a task's Docker container as the container executor
-// reports it (seed 001 BcsContainerInfo).
-type ContainerStatus struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	Pid  int    `json:"pid,omitempty"`
-	// Status is Docker's: created, running, paused, restarting, exited,
-	// dead.
-	Status string `json:"status"`
-	// ExitCode is set once the container exited.
-	ExitCode *int `json:"exitCode,omitempty"`
-	// IPAddress is the pod's address: the network container's (bridge,
-	// CNI) or the agent's (host network).
-	IPAddress   string    `json:"ipAddress,omitempty"`
-	NetworkMode string    `json:"networkMode,omitempty"`
-	Hostname    string    `json:"hostname,omitempty"`
-	StartedAt   time.Time `json:"startedAt,omitzero"`
-	FinishedAt  time.Time `json:"finishedAt,omitzero"`
-}
-
-// ProcessStatus is a task's process as the process executor reports it.
-type ProcessStatus struct {
-	Pid       int       `json:"pid,omitempty"`
-	ProcName  string    `json:"procName"`
-	StartedAt time.Time `json:"startedAt,omitzero"`
-	// ExitCode is set once the process exited.
-	ExitCode *int   `json:"exitCode,omitempty"`
-	WorkPath string `json:"workPath"`
-	// Ports are its ports by name, with the host port.
-	Ports map[string]int `json:"ports,omitempty"`
-}
+// ContainerStatus and ProcessStatus are what a task's executor reports
+// of its container or process (seed 001 BcsContainerInfo), kept as the
+// API shows them (pkg/apiv1).
+type (
+	ContainerStatus = apiv1.ContainerStatus
+	ProcessStatus   = apiv1.ProcessStatus
+)
 
 // PreviousLaunch is an instance's launch before its current one.
 type PreviousLaunch struct {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/rollout"
@@ -17,8 +18,9 @@ import (
 // ones are pruned in the transaction that adds a new one.
 const VersionsKept = 20
 
-// AppState is an application's summary state, shown by the API.
-type AppState string
+// AppState is an application's summary state, the API's (pkg/apiv1):
+// the record keeps it as the API shows it.
+type AppState = apiv1.AppState
 
 // Application states.
 const (
