@@ -124,6 +124,7 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, mesos
 // termWorkers are what runs while this replica leads, each writing
 // through the fenced store of the term.
 type termWorkers struct {
+	// The driver schedules through Mesos; the API's operations reach it.
 	driver *scheduler.Driver
 	// The hook runner drives the hook runs while this replica leads; the
 	// next leader's resumes them from their stored measurements.
@@ -133,6 +134,8 @@ type termWorkers struct {
 	notifier *notify.Notifier
 }
 
+// newTermWorkers makes the term's workers on its fenced registry and
+// store.
 func (l *leadership) newTermWorkers(o Options, mesos connection, leaderReg *registry.Registry, leaderStore *store.Store) (termWorkers, error) {
 	var identities scheduler.IdentitySource
 	if !o.NamespaceUIDs.Off() {

@@ -140,7 +140,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	var components lifecycle
 	if err := components.start(ctx,
-		component{"store", d.startStore}, // etcd stops last: every other writes to it
+		component{"store", d.startStore}, // closes last: the others use it
 		component{"Mesos", d.startMesos},
 		component{"debug server", d.startDebug},
 		component{"API", d.startAPI},
@@ -150,7 +150,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer func() {
 		if err := components.stop(); err != nil {
-			d.o.Logger.Warn("stopping", "err", err)
+			d.o.Logger.Warn("stopped, not cleanly", "err", err)
 		}
 	}()
 	return d.wait(ctx)
@@ -158,7 +158,7 @@ func Run(ctx context.Context, o Options) error {
 
 // configure checks o, fills its defaults and loads what it names: the
 // secret backend, the admission policy, the API's callers, the Mesos
-// credential. What can be refused is refused before anything starts.
+// credential. Bad options are refused before anything starts.
 func configure(o Options) (*daemon, error) {
 	o, err := checkOptions(o)
 	if err != nil {
