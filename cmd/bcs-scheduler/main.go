@@ -32,82 +32,8 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "rotate-key" {
 		os.Exit(rotateKey(os.Args[2:]))
 	}
-	var o schedulerd.Options
-	var etcd, masters, devAgents, devMode, packageDirs, agentPorts, namespaceUIDs string
-	flag.StringVar(&o.Listen, "listen", schedulerd.DefaultListen, "address of the REST API")
-	flag.StringVar(&o.DebugAddr, "debug-addr", "", "serve Go's profiles (net/http/pprof) at this loopback address, e.g. 127.0.0.1:6060")
-	flag.StringVar(&o.AdvertiseURL, "advertise-url", "", "URL other replicas and agents reach the API at (redirects, ${scheduler_url}); default http://<listen address>")
-	flag.StringVar(&o.DataDir, "data-dir", schedulerd.DefaultDataDir, "directory of the embedded etcd, the secret key and the dev cluster")
-	flag.StringVar(&etcd, "etcd-endpoints", "", "comma-separated etcd client URLs; empty runs an embedded etcd under --data-dir")
-	etcdTLSFlags(flag.CommandLine, &o.EtcdTLS)
-	flag.StringVar(&o.SecretKeyFile, "secret-key-file", "", "AES key sealing secrets and passwords at rest, the same file on every replica (default <data-dir>/secret.key; created only for a store that has none yet)")
-	flag.StringVar(&o.SecretBackend, "secret-backend", schedulerd.SecretBackendEtcd, "where the values of secrets are kept: etcd (sealed in their records) or vault (HashiCorp Vault's KV v2 engine; etcd keeps their item names)")
-	flag.StringVar(&o.Vault.Addr, "vault-addr", "", "Vault's address, e.g. https://vault.example:8200 (--secret-backend vault)")
-	flag.StringVar(&o.Vault.TokenFile, "vault-token-file", "", "file holding the Vault token; read at start and again whenever it changes (--secret-backend vault)")
-	flag.StringVar(&o.Vault.Mount, "vault-mount", vaultsecrets.DefaultMount, "path of Vault's KV version 2 secrets engine")
-	flag.StringVar(&o.Vault.Prefix, "vault-prefix", vaultsecrets.DefaultPrefix, "secrets are kept at <prefix>/<namespace>/<name> in the engine")
-	flag.StringVar(&o.Vault.CACert, "vault-cacert", "", "PEM file of the CA that signed Vault's TLS certificate; default the system's")
-	flag.StringVar(&masters, "master", "", "comma-separated Mesos master URLs, e.g. http://10.0.0.1:5050, or https://… for a cluster with LIBPROCESS_SSL_ENABLED (its agents then serve HTTPS too)")
-	flag.StringVar(&o.MesosCACert, "mesos-cacert", "", "PEM file of the CA that signed the https:// masters' and agents' certificates; default the system's")
-	flag.StringVar(&o.MesosPrincipal, "mesos-principal", "", "the framework's principal (FrameworkInfo.principal); with --mesos-secret-file it authenticates as it (HTTP Basic) to a master with --authenticate_http_frameworks")
-	flag.StringVar(&o.MesosSecretFile, "mesos-secret-file", "", "file holding the secret of --mesos-principal (as in the master's --credentials); read again at each subscription, so a rotated file takes effect")
-	flag.StringVar(&o.MesosEncoding, "mesos-encoding", "protobuf", "media type of the Mesos scheduler API: protobuf (skips enum values newer than this build) or json")
-	flag.StringVar(&o.User, "mesos-user", "root", "FrameworkInfo.user: the user executors run as on the agents")
-	flag.StringVar(&o.Role, "mesos-role", "*", "FrameworkInfo.role")
-	flag.DurationVar(&o.FailoverTimeout, "failover-timeout", scheduler.DefaultFailoverTimeout, "how long Mesos keeps the tasks of a disconnected scheduler")
-	flag.DurationVar(&o.Scheduler.ReconcileInterval, "reconcile-interval", scheduler.DefaultReconcileInterval, "interval of implicit task reconciliation"+atRunTime)
-	flag.StringVar(&o.ContainerExecutorURI, "container-executor-uri", "", "file:// or http(s):// address of bcs-container-executor for agents to fetch")
-	flag.StringVar(&o.ProcessExecutorURI, "process-executor-uri", "", "file:// or http(s):// address of bcs-process-executor for agents to fetch")
-	flag.Var((*repeated)(&o.Scheduler.ContainerExecutor.Args), "container-executor-arg", "an argument for bcs-container-executor, e.g. --cni-conf-dir=/etc/cni (repeatable)")
-	flag.Var((*repeated)(&o.Scheduler.ProcessExecutor.Args), "process-executor-arg", "an argument for bcs-process-executor, e.g. --default-user=game (repeatable)")
-	flag.StringVar(&o.Scheduler.WorkBaseDir, "work-base-dir", "", "${work_base_dir} of process applications on agents (default "+proto.DefaultWorkBaseDir+"; --dev: <data-dir>/work, or under /var/tmp/bcs-mesos-dev when the instances cannot reach the data dir)")
-	flag.BoolVar(&o.Scheduler.PerAgentBaseDirs, "per-agent-base-dirs", false, "append the agent's hostname to ${work_base_dir} and ${run_base_dir}, for agents that share a machine (always on with --dev)")
-	flag.StringVar(&o.Scheduler.RunBaseDir, "run-base-dir", "", "${run_base_dir} of process applications on agents (default "+proto.DefaultRunBaseDir+"; --dev: <data-dir>/run, or beside the work base dir)")
-	flag.DurationVar(&o.AgentSyncInterval, "agent-sync-interval", scheduler.DefaultAgentSyncInterval, "how often the master's agents are read (GET_AGENTS): their state, drain and total resources; agents it does not know are dropped"+atRunTime)
-	flag.DurationVar(&o.Scheduler.DependsGCDelay, "depends-gc-delay", scheduler.DefaultDependsGCDelay, "how long a dependency pod outlives the last instance that used it on its agent"+atRunTime)
-	flag.IntVar(&o.Scheduler.MaxLaunching, "max-launching", scheduler.DefaultMaxLaunching, "at most this many instances launched and not yet running at once; more wait, so that status updates come no faster than they are stored and acknowledged"+atRunTime)
-	flag.StringVar(&o.AdmissionPolicy, "admission-policy", "", "JSON or YAML file of the admission policy: per namespace, the users processes and containers may run as besides the namespace's uid, privileged containers, host network, host paths, and where hooks and fetches may go besides the default (egress) (default: none of them; --dev: host network)")
-	flag.StringVar(&agentPorts, "agent-ports", strconv.Itoa(schedulerd.DefaultAgentPort), "comma-separated HTTP ports of the Mesos agents: what is fetched on a tenant's behalf (hooks, callbacks, remote configmap items, packages) never reaches them, on any address")
-	flag.StringVar(&namespaceUIDs, "namespace-uids", identity.DefaultRange, "FIRST-LAST: the uids namespaces get on the agents, one each, recorded once; their processes, and containers whose user the admission policy does not allow, run as it (empty: none, the executors' default users)")
-	flag.StringVar(&packageDirs, "package-dirs", "", "comma-separated directories on the agents that file:// package URIs may come from (default none: file:// refused)")
-	flag.BoolVar(&o.Dev, "dev", false, "also run an embedded Mesos-compatible dev cluster (the whole system on this machine)")
-	flag.StringVar(&o.DevConfig.ListenAddr, "dev-master-listen", "127.0.0.1:5050", "address of the dev cluster's master")
-	flag.StringVar(&devAgents, "dev-agents", "", "JSON file with the dev cluster's config (agents, timings); default three agents")
-	flag.StringVar(&devMode, "dev-executors", "", "process (real executor binaries) or simulated; default process when the executors are found next to this binary")
-	flag.IntVar(&o.Scheduler.Flapping.Restarts, "notify-flapping-restarts", scheduler.DefaultFlappingRestarts, "an instance restarted more than this many times within --notify-flapping-window is notified as flapping"+atRunTime)
-	flag.DurationVar(&o.Scheduler.Flapping.Window, "notify-flapping-window", scheduler.DefaultFlappingWindow, "the window of --notify-flapping-restarts; at most one flapping notification per instance per window"+atRunTime)
-	flag.IntVar(&o.Notify.MaxAttempts, "notify-max-attempts", notify.DefaultMaxAttempts, "attempts to deliver a notification to a callback before giving up")
-	flag.DurationVar(&o.Notify.MinBackoff, "notify-min-backoff", notify.DefaultMinBackoff, "wait after a failed delivery attempt; doubles with each further failure")
-	flag.DurationVar(&o.Notify.MaxBackoff, "notify-max-backoff", notify.DefaultMaxBackoff, "the longest wait between delivery attempts")
-	flag.DurationVar(&o.Notify.Retention, "notify-retention", notify.DefaultRetention, "how long delivered (or failed) notifications stay in the delivery log")
-	flag.IntVar(&o.Notify.Keep, "notify-keep", notify.DefaultKeep, "at most this many delivered (or failed) notifications stay in the delivery log")
-	flag.StringVar(&o.TokenFile, "token-file", "", "the API's callers, a line each: token,user,role[,namespace;namespace…] (role read-only, operator or admin); default: an admin token made at the first start in <data-dir>/admin.token")
-	flag.StringVar(&o.TLSCert, "tls-cert", "", "PEM certificate (chain) of the API: it serves HTTPS (with --tls-key)")
-	flag.StringVar(&o.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
-	flag.StringVar(&o.ClientCA, "client-ca", "", "PEM CA certificates: a client certificate they signed names its caller by its common name (needs --tls-cert)")
-	flag.StringVar(&o.CertRoles, "cert-roles", "", "roles of client certificates, a line each: user,role[,namespace;namespace…]; a user not in it takes its role from --token-file")
-	flag.Int64Var(&o.AuditKeep, "audit-keep", api.DefaultAuditKeep, "the audit log (GET /v1/audit) keeps this many of the newest writes in etcd")
-	flag.Parse()
-	o.EtcdEndpoints, o.Masters, o.PackageDirs = splitList(etcd), splitList(masters), splitList(packageDirs)
-	for _, p := range splitList(agentPorts) {
-		port, err := strconv.Atoi(p)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "bcs-scheduler: --agent-ports %q: want comma-separated port numbers\n", agentPorts)
-			os.Exit(2)
-		}
-		o.AgentPorts = append(o.AgentPorts, port)
-	}
-	var err error
-	if o.NamespaceUIDs, err = identity.ParseRange(namespaceUIDs); err != nil {
-		fmt.Fprintln(os.Stderr, "bcs-scheduler: --namespace-uids", err)
-		os.Exit(2)
-	}
-	if err := checkNotifyFlags(o); err != nil {
-		fmt.Fprintln(os.Stderr, "bcs-scheduler:", err)
-		os.Exit(2)
-	}
-
-	if err := configureDev(&o, devAgents, devMode); err != nil {
+	o, err := parseFlags()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bcs-scheduler:", err)
 		os.Exit(2)
 	}
@@ -129,6 +55,126 @@ func main() {
 		slog.Error("bcs-scheduler", "err", err)
 		os.Exit(1)
 	}
+}
+
+// textFlags are the flags turned into Options once parsed: lists, ranges
+// and the dev cluster's settings.
+type textFlags struct {
+	etcd, masters, devAgents, devMode, packageDirs, agentPorts, namespaceUIDs string
+}
+
+// parseFlags parses the command line into Options; its error is a usage
+// error.
+func parseFlags() (schedulerd.Options, error) {
+	var o schedulerd.Options
+	var t textFlags
+	for _, define := range []func(*flag.FlagSet, *schedulerd.Options, *textFlags){
+		apiFlags, storeFlags, mesosFlags, engineFlags, tenantFlags, devFlags, notifyFlags,
+	} {
+		define(flag.CommandLine, &o, &t)
+	}
+	flag.Parse()
+	o.EtcdEndpoints, o.Masters, o.PackageDirs = splitList(t.etcd), splitList(t.masters), splitList(t.packageDirs)
+	for _, p := range splitList(t.agentPorts) {
+		port, err := strconv.Atoi(p)
+		if err != nil {
+			return o, fmt.Errorf("--agent-ports %q: want comma-separated port numbers", t.agentPorts)
+		}
+		o.AgentPorts = append(o.AgentPorts, port)
+	}
+	var err error
+	if o.NamespaceUIDs, err = identity.ParseRange(t.namespaceUIDs); err != nil {
+		return o, fmt.Errorf("--namespace-uids %w", err)
+	}
+	if err := checkNotifyFlags(o); err != nil {
+		return o, err
+	}
+	return o, configureDev(&o, t.devAgents, t.devMode)
+}
+
+// apiFlags are the API's flags: where it listens, who may call it, its
+// TLS, its audit log.
+func apiFlags(flags *flag.FlagSet, o *schedulerd.Options, t *textFlags) {
+	flags.StringVar(&o.Listen, "listen", schedulerd.DefaultListen, "address of the REST API")
+	flags.StringVar(&o.DebugAddr, "debug-addr", "", "serve Go's profiles (net/http/pprof) at this loopback address, e.g. 127.0.0.1:6060")
+	flags.StringVar(&o.AdvertiseURL, "advertise-url", "", "URL other replicas and agents reach the API at (redirects, ${scheduler_url}); default http://<listen address>")
+	flags.StringVar(&o.TokenFile, "token-file", "", "the API's callers, a line each: token,user,role[,namespace;namespace…] (role read-only, operator or admin); default: an admin token made at the first start in <data-dir>/admin.token")
+	flags.StringVar(&o.TLSCert, "tls-cert", "", "PEM certificate (chain) of the API: it serves HTTPS (with --tls-key)")
+	flags.StringVar(&o.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
+	flags.StringVar(&o.ClientCA, "client-ca", "", "PEM CA certificates: a client certificate they signed names its caller by its common name (needs --tls-cert)")
+	flags.StringVar(&o.CertRoles, "cert-roles", "", "roles of client certificates, a line each: user,role[,namespace;namespace…]; a user not in it takes its role from --token-file")
+	flags.Int64Var(&o.AuditKeep, "audit-keep", api.DefaultAuditKeep, "the audit log (GET /v1/audit) keeps this many of the newest writes in etcd")
+}
+
+// storeFlags are the store's flags: the data dir, etcd and where the
+// secrets are kept.
+func storeFlags(flags *flag.FlagSet, o *schedulerd.Options, t *textFlags) {
+	flags.StringVar(&o.DataDir, "data-dir", schedulerd.DefaultDataDir, "directory of the embedded etcd, the secret key and the dev cluster")
+	flags.StringVar(&t.etcd, "etcd-endpoints", "", "comma-separated etcd client URLs; empty runs an embedded etcd under --data-dir")
+	etcdTLSFlags(flags, &o.EtcdTLS)
+	flags.StringVar(&o.SecretKeyFile, "secret-key-file", "", "AES key sealing secrets and passwords at rest, the same file on every replica (default <data-dir>/secret.key; created only for a store that has none yet)")
+	flags.StringVar(&o.SecretBackend, "secret-backend", schedulerd.SecretBackendEtcd, "where the values of secrets are kept: etcd (sealed in their records) or vault (HashiCorp Vault's KV v2 engine; etcd keeps their item names)")
+	flags.StringVar(&o.Vault.Addr, "vault-addr", "", "Vault's address, e.g. https://vault.example:8200 (--secret-backend vault)")
+	flags.StringVar(&o.Vault.TokenFile, "vault-token-file", "", "file holding the Vault token; read at start and again whenever it changes (--secret-backend vault)")
+	flags.StringVar(&o.Vault.Mount, "vault-mount", vaultsecrets.DefaultMount, "path of Vault's KV version 2 secrets engine")
+	flags.StringVar(&o.Vault.Prefix, "vault-prefix", vaultsecrets.DefaultPrefix, "secrets are kept at <prefix>/<namespace>/<name> in the engine")
+	flags.StringVar(&o.Vault.CACert, "vault-cacert", "", "PEM file of the CA that signed Vault's TLS certificate; default the system's")
+}
+
+// mesosFlags are how the framework reaches Mesos and the executors the
+// agents fetch.
+func mesosFlags(flags *flag.FlagSet, o *schedulerd.Options, t *textFlags) {
+	flags.StringVar(&t.masters, "master", "", "comma-separated Mesos master URLs, e.g. http://10.0.0.1:5050, or https://… for a cluster with LIBPROCESS_SSL_ENABLED (its agents then serve HTTPS too)")
+	flags.StringVar(&o.MesosCACert, "mesos-cacert", "", "PEM file of the CA that signed the https:// masters' and agents' certificates; default the system's")
+	flags.StringVar(&o.MesosPrincipal, "mesos-principal", "", "the framework's principal (FrameworkInfo.principal); with --mesos-secret-file it authenticates as it (HTTP Basic) to a master with --authenticate_http_frameworks")
+	flags.StringVar(&o.MesosSecretFile, "mesos-secret-file", "", "file holding the secret of --mesos-principal (as in the master's --credentials); read again at each subscription, so a rotated file takes effect")
+	flags.StringVar(&o.MesosEncoding, "mesos-encoding", "protobuf", "media type of the Mesos scheduler API: protobuf (skips enum values newer than this build) or json")
+	flags.StringVar(&o.User, "mesos-user", "root", "FrameworkInfo.user: the user executors run as on the agents")
+	flags.StringVar(&o.Role, "mesos-role", "*", "FrameworkInfo.role")
+	flags.DurationVar(&o.FailoverTimeout, "failover-timeout", scheduler.DefaultFailoverTimeout, "how long Mesos keeps the tasks of a disconnected scheduler")
+	flags.StringVar(&o.ContainerExecutorURI, "container-executor-uri", "", "file:// or http(s):// address of bcs-container-executor for agents to fetch")
+	flags.StringVar(&o.ProcessExecutorURI, "process-executor-uri", "", "file:// or http(s):// address of bcs-process-executor for agents to fetch")
+	flags.Var((*repeated)(&o.Scheduler.ContainerExecutor.Args), "container-executor-arg", "an argument for bcs-container-executor, e.g. --cni-conf-dir=/etc/cni (repeatable)")
+	flags.Var((*repeated)(&o.Scheduler.ProcessExecutor.Args), "process-executor-arg", "an argument for bcs-process-executor, e.g. --default-user=game (repeatable)")
+}
+
+// engineFlags are the scheduler core's flags: the instances' base
+// directories, and the engine's intervals and launch budget.
+func engineFlags(flags *flag.FlagSet, o *schedulerd.Options, t *textFlags) {
+	flags.StringVar(&o.Scheduler.WorkBaseDir, "work-base-dir", "", "${work_base_dir} of process applications on agents (default "+proto.DefaultWorkBaseDir+"; --dev: <data-dir>/work, or under /var/tmp/bcs-mesos-dev when the instances cannot reach the data dir)")
+	flags.BoolVar(&o.Scheduler.PerAgentBaseDirs, "per-agent-base-dirs", false, "append the agent's hostname to ${work_base_dir} and ${run_base_dir}, for agents that share a machine (always on with --dev)")
+	flags.StringVar(&o.Scheduler.RunBaseDir, "run-base-dir", "", "${run_base_dir} of process applications on agents (default "+proto.DefaultRunBaseDir+"; --dev: <data-dir>/run, or beside the work base dir)")
+	flags.DurationVar(&o.Scheduler.ReconcileInterval, "reconcile-interval", scheduler.DefaultReconcileInterval, "interval of implicit task reconciliation"+atRunTime)
+	flags.DurationVar(&o.AgentSyncInterval, "agent-sync-interval", scheduler.DefaultAgentSyncInterval, "how often the master's agents are read (GET_AGENTS): their state, drain and total resources; agents it does not know are dropped"+atRunTime)
+	flags.DurationVar(&o.Scheduler.DependsGCDelay, "depends-gc-delay", scheduler.DefaultDependsGCDelay, "how long a dependency pod outlives the last instance that used it on its agent"+atRunTime)
+	flags.IntVar(&o.Scheduler.MaxLaunching, "max-launching", scheduler.DefaultMaxLaunching, "at most this many instances launched and not yet running at once; more wait, so that status updates come no faster than they are stored and acknowledged"+atRunTime)
+}
+
+// tenantFlags are what tenants may run as, do and reach.
+func tenantFlags(flags *flag.FlagSet, o *schedulerd.Options, t *textFlags) {
+	flags.StringVar(&o.AdmissionPolicy, "admission-policy", "", "JSON or YAML file of the admission policy: per namespace, the users processes and containers may run as besides the namespace's uid, privileged containers, host network, host paths, and where hooks and fetches may go besides the default (egress) (default: none of them; --dev: host network)")
+	flags.StringVar(&t.agentPorts, "agent-ports", strconv.Itoa(schedulerd.DefaultAgentPort), "comma-separated HTTP ports of the Mesos agents: what is fetched on a tenant's behalf (hooks, callbacks, remote configmap items, packages) never reaches them, on any address")
+	flags.StringVar(&t.namespaceUIDs, "namespace-uids", identity.DefaultRange, "FIRST-LAST: the uids namespaces get on the agents, one each, recorded once; their processes, and containers whose user the admission policy does not allow, run as it (empty: none, the executors' default users)")
+	flags.StringVar(&t.packageDirs, "package-dirs", "", "comma-separated directories on the agents that file:// package URIs may come from (default none: file:// refused)")
+}
+
+// devFlags are the embedded dev cluster's flags.
+func devFlags(flags *flag.FlagSet, o *schedulerd.Options, t *textFlags) {
+	flags.BoolVar(&o.Dev, "dev", false, "also run an embedded Mesos-compatible dev cluster (the whole system on this machine)")
+	flags.StringVar(&o.DevConfig.ListenAddr, "dev-master-listen", "127.0.0.1:5050", "address of the dev cluster's master")
+	flags.StringVar(&t.devAgents, "dev-agents", "", "JSON file with the dev cluster's config (agents, timings); default three agents")
+	flags.StringVar(&t.devMode, "dev-executors", "", "process (real executor binaries) or simulated; default process when the executors are found next to this binary")
+}
+
+// notifyFlags are the notifier's flags.
+func notifyFlags(flags *flag.FlagSet, o *schedulerd.Options, t *textFlags) {
+	flags.IntVar(&o.Scheduler.Flapping.Restarts, "notify-flapping-restarts", scheduler.DefaultFlappingRestarts, "an instance restarted more than this many times within --notify-flapping-window is notified as flapping"+atRunTime)
+	flags.DurationVar(&o.Scheduler.Flapping.Window, "notify-flapping-window", scheduler.DefaultFlappingWindow, "the window of --notify-flapping-restarts; at most one flapping notification per instance per window"+atRunTime)
+	flags.IntVar(&o.Notify.MaxAttempts, "notify-max-attempts", notify.DefaultMaxAttempts, "attempts to deliver a notification to a callback before giving up")
+	flags.DurationVar(&o.Notify.MinBackoff, "notify-min-backoff", notify.DefaultMinBackoff, "wait after a failed delivery attempt; doubles with each further failure")
+	flags.DurationVar(&o.Notify.MaxBackoff, "notify-max-backoff", notify.DefaultMaxBackoff, "the longest wait between delivery attempts")
+	flags.DurationVar(&o.Notify.Retention, "notify-retention", notify.DefaultRetention, "how long delivered (or failed) notifications stay in the delivery log")
+	flags.IntVar(&o.Notify.Keep, "notify-keep", notify.DefaultKeep, "at most this many delivered (or failed) notifications stay in the delivery log")
 }
 
 // rotateKey is `bcs-scheduler rotate-key`: re-seal the store under a new

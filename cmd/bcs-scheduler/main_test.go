@@ -106,7 +106,7 @@ func waitFor(t *testing.T, p *process, text string) {
 	}
 }
 
-// Issue 18 "SIGTERM always ends the process": while the embedded etcd
+// SIGTERM always ends the process: while the embedded etcd
 // starts and once the API serves, SIGTERM ends bcs-scheduler within
 // seconds with status 0; a second process on the same data dir meanwhile
 // is refused saying so. Then `rotate-key` on the same data dir, after
@@ -170,7 +170,7 @@ func seed(t *testing.T, dataDir string) {
 	}
 }
 
-// Issue 18 "Damaged data dirs": the real binary on a data dir whose WAL
+// A damaged data dir fails fast: the real binary on a data dir whose WAL
 // was deleted, or whose database was overwritten, exits within seconds
 // with status 1 and a message naming the file, not a panic or a hang.
 func TestDamagedDataDirFailsFast(t *testing.T) {
@@ -212,7 +212,7 @@ func TestDamagedDataDirFailsFast(t *testing.T) {
 	}
 }
 
-// Issue 32: --dev tells its user where the API, its token, the console
+// --dev tells its user where the API, its token, the console
 // and the master are and what to run next; an API moved off its default
 // address comes with the BCS_SERVER bcsctl then needs.
 func TestDevWelcome(t *testing.T) {

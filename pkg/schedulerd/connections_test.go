@@ -20,7 +20,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
 )
 
-// Issue 18 "TLS for etcd clients": bcs-scheduler on the etcd binary
+// TLS for etcd clients: bcs-scheduler on the etcd binary
 // serving https:// with client certificate authentication
 // (--client-cert-auth --trusted-ca-file) stores and reads through it and
 // leads (the election is an etcd client too); `rotate-key` reaches it
@@ -89,7 +89,7 @@ func TestRunOnATLSEtcdWithClientCertificates(t *testing.T) {
 	}
 }
 
-// Issue 18: a framework secret for http:// masters would go in clear:
+// A framework secret for http:// masters would go in clear:
 // the start says so (it does not refuse: Mesos takes Basic credentials
 // over HTTP).
 func TestRunWarnsOfASecretInClear(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/identity"
 )
 
-// Issue 32: a data directory under a 0700 home directory puts the dev
+// A data directory under a 0700 home directory puts the dev
 // instances' directories where their users reach them, the same place on
 // every start; a reachable one keeps them under it; a named directory out
 // of reach refuses the start, naming the directory in the way.

@@ -35,5 +35,12 @@
 // are the defaults of the engine's configuration, which the API shows
 // and values set at run time override (scheduler.EngineDefaults).
 //
+// Run is the composition root: it checks the options, then starts the
+// process's components (components.go) — the store, Mesos (the dev
+// cluster), the debug server, the API, the leadership — each after those
+// it uses, and stops them in reverse (lifecycle): the leadership resigns
+// while the API still answers and etcd is up, and etcd stops last. A
+// component that fails to start stops those started before it.
+//
 // It is the wiring only; the logic lives in the packages it starts.
 package schedulerd

@@ -17,7 +17,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
 )
 
-// Issue 18: a deposed leader writes nothing and steps down. The standby
+// A deposed leader writes nothing and steps down. The standby
 // of two replicas (4s sessions) is frozen with SIGSTOP, shorter than its
 // TTL: it stays next in line and writes nothing. The leader's lease is
 // revoked in etcd, as when its TTL lapses, without it being told (its

@@ -8,38 +8,24 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/mesos/mesos-go/api/v1/lib/encoding"
-
 	"github.com/bcs-mesos/bcs-mesos/pkg/admission"
-	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/auth"
-	"github.com/bcs-mesos/bcs-mesos/pkg/changefeed"
-	"github.com/bcs-mesos/bcs-mesos/pkg/console"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
-	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
-	"github.com/bcs-mesos/bcs-mesos/pkg/hookrun"
 	"github.com/bcs-mesos/bcs-mesos/pkg/identity"
-	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosconn"
-	"github.com/bcs-mesos/bcs-mesos/pkg/mesosfiles"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesoswire"
 	"github.com/bcs-mesos/bcs-mesos/pkg/notify"
-	"github.com/bcs-mesos/bcs-mesos/pkg/plan"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 	"github.com/bcs-mesos/bcs-mesos/pkg/tlsfiles"
 	"github.com/bcs-mesos/bcs-mesos/pkg/vaultsecrets"
-	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
 // Defaults of Options, which bcs-scheduler's flags show.
@@ -143,63 +129,108 @@ type Options struct {
 // kept, under the data directory.
 const AdminTokenFile = "admin.token"
 
-// Run runs the process until ctx ends.
+// Run runs the process until ctx ends: it checks o, then starts the
+// components, each after those it uses, and once ctx ends (or the API or
+// the leadership fails) stops them in reverse. A component failing to
+// start stops those started before it, and Run returns its error.
 func Run(ctx context.Context, o Options) error {
-	if o.Listen == "" {
-		o.Listen = DefaultListen
+	d, err := configure(o)
+	if err != nil {
+		return err
 	}
-	if o.DataDir == "" {
-		o.DataDir = DefaultDataDir
+	var components lifecycle
+	if err := components.start(ctx,
+		component{"store", d.startStore}, // closes last: the others use it
+		component{"Mesos", d.startMesos},
+		component{"debug server", d.startDebug},
+		component{"API", d.startAPI},
+		component{"leadership", d.startLeadership}, // resigns first, while etcd is up
+	); err != nil {
+		return err
 	}
+	defer func() {
+		if err := components.stop(); err != nil {
+			d.o.Logger.Warn("stopped, not cleanly", "err", err)
+		}
+	}()
+	return d.wait(ctx)
+}
+
+// configure checks o, fills its defaults and loads what it names: the
+// secret backend, the admission policy, the API's callers, the Mesos
+// credential. Bad options are refused before anything starts.
+func configure(o Options) (*daemon, error) {
+	o, err := checkOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	d := &daemon{o: o, failed: make(chan error, 2)}
+	if d.secretValues, err = openSecretValues(o); err != nil {
+		return nil, err
+	}
+	if d.encoding, err = mesoswire.ByName(o.MesosEncoding); err != nil {
+		return nil, fmt.Errorf("mesos encoding: %w", err)
+	}
+	if err := makeDirs(&d.o); err != nil {
+		return nil, err
+	}
+	if d.admit, err = admissionChecker(d.o); err != nil {
+		return nil, err
+	}
+	if d.authenticator, err = authenticate(d.o); err != nil {
+		return nil, err
+	}
+	if d.mesosConn, err = mesosConnection(d.o); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// checkOptions refuses the paths and numbers of o that cannot work and
+// fills its defaults.
+func checkOptions(o Options) (Options, error) {
+	o.Listen = cmp.Or(o.Listen, DefaultListen)
+	o.DataDir = cmp.Or(o.DataDir, DefaultDataDir)
 	// Paths reach agents and executors, which run elsewhere: absolute.
 	dataDir, err := filepath.Abs(o.DataDir)
 	if err != nil {
-		return fmt.Errorf("--data-dir %q: %w", o.DataDir, err)
+		return o, fmt.Errorf("--data-dir %q: %w", o.DataDir, err)
 	}
 	o.DataDir = dataDir
 	if o.DevConfig.WorkDir != "" {
 		if o.DevConfig.WorkDir, err = filepath.Abs(o.DevConfig.WorkDir); err != nil {
-			return fmt.Errorf("dev cluster work dir: %w", err)
+			return o, fmt.Errorf("dev cluster work dir: %w", err)
 		}
 	}
 	for flagName, dir := range map[string]string{"--work-base-dir": o.Scheduler.WorkBaseDir, "--run-base-dir": o.Scheduler.RunBaseDir} {
 		if dir != "" && !filepath.IsAbs(dir) {
-			return fmt.Errorf("%s %q: must be an absolute path (it is a directory on the agents): %w", flagName, dir, errdefs.ErrInvalidArgument)
+			return o, fmt.Errorf("%s %q: must be an absolute path (it is a directory on the agents): %w", flagName, dir, errdefs.ErrInvalidArgument)
 		}
 	}
-	agentPorts, err := checkAgentPorts(o.AgentPorts)
-	if err != nil {
-		return err
+	if o.AgentPorts, err = checkAgentPorts(o.AgentPorts); err != nil {
+		return o, err
 	}
 	if o.AgentSyncInterval < 0 {
-		return fmt.Errorf("--agent-sync-interval %s: must be positive: %w", o.AgentSyncInterval, errdefs.ErrInvalidArgument)
+		return o, fmt.Errorf("--agent-sync-interval %s: must be positive: %w", o.AgentSyncInterval, errdefs.ErrInvalidArgument)
 	}
 	if o.Scheduler.MaxLaunching < 0 {
-		return fmt.Errorf("--max-launching %d: must be positive: %w", o.Scheduler.MaxLaunching, errdefs.ErrInvalidArgument)
+		return o, fmt.Errorf("--max-launching %d: must be positive: %w", o.Scheduler.MaxLaunching, errdefs.ErrInvalidArgument)
 	}
 	if o.Scheduler.DependsGCDelay < 0 {
-		return fmt.Errorf("--depends-gc-delay %s: must be positive: %w", o.Scheduler.DependsGCDelay, errdefs.ErrInvalidArgument)
+		return o, fmt.Errorf("--depends-gc-delay %s: must be positive: %w", o.Scheduler.DependsGCDelay, errdefs.ErrInvalidArgument)
 	}
-	secretValues, err := openSecretValues(o)
-	if err != nil {
-		return err
-	}
-	if o.ElectionTTL == 0 {
-		o.ElectionTTL = 5 * time.Second
-	}
+	o.ElectionTTL = cmp.Or(o.ElectionTTL, 5*time.Second)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.FilesDir == "" {
-		o.FilesDir = filepath.Join(o.DataDir, "files")
-	}
-	if o.MesosEncoding == "" {
-		o.MesosEncoding = mesoswire.NameProtobuf
-	}
-	encoding, err := mesoswire.ByName(o.MesosEncoding)
-	if err != nil {
-		return fmt.Errorf("mesos encoding: %w", err)
-	}
+	o.FilesDir = cmp.Or(o.FilesDir, filepath.Join(o.DataDir, "files"))
+	o.MesosEncoding = cmp.Or(o.MesosEncoding, mesoswire.NameProtobuf)
+	return o, nil
+}
+
+// makeDirs makes the data and files directories of o and, for a dev
+// cluster of real executors, places its instances' directories.
+func makeDirs(o *Options) error {
 	// Searchable: with --dev, processes running as other users live under
 	// it. etcd keeps its own directory private; the key file is 0600.
 	if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
@@ -209,158 +240,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if o.Dev && o.DevConfig.ExecutorMode == devcluster.ExecutorProcess {
-		if err := placeDevInstanceDirs(&o); err != nil {
-			return err
-		}
+		return placeDevInstanceDirs(o)
 	}
-	admit, err := admissionChecker(o)
-	if err != nil {
-		return err
-	}
-	authenticator, err := authenticate(o)
-	if err != nil {
-		return err
-	}
-	mesosConn, err := mesosConnection(o)
-	if err != nil {
-		return err
-	}
-	st, closeStore, err := openStore(ctx, o)
-	if err != nil {
-		return err
-	}
-	defer closeStore()
-	reg := registry.New(st, time.Now).WithSecretValues(secretValues)
-
-	masters := o.Masters
-	if o.Dev {
-		cfg := o.DevConfig
-		if cfg.WorkDir == "" {
-			cfg.WorkDir = filepath.Join(o.DataDir, "mesos")
-		}
-		if cfg.Logger == nil {
-			cfg.Logger = o.Logger.With("component", "devcluster")
-		}
-		if len(cfg.Agents) == 0 && !cfg.NoAgents && cfg.ExecutorMode == devcluster.ExecutorProcess {
-			cfg.Agents = sharedHostAgents()
-		}
-		if cfg.ExecutorReregistrationTimeout == 0 {
-			// Restarted on its work dir (after a kill -9, say), the dev
-			// cluster recovers our executors, which retry every 2s: Mesos'
-			// 2s would kill some on their way back (deploy/mesos/README.md).
-			cfg.ExecutorReregistrationTimeout = devExecutorReregistrationTimeout
-		}
-		cluster, err := devcluster.Start(ctx, cfg)
-		if err != nil {
-			return fmt.Errorf("dev cluster: %w", err)
-		}
-		defer cluster.Stop()
-		masters = []string{cluster.MasterURL()}
-		o.Logger.Info("dev cluster", "master", cluster.MasterURL(), "agents", len(cluster.Agents()))
-	}
-	agentScheme, err := mesosScheme(o, masters)
-	if err != nil {
-		return err
-	}
-
-	debugAddr := ""
-	if o.DebugAddr != "" {
-		stopDebug, listening, err := serveDebug(o.DebugAddr, o.Logger)
-		if err != nil {
-			return err
-		}
-		defer stopDebug()
-		debugAddr = listening
-	}
-	listener, err := net.Listen("tcp", o.Listen)
-	if err != nil {
-		return err
-	}
-	scheme := "http"
-	if o.TLSCert != "" {
-		tlsConfig, err := tlsfiles.Server(o.TLSCert, o.TLSKey, o.ClientCA)
-		if err != nil {
-			listener.Close()
-			return fmt.Errorf("--tls-cert/--tls-key/--client-ca: %w", err)
-		}
-		listener, scheme = tls.NewListener(listener, tlsConfig), "https"
-	}
-	self := strings.TrimSuffix(o.AdvertiseURL, "/")
-	if self == "" {
-		self = scheme + "://" + listener.Addr().String()
-	}
-	egressSet, refused, err := egressPolicies(ctx, controlPlane{api: listener.Addr(), self: self, debug: debugAddr, masters: masters,
-		etcd: etcdEndpoints(ctx, st, o.EtcdEndpoints, o.Logger), agentPorts: agentPorts}, admit.Policy, cmp.Or(o.Scheduler.SchedulerURL, self))
-	if err != nil {
-		listener.Close()
-		return err
-	}
-	o.Logger.Info("egress policy: what tenants' hooks, callbacks, remote configmap items and packages may not reach, besides loopback and link-local",
-		"scheduler", refused.Scheduler, "debug", refused.Debug, "masters", refused.Masters, "agent_ports", refused.AgentPorts, "etcd", refused.Etcd)
-	lead := &leadership{self: self, egress: egressSet, admission: admit}
-	op := &operator{reg: reg}
-	apiServer := api.NewServer(api.Config{
-		Registry: reg, Leadership: lead, Operator: op, Planner: op, FilesDir: o.FilesDir, Admission: admit,
-		Healthy: func(ctx context.Context) error { return st.Ping(ctx) },
-		Events:  api.EventsConfig{Feed: changefeed.New(st)},
-		Auth:    &api.AuthConfig{Authenticator: authenticator, AuditKeep: o.AuditKeep},
-		// Agents serve as the masters do (LIBPROCESS_SSL_ENABLED is
-		// the cluster's), and may want the framework's credential.
-		Logs:           api.LogsConfig{Files: &mesosfiles.Client{HTTP: mesosConn.HTTPClient(mesosfiles.DefaultTimeout), Scheme: agentScheme}},
-		Logger:         o.Logger,
-		EngineDefaults: scheduler.EngineDefaults(o.Scheduler, o.AgentSyncInterval),
-	})
-	lead.metrics = scheduler.NewMetrics(apiServer.Metrics())
-	srv := apiServer.HTTPServer(withConsole(apiServer, authenticator, o.Logger))
-	srv.RegisterOnShutdown(apiServer.EndStreams)
-	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(listener) }()
-	defer func() {
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
-	}()
-	o.Logger.Info("API listening", "addr", self)
-	if o.Ready != nil {
-		o.Ready(listener.Addr().String())
-	}
-
-	runCtx, cancel := context.WithCancel(ctx)
-	// The leadership ends (resigning, so that a stopped replica leaves the
-	// election at once) before the store closes.
-	leadershipDone := make(chan struct{})
-	defer func() {
-		cancel()
-		<-leadershipDone
-	}()
-	if len(masters) == 0 {
-		close(leadershipDone)
-		o.Logger.Warn("no Mesos master (--master or --dev): serving the API only")
-	} else {
-		go func() {
-			defer close(leadershipDone)
-			errc <- lead.run(runCtx, st, o, connection{masters, encoding, mesosConn}, reg, op)
-		}()
-	}
-	select {
-	case <-ctx.Done():
-		return nil
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) || ctx.Err() != nil {
-			return nil
-		}
-		return err
-	}
-}
-
-// withConsole serves the web console at /ui/ (and sends a browser
-// opening / there) next to the API, which answers every other path.
-func withConsole(apiServer http.Handler, authenticator *auth.Authenticator, logger *slog.Logger) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle(console.Prefix, console.New(console.Config{Authenticator: authenticator, Logger: logger}))
-	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
-	mux.Handle("/", apiServer)
-	return mux
+	return nil
 }
 
 // authenticate returns who may call the API: the token file's callers,
@@ -611,264 +493,6 @@ func RotateKey(ctx context.Context, o RotateKeyOptions) (store.Rotation, error) 
 	}
 	defer closeStore()
 	return st.RotateSealingKey(ctx, from, to)
-}
-
-// connection is how a leader's driver reaches Mesos.
-type connection struct {
-	masters  []string
-	encoding encoding.Codec
-	conn     mesosconn.Config
-}
-
-// leadership tracks who leads, for the API, and runs the driver, the
-// hook runner and the notifier while this replica does.
-type leadership struct {
-	self string
-	// egress is every namespace's egress policy, for the launches, the
-	// hook runs and the callbacks of each term.
-	egress *egress.Set
-	// admission is the API's: the users each namespace's policy allows go
-	// to the agents with its identity.
-	admission *admission.Checker
-	// metrics outlive terms: each term's driver records into them.
-	metrics *scheduler.Metrics
-	mu      sync.Mutex
-	leader  string
-}
-
-func (l *leadership) Leader() (string, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.leader, l.leader == l.self
-}
-
-func (l *leadership) set(leader string) {
-	l.mu.Lock()
-	l.leader = leader
-	l.mu.Unlock()
-}
-
-// run campaigns, and while leading runs the driver, the hook runner and
-// the notifier; when leadership or one of them fails — its session lost,
-// a write refused by its fence — it steps down and, a standby again,
-// campaigns again.
-func (l *leadership) run(ctx context.Context, st *store.Store, o Options, mesos connection, reg *registry.Registry, op *operator) error {
-	for ctx.Err() == nil {
-		err := l.term(ctx, st, o, mesos, reg, op)
-		l.set("") // until the next term's observer sees who leads
-		if err != nil && ctx.Err() == nil {
-			o.Logger.Error("leadership term ended", "err", err)
-			select {
-			case <-time.After(time.Second):
-			case <-ctx.Done():
-			}
-		}
-	}
-	return nil
-}
-
-func (l *leadership) term(ctx context.Context, st *store.Store, o Options, mesos connection, reg *registry.Registry, op *operator) error {
-	election, err := st.NewElection(ctx, "scheduler", o.ElectionTTL)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		resign, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = election.Resign(resign)
-	}()
-	observeCtx, stopObserving := context.WithCancel(ctx)
-	defer stopObserving()
-	go func() {
-		for leader := range election.Observe(observeCtx) {
-			l.set(leader)
-		}
-	}()
-	if err := election.Campaign(ctx, l.self); err != nil {
-		return err
-	}
-	l.set(l.self)
-	o.Logger.Info("leading", "self", l.self)
-	// Everything this replica does as leader writes through the fence of
-	// its term: once another replica leads (this one paused or cut off
-	// past its TTL), its writes are refused and the term ends. The API's
-	// writes, made for users, keep going through reg.
-	fence := election.Fence()
-	leaderStore := st.WithFence(fence)
-	leaderReg := reg.OnStore(leaderStore)
-
-	cfg := o.Scheduler
-	cfg.ContainerExecutor.URI, cfg.ProcessExecutor.URI = o.ContainerExecutorURI, o.ProcessExecutorURI
-	cfg.Egress = l.egress.Spec
-	if cfg.SchedulerURL == "" {
-		cfg.SchedulerURL = l.self
-	}
-	// The process executors prepare the roots the scheduler expands
-	// ${work_base_dir} and ${run_base_dir} to.
-	if cfg.WorkBaseDir == "" {
-		cfg.WorkBaseDir = proto.DefaultWorkBaseDir
-	}
-	if cfg.RunBaseDir == "" {
-		cfg.RunBaseDir = proto.DefaultRunBaseDir
-	}
-	cfg.ProcessExecutor.Args = append(cfg.ProcessExecutor.Args,
-		"--work-base-dir="+cfg.WorkBaseDir, "--run-base-dir="+cfg.RunBaseDir)
-	if len(o.PackageDirs) > 0 {
-		cfg.ProcessExecutor.Args = append(cfg.ProcessExecutor.Args, "--package-dirs="+strings.Join(o.PackageDirs, ","))
-	}
-	var identities scheduler.IdentitySource
-	if !o.NamespaceUIDs.Off() {
-		identities = namespaceIdentities{reg: leaderReg, uids: o.NamespaceUIDs, admission: l.admission}
-	}
-	driver, err := scheduler.NewDriver(scheduler.DriverConfig{
-		Masters: mesos.masters, Encoding: mesos.encoding, Mesos: mesos.conn, User: o.User, Role: o.Role, FailoverTimeout: o.FailoverTimeout,
-		Registry: leaderReg, Store: leaderStore, Core: cfg, TickInterval: o.TickInterval, Logger: o.Logger,
-		AgentSyncInterval: o.AgentSyncInterval, Metrics: l.metrics, Identities: identities,
-	})
-	if err != nil {
-		return err
-	}
-	// The hook runner drives the hook runs while this replica leads; the
-	// next leader's resumes them from their stored measurements.
-	hooks, err := hookrun.New(hookrun.Config{Registry: leaderReg, Store: leaderStore, Logger: o.Logger.With("component", "hookrun"), Egress: l.egress})
-	if err != nil {
-		return err
-	}
-	// The notifier delivers the notifications the driver stores; the
-	// next leader's resumes from their delivery records.
-	notifyCfg := o.Notify
-	notifyCfg.Registry, notifyCfg.Store, notifyCfg.Logger = leaderReg, leaderStore, o.Logger.With("component", "notify")
-	notifyCfg.Egress = l.egress.Default("notify callbacks")
-	notifier, err := notify.New(notifyCfg)
-	if err != nil {
-		return err
-	}
-	leadCtx, stopLeading := context.WithCancel(ctx)
-	defer stopLeading()
-	op.set(driver)
-	defer op.set(nil)
-	// Each returns nil only once leadCtx ends; the first to end ends the
-	// term, and the term waits for all.
-	done := make(chan error, 3)
-	go func() { done <- driver.Run(leadCtx) }()
-	go func() {
-		if err := hooks.Run(leadCtx); err != nil {
-			done <- fmt.Errorf("hook runner: %w", err)
-			return
-		}
-		done <- nil
-	}()
-	go func() {
-		if err := notifier.Run(leadCtx); err != nil {
-			done <- fmt.Errorf("notifier: %w", err)
-			return
-		}
-		done <- nil
-	}()
-	running := 3
-	select {
-	case <-election.Lost():
-		err = fmt.Errorf("lost the etcd session: %w", errdefs.ErrUnavailable)
-	case <-fence.Refused():
-		err = fmt.Errorf("deposed, stepping down: a write was refused: %w", store.ErrDeposed)
-	case err = <-done:
-		running--
-	case <-ctx.Done():
-	}
-	stopLeading()
-	for ; running > 0; running-- {
-		// A write refused by the fence while stopping shows here.
-		if stopErr := <-done; stopErr != nil {
-			o.Logger.Warn("stopped leading", "err", stopErr)
-		}
-	}
-	return err
-}
-
-// namespaceIdentities give each namespace its own uid of uids, recorded
-// in etcd the first time it is asked for, with the users its admission
-// policy allows.
-type namespaceIdentities struct {
-	reg       *registry.Registry
-	uids      identity.Range
-	admission *admission.Checker
-}
-
-func (n namespaceIdentities) Identity(ctx context.Context, namespace string) (*proto.Identity, error) {
-	uid, err := n.reg.EnsureNamespaceUID(ctx, namespace, n.uids)
-	if err != nil {
-		return nil, err
-	}
-	return &proto.Identity{UID: uid, GID: uid, Users: n.admission.Policy.RulesFor(namespace).Users, Range: n.uids.String()}, nil
-}
-
-// operator hands task group operations to the driver of this replica.
-type operator struct {
-	reg    *registry.Registry
-	mu     sync.Mutex
-	driver *scheduler.Driver
-}
-
-func (op *operator) set(d *scheduler.Driver) {
-	op.mu.Lock()
-	op.driver = d
-	op.mu.Unlock()
-}
-
-func (op *operator) Operate(ctx context.Context, taskGroupID, what string) error {
-	instance, _, err := op.reg.LaunchByID(ctx, taskGroupID)
-	if err != nil {
-		return err
-	}
-	if instance.Ended(taskGroupID) { // its previous launch: nothing runs to operate on
-		return fmt.Errorf("task group %q has ended (instance %d runs %s): %w", taskGroupID, instance.Index, instance.ID, errdefs.ErrNotFound)
-	}
-	return op.send(ctx, scheduler.Operate{TaskGroupID: taskGroupID, Op: scheduler.Operation(what)})
-}
-
-func (op *operator) Drift(ctx context.Context, req api.DriftRequest) error {
-	d := scheduler.Drift{FromHost: req.FromHost, ToHost: req.To, Namespace: req.Namespace, App: req.App, Index: -1, Force: req.Force}
-	if req.Instance != nil {
-		d.Index = *req.Instance
-	}
-	return op.send(ctx, d)
-}
-
-func (op *operator) Message(ctx context.Context, taskGroupID, task string, msg proto.Message) (*proto.MessageResult, error) {
-	d, err := op.leading()
-	if err != nil {
-		return nil, err
-	}
-	return d.Message(ctx, taskGroupID, task, msg)
-}
-
-// Plan asks the driver of this replica, which must lead, what storing obj
-// would do.
-func (op *operator) Plan(ctx context.Context, obj manifest.Object) (*plan.Plan, error) {
-	d, err := op.leading()
-	if err != nil {
-		return nil, err
-	}
-	return d.Plan(ctx, obj)
-}
-
-// send hands a request to the driver of this replica, which must lead.
-func (op *operator) send(ctx context.Context, in scheduler.Input) error {
-	d, err := op.leading()
-	if err != nil {
-		return err
-	}
-	return d.Operate(ctx, in)
-}
-
-// leading returns the driver of this replica, which must lead.
-func (op *operator) leading() (*scheduler.Driver, error) {
-	op.mu.Lock()
-	defer op.mu.Unlock()
-	if op.driver == nil {
-		return nil, fmt.Errorf("this replica does not lead: %w", errdefs.ErrUnavailable)
-	}
-	return op.driver, nil
 }
 
 // devExecutorReregistrationTimeout is the dev cluster's

@@ -220,12 +220,12 @@ func runningIDs(t *testing.T, addr string) []string {
 	return ids
 }
 
-// Issue 5 high availability: two replicas on one etcd elect one leader;
+// High availability: two replicas on one etcd elect one leader;
 // the follower serves reads and redirects writes to it; when the leader
 // is killed (SIGKILL: no resignation) the follower takes over within
 // seconds of its etcd session expiring, and no instance is lost or
-// duplicated. Issue 14: a hook run under way goes on on the new leader,
-// its measurements kept.
+// duplicated. A hook run under way goes on on the new leader, its
+// measurements kept: hook runs outlive the replica that started them.
 func TestStandbyTakesOver(t *testing.T) {
 	etcd, cluster := startEtcdAndCluster(t)
 	keyFile := filepath.Join(t.TempDir(), "secret.key")
@@ -385,7 +385,7 @@ func getHookRun(t *testing.T, addr string) registry.HookRun {
 	return run
 }
 
-// Issue 11: paths reach agents elsewhere, so a relative work or run base
+// Paths reach agents elsewhere, so a relative work or run base
 // directory is refused naming its flag, before anything starts; an
 // unknown Mesos encoding, a negative depends GC delay and a bad secret
 // backend or Vault flag likewise.
@@ -400,7 +400,7 @@ func TestRunRefusesBadPathsAndEncodings(t *testing.T) {
 		{"unknown encoding", func(o *schedulerd.Options) { o.MesosEncoding = "xml" }, `encoding "xml": want protobuf or json`},
 		{"negative GC delay", func(o *schedulerd.Options) { o.Scheduler.DependsGCDelay = -time.Minute }, `--depends-gc-delay -1m0s: must be positive`},
 		{"negative launch budget", func(o *schedulerd.Options) { o.Scheduler.MaxLaunching = -1 }, `--max-launching -1: must be positive`},
-		// Issue 17: the secret backend and its Vault flags.
+		// The secret backend and its Vault flags.
 		{"unknown secret backend", func(o *schedulerd.Options) { o.SecretBackend = "consul" }, `--secret-backend "consul": want etcd or vault`},
 		{"vault without address", func(o *schedulerd.Options) { o.SecretBackend = "vault" }, `--vault-addr is required with --secret-backend vault`},
 		{"vault without token file", func(o *schedulerd.Options) {
@@ -411,19 +411,19 @@ func TestRunRefusesBadPathsAndEncodings(t *testing.T) {
 		}, `--vault-token-file: stat /nonexistent/token: no such file or directory`},
 		{"vault flags without the backend", func(o *schedulerd.Options) { o.Vault.Addr = "http://127.0.0.1:8200" },
 			`--vault-addr is set but --secret-backend is etcd: add --secret-backend vault`},
-		// Issue 18: the API's credentials and TLS.
+		// The API's credentials and TLS.
 		{"token file missing", func(o *schedulerd.Options) { o.TokenFile = "/nonexistent/tokens.csv" }, `--token-file: stat /nonexistent/tokens.csv: no such file or directory`},
 		{"token file with a bad line", func(o *schedulerd.Options) { o.TokenFile = writeFile(t, "tokens.csv", "short,alice,admin\n") },
 			`tokens.csv: line 1: token shorter than 16 characters`},
 		{"certificate without key", func(o *schedulerd.Options) { o.TLSCert = "/etc/cert.pem" }, `--tls-cert needs --tls-key`},
 		{"client CA without TLS", func(o *schedulerd.Options) { o.ClientCA = "/etc/ca.pem" }, `--client-ca needs --tls-cert`},
 		{"cert roles without client CA", func(o *schedulerd.Options) { o.CertRoles = "/etc/roles.csv" }, `--cert-roles needs --client-ca`},
-		// Issue 19: profiles on loopback only.
+		// Profiles show the process's memory: loopback only.
 		{"debug address not on loopback", func(o *schedulerd.Options) { o.DebugAddr = "0.0.0.0:6060" },
 			`--debug-addr "0.0.0.0:6060": profiles show the process's memory, so they are served on a loopback address only`},
 		{"debug address without a port", func(o *schedulerd.Options) { o.DebugAddr = "127.0.0.1" }, `--debug-addr "127.0.0.1": want host:port`},
 		{"unreadable certificate", func(o *schedulerd.Options) { o.TLSCert, o.TLSKey = "/nonexistent/c.pem", "/nonexistent/k.pem" }, `--tls-cert/--tls-key/--client-ca: open /nonexistent/c.pem`},
-		// Issue 18: etcd's and Mesos' TLS and the framework's credential.
+		// etcd's and Mesos' TLS and the framework's credential.
 		{"etcd certificate without key", func(o *schedulerd.Options) {
 			o.EtcdEndpoints, o.EtcdTLS.Cert = []string{"https://127.0.0.1:2379"}, "/etc/etcd.pem"
 		}, `--etcd-cert needs --etcd-key`},
@@ -498,10 +498,11 @@ func runInProcess(t *testing.T, o schedulerd.Options) (addr string, stop func(),
 	}
 }
 
-// Issue 18 "One sealing key" through the process: a secret stored with
-// the data dir's key; a start with another key file is refused saying
-// which file and what to do; `rotate-key` re-seals under a new key, after
-// which the old key is refused and the new one reads the secret.
+// One sealing key, shared by every replica, through the process: a
+// secret stored with the data dir's key; a start with another key file is
+// refused saying which file and what to do; `rotate-key` re-seals under a
+// new key, after which the old key is refused and the new one reads the
+// secret.
 func TestRunSealingKeyAndRotation(t *testing.T) {
 	cluster, err := devcluster.Start(context.Background(), devcluster.Config{ListenAddr: "127.0.0.1:0", WorkDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -563,7 +564,7 @@ func writeFile(t *testing.T, name, content string) string {
 	return path
 }
 
-// Issue 18: without a token file the first start makes an admin token in
+// Without a token file the first start makes an admin token in
 // <data-dir>/admin.token (0600) and says where; the API wants it on all
 // but the open routes, and the next start takes the same token.
 func TestAdminTokenWithoutTokenFile(t *testing.T) {
@@ -623,7 +624,7 @@ func TestAdminTokenWithoutTokenFile(t *testing.T) {
 	}
 }
 
-// Issue 18: the token file is read again when it changes. A rotated
+// The token file is read again when it changes. A rotated
 // token works at once and the old one is refused; a file edited into a
 // mistake keeps the last good tokens and the log says why, without a
 // token in it.
@@ -689,7 +690,7 @@ func TestTokenFileIsReadAgainWhenItChanges(t *testing.T) {
 	}
 }
 
-// Issue 19: --debug-addr serves Go's profiles on loopback while the
+// --debug-addr serves Go's profiles on loopback while the
 // scheduler runs, and nothing after it stopped.
 func TestDebugAddrServesProfiles(t *testing.T) {
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
