@@ -60,9 +60,9 @@ func (s *system) mustCall(method, path, body string, want int) {
 	}
 }
 
-// Issue 15: "drain with 3 instances on an agent moves all with no moment
-// below replicas−1; a NoSchedule taint keeps a new app off until
-// tolerated; drift to a named agent" and maintenance mode holds launches —
+// A drain with 3 instances on an agent moves all with no moment below
+// replicas−1; a NoSchedule taint keeps a new app off until tolerated;
+// drift goes to a named agent; and maintenance mode holds launches —
 // through the real scheduler, dev cluster and process executor.
 func TestDrainTaintDriftAndMaintenance(t *testing.T) {
 	s := startSystem(t)
@@ -88,7 +88,7 @@ func TestDrainTaintDriftAndMaintenance(t *testing.T) {
 	s.mustCall("POST", "/v1/agents/agent-2/uncordon", "", 200)
 	s.mustCall("POST", "/v1/agents/agent-3/uncordon", "", 200)
 	// api, hostname UNIQUE on the three agents: its instance on agent-1
-	// fits nowhere else, and must not hold up gamesvr's moves (issue 33).
+	// fits nowhere else, and must not hold up gamesvr's moves.
 	api := s.manifest("process.json", func(m map[string]any) { m["metadata"].(map[string]any)["name"] = "api" })
 	s.mustCall("POST", "/v1/apps", string(api), 201)
 	blocker := ""
@@ -197,10 +197,10 @@ func TestDrainTaintDriftAndMaintenance(t *testing.T) {
 	}
 	s.mustCall("DELETE", "/v1/apps/demo/plain", "", 202)
 
-	// Soft placement (issue 33): with agent-1 drained, agent-2's
-	// PreferNoSchedule taint sends both instances of "steered" to agent-3,
-	// and untainted, a preferred rack r2 sends both of "preferring" to
-	// agent-2 — where the spread alone puts one on each.
+	// Soft placement: with agent-1 drained, agent-2's PreferNoSchedule
+	// taint sends both instances of "steered" to agent-3, and untainted, a
+	// preferred rack r2 sends both of "preferring" to agent-2 — where the
+	// spread alone puts one on each.
 	s.mustCall("PUT", "/v1/agents/agent-2/taints", `{"taints":["spot=true:PreferNoSchedule"]}`, 200)
 	s.mustCall("PUT", "/v1/agents/agent-3/taints", `{"taints":[]}`, 200)
 	soft := func(name string, constraint any) []byte {
@@ -251,7 +251,7 @@ func TestDrainTaintDriftAndMaintenance(t *testing.T) {
 		return false, "no instance 0"
 	})
 
-	// NoExecute (issue 33): tainted, agent-1 lists gamesvr's instance 0
+	// NoExecute: tainted, agent-1 lists gamesvr's instance 0
 	// as evicted (its move due, or under way) and moves it off; untainted,
 	// it takes instances again.
 	code, body := s.call("PUT", "/v1/agents/agent-1/taints", []byte(`{"taints":["kernel=old:NoExecute"]}`))
@@ -275,7 +275,7 @@ func TestDrainTaintDriftAndMaintenance(t *testing.T) {
 
 	// Maintenance: a scale-up is stored, nothing launches until it ends;
 	// the instance it adds is listed, waiting, and it and its application
-	// say why (issue 33: it was not listed, the message only "3/4").
+	// say why (not only "3/4", which left an operator guessing).
 	s.mustCall("PUT", "/v1/engine", `{"mode":"maintenance","reason":"etcd upgrade"}`, 200)
 	s.mustCall("POST", "/v1/apps/demo/gamesvr/scale", `{"instances":4}`, 202)
 	wait := regexp.MustCompile(`the engine is in maintenance since 20\d\d-\d\d-\d\dT[\d:]+Z, set by admin: etcd upgrade$`)

@@ -13,11 +13,12 @@ import (
 	"testing"
 )
 
-// Issue 18, as a user of `make run` meets it: bcs-scheduler --dev makes
-// an admin token in <data-dir>/admin.token (0600) and logs where; the real
-// API refuses a request without it (401 asking for a bearer token); bcsctl
-// run next to that data directory sends it with no flag, and its writes
-// land in the audit log under the admin's name, the token nowhere in it.
+// API authentication as a user of `make run` meets it: bcs-scheduler --dev
+// makes an admin token in <data-dir>/admin.token (0600) and logs where;
+// the real API refuses a request without it (401 asking for a bearer
+// token); bcsctl run next to that data directory sends it with no flag,
+// and its writes land in the audit log under the admin's name, the token
+// nowhere in it.
 func TestDevAdminToken(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o755); err != nil {

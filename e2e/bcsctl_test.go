@@ -70,7 +70,7 @@ func (s *system) ctl(stdin string, args ...string) string {
 	return r.out
 }
 
-// Issue 16: bcsctl, the real binary, against a running system: apply
+// bcsctl, the real binary, against a running system: apply
 // (JSON, and YAML from stdin) → get → rollout status until done (exit 0)
 // → scale → describe; a rollout aborted while rollout status follows it
 // makes it exit 1; delete waits until the application is gone.
@@ -302,7 +302,7 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 		t.Errorf("after delete: GET answers %d", code)
 	}
 	// Created again under its name, it reuses none of the task IDs the
-	// master saw of the one deleted (MESOS-2198; issue 33).
+	// master saw of the one deleted (MESOS-2198: never reuse a task ID).
 	s.ctl("", "apply", "-f", "../examples/process.json")
 	s.running("demo", "gamesvr", 3)
 	code, body := get(s.master + "/master/tasks?limit=1000")
@@ -362,7 +362,7 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// Issue 16: bcsctl logs prints a container's output from its sandbox,
+// bcsctl logs prints a container's output from its sandbox,
 // the last bytes asked for, and with -f what it writes next; an
 // instance of several tasks needs -c, and the error names them.
 func TestBcsctlLogs(t *testing.T) {

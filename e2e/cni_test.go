@@ -62,7 +62,7 @@ const cniApp = `{
   }}}
 }`
 
-// Issue 8 scenario 4, CNI half: a CNI application scaled 3→5→2 and
+// TestScaleAndDelete's CNI half: a CNI application scaled 3→5→2 and
 // deleted leaves no container, no veth on the bridge, no host-local IP
 // allocation and no sandbox directory.
 func TestCNIScaleAndDelete(t *testing.T) {
@@ -105,7 +105,7 @@ func TestCNIScaleAndDelete(t *testing.T) {
 	podAddressSeen(t, s)
 }
 
-// Issue 33: a CNI pod is seen at its own address. Its remote checks probe
+// A CNI pod is seen at its own address. Its remote checks probe
 // it there, where its clients connect: its port by name is the container
 // port, and a port that only a process on the agent listens on fails
 // instead of passing falsely (they probed the agent: "no port and port

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// Issue 18 through the system: hostile manifests posted to the real
+// Confinement through the system: hostile manifests posted to the real
 // bcs-scheduler are refused with a 400 naming the field (paths outside
 // the instance's directories, file:// packages outside --package-dirs)
 // and the rule (the default admission policy: no root, no privileged

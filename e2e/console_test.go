@@ -200,15 +200,15 @@ func rowsJS(table string) string {
 	return fmt.Sprintf(`[...document.querySelectorAll('[aria-label=%q] .vt-rows [role=row]')].map(r => [...r.querySelectorAll('[role=cell]')].map(c => c.textContent))`, table)
 }
 
-// Issue 20 against the real bcs-scheduler and dev cluster, in headless
-// Chromium: the login takes the token into an HttpOnly cookie and no page
-// shows it; a deployment's instances turn running in the grid; an
+// The web console against the real bcs-scheduler and dev cluster, in
+// headless Chromium: the login takes the token into an HttpOnly cookie and
+// no page shows it; a deployment's instances turn running in the grid; an
 // in-place canary update passes its hook step (the run's measurement
 // shown) and pauses at its pause step, highlighted, and the console's
-// promote button ends it; an application that fits nowhere
-// shows its pending reasons as the API counts them; agents; the events
-// page opens on the recent history and follows live; every change
-// arrives live, without a reload; logout ends the session.
+// promote button ends it; an application that fits nowhere shows its
+// pending reasons as the API counts them; agents; the events page opens on
+// the recent history and follows live; every change arrives live, without
+// a reload; logout ends the session.
 func TestWebConsole(t *testing.T) {
 	web := newAnswerServer(t, `{"age":20}`) // the canary's hook
 	s := startSystem(t, allowEgress(t, web.host()))
@@ -473,7 +473,7 @@ func TestWebConsole(t *testing.T) {
 	b.waitFor("the login form for a page after the logout", `location.pathname === "/ui/login"`, "location.href")
 }
 
-// Issue 32: an instance's page as a person works with it, in headless
+// An instance's page as a person works with it, in headless
 // Chromium against the real scheduler, process executor and gamesvr: the
 // last lines of its task's stdout; a command run in it, its output and
 // exit code; reload (gamesvr logs it); restart and reschedule, each

@@ -62,7 +62,7 @@ func containerPid(t *testing.T, id string) string {
 	return docker(t, "inspect", "-f", "{{.State.Pid}}", id)
 }
 
-// Issue 13 InplaceUpdate of containers: the first container of a BRIDGE
+// InplaceUpdate of containers: the first container of a BRIDGE
 // pod of two (the one whose network the other shares) is re-created with
 // its new spec; the instance keeps its task group, agent and host port,
 // the pod its network namespace, the sidecar its container and process.
@@ -99,7 +99,7 @@ func TestContainerInPlaceUpdate(t *testing.T) {
 	}
 }
 
-// Issue 13 HotPatchUpdate of containers: the new image's files are
+// HotPatchUpdate of containers: the new image's files are
 // copied into the running container and the reload command runs in it;
 // the container and its process stay.
 func TestContainerHotPatch(t *testing.T) {
@@ -129,7 +129,7 @@ func TestContainerHotPatch(t *testing.T) {
 	docker(t, "exec", web, "test", "-f", "/tmp/reloaded")
 }
 
-// Issue 13 RollingUpdate of containers, with a surge instance: at every
+// RollingUpdate of containers, with a surge instance: at every
 // sampled instant at least replicas − maxUnavailable instances are ready
 // and at most replicas + maxSurge exist; each instance ends in a new
 // launch answering with the new spec.
@@ -166,7 +166,7 @@ func TestContainerRollingUpdate(t *testing.T) {
 	}
 }
 
-// Issue 13 InplaceUpdate in CNI mode: the pod keeps its CNI IP (the
+// InplaceUpdate in CNI mode: the pod keeps its CNI IP (the
 // network container keeps its host-local lease) while its container is
 // re-created.
 func TestCNIInPlaceUpdate(t *testing.T) {

@@ -53,11 +53,10 @@ func netns(t *testing.T, container string) string {
 	return link
 }
 
-// Issue 8 scenario 2: the container example reaches RUNNING; both
-// containers share one network namespace; its host port answers; it is
-// healthy by its one checked container; docker
-// kill of one container fails the whole task group and it is relaunched
-// per its restart policy; delete leaves no container.
+// The container example reaches RUNNING; both containers share one network
+// namespace; its host port answers; it is healthy by its one checked
+// container; docker kill of one container fails the whole task group and
+// it is relaunched per its restart policy; delete leaves no container.
 func TestContainerExample(t *testing.T) {
 	s := startSystem(t)
 	if code, body := s.call("POST", "/v1/apps", s.manifest("application.json", nil)); code != 201 {
@@ -75,7 +74,7 @@ func TestContainerExample(t *testing.T) {
 	if a, b := netns(t, web), netns(t, sidecar); a != b {
 		t.Errorf("network namespaces differ: %s %s", a, b)
 	}
-	// Issue 16: healthy over the checks that exist — the web container's
+	// Healthy over the checks that exist — the web container's
 	// HTTP check; the sidecar has none.
 	s.eventually("the pod healthy by its checked container", func() (bool, string) {
 		v, _ := s.app("demo", "web")
@@ -191,7 +190,7 @@ func TestContainerExitsThroughScheduler(t *testing.T) {
 	})
 }
 
-// Issue 17 through bcs-scheduler --dev: a container asking "cpuset" gets
+// Through bcs-scheduler --dev, a container asking "cpuset" gets
 // one core of this machine to itself (seed 001: one NUMA node here, so no
 // memory node), its docker parameters reach dockerd, and the core is
 // released when the application is deleted.

@@ -69,7 +69,7 @@ func (s *system) within30s(what string, cond func() (bool, string)) {
 	s.eventuallyWithin(30*time.Second, "30s after the executor's kill -9: "+what, cond)
 }
 
-// Issue 11: kill -9 of a process executor. Its game server left the
+// Kill -9 of a process executor. Its game server left the
 // executor's session (setsid), so only the scheduler's sweep can reach it:
 // within 30 s the process and its cgroup are gone, and after the delete
 // nothing of the application is left.
@@ -115,7 +115,7 @@ func TestKilledProcessExecutorLeavesNothing(t *testing.T) {
 	})
 }
 
-// Issue 11: kill -9 of a container executor in BRIDGE mode. Its two
+// Kill -9 of a container executor in BRIDGE mode. Its two
 // containers and the host port Docker published for them outlive it; the
 // sweep removes them within 30 s; the instance runs again and answers.
 func TestKilledContainerExecutorLeavesNothing(t *testing.T) {
@@ -159,7 +159,7 @@ func TestKilledContainerExecutorLeavesNothing(t *testing.T) {
 	})
 }
 
-// Issue 11: kill -9 of a container executor in CNI mode. The business
+// Kill -9 of a container executor in CNI mode. The business
 // and network containers, the IP in host-local and the veth on the bridge
 // outlive it; the sweep releases them within 30 s.
 func TestKilledCNIExecutorLeavesNothing(t *testing.T) {

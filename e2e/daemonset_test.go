@@ -34,7 +34,7 @@ func (s *system) daemonsetHosts(n int) []string {
 	return hosts
 }
 
-// Issue 17: a daemonset of a process runs one instance on each of the
+// A daemonset of a process runs one instance on each of the
 // three dev agents; an agent added at run time — known to the scheduler
 // from the master's agent list, since a framework with nothing to launch
 // gets no offers — gets its own; draining one removes its instance, which

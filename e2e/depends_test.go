@@ -34,12 +34,12 @@ func (s *system) depends(ns, name string) dependsView {
 	return v
 }
 
-// Issue 15: two applications on one agent reference one depends object:
-// one dependency pod process runs there, shared; DELETE of the depends
-// object is refused while they reference it; once both are scaled to 0
-// the pod goes after the GC delay. Issue 33: the delay is the flag's (5m
-// by default) until `bcsctl engine config set` changes it in the running
-// scheduler: made 2s while the pod idles, it goes 2s after it idled.
+// Two applications on one agent reference one depends object: one
+// dependency pod process runs there, shared; DELETE of the depends object
+// is refused while they reference it; once both are scaled to 0 the pod
+// goes after the GC delay. The delay is the flag's (5m by default) until
+// `bcsctl engine config set` changes it in the running scheduler: made 2s
+// while the pod idles, it goes 2s after it idled.
 func TestDependencyPodSharedThenCollected(t *testing.T) {
 	s := startSystem(t)
 	if code, body := s.call("POST", "/v1/depends", s.manifest("depends.json", nil)); code != 201 {

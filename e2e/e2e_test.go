@@ -13,10 +13,9 @@ import (
 	"time"
 )
 
-// Issue 8 scenario 1: the process example reaches RUNNING on 3 instances
-// with hostname UNIQUE over 3 agents; its HTTP port answers; kill -9 of
-// the pid in its pid file brings it back after the restartPolicy
-// interval; reload runs reloadCmd.
+// The process example reaches RUNNING on 3 instances with hostname UNIQUE
+// over 3 agents; its HTTP port answers; kill -9 of the pid in its pid file
+// brings it back after the restartPolicy interval; reload runs reloadCmd.
 func TestProcessExample(t *testing.T) {
 	s := startSystem(t)
 	if code, body := s.call("POST", "/v1/apps", s.manifest("process.json", nil)); code != 201 {
@@ -62,8 +61,8 @@ func TestProcessExample(t *testing.T) {
 	})
 }
 
-// Issue 8 scenario 3: a constraint no agent satisfies leaves the
-// application Abnormal with a message naming the rejections.
+// A constraint no agent satisfies leaves the application Abnormal with a
+// message naming the rejections.
 func TestUnsatisfiableConstraint(t *testing.T) {
 	s := startSystem(t)
 	m := s.manifest("process.json", func(m map[string]any) {
@@ -110,8 +109,8 @@ func TestUnsatisfiableConstraint(t *testing.T) {
 	})
 }
 
-// Issue 8 scenario 4: scale 3→5→2 and delete; afterwards no process,
-// cgroup or sandbox directory of the application is left.
+// Scale 3→5→2 and delete; afterwards no process, cgroup or sandbox
+// directory of the application is left.
 func TestScaleAndDelete(t *testing.T) {
 	s := startSystem(t)
 	m := s.manifest("process.json", func(m map[string]any) {
@@ -129,7 +128,7 @@ func TestScaleAndDelete(t *testing.T) {
 	}
 	scale(5)
 	five := s.running("demo", "scaler", 5)
-	// Issue 19: /metrics says what the scheduler did and how it stands.
+	// /metrics says what the scheduler did and how it stands.
 	s.eventually("/metrics to count the five running", func() (bool, string) {
 		got := map[string]float64{
 			"running":         s.metric("bcs_scheduler_instances", "phase", "Running"),
@@ -180,9 +179,9 @@ func TestScaleAndDelete(t *testing.T) {
 	})
 }
 
-// Issue 8 scenario 5: kill -9 of bcs-scheduler while instances run; after
-// it comes back the same instances are still RUNNING — no relaunch, no
-// duplicate: framework failover plus reconciliation.
+// Kill -9 of bcs-scheduler while instances run; after it comes back the
+// same instances are still RUNNING — no relaunch, no duplicate: framework
+// failover plus reconciliation.
 func TestSchedulerCrashKeepsInstances(t *testing.T) {
 	s := startSystem(t)
 	if code, body := s.call("POST", "/v1/apps", s.manifest("process.json", nil)); code != 201 {
@@ -204,8 +203,8 @@ func TestSchedulerCrashKeepsInstances(t *testing.T) {
 	}
 }
 
-// Issue 8 scenario 6: invalid manifests are refused with 400 naming the
-// field, and nothing is stored.
+// Invalid manifests are refused with 400 naming the field, and nothing is
+// stored.
 func TestInvalidManifests(t *testing.T) {
 	s := startSystem(t)
 	valid := s.manifest("process.json", nil)
@@ -269,7 +268,7 @@ func matching(root, part string) []string {
 	return found
 }
 
-// Issue 11: deploy/mesos/verify.sh, the operator's check of a cluster,
+// deploy/mesos/verify.sh, the operator's check of a cluster,
 // passes against a working system: both examples run, answer on their
 // host ports and are deleted.
 func TestVerifyScript(t *testing.T) {

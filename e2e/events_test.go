@@ -101,11 +101,11 @@ func instanceState(c change) string {
 	return v.State
 }
 
-// Issue 15, test: "an SSE client resumes without gaps", with the real
-// scheduler, dev cluster and executors: a client sees the instances of a
-// new application reach TASK_RUNNING through the stream, disconnects,
-// and resumes with Last-Event-ID after a scale-down: its two connections
-// read exactly what a client connected all along read.
+// An SSE client resumes without gaps, with the real scheduler, dev cluster
+// and executors: a client sees the instances of a new application reach
+// TASK_RUNNING through the stream, disconnects, and resumes with
+// Last-Event-ID after a scale-down: its two connections read exactly what
+// a client connected all along read.
 func TestEventStreamFollowsAFleet(t *testing.T) {
 	s := startSystem(t)
 	const query = "?type=app,instance&namespace=demo"

@@ -22,7 +22,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
 )
 
-// The fault suite (issue 18): each test injects one fault into a running
+// The fault suite: each test injects one fault into a running
 // system and asserts that no application, instance, rollout step or
 // secret is lost or duplicated — counting what the Mesos master runs, not
 // only what our API says — and that the API answers within 5 s of it.
@@ -291,7 +291,7 @@ func (c *createClient) wait() map[string]outcome {
 	return c.outcomes
 }
 
-// Issue 18: kill -9 of the leader mid-create. A client creates 8 batches
+// Kill -9 of the leader mid-create. A client creates 8 batches
 // concurrently — each a configmap, a secret and three applications of two
 // instances taking both — on the leader, which is killed -9 once a third
 // of them were acknowledged; the client goes on against the standby.
@@ -394,7 +394,7 @@ func TestLeaderKilledMidCreate(t *testing.T) {
 	}
 }
 
-// Issue 18: kill -9 of the leader mid-scale. An application scaled 5→50
+// Kill -9 of the leader mid-scale. An application scaled 5→50
 // has its leader killed -9 while the master has launched some but not
 // all of the new instances; the standby takes over. Then exactly 50
 // instances run, the master runs exactly their 50 task groups (no
@@ -458,7 +458,7 @@ type rolloutStep struct {
 	} `json:"wait"`
 }
 
-// Issue 18: kill -9 of the leader mid-rollout. A deployment of 6 rolls
+// Kill -9 of the leader mid-rollout. A deployment of 6 rolls
 // out revision 2 by canary steps — partition 4, a pause until promote,
 // partition 2, a pause of 2 s, then every instance — one instance at a
 // time; the leader is killed -9 after the promote, while instance 3 is
@@ -612,7 +612,7 @@ func (w *writer) finish() []write {
 	return w.writes
 }
 
-// Issue 18: etcd restart under load. One bcs-scheduler on the etcd
+// An etcd restart under load. One bcs-scheduler on the etcd
 // binary runs an application of 3 instances while a client creates a
 // configmap every 100 ms. etcd is stopped with SIGTERM and started again
 // on its data directory 3 s later (shorter than the election TTL: the
@@ -705,7 +705,7 @@ func TestEtcdRestartUnderLoad(t *testing.T) {
 	s.settled("/v1/apps/demo/steady", 4)
 }
 
-// Issue 18: an agent of the dev cluster goes away (the master removes it
+// An agent of the dev cluster goes away (the master removes it
 // as partitioned: its tasks TASK_UNREACHABLE). An application of 6
 // instances had some on it: those move to the other agents (new task
 // groups), the others are untouched (same task groups, no restart); the

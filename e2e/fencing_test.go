@@ -90,7 +90,7 @@ func (s *system) leaderOf(api string) (leader string, self bool, err error) {
 	return v.Leader, v.Self, nil
 }
 
-// Issue 18: a frozen leader is fenced. Two real bcs-scheduler replicas
+// A frozen leader is fenced. Two real bcs-scheduler replicas
 // share one etcd (5s sessions). The leader is frozen with SIGSTOP and an
 // instance's process killed meanwhile, so the TASK_FAILED update waits in
 // its Mesos stream; the standby takes over past the TTL and relaunches the

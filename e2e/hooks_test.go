@@ -70,7 +70,7 @@ func hookTemplate(name, url, jsonPath, condition string, args ...string) []byte 
 	return out
 }
 
-// Issue 14: a canary hook step gates a real update — seed 003's example
+// A canary hook step gates a real update — seed 003's example
 // answer {"name":"bryan","male":"yes","age":45} under asInt(result) < 30:
 // with age 20 the rollout goes on and completes; with 45 the run fails,
 // the rollout aborts back to the stable revision and says which
@@ -134,7 +134,7 @@ func TestCanaryHookGatesTheRollout(t *testing.T) {
 	}
 }
 
-// Issue 14 PreDeleteHook: a scale-down waits, visibly, until the endpoint
+// PreDeleteHook: a scale-down waits, visibly, until the endpoint
 // says the instance may go (called with the instance's PodName), then
 // the instance goes.
 func TestPreDeleteHookHoldsAScaleDown(t *testing.T) {

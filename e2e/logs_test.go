@@ -45,7 +45,7 @@ func lastTick(text string) int {
 	return n
 }
 
-// Issue 16: `bcsctl logs` reads an instance's stdout and stderr from its
+// `bcsctl logs` reads an instance's stdout and stderr from its
 // sandbox through the agent's files API, for a process and for a
 // container alike: what the application wrote, stderr apart, and with
 // follow=true the lines it writes next; a task the instance does not

@@ -23,8 +23,8 @@ func (s *system) operatorCall(body string) {
 	}
 }
 
-// Issue 15: "Mesos maintenance primitives (inverse offers / DRAIN_AGENT)
-// are honoured; the dev cluster implements the same calls" — through the
+// Mesos maintenance primitives (inverse offers, DRAIN_AGENT) are
+// honoured, and the dev cluster implements the same calls — through the
 // real scheduler, the dev cluster's master and agents and the real process
 // executor. A maintenance window moves the instance off its agent and the
 // inverse offer is accepted; the master's drain of another agent kills its

@@ -99,12 +99,12 @@ func (s *system) tasks(ns, name string) []taskView {
 	return v.Status.Instances[0].Tasks
 }
 
-// Issue 16: executor messages through REST against the process executor
-// (real bcs-process-executor, the example gamesvr): exec answers its
-// output and exit code (a failing command its code, a chatty one its
-// first 64 KiB), SIGHUP reaches gamesvr (it counts reloads), env reaches
-// the next start, resources the cgroup; update-file is refused by the
-// executor, which says so. The instance shows the process's pid.
+// Executor messages through REST against the process executor (real
+// bcs-process-executor, the example gamesvr): exec answers its output and
+// exit code (a failing command its code, a chatty one its first 64 KiB),
+// SIGHUP reaches gamesvr (it counts reloads), env reaches the next start,
+// resources the cgroup; update-file is refused by the executor, which says
+// so. The instance shows the process's pid.
 func TestProcessExecutorMessages(t *testing.T) {
 	// Any user but root passes the admission policy: the executor itself
 	// keeps a process's commands to its own user.
@@ -204,12 +204,12 @@ func TestProcessExecutorMessages(t *testing.T) {
 	s.message(id, "exec", 404, `{"task":"web","command":["true"]}`)
 }
 
-// Issue 16: executor messages through REST against the container
-// executor (real dockerd): exec in a container answers its output and
-// exit code, a signal reaches the container's process (its trap writes a
-// file, read back by exec), a file written into the web container is
-// served by its httpd. A pod of two containers needs the task named. The
-// instance shows each container's ID, pid and the pod's IP.
+// Executor messages through REST against the container executor (real
+// dockerd): exec in a container answers its output and exit code, a signal
+// reaches the container's process (its trap writes a file, read back by
+// exec), a file written into the web container is served by its httpd. A
+// pod of two containers needs the task named. The instance shows each
+// container's ID, pid and the pod's IP.
 func TestContainerExecutorMessages(t *testing.T) {
 	// Commands and execs may run as nobody: the default policy lets them
 	// run as the task's own user only.

@@ -89,8 +89,8 @@ func (s *system) notifications(query string) []notificationView {
 	return page.Notifications
 }
 
-// Issue 15: "a callback server receives exit/missing/flapping events
-// exactly once each even across a scheduler kill -9". An instance goes
+// A callback server receives exit, missing and flapping events exactly
+// once each, even across a scheduler kill -9. An instance goes
 // missing (its agent removed), one exits (its process killed), one
 // flaps (its start command exits at once: 4 launches, 3 restarts, more
 // than --notify-flapping-restarts=2); the callback refuses them all until

@@ -144,7 +144,7 @@ func (p *etcdProbe) storesNothing(requests func()) {
 	p.t.Fatal("agent records were written in every window: no quiet window to compare revisions")
 }
 
-// Issue 16: plan and dry-run a create and an update against the real
+// Plan and dry-run a create and an update against the real
 // bcs-scheduler and dev cluster — nothing stored (the etcd revision does
 // not move) — then do them for real: the running instances land where the
 // plan placed them, and the one that fits nowhere waits with the reasons

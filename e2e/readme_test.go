@@ -60,7 +60,7 @@ func TestReadmeQuickStart(t *testing.T) {
 	// t.TempDir's parent is 0700, as root's home directory, where a user
 	// clones: the instances, running as their namespaces' uids, cannot
 	// reach ./bcs-data there, and make run puts their directories where
-	// they can (issue 32).
+	// they can.
 	base := t.TempDir()
 	clone := filepath.Join(base, "bcs-mesos")
 	freshClone(t, clone)

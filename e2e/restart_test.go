@@ -54,7 +54,7 @@ func startDev(t *testing.T) (s *system, start func()) {
 	return s, start
 }
 
-// Issue 32: kill -9 of `make run` (bcs-scheduler --dev) mid-rollout, then
+// Kill -9 of `make run` (bcs-scheduler --dev) mid-rollout, then
 // start it again on the same data dir, as a user whose machine crashed
 // does. The dev cluster comes back as a real Mesos master and agents
 // restarted on their work dirs do: no instance is relaunched (each
@@ -287,7 +287,7 @@ func listeningPorts(t *testing.T, from, to uint32) []uint32 {
 	return ports
 }
 
-// Issue 32: an executor that does not subscribe again after the restart
+// An executor that does not subscribe again after the restart
 // (frozen here, as a hung one would be) is killed with its session when
 // the agent's re-registration timeout expires; its task is reported
 // TASK_GONE with REASON_EXECUTOR_REREGISTRATION_TIMEOUT, so bcs-scheduler

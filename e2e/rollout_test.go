@@ -187,7 +187,7 @@ func (sm *sampler) finish() (minReady, maxTotal int, sawInPlace bool) {
 	return sm.minReady, sm.maxTotal, sm.sawInPlace
 }
 
-// Issue 13 RollingUpdate of processes: every instance is replaced by a
+// RollingUpdate of processes: every instance is replaced by a
 // new launch of the new revision, highest ID first, and at every sampled
 // instant at least replicas − maxUnavailable instances are ready and no
 // more than replicas exist (maxSurge 0).
@@ -217,7 +217,7 @@ func TestProcessRollingUpdate(t *testing.T) {
 	}
 }
 
-// Issue 13 InplaceUpdate of processes: same agent, task group, instance
+// InplaceUpdate of processes: same agent, task group, instance
 // and host port; the process restarts (new pid) with the new spec after
 // it was shown not ready for gracePeriodSeconds.
 func TestProcessInPlaceUpdate(t *testing.T) {
@@ -261,7 +261,7 @@ func pidOfVersion(v string) string {
 	return ""
 }
 
-// Issue 13 HotPatchUpdate of processes: the new package is unpacked over
+// HotPatchUpdate of processes: the new package is unpacked over
 // the running process's files and its reloadCmd runs; the pid stays.
 func TestProcessHotPatch(t *testing.T) {
 	s := startSystem(t)
@@ -323,7 +323,7 @@ func TestProcessHotPatch(t *testing.T) {
 	}
 }
 
-// Issue 13 partition, canary, abort and rollback: the canary steps
+// Partition, canary, abort and rollback: the canary steps
 // partition 2 then pause update exactly instances 2 and 3 and wait;
 // promote finishes; the next revision is aborted at its pause and every
 // instance returns to the stable revision; a rollback to revision 1
@@ -375,8 +375,8 @@ func TestCanaryAbortRollback(t *testing.T) {
 	}
 }
 
-// Issue 13: "survives a scheduler kill -9 at any point (a rollout resumes
-// where it stood; no instance is updated twice or skipped)". Killed after
+// A rollout survives a scheduler kill -9 at any point: it resumes where
+// it stood, no instance is updated twice or skipped. Killed after
 // the first replacement, the scheduler comes back and finishes: every
 // instance is in its second launch, none in a third.
 func TestSchedulerKilledMidRollout(t *testing.T) {
@@ -411,10 +411,10 @@ func TestSchedulerKilledMidRollout(t *testing.T) {
 	}
 }
 
-// Issue 13: "an application/process PUT also rolls out, with
-// RollingUpdate defaults, so no spec change is ever silently left
-// unapplied": the process example's instances each get a new launch of
-// version 2; a PUT that only scales updates nothing.
+// An application or process PUT also rolls out, with RollingUpdate
+// defaults, so that no spec change is ever silently left unapplied: the
+// process example's instances each get a new launch of version 2; a PUT
+// that only scales updates nothing.
 func TestApplicationPutRollsOut(t *testing.T) {
 	s := startSystem(t)
 	if code, body := s.call("POST", "/v1/apps", s.manifest("process.json", nil)); code != 201 {

@@ -29,15 +29,15 @@ type egressRun struct {
 	} `json:"status"`
 }
 
-// Issue 31, item 2: what is fetched on a tenant's behalf — hook calls,
-// remote configmap items, package URIs — is no proxy into the cluster.
-// nsb runs a victim whose process prints nsb's configmap item to its
-// stdout, which its agent's files API serves on loopback (the test reads
-// it there first: the target is real). As nsa's operator, through the
-// real API, hook runner, executors and dev cluster, every way there is
-// refused with an error naming the address, the rule and nsa's egress
-// policy, and none of nsb's bytes is in any answer of the API to nsa,
-// any event of nsa, or any file of nsa's instances:
+// What is fetched on a tenant's behalf — hook calls, remote configmap
+// items, package URIs — is no proxy into the cluster. nsb runs a victim
+// whose process prints nsb's configmap item to its stdout, which its
+// agent's files API serves on loopback (the test reads it there first: the
+// target is real). As nsa's operator, through the real API, hook runner,
+// executors and dev cluster, every way there is refused with an error
+// naming the address, the rule and nsa's egress policy, and none of nsb's
+// bytes is in any answer of the API to nsa, any event of nsa, or any file
+// of nsa's instances:
 //   - a hook web metric at the agent's /files/read of nsb's sandbox file;
 //   - one at the scheduler's --debug-addr (pprof);
 //   - one POSTing DEACTIVATE_AGENT to the master (the agent stays active,

@@ -20,10 +20,9 @@ import (
 	"time"
 )
 
-// The tenant-isolation tests of an identity per namespace on the agents
-// (issue 31 items 1, 4 and 10): each team's instances run as its
-// namespace's own uid, so what the other team's instances keep on the
-// same agent is out of their reach.
+// The tenant-isolation tests of an identity per namespace on the agents:
+// each team's instances run as its namespace's own uid, so what the other
+// team's instances keep on the same agent is out of their reach.
 
 // onAgent1 pins a manifest's instances to agent-1 (rack r1): the two
 // teams' instances share an agent.
@@ -85,16 +84,17 @@ func (s *tenantSystem) refusedDetail(token, what string, manifest []byte, want s
 	refused(s.t, what, code, body, want)
 }
 
-// Issue 31 item 1, through the real process executor on one agent: nsb
-// runs a game server with a secret as a file and in its environment, and
-// prints it; nsa's game server, on the same agent, runs commands through
-// the API (opa's exec) against everything of nsb's. Each is refused by
-// the kernel — its own uid is not nsb's, nsb's directories are 0700,
-// its files 0400/0600, its output 0600 in a 0700 sandbox — and no answer
-// holds nsb's secret. Manifests naming nsb's uid, root by uid or name,
-// or a user the policy does not list are a 400 naming the field and the
-// rule. An archive whose links chain out of its outputDir is refused by
-// the executor, naming the member, and leaves no link.
+// One namespace's processes cannot read another's, through the real
+// process executor on one agent: nsb runs a game server with a secret as a
+// file and in its environment, and prints it; nsa's game server, on the
+// same agent, runs commands through the API (opa's exec) against
+// everything of nsb's. Each is refused by the kernel — its own uid is not
+// nsb's, nsb's directories are 0700, its files 0400/0600, its output 0600
+// in a 0700 sandbox — and no answer holds nsb's secret. Manifests naming
+// nsb's uid, root by uid or name, or a user the policy does not list are a
+// 400 naming the field and the rule. An archive whose links chain out of
+// its outputDir is refused by the executor, naming the member, and leaves
+// no link.
 func TestTenantIdentityProcesses(t *testing.T) {
 	s := startTenants(t)
 	const secret = "nsb-secret-value-7f3a9"
@@ -273,12 +273,13 @@ func tarGzOf(t *testing.T, headers []tar.Header) []byte {
 	return buf.Bytes()
 }
 
-// Issue 31 item 4: nsb fetches its package from a server that wants a
-// password (and tells no ETag or Last-Modified to revalidate with); nsa,
-// on the same agent, names the same URL without one. The process
-// executor's cache is keyed by namespace and credential: nsa's fetch
-// goes to the server, which refuses it, and nsa's instance fails saying
-// so; nsb's package is nowhere in nsa's work dir.
+// The package cache leaks no package to another namespace: nsb fetches its
+// package from a server that wants a password (and tells no ETag or
+// Last-Modified to revalidate with); nsa, on the same agent, names the
+// same URL without one. The process executor's cache is keyed by namespace
+// and credential: nsa's fetch goes to the server, which refuses it, and
+// nsa's instance fails saying so; nsb's package is nowhere in nsa's work
+// dir.
 func TestTenantPackageCache(t *testing.T) {
 	pkg, err := os.ReadFile(filepath.Join("..", "examples", "gamesvr", "package", "start.sh"))
 	if err != nil {
@@ -362,11 +363,12 @@ func TestTenantPackageCache(t *testing.T) {
 	}
 }
 
-// Issue 31 item 10 and the container side of item 1, through the real
-// container executor and dockerd: nsa's container, whose image's user is
-// root, runs as nsa's uid (the default policy allows no image user), and
-// its secret file is 0400 and that uid's — not 0444 root, which any user
-// of the container would read.
+// A container runs as its namespace's uid whatever its image's user, and
+// its files are that uid's alone, through the real container executor and
+// dockerd: nsa's container, whose image's user is root, runs as nsa's uid
+// (the default policy allows no image user), and its secret file is 0400
+// and that uid's — not 0444 root, which any user of the container would
+// read.
 func TestTenantIdentityContainer(t *testing.T) {
 	s := startTenants(t)
 	const secret = "nsa-container-secret-51be"

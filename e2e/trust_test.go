@@ -14,7 +14,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
 )
 
-// Issue 18 "Trust": bcs-scheduler reaches the etcd binary over TLS with a
+// Trust: bcs-scheduler reaches the etcd binary over TLS with a
 // client certificate (--client-cert-auth), and the dev cluster's master
 // and agents over HTTPS only, authenticating as a framework (as Mesos
 // with LIBPROCESS_SSL_ENABLED, --authenticate_http_frameworks,

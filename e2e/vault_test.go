@@ -11,7 +11,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/vaulttest"
 )
 
-// Issue 17: with --secret-backend vault, a process application that takes
+// With --secret-backend vault, a process application that takes
 // a secret gets its values from Vault, injected by bcs-process-executor
 // into the real process as an environment variable and a file. A
 // scheduler that restarts while Vault is down cannot read the secret: an

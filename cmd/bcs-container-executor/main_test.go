@@ -407,7 +407,7 @@ func TestExecutorCrashIsCleanedUp(t *testing.T) {
 	e.noContainersLeft(t, "after KILL")
 }
 
-// Issue 33: two frameworks (two clusters) on one dockerd run pods of the
+// Two frameworks (two clusters) on one dockerd run pods of the
 // same executor and task IDs at once — the same namespace and application
 // names — without a clash of container names; when one framework's
 // executor crashes, its next executor tears down that framework's pod

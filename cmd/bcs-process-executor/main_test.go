@@ -425,7 +425,7 @@ func TestCrashedExecutorTasksAreSwept(t *testing.T) {
 	}
 }
 
-// Issue 33: two frameworks (two clusters) on one agent, sharing its
+// Two frameworks (two clusters) on one agent, sharing its
 // cgroup parent, run executors and tasks of the same IDs — the same
 // namespace and application names — at once. One framework's executor
 // killed outright leaves a daemonised process; the other framework's next

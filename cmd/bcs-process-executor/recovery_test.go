@@ -16,7 +16,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
-// Issue 11, agent recovery with checkpointing (mesos-facts.md: a restarted
+// Agent recovery with checkpointing (mesos-facts.md: a restarted
 // agent waits for the executors of a checkpointing framework; one that
 // subscribes again keeps its tasks): the real executor reconnects to a
 // restarted agent, its process keeps running under the same task ID, and

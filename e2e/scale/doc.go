@@ -1,4 +1,4 @@
-// Package scale holds the end-to-end scale benchmark of issue 19: the
+// Package scale holds the end-to-end scale benchmark: the
 // whole system on one machine — an embedded etcd and the dev cluster with
 // simulated executors in the benchmark's process, bcs-scheduler (the
 // binary) in its own so that its memory is measured alone — driven

@@ -43,7 +43,7 @@ var (
 // simulated agents.
 type shape struct{ agents, apps, instances int }
 
-// Issue 19's shapes: Marathon's published rate is about 40 tasks/s; the
+// The benchmark's shapes: Marathon's published rate is about 40 tasks/s; the
 // goal is 100,000 on 5,000 agents Running within 60 s on a 2-core machine.
 func BenchmarkRunning10kOn100Agents(b *testing.B) {
 	benchmarkRunning(b, shape{agents: 100, apps: 10, instances: 1000})

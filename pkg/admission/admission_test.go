@@ -145,7 +145,7 @@ func TestCheckUsers(t *testing.T) {
 	}
 }
 
-// Issue 31: with --namespace-uids, a namespace names its own uid, never
+// With --namespace-uids, a namespace names its own uid, never
 // another's (not even under "*" or listed), and root is root by uid too;
 // the owners of a process's configmap and secret files and a container's
 // "user" parameter are held to the same rule.

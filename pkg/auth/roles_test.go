@@ -9,7 +9,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 )
 
-// The roles of issue 18: read-only reads everything, operator reads and
+// The three roles: read-only reads everything, operator reads and
 // writes its namespaces and reads the cluster, admin does everything.
 func TestAuthorize(t *testing.T) {
 	admin := auth.Identity{User: "alice", Role: auth.RoleAdmin}

@@ -144,8 +144,9 @@ func TestFollowFromNow(t *testing.T) {
 	}
 }
 
-// Issue 15, "resume from an event ID": following on from an ID inside a
-// transaction delivers exactly the rest of it, then what came after.
+// A client resumes from the last event ID it saw: following on from an ID
+// inside a transaction delivers exactly the rest of it, then what came
+// after.
 func TestFollowOnInsideATransaction(t *testing.T) {
 	st := openStore(t)
 	txn := apply(t, st, put("apps/default/a", "1"), put("apps/default/b", "2"), put("apps/default/c", "3"))
@@ -212,7 +213,7 @@ func TestFollowFromTheFutureResets(t *testing.T) {
 	expect(t, sub, fmt.Sprintf("%d.0 put apps/default/a=1", rev))
 }
 
-// Issue 15: a resume from a compacted revision is an explicit Reset at
+// A resume from a compacted revision is an explicit Reset at
 // the current revision; the subscription then goes on with what follows.
 // Last in the file: compaction drops the history of the shared etcd.
 func TestFollowFromCompactedRevisionResets(t *testing.T) {

@@ -71,7 +71,7 @@ func send(t *testing.T, srv *httptest.Server, method, path string, form url.Valu
 
 func session(value string) []string { return []string{"Cookie", auth.SessionCookie + "=" + value} }
 
-// Issue 20's login: the token is checked, kept in an HttpOnly,
+// The console's login: the token is checked, kept in an HttpOnly,
 // SameSite=Strict cookie for every path (Secure over TLS), and never
 // written into a page or a URL; a page without a session goes to the
 // login; each refusal says why and sets no cookie.

@@ -18,22 +18,7 @@ const (
 func (m *master) accept(fw *framework, acc *scheduler.Call_Accept) {
 	offers, agent, offerErr := m.validateOffers(fw, acc.OfferIDs)
 	if offerErr != "" {
-		for _, oid := range acc.OfferIDs {
-			if o := m.offers[oid.Value]; o != nil && o.fw == fw {
-				m.removeOffer(o)
-			}
-		}
-		state := mesos.TASK_LOST
-		if fw.partitionAware {
-			state = mesos.TASK_DROPPED
-		}
-		for _, op := range acc.Operations {
-			for _, ti := range operationTasks(op) {
-				agentID := ti.AgentID
-				m.sendUpdate(fw, m.masterStatus(ti.TaskID, &agentID, state, mesos.REASON_INVALID_OFFERS, "Task launched with invalid offers: "+offerErr))
-			}
-		}
-		m.log().Warn("ACCEPT with invalid offers", "framework", fw.id, "err", offerErr)
+		m.refuseInvalidOffers(fw, acc, offerErr)
 		return
 	}
 
@@ -53,55 +38,13 @@ func (m *master) accept(fw *framework, acc *scheduler.Call_Accept) {
 	for _, op := range acc.Operations {
 		switch op.Type {
 		case mesos.Offer_Operation_LAUNCH:
-			if op.Launch == nil {
-				continue
-			}
-			for _, ti := range op.Launch.TaskInfos {
-				if op.ID != nil {
-					m.taskError(fw, ti, mesos.REASON_TASK_INVALID, "The `id` field cannot be set on LAUNCH operations")
-					continue
-				}
-				if msg := m.validateLaunchTask(fw, agent, &ti, remaining); msg != "" {
-					m.taskError(fw, ti, mesos.REASON_TASK_INVALID, msg)
-					continue
-				}
-				used := m.asSeen(fw, ti.Resources)
-				if ti.Executor != nil && agent.executors[executorKey(fw.id, ti.Executor.ExecutorID.Value)] == nil {
-					used.Add(m.asSeen(fw, ti.Executor.Resources)...)
-				}
-				remaining.Subtract(used...)
-				agent.launch(fw, ti.Executor, []mesos.TaskInfo{ti}, false)
+			if op.Launch != nil {
+				m.launchTasks(fw, agent, op, &remaining)
 			}
 		case mesos.Offer_Operation_LAUNCH_GROUP:
-			if op.LaunchGroup == nil {
-				continue
+			if op.LaunchGroup != nil {
+				m.launchGroup(fw, agent, op, &remaining)
 			}
-			ex := op.LaunchGroup.Executor
-			tasks := make([]mesos.TaskInfo, len(op.LaunchGroup.TaskGroup.Tasks))
-			for i, ti := range op.LaunchGroup.TaskGroup.Tasks {
-				if ti.Executor == nil {
-					e := ex
-					ti.Executor = &e
-				}
-				tasks[i] = ti
-			}
-			if op.ID != nil {
-				m.groupError(fw, tasks, "The `id` field cannot be set on LAUNCH_GROUP operations")
-				continue
-			}
-			if msg := m.validateTaskGroup(fw, agent, &ex, tasks, remaining); msg != "" {
-				m.groupError(fw, tasks, msg)
-				continue
-			}
-			var used mesos.Resources
-			for _, ti := range tasks {
-				used.Add(m.asSeen(fw, ti.Resources)...)
-			}
-			if agent.executors[executorKey(fw.id, ex.ExecutorID.Value)] == nil {
-				used.Add(m.asSeen(fw, ex.Resources)...)
-			}
-			remaining.Subtract(used...)
-			agent.launch(fw, &ex, tasks, true)
 		default:
 			m.log().Warn("operation not supported by the dev cluster; ignored", "framework", fw.id, "operation", op.Type.String())
 		}
@@ -115,6 +58,83 @@ func (m *master) accept(fw *framework, acc *scheduler.Call_Accept) {
 		agent.share.recover(unused)
 	}
 	m.triggerAllocation()
+}
+
+// refuseInvalidOffers answers an ACCEPT of offers that validateOffers
+// refused (why: offerErr): fw's offers among them are gone, and every
+// task of its operations is lost (dropped, for a partition-aware
+// framework).
+func (m *master) refuseInvalidOffers(fw *framework, acc *scheduler.Call_Accept, offerErr string) {
+	for _, oid := range acc.OfferIDs {
+		if o := m.offers[oid.Value]; o != nil && o.fw == fw {
+			m.removeOffer(o)
+		}
+	}
+	state := mesos.TASK_LOST
+	if fw.partitionAware {
+		state = mesos.TASK_DROPPED
+	}
+	for _, op := range acc.Operations {
+		for _, ti := range operationTasks(op) {
+			agentID := ti.AgentID
+			m.sendUpdate(fw, m.masterStatus(ti.TaskID, &agentID, state, mesos.REASON_INVALID_OFFERS, "Task launched with invalid offers: "+offerErr))
+		}
+	}
+	m.log().Warn("ACCEPT with invalid offers", "framework", fw.id, "err", offerErr)
+}
+
+// launchTasks runs each valid task of a LAUNCH operation on a, taking
+// what it uses (and its executor's, when not yet running) from remaining;
+// an invalid one fails alone.
+func (m *master) launchTasks(fw *framework, a *agent, op mesos.Offer_Operation, remaining *mesos.Resources) {
+	for _, ti := range op.Launch.TaskInfos {
+		if op.ID != nil {
+			m.taskError(fw, ti, mesos.REASON_TASK_INVALID, "The `id` field cannot be set on LAUNCH operations")
+			continue
+		}
+		if msg := m.validateLaunchTask(fw, a, &ti, *remaining); msg != "" {
+			m.taskError(fw, ti, mesos.REASON_TASK_INVALID, msg)
+			continue
+		}
+		used := m.asSeen(fw, ti.Resources)
+		if ti.Executor != nil && a.executors[executorKey(fw.id, ti.Executor.ExecutorID.Value)] == nil {
+			used.Add(m.asSeen(fw, ti.Executor.Resources)...)
+		}
+		remaining.Subtract(used...)
+		a.launch(fw, ti.Executor, []mesos.TaskInfo{ti}, false)
+	}
+}
+
+// launchGroup runs a LAUNCH_GROUP operation's task group on a, all
+// or none, taking what it uses (and its executor's, when not yet
+// running) from remaining.
+func (m *master) launchGroup(fw *framework, a *agent, op mesos.Offer_Operation, remaining *mesos.Resources) {
+	ex := op.LaunchGroup.Executor
+	tasks := make([]mesos.TaskInfo, len(op.LaunchGroup.TaskGroup.Tasks))
+	for i, ti := range op.LaunchGroup.TaskGroup.Tasks {
+		if ti.Executor == nil {
+			e := ex
+			ti.Executor = &e
+		}
+		tasks[i] = ti
+	}
+	if op.ID != nil {
+		m.groupError(fw, tasks, "The `id` field cannot be set on LAUNCH_GROUP operations")
+		return
+	}
+	if msg := m.validateTaskGroup(fw, a, &ex, tasks, *remaining); msg != "" {
+		m.groupError(fw, tasks, msg)
+		return
+	}
+	var used mesos.Resources
+	for _, ti := range tasks {
+		used.Add(m.asSeen(fw, ti.Resources)...)
+	}
+	if a.executors[executorKey(fw.id, ex.ExecutorID.Value)] == nil {
+		used.Add(m.asSeen(fw, ex.Resources)...)
+	}
+	remaining.Subtract(used...)
+	a.launch(fw, &ex, tasks, true)
 }
 
 // asSeen returns the resources an operation uses, allocated to the

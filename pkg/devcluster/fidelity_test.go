@@ -131,7 +131,7 @@ exec curl -sN -X POST -H 'Content-Type: application/json' -H 'Accept: applicatio
   -o events.recordio "http://$MESOS_AGENT_ENDPOINT/api/v1/executor"
 `
 
-// Issue 11: the dev cluster's SUBSCRIBED, HEARTBEAT and OFFERS, and the
+// The dev cluster's SUBSCRIBED, HEARTBEAT and OFFERS, and the
 // SUBSCRIBED and LAUNCH_GROUP its agent sends a custom executor, have the
 // fields of the recordings (IDs, addresses and amounts aside), so the dev
 // cluster and real Mesos cannot drift apart again; the executor gets the

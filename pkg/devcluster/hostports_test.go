@@ -7,10 +7,11 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
 
-// Issue 32: a process-mode agent offers no port another program on the
-// machine holds: a TCP listener and a bound UDP socket are seen in the
-// kernel's tables, and an offer's ranges are split around them, the held
-// ports kept apart for a later offer.
+// A process-mode agent offers no port another program on the machine
+// holds (its instance would fail with "address already in use"): a TCP
+// listener and a bound UDP socket are seen in the kernel's tables, and an
+// offer's ranges are split around them, the held ports kept apart for a
+// later offer.
 func TestOffersLeaveOutBusyHostPorts(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -613,7 +613,7 @@ func TestConcurrentStopsWaitForTheExecutors(t *testing.T) {
 	<-first
 }
 
-// Issue 32: a process-mode agent offers no port another program on the
+// A process-mode agent offers no port another program on the
 // machine holds (here a listener of the test's), as a real agent's
 // --resources would leave it out: its instance would fail with "address
 // already in use".

@@ -98,15 +98,15 @@ func request(t *testing.T, client *http.Client, url, user, password, body string
 	return answer{resp.StatusCode, resp.Header.Get("WWW-Authenticate"), strings.TrimSpace(line), resp.Header.Get("Mesos-Stream-Id")}
 }
 
-// Issue 18, as a Mesos 1.12 master with LIBPROCESS_SSL_ENABLED and
-// --authenticate_http_frameworks --http_framework_authenticators=basic
-// --authenticate_http_readwrite --authenticate_http_readonly answers
-// (src/master/http.cpp, 3rdparty/libprocess/src/authenticator.cpp): only
-// HTTPS; every endpoint but /health wants a Basic credential of its
-// realm, 401 with the challenge otherwise; a framework takes the
-// authenticated principal, another principal in FrameworkInfo or on a
-// later call is a 400; changing a framework's principal is an ERROR
-// event.
+// The secured dev cluster answers as a Mesos 1.12 master with
+// LIBPROCESS_SSL_ENABLED and --authenticate_http_frameworks
+// --http_framework_authenticators=basic --authenticate_http_readwrite
+// --authenticate_http_readonly does (src/master/http.cpp,
+// 3rdparty/libprocess/src/authenticator.cpp): only HTTPS; every endpoint
+// but /health wants a Basic credential of its realm, 401 with the
+// challenge otherwise; a framework takes the authenticated principal,
+// another principal in FrameworkInfo or on a later call is a 400;
+// changing a framework's principal is an ERROR event.
 func TestSecuredMasterAndAgents(t *testing.T) {
 	c, client, _ := securedCluster(t)
 	master := c.MasterURL()

@@ -476,7 +476,7 @@ func sweepTask(id string) mesos.TaskInfo {
 	return mesos.TaskInfo{Name: "sweep", TaskID: mesos.TaskID{Value: id}, Data: data}
 }
 
-// Issue 11: a sweep task runs the executor's Sweep, not the runtime, and
+// A sweep task runs the executor's Sweep, not the runtime, and
 // finishes with what it reaped; it cannot share a group with real tasks;
 // an executor without Sweep fails it.
 func TestSweepTasks(t *testing.T) {

@@ -8,7 +8,8 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/executor"
 )
 
-// Issue 31: a sandbox made 0755, as Mesos makes it, is 0700 after.
+// A sandbox made 0755, as Mesos makes it, is 0700 after: what the
+// executor keeps there is no other user's to read.
 func TestPrivateSandbox(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "runs", "latest")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -32,7 +32,7 @@ func executorRecording(t *testing.T, codec encoding.Codec) []byte {
 	return mesoswiretest.Protobuf[executor.Event](t, mesoswiretest.ExecutorSubscribe, nil)
 }
 
-// Issue 11: the recorded agent stream goes through the executor driver's
+// The recorded agent stream goes through the executor driver's
 // own HTTP and decoding path in both media types: the task group reaches
 // the runtime with its spec (bcs TaskInfo.data) and kill policy, and the
 // executor's UPDATE names the recorded agent.

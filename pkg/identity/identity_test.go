@@ -40,8 +40,9 @@ func TestParseRange(t *testing.T) {
 	}
 }
 
-// The admission rule of issue 31: root by name or uid, other namespaces'
-// uids refused even under "*", the namespace's own uid always allowed.
+// The admission rule of namespace identities: root by name or uid, other
+// namespaces' uids refused even under "*", the namespace's own uid always
+// allowed.
 func TestRuleCheck(t *testing.T) {
 	r := identity.Range{First: 20000, Last: 29999}
 	for _, tt := range []struct {

@@ -165,7 +165,7 @@ func TestMissingConfigMapFailsTheInstance(t *testing.T) {
 	}
 }
 
-// Issue 5: REMOTE_HTTP and REMOTE_TCP checks run in the scheduler against
+// REMOTE_HTTP and REMOTE_TCP checks run in the scheduler against
 // the instance's host and port: a process's portName resolves to its host
 // port on the agent.
 func TestRemoteProbes(t *testing.T) {
@@ -193,7 +193,7 @@ func TestRemoteProbes(t *testing.T) {
 	}
 }
 
-// Issue 33: a remote check probes the address a client of the instance
+// A remote check probes the address a client of the instance
 // uses in its network mode — the pod's IP and container port in CNI and
 // USER networks (not the agent, where another process may answer), the
 // published host port on the agent in BRIDGE, the agent in HOST — and a
@@ -233,7 +233,7 @@ func TestRemoteProbesByNetwork(t *testing.T) {
 	}
 }
 
-// Issue 13: instances are compared by their template, so that a version
+// Instances are compared by their template, so that a version
 // that only changes replicas, the restart policy or the strategy updates
 // nothing, and a restart (a new generation) or a changed image does.
 func TestTemplateHash(t *testing.T) {
@@ -251,7 +251,7 @@ func TestTemplateHash(t *testing.T) {
 		func(d *manifest.Deployment) { d.RestartPolicy.MaxTimes = 7 },
 		func(d *manifest.Deployment) { d.Spec.Strategy = nil },
 		func(d *manifest.Deployment) { d.Metadata.Labels = map[string]string{"team": "b"} },
-		// Issue 15: a dependency runs beside the instances, not in them.
+		// A dependency runs beside the instances, not in them.
 		func(d *manifest.Deployment) {
 			d.Spec.Template.Spec.Depends = []manifest.DependsRef{{Name: "logagent", Policy: manifest.DependsPerNode}}
 		},

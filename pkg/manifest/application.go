@@ -1,16 +1,9 @@
 package manifest
 
-import "github.com/bcs-mesos/bcs-mesos/pkg/constraint"
-
 // Application is kind "application": Spec.Instance task groups of
 // containers.
 type Application struct {
-	APIVersion    string                 `json:"apiVersion"`
-	KindName      string                 `json:"kind"`
-	Metadata      ObjectMeta             `json:"metadata"`
-	RestartPolicy RestartPolicy          `json:"restartPolicy"`
-	KillPolicy    KillPolicy             `json:"killPolicy"`
-	Constraint    *constraint.Constraint `json:"constraint,omitempty"`
+	WorkloadHeader
 	// Stateful instances keep state on their agent: drains and drifts
 	// leave them where they are unless forced (seed 002).
 	Stateful bool            `json:"stateful,omitempty"`
@@ -19,13 +12,6 @@ type Application struct {
 
 // Kind implements Object.
 func (*Application) Kind() Kind { return KindApplication }
-
-// Default sets the defaults of every nested struct.
-func (a *Application) Default() {
-	a.Metadata.Default()
-	a.RestartPolicy.Default()
-	a.KillPolicy.Default()
-}
 
 func (a *Application) normalize() {
 	a.Metadata.normalize()

@@ -14,9 +14,9 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 )
 
-// Issue 15: "no secret values, passwords, or uris[].pwd" in what is shown
-// of a workload; issue 17: redacted as "***". The reference manifests
-// carry each kind of password.
+// No secret values, passwords or uris[].pwd in what is shown of a
+// workload (anyone who may read it would learn them): each is redacted
+// as "***". The reference manifests carry each kind of password.
 func TestRedactCredentialsHidesEveryPassword(t *testing.T) {
 	for file, password := range map[string]string{
 		"application.json": `"imagePullPasswd":"passwd"`, "deployment.json": `"imagePullPasswd":"xxxxx"`,

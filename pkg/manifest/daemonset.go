@@ -12,13 +12,8 @@ import (
 // strategies but for surge (one instance per agent leaves no room for a
 // second).
 type Daemonset struct {
-	APIVersion    string                 `json:"apiVersion"`
-	KindName      string                 `json:"kind"`
-	Metadata      ObjectMeta             `json:"metadata"`
-	RestartPolicy RestartPolicy          `json:"restartPolicy"`
-	KillPolicy    KillPolicy             `json:"killPolicy"`
-	Constraint    *constraint.Constraint `json:"constraint,omitempty"`
-	Spec          DaemonsetSpec          `json:"spec"`
+	WorkloadHeader
+	Spec DaemonsetSpec `json:"spec"`
 }
 
 // DaemonsetSpec is a daemonset's "spec": a deployment's without the
@@ -38,13 +33,6 @@ type DaemonsetSpec struct {
 // Kind implements Object.
 func (*Daemonset) Kind() Kind { return KindDaemonset }
 
-// Default sets the defaults of every nested struct.
-func (d *Daemonset) Default() {
-	d.Metadata.Default()
-	d.RestartPolicy.Default()
-	d.KillPolicy.Default()
-}
-
 func (d *Daemonset) normalize() {
 	d.Metadata.normalize()
 	d.Spec.Template.Spec.normalize()
@@ -58,8 +46,7 @@ func (d *Daemonset) normalize() {
 // instances run, how they are validated and updated.
 func (d *Daemonset) deployment() *Deployment {
 	return &Deployment{
-		APIVersion: d.APIVersion, KindName: string(KindDeployment), Metadata: d.Metadata,
-		RestartPolicy: d.RestartPolicy, KillPolicy: d.KillPolicy, Constraint: d.Constraint,
+		WorkloadHeader: d.WorkloadHeader.as(KindDeployment),
 		Spec: DeploymentSpec{Selector: d.Spec.Selector, Strategy: d.Spec.Strategy, UpdateStrategy: d.Spec.UpdateStrategy,
 			PreDeleteUpdateStrategy: d.Spec.PreDeleteUpdateStrategy, Template: d.Spec.Template},
 	}

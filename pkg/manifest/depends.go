@@ -122,8 +122,8 @@ func (d *Depends) Validate(r Resolver) field.ErrorList {
 // one instance, updated in place when d changes.
 func (d *Depends) Pod(meta ObjectMeta, node string) *Deployment {
 	c := d.DeepCopy()
-	pod := &Deployment{APIVersion: c.APIVersion, KindName: string(KindDeployment), Metadata: meta,
-		RestartPolicy: c.RestartPolicy, KillPolicy: c.KillPolicy}
+	pod := &Deployment{WorkloadHeader: WorkloadHeader{APIVersion: c.APIVersion, KindName: string(KindDeployment), Metadata: meta,
+		RestartPolicy: c.RestartPolicy, KillPolicy: c.KillPolicy}}
 	if node != "" {
 		pod.Constraint = &constraint.Constraint{IntersectionItems: []constraint.IntersectionItem{{UnionData: []constraint.UnionData{{
 			Name: constraint.HostnameName, Operate: constraint.Cluster, Type: constraint.TypeText, Text: &constraint.TextValue{Value: node},

@@ -13,12 +13,7 @@ import (
 // containers or processes, updated by a strategy when the template
 // changes (seed 004 GameDeployment brought to the original's deployment).
 type Deployment struct {
-	APIVersion    string                 `json:"apiVersion"`
-	KindName      string                 `json:"kind"`
-	Metadata      ObjectMeta             `json:"metadata"`
-	RestartPolicy RestartPolicy          `json:"restartPolicy"`
-	KillPolicy    KillPolicy             `json:"killPolicy"`
-	Constraint    *constraint.Constraint `json:"constraint,omitempty"`
+	WorkloadHeader
 	// Stateful instances keep state on their agent: drains and drifts
 	// leave them where they are unless forced (seed 002).
 	Stateful bool           `json:"stateful,omitempty"`
@@ -27,13 +22,6 @@ type Deployment struct {
 
 // Kind implements Object.
 func (*Deployment) Kind() Kind { return KindDeployment }
-
-// Default sets the defaults of every nested struct.
-func (d *Deployment) Default() {
-	d.Metadata.Default()
-	d.RestartPolicy.Default()
-	d.KillPolicy.Default()
-}
 
 func (d *Deployment) normalize() {
 	d.Metadata.normalize()
@@ -140,19 +128,13 @@ func ConstraintOf(obj Object) *constraint.Constraint {
 
 func (d *Deployment) workload() Object {
 	if len(d.Spec.Template.Spec.Processes) > 0 {
-		p := &Process{
-			APIVersion: d.APIVersion, KindName: string(KindProcess), Metadata: d.Metadata,
-			RestartPolicy: d.RestartPolicy, KillPolicy: d.KillPolicy, Constraint: d.Constraint, Stateful: d.Stateful,
-		}
+		p := &Process{WorkloadHeader: d.WorkloadHeader.as(KindProcess), Stateful: d.Stateful}
 		p.Spec.Instance = d.Spec.Instance
 		p.Spec.Template.Spec.Processes = d.Spec.Template.Spec.Processes
 		p.Spec.Template.Spec.Depends = d.Spec.Template.Spec.Depends
 		return p
 	}
-	a := &Application{
-		APIVersion: d.APIVersion, KindName: string(KindApplication), Metadata: d.Metadata,
-		RestartPolicy: d.RestartPolicy, KillPolicy: d.KillPolicy, Constraint: d.Constraint, Stateful: d.Stateful,
-	}
+	a := &Application{WorkloadHeader: d.WorkloadHeader.as(KindApplication), Stateful: d.Stateful}
 	a.Spec.Instance = d.Spec.Instance
 	a.Spec.Template = PodTemplate{Metadata: d.Spec.Template.Metadata, Spec: d.Spec.Template.Spec.PodSpec}
 	return a

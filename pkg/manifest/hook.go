@@ -109,7 +109,7 @@ type HookTemplates interface {
 }
 
 // The arguments the scheduler gives the hook runs it makes, besides the
-// template's defaults and the step's args (issue 14): every run gets
+// template's defaults and the step's args: every run gets
 // Namespace, AppName and Revision (a canary step's also StableRevision);
 // a PreDeleteHook's run also the instance: PodName (its task group ID),
 // InstanceID, HostIP and PodIP (the agent's address, where its ports

@@ -8,7 +8,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest/manifesttest"
 )
 
-// Issue 13 HotPatchUpdate: a PUT whose change needs a restart is refused
+// HotPatchUpdate: a PUT whose change needs a restart is refused
 // up front, naming the fields, instead of stalling the rollout.
 func TestHotPatchChanges(t *testing.T) {
 	const why = ": HotPatchUpdate cannot change it without a restart (use InplaceUpdate, or RollingUpdate)"

@@ -1,16 +1,9 @@
 package manifest
 
-import "github.com/bcs-mesos/bcs-mesos/pkg/constraint"
-
 // Process is kind "process": Spec.Instance pods of bare processes, run in
 // the agent's network namespace (seed 000).
 type Process struct {
-	APIVersion    string                 `json:"apiVersion"`
-	KindName      string                 `json:"kind"`
-	Metadata      ObjectMeta             `json:"metadata"`
-	RestartPolicy RestartPolicy          `json:"restartPolicy"`
-	KillPolicy    KillPolicy             `json:"killPolicy"`
-	Constraint    *constraint.Constraint `json:"constraint,omitempty"`
+	WorkloadHeader
 	// Stateful instances keep state on their agent: drains and drifts
 	// leave them where they are unless forced (seed 002).
 	Stateful bool           `json:"stateful,omitempty"`
@@ -19,13 +12,6 @@ type Process struct {
 
 // Kind implements Object.
 func (*Process) Kind() Kind { return KindProcess }
-
-// Default sets the defaults of every nested struct.
-func (p *Process) Default() {
-	p.Metadata.Default()
-	p.RestartPolicy.Default()
-	p.KillPolicy.Default()
-}
 
 func (p *Process) normalize() {
 	p.Metadata.normalize()

@@ -23,7 +23,7 @@ func TestValidateApplication(t *testing.T) {
 		{"metadata checked", func(a *manifest.Application) { a.Metadata.Name = "App" }, []string{"metadata.name: " + nameRule + `"App"`}},
 		{"policies checked", func(a *manifest.Application) { a.KillPolicy.GracePeriod = -1 }, []string{"killPolicy.gracePeriod: must be ≥ 0, got -1"}},
 		{"instance negative", func(a *manifest.Application) { a.Spec.Instance = -2 }, []string{"spec.instance: must be ≥ 0, got -2"}},
-		// Issue 18: bounds, past which a value is a mistake or an attack.
+		// Bounds, past which a value is a mistake or an attack.
 		{"instances past the bound", func(a *manifest.Application) { a.Spec.Instance = 100_001 },
 			[]string{"spec.instance: must be at most 100000, got 100001"}},
 		{"containers past the bound", func(a *manifest.Application) {
@@ -215,7 +215,7 @@ func TestValidateApplication(t *testing.T) {
 			[]string{C + `.env[1].value: unknown variable "${bcs.ports.http_port}": no port named "http_port"`}},
 		{"variables in args are the container's business", func(a *manifest.Application) { container(a).Args = []string{"${HOME}"} }, nil},
 		{"executor variables left alone (seed 001 $HOST)", func(a *manifest.Application) { container(a).Env[0].Value = "$HOST" }, nil},
-		// Issue 33: the executor's variables the docs list, braced, whole
+		// The executor's variables the docs list, braced, whole
 		// or within a value, are the executor's to replace at launch.
 		{"every executor variable", func(a *manifest.Application) {
 			container(a).Env[0].Value = "${HOST} ${BCS_NODE_ADDR} ${BCS_POD_ID} ${BCS_CNI_NAME} http://${HOST}:${PORT_http-port}/"
@@ -226,8 +226,8 @@ func TestValidateApplication(t *testing.T) {
 			[]string{C + `.env[0].value: unknown variable "${BCS_NODE_IP}"; a container's env knows ${bcs.namespace}, ${bcs.appname}, ` +
 				`${bcs.instanceid}, ${bcs.hostip}, ${bcs.ports.<name>}, ${bcs.taskgroupid}, ${bcs.taskgroupname}, ` +
 				`and the container executor's ${HOST}, ${BCS_NODE_ADDR}, ${BCS_POD_ID}, ${BCS_CNI_NAME}, ${PORT_<name>}`}},
-		// Issue 33: a check that connects to the pod of a NONE network
-		// fails only at launch: refused, naming the check and why.
+		// A check that connects to the pod of a NONE network fails only at
+		// launch: refused, naming the check and why.
 		{"NONE network with an HTTP check", func(a *manifest.Application) { a.Spec.Template.Spec.NetworkMode = manifest.NetworkNone },
 			[]string{C + ".healthChecks[0]: type HTTP connects to the pod, and networkMode NONE gives it no address to connect to: " +
 				"use a COMMAND check, or a network mode with an address"}},
@@ -297,7 +297,7 @@ func TestValidateConfigMapAndSecret(t *testing.T) {
 			c.Datas["web"] = manifest.ConfigMapData{Type: "https", Content: "https://a/b"}
 			return c
 		}, nil},
-		// Issue 17: the original's manifests name their secret "mySecret".
+		// The original's manifests name their secret "mySecret".
 		{"secret named in mixed case", func() manifest.Object { s := manifesttest.Secret(); s.Metadata.Name = "mySecret"; return s }, nil},
 		{"configmap named with '.' and '_'", func() manifest.Object { c := manifesttest.ConfigMap(); c.Metadata.Name = "Game_Conf.v2"; return c }, nil},
 		{"secret name starting with '.'", func() manifest.Object { s := manifesttest.Secret(); s.Metadata.Name = ".."; return s },

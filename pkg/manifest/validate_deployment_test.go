@@ -13,7 +13,7 @@ import (
 func intPtr(n int) *int { return &n }
 
 // processDeployment is the fixture deployment with the process fixture's
-// template (issue 13: a deployment of processes).
+// template: a deployment of processes.
 func processDeployment() *manifest.Deployment {
 	d := manifesttest.Deployment()
 	d.Spec.Template.Spec = manifest.DeploymentTemplateSpec{Processes: manifesttest.Process().Spec.Template.Spec.Processes}
@@ -161,8 +161,8 @@ func TestValidateProcessDeployment(t *testing.T) {
 
 // The original's deployment.json names no updateStrategy: it reads as
 // RollingUpdate with its rollingupdate fields; a manifest with no
-// strategy at all gets RollingUpdate (issue 13: "today such a manifest
-// gets spec.strategy.type: required").
+// strategy at all gets RollingUpdate, as the original's own manifests
+// expect, not "spec.strategy.type: required".
 func TestUpdateStrategyOf(t *testing.T) {
 	dep := mustParse(t, readFixture(t, "deployment.json")).(*manifest.Deployment)
 	got := manifest.UpdateStrategyOf(dep)

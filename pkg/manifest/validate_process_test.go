@@ -375,9 +375,9 @@ func TestValidateProcessVariables(t *testing.T) {
 const instanceDirs = "${work_base_dir}/${namespace}.${processname}.${instanceid} or ${run_base_dir}/${namespace}.${processname}.${instanceid}"
 
 // Every path a process manifest makes the executor create or write on the
-// agent lies inside the instance's own directories once expanded (issue
-// 18: a pidFile on a root-owned file deleted it, a workPath chowned a
-// root-owned directory, a keyOrPath with /../ wrote outside).
+// agent lies inside the instance's own directories once expanded:
+// otherwise a pidFile on a root-owned file deleted it, a workPath chowned
+// a root-owned directory, a keyOrPath with /../ wrote outside.
 func TestValidateProcessConfinement(t *testing.T) {
 	const (
 		work = "${work_base_dir}/${namespace}.${processname}.${instanceid}"

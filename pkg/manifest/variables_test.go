@@ -136,7 +136,7 @@ func TestExpandProcessErrors(t *testing.T) {
 		}},
 		{"cycle", func(s *manifest.ProcessSpec) { s.WorkPath, s.PidFile = "/w/${pidFile}", "${workPath}/pid" }, nil,
 			[]string{"workPath: variables refer to each other in a cycle: ${workPath} → ${pidFile} → ${workPath}"}},
-		// Issue 18: ${pidFile}×1000 in workPath, ${workPath}×40 in each
+		// Unbounded, ${pidFile}×1000 in workPath, ${workPath}×40 in each
 		// command grew the scheduler by 1.1 GB.
 		{"a field expanding past its bound", func(s *manifest.ProcessSpec) {
 			s.PidFile, s.WorkPath = "/run/"+strings.Repeat("p", 100)+".pid", strings.Repeat("${pidFile}", 1000)
@@ -202,8 +202,8 @@ func TestExpandProcessMutualReference(t *testing.T) {
 	}
 }
 
-// What the error naming an unknown variable lists (issue 33: the known
-// variables, so that a typo can be fixed from the message).
+// What the error naming an unknown variable lists: the known variables,
+// so that a typo can be fixed from the message.
 const (
 	processKnows = "; a process knows ${namespace}, ${processname}, ${instanceid}, ${hostip}, ${ports.<name>}, " +
 		"${work_base_dir}, ${run_base_dir}, ${scheduler_url}, ${workPath}, ${pidFile}"

@@ -17,7 +17,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosfiles"
 )
 
-// Issue 18: an agent serving HTTPS only whose files API authenticates
+// An agent serving HTTPS only whose files API authenticates
 // (LIBPROCESS_SSL_ENABLED, --authenticate_http_readonly) is read over
 // HTTPS with the framework's credential: its 404 comes through; without
 // the credential it is a 401; over plain HTTP nothing.

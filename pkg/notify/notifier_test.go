@@ -14,7 +14,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
-// Issue 15: a notice is POSTed as JSON to the callback, with its ID in
+// A notice is POSTed as JSON to the callback, with its ID in
 // X-BCS-Event-ID, once; the delivery log says when and how.
 func TestDeliversOnceWithEventID(t *testing.T) {
 	e := newEnv(t)
@@ -43,7 +43,7 @@ func TestDeliversOnceWithEventID(t *testing.T) {
 	}
 }
 
-// Issue 15: "retries with backoff": failed attempts are made again after
+// Retries with backoff: failed attempts are made again after
 // MinBackoff, doubling up to MaxBackoff (1s, 2s, 4s, 4s), each recorded
 // with its answer, until one succeeds.
 func TestRetriesWithBackoff(t *testing.T) {
@@ -143,7 +143,7 @@ func TestAddressing(t *testing.T) {
 	}
 }
 
-// Issue 15: two notifiers at once (an old leader not yet stopped and a
+// Two notifiers at once (an old leader not yet stopped and a
 // new one) never deliver a notice twice, nor post it at the same time.
 func TestTwoNotifiersDeliverOnce(t *testing.T) {
 	e := newEnv(t)

@@ -10,7 +10,7 @@ import (
 	docker "github.com/fsouza/go-dockerclient"
 )
 
-// Issue 6 benchmark: launch → TASK_RUNNING of a two-container pod against
+// Launch → TASK_RUNNING of a two-container pod against
 // creating and starting the same two containers directly (what `docker run`
 // does), reported as pod-ns/op, docker-ns/op and their ratio (target ≤ 1.2).
 // The pod also starts its network container (so that either container can

@@ -8,6 +8,7 @@ import (
 
 	docker "github.com/fsouza/go-dockerclient"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/dockerparam"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
@@ -29,8 +30,9 @@ func (p *Pod) createOptions(ctx context.Context, t *task, spec *proto.TaskSpec) 
 		return containerPlan{}, fmt.Errorf("image %q: %v: %w", c.Image, err, dockerClass(err))
 	}
 	var imageEntrypoint []string
+	var imageUser string
 	if img.Config != nil {
-		imageEntrypoint = img.Config.Entrypoint
+		imageEntrypoint, imageUser = img.Config.Entrypoint, img.Config.User
 	}
 	entrypoint, cmd, err := commandFor(c, imageEntrypoint)
 	if err != nil {
@@ -40,33 +42,92 @@ func (p *Pod) createOptions(ctx context.Context, t *task, spec *proto.TaskSpec) 
 	if err != nil {
 		return containerPlan{}, err
 	}
-	env := containerEnv{podID: p.cfg.PodID, nodeAddr: p.cfg.NodeAddr, hostIP: p.cfg.NodeAddr}
-	p.mu.Lock()
-	netContainer := p.netContainer
-	if p.cfg.Network == NetworkCNI {
-		env.hostIP = p.podIP
-		env.cniName = p.cfg.CNI.IfName
+	pn, err := p.podNetworkFor(t, spec, params)
+	if err != nil {
+		return containerPlan{}, err
 	}
-	// A pod without a network container is HOST (every container takes
-	// the first task's mode) or has one container.
-	netSpec, netParams := p.tasks[0].spec.Container, params
+	user, err := containerUser(spec.Identity, params.User, imageUser)
+	if err != nil {
+		return containerPlan{}, err
+	}
+	cfg := &docker.Config{
+		Image:      c.Image,
+		Env:        buildEnv(pn.env, spec),
+		Cmd:        cmd,
+		Entrypoint: entrypoint,
+		Labels:     p.businessLabels(t, c),
+		User:       user,
+	}
+	if entrypoint == nil && len(imageEntrypoint) == 0 {
+		cfg.Entrypoint = nil
+	}
+	hc, err := p.hostConfig(c, spec.Resources, params, pn.cpuset)
+	if err != nil {
+		return containerPlan{}, err
+	}
+	netCfg, err := p.joinNetwork(cfg, hc, c, params, pn)
+	if err != nil {
+		return containerPlan{}, err
+	}
+	opts := docker.CreateContainerOptions{Name: t.name, Config: cfg, HostConfig: hc, NetworkingConfig: netCfg}
+	return containerPlan{opts: opts, imageID: img.ID}, nil
+}
+
+// podNetwork is what a business container's options take from its pod,
+// read under p.mu.
+type podNetwork struct {
+	env containerEnv
+	// netContainer is the network container's ID; "" in a pod without
+	// one, which is HOST (every container takes the first task's mode)
+	// or has one container.
+	netContainer string
+	// netSpec and netParams set the network when there is no network
+	// container: the first task's.
+	netSpec   *proto.ContainerSpec
+	netParams dockerparam.Options
+	// specs are every task's spec, spec in t's place: their ports are
+	// published together.
+	specs  []*proto.TaskSpec
+	cpuset *CPUSet
+}
+
+// podNetworkFor reads the pod's network as t's container with spec
+// (whose parsed parameters are params) would join it.
+func (p *Pod) podNetworkFor(t *task, spec *proto.TaskSpec, params dockerparam.Options) (podNetwork, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pn := podNetwork{
+		env:          containerEnv{podID: p.cfg.PodID, nodeAddr: p.cfg.NodeAddr, hostIP: p.cfg.NodeAddr},
+		netContainer: p.netContainer,
+		netSpec:      p.tasks[0].spec.Container,
+		netParams:    params,
+		specs:        make([]*proto.TaskSpec, len(p.tasks)),
+		cpuset:       t.cpuset,
+	}
+	if p.cfg.Network == NetworkCNI {
+		pn.env.hostIP = p.podIP
+		pn.env.cniName = p.cfg.CNI.IfName
+	}
 	if t != p.tasks[0] {
-		if netParams, err = parseParams(netSpec.Parameters); err != nil {
-			p.mu.Unlock()
-			return containerPlan{}, fmt.Errorf("task %q: %w", p.tasks[0].id, err)
+		var err error
+		if pn.netParams, err = parseParams(pn.netSpec.Parameters); err != nil {
+			return podNetwork{}, fmt.Errorf("task %q: %w", p.tasks[0].id, err)
 		}
 	} else {
-		netSpec = c
+		pn.netSpec = spec.Container
 	}
-	specs := make([]*proto.TaskSpec, len(p.tasks))
 	for i, o := range p.tasks {
-		specs[i] = o.spec
+		pn.specs[i] = o.spec
 		if o == t {
-			specs[i] = spec
+			pn.specs[i] = spec
 		}
 	}
-	cpuset := t.cpuset
-	p.mu.Unlock()
+	return pn, nil
+}
+
+// businessLabels are the labels of t's container c: its own, the pod's,
+// and those naming its task and role.
+func (p *Pod) businessLabels(t *task, c *proto.ContainerSpec) map[string]string {
 	labels := map[string]string{}
 	for k, v := range c.Labels {
 		labels[k] = v
@@ -76,57 +137,48 @@ func (p *Pod) createOptions(ctx context.Context, t *task, spec *proto.TaskSpec) 
 	}
 	labels[LabelTask] = t.id
 	labels[LabelRole] = "business"
+	return labels
+}
 
-	var imageUser string
-	if img.Config != nil {
-		imageUser = img.Config.User
-	}
-	user, err := containerUser(spec.Identity, params.User, imageUser)
-	if err != nil {
-		return containerPlan{}, err
-	}
-	cfg := &docker.Config{
-		Image:      c.Image,
-		Env:        buildEnv(env, spec),
-		Cmd:        cmd,
-		Entrypoint: entrypoint,
-		Labels:     labels,
-		User:       user,
-	}
-	if entrypoint == nil && len(imageEntrypoint) == 0 {
-		cfg.Entrypoint = nil
-	}
+// hostConfig is container c's host configuration but for its network:
+// privileges, resources, docker parameters, pinned cores and volumes.
+func (p *Pod) hostConfig(c *proto.ContainerSpec, res proto.Resources, params dockerparam.Options, cpuset *CPUSet) (*docker.HostConfig, error) {
 	hc := &docker.HostConfig{Privileged: c.Privileged}
-	if err := applyResources(hc, spec.Resources); err != nil {
-		return containerPlan{}, err
+	if err := applyResources(hc, res); err != nil {
+		return nil, err
 	}
 	applyParams(hc, params)
 	if cpuset != nil {
 		hc.CPUSetCPUs = cpuset.CPUs
 		hc.CPUSetMEMs = cpuset.Mems
 	}
+	var err error
 	if hc.Binds, err = binds(c.Volumes, p.cfg.PodID, p.cfg.SandboxDir); err != nil {
-		return containerPlan{}, err
+		return nil, err
 	}
-	var netCfg *docker.NetworkingConfig
-	if netContainer != "" {
-		hc.NetworkMode = "container:" + netContainer
-	} else {
-		mode, err := networkMode(netSpec.NetworkMode, netParams)
-		if err != nil {
-			return containerPlan{}, err
-		}
-		hc.NetworkMode = mode
-		if mode != "host" {
-			cfg.Hostname = c.Hostname
-		}
-		if mode == "bridge" {
-			cfg.ExposedPorts, hc.PortBindings = portBindings(specs, p.cfg.PortBindIP)
-		}
-		netCfg = ipConfig(mode, params.Address(netSpec.NetworkMode))
+	return hc, nil
+}
+
+// joinNetwork puts container c in the pod's network: the network
+// container's when there is one, else a network of its own in the first
+// task's mode, with the pod's ports published in bridge mode.
+func (p *Pod) joinNetwork(cfg *docker.Config, hc *docker.HostConfig, c *proto.ContainerSpec, params dockerparam.Options, pn podNetwork) (*docker.NetworkingConfig, error) {
+	if pn.netContainer != "" {
+		hc.NetworkMode = "container:" + pn.netContainer
+		return nil, nil
 	}
-	opts := docker.CreateContainerOptions{Name: t.name, Config: cfg, HostConfig: hc, NetworkingConfig: netCfg}
-	return containerPlan{opts: opts, imageID: img.ID}, nil
+	mode, err := networkMode(pn.netSpec.NetworkMode, pn.netParams)
+	if err != nil {
+		return nil, err
+	}
+	hc.NetworkMode = mode
+	if mode != "host" {
+		cfg.Hostname = c.Hostname
+	}
+	if mode == "bridge" {
+		cfg.ExposedPorts, hc.PortBindings = portBindings(pn.specs, p.cfg.PortBindIP)
+	}
+	return ipConfig(mode, params.Address(pn.netSpec.NetworkMode)), nil
 }
 
 // pull fetches c's image per its pull policy: Always pulls, IfNotPresent

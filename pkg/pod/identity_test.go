@@ -16,7 +16,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
-// Issue 31: a container of a namespace with an identity runs as the
+// A container of a namespace with an identity runs as the
 // namespace's uid:gid unless its image's user (root, for the test image)
 // or its "user" parameter is allowed by the namespace's policy; its
 // configmap and secret files are that uid's, 0600 and 0400; its

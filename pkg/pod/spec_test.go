@@ -51,7 +51,7 @@ func TestCommandRules(t *testing.T) {
 
 // Seed 001 env injection: "$HOST" / "$BCS_POD_ID" take the injected value,
 // one level only; "${NAME}" of an injected variable within a value too
-// (issue 33: the docs' ${NAME}), others kept as written.
+// (the docs write it so), others kept as written.
 func TestEnvSubstitution(t *testing.T) {
 	spec := &proto.TaskSpec{
 		Ports: []proto.Port{{Name: "http", ContainerPort: 80, HostPort: 31000}, {Name: "udp", ContainerPort: 9000}},
@@ -81,7 +81,7 @@ func TestEnvSubstitution(t *testing.T) {
 		t.Errorf("env\n got %q\nwant %q", got, want)
 	}
 	// CNM: no CNI interface, and its variable is empty, not left as
-	// "$BCS_CNI_NAME" (issue 17).
+	// "$BCS_CNI_NAME" for a program to read as a name.
 	got = buildEnv(containerEnv{podID: "pod-1", nodeAddr: "10.0.0.5", hostIP: "10.0.0.5"}, spec)
 	if !slices.Contains(got, "BCS_CNI_NAME=") || !slices.Contains(got, "IFACE=") || !slices.Contains(got, "BRACED=10.0.0.5") {
 		t.Errorf("CNM env %q: want BCS_CNI_NAME and IFACE empty, BRACED the node address", got)

@@ -54,7 +54,7 @@ func execEnv(t *testing.T, p *Pod, taskID string) string {
 	return res.Output
 }
 
-// update-env (proto.MessageUpdateEnv, issue 6): a container's environment
+// update-env (proto.MessageUpdateEnv): a container's environment
 // is fixed when it is created, so the task's container is re-created with
 // the new variables merged over its own, keeping name, command, files,
 // labels and resources, and joining the pod's network container

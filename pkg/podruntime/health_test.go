@@ -122,7 +122,7 @@ func TestPodIDs(t *testing.T) {
 	}
 }
 
-// Issue 31: a HOST container's checks probe the node's address, any port
+// A HOST container's checks probe the node's address, any port
 // of it but the control plane's: its agent's API (Config.AgentEndpoint)
 // and the endpoints its spec's egress policy refuses fail the check
 // without connecting, naming the rule.

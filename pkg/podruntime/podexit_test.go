@@ -92,7 +92,8 @@ func TestFailingContainerFailsRunningTasks(t *testing.T) {
 
 	rep.awaitState(side.ID(), taskstate.Finished)
 	f := rep.awaitState(crash.ID(), taskstate.Failed)
-	// Issue 32: the failure quotes what the container said last.
+	// The failure quotes what the container said last: the reason is
+	// usually there.
 	const said = `task "crash.0" failed: container exited with code 3; last stderr: "listen tcp :8080: bind: address already in use"`
 	if info := containerInfo(t, f); info.ExitCode != 3 || f.Message != said {
 		t.Errorf("crash FAILED %q data %+v, want %q", f.Message, info, said)

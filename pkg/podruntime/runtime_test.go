@@ -234,7 +234,7 @@ func TestMessages(t *testing.T) {
 		t.Errorf("after update-resources: shares %d memory %d swap %d (%v), want swap as docker sets it, twice the memory",
 			ins.HostConfig.CPUShares, ins.HostConfig.Memory, ins.HostConfig.MemorySwap, err)
 	}
-	// Issue 17: a swap limit set is kept by an update that does not name one.
+	// A swap limit set is kept by an update that does not name one.
 	for _, r := range []proto.Resources{{MemMB: 64, MemLimitMB: 96, MemSwapMB: 300}, {MemMB: 64, MemLimitMB: 80}} {
 		if res := send(proto.Message{Type: proto.MessageUpdateResources, TaskID: web.ID(), Resources: &r}); !res.OK {
 			t.Errorf("update-resources %+v: %+v", r, res)

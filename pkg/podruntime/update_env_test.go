@@ -27,7 +27,7 @@ func netns(t *testing.T, pid int) string {
 	return ns
 }
 
-// The update-env message (proto.MessageUpdateEnv, issue 6) answers OK once
+// The update-env message (proto.MessageUpdateEnv) answers OK once
 // the task's container is re-created with the new environment in the
 // pod's network; the task stays RUNNING and a fresh RUNNING carries the
 // new container's data; its COMMAND check runs against the new container.

@@ -82,7 +82,7 @@ func TestCgroupV1TrackAndRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Issue 17: requests.cpu is the task's share of CPU time (docker's
+	// requests.cpu is the task's share of CPU time (docker's
 	// --cpu-shares: 1024 a core), the limit its CFS quota.
 	for file, want := range map[string]string{"cpu.shares": "256", "cpu.cfs_quota_us": "50000"} {
 		if b, _ := os.ReadFile(filepath.Join(g.Dirs()[1], file)); string(b) != want+"\n" {

@@ -186,9 +186,9 @@ func openDir(t *testing.T, dir string) *os.Root {
 	return root
 }
 
-// Issue 18: a file:// package comes from the executor's package
-// directories only, and a link there cannot lead out (it copied the
-// scheduler's secret.key into a task directory).
+// A file:// package comes from the executor's package directories only,
+// and a link there cannot lead out (one copied the scheduler's secret.key
+// into a task directory).
 func TestFetchFilePackagesOnlyFromPackageDirs(t *testing.T) {
 	base := t.TempDir()
 	pkgs, secret := filepath.Join(base, "packages"), filepath.Join(base, "secret.key")
@@ -274,13 +274,12 @@ func TestFetchHoldsToTheEgressPolicy(t *testing.T) {
 	}
 }
 
-// Issue 31: the package cache is keyed by the namespace and the
-// credential, not the URL alone. Another namespace naming the same URL
-// without the credential reaches the server (and is refused); so does
-// the same namespace with a wrong one. The credential is on disk in no
-// form a guess could be checked against. A server that can revalidate
-// (ETag) is asked with the credential each time: a revoked one stops
-// working.
+// The package cache is keyed by the namespace and the credential, not the
+// URL alone. Another namespace naming the same URL without the credential
+// reaches the server (and is refused); so does the same namespace with a
+// wrong one. The credential is on disk in no form a guess could be checked
+// against. A server that can revalidate (ETag) is asked with the
+// credential each time: a revoked one stops working.
 func TestFetchCacheKeyedByNamespaceAndCredential(t *testing.T) {
 	var requests atomic.Int32
 	const user, pwd = "deploy", "s3cret-pw"

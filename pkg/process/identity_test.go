@@ -56,7 +56,7 @@ func ownerMode(t *testing.T, p string) (uint32, os.FileMode) {
 	return info.Sys().(*syscall.Stat_t).Uid, info.Mode().Perm()
 }
 
-// Issue 31: with an identity, a process that names no user runs as its
+// With an identity, a process that names no user runs as its
 // namespace's uid and gid (no passwd entry), HOME its work path; its
 // instance's directories are 0700 and its, the roots above 0711, its
 // secret file 0400 and configmap file 0600, its output 0600, all its.

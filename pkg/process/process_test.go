@@ -329,7 +329,7 @@ func TestHealthCheckKillsAfterFailures(t *testing.T) {
 	}
 }
 
-// Issue 31: a process's HTTP and TCP checks may name any port of the
+// A process's HTTP and TCP checks may name any port of the
 // agent's address, declared or not, but never the control plane: its own
 // agent's API (Config.AgentEndpoint) and the endpoints its spec's egress
 // policy refuses fail the check without connecting, naming the rule.
@@ -373,7 +373,7 @@ func TestHealthChecksSpareTheControlPlane(t *testing.T) {
 	}
 }
 
-// Issue 32: a work directory its user cannot reach (the base under a
+// A work directory its user cannot reach (the base under a
 // 0700 directory, as a checkout in root's home) fails the launch naming
 // the directory in the way, not as "fork/exec /bin/sh: permission denied".
 func TestUnreachableWorkPathNamesTheDirectory(t *testing.T) {
@@ -396,7 +396,7 @@ func TestUnreachableWorkPathNamesTheDirectory(t *testing.T) {
 	}
 }
 
-// Issue 32: a failure quotes the end of what this start wrote (stderr,
+// A failure quotes the end of what this start wrote (stderr,
 // else stdout; at most 5 lines and 512 bytes), where the reason usually
 // is; an earlier start's output in the same log files is not quoted.
 func TestFailureQuotesTheLastOutput(t *testing.T) {

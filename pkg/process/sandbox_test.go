@@ -63,7 +63,7 @@ func (v *victims) unchanged(t *testing.T) {
 	}
 }
 
-// Issue 18: hostile paths in a process spec cannot touch a root-owned
+// Hostile paths in a process spec cannot touch a root-owned
 // file or directory outside the instance's directories: not by naming it,
 // not through "..", not through a link planted inside. The launch fails
 // naming the field, and the victims keep their existence, owner and mode.

@@ -27,7 +27,7 @@ func dependencyPod(t *testing.T, startCmd string, users int) *registry.App {
 		DependsNamespace: "ns-a", DependsName: "logagent", Node: "host-1", Policy: manifest.DependsPerNode, Users: users}}
 }
 
-// Issue 15: the scheduler creates a dependency pod, updates it (a new
+// The scheduler creates a dependency pod, updates it (a new
 // version only when its spec changed) and deletes it; operators cannot
 // change it through the application calls.
 func TestDependencyPodRecords(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
 
-// Issue 31: each namespace gets one uid of the range, recorded once;
+// Each namespace gets one uid of the range, recorded once;
 // writers racing — two replicas, say — never give one uid to two
 // namespaces nor two uids to one, and a full range is a clear error.
 func TestEnsureNamespaceUID(t *testing.T) {

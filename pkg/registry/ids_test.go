@@ -7,9 +7,9 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
-// Issue 5: task IDs are unique, readable, and parse without splitting on
-// dots (names may contain dots). Issue 33: unique across incarnations of
-// one application name too (MESOS-2198: never reuse a task ID).
+// Task IDs are unique, readable, and parse without splitting on dots
+// (names may contain dots); unique across incarnations of one
+// application name too (MESOS-2198: never reuse a task ID).
 func TestIDsParseBack(t *testing.T) {
 	created := time.Date(2026, 11, 27, 21, 0, 0, 0, time.UTC)
 	inc := registry.Incarnation(created)

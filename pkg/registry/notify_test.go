@@ -10,7 +10,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
-// Issue 15: a callback URL is checked, shown and logged redacted, and
+// A callback URL is checked, shown and logged redacted, and
 // stored apart, sealed; the same URL registered again changes its event
 // filter, keeps its ID and registration time.
 func TestNotifyCallbacks(t *testing.T) {

@@ -75,7 +75,7 @@ type App struct {
 	// removes (their request said force); the next scale or update
 	// without it clears it.
 	Force bool `json:"force,omitempty"`
-	// DependencyPod marks a dependency pod the scheduler runs (issue 15).
+	// DependencyPod marks a dependency pod the scheduler runs.
 	DependencyPod *DependencyPod `json:"dependencyPod,omitempty"`
 	// Revision is the etcd revision the record was read at.
 	Revision int64 `json:"-"`

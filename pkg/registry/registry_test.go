@@ -92,7 +92,7 @@ func versionNumbers(t *testing.T, r *registry.Registry, ns, name string) []uint6
 	return out
 }
 
-// Issue 3: "Objects: applications with version history"; CreateApp stores
+// Applications are stored with their version history: CreateApp stores
 // version 1 and refuses a second create.
 func TestCreateApp(t *testing.T) {
 	r, _ := newRegistry(t)
@@ -116,9 +116,9 @@ func TestCreateApp(t *testing.T) {
 	}
 }
 
-// Issue 3: "Writes use etcd revisions for optimistic concurrency (a
-// conflicting write gets a conflict error, not a lost update)": two
-// UpdateApps based on the same revision, at once: exactly one wins.
+// Writes use etcd revisions for optimistic concurrency (a conflicting
+// write gets a conflict error, not a lost update): two UpdateApps based on
+// the same revision, at once: exactly one wins.
 func TestUpdateAppSameRevisionOneWins(t *testing.T) {
 	r, _ := newRegistry(t)
 	mustCreate(t, r, process(1))
@@ -335,8 +335,8 @@ func markDeleting(t *testing.T, r *registry.Registry) {
 	}
 }
 
-// Issue 18: "POST → DELETE → re-POST of the same app lost an acknowledged
-// create": a removal decided for the deleted application, arriving late
+// POST → DELETE → re-POST of the same app must not lose the acknowledged
+// create: a removal decided for the deleted application, arriving late
 // (the scheduler's, a second DELETE's), finds the application created
 // again and leaves it, its history and its instances alone.
 func TestLateRemovalLeavesTheRecreatedApp(t *testing.T) {
@@ -540,7 +540,7 @@ func TestDeleteAppFinishesAfterCrash(t *testing.T) {
 	}
 }
 
-// Issue 3: "applications with version history": the history keeps exactly
+// Applications with version history: the history keeps exactly
 // VersionsKept versions, the newest, pruned in the write that adds one.
 func TestVersionPruningKeepsExactlyVersionsKept(t *testing.T) {
 	r, st := newRegistry(t)
@@ -612,7 +612,7 @@ func TestPruningToleratesMissingVersions(t *testing.T) {
 	}
 }
 
-// Issue 3: deployments, configmaps and secrets are stored with optimistic
+// Deployments, configmaps and secrets are stored with optimistic
 // concurrency too.
 func TestPutObject(t *testing.T) {
 	r, _ := newRegistry(t)
@@ -656,7 +656,7 @@ func TestPutObject(t *testing.T) {
 	}
 }
 
-// Issue 3: "configmap/secret references resolve" in the manifest's own
+// Configmap and secret references resolve in the manifest's own
 // namespace only.
 func TestResolverIsPerNamespace(t *testing.T) {
 	r, _ := newRegistry(t)
@@ -700,7 +700,7 @@ func TestStoreSealsEveryCredentialField(t *testing.T) {
 	}
 }
 
-// Issue 3: "Secret values are encrypted at rest": the raw etcd value holds
+// Secret values are encrypted at rest: the raw etcd value holds
 // neither the content nor the path.
 func TestSecretsAreSealedAtRest(t *testing.T) {
 	r, prefix := func() (*registry.Registry, string) {
@@ -791,7 +791,7 @@ func TestDeleteAppRacesTheScheduler(t *testing.T) {
 	}
 }
 
-// Issue 11: the sweep owed an agent survives a scheduler restart: it is
+// The sweep owed an agent survives a scheduler restart: it is
 // stored whole, listed by agent, and deleted when done (twice is fine).
 func TestSweepRecords(t *testing.T) {
 	r, _ := newRegistry(t)
@@ -826,7 +826,7 @@ func TestSweepRecords(t *testing.T) {
 	}
 }
 
-// Issue 19: SetAppStatuses stores a step's application statuses in a few
+// SetAppStatuses stores a step's application statuses in a few
 // transactions; an application scaled between its read and its write
 // keeps both changes; one removed meanwhile is skipped.
 func TestSetAppStatuses(t *testing.T) {

@@ -515,7 +515,34 @@ type Status struct {
 	Conditions      []Condition `json:"conditions"`
 }
 
+// status says where the rollout stands after moves: the counts, the
+// phase and its message, and the conditions.
 func (p *planner) status(moves []Move) Status {
+	st := p.statusCounts()
+	progress := fmt.Sprintf("%d/%d updated, %d ready", st.Updated, st.Replicas, st.Ready)
+	progressing, paused := p.phase(&st, moves, progress)
+	if progressing.Reason == "" {
+		progressing.Reason = "Paused"
+	}
+	if failed := p.updateErrors(); failed != "" {
+		// Nothing will change until an operator does: said at once, not
+		// left to a deadline.
+		st.Message += "; " + failed
+		if st.Phase == PhaseProgressing {
+			progressing.Status, progressing.Reason = "False", "InstanceUpdateFailed"
+		}
+	}
+	progressing.Message = st.Message
+	st.Conditions = []Condition{p.availableCondition(), progressing}
+	if paused != nil {
+		st.Conditions = append(st.Conditions, *paused)
+	}
+	return st
+}
+
+// statusCounts is the status's numbers: revisions, steps, partition,
+// budgets and how many instances are updated and ready.
+func (p *planner) statusCounts() Status {
 	st := Status{
 		Replicas: p.in.Replicas, Total: len(p.in.Instances), CurrentRevision: p.st.StableVersion,
 		UpdateRevision: p.st.UpdateVersion, CurrentStep: p.st.Step, Steps: len(p.in.Strategy.Steps),
@@ -541,14 +568,25 @@ func (p *planner) status(moves []Move) Status {
 			st.UpdatedReady++
 		}
 	}
-	progress := fmt.Sprintf("%d/%d updated, %d ready", st.Updated, st.Replicas, st.Ready)
+	return st
+}
+
+// availableCondition says whether enough instances are ready: all but
+// maxUnavailable.
+func (p *planner) availableCondition() Condition {
 	available := Condition{Type: "Available", Status: "True", Reason: "MinimumReplicasAvailable",
 		Message: fmt.Sprintf("%d ready, at least %d wanted", p.ready(), max(0, p.in.Replicas-p.maxUnavailable))}
 	if p.ready() < p.in.Replicas-p.maxUnavailable {
 		available.Status, available.Reason = "False", "MinimumReplicasUnavailable"
 	}
-	var paused *Condition
-	progressing := Condition{Type: "Progressing", Status: "True"}
+	return available
+}
+
+// phase sets st's phase and message and returns the Progressing
+// condition (its message not yet set) and the Paused one, nil unless
+// paused.
+func (p *planner) phase(st *Status, moves []Move, progress string) (progressing Condition, paused *Condition) {
+	progressing = Condition{Type: "Progressing", Status: "True"}
 	switch w := p.st.Wait; {
 	case p.st.Aborted:
 		st.Phase, progressing.Status, progressing.Reason = PhaseAborted, "False", "RolloutAborted"
@@ -583,39 +621,29 @@ func (p *planner) status(moves []Move) Status {
 		st.Message = msg
 	default:
 		st.Phase = PhaseProgressing
-		switch {
-		case len(moves) > 0:
-			progressing.Reason = "InstancesUpdating"
-		case p.st.InBatch || p.inFlight() > 0:
-			progressing.Reason = "WaitingForReady"
-		case p.in.Strategy.UpgradeDuration > 0 && !p.batchMayStart():
-			progressing.Reason = "UpgradeDuration"
-			progress += fmt.Sprintf("; next batch at %s (upgradeDuration)", p.st.BatchDone.Add(p.in.Strategy.UpgradeDuration).UTC().Format(time.RFC3339))
-		default:
-			progressing.Reason = "WaitingForBudget"
-		}
-		st.Message = fmt.Sprintf("updating to revision %d: %s", p.st.UpdateVersion, progress)
+		reason, note := p.progressReason(moves)
+		progressing.Reason = reason
+		st.Message = fmt.Sprintf("updating to revision %d: %s%s", p.st.UpdateVersion, progress, note)
 		if p.canary() && p.st.Step < len(p.in.Strategy.Steps) {
 			st.Message += fmt.Sprintf("; step %d/%d (partition %d)", p.st.Step+1, len(p.in.Strategy.Steps), p.partition())
 		}
 	}
-	if progressing.Reason == "" {
-		progressing.Reason = "Paused"
+	return progressing, paused
+}
+
+// progressReason says what a progressing rollout waits for; note says
+// when the next batch may start when upgradeDuration holds it back.
+func (p *planner) progressReason(moves []Move) (reason, note string) {
+	switch {
+	case len(moves) > 0:
+		return "InstancesUpdating", ""
+	case p.st.InBatch || p.inFlight() > 0:
+		return "WaitingForReady", ""
+	case p.in.Strategy.UpgradeDuration > 0 && !p.batchMayStart():
+		next := p.st.BatchDone.Add(p.in.Strategy.UpgradeDuration).UTC().Format(time.RFC3339)
+		return "UpgradeDuration", fmt.Sprintf("; next batch at %s (upgradeDuration)", next)
 	}
-	if failed := p.updateErrors(); failed != "" {
-		// Nothing will change until an operator does: said at once, not
-		// left to a deadline.
-		st.Message += "; " + failed
-		if st.Phase == PhaseProgressing {
-			progressing.Status, progressing.Reason = "False", "InstanceUpdateFailed"
-		}
-	}
-	progressing.Message = st.Message
-	st.Conditions = []Condition{available, progressing}
-	if paused != nil {
-		st.Conditions = append(st.Conditions, *paused)
-	}
-	return st
+	return "WaitingForBudget", ""
 }
 
 // updateErrors names the instances whose update cannot go on and why,

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Issue 18 "SIGTERM always ends the process": etcd given a database
+// SIGTERM always ends the process: etcd given a database
 // without its WAL (which StartEmbedded's pre-check refuses) never gets
 // ready; a start that ctx ends returns at once instead of hanging.
 func TestStartEndsWithContextWhileEtcdHangs(t *testing.T) {

@@ -204,7 +204,7 @@ func seededDataDir(t *testing.T) string {
 	return dir
 }
 
-// Issue 18 "Damaged data dirs": what etcd met with a panic in one of its
+// Damaged data dirs: what etcd met with a panic in one of its
 // goroutines (a corrupt or truncated bbolt file) or a hang (a database
 // without its WAL) fails StartEmbedded within seconds, naming the file
 // and what to do.

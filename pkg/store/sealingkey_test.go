@@ -142,7 +142,7 @@ func wantSealingKeyError(t *testing.T, err error, wantText ...string) {
 	}
 }
 
-// Issue 18 "One sealing key": the first start on an empty store creates
+// One sealing key: the first start on an empty store creates
 // the key file and records its fingerprint (the SHA-256 of the file, never
 // the key); a start with another key is refused naming the key file and
 // both fingerprints; a deleted key file is an error, never regenerated.
@@ -218,8 +218,8 @@ func TestSealingKeyOfStoreWithoutFingerprint(t *testing.T) {
 }
 
 // Replicas starting together on an empty store agree: with one shared
-// key file all start; with a key file each (the bug of issue 18) exactly
-// one starts and the others are refused.
+// key file all start; with a key file each (each would seal with a key
+// the others cannot read) exactly one starts and the others are refused.
 func TestSealingKeyConcurrentFirstStarts(t *testing.T) {
 	e := newSealingEtcd(t)
 	const replicas = 5
@@ -336,7 +336,7 @@ func wantSealedData(t *testing.T, s *store.Store) {
 	}
 }
 
-// Issue 18 "key rotation": every kind of sealed value is re-sealed under
+// Key rotation: every kind of sealed value is re-sealed under
 // the new key (etcd's bytes carry the new key id), the fingerprint is
 // switched, the old key is refused from then on, plain values are left
 // alone and everything reads back through the new key.

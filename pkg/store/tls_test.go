@@ -14,8 +14,8 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
 )
 
-// Issue 18 "TLS for etcd clients": against the etcd binary serving
-// https:// with client certificate authentication (--client-cert-auth
+// TLS for etcd clients: against the etcd binary serving https:// with
+// client certificate authentication (--client-cert-auth
 // --trusted-ca-file), a store with the CA and a client certificate
 // writes, reads and campaigns; without the client certificate, or
 // without the CA that verifies etcd, Open fails within its dial timeout

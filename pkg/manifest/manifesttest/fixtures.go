@@ -14,12 +14,14 @@ const Namespace = "ns-a"
 // value.
 func Process() *manifest.Process {
 	return &manifest.Process{
-		APIVersion:    "v4",
-		KindName:      "process",
-		Metadata:      manifest.ObjectMeta{Name: "gamesvc", Namespace: Namespace, Labels: map[string]string{"app": "gamesvc"}},
-		RestartPolicy: manifest.RestartPolicy{Policy: manifest.RestartOnFailure},
-		KillPolicy:    manifest.KillPolicy{GracePeriod: 1},
-		Constraint:    Unique(),
+		WorkloadHeader: manifest.WorkloadHeader{
+			APIVersion:    "v4",
+			KindName:      "process",
+			Metadata:      manifest.ObjectMeta{Name: "gamesvc", Namespace: Namespace, Labels: map[string]string{"app": "gamesvc"}},
+			RestartPolicy: manifest.RestartPolicy{Policy: manifest.RestartOnFailure},
+			KillPolicy:    manifest.KillPolicy{GracePeriod: 1},
+			Constraint:    Unique(),
+		},
 		Spec: manifest.ProcessSetSpec{
 			Instance: 3,
 			Template: manifest.ProcessTemplate{Spec: manifest.ProcessPodSpec{
@@ -79,12 +81,14 @@ func ProcessSpec() manifest.ProcessSpec {
 // configmap and a secret that Resolver() holds.
 func Application() *manifest.Application {
 	return &manifest.Application{
-		APIVersion:    "v4",
-		KindName:      "application",
-		Metadata:      manifest.ObjectMeta{Name: "ri-test-rc-001", Namespace: Namespace},
-		RestartPolicy: manifest.RestartPolicy{Policy: manifest.RestartOnFailure},
-		KillPolicy:    manifest.KillPolicy{GracePeriod: 1},
-		Constraint:    Unique(),
+		WorkloadHeader: manifest.WorkloadHeader{
+			APIVersion:    "v4",
+			KindName:      "application",
+			Metadata:      manifest.ObjectMeta{Name: "ri-test-rc-001", Namespace: Namespace},
+			RestartPolicy: manifest.RestartPolicy{Policy: manifest.RestartOnFailure},
+			KillPolicy:    manifest.KillPolicy{GracePeriod: 1},
+			Constraint:    Unique(),
+		},
 		Spec: manifest.ApplicationSpec{
 			Instance: 1,
 			Template: manifest.PodTemplate{
@@ -147,11 +151,13 @@ func Container() manifest.Container {
 // Deployment returns a valid deployment of the PodSpec() template.
 func Deployment() *manifest.Deployment {
 	return &manifest.Deployment{
-		APIVersion:    "v4",
-		KindName:      "deployment",
-		Metadata:      manifest.ObjectMeta{Name: "deployment-test-001", Namespace: Namespace},
-		RestartPolicy: manifest.RestartPolicy{Policy: manifest.RestartAlways, Interval: 5, Backoff: 10},
-		KillPolicy:    manifest.KillPolicy{GracePeriod: 10},
+		WorkloadHeader: manifest.WorkloadHeader{
+			APIVersion:    "v4",
+			KindName:      "deployment",
+			Metadata:      manifest.ObjectMeta{Name: "deployment-test-001", Namespace: Namespace},
+			RestartPolicy: manifest.RestartPolicy{Policy: manifest.RestartAlways, Interval: 5, Backoff: 10},
+			KillPolicy:    manifest.KillPolicy{GracePeriod: 10},
+		},
 		Spec: manifest.DeploymentSpec{
 			Instance: 2,
 			Selector: map[string]string{"podname": "app-test-001"},
@@ -173,11 +179,13 @@ func Deployment() *manifest.Deployment {
 // one agent at a time.
 func Daemonset() *manifest.Daemonset {
 	return &manifest.Daemonset{
-		APIVersion:    "v4",
-		KindName:      "daemonset",
-		Metadata:      manifest.ObjectMeta{Name: "daemonset-test-001", Namespace: Namespace},
-		RestartPolicy: manifest.RestartPolicy{Policy: manifest.RestartAlways, Interval: 5, Backoff: 10},
-		KillPolicy:    manifest.KillPolicy{GracePeriod: 10},
+		WorkloadHeader: manifest.WorkloadHeader{
+			APIVersion:    "v4",
+			KindName:      "daemonset",
+			Metadata:      manifest.ObjectMeta{Name: "daemonset-test-001", Namespace: Namespace},
+			RestartPolicy: manifest.RestartPolicy{Policy: manifest.RestartAlways, Interval: 5, Backoff: 10},
+			KillPolicy:    manifest.KillPolicy{GracePeriod: 10},
+		},
 		Spec: manifest.DaemonsetSpec{
 			UpdateStrategy: &manifest.UpdateStrategy{Type: manifest.UpdateRolling, MaxUnavailable: manifest.Count(1)},
 			Template: manifest.DeploymentTemplate{

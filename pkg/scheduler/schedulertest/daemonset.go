@@ -59,8 +59,8 @@ func (h *Harness) runDaemonsets(f []string, args map[string]string) (lines []str
 // deploy's options (instances aside).
 func (h *Harness) daemonsetManifest(key string, args map[string]string) *manifest.Daemonset {
 	d := h.deployment(key, args)
-	ds := &manifest.Daemonset{APIVersion: d.APIVersion, KindName: "daemonset", Metadata: d.Metadata, RestartPolicy: d.RestartPolicy,
-		KillPolicy: d.KillPolicy, Constraint: d.Constraint}
+	ds := &manifest.Daemonset{WorkloadHeader: manifest.WorkloadHeader{APIVersion: d.APIVersion, KindName: "daemonset", Metadata: d.Metadata, RestartPolicy: d.RestartPolicy,
+		KillPolicy: d.KillPolicy, Constraint: d.Constraint}}
 	ds.Spec.UpdateStrategy, ds.Spec.PreDeleteUpdateStrategy, ds.Spec.Template = d.Spec.UpdateStrategy, d.Spec.PreDeleteUpdateStrategy, d.Spec.Template
 	if errs := ds.Validate(h.resolver()); len(errs) > 0 {
 		h.t.Fatalf("scenario daemonset invalid: %v", errs)

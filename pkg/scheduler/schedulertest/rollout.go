@@ -91,8 +91,8 @@ func (h *Harness) deploy(key string, args map[string]string) []string {
 // options.
 func (h *Harness) deployment(key string, args map[string]string) *manifest.Deployment {
 	p := h.process(key, args)
-	d := &manifest.Deployment{APIVersion: "v4", KindName: "deployment", Metadata: p.Metadata, RestartPolicy: p.RestartPolicy,
-		KillPolicy: p.KillPolicy, Constraint: p.Constraint}
+	d := &manifest.Deployment{WorkloadHeader: manifest.WorkloadHeader{APIVersion: "v4", KindName: "deployment", Metadata: p.Metadata, RestartPolicy: p.RestartPolicy,
+		KillPolicy: p.KillPolicy, Constraint: p.Constraint}}
 	d.Spec.Instance = p.Spec.Instance
 	d.Spec.Template.Spec.Processes = p.Spec.Template.Spec.Processes
 	d.Spec.Template.Spec.Depends = p.Spec.Template.Spec.Depends

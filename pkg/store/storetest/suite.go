@@ -776,7 +776,7 @@ func testSecretsSealedAtRest(t *testing.T, h *harness) {
 	wantClass(t, "Get with another key", err, store.ErrCannotUnseal)
 }
 
-// Issue 15: callback URLs may carry credentials (userinfo, tokens): they
+// Callback URLs may carry credentials (userinfo, tokens): they
 // are sealed like secrets.
 func testCallbackURLsSealedAtRest(t *testing.T, h *harness) {
 	s := h.open()
@@ -792,7 +792,7 @@ func testCallbackURLsSealedAtRest(t *testing.T, h *harness) {
 	}
 }
 
-// Issue 17: the passwords of a manifest (SealedMembers, at any depth) are
+// The passwords of a manifest (SealedMembers, at any depth) are
 // sealed in its stored value, which stays readable JSON, and come back
 // byte for byte; one written in clear by an older release reads as it is.
 // So are the values of an HTTP check's and a hook web metric's headers
