@@ -132,8 +132,9 @@ func packages(t *testing.T) []pkgInfo {
 	return pkgs
 }
 
-// Issue 12: every import rule a doc.go states holds, every package has a
-// doc.go, and test support stays out of production code.
+// Every import rule a doc.go states holds, every package has a doc.go,
+// and test support stays out of production code: the layers stay what
+// the doc.go files say they are.
 func TestImportRulesHold(t *testing.T) {
 	pkgs := packages(t)
 	seen := map[string]bool{}
