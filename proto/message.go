@@ -38,6 +38,12 @@ const (
 	// a new launch (a rollout's InplaceUpdate or HotPatchUpdate): Update
 	// holds it, TaskID names any task of the group. See GroupUpdate.
 	MessageUpdate MessageType = "update"
+	// MessageUsageInterval sets how often the executor reports the usage
+	// of the task group of TaskID (UsageReport): every
+	// UsageIntervalSeconds, 0 stops the reports. It starts, retimes or
+	// stops what the spec's UsageIntervalSeconds set at launch. An
+	// executor from before usage reports answers it with an error.
+	MessageUsageInterval MessageType = "usage-interval"
 )
 
 // Message is the data of a framework MESSAGE from the scheduler.
@@ -61,6 +67,9 @@ type Message struct {
 	Resources  *Resources `json:"resources,omitempty"`
 	// Update is the new revision of MessageUpdate.
 	Update *GroupUpdate `json:"update,omitempty"`
+	// UsageIntervalSeconds is MessageUsageInterval's new interval; 0
+	// stops the reports.
+	UsageIntervalSeconds float64 `json:"usageIntervalSeconds,omitempty"`
 	// Timeout bounds exec, reload and restart; 0 means the executor's default.
 	Timeout time.Duration `json:"timeout,omitempty"`
 }

@@ -1,9 +1,13 @@
 package proto_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
@@ -86,5 +90,93 @@ func TestOutputBufferKeepsTheBeginning(t *testing.T) {
 	out := b.String()
 	if len(out) != proto.MaxOutputBytes || !b.Truncated() || strings.Contains(out, "z") || !strings.HasSuffix(out, "y") {
 		t.Errorf("kept %d bytes ending %q, truncated %v; want the first %d", len(out), out[len(out)-3:], b.Truncated(), proto.MaxOutputBytes)
+	}
+}
+
+// Usage reports travel beside MessageResults in the executor's messages:
+// the type tells them apart, and a report round-trips.
+func TestUsageReportRoundTripAndTag(t *testing.T) {
+	at := time.Date(2026, 11, 28, 2, 0, 0, 0, time.UTC)
+	r := &proto.UsageReport{TaskGroupID: "tg", Tasks: []proto.TaskUsage{{TaskID: "t", CPUNanos: 1_500_000_000, MemBytes: 4 << 20, At: at}}}
+	data, err := r.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.IsUsageReport(data) {
+		t.Errorf("%s: not taken for a usage report", data)
+	}
+	back, err := proto.DecodeUsageReport(data)
+	if err != nil || !reflect.DeepEqual(back, r) {
+		t.Fatalf("round trip %+v, %v; want %+v", back, err, r)
+	}
+	result, _ := (&proto.MessageResult{ID: "m", Type: proto.MessageExec, OK: true}).Encode()
+	if proto.IsUsageReport(result) || proto.IsUsageReport([]byte("{")) {
+		t.Error("a message result or garbage taken for a usage report")
+	}
+	if _, err := proto.DecodeUsageReport(result); err == nil || !strings.Contains(err.Error(), `type "exec" is no usage report`) {
+		t.Errorf("DecodeUsageReport of a result: %v", err)
+	}
+}
+
+// The usage interval is a field old readers ignore (the version stays):
+// an executor from before it runs the spec without reports, and one
+// that knows it reports nothing for a spec without it. A reader of this
+// version ignores fields it does not know, as old ones ignore this one.
+func TestUsageIntervalIsCompatible(t *testing.T) {
+	spec := &proto.TaskSpec{Name: "gamesvr", Process: &proto.ProcessSpec{ProcName: "gamesvr"}, UsageIntervalSeconds: 15}
+	data, _ := spec.Encode()
+	var old struct {
+		Version string          `json:"version"`
+		Process json.RawMessage `json:"process"`
+	}
+	if err := json.Unmarshal(data, &old); err != nil || old.Version != proto.Version {
+		t.Errorf("an old reader: %+v, %v", old, err)
+	}
+	got, err := proto.DecodeTaskSpec([]byte(`{"version":"bcs/v1","name":"x","process":{},"someFutureField":{"a":1}}`))
+	if err != nil || got.UsageIntervalSeconds != 0 {
+		t.Errorf("a spec without the interval, with a field unknown here: %+v, %v; want no reports", got, err)
+	}
+	if back, err := proto.DecodeTaskSpec(data); err != nil || back.UsageIntervalSeconds != 15 {
+		t.Errorf("interval %v, %v", back.UsageIntervalSeconds, err)
+	}
+	if bytes.Contains(mustEncode(t, &proto.TaskSpec{Name: "x", Process: &proto.ProcessSpec{}}), []byte("usageInterval")) {
+		t.Error("a spec without reports carries the field: old executors' logs would show it for nothing")
+	}
+}
+
+func mustEncode(t *testing.T, spec *proto.TaskSpec) []byte {
+	t.Helper()
+	data, err := spec.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// A usage interval is 0 (none) or at least MinUsageInterval; anything
+// else is refused naming the field.
+func TestUsageIntervalBounds(t *testing.T) {
+	for _, tc := range []struct {
+		seconds float64
+		want    time.Duration
+		err     string
+	}{
+		{0, 0, ""},
+		{15, 15 * time.Second, ""},
+		{0.1, 100 * time.Millisecond, ""},
+		{0.05, 0, "usageIntervalSeconds 0.05: want 0 (no usage reports) or at least 0.1 seconds"},
+		{-1, 0, "usageIntervalSeconds -1: want 0"},
+		{math.NaN(), 0, "usageIntervalSeconds NaN"},
+		{math.Inf(1), 0, "usageIntervalSeconds +Inf"},
+		{1e300, 0, "usageIntervalSeconds 1e+300"},
+	} {
+		got, err := proto.UsageInterval("usageIntervalSeconds", tc.seconds)
+		if got != tc.want || (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("UsageInterval(%v) = %v, %v; want %v, %q", tc.seconds, got, err, tc.want, tc.err)
+		}
+	}
+	_, err := proto.DecodeTaskSpec([]byte(`{"version":"bcs/v1","name":"x","process":{},"usageIntervalSeconds":-5}`))
+	if err == nil || !strings.Contains(err.Error(), `task spec "x": usageIntervalSeconds -5`) {
+		t.Errorf("DecodeTaskSpec with a negative interval: %v", err)
 	}
 }

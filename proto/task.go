@@ -50,6 +50,11 @@ type TaskSpec struct {
 	// executor holds every fetch on the task's behalf to (remote items,
 	// packages); nil: none (a scheduler from before it).
 	Egress *Egress `json:"egress,omitempty"`
+	// UsageIntervalSeconds is how often the executor reports the usage of
+	// the task's group (UsageReport); 0 or absent: no reports, until a
+	// MessageUsageInterval asks for them. Every task of a group carries
+	// the same value.
+	UsageIntervalSeconds float64 `json:"usageIntervalSeconds,omitempty"`
 }
 
 // Identity is who the tasks of a namespace are on an agent: a process
@@ -254,8 +259,10 @@ func (spec *TaskSpec) Encode() ([]byte, error) {
 	return json.Marshal(spec)
 }
 
-// DecodeTaskSpec reads TaskInfo.data; a spec of another version, or
-// without exactly one of container, process and sweep, is an error.
+// DecodeTaskSpec reads TaskInfo.data; a spec of another version,
+// without exactly one of container, process and sweep, or with a usage
+// interval UsageInterval refuses, is an error. Fields this build does not
+// know are ignored (a newer scheduler's additions).
 func DecodeTaskSpec(data []byte) (*TaskSpec, error) {
 	var spec TaskSpec
 	if err := decode(data, &spec, &spec.Version); err != nil {
@@ -269,6 +276,9 @@ func DecodeTaskSpec(data []byte) (*TaskSpec, error) {
 	}
 	if set != 1 {
 		return nil, fmt.Errorf("task spec %q: exactly one of container, process and sweep must be set", spec.Name)
+	}
+	if _, err := UsageInterval("usageIntervalSeconds", spec.UsageIntervalSeconds); err != nil {
+		return nil, fmt.Errorf("task spec %q: %w", spec.Name, err)
 	}
 	return &spec, nil
 }
