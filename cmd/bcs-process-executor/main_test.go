@@ -93,7 +93,7 @@ func setup(t *testing.T, framework ...func(*mesos.FrameworkInfo)) *e2e {
 	e.cgroupParent = filepath.Join("bcs-process-e2e", filepath.Base(base))
 	t.Cleanup(func() {
 		killCgroupTree(filepath.Join("bcs-process-e2e", filepath.Base(base)))
-		for _, ctl := range []string{"memory", "cpu"} {
+		for _, ctl := range []string{"memory", "cpu", "cpuacct"} {
 			os.Remove(filepath.Join("/sys/fs/cgroup", ctl, "bcs-process-e2e")) // fails while other tests use it
 		}
 	})
@@ -350,11 +350,11 @@ func markerPids(marker string) []string {
 	return out
 }
 
-// killCgroupTree ends every process under parent (in the memory and cpu
-// hierarchies) and removes the cgroups: a failed test may leave an
+// killCgroupTree ends every process under parent (in the memory, cpu
+// and cpuacct hierarchies) and removes the cgroups: a failed test may leave an
 // executor killed and its tasks running.
 func killCgroupTree(parent string) {
-	for _, ctl := range []string{"memory", "cpu"} {
+	for _, ctl := range []string{"memory", "cpu", "cpuacct"} {
 		root := filepath.Join("/sys/fs/cgroup", ctl, parent)
 		var dirs []string
 		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {

@@ -24,7 +24,13 @@
 //   - exiting once every task is terminal and every update acknowledged,
 //     or AckTimeout after every task became terminal;
 //   - Updates, which both runtimes apply a task group's update messages
-//     with: one at a time, duplicates sharing the outcome.
+//     with: one at a time, duplicates sharing the outcome;
+//   - usage reports (usage.go): for a runtime that measures usage
+//     (UsageReader), one framework MESSAGE per task group every
+//     TaskSpec.UsageIntervalSeconds, ±10 % at random, with a sample of
+//     each running task (proto.UsageReport); the usage-interval message
+//     starts, retimes or stops them; a report that does not go is
+//     dropped.
 //
 // A Runtime (processes, Docker pods) runs the tasks and reports their
 // changes through a Reporter; the driver never touches processes or

@@ -58,9 +58,10 @@ type Config struct {
 	AckTimeout time.Duration
 	// CallTimeout bounds one UPDATE or MESSAGE call; default 10s.
 	CallTimeout time.Duration
-	// Jitter draws, in [0, 1), the fraction of the longest wait
-	// (resubscribeWaitMax) the executor waits before it tries to
-	// subscribe again; default math/rand/v2's Float64.
+	// Jitter draws, in [0, 1), where in its range each random wait
+	// falls: the wait before the executor tries to subscribe again (a
+	// fraction of resubscribeWaitMax), the wait between two usage
+	// reports (the interval ±10 %); default math/rand/v2's Float64.
 	Jitter func() float64
 	// Sweep reaps what dead executors left on the agent and says what it
 	// reaped; it runs for every sweep task (proto.SweepSpec). Nil fails
@@ -89,6 +90,9 @@ type Driver struct {
 	runtimeCtx      context.Context
 	cancelRuntime   context.CancelFunc
 	runtimeShutdown sync.Once
+	// usage is the usage reporter of each task's group, by task ID
+	// (usage.go); empty when the runtime measures no usage.
+	usage map[string]*usageReporter
 }
 
 type taskRecord struct {
@@ -139,6 +143,7 @@ func New(cfg Config) *Driver {
 		tasks:          map[string]*taskRecord{},
 		unackedTasks:   map[string]mesos.TaskInfo{},
 		unackedUpdates: map[string]executor.Call_Update{},
+		usage:          map[string]*usageReporter{},
 		done:           make(chan struct{}),
 	}
 	d.runtimeCtx, d.cancelRuntime = context.WithCancel(context.Background())
@@ -372,6 +377,7 @@ func (d *Driver) launch(infos []mesos.TaskInfo) {
 	}
 	if len(group) > 0 {
 		d.cfg.Runtime.Launch(d.runtimeCtx, group, d)
+		d.startUsage(group)
 	}
 }
 
@@ -464,6 +470,11 @@ func (d *Driver) message(data []byte) {
 	case refresh != nil:
 		d.resend(*refresh)
 		res.OK = true
+	case msg.Type == proto.MessageUsageInterval:
+		if err := d.setUsageInterval(msg); err != nil {
+			res.Error = err.Error()
+		}
+		res.OK = res.Error == ""
 	default:
 		go func() {
 			ctx := d.runtimeCtx

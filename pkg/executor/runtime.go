@@ -65,3 +65,13 @@ type Runtime interface {
 	// terminal or grace is over.
 	Shutdown(grace time.Duration)
 }
+
+// UsageReader is a Runtime that measures what its tasks use, for the
+// usage reports the driver sends the scheduler (usage.go). Optional.
+type UsageReader interface {
+	// Usage samples the tasks of taskIDs: cumulative CPU time and working
+	// set, with when each sample was taken. A task it cannot measure (not
+	// running, ended, no cgroup) is left out. It may take a while (docker
+	// stats) and gives up when ctx ends.
+	Usage(ctx context.Context, taskIDs []string) []proto.TaskUsage
+}

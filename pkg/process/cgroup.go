@@ -18,7 +18,8 @@ import (
 
 // Cgroups creates one cgroup per task under Parent, on cgroup v2 (a
 // unified hierarchy at Root) or v1 (one hierarchy per controller under
-// Root; the memory hierarchy also tracks the task's processes).
+// Root; the memory hierarchy also tracks the task's processes, and
+// cpuacct, where it is a hierarchy of its own, counts their CPU time).
 type Cgroups struct {
 	Root   string
 	Parent string
@@ -47,8 +48,36 @@ func DetectCgroups(root, parent string) (*Cgroups, error) {
 // Cgroup is one task's cgroup (a directory per v1 controller, or one v2
 // directory).
 type Cgroup struct {
-	v2   bool
-	dirs []string // dirs[0] tracks processes (v1 memory, or v2)
+	v2 bool
+	// dirs[0] tracks processes (v1 memory, or v2); v1 has cpu in
+	// dirs[1] and the one with cpuacct.usage last (cpu's own when the
+	// two share a hierarchy).
+	dirs []string
+}
+
+// v1Hierarchies are the v1 hierarchies a task cgroup has a directory in:
+// memory, cpu, and cpuacct unless cpu's hierarchy has it (mounted
+// "cpu,cpuacct").
+func (c *Cgroups) v1Hierarchies() []string {
+	if _, err := os.Stat(filepath.Join(c.Root, "cpu", "cpuacct.usage")); err == nil {
+		return []string{"memory", "cpu"}
+	}
+	if _, err := os.Stat(filepath.Join(c.Root, "cpuacct", "cpuacct.usage")); err == nil {
+		return []string{"memory", "cpu", "cpuacct"}
+	}
+	return []string{"memory", "cpu"}
+}
+
+// dirsOf are the directories of the cgroup parent/name.
+func (c *Cgroups) dirsOf(parent, name string) []string {
+	if c.V2 {
+		return []string{filepath.Join(c.Root, parent, name)}
+	}
+	var dirs []string
+	for _, h := range c.v1Hierarchies() {
+		dirs = append(dirs, filepath.Join(c.Root, h, parent, name))
+	}
+	return dirs
 }
 
 const cfsPeriod = 100000 // µs
@@ -56,12 +85,7 @@ const cfsPeriod = 100000 // µs
 // Create makes the cgroup name with r's limits (SetLimits). A leftover
 // cgroup of the same name (executor crash) is emptied and reused.
 func (c *Cgroups) Create(name string, r proto.Resources) (*Cgroup, error) {
-	g := &Cgroup{v2: c.V2}
-	if c.V2 {
-		g.dirs = []string{filepath.Join(c.Root, c.Parent, name)}
-	} else {
-		g.dirs = []string{filepath.Join(c.Root, "memory", c.Parent, name), filepath.Join(c.Root, "cpu", c.Parent, name)}
-	}
+	g := &Cgroup{v2: c.V2, dirs: c.dirsOf(c.Parent, name)}
 	for _, d := range g.dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("create cgroup %s: %v: %w", d, err, errdefs.ErrUnavailable)

@@ -74,7 +74,7 @@ func TestCgroupV1TrackAndRemove(t *testing.T) {
 		t.Fatalf("DetectCgroups: %+v %v", cgs, err)
 	}
 	t.Cleanup(func() {
-		for _, c := range []string{"memory", "cpu"} {
+		for _, c := range []string{"memory", "cpu", "cpuacct"} {
 			os.Remove(filepath.Join("/sys/fs/cgroup", c, parent))
 		}
 	})

@@ -21,6 +21,16 @@ func TestConformance(t *testing.T) {
 				ProcName: "sleep", WorkPath: e.workDir(id), StartCmd: "exec sleep 60", StartGracePeriod: 0.2,
 			}}
 		},
+		Busy: func(t *testing.T, id string) *proto.TaskSpec {
+			return &proto.TaskSpec{Name: id, Instance: instanceOf(id), Process: &proto.ProcessSpec{
+				ProcName: "sh", WorkPath: e.workDir(id), StartCmd: "exec sh -c 'while :; do :; done'", StartGracePeriod: 0.2,
+			}}
+		},
+		Idle: func(t *testing.T, id string) *proto.TaskSpec {
+			return &proto.TaskSpec{Name: id, Instance: instanceOf(id), Process: &proto.ProcessSpec{
+				ProcName: "sleep", WorkPath: e.workDir(id), StartCmd: "exec sleep 60", StartGracePeriod: 0.2,
+			}}
+		},
 		Failing: func(t *testing.T, id string) *proto.TaskSpec {
 			return &proto.TaskSpec{Name: id, Instance: instanceOf(id), Process: &proto.ProcessSpec{
 				ProcName: "sleep", WorkPath: e.workDir(id), StartCmd: "exit 2", StartGracePeriod: 0.2,

@@ -79,6 +79,10 @@
 //     policy comes from the TaskInfo);
 //   - limits (Cgroups): limits.cpu as a CFS quota and limits.memory in MB,
 //     cgroup v1 or v2, one cgroup per task, removed when the task ends;
+//     usage (usage.go, executor.UsageReader) is read from it: CPU time
+//     (v1 cpuacct.usage, in a cpuacct directory of its own where cpuacct
+//     is not mounted with cpu; v2 cpu.stat usage_usec) and the working
+//     set (memory used minus memory.stat's inactive file cache);
 //     an executor's task cgroups sit under its own directory, named by
 //     its framework, executor ID and process (Owner), so that the next
 //     executor of the framework on the agent sweeps the processes of one

@@ -260,7 +260,7 @@ func newEnv(t *testing.T, edit func(*process.Config)) *env {
 	}
 	e.cgroups = cg
 	t.Cleanup(func() {
-		for _, c := range []string{"memory", "cpu"} {
+		for _, c := range []string{"memory", "cpu", "cpuacct"} {
 			os.Remove(filepath.Join("/sys/fs/cgroup", c, parent))
 			os.Remove(filepath.Join("/sys/fs/cgroup", c, "bcs-process-test")) // fails while other tests use it
 		}

@@ -128,14 +128,8 @@ func (c *Cgroups) trackingDir(parent string) string {
 // sweep kills every process in the task cgroups of owner and removes
 // them and owner's directories; it returns how many processes it killed.
 func (c *Cgroups) sweep(owner string) int {
-	var dirs []string
-	if c.V2 {
-		dirs = []string{filepath.Join(c.Root, c.Parent, owner)}
-	} else {
-		dirs = []string{filepath.Join(c.Root, "memory", c.Parent, owner), filepath.Join(c.Root, "cpu", c.Parent, owner)}
-	}
 	killed := 0
-	for _, dir := range dirs {
+	for _, dir := range c.dirsOf(c.Parent, owner) {
 		tasks, _ := os.ReadDir(dir)
 		for _, task := range tasks {
 			if !task.IsDir() {

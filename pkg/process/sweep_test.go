@@ -50,7 +50,7 @@ func TestClaimSweepsDeadExecutors(t *testing.T) {
 		for _, owner := range []process.Owner{{Framework: "fw", Executor: "alive"}, {Framework: "fw", Executor: "me"}, {Framework: "other", Executor: "me"}} {
 			base.Release(owner)
 		}
-		for _, c := range []string{"memory", "cpu"} {
+		for _, c := range []string{"memory", "cpu", "cpuacct"} {
 			os.Remove(filepath.Join("/sys/fs/cgroup", c, parent))
 		}
 	})

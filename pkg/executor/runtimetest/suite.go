@@ -23,6 +23,10 @@ type Harness struct {
 	LongRunning func(t *testing.T, id string) *proto.TaskSpec
 	// Failing returns a spec that fails to start.
 	Failing func(t *testing.T, id string) *proto.TaskSpec
+	// Busy returns a spec that keeps one core busy until killed, for a
+	// runtime that measures usage (executor.UsageReader); Idle one that
+	// sleeps. The usage case runs when both are set.
+	Busy, Idle func(t *testing.T, id string) *proto.TaskSpec
 	// Timeout bounds each wait; default 20s.
 	Timeout time.Duration
 }
@@ -73,6 +77,9 @@ func Run(t *testing.T, h Harness) {
 		}
 		rec.CheckLifecycle("k")
 	})
+	if h.Busy != nil && h.Idle != nil {
+		t.Run("Usage", func(t *testing.T) { usage(t, h) })
+	}
 	t.Run("UnknownTask", func(t *testing.T) {
 		rt := h.New(t)
 		rt.Kill("nope", time.Second)
