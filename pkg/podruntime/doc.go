@@ -26,6 +26,10 @@
 //     in-place update restarts go RUNNING healthy=false for the grace
 //     period and come back with their new container data, healthy by
 //     their new checks; every task's data carries the revision it runs;
+//   - usage (usage.go, executor.UsageReader): one docker stats, not
+//     streamed, per running container, read at once: cumulative CPU time
+//     and the working set (usage less the inactive file cache), at the
+//     time dockerd read them;
 //   - crash recovery: New tears down, with pod.Cleanup, every pod left in
 //     this sandbox and in the sandboxes of dead executors of the same
 //     framework on the agent (a Mesos sandbox is
@@ -33,6 +37,7 @@
 //     naming its process, so a live executor's pods are never touched).
 //
 // It must not import the scheduler side or pkg/devcluster; it talks to
-// dockerd only through pkg/pod, and fetches remote configmap items (for
+// dockerd only through pkg/pod, but for the read-only stats of usage,
+// and fetches remote configmap items (for
 // updates) with pkg/remotefile.
 package podruntime
