@@ -73,9 +73,10 @@
 // to Mesos, on a goroutine of their own), probes.go (the remote health
 // checks, held off the control plane), agentsync.go (the master's agents,
 // read through its operator API), messages.go (executor messages whose
-// answer a caller waits for: exec, signal …) and secrets.go (secrets'
-// values read from their backend, e.g. Vault, off the loop and retried;
-// SecretUnreadable while they cannot be).
+// answer a caller waits for: exec, signal …), usage.go (the executors'
+// usage reports, kept beside the core and never stepped: Driver.Usage)
+// and secrets.go (secrets' values read from their backend, e.g. Vault,
+// off the loop and retried; SecretUnreadable while they cannot be).
 //
 // Updates (rollouts.go, update.go): every application has a rollout
 // (pkg/rollout plans it, a registry.Rollout records it). A new version

@@ -99,6 +99,9 @@ type Driver struct {
 	waiters    map[string]waiter
 	messageRun string
 	messageSeq atomic.Uint64
+	// usage are the executors' usage reports, kept beside the core
+	// (usage.go).
+	usage *usageTable
 	// secretReads are the values of secrets read off the loop (secrets.go);
 	// secrets the loop's state of them.
 	secretReads chan secretRead
@@ -166,7 +169,7 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 		stopped: make(chan struct{}), log: cfg.Logger,
 		health: make(chan RemoteHealth, 64), checks: map[string]context.CancelFunc{}, probes: newProbePolicies(cfg.Core.Egress),
 		sub:      subscription{events: make(chan event, maxGathered)},
-		messages: make(chan messageRequest, 64), waiters: map[string]waiter{},
+		messages: make(chan messageRequest, 64), waiters: map[string]waiter{}, usage: newUsageTable(),
 		messageRun:  strconv.FormatInt(cfg.Clock.Now().UnixNano(), 36),
 		secretReads: make(chan secretRead, 16), secrets: map[string]*secretState{},
 		identityKnown: map[string]bool{}, identityFailed: map[string]identityFailure{},

@@ -149,3 +149,34 @@ func (d *Driver) answered(m ExecutorMessage) bool {
 	w.answer <- res
 	return true
 }
+
+// offLoop takes, on the subscription's goroutine, the executor messages
+// the core has nothing to do with, so that they never queue before the
+// loop nor cost a step: usage reports go to the usage table (usage.go),
+// and the answer to a usage-interval message nobody waits for is only
+// logged (an executor from before usage reports refuses it). It reports
+// whether it took in.
+func (d *Driver) offLoop(in Input) bool {
+	m, ok := in.(ExecutorMessage)
+	if !ok {
+		return false
+	}
+	if proto.IsUsageReport(m.Data) {
+		d.usage.record(m.ExecutorID, m.Data, d.cfg.Clock.Now(), d.log)
+		return true
+	}
+	res, err := proto.DecodeMessageResult(m.Data)
+	if err != nil || res.Type != proto.MessageUsageInterval {
+		return false
+	}
+	d.waitersMu.Lock()
+	_, waited := d.waiters[res.ID]
+	d.waitersMu.Unlock()
+	if waited {
+		return false // answered hands it to its caller
+	}
+	if !res.OK {
+		d.log.Info("executor refused the usage interval", "executor", m.ExecutorID, "task", res.TaskID, "err", res.Error)
+	}
+	return true
+}

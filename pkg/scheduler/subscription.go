@@ -248,8 +248,9 @@ func decodeEvents(ctx context.Context, resp mesos.Response) (<-chan *scheduler.E
 	return decoded, failed
 }
 
-// take hands the loop e's input, with SUBSCRIBED the caller (and starts
-// the agent sync), and pokes the agent sync when e hints that an agent
+// take hands the loop e's input — but the executor messages offLoop
+// takes, usage reports —, with SUBSCRIBED the caller (and starts the
+// agent sync), and pokes the agent sync when e hints that an agent
 // changed.
 func (s *stream) take(ctx context.Context, e *scheduler.Event) error {
 	if sub := e.GetSubscribed(); sub != nil && sub.GetHeartbeatIntervalSeconds() > 0 {
@@ -262,7 +263,7 @@ func (s *stream) take(ctx context.Context, e *scheduler.Event) error {
 		}
 	}
 	in := eventInput(e)
-	if in == nil {
+	if in == nil || s.d.offLoop(in) {
 		return nil
 	}
 	ev := event{in: in, received: s.d.cfg.Clock.Now()}
