@@ -481,3 +481,92 @@ func TestTwoFrameworksShareAnAgentsCgroups(t *testing.T) {
 		t.Errorf("the other framework's running task after the sweep: %v, want its 2 processes", pids)
 	}
 }
+
+// Usage reports through the dev cluster and the real executor binary: a
+// task group launched with a usage interval sends the framework one
+// MESSAGE per interval with its busy task's samples, more than half a
+// core between two; the usage-interval message stops them (after those
+// already under way) and starts them again.
+func TestUsageReportsThroughDevCluster(t *testing.T) {
+	e := setup(t)
+	spec := &proto.TaskSpec{
+		Instance: proto.Instance{Namespace: "ns-a", App: "busy", TaskGroupID: "tg-busy"},
+		Name:     "busy",
+		Process: &proto.ProcessSpec{ProcName: "sh", User: "nobody", WorkPath: filepath.Join(e.workBase, "ns-a.busy.0", "busy"),
+			StartCmd: "exec sh -c 'while :; do :; done'", StartGracePeriod: 0.3},
+		Resources:            proto.Resources{CPUs: 0.5, MemMB: 64},
+		UsageIntervalSeconds: 0.5,
+	}
+	e.launch(t, "exec-busy-0", "busy.0", spec)
+	e.f.AwaitAck("busy.0", mesos.TASK_STARTING, nil)
+	e.f.AwaitAck("busy.0", mesos.TASK_RUNNING, nil)
+
+	first, second := e.usageReport(t), e.usageReport(t)
+	for _, r := range []*proto.UsageReport{first, second} {
+		if r.TaskGroupID != "tg-busy" || len(r.Tasks) != 1 || r.Tasks[0].TaskID != "busy.0" || r.Tasks[0].MemBytes == 0 {
+			t.Fatalf("report %+v", r)
+		}
+	}
+	a, b := first.Tasks[0], second.Tasks[0]
+	window := b.At.Sub(a.At)
+	if cores := float64(b.CPUNanos-a.CPUNanos) / float64(window.Nanoseconds()); cores < 0.5 || window < 400*time.Millisecond || window > 2*time.Second {
+		t.Errorf("%.2f cores over %v between two reports, want > 0.5 over about 0.5s", cores, window)
+	}
+
+	if res, _ := e.setUsageInterval(t, "stop", 0); !res.OK {
+		t.Fatalf("stop: %+v", res)
+	}
+	time.Sleep(300 * time.Millisecond) // a report measured before the stop may still come
+	e.setUsageInterval(t, "drain", 0)
+	time.Sleep(1500 * time.Millisecond)
+	if _, n := e.setUsageInterval(t, "still-stopped", 0); n != 0 {
+		t.Errorf("%d reports in 1.5s after the reports were stopped", n)
+	}
+	if res, _ := e.setUsageInterval(t, "again", 0.3); !res.OK {
+		t.Fatalf("start again: %+v", res)
+	}
+	if r := e.usageReport(t); len(r.Tasks) != 1 || r.Tasks[0].CPUNanos <= b.CPUNanos {
+		t.Errorf("report after the restart %+v", r)
+	}
+	e.f.Call(calls.Kill("busy.0", e.offer.AgentID.Value))
+	e.f.AwaitAck("busy.0", mesos.TASK_KILLED, nil)
+}
+
+// usageReport waits for the executor's next usage report.
+func (e *e2e) usageReport(t *testing.T) *proto.UsageReport {
+	t.Helper()
+	m := e.f.Await("usage report", func(ev *scheduler.Event) bool {
+		return ev.Type == scheduler.Event_MESSAGE && proto.IsUsageReport(ev.Message.Data)
+	}).Message
+	r, err := proto.DecodeUsageReport(m.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// setUsageInterval sends the executor of busy.0 a usage-interval message
+// with ID id and returns its answer and how many usage reports came
+// before it, which it removes: the framework's events keep the order the
+// executor sent them in.
+func (e *e2e) setUsageInterval(t *testing.T, id string, seconds float64) (*proto.MessageResult, int) {
+	t.Helper()
+	data, err := (&proto.Message{ID: id, Type: proto.MessageUsageInterval, TaskID: "busy.0", UsageIntervalSeconds: seconds}).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.f.Call(calls.Message(e.offer.AgentID.Value, "exec-busy-0", data))
+	for reports := 0; ; reports++ {
+		m := e.f.Await("the answer to "+id, func(ev *scheduler.Event) bool {
+			if ev.Type != scheduler.Event_MESSAGE {
+				return false
+			}
+			res, err := proto.DecodeMessageResult(ev.Message.Data)
+			return proto.IsUsageReport(ev.Message.Data) || err == nil && res.ID == id
+		}).Message
+		if !proto.IsUsageReport(m.Data) {
+			res, _ := proto.DecodeMessageResult(m.Data)
+			return res, reports
+		}
+	}
+}
