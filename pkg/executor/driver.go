@@ -61,7 +61,8 @@ type Config struct {
 	// Jitter draws, in [0, 1), where in its range each random wait
 	// falls: the wait before the executor tries to subscribe again (a
 	// fraction of resubscribeWaitMax), the wait between two usage
-	// reports (the interval ±10 %); default math/rand/v2's Float64.
+	// reports (the interval ±10 %); default math/rand/v2's Float64. It
+	// is called from several goroutines.
 	Jitter func() float64
 	// Sweep reaps what dead executors left on the agent and says what it
 	// reaped; it runs for every sweep task (proto.SweepSpec). Nil fails

@@ -92,6 +92,7 @@ func (u *usageReporter) retime(interval time.Duration) {
 		u.stop = nil
 	}
 	u.interval = interval
+	u.d.log().Info("usage reports", "task_group", u.groupID, "interval", interval)
 	if interval > 0 {
 		u.stop = make(chan struct{})
 		go u.run(interval, u.stop)
