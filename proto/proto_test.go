@@ -102,19 +102,18 @@ func TestUsageReportRoundTripAndTag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !proto.IsUsageReport(data) {
-		t.Errorf("%s: not taken for a usage report", data)
-	}
-	back, err := proto.DecodeUsageReport(data)
-	if err != nil || !reflect.DeepEqual(back, r) {
-		t.Fatalf("round trip %+v, %v; want %+v", back, err, r)
+	back, ok, err := proto.DecodeUsageReport(data)
+	if !ok || err != nil || !reflect.DeepEqual(back, r) {
+		t.Fatalf("round trip %+v, %v, %v; want %+v", back, ok, err, r)
 	}
 	result, _ := (&proto.MessageResult{ID: "m", Type: proto.MessageExec, OK: true}).Encode()
-	if proto.IsUsageReport(result) || proto.IsUsageReport([]byte("{")) {
-		t.Error("a message result or garbage taken for a usage report")
+	for _, other := range [][]byte{result, []byte("{"), nil} {
+		if r, ok, err := proto.DecodeUsageReport(other); ok || err != nil || r != nil {
+			t.Errorf("%q taken for a usage report: %+v, %v", other, r, err)
+		}
 	}
-	if _, err := proto.DecodeUsageReport(result); err == nil || !strings.Contains(err.Error(), `type "exec" is no usage report`) {
-		t.Errorf("DecodeUsageReport of a result: %v", err)
+	if _, ok, err := proto.DecodeUsageReport([]byte(`{"version":"bcs/v2","type":"usage"}`)); !ok || err == nil || !strings.Contains(err.Error(), `usage report of version "bcs/v2", this build reads "bcs/v1"`) {
+		t.Errorf("a report of another version: %v, %v", ok, err)
 	}
 }
 

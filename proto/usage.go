@@ -49,25 +49,19 @@ func (r *UsageReport) Encode() ([]byte, error) {
 	return json.Marshal(r)
 }
 
-// IsUsageReport reports whether an executor's message data is a
-// UsageReport rather than a MessageResult.
-func IsUsageReport(data []byte) bool {
-	var tag struct {
-		Type string `json:"type"`
+// DecodeUsageReport reads an executor's message data as a usage
+// report; ok is false when the data is no usage report (a MessageResult,
+// or no JSON), err says why a usage report cannot be read (another
+// version). One decoding serves both, for the scheduler that reads many.
+func DecodeUsageReport(data []byte) (r *UsageReport, ok bool, err error) {
+	r = &UsageReport{}
+	if json.Unmarshal(data, r) != nil || r.Type != UsageReportType {
+		return nil, false, nil
 	}
-	return json.Unmarshal(data, &tag) == nil && tag.Type == UsageReportType
-}
-
-// DecodeUsageReport reads an executor's usage report.
-func DecodeUsageReport(data []byte) (*UsageReport, error) {
-	var r UsageReport
-	if err := decode(data, &r, &r.Version); err != nil {
-		return nil, err
+	if r.Version != Version {
+		return nil, true, fmt.Errorf("bcs proto: usage report of version %q, this build reads %q", r.Version, Version)
 	}
-	if r.Type != UsageReportType {
-		return nil, fmt.Errorf("bcs proto: type %q is no usage report", r.Type)
-	}
-	return &r, nil
+	return r, true, nil
 }
 
 // UsageInterval reads a usageIntervalSeconds field (field names it in

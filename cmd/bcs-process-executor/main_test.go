@@ -536,13 +536,18 @@ func TestUsageReportsThroughDevCluster(t *testing.T) {
 func (e *e2e) usageReport(t *testing.T) *proto.UsageReport {
 	t.Helper()
 	m := e.f.Await("usage report", func(ev *scheduler.Event) bool {
-		return ev.Type == scheduler.Event_MESSAGE && proto.IsUsageReport(ev.Message.Data)
+		return ev.Type == scheduler.Event_MESSAGE && isUsageReport(ev.Message.Data)
 	}).Message
-	r, err := proto.DecodeUsageReport(m.Data)
+	r, _, err := proto.DecodeUsageReport(m.Data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
+}
+
+func isUsageReport(data []byte) bool {
+	_, ok, _ := proto.DecodeUsageReport(data)
+	return ok
 }
 
 // setUsageInterval sends the executor of busy.0 a usage-interval message
@@ -562,9 +567,9 @@ func (e *e2e) setUsageInterval(t *testing.T, id string, seconds float64) (*proto
 				return false
 			}
 			res, err := proto.DecodeMessageResult(ev.Message.Data)
-			return proto.IsUsageReport(ev.Message.Data) || err == nil && res.ID == id
+			return isUsageReport(ev.Message.Data) || err == nil && res.ID == id
 		}).Message
-		if !proto.IsUsageReport(m.Data) {
+		if !isUsageReport(m.Data) {
 			res, _ := proto.DecodeMessageResult(m.Data)
 			return res, reports
 		}

@@ -77,14 +77,13 @@ func (s *usageSetup) reports() []*proto.UsageReport {
 	defer s.a.mu.Unlock()
 	var out []*proto.UsageReport
 	for _, data := range s.a.messages {
-		if !proto.IsUsageReport(data) {
-			continue
-		}
-		r, err := proto.DecodeUsageReport(data)
+		r, ok, err := proto.DecodeUsageReport(data)
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		out = append(out, r)
+		if ok {
+			out = append(out, r)
+		}
 	}
 	return out
 }

@@ -161,8 +161,12 @@ func (d *Driver) offLoop(in Input) bool {
 	if !ok {
 		return false
 	}
-	if proto.IsUsageReport(m.Data) {
-		d.usage.record(m.ExecutorID, m.Data, d.cfg.Clock.Now(), d.log)
+	if r, isUsage, err := proto.DecodeUsageReport(m.Data); isUsage {
+		if err != nil {
+			d.log.Warn("usage report dropped", "executor", m.ExecutorID, "err", err)
+			return true
+		}
+		d.usage.record(m.ExecutorID, r, d.cfg.Clock.Now())
 		return true
 	}
 	res, err := proto.DecodeMessageResult(m.Data)

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"log/slog"
 	"sync"
 	"time"
 
@@ -57,14 +56,9 @@ type groupUsage struct {
 
 func newUsageTable() *usageTable { return &usageTable{groups: map[string]*groupUsage{}} }
 
-// record takes executor's report, received at now; it drops one that
-// does not decode or is older than the one it has.
-func (u *usageTable) record(executor string, data []byte, now time.Time, log *slog.Logger) {
-	r, err := proto.DecodeUsageReport(data)
-	if err != nil {
-		log.Warn("usage report dropped", "executor", executor, "err", err)
-		return
-	}
+// record takes executor's report, received at now; it drops one older
+// than the one it has.
+func (u *usageTable) record(executor string, r *proto.UsageReport, now time.Time) {
 	id := r.TaskGroupID
 	if id == "" {
 		id = executor

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"log/slog"
 	"math"
 	"testing"
@@ -13,7 +14,7 @@ import (
 
 // usageDriver is a driver that is never run: the usage table needs no
 // loop.
-func usageDriver(t *testing.T) (*Driver, *clockwork.FakeClock) {
+func usageDriver(t testing.TB) (*Driver, *clockwork.FakeClock) {
 	t.Helper()
 	clock := clockwork.NewFakeClock()
 	d, err := NewDriver(DriverConfig{Masters: []string{"http://127.0.0.1:1"}, Clock: clock, Logger: slog.New(slog.DiscardHandler)})
@@ -107,4 +108,36 @@ func TestUsageTableRates(t *testing.T) {
 	if !d.offLoop(ExecutorMessage{ExecutorID: "tg-3", Data: []byte(`{"version":"bcs/v9","type":"usage"}`)}) || d.usage.groups["tg-3"] != nil {
 		t.Error("a report of another version not dropped")
 	}
+}
+
+// A usage report costs the subscription's goroutine one decoding and a
+// table update: 100k instances reporting every 15s are 6.7k reports a
+// second, reports/s/core says how many one core takes.
+func BenchmarkUsageReports(b *testing.B) {
+	const groups, rounds = 1000, 20
+	at := time.Date(2026, 11, 28, 2, 0, 0, 0, time.UTC)
+	var msgs []ExecutorMessage
+	for round := range rounds {
+		for g := range groups {
+			id := fmt.Sprintf("ns-a.game.%d.1-1ab2c3d4", g)
+			data, err := (&proto.UsageReport{TaskGroupID: id, Tasks: []proto.TaskUsage{{TaskID: id + ".gamesvr",
+				CPUNanos: uint64(round) * uint64(time.Second), MemBytes: 512 << 20, At: at.Add(time.Duration(round) * 15 * time.Second)}}}).Encode()
+			if err != nil {
+				b.Fatal(err)
+			}
+			msgs = append(msgs, ExecutorMessage{ExecutorID: id, Data: data})
+		}
+	}
+	d, _ := usageDriver(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if i%len(msgs) == 0 && i > 0 {
+			b.StopTimer()
+			d, _ = usageDriver(b) // the reports of the next pass are no newer
+			b.StartTimer()
+		}
+		d.offLoop(msgs[i%len(msgs)])
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "reports/s/core")
 }
