@@ -574,3 +574,54 @@ func TestCNIPodCrashIsCleanedUp(t *testing.T) {
 		t.Errorf("after KILL: reservations %v", got)
 	}
 }
+
+// Usage reports through the dev cluster and the real executor binary: a
+// pod launched with a usage interval sends the framework one MESSAGE per
+// interval with a sample of each container (docker stats), the busy
+// loop above half a core between two, the sleeping one below a tenth.
+func TestUsageReportsThroughDevCluster(t *testing.T) {
+	e := setup(t)
+	busyID, busy := task("busy.0", "busy", "while :; do :; done")
+	idleID, idle := task("idle.0", "idle", "exec sleep 60")
+	for _, spec := range []*proto.TaskSpec{busy, idle} {
+		spec.Instance.TaskGroupID, spec.UsageIntervalSeconds = "tg-pod", 1
+	}
+	o := e.launch(t, "exec-usage", time.Second, taskDef{busyID, busy}, taskDef{idleID, idle})
+	e.running(busyID, idleID)
+
+	var reports []map[string]proto.TaskUsage
+	for len(reports) < 2 {
+		m := e.f.Await("usage report", func(ev *scheduler.Event) bool {
+			if ev.Type != scheduler.Event_MESSAGE {
+				return false
+			}
+			_, ok, _ := proto.DecodeUsageReport(ev.Message.Data)
+			return ok
+		}).Message
+		r, _, err := proto.DecodeUsageReport(m.Data)
+		if err != nil || r.TaskGroupID != "tg-pod" {
+			t.Fatalf("report %+v, %v", r, err)
+		}
+		samples := map[string]proto.TaskUsage{}
+		for _, s := range r.Tasks {
+			samples[s.TaskID] = s
+		}
+		if len(samples) == 2 { // a report before both ran names one
+			reports = append(reports, samples)
+		}
+	}
+	for _, want := range []struct {
+		id       string
+		min, max float64
+	}{{busyID, 0.5, 1.2}, {idleID, 0, 0.1}} {
+		a, b := reports[0][want.id], reports[1][want.id]
+		cores := float64(b.CPUNanos-a.CPUNanos) / float64(b.At.Sub(a.At).Nanoseconds())
+		if cores < want.min || cores > want.max || b.MemBytes == 0 {
+			t.Errorf("%s: %.3f cores over %v, %d bytes; want %.1f to %.1f cores and some memory", want.id, cores, b.At.Sub(a.At), b.MemBytes, want.min, want.max)
+		}
+	}
+	e.f.Call(calls.Kill(busyID, o.AgentID.Value))
+	e.f.AwaitAck(busyID, mesos.TASK_KILLED, nil)
+	e.f.Await("FAILURE", func(ev *scheduler.Event) bool { return ev.Type == scheduler.Event_FAILURE })
+	e.noContainersLeft(t, "after the pod was killed")
+}
