@@ -36,6 +36,7 @@ func join(lists ...[]string) []string { return slices.Concat(lists...) }
 var rules = map[string]rule{
 	"pkg/admission":               {only: []string{"pkg/manifest", "pkg/field", "pkg/confine", "pkg/dockerparam", "pkg/identity", "pkg/strictjson", "pkg/errdefs", "pkg/egress"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/api":                     {forbid: mesosAll},
+	"pkg/autoscale":               {only: []string{"pkg/manifest", "pkg/field", "pkg/hook"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/auth":                    {only: []string{"pkg/manifest", "pkg/errdefs", "pkg/reloadfile"}, forbid: join(mesosAll, storage)},
 	"pkg/bcsctl":                  {only: []string{"pkg/manifest", "pkg/constraint", "pkg/strictjson"}, forbid: join(mesosAll, storage)},
 	"pkg/changefeed":              {only: []string{"pkg/store", "pkg/errdefs"}, forbid: join(mesosAll, httpAll)},

@@ -328,12 +328,14 @@ type ScaleChange struct {
 }
 
 // DecisionSummary is one decision: the size then, the metrics' proposal,
-// the size decided, whether it was acted on, and why.
+// the size decided, whether it was acted on, why, and for a scale-down
+// (acted on or not: a dry run shows it) the instances it chose.
 type DecisionSummary struct {
-	At       time.Time `json:"at"`
-	Current  int       `json:"current"`
-	Proposal int       `json:"proposal"`
-	Desired  int       `json:"desired"`
-	Acted    bool      `json:"acted"`
-	Why      string    `json:"why"`
+	At       time.Time         `json:"at"`
+	Current  int               `json:"current"`
+	Proposal int               `json:"proposal"`
+	Desired  int               `json:"desired"`
+	Acted    bool              `json:"acted"`
+	Why      string            `json:"why"`
+	Removed  []RemovedInstance `json:"removed,omitempty"`
 }
