@@ -157,7 +157,7 @@ func metricsWhy(p proposals, current int) string {
 	case p.best < current:
 		return "All metrics below target"
 	}
-	return "every metric is within its tolerance of its target"
+	return "every metric is at its target, within its tolerance"
 }
 
 func windowNames(b manifest.ScaleBounds) string {

@@ -1,6 +1,7 @@
 package autoscale
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -81,14 +82,19 @@ func proposal(n int) *int { return &n }
 // from 0. targetAverageValue: proposal ceil(value / target), the
 // tolerance judged on value / (target × current).
 func readingProposal(in Input, m manifest.AutoscaleMetric, r Reading, current int) (manifest.MetricStatus, error) {
-	st := manifest.MetricStatus{}
+	st := manifest.MetricStatus{TargetType: manifest.TargetAverageValue}
+	if m.TargetValue != nil {
+		st = manifest.MetricStatus{TargetType: manifest.TargetValue, Target: *m.TargetValue}
+	} else {
+		st.Target = *m.TargetAverageValue
+	}
 	if r.Err != "" {
-		return st, fmt.Errorf("%s", r.Err)
+		return st, errors.New(r.Err)
 	}
 	v := r.Value
 	if m.TargetValue != nil {
 		t := *m.TargetValue
-		st.TargetType, st.Target, st.Current = manifest.TargetValue, t, &v
+		st.Current = &v
 		ratio := v / t
 		switch ready := readyCount(in.Instances); {
 		case current == 0:
@@ -107,7 +113,7 @@ func readingProposal(in Input, m manifest.AutoscaleMetric, r Reading, current in
 	if current > 0 {
 		avg = v / float64(current)
 	}
-	st.TargetType, st.Target, st.Current = manifest.TargetAverageValue, t, &avg
+	st.Current = &avg
 	if current > 0 && within(in.Spec, v/(t*float64(current))) {
 		st.Proposal = proposal(current)
 	} else {
