@@ -191,7 +191,9 @@ func (e *evaluation) floor(desired int) int {
 	}
 	if e.current-desired > MaxRemovePerScale {
 		desired = e.current - MaxRemovePerScale
-		e.because(fmt.Sprintf("one scale removes at most %d instances: the rest next round", MaxRemovePerScale))
+		msg := fmt.Sprintf("one scale removes at most %d instances: the rest next round", MaxRemovePerScale)
+		e.conds.put(ScalingLimited, true, ReasonScaleDownLimit, msg)
+		e.because(msg)
 	}
 	if desired < e.current && e.in.OrderProblem != "" {
 		msg := "the scale-down order's values could not be read: " + e.in.OrderProblem

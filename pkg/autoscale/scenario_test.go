@@ -32,7 +32,7 @@ import (
 //	new                             a new autoscaler and fleet: nothing kept
 //
 // fleet keys (each ID list in parentheses): replicas (the target's size;
-// IDs 0…n−1), problem=(why), ready (how many of the lowest IDs are ready; the
+// IDs 0…n−1), problem=(why), ordererr=(why the order's values failed), ready (how many of the lowest IDs are ready; the
 // default all), notrunning, nosample, new (running for 1 s), going,
 // allocated, cpu and mem (use per instance, one value or one per ID),
 // request and memreq (per instance), values (ID:value, the scale-down
@@ -63,15 +63,17 @@ var scriptEpoch = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 // instances and the readings; and the one thing the autoscaler keeps,
 // its record.
 type harness struct {
-	now       time.Time
-	spec      autoscale.Spec
-	record    manifest.AutoscalerStatus
-	target    autoscale.Target
-	ids       map[int]bool
-	attrs     map[string]map[int]string // fleet key → ID → value ("*": every ID)
-	readings  map[string]autoscale.Reading
-	names     []string // the reading metrics' names, in spec order
-	revisions int64
+	now      time.Time
+	spec     autoscale.Spec
+	record   manifest.AutoscalerStatus
+	target   autoscale.Target
+	ids      map[int]bool
+	attrs    map[string]map[int]string // fleet key → ID → value ("*": every ID)
+	readings map[string]autoscale.Reading
+	names    []string // the reading metrics' names, in spec order
+	// orderProblem: the scale-down order's values cannot be read.
+	orderProblem string
+	revisions    int64
 }
 
 func newHarness() *harness {
@@ -181,6 +183,8 @@ func (h *harness) fleet(args map[string][]string) error {
 			}
 		case "problem":
 			h.target.Problem = strings.Join(vals, ", ")
+		case "ordererr":
+			h.orderProblem = strings.Join(vals, ", ")
 		case "ready":
 			h.attrs[key] = map[int]string{-1: vals[0]}
 		case "cpu", "mem", "values", "request", "memreq":
@@ -208,6 +212,9 @@ func (h *harness) fleet(args map[string][]string) error {
 // ID:value pairs.
 func perID(vals []string) map[int]string {
 	out := map[int]string{}
+	if len(vals) == 1 && vals[0] == "" {
+		return out
+	}
 	if len(vals) == 1 && !strings.Contains(vals[0], ":") {
 		out[-1] = vals[0]
 		return out
@@ -316,7 +323,7 @@ func (h *harness) reading(positional []string, args map[string][]string) error {
 }
 
 func (h *harness) decide() string {
-	in := autoscale.Input{Now: h.now, Spec: h.spec, Revision: h.revisions, Record: h.record, Target: h.target, Instances: h.instances()}
+	in := autoscale.Input{Now: h.now, Spec: h.spec, Revision: h.revisions, Record: h.record, Target: h.target, Instances: h.instances(), OrderProblem: h.orderProblem}
 	for _, name := range h.names {
 		r, ok := h.readings[name]
 		if !ok {
@@ -371,7 +378,10 @@ func (h *harness) print(d autoscale.Decision, removed []manifest.RemovedInstance
 	for _, c := range rec.Conditions {
 		fmt.Fprintf(&b, "%s %s %s (since %s)\n", c.Type, c.Status, c.Reason, h.ago(c.LastTransitionTime))
 	}
-	if len(removed) > 0 {
+	switch {
+	case len(removed) > 10:
+		fmt.Fprintf(&b, "removes %d, first %s", len(removed), printVictims(removed[:3]))
+	case len(removed) > 0:
 		b.WriteString("removes " + printVictims(removed))
 	}
 	fmt.Fprintf(&b, "record: recommendations %s up %s down %s\n", h.printRecs(rec.Recommendations), h.printEvents(rec.ScaleUp), h.printEvents(rec.ScaleDown))
