@@ -73,7 +73,7 @@ func scaleUpLimit(r Rules, current int, up, down []manifest.ScaleChange, now tim
 		start := current - changeInPeriod(up, now, p.PeriodSeconds) + changeInPeriod(down, now, p.PeriodSeconds)
 		allowed := start + p.Value
 		if p.Type == manifest.PolicyPercent {
-			allowed = int(math.Ceil(float64(start) * (1 + float64(p.Value)/100)))
+			allowed = ceilDiv(start*(100+p.Value), 100)
 		}
 		if r.Select == manifest.SelectMin {
 			limit = min(limit, allowed)
@@ -82,6 +82,16 @@ func scaleUpLimit(r Rules, current int, up, down []manifest.ScaleChange, now tim
 		}
 	}
 	return limit
+}
+
+// ceilDiv is ⌈a / b⌉ for b > 0. HPA computes a Percent policy in
+// floating point, where 110 % of 100 comes to 111; integers keep it 110.
+func ceilDiv(a, b int) int {
+	q := a / b
+	if a%b > 0 {
+		q++
+	}
+	return q
 }
 
 // scaleDownLimit is HPA's calculateScaleDownLimitWithBehaviors, the
@@ -99,7 +109,7 @@ func scaleDownLimit(r Rules, current int, up, down []manifest.ScaleChange, now t
 		start := current - changeInPeriod(up, now, p.PeriodSeconds) + changeInPeriod(down, now, p.PeriodSeconds)
 		allowed := start - p.Value
 		if p.Type == manifest.PolicyPercent {
-			allowed = int(float64(start) * (1 - float64(p.Value)/100))
+			allowed = start * (100 - p.Value) / 100 // truncated, as HPA's int32()
 		}
 		if r.Select == manifest.SelectMin {
 			limit = max(limit, allowed)
