@@ -174,7 +174,8 @@ func groupUsage(in Input, name manifest.ResourceName) (usageGroups, error) {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	var g usageGroups
+	g := usageGroups{ready: make([]usageSample, 0, len(in.Instances))}
+	staleBefore, newAfter := in.Now.Add(-2*interval), in.Now.Add(-interval)
 	for _, inst := range in.Instances {
 		if inst.Going {
 			continue
@@ -186,13 +187,13 @@ func groupUsage(in Input, name manifest.ResourceName) (usageGroups, error) {
 		if s.request <= 0 {
 			return g, fmt.Errorf("instance %d requests no %s and has no limit: utilization has nothing to divide by", inst.ID, name)
 		}
-		fresh := inst.Usage != nil && in.Now.Sub(inst.Usage.At) <= 2*interval
+		fresh := inst.Usage != nil && !inst.Usage.At.Before(staleBefore)
 		switch {
 		case inst.RunningSince.IsZero():
 			g.unready = append(g.unready, s)
 		case !fresh:
 			g.missing = append(g.missing, s)
-		case name == manifest.ResourceCPU && (!inst.Ready || in.Now.Sub(inst.RunningSince) < interval):
+		case name == manifest.ResourceCPU && (!inst.Ready || inst.RunningSince.After(newAfter)):
 			g.unready = append(g.unready, s)
 		default:
 			s.usage = inst.Usage.CPU
