@@ -171,21 +171,22 @@ func windowNames(b manifest.ScaleBounds) string {
 func (e *evaluation) because(why string) { e.why = append(e.why, why) }
 
 // floor keeps a scale-down off allocated instances: it removes at most
-// the instances that are neither allocated nor going, and at most
-// MaxRemovePerScale; a value source that failed defers it.
+// the instances Victims may choose (neither allocated nor going), so
+// Victims always finds NeedVictims, and at most MaxRemovePerScale; a
+// value source that failed defers it.
 func (e *evaluation) floor(desired int) int {
 	if desired >= e.current {
 		return desired
 	}
-	allocated := 0
+	removable := 0
 	for _, inst := range e.in.Instances {
-		if inst.Allocated && !inst.Going {
-			allocated++
+		if !inst.Allocated && !inst.Going {
+			removable++
 		}
 	}
-	if k, removable := e.current-desired, e.current-allocated; k > removable {
-		desired = e.current - max(removable, 0)
-		msg := fmt.Sprintf("%d of the %d instances to remove are allocated: kept until released", k-max(removable, 0), k)
+	if k := e.current - desired; k > removable {
+		desired = e.current - removable
+		msg := fmt.Sprintf("%d instances to remove, but only %d are neither allocated nor going: allocated ones are kept until released", k, removable)
 		e.conds.put(ScalingLimited, true, ReasonAllocated, msg)
 		e.because(msg)
 	}

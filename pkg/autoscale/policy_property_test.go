@@ -32,6 +32,9 @@ func TestPolicyArithmeticMatchesReference(t *testing.T) {
 		if current == 0 {
 			continue // from 0 no policy applies: covered by the scripts
 		}
+		for id := 0; id < current; id++ {
+			in.Instances = append(in.Instances, autoscale.Instance{ID: id})
+		}
 		got := autoscale.Decide(in).Desired
 		want := referenceDesired(spec, current, proposal, ups, downs, now)
 		if got != want {

@@ -172,7 +172,7 @@ type usageSample struct{ usage, request float64 }
 func groupUsage(in Input, name manifest.ResourceName) (usageGroups, error) {
 	interval := in.UsageInterval
 	if interval <= 0 {
-		interval = DefaultInterval
+		interval = DefaultUsageInterval
 	}
 	g := usageGroups{ready: make([]usageSample, 0, len(in.Instances))}
 	staleBefore, newAfter := in.Now.Add(-2*interval), in.Now.Add(-interval)

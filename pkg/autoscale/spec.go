@@ -21,8 +21,6 @@ type Spec struct {
 	// Up and Down are behavior.scaleUp and behavior.scaleDown.
 	Up, Down Rules
 	Windows  []Window
-	// Ordered: a scaleDownOrder gives each instance a value.
-	Ordered bool
 }
 
 // Rules is one direction's behavior with HPA v2's defaults filled in.
@@ -43,10 +41,13 @@ type Window struct {
 // Defaults, HPA v2's (pkg/apis/autoscaling/v2/defaults.go) where it has
 // one.
 const (
-	DefaultMinReplicas      = 1
-	DefaultInterval         = 15 * time.Second
-	DefaultTolerance        = 0.1
-	DefaultScaleDownWindow  = 300 * time.Second
+	DefaultMinReplicas     = 1
+	DefaultInterval        = 15 * time.Second
+	DefaultTolerance       = 0.1
+	DefaultScaleDownWindow = 300 * time.Second
+	// DefaultUsageInterval is how often instances report their use
+	// unless Input says otherwise.
+	DefaultUsageInterval    = 15 * time.Second
 	defaultPolicyPeriodSecs = 15
 )
 
@@ -77,7 +78,7 @@ func SpecOf(m *manifest.Autoscaler) (Spec, error) {
 	s := m.Spec
 	spec := Spec{
 		Target: s.Target, Min: DefaultMinReplicas, Max: s.MaxReplicas, Interval: DefaultInterval,
-		Paused: s.Paused, DryRun: s.DryRun, Metrics: s.Metrics, Ordered: s.ScaleDownOrder != nil,
+		Paused: s.Paused, DryRun: s.DryRun, Metrics: s.Metrics,
 	}
 	if s.MinReplicas != nil {
 		spec.Min = *s.MinReplicas
