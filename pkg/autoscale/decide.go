@@ -135,9 +135,11 @@ func (e *evaluation) toBounds(p proposals) int {
 	return desired
 }
 
-// seeded starts a history with the current size when none is kept
-// (HPA's recordInitialRecommendation): a new autoscaler does not scale
-// down before its down window has seen the metrics.
+// seeded starts a history with the current size when none was ever
+// kept (HPA's recordInitialRecommendation): a new autoscaler does not
+// scale down before its down window has seen the metrics. Only then: a
+// window shorter than the interval would otherwise always see the
+// current size and never let the fleet down.
 func (e *evaluation) seeded(recs []manifest.Recommendation) []manifest.Recommendation {
 	if len(recs) > 0 {
 		return recs
