@@ -1,6 +1,7 @@
 package autoscale_test
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"slices"
@@ -237,5 +238,65 @@ func TestDecisionsCappedAndTransitionTimes(t *testing.T) {
 		if c.Type == autoscale.ScalingLimited && !c.LastTransitionTime.Equal(now) {
 			t.Errorf("ScalingLimited %+v: False since the first decision", c)
 		}
+	}
+}
+
+// Failover needs the record alone: a run whose record goes through JSON
+// between every decision (a new leader each time) decides exactly as one
+// that keeps it in memory.
+func TestRecordAloneCarriesTheDecisions(t *testing.T) {
+	a := newAutoscaler()
+	a.Spec.MaxReplicas = 40
+	a.Spec.Behavior = &manifest.ScaleBehavior{
+		ScaleUp:   &manifest.ScaleRules{StabilizationWindowSeconds: ptr(30), Policies: []manifest.ScalePolicy{{Type: manifest.PolicyPods, Value: 3, PeriodSeconds: 60}}},
+		ScaleDown: &manifest.ScaleRules{StabilizationWindowSeconds: ptr(90), Policies: []manifest.ScalePolicy{{Type: manifest.PolicyPercent, Value: 20, PeriodSeconds: 45}}},
+	}
+	spec, err := autoscale.SpecOf(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	run := func(failover bool) []manifest.DecisionSummary {
+		var rec manifest.AutoscalerStatus
+		var all []manifest.DecisionSummary
+		replicas := 5
+		for step := 0; step < 80; step++ {
+			players := float64((step*37)%300 + 10)
+			in := autoscale.Input{Now: start.Add(time.Duration(step) * 15 * time.Second), Spec: spec, Record: rec,
+				Target: autoscale.Target{Replicas: replicas}, Readings: []autoscale.Reading{{Value: players}}}
+			for id := 0; id < replicas; id++ {
+				in.Instances = append(in.Instances, autoscale.Instance{ID: id, Ready: true})
+			}
+			d := autoscale.Decide(in)
+			rec = d.Record
+			if d.Act {
+				replicas = d.Desired
+			}
+			if failover {
+				b, err := json.Marshal(rec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec = manifest.AutoscalerStatus{}
+				if err := json.Unmarshal(b, &rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			all = append(all, rec.Decisions[len(rec.Decisions)-1])
+		}
+		return all
+	}
+	kept, failedOver := run(false), run(true)
+	scales := 0
+	for i := range kept {
+		if kept[i].Acted {
+			scales++
+		}
+		if kept[i].Desired != failedOver[i].Desired || kept[i].Acted != failedOver[i].Acted || kept[i].Why != failedOver[i].Why {
+			t.Fatalf("decision %d differs after failover:\n%+v\n%+v", i, kept[i], failedOver[i])
+		}
+	}
+	if scales < 5 {
+		t.Errorf("only %d scales in the run: it proves little", scales)
 	}
 }
