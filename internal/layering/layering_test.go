@@ -37,6 +37,7 @@ var rules = map[string]rule{
 	"pkg/admission":               {only: []string{"pkg/manifest", "pkg/field", "pkg/confine", "pkg/dockerparam", "pkg/identity", "pkg/strictjson", "pkg/errdefs", "pkg/egress"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/api":                     {forbid: mesosAll},
 	"pkg/apiv1":                   {only: []string{"pkg/manifest", "pkg/rollout", "proto"}, forbid: join(mesosAll, httpAll, storage)},
+	"pkg/autoscale":               {only: []string{"pkg/manifest", "pkg/field", "pkg/hook"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/auth":                    {only: []string{"pkg/manifest", "pkg/errdefs", "pkg/reloadfile"}, forbid: join(mesosAll, storage)},
 	"pkg/bcsctl":                  {only: []string{"pkg/apiv1", "pkg/manifest", "pkg/constraint", "pkg/strictjson"}, forbid: join(mesosAll, storage)},
 	"pkg/changefeed":              {only: []string{"pkg/store", "pkg/errdefs"}, forbid: join(mesosAll, httpAll)},

@@ -7,11 +7,12 @@
 // rolled out by strategy), daemonset (a deployment's template with no
 // count: one instance on every agent its constraint admits), process
 // (bare processes), configmap, secret,
-// service, command, hooktemplate and depends (a pod template deployed
-// next to the instances that name it in spec.template.spec.depends). The
-// four kinds that run instances share their top-level fields (apiVersion,
-// kind, metadata, restartPolicy, killPolicy, constraint) through the
-// embedded WorkloadHeader. Parse decodes one manifest strictly (see
+// service, command, hooktemplate, depends (a pod template deployed
+// next to the instances that name it in spec.template.spec.depends) and
+// autoscaler (sizes a workload from its metrics; pkg/autoscale decides).
+// The four kinds that run instances share their top-level fields
+// (apiVersion, kind, metadata, restartPolicy, killPolicy, constraint)
+// through the embedded WorkloadHeader. Parse decodes one manifest strictly (see
 // pkg/strictjson): an unknown or misspelt field is an error naming its path;
 // the few spelling variants the reference files contain ("KeyOrPath",
 // "networktype", "IntersectionItem", "UnionData", "maxUnavilable") are

@@ -29,14 +29,16 @@ const (
 	// KindDaemonset is the original's daemonset: one instance on every
 	// agent its constraint admits.
 	KindDaemonset Kind = "daemonset"
+	// KindAutoscaler sizes a workload from its metrics (HPA v2).
+	KindAutoscaler Kind = "autoscaler"
 )
 
 // DefaultNamespace is the namespace of a manifest that names none (seed 000).
 const DefaultNamespace = "defaultGroup"
 
 // Object is one parsed manifest: *Application, *Deployment, *Daemonset,
-// *Process, *ConfigMap, *Secret, *Service, *Command, *HookTemplate or
-// *Depends.
+// *Process, *ConfigMap, *Secret, *Service, *Command, *HookTemplate,
+// *Depends or *Autoscaler.
 type Object interface {
 	// Kind is the canonical kind, whatever case the manifest used.
 	Kind() Kind
@@ -56,6 +58,7 @@ var (
 	_ Object = (*Command)(nil)
 	_ Object = (*HookTemplate)(nil)
 	_ Object = (*Depends)(nil)
+	_ Object = (*Autoscaler)(nil)
 )
 
 // Resolver looks up the configmaps and secrets a manifest references, in
@@ -108,6 +111,8 @@ func Parse(data []byte) (Object, error) {
 		obj = &HookTemplate{}
 	case KindDepends:
 		obj = &Depends{}
+	case KindAutoscaler:
+		obj = &Autoscaler{}
 	default:
 		return nil, field.ErrorList{field.Invalid("kind", "unknown kind %q (want one of %s)", kind, kindList())}
 	}
@@ -118,7 +123,8 @@ func Parse(data []byte) (Object, error) {
 
 func kindList() string {
 	kinds := []string{string(KindApplication), string(KindDeployment), string(KindDaemonset), string(KindProcess),
-		string(KindConfigMap), string(KindSecret), string(KindService), string(KindCommand), string(KindHookTemplate), string(KindDepends)}
+		string(KindConfigMap), string(KindSecret), string(KindService), string(KindCommand), string(KindHookTemplate), string(KindDepends),
+		string(KindAutoscaler)}
 	sort.Strings(kinds)
 	return strings.Join(kinds, ", ")
 }
@@ -243,6 +249,8 @@ func MetaOf(obj Object) (meta ObjectMeta, ok bool) {
 	case *HookTemplate:
 		return m.Metadata, true
 	case *Depends:
+		return m.Metadata, true
+	case *Autoscaler:
 		return m.Metadata, true
 	}
 	return ObjectMeta{}, false

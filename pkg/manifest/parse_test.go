@@ -268,7 +268,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"no kind", `{"apiVersion": "v4"}`, []string{"kind: required"}},
 		{"kind not a string", `{"kind": 1}`, []string{"kind: want a string"}},
-		{"unknown kind", `{"kind": "pod"}`, []string{`kind: unknown kind "pod" (want one of application, command, configmap, daemonset, depends, deployment, hooktemplate, process, secret, service)`}},
+		{"unknown kind", `{"kind": "pod"}`, []string{`kind: unknown kind "pod" (want one of application, autoscaler, command, configmap, daemonset, depends, deployment, hooktemplate, process, secret, service)`}},
 		{"not an object", `[1]`, []string{"want an object, got an array"}},
 		{"broken JSON", "{\"kind\": \"process\",\n}", []string{"invalid JSON at line 2, column 1 (offset 20): invalid character '}' looking for beginning of object key string"}},
 		{"typo in a container", `{"kind": "application", "spec": {"template": {"spec": {"containers": [{"imagePulPolicy": "Always"}]}}}}`,
