@@ -79,6 +79,9 @@
 //	namespaceuids/<namespace>                      the namespace's own uid on the agents
 //	uids/<uid>                                     the namespace that uid was given to (written with
 //	                                               the namespace's key, in one transaction, once)
+//	autoscalers/<namespace>/<name>                 autoscaler (kind autoscaler): its manifest
+//	autoscalerstatus/<namespace>/<name>            what the leader decided for it (fenced writes)
+//	autoscaletargets/<namespace>/<workload>        the autoscaler scaling that workload (created with it)
 //	audit/<entry id>                               one write to the API: who, what, the answer; ids
 //	                                               begin with the UTC time; the newest N are kept (Trim)
 //

@@ -46,6 +46,15 @@ const (
 	KindUID          Kind = "uids"
 )
 
+// The autoscalers (manifest objects, API-written), their status (written
+// by the leader's controller) and the index of the workloads they scale,
+// one autoscaler per workload.
+const (
+	KindAutoscaler       Kind = "autoscalers"
+	KindAutoscalerStatus Kind = "autoscalerstatus"
+	KindAutoscaleTarget  Kind = "autoscaletargets"
+)
+
 // KindAudit is the audit log of the API's writes.
 const KindAudit Kind = "audit"
 
@@ -84,6 +93,11 @@ var segmentsPerKind = map[Kind]int{
 	KindAudit:          1, // <entry id>
 	KindNamespaceUID:   1, // <namespace>
 	KindUID:            1, // <uid>
+
+	// Autoscalers.
+	KindAutoscaler:       2, // <namespace>/<name>
+	KindAutoscalerStatus: 2, // <namespace>/<name>
+	KindAutoscaleTarget:  2, // <namespace>/<workload name>
 }
 
 // maxSegmentLen bounds one segment; Mesos task IDs are long but well below it.
