@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
+	"github.com/bcs-mesos/bcs-mesos/pkg/autoscale"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hook"
@@ -169,10 +170,14 @@ func (s *Server) namespaceUID(ctx context.Context, namespace string) (uint32, er
 }
 
 // languages checks what a manifest writes in the languages its engines
-// own: a hook template's conditions (expr-lang) and jsonPath.
+// own: a hook template's conditions (expr-lang) and jsonPath, an
+// autoscaler's web sources' jsonPaths and allocatedCondition.
 func languages(obj manifest.Object) field.ErrorList {
-	if t, ok := obj.(*manifest.HookTemplate); ok {
-		return hook.Check(t)
+	switch obj := obj.(type) {
+	case *manifest.HookTemplate:
+		return hook.Check(obj)
+	case *manifest.Autoscaler:
+		return autoscale.Check(obj)
 	}
 	return nil
 }
@@ -200,8 +205,9 @@ func checkKind(obj manifest.Object, kinds []manifest.Kind) error {
 // takes, by path: the creates, the plan, a command, seed 002's depends.
 var manifestRoutes = func() map[string][]manifest.Kind {
 	routes := map[string][]manifest.Kind{
-		"/v1/commands": {manifest.KindCommand}, "/v1/plan": workloadKinds,
+		"/v1/commands": {manifest.KindCommand}, "/v1/plan": planKinds,
 		"/v1/" + dependsKind.path: {dependsKind.kind}, "/api/depends": {dependsKind.kind},
+		"/v1/" + autoscalersPath: {manifest.KindAutoscaler},
 	}
 	for _, wl := range workloadRoutes {
 		routes["/v1/"+wl.path] = wl.kinds

@@ -591,7 +591,7 @@ func TestWrongKindBodiesAreRefusedAndAudited(t *testing.T) {
 		{"POST", "/v1/depends", secret, `kind: want depends here, got "secret"`},
 		{"POST", "/api/depends", secret, `kind: want depends here, got "secret"`},
 		{"PUT", "/api/depends", secret, `kind: want depends here, got "secret"`},
-		{"POST", "/v1/plan", secret, `kind: want application or process or deployment or daemonset here, got "secret"`},
+		{"POST", "/v1/plan", secret, `kind: want application or process or deployment or daemonset or autoscaler here, got "secret"`},
 	} {
 		for _, token := range []string{readerToken, operatorToken} {
 			r := e.call(t, tc.method, tc.path, tc.body, bearer(token)...)

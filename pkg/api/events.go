@@ -122,6 +122,10 @@ var eventKinds = map[store.Kind]eventKind{
 	// them. Their sealed URLs (notifytargets/) are never sent.
 	store.KindNotification:   eventOf("notification", inRecord, viewNotification),
 	store.KindNotifyCallback: eventOf("notifycallback", clusterWide, asStored[registry.NotifyCallback]),
+	// Autoscalers as GET shows them (credentials redacted), without
+	// their status, which the leader writes as an event of its own.
+	store.KindAutoscaler:       eventOf("autoscaler", inKey, autoscalerEvent),
+	store.KindAutoscalerStatus: eventOf("autoscalerstatus", inKey, asStored[registry.AutoscalerStatus]),
 }
 
 // engineKind is the first segment of store.EngineKey, the engine's mode,

@@ -75,7 +75,7 @@ type anyJSON struct{}
 // routeDocs describes every route routes registers, by pattern.
 func routeDocs() map[string]routeDoc {
 	docs := map[string]routeDoc{}
-	for _, describe := range []func(map[string]routeDoc){workloadDocs, objectDocs, taskDocs, clusterDocs} {
+	for _, describe := range []func(map[string]routeDoc){workloadDocs, objectDocs, autoscalerDocs, taskDocs, clusterDocs} {
 		describe(docs)
 	}
 	return docs
@@ -142,6 +142,21 @@ func objectDocs(docs map[string]routeDoc) {
 	docs["POST /v1/hookruns/{ns}/{name}/terminate"] = routeDoc{summary: "Terminate a hook run", replies: map[int]any{http.StatusAccepted: apiv1.HookRun{}}}
 }
 
+// autoscalerDocs describes the routes of autoscalers.
+func autoscalerDocs(docs map[string]routeDoc) {
+	base := "/v1/" + autoscalersPath
+	view := apiv1.AutoscalerView{}
+	docs["POST "+base] = routeDoc{summary: "Create an autoscaler (?dryRun=true: 200 with the decision it would make, nothing stored)", body: manifest.Autoscaler{},
+		replies: map[int]any{http.StatusCreated: view, http.StatusOK: view}}
+	docs["GET "+base] = routeDoc{summary: "List the autoscalers with their status", replies: map[int]any{http.StatusOK: listOf(autoscalersPath, view)}}
+	docs["GET "+base+"/{ns}/{name}"] = routeDoc{summary: "Get an autoscaler: its spec and the status the leader last wrote", replies: map[int]any{http.StatusOK: view}}
+	docs["PUT "+base+"/{ns}/{name}"] = routeDoc{summary: "Replace an autoscaler (?dryRun=true: the decision it would make, nothing stored)", body: manifest.Autoscaler{},
+		replies: map[int]any{http.StatusOK: view}}
+	docs["DELETE "+base+"/{ns}/{name}"] = routeDoc{summary: "Delete an autoscaler with its status; its workload keeps its size", replies: map[int]any{http.StatusNoContent: nil}}
+	docs["POST "+base+"/{ns}/{name}/pause"] = routeDoc{summary: "Pause an autoscaler: it decides and reports, never scales", replies: map[int]any{http.StatusOK: view}}
+	docs["POST "+base+"/{ns}/{name}/resume"] = routeDoc{summary: "Resume a paused autoscaler", replies: map[int]any{http.StatusOK: view}}
+}
+
 // taskDocs describes the routes that reach instances: commands,
 // operations and messages, logs, and plans of where they would go.
 func taskDocs(docs map[string]routeDoc) {
@@ -159,8 +174,8 @@ func taskDocs(docs map[string]routeDoc) {
 		docs["POST /v1/taskgroups/{id}/"+op] = routeDoc{summary: summary + " (the executor's answer; 504 when none came in time)",
 			body: messageRoutes[op](), replies: map[int]any{http.StatusOK: apiv1.MessageReply{}}}
 	}
-	docs["POST /v1/plan"] = routeDoc{summary: "What creating or updating a workload from its manifest would do on the cluster; nothing stored or launched",
-		body: anyOf(manifest.Application{}, manifest.Process{}, manifest.Deployment{}), replies: map[int]any{http.StatusOK: apiv1.Plan{}}}
+	docs["POST /v1/plan"] = routeDoc{summary: "What creating or updating a workload from its manifest would do on the cluster, or the decision an autoscaler would make; nothing stored or launched",
+		body: anyOf(manifest.Application{}, manifest.Process{}, manifest.Deployment{}, manifest.Autoscaler{}), replies: map[int]any{http.StatusOK: anyOf(apiv1.Plan{}, apiv1.AutoscalerView{})}}
 	docs["GET /v1/taskgroups/{id}/logs"] = routeDoc{summary: "Read a task's stdout or stderr from its sandbox through its agent's files API: " +
 		"the last ?tail= bytes, then with ?follow=true what it writes next (502 when the agent cannot be reached)",
 		text: "text/plain", replies: map[int]any{http.StatusOK: ""}}

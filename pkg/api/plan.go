@@ -21,13 +21,20 @@ type Planner interface {
 
 var workloadKinds = slices.Concat(appRoutes.kinds, deploymentRoutes.kinds, daemonsetRoutes.kinds)
 
+// planKinds are the kinds POST /v1/plan takes.
+var planKinds = append(slices.Clone(workloadKinds), manifest.KindAutoscaler)
+
 // planManifest answers POST /v1/plan: a manifest as create and update
 // take it, validated as they validate it (the update of an existing
-// workload, its create otherwise), and the plan.
+// workload, its create otherwise), and the plan; of an autoscaler, what
+// its dry run answers.
 func (s *Server) planManifest(w http.ResponseWriter, r *http.Request) error {
-	obj, err := s.parse(r, workloadKinds...)
+	obj, err := s.parse(r, planKinds...)
 	if err != nil {
 		return err
+	}
+	if a, ok := obj.(*manifest.Autoscaler); ok {
+		return s.planAutoscaler(w, r, a)
 	}
 	current, err := s.cfg.Registry.CheckUpdateApp(r.Context(), obj, 0)
 	switch {

@@ -122,7 +122,7 @@ func TestDryRunRefusesAsTheRealRequest(t *testing.T) {
 		{"invalid plan", "POST", "/v1/plan", invalid, nil, 400, "InvalidArgument", "spec.instance: must be ≥ 0, got -2"},
 		{"kind of another route", "POST", "/v1/deployments?dryRun=true", process("p", "ns-a"), nil, 400, "InvalidArgument", `kind: want deployment here, got "process"`},
 		{"not a workload", "POST", "/v1/plan", `{"apiVersion":"v4","kind":"configmap","metadata":{"name":"c","namespace":"ns-a"},"data":{}}`,
-			nil, 400, "InvalidArgument", `kind: want application or process or deployment or daemonset here, got "configmap"`},
+			nil, 400, "InvalidArgument", `kind: want application or process or deployment or daemonset or autoscaler here, got "configmap"`},
 		{"create of an existing one", "POST", "/v1/apps?dryRun=true", process("gamesvc", "ns-a"), nil, 409, "AlreadyExists", ""},
 		{"update of a missing one", "PUT", "/v1/apps/ns-a/nothere?dryRun=true", process("nothere", "ns-a"), nil, 404, "NotFound", ""},
 		{"stale If-Match", "PUT", "/v1/apps/ns-a/gamesvc?dryRun=true", process("gamesvc", "ns-a"), []string{"If-Match", "1"}, 409, "Conflict", ""},

@@ -86,6 +86,9 @@ type Config struct {
 	// Planner answers POST /v1/plan and ?dryRun=true; nil where no
 	// scheduler runs.
 	Planner Planner
+	// AutoscalePlanner answers an autoscaler's dry run with the decision
+	// the leader would make; nil: the dry run answers without one.
+	AutoscalePlanner AutoscalePlanner
 	// FilesDir, when set, is served read-only under /files/: packages and
 	// executor binaries for agents to fetch (the dev setup's repository).
 	FilesDir string
@@ -200,6 +203,7 @@ func (s *Server) routes() {
 		s.handle("PUT /v1/"+k.path+"/{ns}/{name}", s.updateObject(k))
 		s.handle("DELETE /v1/"+k.path+"/{ns}/{name}", s.deleteObject(k), k.deleteParams()...)
 	}
+	s.autoscalerRoutes()
 	s.handle("POST /v1/depends", s.createObject(dependsKind))
 	s.handle("GET /v1/depends", s.listDepends, withListParams("namespace")...)
 	s.handle("GET /v1/depends/{ns}/{name}", s.getDepends)

@@ -140,17 +140,28 @@ func (r *Registry) UpdateAutoscaler(ctx context.Context, a *manifest.Autoscaler,
 // autoscalerWriteError says in a's terms why a write of it failed: the
 // target index taken names its holder.
 func (r *Registry) autoscalerWriteError(ctx context.Context, a *manifest.Autoscaler, indexKey string, err error) error {
-	ns, name := a.Metadata.Namespace, a.Metadata.Name
 	var pe *store.PreconditionError
 	if errors.As(err, &pe) && pe.Key == indexKey && errors.Is(err, errdefs.ErrAlreadyExists) {
-		holder, herr := r.AutoscalerOf(ctx, ns, a.Spec.Target.Name)
-		if herr != nil {
-			return fmt.Errorf("autoscaler %s/%s: %s %s/%s is scaled by another autoscaler: %w", ns, name, a.Spec.Target.Kind, ns, a.Spec.Target.Name, errdefs.ErrConflict)
+		if taken := r.AutoscaleTargetFree(ctx, a); taken != nil {
+			return taken
 		}
-		return fmt.Errorf("autoscaler %s/%s: %s %s/%s is scaled by autoscaler %s/%s already; a workload has one autoscaler: %w",
-			ns, name, a.Spec.Target.Kind, ns, a.Spec.Target.Name, ns, holder, errdefs.ErrConflict)
 	}
-	return fmt.Errorf("autoscaler %s/%s: %w", ns, name, err)
+	return fmt.Errorf("autoscaler %s/%s: %w", a.Metadata.Namespace, a.Metadata.Name, err)
+}
+
+// AutoscaleTargetFree returns nil when no other autoscaler scales a's
+// target, else errdefs.ErrConflict naming the one that does.
+func (r *Registry) AutoscaleTargetFree(ctx context.Context, a *manifest.Autoscaler) error {
+	ns, name, target := a.Metadata.Namespace, a.Metadata.Name, a.Spec.Target.Name
+	holder, err := r.AutoscalerOf(ctx, ns, target)
+	switch {
+	case errors.Is(err, errdefs.ErrNotFound), err == nil && holder == name:
+		return nil
+	case err != nil:
+		return err
+	}
+	return fmt.Errorf("autoscaler %s/%s: %s %s/%s is scaled by autoscaler %s/%s already; a workload has one autoscaler: %w",
+		ns, name, a.Spec.Target.Kind, ns, target, ns, holder, errdefs.ErrConflict)
 }
 
 // AutoscalerOf returns the name of the autoscaler of namespace that
@@ -177,21 +188,22 @@ func (r *Registry) GetAutoscaler(ctx context.Context, namespace, name string) (*
 	if err != nil {
 		return nil, nil, fmt.Errorf("autoscaler %s/%s: %w", namespace, name, err)
 	}
-	a, err := autoscalerManifest(rec)
+	a, err := rec.Autoscaler()
 	if err != nil {
 		return nil, nil, err
 	}
 	return rec, a, nil
 }
 
-func autoscalerManifest(rec *Object) (*manifest.Autoscaler, error) {
-	m, err := rec.Manifest()
+// Autoscaler parses the manifest of a stored autoscaler.
+func (o *Object) Autoscaler() (*manifest.Autoscaler, error) {
+	m, err := o.Manifest()
 	if err != nil {
-		return nil, fmt.Errorf("stored autoscaler %s/%s: %w", rec.Namespace, rec.Name, err)
+		return nil, fmt.Errorf("stored autoscaler %s/%s: %w", o.Namespace, o.Name, err)
 	}
 	a, ok := m.(*manifest.Autoscaler)
 	if !ok {
-		return nil, fmt.Errorf("stored autoscaler %s/%s is a %s: %w", rec.Namespace, rec.Name, m.Kind(), errdefs.ErrInvalidArgument)
+		return nil, fmt.Errorf("stored autoscaler %s/%s is a %s: %w", o.Namespace, o.Name, m.Kind(), errdefs.ErrInvalidArgument)
 	}
 	return a, nil
 }
