@@ -201,10 +201,10 @@ func resourceOfKind(kind string) (*resource, error) {
 		return resourceNamed("deployments")
 	case "daemonset":
 		return resourceNamed("daemonsets")
-	case "configmap", "secret", "hooktemplate", "depends", "service":
+	case "configmap", "secret", "hooktemplate", "depends", "service", "autoscaler":
 		return resourceNamed(kind)
 	}
-	return nil, fmt.Errorf("kind %q: bcs-scheduler serves application, process, deployment, daemonset, configmap, secret, hooktemplate, depends and service", kind)
+	return nil, fmt.Errorf("kind %q: bcs-scheduler serves application, process, deployment, daemonset, configmap, secret, hooktemplate, depends, service and autoscaler", kind)
 }
 
 // inNamespace gives a manifest without a namespace the one of -n, when
@@ -338,6 +338,17 @@ func (c *cli) apply(cmd *cobra.Command, doc *manifestDoc, dryRun, createOnly boo
 			return err
 		}
 		return writePlan(c.env.Out, plan, "  ")
+	case dryRun && r.name == "autoscalers":
+		var plan apiv1.AutoscalerView
+		raw, err := c.client.call(ctx, method, path, url.Values{"dryRun": {"true"}}, doc.data, &plan)
+		if err != nil {
+			return err
+		}
+		if err := out.done(c.env.Out, raw, "%s %s/%s %s (dry run)", doc.kind, doc.namespace, doc.name, action); err != nil || out.raw() {
+			return err
+		}
+		writeAutoscalerPlan(c.env.Out, plan)
+		return nil
 	case dryRun:
 		return out.done(c.env.Out, doc.data, "%s %s/%s %s (dry run, not checked by the server)", doc.kind, doc.namespace, doc.name, action)
 	}

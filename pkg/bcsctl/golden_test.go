@@ -11,6 +11,9 @@ import (
 	"time"
 
 	sse "github.com/tmaxmax/go-sse"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
+	"github.com/bcs-mesos/bcs-mesos/pkg/strictjson"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.golden with what the code prints now")
@@ -134,6 +137,8 @@ func TestTablesGolden(t *testing.T) {
 		{"get-secrets", "secrets", items(t, "secrets.json", "secrets"), tableOptions{allNamespaces: true}},
 		{"get-depends", "depends", items(t, "depends.json", "depends"), tableOptions{}},
 		{"get-notifies", "notifies", items(t, "notifies.json", "notifies"), tableOptions{}},
+		{"get-autoscalers", "autoscalers", items(t, "autoscalers.json", "autoscalers"), tableOptions{}},
+		{"get-autoscalers-wide-all", "hpa", items(t, "autoscalers.json", "autoscalers"), tableOptions{wide: true, allNamespaces: true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, err := resourceNamed(c.kind)
@@ -246,6 +251,15 @@ func TestDescribeGolden(t *testing.T) {
 		{"describe-hookrun", func(b *bytes.Buffer) {
 			describeHookRun(b, decode[hookRunView](t, view(t, "hookrun-age-by-hand.json")), now)
 		}},
+		// A decision held by a metric that cannot be read, in a
+		// schedule window that raised the minimum.
+		{"describe-autoscaler", func(b *bytes.Buffer) {
+			describeAutoscaler(b, autoscalerViewOf(t, view(t, "autoscaler-fleet.json")), now)
+		}},
+		// Before the leader's first decision.
+		{"describe-autoscaler-undecided", func(b *bytes.Buffer) {
+			describeAutoscaler(b, autoscalerViewOf(t, items(t, "autoscalers.json", "autoscalers")[1]), now)
+		}},
 		{"describe-configmap", func(b *bytes.Buffer) {
 			if err := describeObject(b, items(t, "configmaps.json", "configmaps")[0], now); err != nil {
 				t.Fatal(err)
@@ -299,4 +313,24 @@ func TestDaemonsetGolden(t *testing.T) {
 	out.Reset()
 	describeWorkload(&out, decode[appView](t, view(t, "daemonset-logagent.json")), nil, now)
 	golden(t, "describe-daemonset", out.Bytes())
+}
+
+// autoscalerViewOf decodes an autoscaler view strictly: the views of
+// autoscalers were written by hand (no controller wrote a status when
+// they were made), so a field the wire type lacks must fail here rather
+// than be ignored.
+func autoscalerViewOf(t *testing.T, data []byte) apiv1.AutoscalerView {
+	t.Helper()
+	var v apiv1.AutoscalerView
+	if err := strictjson.Decode(data, &v); err != nil {
+		t.Fatalf("autoscaler view: %v", err)
+	}
+	return v
+}
+
+// The hand-written list decodes strictly too.
+func TestAutoscalerViewsMatchTheWireType(t *testing.T) {
+	for _, raw := range items(t, "autoscalers.json", "autoscalers") {
+		autoscalerViewOf(t, raw)
+	}
 }

@@ -88,6 +88,13 @@ func (c *cli) describe(ctx context.Context, r *resource, name string) error {
 		}
 		describeHookRun(c.env.Out, h, now)
 		return nil
+	case "autoscalers":
+		var a apiv1.AutoscalerView
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return err
+		}
+		describeAutoscaler(c.env.Out, a, now)
+		return nil
 	}
 	return describeObject(c.env.Out, raw, now)
 }

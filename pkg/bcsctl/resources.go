@@ -86,6 +86,8 @@ var resources = []*resource{
 		deletable: true, table: tableRows(objectColumns(specSummary), objectNamespace)},
 	{name: "depends", aliases: []string{"dependency", "dependencies"}, path: "depends", listKey: "depends", namespaced: true,
 		deletable: true, force: true, table: tableRows(dependsColumns, func(o apiv1.DependsView) string { return o.Namespace })},
+	{name: "autoscalers", aliases: []string{"autoscaler", "as", "hpa"}, path: "autoscalers", listKey: "autoscalers", namespaced: true,
+		deletable: true, table: tableRows(autoscalerColumns, autoscalerNamespace)},
 	{name: "notifications", aliases: []string{"notification"}, path: "notifications", listKey: "notifications", namespaceFilter: true,
 		table: tableRows(notificationColumns, nil)},
 	{name: "notifies", aliases: []string{"notify", "callbacks"}, path: "notifies", listKey: "notifies", noGetOne: true,

@@ -1,0 +1,77 @@
+package bcsctl_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/api"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+)
+
+const fleetAutoscalerYAML = `apiVersion: v4
+kind: autoscaler
+metadata: {name: fleet, namespace: demo}
+spec:
+  target: {kind: deployment, name: fleet}
+  minReplicas: 2
+  maxReplicas: 20
+  metrics:
+  - type: buffer
+    buffer: {bufferSize: 2}
+`
+
+// planner answers every autoscaler dry run with 4 desired.
+type planner struct{}
+
+func (planner) PlanAutoscaler(context.Context, *manifest.Autoscaler) (*manifest.AutoscalerStatus, error) {
+	return &manifest.AutoscalerStatus{CurrentReplicas: 2, DesiredReplicas: 4, Message: "buffer below 2"}, nil
+}
+
+// An autoscaler through bcsctl against the real API: apply -f (server
+// dry run with its decision, create, unchanged, configured), get by
+// every alias, describe with the leader's status, delete.
+func TestAutoscalerApplyGetDescribeDelete(t *testing.T) {
+	s := newAPIServer(t, func(c *api.Config) { c.AutoscalePlanner = planner{} })
+	want := "autoscaler demo/fleet created (dry run)\n  Decision: 2 current, 4 desired: buffer below 2\n"
+	if out := s.must(t, fleetAutoscalerYAML, "apply", "-f", "-", "--dry-run"); out != want {
+		t.Errorf("apply --dry-run:\n%s\nwant:\n%s", out, want)
+	}
+	if code, _ := s.get(t, "/v1/autoscalers/demo/fleet"); code != 404 {
+		t.Fatalf("the dry run stored the autoscaler: %d", code)
+	}
+	if out := s.must(t, fleetAutoscalerYAML, "apply", "-f", "-"); out != "autoscaler demo/fleet created\n" {
+		t.Errorf("apply: %q", out)
+	}
+	if out := s.must(t, fleetAutoscalerYAML, "apply", "-f", "-"); out != "autoscaler demo/fleet unchanged\n" {
+		t.Errorf("apply again: %q", out)
+	}
+	raised := strings.Replace(fleetAutoscalerYAML, "maxReplicas: 20", "maxReplicas: 30", 1)
+	if out := s.must(t, raised, "apply", "-f", "-"); out != "autoscaler demo/fleet configured\n" {
+		t.Errorf("apply of a new max: %q", out)
+	}
+
+	status := &registry.AutoscalerStatus{Namespace: "demo", Name: "fleet"}
+	status.CurrentReplicas, status.DesiredReplicas, status.Bounds = 3, 5, manifest.ScaleBounds{Min: 2, Max: 30}
+	status.Message = "buffer below 2"
+	if err := s.reg.PutAutoscalerStatuses(context.Background(), []*registry.AutoscalerStatus{status}); err != nil {
+		t.Fatal(err)
+	}
+	for _, alias := range []string{"autoscalers", "autoscaler", "as", "hpa"} {
+		out := s.must(t, "", "get", alias, "-n", "demo")
+		if !strings.Contains(out, "fleet   deployment/fleet   2     30    3         5         buffer: <unknown>/2 free") {
+			t.Errorf("get %s:\n%s", alias, out)
+		}
+	}
+	out := s.must(t, "", "describe", "autoscaler", "demo/fleet")
+	for _, line := range []string{"Target:      deployment/fleet", "Bounds:      min 2, max 30", "Replicas:    3 current, 5 desired", "Message:     buffer below 2"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("describe lacks %q:\n%s", line, out)
+		}
+	}
+	s.must(t, "", "delete", "autoscaler", "demo/fleet")
+	if code, _ := s.get(t, "/v1/autoscalers/demo/fleet"); code != 404 {
+		t.Errorf("after delete: %d", code)
+	}
+}
