@@ -27,7 +27,11 @@
 // Notify callbacks (seed 002's Notify Api) are at /v1/notifies and their
 // delivery log at /v1/notifications (notify.go), callback URLs always
 // redacted. Depends objects (depends.go) show their dependency pods; seed
-// 002's Dependency API answers at /api/depends. The engine's
+// 002's Dependency API answers at /api/depends. Autoscalers
+// (autoscalers.go, /v1/autoscalers) are validated with pkg/autoscale's
+// Check too and shown with the status the leader last wrote; one
+// workload has one autoscaler (409 naming the holder), and their web
+// sources' headers are redacted as every manifest's. The engine's
 // configuration (engineconfig.go; seed 002's /api/engine/config too) is
 // Config.EngineDefaults, this replica's flags, with the values an admin
 // set at run time over them (a JSON merge patch, kept in etcd). On a
@@ -35,7 +39,8 @@
 //
 // POST /v1/plan and ?dryRun=true on create and update (plan.go) validate a
 // manifest as the real request does and answer with what the leader's
-// scheduler would do with it (pkg/plan), storing nothing.
+// scheduler would do with it (pkg/plan), storing nothing; of an
+// autoscaler, the decision Config.AutoscalePlanner says it would make.
 //
 // GET /v1/events (events.go) streams every change of the kinds its table
 // names as Server-Sent Events, read from the store's history through

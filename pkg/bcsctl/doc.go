@@ -2,7 +2,8 @@
 // kubectl's habits: apply manifests (JSON or YAML), get objects as
 // aligned tables, describe them (spec summary, instances, rollout, why an
 // instance is pending, recent events), scale, follow and steer rollouts,
-// drain agents, reach instances (exec, signal, logs), plan a change, read
+// drain agents, reach instances (exec, signal, logs), plan a change, see
+// autoscalers' decisions (autoscalers.go), read
 // and change the engine's configuration, and watch the event stream.
 //
 // The caller's token is --token, else $BCS_TOKEN, else the one `make run`

@@ -31,6 +31,13 @@
 // IDs written before incarnations still parse, and LaunchByID finds any
 // launch from the one record its ID names.
 //
+// Autoscalers (autoscalers.go) are stored as Objects with the claim of
+// the workload they scale (autoscaletargets/) in the same transaction,
+// so a workload has one autoscaler and a second is refused naming the
+// first. Their status is the leader's: PutAutoscalerStatuses writes it
+// in batches through the term's fenced store, and a deposed leader's
+// write is refused.
+//
 // The engine's mode and its configuration set at run time
 // (engineconfig.go: EngineSettings, values by name over the flags',
 // each checked by its rule before anything is stored) are the cluster's.
