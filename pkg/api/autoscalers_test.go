@@ -53,11 +53,15 @@ func TestAutoscalerCRUD(t *testing.T) {
 	}
 	e.expect(t, http.StatusNotFound, "GET", "/v1/autoscalers/ns-a/other", nil, nil)
 
-	// The leader's decision shows in GET and the list.
+	// The leader's decision shows in GET, the list and the event stream.
+	stream := e.subscribe(t, "?type=autoscalerstatus")
 	status := &registry.AutoscalerStatus{Namespace: "ns-a", Name: "game"}
 	status.CurrentReplicas, status.DesiredReplicas, status.Message = 3, 5, "buffer below 2"
 	if err := e.reg.PutAutoscalerStatuses(context.Background(), []*registry.AutoscalerStatus{status}); err != nil {
 		t.Fatal(err)
+	}
+	if ev := stream.change(); ev.Namespace != "ns-a" || ev.Name != "game" || !strings.Contains(string(ev.Object), `"desiredReplicas":5`) {
+		t.Errorf("status event %v %s; want game's status", ev, ev.Object)
 	}
 	var got apiv1.AutoscalerView
 	e.expect(t, http.StatusOK, "GET", "/v1/autoscalers/ns-a/game", nil, &got)

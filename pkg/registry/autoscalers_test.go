@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -169,5 +170,36 @@ func TestAutoscalerStatusesFenced(t *testing.T) {
 	}
 	if got, err := r.GetAutoscalerStatus(ctx, "ns-a", "b"); !errors.Is(err, errdefs.ErrNotFound) {
 		t.Fatalf("new b has the old b's status %+v (%v)", got, err)
+	}
+}
+
+// Autoscalers of one workload created at once: the claim is in each
+// create's transaction, so exactly one is stored and every other is
+// refused naming a holder.
+func TestAutoscalerClaimRace(t *testing.T) {
+	r, _ := newRegistry(t)
+	const n = 20
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := r.CreateAutoscaler(ctx, autoscaler(fmt.Sprintf("as-%d", i), "gamesvr"))
+			errs <- err
+		}()
+	}
+	created := 0
+	for range n {
+		switch err := <-errs; {
+		case err == nil:
+			created++
+		case !errors.Is(err, errdefs.ErrConflict) || !strings.Contains(err.Error(), "scaled by autoscaler ns-a/as-"):
+			t.Errorf("refused with %v; want a conflict naming the holder", err)
+		}
+	}
+	list, err := r.ListAutoscalers(ctx, "ns-a")
+	if err != nil || created != 1 || len(list) != 1 {
+		t.Fatalf("%d created, %d stored (%v); want exactly one", created, len(list), err)
+	}
+	if holder, err := r.AutoscalerOf(ctx, "ns-a", "gamesvr"); err != nil || holder != list[0].Name {
+		t.Errorf("AutoscalerOf = %q, %v; want the stored %q", holder, err, list[0].Name)
 	}
 }
