@@ -224,7 +224,7 @@ type app struct {
 	// desired is a daemonset's count of eligible agents; byRank the IDs
 	// of the instances its rollout plan ranks (daemonsets.go).
 	desired int
-	byRank  []int
+	byRank  ranks
 }
 
 func (a *app) key() string { return a.id }
@@ -678,24 +678,24 @@ func (c *Core) reconcileApp(a *app) {
 		return
 	}
 	c.followAppStop(a)
-	want := c.addWanted(a)
+	span := c.addWanted(a)
 	// Scale down from the highest instance ID (surge instances first).
-	if a.tmpl != nil && len(a.instances) <= want {
-		return // every ID below want exists: none above it
+	if a.tmpl != nil && len(a.instances) <= a.rec.Instances+a.plan.Surge {
+		return // every ID wanted exists: none other
 	}
 	for _, inst := range slices.Backward(a.sortedInstances()) {
-		if inst.rec.Index >= want {
+		if inst.rec.Index >= span || a.hole(inst.rec.Index) {
 			c.kill(inst, KillScaleDown)
 		}
 	}
 }
 
 // addWanted adds the instances an application wants that it lacks,
-// Pending, and returns how many it wants.
+// Pending, and returns its span.
 func (c *Core) addWanted(a *app) int {
-	want := a.rec.Instances + a.plan.Surge
-	for i := 0; i < want; i++ {
-		if a.instances[i] == nil && a.tmpl != nil {
+	span := a.span()
+	for i := 0; i < span; i++ {
+		if a.instances[i] == nil && a.tmpl != nil && !a.hole(i) {
 			inst := &instance{app: a, rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: i, Phase: string(PhasePending),
 				Message: c.waitingMessage()}}
 			if a.rec.Stopped {
@@ -708,7 +708,7 @@ func (c *Core) addWanted(a *app) int {
 			c.persist(inst)
 		}
 	}
-	return want
+	return span
 }
 
 // kill stops an instance for reason (delete, scale-down, update, move).

@@ -492,10 +492,7 @@ func (h *Harness) Run(command string) []string {
 	case "tick":
 		return h.tick(f[1])
 	case "scale":
-		return h.changeApp(f[1], func(a *registry.App) {
-			a.Instances, _ = strconv.Atoi(f[2])
-			a.Force = args["force"] == "true"
-		})
+		return h.scale(f[1], atoi(f[2], 0), args)
 	case "update":
 		return h.changeApp(f[1], func(a *registry.App) { a.Version++ })
 	case "delete":
@@ -579,6 +576,25 @@ func (h *Harness) changeApp(key string, change func(*registry.App)) []string {
 	change(a)
 	cp := *a
 	return h.step(scheduler.AppChanged{App: &cp})
+}
+
+// scale sets an application's instance count as the registry does,
+// removed=3,5 removing those instances by choice (ScaleAppRemoving).
+func (h *Harness) scale(key string, instances int, args map[string]string) []string {
+	var chosen []int
+	if args["removed"] != "" {
+		for _, id := range strings.Split(args["removed"], ",") {
+			chosen = append(chosen, atoi(id, -1))
+		}
+	}
+	a := h.apps[key]
+	holes, err := registry.Rescale(a.Instances, a.Removed, instances, chosen)
+	if err != nil {
+		return []string{"error: " + err.Error()}
+	}
+	return h.changeApp(key, func(a *registry.App) {
+		a.Instances, a.Removed, a.Force = instances, holes, args["force"] == "true"
+	})
 }
 
 // health steps a remote check's verdict on the instance key/idx.

@@ -74,8 +74,9 @@ func (h *Harness) runRollout(f []string, args map[string]string) (lines []string
 func (h *Harness) deploy(key string, args map[string]string) []string {
 	d := h.deployment(key, args)
 	spec, _ := json.Marshal(d)
-	if h.apps[key] != nil {
-		h.apps[key].Instances = d.Spec.Instance
+	if a := h.apps[key]; a != nil {
+		a.Removed, _ = registry.Rescale(a.Instances, a.Removed, d.Spec.Instance, nil) // as UpdateApp keeps holes
+		a.Instances = d.Spec.Instance
 		h.apps[key].Paused = d.Spec.UpdateStrategy.Paused
 		return h.newVersion(key, spec, rollout.CauseUpdate, 0)
 	}
