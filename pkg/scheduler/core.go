@@ -225,6 +225,9 @@ type app struct {
 	// of the instances its rollout plan ranks (daemonsets.go).
 	desired int
 	byRank  ranks
+	// allocated are the allocations of its instances, by ID
+	// (allocations.go).
+	allocated map[int]*registry.Allocation
 }
 
 func (a *app) key() string { return a.id }
@@ -373,6 +376,8 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.remoteHealth(in)
 	case HookRunChanged:
 		c.hookRunChanged(in.Run)
+	case AllocationChanged:
+		c.allocationChanged(in)
 	case ObjectChanged:
 		c.objectChanged(in.Object)
 	case ObjectRemoved:
@@ -573,6 +578,7 @@ func (c *Core) restore(in Restore) {
 		}
 	}
 	c.restoreSweeps(in.Sweeps)
+	c.restoreAllocations(in.Allocations)
 	for _, a := range c.sortedApps() {
 		c.replan(a)
 		c.reconcileApp(a)
@@ -678,6 +684,7 @@ func (c *Core) reconcileApp(a *app) {
 		return
 	}
 	c.followAppStop(a)
+	c.unholdWanted(a)
 	span := c.addWanted(a)
 	// Scale down from the highest instance ID (surge instances first).
 	if a.tmpl != nil && len(a.instances) <= a.rec.Instances+a.plan.Surge {
@@ -726,6 +733,9 @@ func (c *Core) kill(inst *instance, reason KillReason) {
 	}
 	if inst.successor != nil && reason != KillMove {
 		c.endMove(inst, "")
+	}
+	if reason == KillScaleDown && c.allocationHeld(inst) {
+		return
 	}
 	switch reason {
 	case KillScaleDown, KillDelete, KillUpdate, KillMove:

@@ -63,7 +63,8 @@
 // inverse offers), daemonsets.go (one instance bound to every eligible
 // agent, and the master's agent list), ranks.go (the IDs an application
 // wants, holes left by removals included, and the ranks the rollout
-// controller counts them by).
+// controller counts them by), allocations.go (allocated instances, which
+// a scale-down holds until released).
 //
 // The driver's files: driver.go (the Driver and its loop, which takes one
 // input at a time and steps the core), restore.go (every kind of stored

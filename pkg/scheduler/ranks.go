@@ -17,8 +17,10 @@ import (
 // partitions and surge then count as without holes.
 
 // span is one past the highest ID a wants, its surge instances included.
-func (a *app) span() int {
-	n := a.rec.Instances + a.plan.Surge
+func (a *app) span() int { return a.spanOf(a.rec.Instances + a.plan.Surge) }
+
+// spanOf is one past the highest of the n lowest IDs not in holes.
+func (a *app) spanOf(n int) int {
 	for _, id := range a.rec.Removed { // sorted
 		if id < n {
 			n++

@@ -65,6 +65,8 @@ type Harness struct {
 	// namespaces' identities stepped so far, restored with the store.
 	identitiesOn bool
 	identities   map[string]*proto.Identity
+	// allocations are the stored allocations, by "ns/app/idx".
+	allocations map[string]*registry.Allocation
 	// handed are the last step's task group writes and their JSON then:
 	// the driver stores a step's records while the core runs the next, so
 	// the core must not change them afterwards (checked after each step).
@@ -83,7 +85,8 @@ func New(t testing.TB) *Harness {
 		apps: map[string]*registry.App{}, groups: map[string]*registry.TaskGroup{}, sweeps: map[string]*registry.Sweep{},
 		objects: map[string]manifest.Object{}, rollouts: map[string]*registry.Rollout{}, shown: map[string]string{},
 		hookRuns: map[string]*registry.HookRun{}, settings: map[string]*registry.AgentSettings{},
-		history: map[string][][]byte{}, generations: map[string][]int{}, identities: map[string]*proto.Identity{}}
+		history: map[string][][]byte{}, generations: map[string][]int{}, identities: map[string]*proto.Identity{},
+		allocations: map[string]*registry.Allocation{}}
 	for _, obj := range []manifest.Object{manifesttest.ConfigMap(), manifesttest.Secret()} {
 		meta, _ := manifest.MetaOf(obj)
 		h.objects[string(obj.Kind())+" "+meta.Namespace+"/"+meta.Name] = obj
@@ -133,7 +136,8 @@ func (h *Harness) newCore() *scheduler.Core {
 		runs = append(runs, &run)
 	}
 	c.Step(h.now, scheduler.Restore{FrameworkID: h.fwID, Apps: h.appList(), Groups: h.groupList(), Sweeps: sweeps,
-		Rollouts: rollouts, HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: h.engine, Identities: maps.Clone(h.identities)})
+		Rollouts: rollouts, HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: h.engine, Identities: maps.Clone(h.identities),
+		Allocations: h.allocationList()})
 	// The driver hands the stored engine settings in after the restore.
 	if len(h.engineSettings.Values) > 0 {
 		c.Step(h.now, h.engineConfig())
@@ -491,6 +495,10 @@ func (h *Harness) Run(command string) []string {
 		return h.sweepStatus(f[1], f[2], f[3], args)
 	case "tick":
 		return h.tick(f[1])
+	case "allocate":
+		return h.allocate(f[1], f[2], args)
+	case "release":
+		return h.release(f[1], f[2])
 	case "scale":
 		return h.scale(f[1], atoi(f[2], 0), args)
 	case "update":
