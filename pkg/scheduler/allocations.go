@@ -17,7 +17,8 @@ import (
 // until it is released; then it goes. An allocation names the launch it
 // was made for: one of an older launch (the instance was relaunched and
 // lost its session) holds nothing. A delete kills allocated instances
-// too.
+// too. Rollouts leave an allocated instance be until it is released, or
+// until the strategy's allocatedTimeoutSeconds passed (pkg/rollout).
 
 // AllocationChanged: an instance was allocated, or released (Allocation
 // nil).
@@ -46,7 +47,7 @@ func (c *Core) allocationChanged(in AllocationChanged) {
 		return
 	}
 	a.allocate(in.Instance, in.Allocation)
-	c.touched[a] = true
+	c.replan(a) // its rollout may wait for the instance, or leave it be now
 	if inst := a.instances[in.Instance]; inst != nil && !inst.allocated() {
 		c.unhold(inst)
 	}

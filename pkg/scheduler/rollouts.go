@@ -117,7 +117,7 @@ func (c *Core) rolloutInstances(a *app, updateHash string) []rollout.Instance {
 			// A stopped instance holds no rollout back: it takes the
 			// revision on paper and launches it when started.
 			Ready: c.ready(inst) || inst.phase() == PhaseStopped, Updating: inst.rec.Update != nil,
-			UpdateError: updateError(inst.rec.Update),
+			UpdateError: updateError(inst.rec.Update), Held: inst.allocated(),
 		})
 	}
 	return out

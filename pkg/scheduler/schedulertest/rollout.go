@@ -69,7 +69,7 @@ func (h *Harness) runRollout(f []string, args map[string]string) (lines []string
 //	instances=N type=RollingUpdate|InplaceUpdate|HotPatchUpdate
 //	maxUnavailable=X maxSurge=X (a count or N%) partition=N inplace=S (grace)
 //	steps=partition:3,pause,pause:60 duration=S (upgradeDuration)
-//	order=DeleteFirst manual=true paused=true
+//	order=DeleteFirst manual=true paused=true allocatedTimeout=S
 //	build=B (changes startCmd) cpu=C ports=2 checks=http remote=tcp
 func (h *Harness) deploy(key string, args map[string]string) []string {
 	d := h.deployment(key, args)
@@ -99,7 +99,8 @@ func (h *Harness) deployment(key string, args map[string]string) *manifest.Deplo
 	d.Spec.Template.Spec.Depends = p.Spec.Template.Spec.Depends
 	us := &manifest.UpdateStrategy{Type: manifest.UpdateType(orDefault(args["type"], string(manifest.UpdateRolling))),
 		Partition: atoi(args["partition"], 0), UpgradeDuration: atoi(args["duration"], 0),
-		RollingOrder: args["order"], RollingManually: args["manual"] == "true", Paused: args["paused"] == "true"}
+		RollingOrder: args["order"], RollingManually: args["manual"] == "true", Paused: args["paused"] == "true",
+		AllocatedTimeoutSeconds: atoi(args["allocatedTimeout"], 0)}
 	us.MaxUnavailable, us.MaxSurge = intOrPercent(args["maxUnavailable"]), intOrPercent(args["maxSurge"])
 	if g, ok := args["inplace"]; ok {
 		us.InPlaceUpdateStrategy = &manifest.InPlaceUpdateStrategy{GracePeriodSeconds: atoi(g, 0)}
