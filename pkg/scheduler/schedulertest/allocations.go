@@ -1,6 +1,7 @@
 package schedulertest
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -44,6 +45,21 @@ func (h *Harness) allocationList() []*registry.Allocation {
 	for _, k := range sortedKeys(h.allocations) {
 		cp := *h.allocations[k]
 		out = append(out, &cp)
+	}
+	return out
+}
+
+// fleet prints the core's view of an application (Core.Fleet).
+func (h *Harness) fleet(key string) []string {
+	ns, app, _ := strings.Cut(key, "/")
+	v := h.core.Fleet([]scheduler.AppRef{{Namespace: ns, Name: app}})[0]
+	if !v.Found {
+		return []string{"not found"}
+	}
+	out := []string{fmt.Sprintf("fleet %s replicas=%d removed=%v state=%s", key, v.Replicas, v.Removed, v.State)}
+	for _, x := range v.Instances {
+		out = append(out, fmt.Sprintf("  %d rank=%d %s ready=%t going=%t allocated=%t cpus=%g mem=%g", x.ID, x.Rank, x.TaskGroupID,
+			x.Ready, x.Going, x.Allocated, x.CPUs, x.MemMB))
 	}
 	return out
 }

@@ -495,6 +495,8 @@ func (h *Harness) Run(command string) []string {
 		return h.sweepStatus(f[1], f[2], f[3], args)
 	case "tick":
 		return h.tick(f[1])
+	case "fleet":
+		return h.fleet(f[1])
 	case "allocate":
 		return h.allocate(f[1], f[2], args)
 	case "release":
