@@ -81,6 +81,10 @@ type App struct {
 	// removes (their request said force); the next scale or update
 	// without it clears it.
 	Force bool `json:"force,omitempty"`
+	// UsageReport: the executors report its instances' usage (an
+	// autoscaler with a resource metric targets it); the scheduler starts
+	// and stops the reports when it flips.
+	UsageReport bool `json:"usageReport,omitempty"`
 	// DependencyPod marks a dependency pod the scheduler runs.
 	DependencyPod *DependencyPod `json:"dependencyPod,omitempty"`
 	// Revision is the etcd revision the record was read at.

@@ -67,6 +67,9 @@ type Config struct {
 	// acknowledges them (an update unacknowledged for 10 s is sent again);
 	// default DefaultMaxLaunching.
 	MaxLaunching int
+	// UsageInterval is how often the instances of an application with
+	// App.UsageReport report their usage; default DefaultUsageInterval.
+	UsageInterval time.Duration
 	// Identities: launches carry their namespace's identity on the
 	// agents (NamespaceIdentity feeds them; the Driver sets it when it
 	// has an IdentitySource); an instance of a namespace without one
@@ -79,12 +82,19 @@ type Config struct {
 // instance, on a 2-core machine; make bench-e2e measures it).
 const DefaultMaxLaunching = 10000
 
+// DefaultUsageInterval is Config.UsageInterval's default: the
+// autoscaler's default evaluation interval (HPA's sync period).
+const DefaultUsageInterval = 15 * time.Second
+
 func (cfg *Config) defaults() {
 	if cfg.Executor.CPUs == 0 && cfg.Executor.Mem == 0 && cfg.Executor.Disk == 0 {
 		cfg.Executor = offer.DefaultExecutor
 	}
 	if cfg.RefuseSeconds == 0 {
 		cfg.RefuseSeconds = 5
+	}
+	if cfg.UsageInterval <= 0 {
+		cfg.UsageInterval = DefaultUsageInterval
 	}
 	if cfg.MaxLaunching <= 0 {
 		cfg.MaxLaunching = DefaultMaxLaunching
@@ -600,7 +610,11 @@ func (c *Core) appChanged(rec *registry.App) {
 		return
 	}
 	changed := old != nil && old.rec.Version != rec.Version
+	usageFlipped := old != nil && old.rec != nil && old.rec.UsageReport != rec.UsageReport
 	a := c.upsertApp(rec)
+	if usageFlipped {
+		c.sendUsageInterval(a)
+	}
 	if changed {
 		c.retryAfterChange(a)
 	}

@@ -422,6 +422,9 @@ func (h *Harness) describeCall(c *mesossched.Call) string {
 			if spec, err := proto.DecodeTaskSpec(lg.TaskGroup.Tasks[0].Data); err == nil && spec.Identity != nil {
 				uid = fmt.Sprintf(" uid %d", spec.Identity.UID)
 			}
+			if spec, err := proto.DecodeTaskSpec(lg.TaskGroup.Tasks[0].Data); err == nil && spec.UsageIntervalSeconds > 0 {
+				uid += fmt.Sprintf(" usage %gs", spec.UsageIntervalSeconds)
+			}
 			parts = append(parts, fmt.Sprintf("%s(%d tasks ports %s%s)", lg.Executor.ExecutorID.Value, len(lg.TaskGroup.Tasks), strings.Join(ports, ","), uid))
 		}
 		return fmt.Sprintf("call ACCEPT %s launch %s", offerIDs(c.Accept.OfferIDs), strings.Join(parts, " "))
@@ -495,6 +498,8 @@ func (h *Harness) Run(command string) []string {
 		return h.sweepStatus(f[1], f[2], f[3], args)
 	case "tick":
 		return h.tick(f[1])
+	case "usage":
+		return h.changeApp(f[1], func(a *registry.App) { a.UsageReport = f[2] == "on" })
 	case "fleet":
 		return h.fleet(f[1])
 	case "allocate":

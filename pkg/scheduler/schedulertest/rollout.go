@@ -295,6 +295,9 @@ func (h *Harness) storeRollout(ro *registry.Rollout) string {
 // other as its JSON.
 func describeMessage(executorID string, data []byte) string {
 	msg, err := proto.DecodeMessage(data)
+	if err == nil && msg.Type == proto.MessageUsageInterval {
+		return fmt.Sprintf("call MESSAGE %s usage-interval %gs task %s", executorID, msg.UsageIntervalSeconds, msg.TaskID)
+	}
 	if err != nil || msg.Type != proto.MessageUpdate || msg.Update == nil {
 		return fmt.Sprintf("call MESSAGE %s %s", executorID, data)
 	}
