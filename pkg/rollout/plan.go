@@ -100,7 +100,9 @@ const (
 
 // Instance is what Plan needs of one instance.
 type Instance struct {
-	Index int
+	// Index is its place in the count of replicas: its ID, or its rank
+	// where the IDs have holes. ID is its own, which the status names.
+	Index, ID int
 	// AtUpdate and AtStable: its template is the update revision's, the
 	// stable revision's (both when those are the same).
 	AtUpdate, AtStable bool
@@ -459,9 +461,9 @@ func (p *planner) allocated() (held, overdue []int) {
 			continue
 		}
 		if p.held(*inst) {
-			held = append(held, inst.Index)
+			held = append(held, inst.ID)
 		} else {
-			overdue = append(overdue, inst.Index)
+			overdue = append(overdue, inst.ID)
 		}
 	}
 	return held, overdue
@@ -697,10 +699,10 @@ func (p *planner) updateErrors() string {
 	if len(failed) == 0 {
 		return ""
 	}
-	slices.SortFunc(failed, func(a, b Instance) int { return a.Index - b.Index })
+	slices.SortFunc(failed, func(a, b Instance) int { return a.ID - b.ID })
 	var parts []string
 	for _, inst := range failed[:min(shown, len(failed))] {
-		parts = append(parts, fmt.Sprintf("instance %d: %s", inst.Index, inst.UpdateError))
+		parts = append(parts, fmt.Sprintf("instance %d: %s", inst.ID, inst.UpdateError))
 	}
 	msg := fmt.Sprintf("%d/%d instances failed to update (%s", len(failed), len(p.in.Instances), strings.Join(parts, "; "))
 	if len(failed) > shown {
@@ -713,6 +715,8 @@ func (p *planner) updateErrors() string {
 // and which it updates anyway.
 func allocatedNote(held, overdue []int) string {
 	note := ""
+	slices.Sort(held)
+	slices.Sort(overdue)
 	if len(held) > 0 {
 		wait := "instances wait"
 		if len(held) == 1 {

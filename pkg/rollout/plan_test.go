@@ -57,7 +57,7 @@ func (f *fleet) input() rollout.Input {
 		Promote: f.promote, Hook: f.hook}
 	for _, i := range f.indexes() {
 		m := f.insts[i]
-		in.Instances = append(in.Instances, rollout.Instance{Index: i, AtUpdate: m.rev == rollout.RevUpdate,
+		in.Instances = append(in.Instances, rollout.Instance{Index: i, ID: i, AtUpdate: m.rev == rollout.RevUpdate,
 			AtStable: m.rev == rollout.RevStable, Ready: m.ready && !m.updating, Updating: m.updating, Held: m.held})
 	}
 	return in
@@ -493,7 +493,7 @@ func TestInstanceUpdateErrorsStallTheRollout(t *testing.T) {
 	in := rollout.Input{Now: t0, Strategy: rolling(manifest.Count(6), nil), Replicas: 6,
 		State: rollout.State{StableVersion: 1, UpdateVersion: 1}.Begin(2, rollout.CauseUpdate, 0, t0)}
 	for i := range 6 {
-		in.Instances = append(in.Instances, rollout.Instance{Index: 5 - i, AtStable: true, Updating: true,
+		in.Instances = append(in.Instances, rollout.Instance{Index: 5 - i, ID: 5 - i, AtStable: true, Updating: true,
 			UpdateError: fmt.Sprintf("cannot hot-patch: task web%d grows", 5-i)})
 	}
 	st := rollout.Plan(in).Status

@@ -112,7 +112,7 @@ func (c *Core) rolloutInstances(a *app, updateHash string) []rollout.Instance {
 			continue // on its way out
 		}
 		out = append(out, rollout.Instance{
-			Index: inst.rec.Index, AtUpdate: inst.rec.Template == updateHash,
+			Index: inst.rec.Index, ID: inst.rec.Index, AtUpdate: inst.rec.Template == updateHash,
 			AtStable: a.ro.StableTemplate != "" && inst.rec.Template == a.ro.StableTemplate,
 			// A stopped instance holds no rollout back: it takes the
 			// revision on paper and launches it when started.
