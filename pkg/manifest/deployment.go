@@ -189,6 +189,10 @@ type UpdateStrategy struct {
 	// RollingManually pauses after every batch until promote (the
 	// original's rollingManually).
 	RollingManually bool `json:"rollingManually,omitempty"`
+	// AllocatedTimeoutSeconds: an allocated instance (a game session runs
+	// on it) is updated only once released, or this long after the
+	// rollout began; 0 waits for the release.
+	AllocatedTimeoutSeconds int `json:"allocatedTimeoutSeconds,omitempty"`
 }
 
 // InPlaceUpdateStrategy is seed 004's updateStrategy.inPlaceUpdateStrategy.

@@ -65,6 +65,7 @@ func (v *validator) updateStrategy(p field.Path, s *UpdateStrategy, instances in
 	v.nonNegative(p.Child("partition"), s.Partition)
 	v.budget(p, "maxUnavailable", s.MaxUnavailable, s.MaxSurge)
 	v.pacing(p, s.UpgradeDuration, s.RollingOrder)
+	v.inRange(p.Child("allocatedTimeoutSeconds"), s.AllocatedTimeoutSeconds, MaxIntervalSeconds)
 	if ip := s.InPlaceUpdateStrategy; ip != nil {
 		v.inRange(p.Child("inPlaceUpdateStrategy").Child("gracePeriodSeconds"), ip.GracePeriodSeconds, MaxWaitSeconds)
 	}

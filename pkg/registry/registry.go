@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
@@ -46,6 +47,11 @@ type App struct {
 	// version, changed by scaling; a daemonset's is the scheduler's count
 	// of the agents its constraint admits.
 	Instances int `json:"instances"`
+	// Removed are the IDs below the highest wanted one that must not
+	// exist: instances removed by choice (ScaleAppRemoving) leave holes
+	// there. It is sorted and never ends above the highest wanted ID
+	// (trailing holes are dropped); WantedIDs gives the IDs wanted.
+	Removed []int `json:"removed,omitempty"`
 	// Spec is the current manifest with its defaults, as JSON.
 	Spec      json.RawMessage `json:"spec"`
 	State     AppState        `json:"state"`
@@ -75,6 +81,10 @@ type App struct {
 	// removes (their request said force); the next scale or update
 	// without it clears it.
 	Force bool `json:"force,omitempty"`
+	// UsageReport: the executors report its instances' usage (an
+	// autoscaler with a resource metric targets it); the scheduler starts
+	// and stops the reports when it flips.
+	UsageReport bool `json:"usageReport,omitempty"`
 	// DependencyPod marks a dependency pod the scheduler runs.
 	DependencyPod *DependencyPod `json:"dependencyPod,omitempty"`
 	// Revision is the etcd revision the record was read at.
@@ -193,7 +203,11 @@ func (r *Registry) UpdateApp(ctx context.Context, obj manifest.Object, expectRev
 		}
 		app.Spec, app.Force = spec, false
 		if obj.Kind() != manifest.KindDaemonset { // the scheduler keeps a daemonset's count
-			app.Instances = instances
+			holes, err := Rescale(app.Instances, app.Removed, instances, nil)
+			if err != nil {
+				return false, err
+			}
+			app.Instances, app.Removed = instances, holes
 		}
 		app.Cause, app.RolledBackTo, app.Paused = rollout.CauseUpdate, 0, manifest.UpdateStrategyOf(obj).Paused
 		return true, nil
@@ -362,8 +376,18 @@ func (r *Registry) AbortApp(ctx context.Context, namespace, name string, version
 }
 
 // ScaleApp sets the desired instance count; force skips the
-// PreDeleteHook of the instances it removes.
+// PreDeleteHook of the instances it removes. A scale-up refills the
+// lowest holes first, then adds IDs above the highest; a scale-down
+// removes the highest IDs.
 func (r *Registry) ScaleApp(ctx context.Context, namespace, name string, instances int, force bool) (*App, error) {
+	return r.ScaleAppRemoving(ctx, namespace, name, instances, nil, force)
+}
+
+// ScaleAppRemoving sets the desired instance count to instances with the
+// chosen IDs removed among them: each must be wanted now, and stays a
+// hole (Removed) while it is below the highest ID wanted. The count is
+// then reached as ScaleApp reaches it, from the IDs left.
+func (r *Registry) ScaleAppRemoving(ctx context.Context, namespace, name string, instances int, removed []int, force bool) (*App, error) {
 	if instances < 0 {
 		return nil, fmt.Errorf("instances: must be ≥ 0, got %d: %w", instances, errdefs.ErrInvalidArgument)
 	}
@@ -377,9 +401,88 @@ func (r *Registry) ScaleApp(ctx context.Context, namespace, name string, instanc
 		if app.Kind == manifest.KindDaemonset {
 			return false, fmt.Errorf("%s/%s is a daemonset: it runs one instance on every agent its constraint admits and cannot be scaled: %w", namespace, name, errdefs.ErrInvalidArgument)
 		}
-		app.Instances, app.Force = instances, force
+		holes, err := Rescale(app.Instances, app.Removed, instances, removed)
+		if err != nil {
+			return false, fmt.Errorf("%s/%s: %w", namespace, name, err)
+		}
+		app.Instances, app.Removed, app.Force = instances, holes, force
 		return false, nil
 	})
+}
+
+// Rescale returns the holes (Removed) of an application that wants
+// instances with holes removed once it wants to instances with the chosen
+// IDs removed: each chosen ID must be wanted now, and stays a hole while
+// it is below the highest ID wanted. The count is then reached from the
+// IDs left: the highest go first; new ones refill the lowest earlier
+// holes first, then take IDs above the highest wanted now.
+func Rescale(instances int, removed []int, to int, chosen []int) ([]int, error) {
+	wanted := WantedIDs(instances, removed)
+	for i, id := range chosen {
+		if id < 0 || slices.Contains(chosen[:i], id) {
+			return nil, fmt.Errorf("removed[%d]: instance %d: must be ≥ 0 and named once: %w", i, id, errdefs.ErrInvalidArgument)
+		}
+		if _, ok := slices.BinarySearch(wanted, id); !ok {
+			return nil, fmt.Errorf("removed[%d]: instance %d cannot be removed: it is not one of the %d wanted: %w", i, id, instances, errdefs.ErrConflict)
+		}
+	}
+	next := following(wanted)
+	kept := slices.DeleteFunc(wanted, func(id int) bool { return slices.Contains(chosen, id) })
+	return Holes(rescaled(kept, removed, next, to)), nil
+}
+
+// WantedIDs returns the IDs of the instances an application wants: the
+// instances smallest non-negative integers not in removed (sorted).
+func WantedIDs(instances int, removed []int) []int {
+	ids := make([]int, 0, instances)
+	for id := 0; len(ids) < instances; id++ {
+		if _, hole := slices.BinarySearch(removed, id); !hole {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// Holes returns the IDs below the highest of wanted (sorted) that are not
+// in it: the record's Removed.
+func Holes(wanted []int) []int {
+	var holes []int
+	next := 0
+	for _, id := range wanted {
+		for ; next < id; next++ {
+			holes = append(holes, next)
+		}
+		next = id + 1
+	}
+	return holes
+}
+
+// rescaled brings the wanted IDs kept (sorted) to instances: the highest
+// go first; new ones take the lowest of the holes refillable (the IDs an
+// earlier removal left, sorted) first, then IDs from next up.
+func rescaled(kept, refillable []int, next, instances int) []int {
+	if instances <= len(kept) {
+		return kept[:instances]
+	}
+	for _, id := range refillable {
+		if len(kept) == instances {
+			break
+		}
+		kept = append(kept, id)
+	}
+	for ; len(kept) < instances; next++ {
+		kept = append(kept, next)
+	}
+	slices.Sort(kept)
+	return kept
+}
+
+// following is the ID after the highest of wanted (sorted).
+func following(wanted []int) int {
+	if len(wanted) == 0 {
+		return 0
+	}
+	return wanted[len(wanted)-1] + 1
 }
 
 // SetAppStatus records the scheduler's view of an application (and of a

@@ -33,6 +33,12 @@
 // pause until promote), upgradeDuration between batches, rollingManually a
 // promote after each batch; an operator's pause holds everything new.
 //
+// Allocated instances (Instance.Held: a game session runs on them) are
+// not moved until released, or until Strategy.AllocatedTimeout after the
+// rollout began (State.Began); the status names them (Progressing reason
+// AllocatedInstancesHeld while nothing else can move), and those the
+// deadline let go.
+//
 // Failures. An instance whose update cannot go on (Instance.UpdateError:
 // the executor refused it, its launch cannot take the revision) stalls
 // the rollout until an operator acts: the status names the instances and

@@ -3,6 +3,7 @@ package rollout
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -32,6 +33,9 @@ type State struct {
 	// Step is the current canary step; len(steps) once past them.
 	Step      int       `json:"step"`
 	StepSince time.Time `json:"stepSince"`
+	// Began is when the rollout began: Strategy.AllocatedTimeout counts
+	// from it.
+	Began time.Time `json:"began,omitzero"`
 	// Wait is what the rollout waits for, if anything.
 	Wait *Wait `json:"wait,omitempty"`
 	// InBatch is set while a batch runs (upgradeDuration, rollingManually).
@@ -56,7 +60,7 @@ func (s *State) Abort(reason string) {
 // Begin returns the state of a new rollout to version, from s.
 func (s State) Begin(version uint64, cause Cause, rolledBackTo uint64, now time.Time) State {
 	return State{StableVersion: s.StableVersion, UpdateVersion: version, Cause: cause, RolledBackTo: rolledBackTo,
-		StepSince: now, Seq: s.Seq}
+		StepSince: now, Began: now, Seq: s.Seq}
 }
 
 // WaitKind is what a rollout waits for.
@@ -96,7 +100,9 @@ const (
 
 // Instance is what Plan needs of one instance.
 type Instance struct {
-	Index int
+	// Index is its place in the count of replicas: its ID, or its rank
+	// where the IDs have holes. ID is its own, which the status names.
+	Index, ID int
 	// AtUpdate and AtStable: its template is the update revision's, the
 	// stable revision's (both when those are the same).
 	AtUpdate, AtStable bool
@@ -108,6 +114,10 @@ type Instance struct {
 	// UpdateError says why its update cannot go on (the executor refused
 	// it, its launch cannot take it); "" when nothing stops it.
 	UpdateError string
+	// Held: it is allocated (a game session runs on it). It is not moved
+	// until released, or until Strategy.AllocatedTimeout after the
+	// rollout began.
+	Held bool
 }
 
 // HookPhase is the outcome of a hook run (seed 003).
@@ -248,6 +258,9 @@ func (p *planner) tally() tally {
 
 func (p *planner) run() Result {
 	res := Result{}
+	if p.st.Began.IsZero() && p.in.Strategy.AllocatedTimeout > 0 && slices.ContainsFunc(p.in.Instances, func(x Instance) bool { return x.Held }) {
+		p.st.Began = p.in.Now // a rollout recorded before it had a start: its deadline counts from now
+	}
 	p.endWait()
 	if !p.in.Paused {
 		p.walkSteps()
@@ -410,7 +423,7 @@ func (p *planner) moves() []Move {
 	var free, costly []Instance
 	for i := p.in.Replicas - 1; i >= 0; i-- {
 		inst := p.wanted[i]
-		if inst == nil || inst.Updating || p.atTarget(*inst) {
+		if inst == nil || inst.Updating || p.atTarget(*inst) || p.held(*inst) {
 			continue
 		}
 		if inst.Ready {
@@ -432,6 +445,28 @@ func (p *planner) moves() []Move {
 		out = append(out, Move{Index: inst.Index, To: p.target(inst.Index)})
 	}
 	return out
+}
+
+// held reports whether inst waits for its release before it moves.
+func (p *planner) held(inst Instance) bool {
+	timeout := p.in.Strategy.AllocatedTimeout
+	return inst.Held && (timeout == 0 || p.in.Now.Before(p.st.Began.Add(timeout)))
+}
+
+// allocated names the wanted instances off their target that are
+// allocated: those held, and those the deadline let move anyway.
+func (p *planner) allocated() (held, overdue []int) {
+	for _, inst := range p.wanted {
+		if inst == nil || !inst.Held || p.atTarget(*inst) {
+			continue
+		}
+		if p.held(*inst) {
+			held = append(held, inst.ID)
+		} else {
+			overdue = append(overdue, inst.ID)
+		}
+	}
+	return held, overdue
 }
 
 // ready counts the instances that serve and are not being changed.
@@ -622,6 +657,11 @@ func (p *planner) phase(st *Status, moves []Move, progress string) (progressing 
 	default:
 		st.Phase = PhaseProgressing
 		reason, note := p.progressReason(moves)
+		held, overdue := p.allocated()
+		if len(held) > 0 && reason == "WaitingForBudget" {
+			reason = "AllocatedInstancesHeld" // the budget is not what it waits for
+		}
+		note += allocatedNote(held, overdue)
 		progressing.Reason = reason
 		st.Message = fmt.Sprintf("updating to revision %d: %s%s", p.st.UpdateVersion, progress, note)
 		if p.canary() && p.st.Step < len(p.in.Strategy.Steps) {
@@ -659,16 +699,48 @@ func (p *planner) updateErrors() string {
 	if len(failed) == 0 {
 		return ""
 	}
-	slices.SortFunc(failed, func(a, b Instance) int { return a.Index - b.Index })
+	slices.SortFunc(failed, func(a, b Instance) int { return a.ID - b.ID })
 	var parts []string
 	for _, inst := range failed[:min(shown, len(failed))] {
-		parts = append(parts, fmt.Sprintf("instance %d: %s", inst.Index, inst.UpdateError))
+		parts = append(parts, fmt.Sprintf("instance %d: %s", inst.ID, inst.UpdateError))
 	}
 	msg := fmt.Sprintf("%d/%d instances failed to update (%s", len(failed), len(p.in.Instances), strings.Join(parts, "; "))
 	if len(failed) > shown {
 		msg += fmt.Sprintf("; and %d more", len(failed)-shown)
 	}
 	return msg + ")"
+}
+
+// allocatedNote says which allocated instances the rollout waits for,
+// and which it updates anyway.
+func allocatedNote(held, overdue []int) string {
+	note := ""
+	slices.Sort(held)
+	slices.Sort(overdue)
+	if len(held) > 0 {
+		wait := "instances wait"
+		if len(held) == 1 {
+			wait = "instance waits"
+		}
+		note += fmt.Sprintf("; %d allocated %s for release (%s)", len(held), wait, instanceList(held))
+	}
+	if len(overdue) > 0 {
+		note += fmt.Sprintf("; allocated instances %s updated anyway: allocatedTimeoutSeconds passed", instanceList(overdue))
+	}
+	return note
+}
+
+// instanceList names the first few of indexes (sorted).
+func instanceList(indexes []int) string {
+	const shown = 5
+	var parts []string
+	for _, i := range indexes[:min(shown, len(indexes))] {
+		parts = append(parts, strconv.Itoa(i))
+	}
+	if len(indexes) > shown {
+		parts = append(parts, fmt.Sprintf("and %d more", len(indexes)-shown))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func waitReason(w *Wait) string {

@@ -38,6 +38,7 @@ type member struct {
 	updating bool
 	to       rollout.Rev // where an update takes it
 	down     bool        // crashed: not ready until relaunched
+	held     bool        // allocated
 }
 
 // newFleet is n ready instances of stable revision 1 and a rollout to
@@ -56,8 +57,8 @@ func (f *fleet) input() rollout.Input {
 		Promote: f.promote, Hook: f.hook}
 	for _, i := range f.indexes() {
 		m := f.insts[i]
-		in.Instances = append(in.Instances, rollout.Instance{Index: i, AtUpdate: m.rev == rollout.RevUpdate,
-			AtStable: m.rev == rollout.RevStable, Ready: m.ready && !m.updating, Updating: m.updating})
+		in.Instances = append(in.Instances, rollout.Instance{Index: i, ID: i, AtUpdate: m.rev == rollout.RevUpdate,
+			AtStable: m.rev == rollout.RevStable, Ready: m.ready && !m.updating, Updating: m.updating, Held: m.held})
 	}
 	return in
 }
@@ -492,7 +493,7 @@ func TestInstanceUpdateErrorsStallTheRollout(t *testing.T) {
 	in := rollout.Input{Now: t0, Strategy: rolling(manifest.Count(6), nil), Replicas: 6,
 		State: rollout.State{StableVersion: 1, UpdateVersion: 1}.Begin(2, rollout.CauseUpdate, 0, t0)}
 	for i := range 6 {
-		in.Instances = append(in.Instances, rollout.Instance{Index: 5 - i, AtStable: true, Updating: true,
+		in.Instances = append(in.Instances, rollout.Instance{Index: 5 - i, ID: 5 - i, AtStable: true, Updating: true,
 			UpdateError: fmt.Sprintf("cannot hot-patch: task web%d grows", 5-i)})
 	}
 	st := rollout.Plan(in).Status
@@ -517,5 +518,61 @@ func TestInstanceUpdateErrorsStallTheRollout(t *testing.T) {
 	st = rollout.Plan(in).Status
 	if st.Conditions[1].Status != "True" || st.Conditions[1].Reason != "WaitingForReady" || strings.Contains(st.Message, "failed") {
 		t.Errorf("without errors: %+v", st)
+	}
+}
+
+func progressing(res rollout.Result) rollout.Condition {
+	for _, c := range res.Status.Conditions {
+		if c.Type == "Progressing" {
+			return c
+		}
+	}
+	return rollout.Condition{}
+}
+
+// Allocated instances (a game session runs on them) are left be until
+// released: the others update, and the status names those waiting.
+func TestAllocatedInstancesWaitForRelease(t *testing.T) {
+	f := newFleet(t, 4, rollout.Strategy{MaxUnavailable: *manifest.Count(1)})
+	f.insts[1].held, f.insts[3].held = true, true
+	if got := f.run(10); !reflect.DeepEqual(got, [][]int{{2}, {0}}) {
+		t.Fatalf("rounds %v, want 2 then 0: 3 and 1 are allocated", got)
+	}
+	res := f.plan()
+	if c := progressing(res); res.Completed || c.Reason != "AllocatedInstancesHeld" ||
+		!strings.Contains(c.Message, "2 allocated instances wait for release (1, 3)") {
+		t.Fatalf("status %s %+v, want it waiting for instances 1 and 3", res.Status.Phase, c)
+	}
+	f.insts[3].held = false // released
+	if got := f.run(10); !reflect.DeepEqual(got, [][]int{{3}}) {
+		t.Fatalf("after 3's release: rounds %v, want 3 alone", got)
+	}
+	if res := f.plan(); res.Completed {
+		t.Fatal("completed with instance 1 still held on the stable revision")
+	}
+}
+
+// updateStrategy.allocatedTimeoutSeconds: past the deadline, counted from
+// the rollout's start, held instances update anyway, and the status says
+// so.
+func TestAllocatedTimeoutMovesHeldInstancesAnyway(t *testing.T) {
+	f := newFleet(t, 3, rollout.Strategy{MaxUnavailable: *manifest.Count(1), AllocatedTimeout: time.Minute})
+	f.insts[2].held = true
+	if got := f.run(10); !reflect.DeepEqual(got, [][]int{{1}, {0}}) {
+		t.Fatalf("before the deadline: rounds %v, want 1 then 0", got)
+	}
+	f.now = t0.Add(time.Minute - time.Nanosecond)
+	if res := f.plan(); len(res.Moves) != 0 {
+		t.Fatalf("moved %v before the deadline", rollout.Indexes(res.Moves))
+	}
+	f.now = t0.Add(time.Minute)
+	res := f.plan()
+	if !reflect.DeepEqual(rollout.Indexes(res.Moves), []int{2}) || !strings.Contains(progressing(res).Message, "allocated instances 2 updated anyway: allocatedTimeoutSeconds passed") {
+		t.Fatalf("at the deadline: moves %v, status %q; want 2 moved, and said so", rollout.Indexes(res.Moves), progressing(res).Message)
+	}
+	f.settle()
+	f.settle()
+	if res := f.plan(); !res.Completed {
+		t.Errorf("not completed after the held instance updated: %s", res.Status.Message)
 	}
 }

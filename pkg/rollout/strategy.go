@@ -35,6 +35,9 @@ type Strategy struct {
 	// PreDeleteTimeout ends the wait (0: none).
 	PreDelete        *manifest.HookStep
 	PreDeleteTimeout time.Duration
+	// AllocatedTimeout ends the wait for an allocated instance's release
+	// that long after the rollout began (0: none).
+	AllocatedTimeout time.Duration
 }
 
 // StepKind is what a canary step does.
@@ -64,6 +67,7 @@ func StrategyOf(obj manifest.Object) Strategy {
 		Type: us.Type, Partition: us.Partition, MaxUnavailable: DefaultMaxUnavailable, MaxSurge: DefaultMaxSurge,
 		UpgradeDuration: time.Duration(us.UpgradeDuration) * time.Second,
 		DeleteFirst:     us.RollingOrder == manifest.RollingDeleteFirst, Manual: us.RollingManually,
+		AllocatedTimeout: time.Duration(us.AllocatedTimeoutSeconds) * time.Second,
 	}
 	if s.Type == "" {
 		s.Type = manifest.UpdateRolling

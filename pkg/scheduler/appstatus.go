@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
@@ -35,10 +36,14 @@ func (c *Core) appStatus(a *app) AppStatus {
 	if a.daemon() {
 		st.Daemonset, st.Desired = true, replicas
 	}
-	running, stopped, pending := 0, 0, 0
+	running, stopped, pending, held := 0, 0, 0, 0
 	var failed *instance // the lowest ID failed or waiting
+	span := a.spanOf(replicas)
 	for _, inst := range a.instances {
-		wanted := a.daemon() || inst.rec.Index < replicas
+		wanted := a.daemon() || inst.rec.Index < span && !a.hole(inst.rec.Index)
+		if !wanted && inst.rec.Message == allocatedMessage {
+			held++
+		}
 		if inst.phase() == PhasePending {
 			pending++
 		}
@@ -82,6 +87,9 @@ func (c *Core) appStatus(a *app) AppStatus {
 		if wait := c.engineWait(); wait != "" && pending > 0 {
 			st.Message += fmt.Sprintf("; %d waiting to launch: %s", pending, wait)
 		}
+	}
+	if held > 0 {
+		st.Message = strings.TrimPrefix(st.Message+fmt.Sprintf("; %d %s", held, allocatedMessage), "; ")
 	}
 	return st
 }

@@ -65,6 +65,25 @@ func BenchmarkFleetStatusUpdate(b *testing.B) {
 	}
 }
 
+// BenchmarkFleetSnapshot100k: the view of 1,000 applications of 100
+// running instances each, as the autoscaler asks for it every interval
+// (Driver.Fleet runs Core.Fleet on the loop).
+func BenchmarkFleetSnapshot100k(b *testing.B) {
+	core, _ := launchedCore(b, 1000, 100, false)
+	refs := make([]scheduler.AppRef, 1000)
+	for i := range refs {
+		refs[i] = scheduler.AppRef{Namespace: "bench", Name: fmt.Sprint("game-", i)}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		views := core.Fleet(refs)
+		if n := len(views[999].Instances); n != 100 || !views[999].Instances[99].Ready {
+			b.Fatalf("%d instances in the last view, want 100 ready", n)
+		}
+	}
+}
+
 type launchedTask struct{ task, agent string }
 
 // launchedCore is a core with apps process applications of n instances
@@ -72,7 +91,8 @@ type launchedTask struct{ task, agent string }
 // depends, each uses the dependency pod of its agent, stored.
 func launchedCore(b testing.TB, apps, n int, depends bool) (*scheduler.Core, []launchedTask) {
 	b.Helper()
-	core, err := scheduler.NewCore(scheduler.Config{ProcessExecutor: scheduler.ExecutorBinary{URI: "file:///bcs-process-executor"}})
+	core, err := scheduler.NewCore(scheduler.Config{ProcessExecutor: scheduler.ExecutorBinary{URI: "file:///bcs-process-executor"},
+		MaxLaunching: max(apps*n, scheduler.DefaultMaxLaunching)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -67,6 +67,9 @@ type Config struct {
 	// acknowledges them (an update unacknowledged for 10 s is sent again);
 	// default DefaultMaxLaunching.
 	MaxLaunching int
+	// UsageInterval is how often the instances of an application with
+	// App.UsageReport report their usage; default DefaultUsageInterval.
+	UsageInterval time.Duration
 	// Identities: launches carry their namespace's identity on the
 	// agents (NamespaceIdentity feeds them; the Driver sets it when it
 	// has an IdentitySource); an instance of a namespace without one
@@ -79,12 +82,19 @@ type Config struct {
 // instance, on a 2-core machine; make bench-e2e measures it).
 const DefaultMaxLaunching = 10000
 
+// DefaultUsageInterval is Config.UsageInterval's default: the
+// autoscaler's default evaluation interval (HPA's sync period).
+const DefaultUsageInterval = 15 * time.Second
+
 func (cfg *Config) defaults() {
 	if cfg.Executor.CPUs == 0 && cfg.Executor.Mem == 0 && cfg.Executor.Disk == 0 {
 		cfg.Executor = offer.DefaultExecutor
 	}
 	if cfg.RefuseSeconds == 0 {
 		cfg.RefuseSeconds = 5
+	}
+	if cfg.UsageInterval <= 0 {
+		cfg.UsageInterval = DefaultUsageInterval
 	}
 	if cfg.MaxLaunching <= 0 {
 		cfg.MaxLaunching = DefaultMaxLaunching
@@ -224,7 +234,10 @@ type app struct {
 	// desired is a daemonset's count of eligible agents; byRank the IDs
 	// of the instances its rollout plan ranks (daemonsets.go).
 	desired int
-	byRank  []int
+	byRank  ranks
+	// allocated are the allocations of its instances, by ID
+	// (allocations.go).
+	allocated map[int]*registry.Allocation
 }
 
 func (a *app) key() string { return a.id }
@@ -373,6 +386,8 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.remoteHealth(in)
 	case HookRunChanged:
 		c.hookRunChanged(in.Run)
+	case AllocationChanged:
+		c.allocationChanged(in)
 	case ObjectChanged:
 		c.objectChanged(in.Object)
 	case ObjectRemoved:
@@ -573,6 +588,7 @@ func (c *Core) restore(in Restore) {
 		}
 	}
 	c.restoreSweeps(in.Sweeps)
+	c.restoreAllocations(in.Allocations)
 	for _, a := range c.sortedApps() {
 		c.replan(a)
 		c.reconcileApp(a)
@@ -594,7 +610,11 @@ func (c *Core) appChanged(rec *registry.App) {
 		return
 	}
 	changed := old != nil && old.rec.Version != rec.Version
+	usageFlipped := old != nil && old.rec != nil && old.rec.UsageReport != rec.UsageReport
 	a := c.upsertApp(rec)
+	if usageFlipped {
+		c.sendUsageInterval(a)
+	}
 	if changed {
 		c.retryAfterChange(a)
 	}
@@ -678,24 +698,25 @@ func (c *Core) reconcileApp(a *app) {
 		return
 	}
 	c.followAppStop(a)
-	want := c.addWanted(a)
+	c.unholdWanted(a)
+	span := c.addWanted(a)
 	// Scale down from the highest instance ID (surge instances first).
-	if a.tmpl != nil && len(a.instances) <= want {
-		return // every ID below want exists: none above it
+	if a.tmpl != nil && len(a.instances) <= a.rec.Instances+a.plan.Surge {
+		return // every ID wanted exists: none other
 	}
 	for _, inst := range slices.Backward(a.sortedInstances()) {
-		if inst.rec.Index >= want {
+		if inst.rec.Index >= span || a.hole(inst.rec.Index) {
 			c.kill(inst, KillScaleDown)
 		}
 	}
 }
 
 // addWanted adds the instances an application wants that it lacks,
-// Pending, and returns how many it wants.
+// Pending, and returns its span.
 func (c *Core) addWanted(a *app) int {
-	want := a.rec.Instances + a.plan.Surge
-	for i := 0; i < want; i++ {
-		if a.instances[i] == nil && a.tmpl != nil {
+	span := a.span()
+	for i := 0; i < span; i++ {
+		if a.instances[i] == nil && a.tmpl != nil && !a.hole(i) {
 			inst := &instance{app: a, rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: i, Phase: string(PhasePending),
 				Message: c.waitingMessage()}}
 			if a.rec.Stopped {
@@ -708,7 +729,7 @@ func (c *Core) addWanted(a *app) int {
 			c.persist(inst)
 		}
 	}
-	return want
+	return span
 }
 
 // kill stops an instance for reason (delete, scale-down, update, move).
@@ -726,6 +747,9 @@ func (c *Core) kill(inst *instance, reason KillReason) {
 	}
 	if inst.successor != nil && reason != KillMove {
 		c.endMove(inst, "")
+	}
+	if reason == KillScaleDown && c.allocationHeld(inst) {
+		return
 	}
 	switch reason {
 	case KillScaleDown, KillDelete, KillUpdate, KillMove:

@@ -9,7 +9,6 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/offer"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
-	"github.com/bcs-mesos/bcs-mesos/pkg/rollout"
 )
 
 // Daemonsets (the original's BcsDaemonset): one instance on every agent
@@ -30,8 +29,8 @@ import (
 // not taken for gone.
 //
 // Updates are the rollout controller's (rollouts.go), over the instances
-// ranked by ID: the controller counts replicas from 0, a daemonset's IDs
-// have holes where agents left.
+// ranked by ID (ranks.go): the controller counts replicas from 0, a
+// daemonset's IDs have holes where agents left.
 
 // daemon reports whether a is a daemonset.
 func (a *app) daemon() bool { return a.rec.Kind == manifest.KindDaemonset }
@@ -164,39 +163,4 @@ func (c *Core) reconcileDaemon(a *app) {
 		bound[host] = true
 	}
 	a.desired = len(bound)
-}
-
-// rank orders a daemonset's instances for the rollout controller, which
-// counts replicas from 0: the instances it sees, by ID, are ranked
-// 0, 1, …; byRank maps a rank back to the ID.
-func (a *app) rank(instances []rollout.Instance) []rollout.Instance {
-	slices.SortFunc(instances, func(x, y rollout.Instance) int { return x.Index - y.Index })
-	a.byRank = make([]int, len(instances))
-	for i := range instances {
-		a.byRank[i] = instances[i].Index
-		instances[i].Index = i
-	}
-	return instances
-}
-
-// instanceAt is the instance the rollout controller calls index.
-func (a *app) instanceAt(index int) *instance {
-	if a.byRank != nil {
-		index = a.byRank[index]
-	}
-	return a.instances[index]
-}
-
-// target is the revision instance ID index should run by the plan; a
-// daemonset's new instance, ranked after every other, is a surge
-// instance to the plan: it launches the update revision.
-func (a *app) target(index int) rollout.Rev {
-	if a.byRank != nil {
-		rank, found := slices.BinarySearch(a.byRank, index)
-		if !found {
-			rank = len(a.byRank)
-		}
-		index = rank
-	}
-	return a.plan.Target(index)
 }

@@ -61,7 +61,12 @@
 // it uses them; the driver keeps its own, the agent sync interval),
 // maintenance.go (Mesos maintenance windows and
 // inverse offers), daemonsets.go (one instance bound to every eligible
-// agent, and the master's agent list).
+// agent, and the master's agent list), ranks.go (the IDs an application
+// wants, holes left by removals included, and the ranks the rollout
+// controller counts them by), allocations.go (allocated instances, which
+// a scale-down holds until released), usagereport.go (usage reports
+// asked of an application's executors, opt-in), fleet.go (Core.Fleet:
+// the instances of chosen applications, for the autoscaler).
 //
 // The driver's files: driver.go (the Driver and its loop, which takes one
 // input at a time and steps the core), restore.go (every kind of stored

@@ -36,6 +36,8 @@ type Restore struct {
 	// Identities are the namespaces' identities on the agents, by
 	// namespace (Config.Identities).
 	Identities map[string]*proto.Identity
+	// Allocations are the allocated instances (allocations.go).
+	Allocations []*registry.Allocation
 }
 
 // ObjectChanged: a configmap, secret or depends object was written.
@@ -149,6 +151,7 @@ func (ObjectRemoved) input()      {}
 func (SecretUnreadable) input()   {}
 func (RemoteHealth) input()       {}
 func (HookRunChanged) input()     {}
+func (AllocationChanged) input()  {}
 
 // Output is what a step asks of the driver: persist Writes, in order, then
 // send Calls, in order, then start and stop remote health checks. Logs

@@ -67,6 +67,7 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	if err != nil {
 		return mesos.Offer_Operation{}, err
 	}
+	c.reportUsage(a, specs)
 	exec := c.cfg.ProcessExecutor
 	if tmpl.Kind == manifest.KindApplication {
 		exec = c.cfg.ContainerExecutor

@@ -105,7 +105,7 @@ func (c *Core) stop(inst *instance) {
 // stopped records an instance with nothing running as Stopped, or
 // removes it when a scale-down or delete no longer wants it.
 func (c *Core) stopped(inst *instance) {
-	if a := inst.app; a.rec.State == registry.AppDeleting || inst.rec.Index >= a.rec.Instances+a.plan.Surge {
+	if a := inst.app; a.rec.State == registry.AppDeleting || !a.wants(inst.rec.Index) {
 		c.remove(inst)
 		return
 	}

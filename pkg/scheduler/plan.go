@@ -152,8 +152,12 @@ func (pl *planner) update(a *app, obj manifest.Object, tmpl *launch.Template, re
 	}
 	pl.strategy = rollout.StrategyOf(obj)
 	st := a.ro.State.Begin(tmpl.Version, rollout.CauseUpdate, 0, pl.now)
+	// The update keeps the holes a scale left (registry.UpdateApp): the
+	// controller sees the instances by rank (ranks.go).
+	holes, _ := registry.Rescale(a.rec.Instances, a.rec.Removed, replicas, nil)
+	byRank := ranks(registry.WantedIDs(replicas, holes))
 	in := rollout.Input{Now: pl.now, Strategy: pl.strategy, Replicas: replicas, State: st,
-		Paused: manifest.UpdateStrategyOf(obj).Paused, Instances: pl.core.rolloutInstances(a, tmpl.Hash)}
+		Paused: manifest.UpdateStrategyOf(obj).Paused, Instances: byRank.of(pl.core.rolloutInstances(a, tmpl.Hash))}
 	res := rollout.Plan(in)
 	// The rollout's status once the instances scaled away are gone.
 	kept := slices.DeleteFunc(slices.Clone(in.Instances), func(x rollout.Instance) bool { return x.Index >= replicas+res.Surge })
@@ -163,26 +167,28 @@ func (pl *planner) update(a *app, obj manifest.Object, tmpl *launch.Template, re
 	}
 	p.Rollout = &plan.Rollout{Phase: res.Status.Phase, Message: res.Status.Message}
 	stable := a.template(a.ro.StableTemplate)
-	target := func(index int) (*launch.Template, uint64) {
-		if res.Target(index) == rollout.RevStable && stable != nil {
+	target := func(rank int) (*launch.Template, uint64) {
+		if res.Target(rank) == rollout.RevStable && stable != nil {
 			return stable, a.ro.State.StableVersion
 		}
 		return tmpl, tmpl.Version
 	}
-	last := replicas + res.Surge - 1
+	last := byRank.id(replicas+res.Surge) - 1
 	for _, inst := range a.instances {
 		last = max(last, inst.rec.Index)
 	}
 	for i := 0; i <= last; i++ {
 		inst := a.instances[i]
-		t, version := target(i)
-		want := plan.Instance{Index: i, Revision: version, Surge: i >= replicas}
+		rank, ranked := byRank.rankOf(i)
+		wanted := ranked && rank < replicas+res.Surge
+		t, version := target(rank)
+		want := plan.Instance{Index: i, Revision: version, Surge: rank >= replicas}
 		switch {
-		case inst == nil && i < replicas+res.Surge:
+		case inst == nil && wanted:
 			want.Action = plan.Place
 			pl.place(want, t, nil, "")
 		case inst == nil:
-		case i >= replicas+res.Surge:
+		case !wanted:
 			want.Action, want.Revision, want.Surge = plan.Kill, inst.rec.Version, false
 			want.Agent, want.Hostname = inst.rec.AgentID, inst.rec.Host
 			pl.release(inst)
@@ -194,7 +200,7 @@ func (pl *planner) update(a *app, obj manifest.Object, tmpl *launch.Template, re
 	if pl.hotPatchBlocked > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d instances cannot be hot-patched (their message says why): the rollout would wait for them", pl.hotPatchBlocked))
 	}
-	if pl.stalled(a, res) {
+	if pl.stalled(a, res, byRank) {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("the rollout cannot update any running instance now: %d of %d ready, at most %d may be unavailable (maxUnavailable); it waits until more are ready",
 			res.Status.Ready, replicas, res.Status.MaxUnavailable))
 	}
@@ -203,13 +209,13 @@ func (pl *planner) update(a *app, obj manifest.Object, tmpl *launch.Template, re
 // stalled reports whether the rollout would begin without touching any
 // of the ready instances it has to update, for want of budget (and no
 // surge instance to make room).
-func (pl *planner) stalled(a *app, res rollout.Result) bool {
+func (pl *planner) stalled(a *app, res rollout.Result, byRank ranks) bool {
 	if res.Status.Phase != rollout.PhaseProgressing || res.Surge > 0 {
 		return false // paused, waiting for a step, or surging first
 	}
 	moved := map[int]bool{}
 	for _, mv := range res.Moves {
-		moved[mv.Index] = true
+		moved[byRank.id(mv.Index)] = true
 	}
 	due := 0
 	for _, inst := range pl.plan.Instances {

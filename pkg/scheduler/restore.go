@@ -79,7 +79,10 @@ func (d *Driver) readRecords(ctx context.Context) (Restore, error) {
 	if in.Rollouts, err = r.ListRollouts(ctx); err != nil {
 		return in, err
 	}
-	in.HookRuns, err = r.ListHookRuns(ctx, "")
+	if in.HookRuns, err = r.ListHookRuns(ctx, ""); err != nil {
+		return in, err
+	}
+	in.Allocations, err = r.Allocations(ctx, "", "")
 	return in, err
 }
 

@@ -84,9 +84,17 @@ func (c *Core) rolloutInput(a *app, st rollout.State) rollout.Input {
 	in := rollout.Input{Now: c.now, Strategy: a.strategy, Replicas: a.rec.Instances, State: st, Paused: a.rec.Paused,
 		Instances: c.rolloutInstances(a, a.tmpl.Hash), Hook: c.canaryVerdict(a, st)}
 	a.byRank = nil
-	if a.daemon() {
-		in.Instances = a.rank(in.Instances)
+	switch {
+	case a.daemon():
+		ids := make([]int, 0, len(in.Instances))
+		for _, x := range in.Instances {
+			ids = append(ids, x.Index)
+		}
+		slices.Sort(ids)
+		in.Instances = a.rank(in.Instances, ids)
 		in.Replicas = len(in.Instances)
+	case len(a.rec.Removed) > 0:
+		in.Instances = a.rank(in.Instances, registry.WantedIDs(a.rec.Instances, a.rec.Removed))
 	}
 	if p := a.rec.Promote; p != nil && p.Version == st.UpdateVersion {
 		in.Promote = p.Seq
@@ -104,12 +112,12 @@ func (c *Core) rolloutInstances(a *app, updateHash string) []rollout.Instance {
 			continue // on its way out
 		}
 		out = append(out, rollout.Instance{
-			Index: inst.rec.Index, AtUpdate: inst.rec.Template == updateHash,
+			Index: inst.rec.Index, ID: inst.rec.Index, AtUpdate: inst.rec.Template == updateHash,
 			AtStable: a.ro.StableTemplate != "" && inst.rec.Template == a.ro.StableTemplate,
 			// A stopped instance holds no rollout back: it takes the
 			// revision on paper and launches it when started.
 			Ready: c.ready(inst) || inst.phase() == PhaseStopped, Updating: inst.rec.Update != nil,
-			UpdateError: updateError(inst.rec.Update),
+			UpdateError: updateError(inst.rec.Update), Held: inst.allocated(),
 		})
 	}
 	return out

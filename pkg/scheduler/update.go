@@ -181,6 +181,7 @@ func (c *Core) sendUpdate(inst *instance) {
 		u.Message = fmt.Sprintf("%s to revision %d waits: %v", modeNoun[u.Mode], u.Version, err)
 		return
 	}
+	c.reportUsage(a, specs)
 	upd := &proto.GroupUpdate{
 		Revision: u.Version, Mode: proto.UpdateInPlace, GracePeriodSeconds: a.strategy.InPlaceGrace.Seconds(),
 		Restart:      tmpl.RestartGeneration != inst.rec.RestartGeneration,

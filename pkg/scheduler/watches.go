@@ -42,6 +42,7 @@ func (d *Driver) recordWatches() []*recordWatch {
 		{what: "hook run", prefix: string(store.KindHookRun) + "/", input: d.hookRunChange},
 		{what: "agent settings", prefix: string(store.KindAgentSettings) + "/", input: d.settingsChange},
 		{what: "engine", prefix: store.EnginePrefix, input: d.engineChange},
+		{what: "allocation", prefix: string(store.KindAllocation) + "/", input: d.allocationChange},
 	}
 	for _, kind := range referencedKinds {
 		watches = append(watches, &recordWatch{what: string(kind.store), prefix: string(kind.store) + "/", input: d.objectChange(kind.manifest)})

@@ -70,6 +70,7 @@
 //	engine/config                                  the engine's configuration set at run time (intervals,
 //	                                               launch budget …), over bcs-scheduler's flags
 //	sweeps/<agent id>                              the sweep owed an agent after executors died
+//	allocations/<namespace>/<app>/<id>             an allocated instance (registry.Allocation)
 //	notifycallbacks/<callback id>                  a notify callback, its URL redacted
 //	notifytargets/<callback id>                    that callback's URL (sealed at rest)
 //	notifications/<notification id>                a notification and its deliveries; ids

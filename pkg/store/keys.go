@@ -29,6 +29,9 @@ const (
 	// KindAgentSettings are the operator's settings of an agent (cordon,
 	// taints, drain), by hostname: they outlive the agent's Mesos ID.
 	KindAgentSettings Kind = "agentsettings"
+	// KindAllocation marks an instance allocated (a game session runs on
+	// it): kept from scale-downs and rollouts until released.
+	KindAllocation Kind = "allocations"
 )
 
 // The notify callbacks (as shown), their URLs (sealed: they may hold
@@ -86,6 +89,7 @@ var segmentsPerKind = map[Kind]int{
 	KindAgent:         1, // <agent id>
 	KindSweep:         1, // <agent id>
 	KindAgentSettings: 1, // <hostname>
+	KindAllocation:    3, // <namespace>/<app>/<instance id>
 
 	KindNotifyCallback: 1, // <callback id>
 	KindNotifyTarget:   1, // <callback id>

@@ -65,6 +65,8 @@ type Harness struct {
 	// namespaces' identities stepped so far, restored with the store.
 	identitiesOn bool
 	identities   map[string]*proto.Identity
+	// allocations are the stored allocations, by "ns/app/idx".
+	allocations map[string]*registry.Allocation
 	// handed are the last step's task group writes and their JSON then:
 	// the driver stores a step's records while the core runs the next, so
 	// the core must not change them afterwards (checked after each step).
@@ -83,7 +85,8 @@ func New(t testing.TB) *Harness {
 		apps: map[string]*registry.App{}, groups: map[string]*registry.TaskGroup{}, sweeps: map[string]*registry.Sweep{},
 		objects: map[string]manifest.Object{}, rollouts: map[string]*registry.Rollout{}, shown: map[string]string{},
 		hookRuns: map[string]*registry.HookRun{}, settings: map[string]*registry.AgentSettings{},
-		history: map[string][][]byte{}, generations: map[string][]int{}, identities: map[string]*proto.Identity{}}
+		history: map[string][][]byte{}, generations: map[string][]int{}, identities: map[string]*proto.Identity{},
+		allocations: map[string]*registry.Allocation{}}
 	for _, obj := range []manifest.Object{manifesttest.ConfigMap(), manifesttest.Secret()} {
 		meta, _ := manifest.MetaOf(obj)
 		h.objects[string(obj.Kind())+" "+meta.Namespace+"/"+meta.Name] = obj
@@ -133,7 +136,8 @@ func (h *Harness) newCore() *scheduler.Core {
 		runs = append(runs, &run)
 	}
 	c.Step(h.now, scheduler.Restore{FrameworkID: h.fwID, Apps: h.appList(), Groups: h.groupList(), Sweeps: sweeps,
-		Rollouts: rollouts, HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: h.engine, Identities: maps.Clone(h.identities)})
+		Rollouts: rollouts, HookRuns: runs, Objects: objects, AgentSettings: settings, Engine: h.engine, Identities: maps.Clone(h.identities),
+		Allocations: h.allocationList()})
 	// The driver hands the stored engine settings in after the restore.
 	if len(h.engineSettings.Values) > 0 {
 		c.Step(h.now, h.engineConfig())
@@ -418,6 +422,9 @@ func (h *Harness) describeCall(c *mesossched.Call) string {
 			if spec, err := proto.DecodeTaskSpec(lg.TaskGroup.Tasks[0].Data); err == nil && spec.Identity != nil {
 				uid = fmt.Sprintf(" uid %d", spec.Identity.UID)
 			}
+			if spec, err := proto.DecodeTaskSpec(lg.TaskGroup.Tasks[0].Data); err == nil && spec.UsageIntervalSeconds > 0 {
+				uid += fmt.Sprintf(" usage %gs", spec.UsageIntervalSeconds)
+			}
 			parts = append(parts, fmt.Sprintf("%s(%d tasks ports %s%s)", lg.Executor.ExecutorID.Value, len(lg.TaskGroup.Tasks), strings.Join(ports, ","), uid))
 		}
 		return fmt.Sprintf("call ACCEPT %s launch %s", offerIDs(c.Accept.OfferIDs), strings.Join(parts, " "))
@@ -491,11 +498,16 @@ func (h *Harness) Run(command string) []string {
 		return h.sweepStatus(f[1], f[2], f[3], args)
 	case "tick":
 		return h.tick(f[1])
+	case "usage":
+		return h.changeApp(f[1], func(a *registry.App) { a.UsageReport = f[2] == "on" })
+	case "fleet":
+		return h.fleet(f[1])
+	case "allocate":
+		return h.allocate(f[1], f[2], args)
+	case "release":
+		return h.release(f[1], f[2])
 	case "scale":
-		return h.changeApp(f[1], func(a *registry.App) {
-			a.Instances, _ = strconv.Atoi(f[2])
-			a.Force = args["force"] == "true"
-		})
+		return h.scale(f[1], atoi(f[2], 0), args)
 	case "update":
 		return h.changeApp(f[1], func(a *registry.App) { a.Version++ })
 	case "delete":
@@ -579,6 +591,25 @@ func (h *Harness) changeApp(key string, change func(*registry.App)) []string {
 	change(a)
 	cp := *a
 	return h.step(scheduler.AppChanged{App: &cp})
+}
+
+// scale sets an application's instance count as the registry does,
+// removed=3,5 removing those instances by choice (ScaleAppRemoving).
+func (h *Harness) scale(key string, instances int, args map[string]string) []string {
+	var chosen []int
+	if args["removed"] != "" {
+		for _, id := range strings.Split(args["removed"], ",") {
+			chosen = append(chosen, atoi(id, -1))
+		}
+	}
+	a := h.apps[key]
+	holes, err := registry.Rescale(a.Instances, a.Removed, instances, chosen)
+	if err != nil {
+		return []string{"error: " + err.Error()}
+	}
+	return h.changeApp(key, func(a *registry.App) {
+		a.Instances, a.Removed, a.Force = instances, holes, args["force"] == "true"
+	})
 }
 
 // health steps a remote check's verdict on the instance key/idx.

@@ -69,13 +69,14 @@ func (h *Harness) runRollout(f []string, args map[string]string) (lines []string
 //	instances=N type=RollingUpdate|InplaceUpdate|HotPatchUpdate
 //	maxUnavailable=X maxSurge=X (a count or N%) partition=N inplace=S (grace)
 //	steps=partition:3,pause,pause:60 duration=S (upgradeDuration)
-//	order=DeleteFirst manual=true paused=true
+//	order=DeleteFirst manual=true paused=true allocatedTimeout=S
 //	build=B (changes startCmd) cpu=C ports=2 checks=http remote=tcp
 func (h *Harness) deploy(key string, args map[string]string) []string {
 	d := h.deployment(key, args)
 	spec, _ := json.Marshal(d)
-	if h.apps[key] != nil {
-		h.apps[key].Instances = d.Spec.Instance
+	if a := h.apps[key]; a != nil {
+		a.Removed, _ = registry.Rescale(a.Instances, a.Removed, d.Spec.Instance, nil) // as UpdateApp keeps holes
+		a.Instances = d.Spec.Instance
 		h.apps[key].Paused = d.Spec.UpdateStrategy.Paused
 		return h.newVersion(key, spec, rollout.CauseUpdate, 0)
 	}
@@ -98,7 +99,8 @@ func (h *Harness) deployment(key string, args map[string]string) *manifest.Deplo
 	d.Spec.Template.Spec.Depends = p.Spec.Template.Spec.Depends
 	us := &manifest.UpdateStrategy{Type: manifest.UpdateType(orDefault(args["type"], string(manifest.UpdateRolling))),
 		Partition: atoi(args["partition"], 0), UpgradeDuration: atoi(args["duration"], 0),
-		RollingOrder: args["order"], RollingManually: args["manual"] == "true", Paused: args["paused"] == "true"}
+		RollingOrder: args["order"], RollingManually: args["manual"] == "true", Paused: args["paused"] == "true",
+		AllocatedTimeoutSeconds: atoi(args["allocatedTimeout"], 0)}
 	us.MaxUnavailable, us.MaxSurge = intOrPercent(args["maxUnavailable"]), intOrPercent(args["maxSurge"])
 	if g, ok := args["inplace"]; ok {
 		us.InPlaceUpdateStrategy = &manifest.InPlaceUpdateStrategy{GracePeriodSeconds: atoi(g, 0)}
@@ -293,6 +295,9 @@ func (h *Harness) storeRollout(ro *registry.Rollout) string {
 // other as its JSON.
 func describeMessage(executorID string, data []byte) string {
 	msg, err := proto.DecodeMessage(data)
+	if err == nil && msg.Type == proto.MessageUsageInterval {
+		return fmt.Sprintf("call MESSAGE %s usage-interval %gs task %s", executorID, msg.UsageIntervalSeconds, msg.TaskID)
+	}
 	if err != nil || msg.Type != proto.MessageUpdate || msg.Update == nil {
 		return fmt.Sprintf("call MESSAGE %s %s", executorID, data)
 	}

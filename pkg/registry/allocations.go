@@ -1,0 +1,165 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+// AllocationSource says who allocated an instance.
+type AllocationSource string
+
+// The sources of an allocation.
+const (
+	AllocatedByAPI   AllocationSource = "api"   // POST …/instances/{id}/allocate
+	AllocatedByProbe AllocationSource = "probe" // the autoscaler's allocation probe
+)
+
+// Allocation marks an instance allocated: a game session runs on it
+// (Agones' Allocated GameServer). Scale-downs and rollouts keep it until
+// it is released. It names the launch it was made for: a relaunched
+// instance lost its session, so an allocation of an older launch is
+// ignored by the scheduler.
+type Allocation struct {
+	Namespace   string           `json:"namespace"`
+	App         string           `json:"app"`
+	Instance    int              `json:"instance"`
+	TaskGroupID string           `json:"taskGroupId"`
+	Source      AllocationSource `json:"source"`
+	Since       time.Time        `json:"since"`
+	// By names the caller (the API's user, or the autoscaler).
+	By   string `json:"by,omitempty"`
+	Note string `json:"note,omitempty"`
+	// Revision is the etcd revision the record was read at.
+	Revision int64 `json:"-"`
+}
+
+func (a *Allocation) setRevision(rev int64) { a.Revision = rev }
+
+// AllocationKey returns the store key of the allocation of an instance.
+func AllocationKey(namespace, app string, instance int) (string, error) {
+	return store.Key(store.KindAllocation, namespace, app, strconv.Itoa(instance))
+}
+
+// Allocate allocates an instance its application wants and whose current
+// launch runs; Since is set now, and TaskGroupID to that launch when
+// empty. It commits only if the application's record is still as read
+// (a scale that removes the instance, committed first, makes it fail with
+// errdefs.ErrConflict). Allocating it again for the same launch, source
+// and caller returns the allocation there; any other allocation of it is
+// an errdefs.ErrConflict naming its holder.
+func (r *Registry) Allocate(ctx context.Context, want Allocation) (*Allocation, error) {
+	app, err := r.GetApp(ctx, want.Namespace, want.App)
+	if err != nil {
+		return nil, err
+	}
+	g, err := r.allocatable(ctx, app, want.Instance)
+	if err != nil {
+		return nil, err
+	}
+	if want.TaskGroupID == "" {
+		want.TaskGroupID = g.ID
+	}
+	if want.TaskGroupID != g.ID {
+		return nil, fmt.Errorf("instance %s/%s/%d runs launch %q, not %q: %w", app.Namespace, app.Name, want.Instance, g.ID, want.TaskGroupID, errdefs.ErrConflict)
+	}
+	key, err := AllocationKey(want.Namespace, want.App, want.Instance)
+	if err != nil {
+		return nil, err
+	}
+	if held, err := get[Allocation](ctx, r.store, key); err == nil {
+		if held.TaskGroupID == want.TaskGroupID && held.Source == want.Source && held.By == want.By {
+			return held, nil
+		}
+		return nil, fmt.Errorf("instance %s/%s/%d is allocated already (%s by %q since %s): %w", app.Namespace, app.Name, want.Instance,
+			held.Source, held.By, held.Since.Format(time.RFC3339), errdefs.ErrConflict)
+	} else if !errors.Is(err, errdefs.ErrNotFound) {
+		return nil, err
+	}
+	want.Since = r.now().UTC()
+	value, err := json.Marshal(want)
+	if err != nil {
+		return nil, err
+	}
+	check, err := r.unchangedApp(app)
+	if err != nil {
+		return nil, err
+	}
+	rev, err := r.store.Apply(ctx, check, store.CreateOp(key, value))
+	if err != nil {
+		return nil, fmt.Errorf("allocate instance %s/%s/%d: %w", app.Namespace, app.Name, want.Instance, err)
+	}
+	want.Revision = rev
+	return &want, nil
+}
+
+// allocatable returns the task group of instance id of app when it may be
+// allocated: the application wants it and its current launch runs.
+func (r *Registry) allocatable(ctx context.Context, app *App, id int) (*TaskGroup, error) {
+	if app.State == AppDeleting {
+		return nil, fmt.Errorf("application %s/%s is being deleted: %w", app.Namespace, app.Name, errdefs.ErrConflict)
+	}
+	if _, wanted := slices.BinarySearch(WantedIDs(app.Instances, app.Removed), id); !wanted {
+		return nil, fmt.Errorf("instance %s/%s/%d is not one of the %d it wants (being removed or never there): %w", app.Namespace, app.Name, id, app.Instances, errdefs.ErrConflict)
+	}
+	g, err := r.GetTaskGroup(ctx, app.Namespace, app.Name, id)
+	if err != nil {
+		return nil, err
+	}
+	if g.Phase != "Running" {
+		return nil, fmt.Errorf("instance %s/%s/%d is %s, not Running: %w", app.Namespace, app.Name, id, g.Phase, errdefs.ErrConflict)
+	}
+	return g, nil
+}
+
+// unchangedApp is a write of app as read, which commits only if nothing
+// wrote it since: the store has no compare-only operation.
+func (r *Registry) unchangedApp(app *App) (store.Op, error) {
+	ops, err := r.appWrite(app, app.Revision)
+	if err != nil {
+		return store.Op{}, err
+	}
+	return ops[0], nil
+}
+
+// Release removes the allocation of an instance; errdefs.ErrNotFound when
+// it has none.
+func (r *Registry) Release(ctx context.Context, namespace, app string, instance int) error {
+	key, err := AllocationKey(namespace, app, instance)
+	if err != nil {
+		return err
+	}
+	held, err := get[Allocation](ctx, r.store, key)
+	if err != nil {
+		return fmt.Errorf("allocation of instance %s/%s/%d: %w", namespace, app, instance, err)
+	}
+	if _, err := r.store.Apply(ctx, store.DeleteOp(key, held.Revision)); err != nil {
+		return fmt.Errorf("release instance %s/%s/%d: %w", namespace, app, instance, err)
+	}
+	return nil
+}
+
+// Allocations returns the allocations of an application's instances, or
+// of every application when app is "" (and of every namespace when
+// namespace is "" too).
+func (r *Registry) Allocations(ctx context.Context, namespace, app string) ([]*Allocation, error) {
+	segments := []string{}
+	for _, s := range []string{namespace, app} {
+		if s == "" {
+			break
+		}
+		segments = append(segments, s)
+	}
+	prefix, err := store.Prefix(store.KindAllocation, segments...)
+	if err != nil {
+		return nil, err
+	}
+	return list[Allocation](ctx, r.store, prefix)
+}

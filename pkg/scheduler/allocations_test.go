@@ -1,0 +1,52 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+)
+
+// Through the driver, the store's restore and watch: an instance
+// allocated through the registry is held by a scale-down (written while
+// no driver ran: the watches of two kinds of record keep no order between
+// them), and goes once released.
+func TestDriverHoldsAnAllocatedInstanceUntilReleased(t *testing.T) {
+	s := startSystem(t)
+	ctx := context.Background()
+	if _, err := s.reg.CreateApp(ctx, processApp("game", 3)); err != nil {
+		t.Fatal(err)
+	}
+	s.running("game", 3)
+	s.stopDriver()
+	if _, err := s.reg.Allocate(ctx, registry.Allocation{Namespace: "ns-a", App: "game", Instance: 1, Source: registry.AllocatedByAPI, By: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.reg.ScaleApp(ctx, "ns-a", "game", 1, false); err != nil {
+		t.Fatal(err)
+	}
+	s.startDriver()
+	held := func() (bool, string) {
+		var states []string
+		ok := len(s.groups("game")) == 2
+		for _, g := range s.groups("game") {
+			states = append(states, fmt.Sprintf("%d:%s %q", g.Index, g.Phase, g.Message))
+			if g.Index == 1 && (g.Phase != "Running" || g.Message != "allocated: kept until released") {
+				ok = false
+			}
+		}
+		return ok, fmt.Sprint(states)
+	}
+	s.eventually("instance 2 gone, 1 held", held)
+	if st, msg := s.appState("game"); msg != "1 allocated: kept until released" {
+		t.Errorf("application %s %q, want it to say one allocated instance is kept", st, msg)
+	}
+	if err := s.reg.Release(ctx, "ns-a", "game", 1); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually("instance 1 gone once released", func() (bool, string) {
+		groups := s.groups("game")
+		return len(groups) == 1 && groups[0].Index == 0, fmt.Sprint(len(groups), " instances")
+	})
+}
