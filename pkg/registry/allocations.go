@@ -88,7 +88,7 @@ func (r *Registry) Allocate(ctx context.Context, want Allocation) (*Allocation, 
 	if err != nil {
 		return nil, err
 	}
-	check, err := r.unchangedApp(app)
+	check, err := unchangedApp(app)
 	if err != nil {
 		return nil, err
 	}
@@ -119,14 +119,14 @@ func (r *Registry) allocatable(ctx context.Context, app *App, id int) (*TaskGrou
 	return g, nil
 }
 
-// unchangedApp is a write of app as read, which commits only if nothing
-// wrote it since: the store has no compare-only operation.
-func (r *Registry) unchangedApp(app *App) (store.Op, error) {
-	ops, err := r.appWrite(app, app.Revision)
+// unchangedApp makes a write commit only if nothing wrote app since it
+// was read.
+func unchangedApp(app *App) (store.Op, error) {
+	key, err := store.Key(store.KindApplication, app.Namespace, app.Name)
 	if err != nil {
 		return store.Op{}, err
 	}
-	return ops[0], nil
+	return store.CheckOp(key, app.Revision), nil
 }
 
 // Release removes the allocation of an instance; errdefs.ErrNotFound when

@@ -17,6 +17,8 @@ const (
 	opDelete
 	opPut
 	opRemove
+	opCheck
+	opAbsent
 )
 
 func (k opKind) String() string {
@@ -31,12 +33,16 @@ func (k opKind) String() string {
 		return "put"
 	case opRemove:
 		return "remove"
+	case opCheck:
+		return "check"
+	case opAbsent:
+		return "absent"
 	}
 	return "unknown op"
 }
 
-// Op is one write in an atomic Apply. Build it with CreateOp, UpdateOp,
-// DeleteOp, PutOp or RemoveOp.
+// Op is one write, or one compare, in an atomic Apply. Build it with
+// CreateOp, UpdateOp, DeleteOp, PutOp, RemoveOp, CheckOp or AbsentOp.
 type Op struct {
 	kind      opKind
 	key       string
@@ -65,7 +71,17 @@ func PutOp(key string, value []byte) Op { return Op{kind: opPut, key: key, value
 // fine. Like PutOp, it is for keys with a single writer.
 func RemoveOp(key string) Op { return Op{kind: opRemove, key: key} }
 
-// Key is the key the op writes.
+// CheckOp writes nothing: the Apply commits only if key's revision is
+// still expectRev (> 0), so other writes can depend on a record as read
+// without rewriting it.
+func CheckOp(key string, expectRev int64) Op {
+	return Op{kind: opCheck, key: key, expectRev: expectRev}
+}
+
+// AbsentOp writes nothing: the Apply commits only if key does not exist.
+func AbsentOp(key string) Op { return Op{kind: opAbsent, key: key} }
+
+// Key is the key the op writes or compares.
 func (o Op) Key() string { return o.key }
 
 func (o Op) String() string { return fmt.Sprintf("%s %q", o.kind, o.key) }
@@ -102,9 +118,9 @@ func (s *Store) Apply(ctx context.Context, ops ...Op) (int64, error) {
 		seen[op.key] = true
 		full := s.prefix + op.key
 		switch op.kind {
-		case opCreate:
+		case opCreate, opAbsent:
 			cmps = append(cmps, clientv3.Compare(clientv3.Version(full), "=", 0))
-		case opUpdate:
+		case opUpdate, opCheck:
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(full), "=", op.expectRev))
 		case opDelete:
 			if op.expectRev > 0 {
@@ -117,7 +133,10 @@ func (s *Store) Apply(ctx context.Context, ops ...Op) (int64, error) {
 			conditions = append(conditions, i)
 			elses = append(elses, clientv3.OpGet(full, clientv3.WithKeysOnly()))
 		}
-		if op.kind == opDelete || op.kind == opRemove {
+		switch op.kind {
+		case opCheck, opAbsent:
+			continue
+		case opDelete, opRemove:
 			thens = append(thens, clientv3.OpDelete(full))
 			continue
 		}
@@ -166,8 +185,8 @@ func (s *Store) checkOp(op Op) error {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	switch op.kind {
-	case opCreate, opPut, opRemove:
-	case opUpdate:
+	case opCreate, opPut, opRemove, opAbsent:
+	case opUpdate, opCheck:
 		if op.expectRev <= 0 {
 			return fmt.Errorf("%s: expected revision must be > 0, got %d: %w", op, op.expectRev, errdefs.ErrInvalidArgument)
 		}
@@ -176,7 +195,7 @@ func (s *Store) checkOp(op Op) error {
 			return fmt.Errorf("%s: expected revision must be ≥ 0, got %d: %w", op, op.expectRev, errdefs.ErrInvalidArgument)
 		}
 	default:
-		return fmt.Errorf("op on key %q was not built with CreateOp, UpdateOp, DeleteOp, PutOp or RemoveOp: %w", op.key, errdefs.ErrInvalidArgument)
+		return fmt.Errorf("op on key %q was not built with CreateOp, UpdateOp, DeleteOp, PutOp, RemoveOp, CheckOp or AbsentOp: %w", op.key, errdefs.ErrInvalidArgument)
 	}
 	return nil
 }
@@ -187,7 +206,7 @@ func (s *Store) checkOp(op Op) error {
 // (errdefs.ErrConflict). Its text names the key and the revisions, for
 // the server's log; a client is told in its own terms what changed.
 type PreconditionError struct {
-	Op  string // "create", "update" or "delete"
+	Op  string // "create", "update", "delete", "check" or "absent"
 	Key string
 	// Expected is the mod revision the op expected (0: any, or none for
 	// a create); Current the key's (0: missing).
@@ -225,11 +244,11 @@ func preconditionError(ops []Op, i int, current int64) error {
 	op := ops[i]
 	e := &PreconditionError{Op: op.kind.String(), Key: op.key, Expected: op.expectRev, Current: current, Index: i + 1, Of: len(ops)}
 	switch {
-	case op.kind == opCreate && current != 0:
+	case (op.kind == opCreate || op.kind == opAbsent) && current != 0:
 		e.class = errdefs.ErrAlreadyExists
-	case (op.kind == opUpdate || op.kind == opDelete) && current == 0:
+	case (op.kind == opUpdate || op.kind == opDelete || op.kind == opCheck) && current == 0:
 		e.class = errdefs.ErrNotFound
-	case (op.kind == opUpdate || op.kind == opDelete && op.expectRev > 0) && current != op.expectRev:
+	case (op.kind == opUpdate || op.kind == opCheck || op.kind == opDelete && op.expectRev > 0) && current != op.expectRev:
 		e.class = errdefs.ErrConflict
 	default:
 		return nil

@@ -43,6 +43,7 @@ func Run(t *testing.T, cluster Cluster) {
 		{"ConcurrentWritersLoseNothing", testConcurrentWriters},
 		{"ApplyAtomic", testApplyAtomic},
 		{"ApplyAllOrNothing", testApplyAllOrNothing},
+		{"ApplyCompareOnly", testApplyCompareOnly},
 		{"BatchInOrderWithinEtcdLimits", testBatch},
 		{"GetManyWithinEtcdLimits", testGetMany},
 		{"InvalidArguments", testInvalidArguments},
@@ -376,6 +377,52 @@ func testApplyAllOrNothing(t *testing.T, h *harness) {
 	wantClass(t, "Apply deleting a missing key", err, errdefs.ErrNotFound)
 	_, err = s.Get(ctx(t), newKey)
 	wantClass(t, "key of a failed Apply", err, errdefs.ErrNotFound)
+}
+
+// CheckOp and AbsentOp make an Apply depend on keys they never write:
+// the other ops commit while the checked key keeps its revision and the
+// absent one stays missing, and nothing is written once either changes.
+func testApplyCompareOnly(t *testing.T, h *harness) {
+	s := h.open()
+	app, alloc, marker := "apps/default/web", "allocations/default/web/3", "configmaps/default/marker"
+	rev := mustCreate(t, s, app, "spec 1")
+
+	written, err := s.Apply(ctx(t), store.CheckOp(app, rev), store.AbsentOp(alloc), store.CreateOp(marker, []byte("1")))
+	if err != nil {
+		t.Fatalf("Apply with both compares holding: %v", err)
+	}
+	if got := mustGet(t, s, app).Revision; got != rev {
+		t.Fatalf("CheckOp wrote its key: revision %d, want %d", got, rev)
+	}
+	if _, err := s.Get(ctx(t), alloc); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Fatalf("AbsentOp wrote its key: %v", err)
+	}
+	if got := mustGet(t, s, marker).Revision; got != written {
+		t.Fatalf("create of the Apply at revision %d, the Apply returned %d", got, written)
+	}
+
+	cases := []struct {
+		what  string
+		op    store.Op
+		class error
+	}{
+		{"a check of a key written since", store.CheckOp(app, rev-1), errdefs.ErrConflict},
+		{"a check of a missing key", store.CheckOp("apps/default/missing", rev), errdefs.ErrNotFound},
+		{"an absent check of a present key", store.AbsentOp(app), errdefs.ErrAlreadyExists},
+	}
+	for _, c := range cases {
+		_, err := s.Apply(ctx(t), store.PutOp("agents/a1", []byte("x")), c.op)
+		wantClass(t, "Apply with "+c.what, err, c.class)
+		var pe *store.PreconditionError
+		if !errors.As(err, &pe) || pe.Key != c.op.Key() || pe.Index != 2 {
+			t.Fatalf("Apply with %s: error %v does not name op 2 on %q", c.what, err, c.op.Key())
+		}
+		if _, err := s.Get(ctx(t), "agents/a1"); !errors.Is(err, errdefs.ErrNotFound) {
+			t.Fatalf("Apply with %s wrote its put: %v", c.what, err)
+		}
+	}
+	_, err = s.Apply(ctx(t), store.CheckOp(app, 0))
+	wantClass(t, "CheckOp with revision 0", err, errdefs.ErrInvalidArgument)
 }
 
 func versionKey(t *testing.T, seq uint64) string {
