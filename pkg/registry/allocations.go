@@ -93,6 +93,9 @@ func (r *Registry) Allocate(ctx context.Context, want Allocation) (*Allocation, 
 		return nil, err
 	}
 	rev, err := r.store.Apply(ctx, check, store.CreateOp(key, value))
+	if errors.Is(err, errdefs.ErrAlreadyExists) {
+		return nil, fmt.Errorf("instance %s/%s/%d was allocated by another caller meanwhile: %w", app.Namespace, app.Name, want.Instance, errdefs.ErrConflict)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("allocate instance %s/%s/%d: %w", app.Namespace, app.Name, want.Instance, err)
 	}

@@ -375,41 +375,6 @@ func (r *Registry) AbortApp(ctx context.Context, namespace, name string, version
 	})
 }
 
-// ScaleApp sets the desired instance count; force skips the
-// PreDeleteHook of the instances it removes. A scale-up refills the
-// lowest holes first, then adds IDs above the highest; a scale-down
-// removes the highest IDs.
-func (r *Registry) ScaleApp(ctx context.Context, namespace, name string, instances int, force bool) (*App, error) {
-	return r.ScaleAppRemoving(ctx, namespace, name, instances, nil, force)
-}
-
-// ScaleAppRemoving sets the desired instance count to instances with the
-// chosen IDs removed among them: each must be wanted now, and stays a
-// hole (Removed) while it is below the highest ID wanted. The count is
-// then reached as ScaleApp reaches it, from the IDs left.
-func (r *Registry) ScaleAppRemoving(ctx context.Context, namespace, name string, instances int, removed []int, force bool) (*App, error) {
-	if instances < 0 {
-		return nil, fmt.Errorf("instances: must be ≥ 0, got %d: %w", instances, errdefs.ErrInvalidArgument)
-	}
-	return r.modifyApp(ctx, namespace, name, 0, func(app *App) (bool, error) {
-		if err := notDependencyPod(app); err != nil {
-			return false, err
-		}
-		if app.State == AppDeleting {
-			return false, fmt.Errorf("application %s/%s is being deleted: %w", namespace, name, errdefs.ErrConflict)
-		}
-		if app.Kind == manifest.KindDaemonset {
-			return false, fmt.Errorf("%s/%s is a daemonset: it runs one instance on every agent its constraint admits and cannot be scaled: %w", namespace, name, errdefs.ErrInvalidArgument)
-		}
-		holes, err := Rescale(app.Instances, app.Removed, instances, removed)
-		if err != nil {
-			return false, fmt.Errorf("%s/%s: %w", namespace, name, err)
-		}
-		app.Instances, app.Removed, app.Force = instances, holes, force
-		return false, nil
-	})
-}
-
 // Rescale returns the holes (Removed) of an application that wants
 // instances with holes removed once it wants to instances with the chosen
 // IDs removed: each chosen ID must be wanted now, and stays a hole while
