@@ -250,3 +250,65 @@ func TestApplyScaleDecisionFenced(t *testing.T) {
 		t.Fatalf("status after the refused decision: %+v, %v; want the leader's desired 4", s, err)
 	}
 }
+
+// A manual scale of a workload an autoscaler scales is refused naming it
+// until the autoscaler is paused.
+func TestManualScaleOfAutoscaledWorkload(t *testing.T) {
+	r, st := newRegistry(t)
+	runningFleet(t, r, st, 3)
+	if _, err := r.CreateAutoscaler(ctx, autoscaler("as", "gamesvc")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.ScaleApp(ctx, "ns-a", "gamesvc", 5, false)
+	if !errors.Is(err, errdefs.ErrConflict) || !strings.Contains(err.Error(), "scaled by autoscaler ns-a/as; pause it or delete it first") {
+		t.Fatalf("manual scale of an autoscaled workload: %v; want a conflict naming ns-a/as", err)
+	}
+	if _, err := r.ScaleAppRemoving(ctx, "ns-a", "gamesvc", 2, []int{0}, false); !errors.Is(err, errdefs.ErrConflict) {
+		t.Fatalf("manual removal on an autoscaled workload: %v; want a conflict", err)
+	}
+	if app := getApp(t, r); app.Instances != 3 {
+		t.Fatalf("a refused scale wrote %d instances", app.Instances)
+	}
+	if _, err := r.SetAutoscalerPaused(ctx, "ns-a", "as", true); err != nil {
+		t.Fatal(err)
+	}
+	if app, err := r.ScaleApp(ctx, "ns-a", "gamesvc", 5, false); err != nil || app.Instances != 5 {
+		t.Fatalf("manual scale with the autoscaler paused: %v", err)
+	}
+}
+
+// A manual scale-down removes instances not running first, then the
+// highest IDs, never an allocated one: named, it is refused; when too
+// few others are left, the scale is refused saying how many are
+// allocated.
+func TestManualScaleDownKeepsAllocated(t *testing.T) {
+	r, st := newRegistry(t)
+	mustCreate(t, r, process(5))
+	for id, phase := range []string{"Running", "Running", "Pending", "Running", "Running"} {
+		putInstance(t, st, id, phase)
+	}
+	if _, err := r.Allocate(ctx, allocation(4)); err != nil {
+		t.Fatal(err)
+	}
+	app, err := r.ScaleApp(ctx, "ns-a", "gamesvc", 3, false)
+	if err != nil {
+		t.Fatalf("ScaleApp to 3: %v", err)
+	}
+	if got := registry.WantedIDs(app.Instances, app.Removed); !slices.Equal(got, []int{0, 1, 4}) {
+		t.Fatalf("wanted after the scale-down %v (removed %v); want 0 1 4: the pending 2, then the highest not allocated", got, app.Removed)
+	}
+	if _, err := r.ScaleAppRemoving(ctx, "ns-a", "gamesvc", 2, []int{4}, false); !errors.Is(err, errdefs.ErrConflict) ||
+		!strings.Contains(err.Error(), "instance ns-a/gamesvc/4 is allocated") {
+		t.Fatalf("removing the allocated instance by name: %v; want a conflict naming it", err)
+	}
+	_, err = r.ScaleApp(ctx, "ns-a", "gamesvc", 0, false)
+	if !errors.Is(err, errdefs.ErrConflict) || !strings.Contains(err.Error(), "1 of its 3 are allocated") {
+		t.Fatalf("scale to 0 with one allocated: %v; want a conflict counting it", err)
+	}
+	if got := getApp(t, r); got.Revision != app.Revision {
+		t.Fatalf("a refused scale wrote the app: %d instances", got.Instances)
+	}
+	if app, err := r.ScaleApp(ctx, "ns-a", "gamesvc", 1, false); err != nil || !slices.Equal(registry.WantedIDs(app.Instances, app.Removed), []int{4}) {
+		t.Fatalf("scale to 1 with one allocated: %v; want only the allocated 4 left", err)
+	}
+}
