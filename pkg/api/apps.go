@@ -460,9 +460,18 @@ func (s *Server) instances(wl workloads) handlerFunc {
 		}
 		slices.SortFunc(groups, func(a, b *registry.TaskGroup) int { return cmp.Compare(a.Index, b.Index) })
 		first, _ := slices.BinarySearchFunc(groups, after+1, func(g *registry.TaskGroup, id int) int { return cmp.Compare(g.Index, id) })
+		allocs, err := s.cfg.Registry.Allocations(r.Context(), app.Namespace, app.Name)
+		if err != nil {
+			return err
+		}
 		page, next := []InstanceView{}, ""
 		for _, g := range groups[first:min(first+limit, len(groups))] {
-			page = append(page, instanceView(g))
+			v := instanceView(g)
+			// An allocation of an earlier launch holds nothing: not shown.
+			if i := slices.IndexFunc(allocs, func(a *registry.Allocation) bool { return a.Instance == g.Index && a.TaskGroupID == g.ID }); i >= 0 {
+				v.Allocated = allocationView(allocs[i])
+			}
+			page = append(page, v)
 		}
 		if first+limit < len(groups) {
 			next = strconv.Itoa(page[len(page)-1].ID)

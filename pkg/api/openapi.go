@@ -107,6 +107,11 @@ func workloadDocs(docs map[string]routeDoc) {
 			replies: map[int]any{http.StatusAccepted: apiv1.AppView{}}}
 		docs["GET "+base+"/{ns}/{name}/instances"] = routeDoc{summary: "List an " + wl.noun() + "'s instances by ID, a page at a time",
 			replies: map[int]any{http.StatusOK: listOf("instances", apiv1.InstanceView{})}}
+		docs["POST "+base+"/{ns}/{name}/instances/{id}/allocate"] = routeDoc{summary: "Allocate an " + wl.noun() + "'s running instance to the caller " +
+			"(a game session runs on it: scale-downs and rollouts keep it until released); 409 when it is being removed, not running, or allocated by another",
+			body: apiv1.AllocateRequest{}, bodyOptional: true, replies: map[int]any{http.StatusOK: apiv1.AllocationView{}}}
+		docs["POST "+base+"/{ns}/{name}/instances/{id}/release"] = routeDoc{summary: "Release an instance allocated through the API; 404 when it is not allocated",
+			replies: map[int]any{http.StatusOK: apiv1.AllocationView{}}}
 		docs["GET "+base+"/{ns}/{name}/versions"] = routeDoc{summary: "List an " + wl.noun() + "'s stored versions",
 			replies: map[int]any{http.StatusOK: listOf("versions", apiv1.AppVersion{})}}
 		docs["POST "+base+"/{ns}/{name}/{op}"] = routeDoc{summary: "Operate on an " + wl.noun() + "'s rollout, or stop or start all its instances",

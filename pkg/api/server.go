@@ -195,6 +195,7 @@ func (s *Server) routes() {
 		s.handle("POST "+base+"/{ns}/{name}/scale", s.scale(wl))
 		s.handle("GET "+base+"/{ns}/{name}/versions", s.versions(wl))
 		s.handle("POST "+base+"/{ns}/{name}/{op}", s.operateRollout(wl))
+		s.allocationRoutes(wl)
 	}
 	for _, k := range objectKinds {
 		s.handle("POST /v1/"+k.path, s.createObject(k))

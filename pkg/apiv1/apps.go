@@ -118,6 +118,26 @@ type InstanceView struct {
 	Pending *Pending `json:"pending,omitempty"`
 	// Tasks are its containers or processes, once launched.
 	Tasks []TaskView `json:"tasks,omitempty"`
+	// Allocated: a game session runs on it; scale-downs and rollouts keep
+	// it until it is released.
+	Allocated *AllocationView `json:"allocated,omitempty"`
+}
+
+// AllocationView is the allocation of an instance.
+type AllocationView struct {
+	// Source is "api" (POST …/allocate) or "probe" (its autoscaler's
+	// allocation probe).
+	Source string    `json:"source"`
+	Since  time.Time `json:"since"`
+	By     string    `json:"by,omitempty"`
+	Note   string    `json:"note,omitempty"`
+	// TaskGroupID is the launch it was made for.
+	TaskGroupID string `json:"taskGroupID"`
+}
+
+// AllocateRequest is the optional body of POST …/instances/{id}/allocate.
+type AllocateRequest struct {
+	Note string `json:"note,omitempty"`
 }
 
 // TaskView is one task of an instance, with what its executor reports of
