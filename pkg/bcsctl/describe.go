@@ -545,6 +545,9 @@ func describeInstance(w io.Writer, a apiv1.AppView, inst apiv1.InstanceView, eve
 	d.line(0, "Agent", inst.Agent)
 	d.line(0, "Ports", portList(inst.Ports))
 	d.line(0, "Restarts", strconv.Itoa(inst.Restarts))
+	if a := inst.Allocated; a != nil {
+		d.line(0, "Allocated", strings.TrimSuffix(fmt.Sprintf("%s by %q since %s: %s", a.Source, a.By, d.when(a.Since), a.Note), ": "))
+	}
 	d.instanceDetails(0, "", inst)
 	d.events(events)
 	d.flush()

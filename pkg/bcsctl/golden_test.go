@@ -229,6 +229,12 @@ func TestDescribeGolden(t *testing.T) {
 			a := decode[appView](t, view(t, "deployment-fleet.json"))
 			describeInstance(b, a, a.Status.Instances[2], eventsOf(events, "fleet/2"), now)
 		}},
+		{"describe-instance-allocated", func(b *bytes.Buffer) {
+			a := decode[appView](t, view(t, "app-crowded.json"))
+			inst := a.Status.Instances[1]
+			inst.Allocated = &apiv1.AllocationView{Source: "api", Since: now.Add(-5 * time.Minute), By: "alice", Note: "match 7", TaskGroupID: inst.TaskGroupID}
+			describeInstance(b, a, inst, nil, now)
+		}},
 		{"describe-agent-cordoned", func(b *bytes.Buffer) {
 			describeAgent(b, decode[agentView](t, view(t, "agent-3.json")), now)
 		}},

@@ -1,6 +1,7 @@
 package bcsctl
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -219,9 +220,19 @@ func instanceColumns(now time.Time) []column[instanceRow] {
 		{header: "REVISION", value: func(i instanceRow) string { return strconv.FormatUint(i.Revision, 10) }},
 		{header: "HOST", value: func(i instanceRow) string { return i.Host }},
 		{header: "PORTS", value: func(i instanceRow) string { return portList(i.Ports) }},
+		{header: "ALLOCATED", value: func(i instanceRow) string { return allocatedMark(now, i.Allocated) }},
 		{header: "TASKGROUP", wide: true, value: func(i instanceRow) string { return i.TaskGroupID }},
 		{header: "MESSAGE", wide: true, value: func(i instanceRow) string { return instanceNote(i.instanceView) }},
 	}
+}
+
+// allocatedMark says who allocated an instance and for how long; empty
+// when nobody did.
+func allocatedMark(now time.Time, a *apiv1.AllocationView) string {
+	if a == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %s", cmp.Or(a.By, a.Source), age(now, a.Since))
 }
 
 // instanceNote is the one thing to know about an instance beyond its
