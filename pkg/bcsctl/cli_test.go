@@ -42,6 +42,7 @@ func TestMain(m *testing.M) { os.Exit(storetest.RunShared(m, &shared)) }
 type apiServer struct {
 	url string
 	reg *registry.Registry
+	st  *store.Store
 	// requests counts the requests it got.
 	requests atomic.Int64
 }
@@ -55,7 +56,7 @@ func newAPIServer(t *testing.T, change ...func(*api.Config)) *apiServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &apiServer{reg: registry.New(st, time.Now)}
+	s := &apiServer{reg: registry.New(st, time.Now), st: st}
 	cfg := api.Config{Registry: s.reg, Leadership: api.Single{}, Events: api.EventsConfig{Feed: changefeed.New(st)}}
 	for _, f := range change {
 		f(&cfg)
@@ -638,5 +639,36 @@ func TestEventsFollowFromNowOrShowHistory(t *testing.T) {
 	r := s.bcsctl(t, "", "events", "--all", "--since", "1m")
 	if r.code != 2 {
 		t.Errorf("events --all --since: %+v, want a usage error", r)
+	}
+}
+
+// instance allocate and release name the instance as the other instance
+// commands do, send the note, and show the API's refusals.
+func TestInstanceAllocateRelease(t *testing.T) {
+	s := newAPIServer(t)
+	s.must(t, example(t, "deployment.json"), "apply", "-f", "-")
+	key, err := registry.TaskGroupKey("demo", "fleet", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := registry.TaskGroup{ID: registry.TaskGroupID("demo", "fleet", "", 2, 1), Namespace: "demo", App: "fleet", Index: 2, Phase: "Running"}
+	if _, err := store.CreateJSON(context.Background(), s.st, key, g); err != nil {
+		t.Fatal(err)
+	}
+	if out := s.must(t, "", "instance", "allocate", "fleet/2", "-n", "demo", "--note", "match 7"); out != "instance demo/fleet/2 allocated\n" {
+		t.Errorf("allocate: %q", out)
+	}
+	allocs, err := s.reg.Allocations(context.Background(), "demo", "fleet")
+	if err != nil || len(allocs) != 1 || allocs[0].Instance != 2 || allocs[0].Note != "match 7" {
+		t.Fatalf("allocations after allocate: %+v, %v; want instance 2 with its note", allocs, err)
+	}
+	if r := s.bcsctl(t, "", "instance", "allocate", "demo/fleet/1"); r.code == 0 || !strings.Contains(r.err, "not Running") {
+		t.Errorf("allocating an instance not running: code %d, %q; want the API's conflict", r.code, r.err)
+	}
+	if out := s.must(t, "", "instance", "release", "demo/fleet/2"); out != "instance demo/fleet/2 released\n" {
+		t.Errorf("release: %q", out)
+	}
+	if r := s.bcsctl(t, "", "instance", "release", "demo/fleet/2"); r.code == 0 || !strings.Contains(r.err, "not allocated") {
+		t.Errorf("releasing again: code %d, %q; want not allocated", r.code, r.err)
 	}
 }

@@ -134,6 +134,52 @@ func (c *cli) instanceCommand() *cobra.Command {
 		out.add(sub)
 		cmd.AddCommand(sub)
 	}
+	cmd.AddCommand(c.allocationCommand("allocate"), c.allocationCommand("release"))
+	return cmd
+}
+
+// allocationCommand allocates an instance to the caller (a game session
+// runs on it: scale-downs and rollouts keep it) or releases it.
+func (c *cli) allocationCommand(op string) *cobra.Command {
+	var note string
+	var out writeOutput
+	short := map[string]string{
+		"allocate": "Mark an instance allocated to you: scale-downs and rollouts keep it until it is released",
+		"release":  "Release an instance allocated through the API",
+	}[op]
+	cmd := &cobra.Command{
+		Use:   op + " INSTANCE",
+		Short: short,
+		Long:  short + ".\n" + instanceHelp,
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ref, err := c.parseInstance(args[0])
+			if err != nil {
+				return err
+			}
+			a, _, err := c.workload(cmd.Context(), ref.namespace, ref.app)
+			if err != nil {
+				return err
+			}
+			kind := "apps"
+			if a.Kind == manifest.KindDeployment {
+				kind = "deployments"
+			}
+			var body any
+			if note != "" {
+				body = apiv1.AllocateRequest{Note: note}
+			}
+			raw, err := c.client.call(cmd.Context(), http.MethodPost, pathOf(kind, ref.namespace, ref.app, "instances", strconv.Itoa(ref.index), op), nil, body, nil)
+			if err != nil {
+				return err
+			}
+			return out.done(c.env.Out, raw, "instance %s %sd", ref, op)
+		},
+	}
+	if op == "allocate" {
+		cmd.Flags().StringVar(&note, "note", "", "what runs on it (a match, a session), shown with the allocation")
+	}
+	out.add(cmd)
 	return cmd
 }
 

@@ -113,6 +113,9 @@ func (r *Registry) allocatable(ctx context.Context, app *App, id int) (*TaskGrou
 		return nil, fmt.Errorf("instance %s/%s/%d is not one of the %d it wants (being removed or never there): %w", app.Namespace, app.Name, id, app.Instances, errdefs.ErrConflict)
 	}
 	g, err := r.GetTaskGroup(ctx, app.Namespace, app.Name, id)
+	if errors.Is(err, errdefs.ErrNotFound) {
+		return nil, fmt.Errorf("instance %s/%s/%d has not launched yet, not Running: %w", app.Namespace, app.Name, id, errdefs.ErrConflict)
+	}
 	if err != nil {
 		return nil, err
 	}
