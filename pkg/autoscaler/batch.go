@@ -29,11 +29,12 @@ func (c *Controller) evaluate(ctx context.Context, due []*entry, now time.Time) 
 		return nil
 	}
 	var statuses []*registry.AutoscalerStatus
+	var owners []*entry
 	for i, e := range due {
 		d := decisions[i]
 		status := &registry.AutoscalerStatus{Namespace: e.ref.Namespace, Name: e.ref.Name, AutoscalerStatus: d.Record}
 		if !d.Act {
-			statuses = append(statuses, status)
+			statuses, owners = append(statuses, status), append(owners, e)
 			continue
 		}
 		removed := make([]int, 0, len(d.Record.LastScale.Removed))
@@ -62,17 +63,8 @@ func (c *Controller) evaluate(ctx context.Context, due []*entry, now time.Time) 
 		c.cfg.Logger.Warn("autoscaler: storing statuses", "autoscalers", len(statuses), "error", err)
 		return nil
 	}
-	for i, s := range statuses {
-		entryOf(due, s).status = statuses[i]
-	}
-	return nil
-}
-
-func entryOf(due []*entry, s *registry.AutoscalerStatus) *entry {
-	for _, e := range due {
-		if e.ref.Namespace == s.Namespace && e.ref.Name == s.Name {
-			return e
-		}
+	for i, e := range owners {
+		e.status = statuses[i]
 	}
 	return nil
 }

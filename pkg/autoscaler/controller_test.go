@@ -2,6 +2,7 @@ package autoscaler_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http/httptest"
@@ -175,6 +176,8 @@ type env struct {
 	clock *clockwork.FakeClock
 	fleet *fleet
 	stop  func()
+	// planner is the controller running.
+	planner *autoscaler.Controller
 }
 
 // start runs a new controller, as a new leader would.
@@ -189,6 +192,7 @@ func (e *env) start() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	e.planner = c
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
@@ -290,9 +294,58 @@ func TestControllerFollowsPrometheus(t *testing.T) {
 		t.Errorf("scales %q, want %q", got, want)
 	}
 
+	plan, err := e.planner.PlanAutoscaler(ctx, autoscalerOf("game", "game", prom.address, "sum(players) * 2"))
+	if err != nil || plan.DesiredReplicas != 4 || e.fleet.size("game") != 2 {
+		t.Errorf("plan of 320 players: %+v, %v, size %d; want 4 planned, 2 kept", plan, err, e.fleet.size("game"))
+	}
+
 	broken := e.status("broken")
 	if e.fleet.size("other") != 2 || broken.DesiredReplicas != 2 || !strings.Contains(fmt.Sprintf("%+v", broken.AutoscalerStatus), "query players{") {
 		t.Errorf("an erring provider: size %d, status %+v; want 2 held, the query's error said", e.fleet.size("other"), broken.AutoscalerStatus)
 	}
 	e.stop()
+}
+
+// deposedWriter refuses every write as a fenced store does once its
+// leader was deposed.
+type deposedWriter struct{}
+
+func (deposedWriter) PutAutoscalerStatuses(context.Context, []*registry.AutoscalerStatus) error {
+	return fmt.Errorf("statuses: %w", store.ErrDeposed)
+}
+
+// A status write refused by the fence ends Run with that error: a
+// deposed leader stops deciding.
+func TestDeposedEndsRun(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Config{Endpoints: shared.Etcd.Endpoints(), Prefix: shared.Prefix("autoscaler-deposed"), Sealer: shared.Sealer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clock := clockwork.NewFakeClockAt(t0)
+	reg := registry.New(st, clock.Now)
+	if _, err := reg.CreateAutoscaler(ctx, autoscalerOf("game", "game", "http://127.0.0.1:1", "players")); err != nil {
+		t.Fatal(err)
+	}
+	f := &fleet{replicas: map[string]int{"game": 2}, reg: reg}
+	c, err := autoscaler.New(autoscaler.Config{Registry: reg, Fleet: f, Usage: f, Scaler: f, StatusWriter: deposedWriter{},
+		Clock: clock, Logger: testlog.New(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	if err := clock.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(10 * time.Second)
+	select {
+	case err := <-done:
+		if !errors.Is(err, store.ErrDeposed) {
+			t.Errorf("Run: %v, want store.ErrDeposed", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run still runs after a refused write")
+	}
 }
