@@ -41,10 +41,12 @@ const (
 
 var t0 = time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
 
-// players is a gauge a real Prometheus scrapes every second.
+// players is a gauge a real Prometheus scrapes every second, with
+// sessions{slot} per instance beside it.
 type players struct {
-	gauge   prometheus.Gauge
-	address string
+	gauge    prometheus.Gauge
+	sessions *prometheus.GaugeVec
+	address  string
 }
 
 func startPrometheus(t *testing.T) *players {
@@ -53,8 +55,9 @@ func startPrometheus(t *testing.T) *players {
 		t.Fatalf("%s: %v (scripts/test-deps installs Debian's prometheus)", prometheusBinary, err)
 	}
 	gauge := prometheus.NewGauge(prometheus.GaugeOpts{Name: "players", Help: "Players online."})
+	sessions := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sessions", Help: "Sessions per instance."}, []string{"slot"})
 	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(gauge)
+	metrics.MustRegister(gauge, sessions)
 	exporter := httptest.NewServer(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	t.Cleanup(exporter.Close)
 	dir := t.TempDir()
@@ -75,7 +78,7 @@ func startPrometheus(t *testing.T) *players {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return &players{gauge: gauge, address: "http://" + addr}
+	return &players{gauge: gauge, sessions: sessions, address: "http://" + addr}
 }
 
 // set sets the gauge and waits until Prometheus answers it.
@@ -231,6 +234,50 @@ func (e *env) status(name string) *registry.AutoscalerStatus {
 	return s
 }
 
+// openEnv is an env on a fresh prefix of the shared etcd, the autoscalers
+// created and the fleet at its sizes.
+func openEnv(t *testing.T, sizes map[string]int, autoscalers ...*manifest.Autoscaler) *env {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Config{Endpoints: shared.Etcd.Endpoints(), Prefix: shared.Prefix("autoscaler-test"), Sealer: shared.Sealer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clock := clockwork.NewFakeClockAt(t0)
+	reg := registry.New(st, clock.Now)
+	for _, a := range autoscalers {
+		if _, err := reg.CreateAutoscaler(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &env{t: t, reg: reg, clock: clock, fleet: &fleet{replicas: sizes, reg: reg}}
+}
+
+// A scale-down removes the instances with the fewest sessions, read
+// from Prometheus by their slot label only when it scales down.
+func TestScaleDownOrder(t *testing.T) {
+	prom := startPrometheus(t)
+	for slot, n := range []float64{5, 0, 9, 1} {
+		prom.sessions.WithLabelValues(fmt.Sprint(slot)).Set(n)
+	}
+	prom.set(t, 150)
+	a := autoscalerOf("game", "game", prom.address, "sum(players)")
+	a.Spec.Behavior.ScaleDown.StabilizationWindowSeconds = intp(0)
+	a.Spec.ScaleDownOrder = &manifest.InstanceValue{Prometheus: &manifest.PrometheusProvider{Address: prom.address, Query: "sessions"}, InstanceLabel: "slot"}
+	e := openEnv(t, map[string]int{"game": 4}, a)
+	e.start()
+	defer e.stop()
+	e.tick()
+	want := []string{"game 4->2 removed [1 3]"}
+	if got := e.fleet.scaled(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("scales %q, want %q", got, want)
+	}
+	if last := e.status("game").LastScale; last == nil || len(last.Removed) != 2 || last.Removed[0].Why == "" {
+		t.Errorf("last scale %+v, want the two removed with why", last)
+	}
+}
+
 // A real Prometheus's players rise and fall: the size follows within
 // 1..5, up at once, down only once the 30 s stabilization window has
 // no higher recommendation; a controller started anew (a new leader)
@@ -241,20 +288,8 @@ func TestControllerFollowsPrometheus(t *testing.T) {
 	prom := startPrometheus(t)
 	prom.set(t, 250)
 	ctx := context.Background()
-	st, err := store.Open(ctx, store.Config{Endpoints: shared.Etcd.Endpoints(), Prefix: shared.Prefix("autoscaler-test"), Sealer: shared.Sealer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	clock := clockwork.NewFakeClockAt(t0)
-	reg := registry.New(st, clock.Now)
-	for _, a := range []*manifest.Autoscaler{autoscalerOf("game", "game", prom.address, "sum(players)"),
-		autoscalerOf("broken", "other", prom.address, "players{")} {
-		if _, err := reg.CreateAutoscaler(ctx, a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e := &env{t: t, reg: reg, clock: clock, fleet: &fleet{replicas: map[string]int{"game": 1, "other": 2}, reg: reg}}
+	e := openEnv(t, map[string]int{"game": 1, "other": 2}, autoscalerOf("game", "game", prom.address, "sum(players)"),
+		autoscalerOf("broken", "other", prom.address, "players{"))
 	e.start()
 
 	steps := []struct {
