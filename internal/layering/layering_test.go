@@ -38,6 +38,7 @@ var rules = map[string]rule{
 	"pkg/api":                     {forbid: mesosAll},
 	"pkg/apiv1":                   {only: []string{"pkg/manifest", "pkg/rollout", "proto"}, forbid: join(mesosAll, httpAll, storage)},
 	"pkg/autoscale":               {only: []string{"pkg/manifest", "pkg/field", "pkg/hook"}, forbid: join(mesosAll, httpAll, storage)},
+	"pkg/autoscaler":              {forbid: join(mesosAll, []string{module + "pkg/scheduler", module + "pkg/api"})},
 	"pkg/auth":                    {only: []string{"pkg/manifest", "pkg/errdefs", "pkg/reloadfile"}, forbid: join(mesosAll, storage)},
 	"pkg/bcsctl":                  {only: []string{"pkg/apiv1", "pkg/manifest", "pkg/constraint", "pkg/strictjson"}, forbid: join(mesosAll, storage)},
 	"pkg/changefeed":              {only: []string{"pkg/store", "pkg/errdefs"}, forbid: join(mesosAll, httpAll)},

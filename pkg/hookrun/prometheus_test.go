@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/hook"
+	"github.com/bcs-mesos/bcs-mesos/pkg/hookrun"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
@@ -161,4 +162,47 @@ func TestPrometheus(t *testing.T) {
 func withErrorLimit(m manifest.HookMetric, n int) manifest.HookMetric {
 	m.ConsecutiveErrorLimit = limit(n)
 	return m
+}
+
+// Call and QuerySamples against a real Prometheus: Call's value is what
+// a hook's measurement gets; QuerySamples keeps each series' labels, so
+// that a value can be told to its instance; a scalar is refused by
+// QuerySamples, and the namespace's egress policy holds for both.
+func TestCallAndQuerySamples(t *testing.T) {
+	address := startPrometheus(t, map[string]float64{"young": 12, "old": 45})
+	ctx := context.Background()
+	policy := egressSet(t, "127.0.0.0/8").Policy(ns)
+	prom := func(query string) *manifest.PrometheusProvider {
+		return &manifest.PrometheusProvider{Address: address, Query: query}
+	}
+
+	value, err := hookrun.Call(ctx, policy, manifest.HookProvider{Prometheus: prom(`sum(hook_test_age)`)})
+	if err != nil || value != 57.0 {
+		t.Errorf("Call sum: %v, %v; want 57", value, err)
+	}
+	if _, err := hookrun.Call(ctx, policy, manifest.HookProvider{}); err == nil {
+		t.Error("Call without a provider: no error")
+	}
+
+	samples, err := hookrun.QuerySamples(ctx, policy, prom(`hook_test_age`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, s := range samples {
+		if s.Labels["job"] != "hooktest" || s.Labels["__name__"] != "hook_test_age" {
+			t.Errorf("sample labels %v, want job hooktest and the metric's name", s.Labels)
+		}
+		got[s.Labels["pod"]] = s.Value
+	}
+	if len(samples) != 2 || got["young"] != 12 || got["old"] != 45 {
+		t.Errorf("QuerySamples: %v, want young 12 and old 45 by their pod label", samples)
+	}
+	if _, err := hookrun.QuerySamples(ctx, policy, prom(`scalar(sum(hook_test_age))`)); err == nil || !strings.Contains(err.Error(), "gave a scalar, want an instant vector") {
+		t.Errorf("QuerySamples of a scalar: %v, want the type named", err)
+	}
+	refused := egressSet(t).Policy(ns)
+	if _, err := hookrun.QuerySamples(ctx, refused, prom(`hook_test_age`)); err == nil || !strings.Contains(err.Error(), "127.0.0.1") {
+		t.Errorf("QuerySamples to loopback without the exception: %v, want refused naming the address", err)
+	}
 }

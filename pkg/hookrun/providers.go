@@ -37,14 +37,23 @@ func (r *Runner) measure(ctx context.Context, policy *egress.Policy, metric mani
 	provider, errs := hook.RenderProvider(field.Path("provider"), metric.Provider, args)
 	err := errs.ToError()
 	if err == nil {
-		switch {
-		case provider.Web != nil:
-			value, err = callWeb(ctx, policy, provider.Web)
-		case provider.Prometheus != nil:
-			value, err = queryPrometheus(ctx, policy, provider.Prometheus)
-		}
+		value, err = Call(ctx, policy, provider)
 	}
 	return hook.Measure(metric, value, err, startedAt, r.cfg.Clock.Now().UTC())
+}
+
+// Call calls provider once under policy (the caller's namespace's): a
+// web call or a Prometheus instant query, whose value is what callWeb
+// or queryPrometheus make of the answer. A hook's measurement and an
+// autoscaler's reading both come from here.
+func Call(ctx context.Context, policy *egress.Policy, provider manifest.HookProvider) (any, error) {
+	switch {
+	case provider.Web != nil:
+		return callWeb(ctx, policy, provider.Web)
+	case provider.Prometheus != nil:
+		return queryPrometheus(ctx, policy, provider.Prometheus)
+	}
+	return nil, errors.New("the provider names neither web nor prometheus")
 }
 
 // callWeb makes a web metric's call under policy, following redirects it
@@ -114,18 +123,9 @@ func callWeb(ctx context.Context, policy *egress.Policy, web *manifest.WebProvid
 // sample, a []float64 for several samples (empty for none), a string for
 // a string.
 func queryPrometheus(ctx context.Context, policy *egress.Policy, prom *manifest.PrometheusProvider) (any, error) {
-	ctx, cancel := context.WithTimeout(ctx, defaultTimeout)
-	defer cancel()
-	client, err := promapi.NewClient(promapi.Config{Address: prom.Address, Client: policy.Client(egress.ClientOptions{FollowRedirects: true})})
+	value, err := instantQuery(ctx, policy, prom)
 	if err != nil {
-		return nil, fmt.Errorf("prometheus address %s: %w", prom.Address, err)
-	}
-	value, _, _, err := promv1.NewAPI(client).Query(ctx, prom.Query, time.Time{})
-	if errors.Is(err, context.DeadlineExceeded) {
-		return nil, fmt.Errorf("prometheus %s: query %s: no answer within %s", prom.Address, prom.Query, defaultTimeout)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("prometheus %s: query %s: %w", prom.Address, prom.Query, err)
+		return nil, err
 	}
 	switch v := value.(type) {
 	case *model.Scalar:
@@ -142,6 +142,58 @@ func queryPrometheus(ctx context.Context, policy *egress.Policy, prom *manifest.
 	case *model.String:
 		return v.Value, nil
 	}
-	return nil, fmt.Errorf("prometheus %s: query %s gave a %s, want an instant vector or a scalar (a range selector such as x[5m] needs a function: rate(x[5m]))",
-		prom.Address, prom.Query, value.Type())
+	return nil, wrongType(prom, value.Type(), "an instant vector or a scalar")
+}
+
+// Sample is one series of an instant vector: its labels and its value.
+type Sample struct {
+	Labels map[string]string
+	Value  float64
+}
+
+// QuerySamples runs prom's instant query under policy and returns its
+// samples with their labels, for values per series (an autoscaler's
+// value per instance, told apart by a label). A query whose result is
+// not an instant vector is an error.
+func QuerySamples(ctx context.Context, policy *egress.Policy, prom *manifest.PrometheusProvider) ([]Sample, error) {
+	value, err := instantQuery(ctx, policy, prom)
+	if err != nil {
+		return nil, err
+	}
+	vector, ok := value.(model.Vector)
+	if !ok {
+		return nil, wrongType(prom, value.Type(), "an instant vector")
+	}
+	samples := make([]Sample, len(vector))
+	for i, s := range vector {
+		labels := make(map[string]string, len(s.Metric))
+		for name, v := range s.Metric {
+			labels[string(name)] = string(v)
+		}
+		samples[i] = Sample{Labels: labels, Value: float64(s.Value)}
+	}
+	return samples, nil
+}
+
+// instantQuery runs prom's query under policy at Prometheus's own now.
+func instantQuery(ctx context.Context, policy *egress.Policy, prom *manifest.PrometheusProvider) (model.Value, error) {
+	ctx, cancel := context.WithTimeout(ctx, defaultTimeout)
+	defer cancel()
+	client, err := promapi.NewClient(promapi.Config{Address: prom.Address, Client: policy.Client(egress.ClientOptions{FollowRedirects: true})})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus address %s: %w", prom.Address, err)
+	}
+	value, _, _, err := promv1.NewAPI(client).Query(ctx, prom.Query, time.Time{})
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("prometheus %s: query %s: no answer within %s", prom.Address, prom.Query, defaultTimeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("prometheus %s: query %s: %w", prom.Address, prom.Query, err)
+	}
+	return value, nil
+}
+
+func wrongType(prom *manifest.PrometheusProvider, got model.ValueType, want string) error {
+	return fmt.Errorf("prometheus %s: query %s gave a %s, want %s (a range selector such as x[5m] needs a function: rate(x[5m]))",
+		prom.Address, prom.Query, got, want)
 }

@@ -1,0 +1,178 @@
+package autoscaler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/autoscale"
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+// evaluate decides for the entries due, acts on the decisions that
+// scale and stores the other statuses together. Every entry is due
+// again an interval on, whatever happens: an error holds the size until
+// then. It returns an error wrapping store.ErrDeposed when a write was
+// refused because this leader was deposed.
+func (c *Controller) evaluate(ctx context.Context, due []*entry, now time.Time) error {
+	for _, e := range due {
+		e.due = nextDue(e.ref, e.spec.Interval, now)
+	}
+	decisions, err := c.decide(ctx, due, now)
+	if err != nil {
+		c.cfg.Logger.Warn("autoscaler: reading the fleets", "autoscalers", len(due), "error", err)
+		return nil
+	}
+	var statuses []*registry.AutoscalerStatus
+	var owners []*entry
+	for i, e := range due {
+		d := decisions[i]
+		status := &registry.AutoscalerStatus{Namespace: e.ref.Namespace, Name: e.ref.Name, AutoscalerStatus: d.Record}
+		if !d.Act {
+			statuses, owners = append(statuses, status), append(owners, e)
+			continue
+		}
+		removed := make([]int, 0, len(d.Record.LastScale.Removed))
+		for _, r := range d.Record.LastScale.Removed {
+			removed = append(removed, r.ID)
+		}
+		target := Ref{e.ref.Namespace, e.spec.Target.Name}
+		err := c.cfg.Scaler.ApplyScaleDecision(ctx, target, d.Desired, removed, status)
+		if errors.Is(err, store.ErrDeposed) {
+			return err
+		}
+		if err != nil {
+			// The status stays as stored: the next round decides again
+			// from the scheduler's size, never from this one.
+			c.cfg.Logger.Warn("autoscaler: scaling", "autoscaler", e.ref, "workload", target, "to", d.Desired, "error", err)
+			continue
+		}
+		e.status = status
+		c.cfg.Logger.Info("autoscaler: scaled", "autoscaler", e.ref, "workload", target,
+			"from", d.Record.LastScale.From, "to", d.Desired, "reason", d.Record.LastScale.Reason)
+	}
+	if err := c.cfg.StatusWriter.PutAutoscalerStatuses(ctx, statuses); err != nil {
+		if errors.Is(err, store.ErrDeposed) {
+			return err
+		}
+		c.cfg.Logger.Warn("autoscaler: storing statuses", "autoscalers", len(statuses), "error", err)
+		return nil
+	}
+	for i, e := range owners {
+		e.status = statuses[i]
+	}
+	return nil
+}
+
+// decide makes the entries' decisions, in their order: one fleet and one
+// usage read for all, their readings under MaxCalls, the victims of a
+// scale-down chosen with their order values read then.
+func (c *Controller) decide(ctx context.Context, entries []*entry, now time.Time) ([]autoscale.Decision, error) {
+	refs := make([]Ref, len(entries))
+	for i, e := range entries {
+		refs[i] = Ref{e.ref.Namespace, e.spec.Target.Name}
+	}
+	fleets, err := c.cfg.Fleet.Fleet(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	if len(fleets) != len(refs) {
+		return nil, fmt.Errorf("the fleet source answered %d workloads for %d", len(fleets), len(refs))
+	}
+	usage := c.usage(entries, fleets)
+	readings := c.readAll(ctx, entries)
+	out := make([]autoscale.Decision, len(entries))
+	for i, e := range entries {
+		in := c.input(e, fleets[i], usage, readings[i], now)
+		d := autoscale.Decide(in)
+		if d.NeedVictims > 0 {
+			values, problem := c.orderValues(ctx, e, fleets[i])
+			if problem != "" {
+				in.OrderProblem = problem
+				d = autoscale.Decide(in)
+			} else {
+				d.Remove(autoscale.Victims(candidates(fleets[i], values), d.NeedVictims))
+			}
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+// usage reads the use of the instances of the entries with a resource
+// metric, in one call.
+func (c *Controller) usage(entries []*entry, fleets []Fleet) map[string]Usage {
+	var groups []string
+	for i, e := range entries {
+		if !hasResourceMetric(e.spec) {
+			continue
+		}
+		for _, inst := range fleets[i].Instances {
+			groups = append(groups, inst.TaskGroupID)
+		}
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	return c.cfg.Usage.Usage(groups)
+}
+
+func hasResourceMetric(spec autoscale.Spec) bool {
+	for _, m := range spec.Metrics {
+		if m.Type == manifest.MetricResource {
+			return true
+		}
+	}
+	return false
+}
+
+// input is what Decide reads for e.
+func (c *Controller) input(e *entry, fleet Fleet, usage map[string]Usage, readings []autoscale.Reading, now time.Time) autoscale.Input {
+	in := autoscale.Input{Now: now, Spec: e.spec, Revision: e.revision, Readings: readings, UsageInterval: c.cfg.UsageInterval,
+		Target: autoscale.Target{Problem: fleet.Problem, Replicas: fleet.Replicas}}
+	if e.status != nil {
+		in.Record = e.status.AutoscalerStatus
+	}
+	in.Instances = make([]autoscale.Instance, len(fleet.Instances))
+	for i, inst := range fleet.Instances {
+		in.Instances[i] = autoscale.Instance{ID: inst.ID, Ready: inst.Ready, Going: inst.Going, Allocated: inst.Allocated,
+			RunningSince: inst.RunningSince, Request: autoscale.Resources{CPU: inst.CPUs, MemMB: inst.MemMB}}
+		if u, ok := usage[inst.TaskGroupID]; ok {
+			in.Instances[i].Usage = &autoscale.Usage{Resources: autoscale.Resources{CPU: u.CPUCores, MemMB: float64(u.MemBytes) / (1 << 20)}, At: u.Received}
+		}
+	}
+	return in
+}
+
+// candidates are fleet's instances for Victims, with their order values
+// (by instance ID; nil without an order).
+func candidates(fleet Fleet, values map[int]float64) []autoscale.Candidate {
+	out := make([]autoscale.Candidate, len(fleet.Instances))
+	for i, inst := range fleet.Instances {
+		out[i] = autoscale.Candidate{ID: inst.ID, Running: !inst.RunningSince.IsZero(), Ready: inst.Ready,
+			Allocated: inst.Allocated, Going: inst.Going}
+		if v, ok := values[inst.ID]; ok && !math.IsNaN(v) {
+			out[i].Value = &v
+		}
+	}
+	return out
+}
+
+// instanceOf is the instance of fleet a label value names: its ID or its
+// task group ID.
+func instanceOf(fleet Fleet, label string) (int, bool) {
+	if id, err := strconv.Atoi(label); err == nil {
+		return id, true
+	}
+	for _, inst := range fleet.Instances {
+		if inst.TaskGroupID == label {
+			return inst.ID, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,30 @@
+// Package autoscaler is the autoscaler controller on the leading
+// scheduler: it evaluates every stored autoscaler every intervalSeconds
+// and scales its workload as pkg/autoscale decides.
+//
+// Timing: each autoscaler is due at a phase of its interval given by a
+// hash of its namespace and name, so that a thousand autoscalers of the
+// same interval spread over it rather than all firing at once. One wake
+// takes every autoscaler due as a batch: one fleet snapshot and one
+// usage read for all their workloads, their providers' readings in
+// goroutines (at most Config.MaxCalls at a time, each under the egress
+// policy of its autoscaler's namespace), one autoscale.Decide each.
+// Values per instance (the scale-down order) are read only when a
+// decision removes instances.
+//
+// Writes: a decision that scales goes through Scaler, which writes the
+// new size, the removed instances and the status in one transaction, so
+// that a scale is never acted on without its record. Other statuses are
+// written together through StatusWriter. Both go through the leader's
+// fenced store: a write refused because the leader was deposed ends Run.
+//
+// Resume: the stored status is the whole state (stabilization
+// recommendations and scale events included); a controller started on a
+// new leader reads the statuses once and carries on from them, the
+// workload's size read from the scheduler, so it never scales twice for
+// one decision.
+//
+// It defines the interfaces it reads the scheduler through (FleetSource,
+// UsageSource) and must not import the scheduler core, the API or Mesos
+// packages (pkg/scheduler, pkg/api): schedulerd adapts the driver to them.
+package autoscaler
