@@ -8,10 +8,13 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
-// Through the driver, the store's restore and watch: an instance
-// allocated through the registry is held by a scale-down (written while
-// no driver ran: the watches of two kinds of record keep no order between
-// them), and goes once released.
+// Through the driver, the store's restore and watch: an instance whose
+// allocation is stored beside a scale-down that removes it is held, and
+// goes once released. The registry never writes the two together (its
+// scales check that no removed instance is allocated); the core's guard
+// covers records that do, such as those of a version without the check.
+// Both are written while no driver runs: the watches of two kinds of
+// record keep no order between them.
 func TestDriverHoldsAnAllocatedInstanceUntilReleased(t *testing.T) {
 	s := startSystem(t)
 	ctx := context.Background()
@@ -23,7 +26,21 @@ func TestDriverHoldsAnAllocatedInstanceUntilReleased(t *testing.T) {
 	if _, err := s.reg.Allocate(ctx, registry.Allocation{Namespace: "ns-a", App: "game", Instance: 1, Source: registry.AllocatedByAPI, By: "test"}); err != nil {
 		t.Fatal(err)
 	}
+	key, err := registry.AllocationKey("ns-a", "game", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocation, err := s.st.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.reg.Release(ctx, "ns-a", "game", 1); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.reg.ScaleApp(ctx, "ns-a", "game", 1, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.st.Put(ctx, key, allocation.Value); err != nil {
 		t.Fatal(err)
 	}
 	s.startDriver()
