@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,8 +48,15 @@ const bufferOfTwo = `{"apiVersion": "v4", "kind": "autoscaler", "metadata": {"na
 // has passed, removing the highest IDs not allocated and leaving a hole
 // rather than removing the allocated instance above it. POST /v1/plan of
 // the autoscaler answers with the leader's decision, storing nothing.
+// The controller's provider calls hold to the namespace's egress policy
+// as hooks do: a web metric reads a server the policy lets through, and
+// is refused the scheduler's own API.
 func TestAutoscalerScalesADeployment(t *testing.T) {
-	api := startDevScheduler(t)
+	matchmaker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, `{"waiting": 150}`)
+	}))
+	t.Cleanup(matchmaker.Close)
+	api := startDevScheduler(t, egressPolicyFile(t, strings.TrimPrefix(matchmaker.URL, "http://")))
 	call(t, "POST", api+"/v1/deployments", sleeper, http.StatusCreated)
 	first := runningInstances(t, api, 0, 1, 2)
 	call(t, "POST", api+"/v1/deployments/ns-a/sleeper/instances/1/allocate", "", http.StatusOK)
@@ -61,6 +69,18 @@ func TestAutoscalerScalesADeployment(t *testing.T) {
 	}
 	if code := getJSON(t, api+"/v1/autoscalers/ns-a/sleeper", nil); code != http.StatusNotFound {
 		t.Fatalf("GET the planned autoscaler: %d, want 404: a plan stores nothing", code)
+	}
+	for _, c := range []struct{ url, want string }{
+		{matchmaker.URL + "/queue", "150"},
+		{api + "/v1/autoscalers", "refused: the scheduler's API (egress policy of namespace ns-a)"},
+	} {
+		withWeb := strings.Replace(bufferOfTwo, `"metrics": [`,
+			`"metrics": [{"type": "web", "name": "waiting", "web": {"url": "`+c.url+`", "jsonPath": "{$.waiting}"}, "targetValue": 100}, `, 1)
+		var p apiv1.AutoscalerView
+		decode(t, call(t, "POST", api+"/v1/plan", withWeb, http.StatusOK), &p)
+		if got := metricShown(p.Status, "waiting"); !strings.Contains(got, c.want) {
+			t.Errorf("plan reading %s: the metric shows %q, want %q", c.url, got, c.want)
+		}
 	}
 
 	call(t, "POST", api+"/v1/autoscalers", bufferOfTwo, http.StatusCreated)
@@ -96,8 +116,8 @@ func TestAutoscalerScalesADeployment(t *testing.T) {
 
 // startDevScheduler runs bcs-scheduler in this process with its dev
 // cluster of one agent running the real process executor, built for the
-// test, and returns its API's URL.
-func startDevScheduler(t *testing.T) string {
+// test, and the admission policy file policy; it returns its API's URL.
+func startDevScheduler(t *testing.T, policy string) string {
 	t.Helper()
 	base, err := os.MkdirTemp("/tmp", "bcs-schedulerd-autoscale-")
 	if err != nil {
@@ -114,7 +134,7 @@ func startDevScheduler(t *testing.T) string {
 		t.Fatalf("go build bcs-process-executor: %v\n%s", err, out)
 	}
 	cgroupParent := filepath.Join("bcs-schedulerd-test", filepath.Base(base))
-	o := schedulerd.Options{DataDir: filepath.Join(base, "data"), Dev: true, ProcessExecutorURI: "file://" + executor,
+	o := schedulerd.Options{DataDir: filepath.Join(base, "data"), Dev: true, ProcessExecutorURI: "file://" + executor, AdmissionPolicy: policy,
 		TickInterval: 50 * time.Millisecond, Logger: testlog.New(t),
 		DevConfig: devcluster.Config{ListenAddr: "127.0.0.1:0", ExecutorMode: devcluster.ExecutorProcess,
 			AllocationInterval: devcluster.Duration(50 * time.Millisecond), DefaultRefuse: devcluster.Duration(100 * time.Millisecond),
@@ -204,6 +224,22 @@ func runningInstances(t *testing.T, api string, ids ...int) map[int]string {
 		return fmt.Sprint(have) == fmt.Sprint(ids) && len(groups) == len(ids), fmt.Sprintf("%+v", v.Status.Instances)
 	})
 	return groups
+}
+
+// metricShown is the value of metric name in status, or why it has none.
+func metricShown(status *manifest.AutoscalerStatus, name string) string {
+	if status == nil {
+		return "no status"
+	}
+	for _, m := range status.Metrics {
+		if m.Name == name && m.Current != nil {
+			return strconv.FormatFloat(*m.Current, 'f', -1, 64)
+		}
+		if m.Name == name {
+			return m.Message
+		}
+	}
+	return fmt.Sprintf("no metric %s in %+v", name, status.Metrics)
 }
 
 // removedIDs are the IDs of a scale's removed instances, sorted.
