@@ -58,7 +58,7 @@ func TestAutoscalerScalesADeployment(t *testing.T) {
 	t.Cleanup(matchmaker.Close)
 	api := startDevScheduler(t, egressPolicyFile(t, strings.TrimPrefix(matchmaker.URL, "http://")))
 	call(t, "POST", api+"/v1/deployments", sleeper, http.StatusCreated)
-	first := runningInstances(t, api, 0, 1, 2)
+	first := runningInstances(t, api+sleeperPath, 0, 1, 2)
 	call(t, "POST", api+"/v1/deployments/ns-a/sleeper/instances/1/allocate", "", http.StatusOK)
 	call(t, "POST", api+"/v1/deployments/ns-a/sleeper/instances/2/allocate", "", http.StatusOK)
 
@@ -84,9 +84,9 @@ func TestAutoscalerScalesADeployment(t *testing.T) {
 	}
 
 	call(t, "POST", api+"/v1/autoscalers", bufferOfTwo, http.StatusCreated)
-	runningInstances(t, api, 0, 1, 2, 3)
+	runningInstances(t, api+sleeperPath, 0, 1, 2, 3)
 	call(t, "POST", api+"/v1/deployments/ns-a/sleeper/instances/3/allocate", "", http.StatusOK)
-	grown := runningInstances(t, api, 0, 1, 2, 3, 4)
+	grown := runningInstances(t, api+sleeperPath, 0, 1, 2, 3, 4)
 	for id := range 3 {
 		if grown[id] != first[id] {
 			t.Errorf("instance %d relaunched by the scale-up: %s → %s", id, first[id], grown[id])
@@ -97,7 +97,7 @@ func TestAutoscalerScalesADeployment(t *testing.T) {
 	call(t, "POST", api+"/v1/deployments/ns-a/sleeper/instances/1/release", "", http.StatusOK)
 	call(t, "POST", api+"/v1/deployments/ns-a/sleeper/instances/2/release", "", http.StatusOK)
 	// 1 allocated + 2: two of 0, 1, 2 and 4 go, the highest; 3 stays.
-	shrunk := runningInstances(t, api, 0, 1, 3)
+	shrunk := runningInstances(t, api+sleeperPath, 0, 1, 3)
 	if shrunk[3] != grown[3] {
 		t.Errorf("the allocated instance 3 was relaunched: %s → %s", grown[3], shrunk[3])
 	}
@@ -112,6 +112,77 @@ func TestAutoscalerScalesADeployment(t *testing.T) {
 	if waited := last.At.Sub(released); waited < 4*time.Second {
 		t.Errorf("scaled down %v after the release: the 10 s down window held it for no decision", waited)
 	}
+}
+
+// bufferOfGame keeps two instances of the process game ready and not
+// allocated, deciding every 5 s.
+const bufferOfGame = `{"apiVersion": "v4", "kind": "autoscaler", "metadata": {"name": "game", "namespace": "ns-a"},
+ "spec": {"target": {"kind": "process", "name": "game"}, "minReplicas": 1, "maxReplicas": 8, "intervalSeconds": 5,
+  "metrics": [{"type": "buffer", "buffer": {"bufferSize": 2}}]}}`
+
+// A standby that takes over from a leader killed outright (SIGKILL, no
+// resignation) carries on from the autoscaler's stored status: the old
+// leader's decisions stay in the record, what it scaled is not scaled
+// again, and the next change is scaled once.
+func TestStandbyContinuesAutoscaling(t *testing.T) {
+	etcd, cluster := startEtcdAndCluster(t)
+	keyFile := filepath.Join(t.TempDir(), "secret.key")
+	replica := func() *replica {
+		return startReplicaWith(t, map[string]any{"Etcd": etcd.Endpoints()[0], "Master": cluster.MasterURL(), "DataDir": t.TempDir(),
+			"KeyFile": keyFile})
+	}
+	leader, follower := whoLeads(t, replica(), replica())
+	api := "http://" + leader.addr
+	call(t, "POST", api+"/v1/apps", spreadApp, http.StatusCreated)
+	runningInstances(t, api+gamePath, 0, 1, 2)
+	call(t, "POST", api+gamePath+"/instances/0/allocate", "", http.StatusOK)
+	call(t, "POST", api+gamePath+"/instances/1/allocate", "", http.StatusOK)
+	call(t, "POST", api+"/v1/autoscalers", bufferOfGame, http.StatusCreated)
+	runningInstances(t, api+gamePath, 0, 1, 2, 3)
+	first := gameAutoscaler(t, follower.addr).LastScale
+	if first == nil || first.From != 3 || first.To != 4 {
+		t.Fatalf("the leader's scale: %+v, want 3 → 4 (2 allocated and a buffer of 2)", first)
+	}
+
+	leader.kill()
+	eventually(t, "the follower to lead", func() (bool, string) {
+		var v leaderView
+		getJSON(t, "http://"+follower.addr+"/v1/leader", &v)
+		return v.Self, fmt.Sprintf("%+v", v)
+	})
+	api = "http://" + follower.addr
+	call(t, "POST", api+gamePath+"/instances/2/allocate", "", http.StatusOK)
+	runningInstances(t, api+gamePath, 0, 1, 2, 3, 4)
+	status := gameAutoscaler(t, follower.addr)
+	var acted []string
+	for _, d := range status.Decisions {
+		if d.Acted {
+			acted = append(acted, fmt.Sprintf("%d→%d at %s", d.Current, d.Desired, d.At.Format(time.RFC3339Nano)))
+		}
+	}
+	want := []string{fmt.Sprintf("3→4 at %s", first.At.Format(time.RFC3339Nano)), fmt.Sprintf("4→5 at %s", status.LastScale.At.Format(time.RFC3339Nano))}
+	if fmt.Sprint(acted) != fmt.Sprint(want) {
+		t.Errorf("scales in the record: %v, want the old leader's and one of the new leader's: %v", acted, want)
+	}
+}
+
+// spreadApp is the process game of 3 instances without a constraint.
+const spreadApp = `{"apiVersion":"v4","kind":"process","metadata":{"name":"game","namespace":"ns-a"},
+ "spec":{"instance":3,"template":{"spec":{"processes":[{"procName":"game",
+  "workPath":"${work_base_dir}/${namespace}.${processname}.${instanceid}",
+  "pidFile":"${run_base_dir}/${namespace}.${processname}.${instanceid}/pid",
+  "startCmd":"./start.sh","resources":{"limits":{"cpu":"0.1","memory":"16"}}}]}}}}`
+
+const gamePath = "/v1/apps/ns-a/game"
+
+func gameAutoscaler(t *testing.T, addr string) *manifest.AutoscalerStatus {
+	t.Helper()
+	var v apiv1.AutoscalerView
+	getJSON(t, "http://"+addr+"/v1/autoscalers/ns-a/game", &v)
+	if v.Status == nil {
+		t.Fatalf("autoscaler ns-a/game has no status")
+	}
+	return v.Status
 }
 
 // startDevScheduler runs bcs-scheduler in this process with its dev
@@ -204,15 +275,18 @@ func decode(t *testing.T, body []byte, v any) {
 	}
 }
 
-// runningInstances waits until sleeper has exactly the instances ids,
-// each running, and returns their task group IDs by instance ID.
-func runningInstances(t *testing.T, api string, ids ...int) map[int]string {
+const sleeperPath = "/v1/deployments/ns-a/sleeper"
+
+// runningInstances waits until the workload at url has exactly the
+// instances ids, each running, and returns their task group IDs by
+// instance ID.
+func runningInstances(t *testing.T, url string, ids ...int) map[int]string {
 	t.Helper()
 	groups := map[int]string{}
 	// A decision every 5 s, a scale-down after a 10 s window.
 	eventuallyWithin(t, 45*time.Second, fmt.Sprintf("instances %v running", ids), func() (bool, string) {
 		var v apiv1.AppView
-		getJSON(t, api+"/v1/deployments/ns-a/sleeper", &v)
+		getJSON(t, url, &v)
 		clear(groups)
 		var have []int
 		for _, inst := range v.Status.Instances {
