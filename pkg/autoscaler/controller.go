@@ -105,6 +105,9 @@ func New(cfg Config) (*Controller, error) {
 func (c *Controller) Run(ctx context.Context) error {
 	statuses, err := c.cfg.Registry.ListAutoscalerStatuses(ctx, "")
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it began: stopping is not failing
+		}
 		return fmt.Errorf("autoscaler: reading the statuses: %w", err)
 	}
 	stored := make(map[Ref]*registry.AutoscalerStatus, len(statuses))
