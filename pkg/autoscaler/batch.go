@@ -151,7 +151,7 @@ func hasResourceMetric(spec autoscale.Spec) bool {
 // input is what Decide reads for e.
 func (c *Controller) input(e *entry, fleet Fleet, usage map[string]Usage, readings []autoscale.Reading, now time.Time) autoscale.Input {
 	in := autoscale.Input{Now: now, Spec: e.spec, Revision: e.revision, Readings: readings, UsageInterval: c.cfg.UsageInterval,
-		Target: autoscale.Target{Problem: fleet.Problem, Replicas: fleet.Replicas}}
+		Target: autoscale.Target{Problem: targetProblem(e.spec.Target, fleet), Replicas: fleet.Replicas}}
 	if e.status != nil {
 		in.Record = e.status.AutoscalerStatus
 	}
@@ -164,6 +164,16 @@ func (c *Controller) input(e *entry, fleet Fleet, usage map[string]Usage, readin
 		}
 	}
 	return in
+}
+
+// targetProblem says why fleet cannot be scaled as target: the fleet's
+// own problem, or a workload of another kind under its name (made after
+// the autoscaler, which the API checks only then).
+func targetProblem(target manifest.ScaleTarget, fleet Fleet) string {
+	if fleet.Problem == "" && fleet.App != nil && fleet.App.Kind != target.Kind {
+		return fmt.Sprintf("%s/%s is of kind %s, not %s", fleet.App.Namespace, fleet.App.Name, fleet.App.Kind, target.Kind)
+	}
+	return fleet.Problem
 }
 
 // candidates are fleet's instances for Victims, with their order values
