@@ -61,6 +61,8 @@ type entry struct {
 	// status is the last one stored; nil before the first decision.
 	status *registry.AutoscalerStatus
 	due    time.Time
+	// probe is its allocation probe; nil without one.
+	probe *allocationProbe
 }
 
 // New checks cfg and fills its defaults.
@@ -113,6 +115,9 @@ func (c *Controller) Run(ctx context.Context) error {
 			c.cfg.Logger.Warn("autoscaler: listing the autoscalers", "error", err)
 		}
 		stored = nil
+		if err := c.runProbes(ctx, now); errors.Is(err, store.ErrDeposed) {
+			return err
+		}
 		if due := c.due(now); len(due) > 0 {
 			if err := c.evaluate(ctx, due, now); errors.Is(err, store.ErrDeposed) {
 				return err
@@ -184,6 +189,9 @@ func (c *Controller) sleep(now time.Time) time.Duration {
 	wait := relistEvery
 	for _, e := range c.entries {
 		wait = min(wait, e.due.Sub(now))
+		if e.probe != nil && e.probe.condition != nil {
+			wait = min(wait, e.probe.due.Sub(now))
+		}
 	}
 	return max(wait, 0)
 }

@@ -10,7 +10,19 @@
 // goroutines (at most Config.MaxCalls at a time, each under the egress
 // policy of its autoscaler's namespace), one autoscale.Decide each.
 // Values per instance (the scale-down order) are read only when a
-// decision removes instances.
+// decision removes instances: one Prometheus query whose samples name
+// their instance by a label, or one web call per instance rendered with
+// its arguments (PreDeleteHook's); an instance without a value goes
+// after those with one.
+//
+// Allocation probes run on their own interval, in the same loop: each
+// autoscaler's probe reads a value per running instance the same way,
+// its allocatedCondition judges it, and where the verdict differs from
+// the instance's allocation the probe allocates it (source "probe") or
+// releases its own allocation. An allocation made through the API is
+// never touched; an instance the probe cannot judge keeps its state.
+// The round's outcome goes into the autoscaler's status with its next
+// decision.
 //
 // Writes: a decision that scales goes through Scaler, which writes the
 // new size, the removed instances and the status in one transaction, so
