@@ -196,13 +196,19 @@ func (c *Controller) sleep(now time.Time) time.Duration {
 	return max(wait, 0)
 }
 
+// phaseStep is the granularity of the phases: the autoscalers whose
+// phases fall in one step are due together and decided as one batch
+// (one fleet read, one status write, one listing of the specs), rather
+// than each on its own wake.
+const phaseStep = time.Second
+
 // nextDue is the first time after now at ref's phase of interval: the
-// phase is a hash of ref, so that autoscalers spread over their
-// interval whenever they were created.
+// phase is a hash of ref, in whole phaseSteps, so that autoscalers
+// spread over their interval whenever they were created.
 func nextDue(ref Ref, interval time.Duration, now time.Time) time.Time {
 	h := fnv.New64a()
 	h.Write([]byte(ref.String()))
-	phase := time.Duration(h.Sum64() % uint64(interval))
+	phase := time.Duration(h.Sum64()%uint64(max(interval/phaseStep, 1))) * phaseStep
 	at := now.Truncate(interval).Add(phase)
 	for !at.After(now) {
 		at = at.Add(interval)
