@@ -350,3 +350,32 @@ func TestWebScaleDownOrder(t *testing.T) {
 		t.Errorf("every call failing: size %d, message %q; want 4 kept, the failure said", e.fleet.size("broken"), got.Message)
 	}
 }
+
+// A probe may read every instance's value in one Prometheus query, each
+// sample naming its instance by a label: an instance without a sample
+// keeps its state.
+func TestAllocationProbePrometheus(t *testing.T) {
+	prom := startPrometheus(t)
+	e := openProbeEnv(t, true, func(a *manifest.Autoscaler) {
+		a.Spec.Allocation.Probe = manifest.InstanceValue{Prometheus: &manifest.PrometheusProvider{Address: prom.address, Query: "sessions"},
+			InstanceLabel: "slot"}
+		a.Spec.Allocation.AllocatedCondition = "result > 0"
+	})
+	for slot, n := range map[string]float64{"0": 0, "1": 2, "3": 1} {
+		prom.sessions.WithLabelValues(slot).Set(n)
+	}
+	prom.set(t, 1) // scraped with the sessions
+	e.tick()
+	if got, want := e.allocations(), []string{"1:probe", "3:probe"}; !slices.Equal(got, want) {
+		t.Fatalf("allocations %v, want %v", got, want)
+	}
+	if got := e.probeStatus(); got.FailedCount != 1 || got.Failed[0].Instance != 2 || got.Allocations != 2 {
+		t.Errorf("probe status %+v, want 2 allocated and instance 2 without a sample", got)
+	}
+	prom.sessions.WithLabelValues("1").Set(0)
+	prom.set(t, 2)
+	e.tick()
+	if got, want := e.allocations(), []string{"3:probe"}; !slices.Equal(got, want) {
+		t.Errorf("allocations %v, want %v", got, want)
+	}
+}
