@@ -28,6 +28,10 @@ const (
 	// MaxProbeFailures is how many instances a probe's status names
 	// among those it could not judge or change.
 	MaxProbeFailures = 5
+	// staleSweepRounds is how often, in rounds, a probe looks for its
+	// allocations of launches gone (a read of the workload's
+	// allocations, which a round without changes does not need).
+	staleSweepRounds = 6
 )
 
 // allocationProbe is an autoscaler's allocation probe as the controller
@@ -40,6 +44,8 @@ type allocationProbe struct {
 	due       time.Time
 	// status is the last round's, for the autoscaler's record.
 	status *manifest.AllocationProbeStatus
+	// rounds counts its rounds, for the sweeps of stale allocations.
+	rounds int
 }
 
 // probeStatus is the status of e's probe's last round, nil without a
@@ -105,8 +111,10 @@ type verdict struct {
 	err   error
 }
 
-// probeRound is one probe's verdicts, or why it could judge none.
+// probeRound is one probe's verdicts on fleet, or why it could judge
+// none.
 type probeRound struct {
+	fleet    Fleet
 	verdicts []verdict
 	err      error
 }
@@ -177,39 +185,34 @@ func (c *Controller) judge(ctx context.Context, e *entry, fleet Fleet, slots cha
 			out[i].holds, out[i].err = e.probe.condition.Holds(r.value)
 		}
 	}
-	return probeRound{verdicts: out}
+	return probeRound{fleet: fleet, verdicts: out}
 }
 
-// settle writes the changes round calls for and says what it did.
+// settle writes the changes round calls for and says what it did. Every
+// staleSweepRounds rounds (the first included, so that a new leader
+// sweeps at once) it also releases the probe's allocations of launches
+// that no longer run: the fleet shows no allocation there, and one left
+// would keep the instance from ever being scaled down.
 func (c *Controller) settle(ctx context.Context, e *entry, round probeRound, now time.Time) (*manifest.AllocationProbeStatus, error) {
 	st := &manifest.AllocationProbeStatus{ProbedAt: now, Probed: len(round.verdicts)}
 	if round.err != nil {
 		st.Message = "the probe failed; every instance keeps its state: " + round.err.Error()
 		return st, nil
 	}
-	var changes []verdict
-	for _, v := range round.verdicts {
-		switch {
-		case v.err != nil:
-			failed(st, v.inst.ID, v.err)
-		case v.holds:
-			st.Holding++
-			if !v.inst.Allocated && !v.inst.Going {
-				changes = append(changes, v)
-			}
-		case v.inst.Allocated:
-			changes = append(changes, v)
-		}
-	}
 	defer keptState(st)
-	if len(changes) == 0 {
+	changes := changesOf(st, round.verdicts)
+	sweep := e.probe.rounds%staleSweepRounds == 0
+	e.probe.rounds++
+	if len(changes) == 0 && !sweep {
 		return st, nil
 	}
 	if e.spec.DryRun {
 		for _, v := range changes {
 			st.Allocations, st.Releases = st.Allocations+boolInt(v.holds), st.Releases+boolInt(!v.holds)
 		}
-		st.Message = "dry run: the allocations and releases counted were not written"
+		if len(changes) > 0 {
+			st.Message = "dry run: the allocations and releases counted were not written"
+		}
 		return st, nil
 	}
 	target := Ref{e.ref.Namespace, e.spec.Target.Name}
@@ -224,18 +227,71 @@ func (c *Controller) settle(ctx context.Context, e *entry, round probeRound, now
 	}
 	for _, v := range changes {
 		changed, err := c.change(ctx, e, target, v, held[v.inst.ID])
-		switch {
-		case errors.Is(err, store.ErrDeposed):
+		if err := count(st, v, changed, err); err != nil {
 			return nil, err
-		case err != nil:
-			failed(st, v.inst.ID, err)
-		case changed && v.holds:
-			st.Allocations++
-		case changed:
-			st.Releases++
 		}
 	}
+	if sweep {
+		return st, c.sweep(ctx, st, target, list, round.fleet)
+	}
 	return st, nil
+}
+
+// changesOf are the verdicts that differ from their instance's
+// allocation; it counts in st those that hold and those that failed.
+func changesOf(st *manifest.AllocationProbeStatus, verdicts []verdict) []verdict {
+	var changes []verdict
+	for _, v := range verdicts {
+		switch {
+		case v.err != nil:
+			failed(st, v.inst.ID, v.err)
+		case v.holds:
+			st.Holding++
+			if !v.inst.Allocated && !v.inst.Going {
+				changes = append(changes, v)
+			}
+		case v.inst.Allocated:
+			changes = append(changes, v)
+		}
+	}
+	return changes
+}
+
+// count counts in st a change written (or not, or failed); it returns
+// only an error that must end the round, a refusal of the fence.
+func count(st *manifest.AllocationProbeStatus, v verdict, changed bool, err error) error {
+	switch {
+	case errors.Is(err, store.ErrDeposed):
+		return err
+	case err != nil:
+		failed(st, v.inst.ID, err)
+	case changed && v.holds:
+		st.Allocations++
+	case changed:
+		st.Releases++
+	}
+	return nil
+}
+
+// sweep releases the probe's allocations, of list, whose launch is not
+// the one fleet runs on their instance, or whose instance fleet no
+// longer has.
+func (c *Controller) sweep(ctx context.Context, st *manifest.AllocationProbeStatus, target Ref, list []*registry.Allocation, fleet Fleet) error {
+	launches := make(map[int]string, len(fleet.Instances))
+	for _, inst := range fleet.Instances {
+		launches[inst.ID] = inst.TaskGroupID
+	}
+	for _, a := range list {
+		launch, ok := launches[a.Instance]
+		if a.Source != registry.AllocatedByProbe || ok && (launch == "" || launch == a.TaskGroupID) {
+			continue
+		}
+		changed, err := release(ctx, c.cfg.Registry, target, a.Instance)
+		if err := count(st, verdict{inst: Instance{ID: a.Instance}}, changed, err); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // change writes v's verdict on its instance, whose allocation is held

@@ -81,9 +81,9 @@ func sessionProbe() manifest.InstanceValue {
 }
 
 // registryFleet is the scheduler's view as the registry has it: the
-// application's instances, each running its first launch on 127.0.0.1
-// with an http port, allocated when the registry holds an allocation of
-// that launch.
+// application's instances, each running the launch its task group
+// record names on 127.0.0.1 with an http port, allocated when the
+// registry holds an allocation of that launch.
 type registryFleet struct {
 	reg  *registry.Registry
 	port uint32
@@ -103,7 +103,11 @@ func (f *registryFleet) Fleet(ctx context.Context, refs []autoscaler.Ref) ([]aut
 		}
 		out[i].Replicas = app.Instances
 		for _, id := range registry.WantedIDs(app.Instances, app.Removed) {
-			tg := registry.TaskGroupID(ref.Namespace, ref.Name, "", id, 1)
+			g, err := f.reg.GetTaskGroup(ctx, ref.Namespace, ref.Name, id)
+			if err != nil {
+				return nil, err
+			}
+			tg := g.ID
 			allocated := slices.ContainsFunc(allocs, func(a *registry.Allocation) bool { return a.Instance == id && a.TaskGroupID == tg })
 			out[i].Instances = append(out[i].Instances, autoscaler.Instance{ID: id, TaskGroupID: tg, Ready: true, RunningSince: t0,
 				Allocated: allocated, HostIP: "127.0.0.1", Ports: registry.HostPorts{{Name: "http", Port: f.port}}})
@@ -377,5 +381,37 @@ func TestAllocationProbePrometheus(t *testing.T) {
 	e.tick()
 	if got, want := e.allocations(), []string{"3:probe"}; !slices.Equal(got, want) {
 		t.Errorf("allocations %v, want %v", got, want)
+	}
+}
+
+// An instance relaunched lost its session: the probe's allocation of
+// its earlier launch, which the fleet no longer shows and which would
+// keep the instance from being scaled down, is released by the next
+// sweep, while an instance still allocated stays so.
+func TestAllocationProbeReleasesEarlierLaunch(t *testing.T) {
+	ctx := context.Background()
+	e := openProbeEnv(t, true, nil)
+	e.sessions.set("gamesvc", 0, 3, 0, 4)
+	e.tick()
+	if got, want := e.allocations(), []string{"1:probe", "3:probe"}; !slices.Equal(got, want) {
+		t.Fatalf("allocations %v, want %v", got, want)
+	}
+	relaunched := &registry.TaskGroup{ID: registry.TaskGroupID(ns, "gamesvc", "", 1, 2), Namespace: ns, App: "gamesvc", Index: 1, Phase: "Running"}
+	if err := e.reg.PutTaskGroup(ctx, relaunched); err != nil {
+		t.Fatal(err)
+	}
+	e.sessions.set("gamesvc", 0, 0, 0, 4)
+	for round := 1; round < 6; round++ {
+		e.tick()
+		if got, want := e.allocations(), []string{"1:probe", "3:probe"}; !slices.Equal(got, want) {
+			t.Fatalf("round %d before the sweep: allocations %v, want %v", round, got, want)
+		}
+	}
+	e.tick()
+	if got, want := e.allocations(), []string{"3:probe"}; !slices.Equal(got, want) {
+		t.Errorf("after the sweep: allocations %v, want %v", got, want)
+	}
+	if got := e.probeStatus(); got.Releases != 1 {
+		t.Errorf("probe status %+v, want the release counted", got)
 	}
 }
