@@ -3,9 +3,11 @@
 // and scales its workload as pkg/autoscale decides.
 //
 // Timing: each autoscaler is due at a phase of its interval given by a
-// hash of its namespace and name, so that a thousand autoscalers of the
-// same interval spread over it rather than all firing at once. One wake
-// takes every autoscaler due as a batch: one fleet snapshot and one
+// hash of its namespace and name, in whole seconds, so that a thousand
+// autoscalers of the same interval spread over it rather than all
+// firing at once, and those of one second make one batch rather than a
+// wake each (a wake lists the specs). One wake takes every autoscaler
+// due as a batch: one fleet snapshot and one
 // usage read for all their workloads, their providers' readings in
 // goroutines (at most Config.MaxCalls at a time, each under the egress
 // policy of its autoscaler's namespace), one autoscale.Decide each.
