@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/autoscale"
@@ -116,6 +115,7 @@ func (c *Controller) decide(ctx context.Context, entries []*entry, now time.Time
 				d.Remove(autoscale.Victims(candidates(fleets[i], values), d.NeedVictims))
 			}
 		}
+		d.Record.Allocation = e.probeStatus()
 		out[i] = d
 	}
 	return out, fleets, nil
@@ -188,18 +188,4 @@ func candidates(fleet Fleet, values map[int]float64) []autoscale.Candidate {
 		}
 	}
 	return out
-}
-
-// instanceOf is the instance of fleet a label value names: its ID or its
-// task group ID.
-func instanceOf(fleet Fleet, label string) (int, bool) {
-	if id, err := strconv.Atoi(label); err == nil {
-		return id, true
-	}
-	for _, inst := range fleet.Instances {
-		if inst.TaskGroupID == label {
-			return inst.ID, true
-		}
-	}
-	return 0, false
 }

@@ -65,6 +65,8 @@ type entry struct {
 	written   *registry.AutoscalerStatus
 	writtenAt time.Time
 	due       time.Time
+	// probe is its allocation probe; nil without one.
+	probe *allocationProbe
 }
 
 // New checks cfg and fills its defaults.
@@ -120,6 +122,9 @@ func (c *Controller) Run(ctx context.Context) error {
 			c.cfg.Logger.Warn("autoscaler: listing the autoscalers", "error", err)
 		}
 		stored = nil
+		if err := c.runProbes(ctx, now); errors.Is(err, store.ErrDeposed) {
+			return err
+		}
 		if due := c.due(now); len(due) > 0 {
 			if err := c.evaluate(ctx, due, now); errors.Is(err, store.ErrDeposed) {
 				return err
@@ -194,17 +199,26 @@ func (c *Controller) sleep(now time.Time) time.Duration {
 	wait := relistEvery
 	for _, e := range c.entries {
 		wait = min(wait, e.due.Sub(now))
+		if e.probe != nil && e.probe.condition != nil {
+			wait = min(wait, e.probe.due.Sub(now))
+		}
 	}
 	return max(wait, 0)
 }
 
+// phaseStep is the granularity of the phases: the autoscalers whose
+// phases fall in one step are due together and decided as one batch
+// (one fleet read, one status write, one listing of the specs), rather
+// than each on its own wake.
+const phaseStep = time.Second
+
 // nextDue is the first time after now at ref's phase of interval: the
-// phase is a hash of ref, so that autoscalers spread over their
-// interval whenever they were created.
+// phase is a hash of ref, in whole phaseSteps, so that autoscalers
+// spread over their interval whenever they were created.
 func nextDue(ref Ref, interval time.Duration, now time.Time) time.Time {
 	h := fnv.New64a()
 	h.Write([]byte(ref.String()))
-	phase := time.Duration(h.Sum64() % uint64(interval))
+	phase := time.Duration(h.Sum64()%uint64(max(interval/phaseStep, 1))) * phaseStep
 	at := now.Truncate(interval).Add(phase)
 	for !at.After(now) {
 		at = at.Add(interval)
