@@ -75,3 +75,36 @@ func TestAutoscalerApplyGetDescribeDelete(t *testing.T) {
 		t.Errorf("after delete: %d", code)
 	}
 }
+
+// autoscale pause and resume set the autoscaler's spec.paused through the
+// API, and a paused autoscaler lets its workload be scaled by hand, which
+// the API refuses while it runs.
+func TestAutoscalePauseResume(t *testing.T) {
+	s := newAPIServer(t)
+	s.must(t, example(t, "deployment.json"), "apply", "-f", "-")
+	s.must(t, fleetAutoscalerYAML, "apply", "-f", "-")
+	if r := s.bcsctl(t, "", "scale", "deployment", "fleet", "-n", "demo", "--replicas", "6"); r.code != 1 || !strings.Contains(r.err, "scaled by autoscaler demo/fleet; pause it") {
+		t.Fatalf("scale of an autoscaled deployment: code %d, %q; want the API's conflict", r.code, r.err)
+	}
+	paused := func() bool {
+		t.Helper()
+		_, a, err := s.reg.GetAutoscaler(context.Background(), "demo", "fleet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Spec.Paused
+	}
+	if out := s.must(t, "", "autoscale", "pause", "fleet", "-n", "demo"); out != "autoscaler demo/fleet paused\n" || !paused() {
+		t.Fatalf("pause: %q, paused %v", out, paused())
+	}
+	s.must(t, "", "scale", "deployment", "demo/fleet", "--replicas", "6")
+	if out := s.must(t, "", "autoscale", "resume", "demo/fleet"); out != "autoscaler demo/fleet resumed\n" || paused() {
+		t.Fatalf("resume: %q, paused %v", out, paused())
+	}
+	if r := s.bcsctl(t, "", "autoscale", "pause", "demo/nope"); r.code != 1 || !strings.Contains(r.err, "nope") {
+		t.Errorf("pause of no autoscaler: code %d, %q; want the API's not found", r.code, r.err)
+	}
+	if r := s.bcsctl(t, "", "autoscale", "pause"); r.code != 2 {
+		t.Errorf("pause without a name: code %d, %q; want a usage error", r.code, r.err)
+	}
+}
