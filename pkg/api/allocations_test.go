@@ -69,12 +69,19 @@ func TestAllocateInstanceAPI(t *testing.T) {
 		t.Fatalf("the co-tenant's allocation was stored: %+v", list)
 	}
 
+	// The instances list and the workload's GET (bcsctl get instances
+	// reads it) show it alike.
 	var page struct{ Instances []apiv1.InstanceView }
 	e.expectAs(t, operatorToken, http.StatusOK, "GET", "/v1/apps/demo/game/instances", nil, &page)
-	for _, v := range page.Instances {
+	var whole apiv1.AppView
+	e.expectAs(t, operatorToken, http.StatusOK, "GET", "/v1/apps/demo/game", nil, &whole)
+	for _, v := range append(page.Instances, whole.Status.Instances...) {
 		if (v.Allocated != nil) != (v.ID == 1) || v.Allocated != nil && v.Allocated.By != "ci" {
 			t.Errorf("instance %d allocated %+v; want only 1, by ci", v.ID, v.Allocated)
 		}
+	}
+	if len(page.Instances) != 3 || len(whole.Status.Instances) != 3 {
+		t.Errorf("%d instances listed, %d in GET; want 3", len(page.Instances), len(whole.Status.Instances))
 	}
 
 	one := 1
