@@ -374,7 +374,9 @@ func TestAutoscalerGolden(t *testing.T) {
 	}{
 		// Scaled down (the instance removed named) and up again by its
 		// buffer, in a window that set the maximum.
-		{"describe-autoscaler", func(b *bytes.Buffer) { describeAutoscaler(b, autoscalerViewOf(t, view(t, "autoscaler-fleet.json")), now) }},
+		{"describe-autoscaler", func(b *bytes.Buffer) {
+			describeAutoscaler(b, autoscalerViewOf(t, view(t, "autoscaler-fleet.json")), now)
+		}},
 		// The size held: its metric cannot be read.
 		{"describe-autoscaler-held", func(b *bytes.Buffer) { describeAutoscaler(b, byName["lobby"], now) }},
 		// Before the leader's first decision.
