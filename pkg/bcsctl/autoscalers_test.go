@@ -29,14 +29,18 @@ func (planner) PlanAutoscaler(context.Context, *manifest.Autoscaler) (*manifest.
 	return &manifest.AutoscalerStatus{CurrentReplicas: 2, DesiredReplicas: 4, Message: "buffer below 2"}, nil
 }
 
-// An autoscaler through bcsctl against the real API: apply -f (server
-// dry run with its decision, create, unchanged, configured), get by
-// every alias, describe with the leader's status, delete.
+// An autoscaler through bcsctl against the real API: plan and apply -f
+// --dry-run (the server's decision), apply (created, unchanged,
+// configured), get by every alias, describe with the leader's status,
+// delete.
 func TestAutoscalerApplyGetDescribeDelete(t *testing.T) {
 	s := newAPIServer(t, func(c *api.Config) { c.AutoscalePlanner = planner{} })
 	want := "autoscaler demo/fleet created (dry run)\n  Decision: 2 current, 4 desired: buffer below 2\n"
 	if out := s.must(t, fleetAutoscalerYAML, "apply", "-f", "-", "--dry-run"); out != want {
 		t.Errorf("apply --dry-run:\n%s\nwant:\n%s", out, want)
+	}
+	if out := s.must(t, fleetAutoscalerYAML, "plan", "-f", "-"); out != "autoscaler demo/fleet\n  Decision: 2 current, 4 desired: buffer below 2\n" {
+		t.Errorf("plan:\n%s", out)
 	}
 	if code, _ := s.get(t, "/v1/autoscalers/demo/fleet"); code != 404 {
 		t.Fatalf("the dry run stored the autoscaler: %d", code)
