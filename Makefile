@@ -36,7 +36,7 @@ build:
 test: test-deps lint
 	@GO=$(GO) scripts/test-all $(RACE_PKGS)
 
-## test-e2e: the end-to-end suite alone, one test at a time (E2E_WORKERS=2 runs two, on a machine with more than 2 cores; E2E_RUN=regexp picks some; part of test)
+## test-e2e: the end-to-end suite alone, two tests at a time (E2E_WORKERS=1 runs one; E2E_RUN=regexp picks some; part of test)
 test-e2e:
 	@GO=$(GO) scripts/test-e2e
 

@@ -53,14 +53,16 @@ func sandboxVirtualPaths(fwID, execID, sandbox string) []string {
 }
 
 // collectSandbox removes an ended executor's directory (its runs) after
-// the GC delay and detaches it from the files API then: until that, its
-// files stay readable, as on a Mesos agent. Caller holds a.m.mu.
+// the GC delay, then detaches it from the files API: until that, its
+// files stay readable. A Mesos agent too detaches a path once its GC
+// has removed it (Slave::removeExecutor), so a 404 means the files are
+// gone. Caller holds a.m.mu.
 func (a *agent) collectSandbox(fwID, execID, sandbox string) {
 	a.m.cfg.Clock.AfterFunc(a.m.cfg.SandboxGCDelay.D(), func() {
+		_ = os.RemoveAll(filepath.Dir(filepath.Dir(sandbox)))
 		for _, virtual := range sandboxVirtualPaths(fwID, execID, sandbox) {
 			a.files.detach(virtual)
 		}
-		_ = os.RemoveAll(filepath.Dir(filepath.Dir(sandbox)))
 	})
 }
 
