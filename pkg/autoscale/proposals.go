@@ -237,6 +237,22 @@ func (t usageTarget) fallback(s usageSample) float64 {
 	return t.target
 }
 
+// firstReportsWithin is how many report intervals after the reports
+// were turned on every ready instance should have a rate: an executor
+// reports an interval after it is told, a cpu rate needs a report
+// before it, and the message comes through the master.
+const firstReportsWithin = 3
+
+// waitingForReports reports whether the target's usage reports were
+// turned on too lately for any to have come.
+func waitingForReports(in Input) bool {
+	interval := in.UsageInterval
+	if interval <= 0 {
+		interval = DefaultUsageInterval
+	}
+	return !in.UsageReportsSince.IsZero() && in.Now.Before(in.UsageReportsSince.Add(firstReportsWithin*interval))
+}
+
 // resourceProposal is HPA's GetResourceReplicas: the plain formula when
 // no instance is missing and none is unready on a scale-up; otherwise
 // missing instances count at their fallback on a scale-down and at 0 on
@@ -257,6 +273,9 @@ func resourceProposal(in Input, r manifest.ResourceMetric, current int) (manifes
 		return st, err
 	}
 	if len(g.ready) == 0 {
+		if waitingForReports(in) {
+			return st, fmt.Errorf("waiting for the first usage reports: they were turned on %s ago", in.Now.Sub(in.UsageReportsSince).Round(time.Second))
+		}
 		return st, fmt.Errorf("no %s use reported for any ready instance", r.Name)
 	}
 	value := t.value(g.ready)
