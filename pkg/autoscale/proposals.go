@@ -16,6 +16,7 @@ type proposals struct {
 	metrics  []manifest.MetricStatus
 	best     int
 	bestName string
+	bestType manifest.MetricType
 	failures []failure
 }
 
@@ -49,7 +50,7 @@ func propose(in Input, current int) proposals {
 			st.Message = err.Error()
 			p.failures = append(p.failures, failure{reason: failedReason(m.Type), message: st.Name + ": " + err.Error()})
 		} else if p.bestName == "" || *st.Proposal > p.best {
-			p.best, p.bestName = *st.Proposal, st.Name
+			p.best, p.bestName, p.bestType = *st.Proposal, st.Name, st.Type
 		}
 		p.metrics = append(p.metrics, st)
 	}
