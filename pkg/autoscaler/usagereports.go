@@ -32,7 +32,8 @@ type usageReports struct {
 	sweepAt time.Time
 }
 
-// wanted are the targets of the autoscalers with a resource metric.
+// wantedReports are the targets of the autoscalers with a resource
+// metric.
 func (c *Controller) wantedReports() map[Ref]bool {
 	out := map[Ref]bool{}
 	for _, e := range c.entries {
@@ -49,14 +50,15 @@ func (c *Controller) wantedReports() map[Ref]bool {
 func (c *Controller) reportUsage(ctx context.Context, entries []*entry, fleets []Fleet, now time.Time) error {
 	for i, e := range entries {
 		app := fleets[i].App
-		if !hasResourceMetric(e.spec) || app == nil || app.UsageReport {
+		if !hasResourceMetric(e.spec) || app == nil || app.UsageReport || targetProblem(e.spec.Target, fleets[i]) != "" {
 			continue
 		}
 		target := Ref{app.Namespace, app.Name}
-		if err := c.setUsageReport(ctx, target, true, app.Revision); err != nil {
+		set, err := c.setUsageReport(ctx, target, true, app.Revision)
+		if err != nil {
 			return err
 		}
-		if _, known := c.reports.since[target]; !known {
+		if _, known := c.reports.since[target]; set && !known {
 			c.reports.since[target] = now
 		}
 	}
@@ -105,7 +107,7 @@ func (c *Controller) sweepReports(ctx context.Context, now time.Time) error {
 		if wanted[ref] {
 			continue
 		}
-		if err := c.setUsageReport(ctx, ref, false, app.Revision); err != nil {
+		if _, err := c.setUsageReport(ctx, ref, false, app.Revision); err != nil {
 			return err
 		}
 	}
@@ -117,21 +119,22 @@ func (c *Controller) sweepReports(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// setUsageReport writes the flag of target at revision rev; a failure
-// other than the leader's deposition is logged and brings the next
-// sweep forward, so that the next round tries again.
-func (c *Controller) setUsageReport(ctx context.Context, target Ref, on bool, rev int64) error {
+// setUsageReport writes the flag of target at revision rev and reports
+// whether it is set; a failure other than the leader's deposition (an
+// error) is logged and tried again the next round: a sweep brought
+// forward for off, the round's fleet read for on.
+func (c *Controller) setUsageReport(ctx context.Context, target Ref, on bool, rev int64) (bool, error) {
 	_, err := c.cfg.Registry.SetUsageReport(ctx, target.Namespace, target.Name, on, rev)
 	switch {
 	case errors.Is(err, store.ErrDeposed):
-		return err
+		return false, err
 	case err != nil:
 		c.cfg.Logger.Warn("autoscaler: setting usage reports", "workload", target, "on", on, "error", err)
 		if !on {
 			c.reports.sweepAt = time.Time{}
 		}
-		return nil
+		return false, nil
 	}
 	c.cfg.Logger.Info("autoscaler: usage reports", "workload", target, "on", on)
-	return nil
+	return true, nil
 }
