@@ -29,6 +29,9 @@ func (c *Controller) evaluate(ctx context.Context, due []*entry, now time.Time) 
 		c.cfg.Logger.Warn("autoscaler: reading the fleets", "autoscalers", len(due), "error", err)
 		return nil
 	}
+	if err := c.reportUsage(ctx, due, fleets, now); err != nil {
+		return err
+	}
 	var statuses []*registry.AutoscalerStatus
 	var owners []*entry
 	for i, e := range due {
@@ -151,7 +154,11 @@ func hasResourceMetric(spec autoscale.Spec) bool {
 // input is what Decide reads for e.
 func (c *Controller) input(e *entry, fleet Fleet, usage map[string]Usage, readings []autoscale.Reading, now time.Time) autoscale.Input {
 	in := autoscale.Input{Now: now, Spec: e.spec, Revision: e.revision, Readings: readings, UsageInterval: c.cfg.UsageInterval,
-		Target: autoscale.Target{Problem: targetProblem(e.spec.Target, fleet), Replicas: fleet.Replicas}}
+		Target:            autoscale.Target{Problem: targetProblem(e.spec.Target, fleet), Replicas: fleet.Replicas},
+		UsageReportsSince: c.reports.since[Ref{e.ref.Namespace, e.spec.Target.Name}]}
+	if fleet.App != nil && !fleet.App.UsageReport && hasResourceMetric(e.spec) {
+		in.UsageReportsSince = now // off: this round turns them on
+	}
 	if e.status != nil {
 		in.Record = e.status.AutoscalerStatus
 	}

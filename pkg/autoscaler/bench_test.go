@@ -270,6 +270,14 @@ func (r *memRegistry) Allocate(context.Context, registry.Allocation) (*registry.
 
 func (r *memRegistry) Release(context.Context, string, string, int) error { return errdefs.ErrNotFound }
 
+// SetUsageReport is never called: every bench fleet reports its usage.
+func (r *memRegistry) SetUsageReport(_ context.Context, namespace, name string, _ bool, _ int64) (*registry.App, error) {
+	return nil, fmt.Errorf("%s/%s: the bench's usage reports are on from the start", namespace, name)
+}
+
+// AppsReportingUsage answers none: the sweep has nothing to turn off.
+func (r *memRegistry) AppsReportingUsage(context.Context) ([]*registry.App, error) { return nil, nil }
+
 // memFleets are the scheduler's side: each workload's instances, all
 // ready, running for an hour, requesting one core, using 0.6 of it
 // (60 %: the resource metric holds its size), and the scaler that
@@ -305,7 +313,7 @@ func (f *memFleets) resize(name string, replicas int) {
 		f.usage[tg] = autoscaler.Usage{CPUCores: 0.6, MemBytes: 128 << 20}
 	}
 	fl.Instances = fl.Instances[:replicas]
-	fl.App = &registry.App{Namespace: "bench", Name: name, Kind: manifest.KindDeployment, Instances: replicas}
+	fl.App = &registry.App{Namespace: "bench", Name: name, Kind: manifest.KindDeployment, Instances: replicas, UsageReport: true}
 }
 
 func (f *memFleets) Fleet(_ context.Context, refs []autoscaler.Ref) ([]autoscaler.Fleet, error) {

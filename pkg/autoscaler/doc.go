@@ -26,6 +26,13 @@
 // The round's outcome goes into the autoscaler's status with its next
 // decision.
 //
+// Usage reports: the executors report the use of a workload's instances
+// only while its record asks (registry.App.UsageReport). The controller
+// sets the flag of the targets of its resource metrics, clears it on
+// workloads none reads, and tells a resource metric's status that it
+// awaits the first reports in the intervals after it turned them on
+// (usagereports.go).
+//
 // Writes: a decision that scales goes through Scaler, which writes the
 // new size, the removed instances and the status in one transaction, so
 // that a scale is never acted on without its record. Other statuses are

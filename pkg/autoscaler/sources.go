@@ -91,6 +91,11 @@ type Registry interface {
 	Allocations(ctx context.Context, namespace, app string) ([]*registry.Allocation, error)
 	Allocate(ctx context.Context, want registry.Allocation) (*registry.Allocation, error)
 	Release(ctx context.Context, namespace, app string, instance int) error
+	// SetUsageReport and AppsReportingUsage keep the workloads' usage
+	// reports (usagereports.go); the writes go through the leader's
+	// fenced store.
+	SetUsageReport(ctx context.Context, namespace, name string, on bool, expectRev int64) (*registry.App, error)
+	AppsReportingUsage(ctx context.Context) ([]*registry.App, error)
 }
 
 var _ Registry = (*registry.Registry)(nil)

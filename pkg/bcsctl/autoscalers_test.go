@@ -112,3 +112,25 @@ func TestAutoscalePauseResume(t *testing.T) {
 		t.Errorf("pause without a name: code %d, %q; want a usage error", r.code, r.err)
 	}
 }
+
+// A new version of an autoscaled deployment keeps the size the
+// autoscaler gave it; the API says so in a Warning header, which bcsctl
+// prints to stderr as kubectl does, keeping stdout to its result.
+func TestApplyPrintsTheAPIsWarnings(t *testing.T) {
+	s := newAPIServer(t)
+	deployment := example(t, "deployment.json")
+	s.must(t, deployment, "apply", "-f", "-")
+	s.must(t, fleetAutoscalerYAML, "apply", "-f", "-")
+	changed := strings.Replace(deployment, `"instance": 4`, `"instance": 6`, 1)
+	if changed == deployment {
+		t.Fatal(`examples/deployment.json has no "instance": 4 to change`)
+	}
+	r := s.bcsctl(t, changed, "apply", "-f", "-")
+	if r.code != 0 || strings.Contains(r.out, "Warning") {
+		t.Fatalf("apply: exit %d, stdout %q; want 0 and no warning there", r.code, r.out)
+	}
+	want := "Warning: spec.instance 6 not applied: autoscaler demo/fleet scales demo/fleet, which keeps its 4 instances\n"
+	if r.err != want {
+		t.Errorf("stderr %q, want %q", r.err, want)
+	}
+}

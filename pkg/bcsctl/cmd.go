@@ -166,7 +166,7 @@ func (c *cli) connect(cmd *cobra.Command) error {
 		conn.source.from = path
 	}
 	var err error
-	c.client, err = newAPIClient(c.connection)
+	c.client, err = newAPIClient(c.connection, c.env.Err)
 	return err
 }
 

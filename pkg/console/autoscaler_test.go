@@ -198,8 +198,8 @@ func TestAutoscalerPages(t *testing.T) {
 		"#metrics":    {"buffer", "2 free"},
 		"#conditions": {"ReadyForNewScale", "ValidMetricFound", "DesiredWithinRange"},
 		"#schedule":   {"evening-peak", "Asia/Shanghai", "all-day", "open"},
-		"#last-scale": {"3 → 4", "buffer above target"},
-		"#decisions":  {"All metrics below target; limited to 3 (ScaleDownLimit)", "3 (highest ID)"},
+		"#last-scale": {"3 → 4", "buffer below target"},
+		"#decisions":  {"buffer above target; limited to 3 (ScaleDownLimit)", "3 (highest ID)"},
 	} {
 		got := p.text(selector)
 		for _, want := range wants {
