@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/autoscale"
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
@@ -23,7 +24,7 @@ func (c *Controller) evaluate(ctx context.Context, due []*entry, now time.Time) 
 	for _, e := range due {
 		e.due = nextDue(e.ref, e.spec.Interval, now)
 	}
-	decisions, err := c.decide(ctx, due, now)
+	decisions, fleets, err := c.decide(ctx, due, now)
 	if err != nil {
 		c.cfg.Logger.Warn("autoscaler: reading the fleets", "autoscalers", len(due), "error", err)
 		return nil
@@ -42,13 +43,17 @@ func (c *Controller) evaluate(ctx context.Context, due []*entry, now time.Time) 
 			removed = append(removed, r.ID)
 		}
 		target := Ref{e.ref.Namespace, e.spec.Target.Name}
-		err := c.cfg.Scaler.ApplyScaleDecision(ctx, target, d.Desired, removed, status)
+		_, err := c.cfg.Scaler.ApplyScaleDecision(ctx, registry.ScaleWrite{App: fleets[i].App, Instances: d.Desired, Remove: removed, Status: status})
 		if errors.Is(err, store.ErrDeposed) {
 			return err
 		}
 		if err != nil {
 			// The status stays as stored: the next round decides again
-			// from the scheduler's size, never from this one.
+			// from the scheduler's size, never from this one; soon, when
+			// only the record moved under the decision.
+			if errors.Is(err, errdefs.ErrConflict) {
+				e.due = now.Add(min(retryAfterConflict, e.spec.Interval))
+			}
 			c.cfg.Logger.Warn("autoscaler: scaling", "autoscaler", e.ref, "workload", target, "to", d.Desired, "error", err)
 			continue
 		}
@@ -69,20 +74,27 @@ func (c *Controller) evaluate(ctx context.Context, due []*entry, now time.Time) 
 	return nil
 }
 
-// decide makes the entries' decisions, in their order: one fleet and one
-// usage read for all, their readings under MaxCalls, the victims of a
-// scale-down chosen with their order values read then.
-func (c *Controller) decide(ctx context.Context, entries []*entry, now time.Time) ([]autoscale.Decision, error) {
+// retryAfterConflict is how soon a scale refused because the workload's
+// record changed under it is decided again: the scheduler sees the new
+// record within moments, and a status write of its own is enough to
+// refuse one.
+const retryAfterConflict = 2 * time.Second
+
+// decide makes the entries' decisions, in their order, and returns the
+// fleets they were made on: one fleet and one usage read for all, their
+// readings under MaxCalls, the victims of a scale-down chosen with their
+// order values read then.
+func (c *Controller) decide(ctx context.Context, entries []*entry, now time.Time) ([]autoscale.Decision, []Fleet, error) {
 	refs := make([]Ref, len(entries))
 	for i, e := range entries {
 		refs[i] = Ref{e.ref.Namespace, e.spec.Target.Name}
 	}
 	fleets, err := c.cfg.Fleet.Fleet(ctx, refs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(fleets) != len(refs) {
-		return nil, fmt.Errorf("the fleet source answered %d workloads for %d", len(fleets), len(refs))
+		return nil, nil, fmt.Errorf("the fleet source answered %d workloads for %d", len(fleets), len(refs))
 	}
 	usage := c.usage(entries, fleets)
 	readings := c.readAll(ctx, entries)
@@ -101,7 +113,7 @@ func (c *Controller) decide(ctx context.Context, entries []*entry, now time.Time
 		}
 		out[i] = d
 	}
-	return out, nil
+	return out, fleets, nil
 }
 
 // usage reads the use of the instances of the entries with a resource

@@ -24,6 +24,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
 	"github.com/bcs-mesos/bcs-mesos/pkg/autoscaler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
@@ -106,7 +107,8 @@ func (p *players) set(t *testing.T, v float64) {
 
 // fleet is the scheduler's side: workloads' sizes, every instance ready,
 // and the scaler that sets them, storing the status as the one-write
-// registry.ApplyScaleDecision will.
+// registry.ApplyScaleDecision does and refusing a decision made on a
+// size that is no longer the workload's.
 type fleet struct {
 	mu       sync.Mutex
 	replicas map[string]int
@@ -125,6 +127,7 @@ func (f *fleet) Fleet(_ context.Context, refs []autoscaler.Ref) ([]autoscaler.Fl
 			continue
 		}
 		out[i].Replicas = n
+		out[i].App = &registry.App{Namespace: ref.Namespace, Name: ref.Name, Kind: manifest.KindApplication, Instances: n}
 		for id := range n {
 			out[i].Instances = append(out[i].Instances, autoscaler.Instance{ID: id, TaskGroupID: fmt.Sprintf("%s.%d", ref.Name, id),
 				Ready: true, RunningSince: t0})
@@ -135,15 +138,21 @@ func (f *fleet) Fleet(_ context.Context, refs []autoscaler.Ref) ([]autoscaler.Fl
 
 func (f *fleet) Usage([]string) map[string]autoscaler.Usage { return nil }
 
-func (f *fleet) ApplyScaleDecision(ctx context.Context, app autoscaler.Ref, replicas int, removed []int, status *registry.AutoscalerStatus) error {
-	if err := f.reg.PutAutoscalerStatuses(ctx, []*registry.AutoscalerStatus{status}); err != nil {
-		return err
-	}
+func (f *fleet) ApplyScaleDecision(ctx context.Context, w registry.ScaleWrite) (*registry.App, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.scales = append(f.scales, fmt.Sprintf("%s %d->%d removed %v", app.Name, f.replicas[app.Name], replicas, removed))
-	f.replicas[app.Name] = replicas
-	return nil
+	name := w.App.Name
+	if f.replicas[name] != w.App.Instances {
+		return nil, fmt.Errorf("%s changed since read: %w", name, errdefs.ErrConflict)
+	}
+	if err := f.reg.PutAutoscalerStatuses(ctx, []*registry.AutoscalerStatus{w.Status}); err != nil {
+		return nil, err
+	}
+	f.scales = append(f.scales, fmt.Sprintf("%s %d->%d removed %v", name, f.replicas[name], w.Instances, w.Remove))
+	f.replicas[name] = w.Instances
+	app := *w.App
+	app.Instances = w.Instances
+	return &app, nil
 }
 
 func (f *fleet) size(name string) int {

@@ -25,7 +25,7 @@ func (c *Controller) PlanAutoscaler(ctx context.Context, a *manifest.Autoscaler)
 	case !errors.Is(err, errdefs.ErrNotFound):
 		return nil, err
 	}
-	decisions, err := c.decide(ctx, []*entry{e}, c.cfg.Clock.Now())
+	decisions, _, err := c.decide(ctx, []*entry{e}, c.cfg.Clock.Now())
 	if err != nil {
 		return nil, err
 	}

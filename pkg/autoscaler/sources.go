@@ -21,6 +21,9 @@ type Fleet struct {
 	Replicas int
 	// Instances are those wanted and those still going.
 	Instances []Instance
+	// App is the workload's record the fleet was read with (nil with a
+	// Problem): a scale decided on the fleet is written against it.
+	App *registry.App
 }
 
 // Instance is one instance of a Fleet.
@@ -56,12 +59,14 @@ type UsageSource interface {
 	Usage(taskGroupIDs []string) map[string]Usage
 }
 
-// Scaler acts on a decision in one write: the workload app scaled to
-// replicas with the instances removed made holes, and status stored
-// with it (its Revision set), or nothing written. A refusal because the
-// leader was deposed wraps store.ErrDeposed.
+// Scaler acts on a decision in one write, as registry.ApplyScaleDecision
+// does: the workload's record the decision was made on (Fleet.App)
+// scaled, the instances removed made holes and the status stored with
+// it (its Revision set), or nothing written: errdefs.ErrConflict when
+// the record changed since. A refusal because the leader was deposed
+// wraps store.ErrDeposed.
 type Scaler interface {
-	ApplyScaleDecision(ctx context.Context, app Ref, replicas int, removed []int, status *registry.AutoscalerStatus) error
+	ApplyScaleDecision(ctx context.Context, w registry.ScaleWrite) (*registry.App, error)
 }
 
 // StatusWriter stores statuses that come without a scale, as
@@ -81,3 +86,4 @@ type Registry interface {
 
 var _ Registry = (*registry.Registry)(nil)
 var _ StatusWriter = (*registry.Registry)(nil)
+var _ Scaler = (*registry.Registry)(nil)

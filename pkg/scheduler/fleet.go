@@ -25,6 +25,10 @@ type FleetView struct {
 	// Instances are by ID: those wanted first (surge ones included),
 	// then those on their way out.
 	Instances []FleetInstance
+	// Record is a copy of the application's record the view was taken
+	// from, its Revision included: a scale decided on the view writes
+	// against it, so that it commits only if the record is unchanged.
+	Record *registry.App
 }
 
 // FleetInstance is one instance of a FleetView.
@@ -70,6 +74,9 @@ func (c *Core) Fleet(refs []AppRef) []FleetView {
 func (c *Core) fleetView(a *app, ref AppRef) FleetView {
 	v := FleetView{App: ref, Found: true, Kind: a.rec.Kind, Replicas: a.rec.Instances, Removed: slices.Clone(a.rec.Removed),
 		State: a.rec.State, Stopped: a.rec.Stopped, Instances: make([]FleetInstance, 0, len(a.instances))}
+	rec := *a.rec
+	rec.Removed = slices.Clone(a.rec.Removed)
+	v.Record = &rec
 	requests := map[string][2]float64{}
 	span, rank := a.span(), 0
 	if a.daemon() { // its IDs have holes where agents left: every one is wanted

@@ -190,7 +190,7 @@ func (d *daemon) egressPolicy(ctx context.Context, api net.Addr, self string) (*
 func (d *daemon) newAPIServer() *api.Server {
 	mesosFiles := &mesosfiles.Client{HTTP: d.mesosConn.HTTPClient(mesosfiles.DefaultTimeout), Scheme: d.agentScheme}
 	return api.NewServer(api.Config{
-		Registry: d.reg, Leadership: d.lead, Operator: d.op, Planner: d.op, FilesDir: d.o.FilesDir, Admission: d.admit,
+		Registry: d.reg, Leadership: d.lead, Operator: d.op, Planner: d.op, AutoscalePlanner: d.op, FilesDir: d.o.FilesDir, Admission: d.admit,
 		Healthy: func(ctx context.Context) error { return d.st.Ping(ctx) },
 		Events:  api.EventsConfig{Feed: changefeed.New(d.st)},
 		Auth:    &api.AuthConfig{Authenticator: d.authenticator, AuditKeep: d.o.AuditKeep},
@@ -213,7 +213,7 @@ func withConsole(apiServer http.Handler, authenticator *auth.Authenticator, logg
 }
 
 // startLeadership campaigns and, while this replica leads, runs the
-// driver, the hook runner and the notifier; without masters there is
+// driver, the hook runner, the notifier and the autoscaler controller; without masters there is
 // nothing to lead. Its stop resigns, so that a stopped replica leaves the
 // election at once, before the store closes.
 func (d *daemon) startLeadership(ctx context.Context) (func() error, error) {

@@ -1,10 +1,12 @@
 // Package schedulerd is the bcs-scheduler process: it opens the store
 // (an embedded etcd under the data directory, or an external cluster),
 // serves the REST API, campaigns for leadership among the replicas sharing
-// the etcd, runs the scheduler Driver, the hook runner and the notifier
-// while it leads, and — with Dev — an embedded Mesos-compatible dev
-// cluster on this machine, working under <DataDir>/mesos, from which it
-// recovers its executors when the process starts again after a kill -9.
+// the etcd, runs the scheduler Driver, the hook runner, the notifier and
+// the autoscaler controller (pkg/autoscaler, reading the driver's fleets
+// and usage through autoscaling.go's adapters) while it leads, and —
+// with Dev — an embedded Mesos-compatible dev cluster on this machine,
+// working under <DataDir>/mesos, from which it recovers its executors
+// when the process starts again after a kill -9.
 // RotateKey is `bcs-scheduler rotate-key`.
 //
 // What it does as leader it writes through a store fenced by its term
@@ -29,7 +31,8 @@
 // the masters, --agent-ports on every address, etcd's members — into
 // the egress policies of every namespace (pkg/egress, with the admission
 // policy's exceptions and its own /files/ route), which the launches,
-// the hook runner and the notifier of each term hold to.
+// the hook runner, the notifier and the autoscaler controller of each
+// term hold to.
 //
 // The engine's knobs among its Options (intervals, the launch budget …)
 // are the defaults of the engine's configuration, which the API shows

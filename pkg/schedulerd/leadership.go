@@ -12,6 +12,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/admission"
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
+	"github.com/bcs-mesos/bcs-mesos/pkg/autoscaler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/hookrun"
@@ -34,7 +35,8 @@ type connection struct {
 }
 
 // leadership tracks who leads, for the API, and runs the driver, the
-// hook runner and the notifier while this replica does.
+// hook runner, the notifier and the autoscaler controller while this
+// replica does.
 type leadership struct {
 	self string
 	// egress is every namespace's egress policy, for the launches, the
@@ -61,8 +63,8 @@ func (l *leadership) set(leader string) {
 	l.mu.Unlock()
 }
 
-// run campaigns, and while leading runs the driver, the hook runner and
-// the notifier; when leadership or one of them fails — its session lost,
+// run campaigns, and while leading runs the driver, the hook runner, the
+// notifier and the autoscaler controller; when leadership or one of them fails — its session lost,
 // a write refused by its fence — it steps down and, a standby again,
 // campaigns again.
 func (l *leadership) run(ctx context.Context, st *store.Store, o Options, mesos connection, reg *registry.Registry, op *operator) error {
@@ -116,8 +118,8 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, mesos
 	if err != nil {
 		return err
 	}
-	op.set(w.driver)
-	defer op.set(nil)
+	op.set(w.driver, w.autoscaler)
+	defer op.set(nil, nil)
 	return w.lead(ctx, election, fence, o.Logger)
 }
 
@@ -132,6 +134,10 @@ type termWorkers struct {
 	// The notifier delivers the notifications the driver stores; the
 	// next leader's resumes from their delivery records.
 	notifier *notify.Notifier
+	// The autoscaler controller scales the workloads autoscalers target,
+	// reading them from the driver; the next leader's resumes from the
+	// stored statuses.
+	autoscaler *autoscaler.Controller
 }
 
 // newTermWorkers makes the term's workers on its fenced registry and
@@ -160,7 +166,11 @@ func (l *leadership) newTermWorkers(o Options, mesos connection, leaderReg *regi
 	if err != nil {
 		return termWorkers{}, err
 	}
-	return termWorkers{driver: driver, hooks: hooks, notifier: notifier}, nil
+	scaler, err := newAutoscaler(driver, leaderReg, l.egress, o.Scheduler.UsageInterval, o.Logger.With("component", "autoscaler"))
+	if err != nil {
+		return termWorkers{}, err
+	}
+	return termWorkers{driver: driver, hooks: hooks, notifier: notifier, autoscaler: scaler}, nil
 }
 
 // coreConfig is the scheduler core's configuration of o for a term of
@@ -197,11 +207,12 @@ func (w termWorkers) lead(ctx context.Context, election *store.Election, fence *
 	defer stopLeading()
 	// Each returns nil only once leadCtx ends; the first to end ends the
 	// term, and the term waits for all.
-	done := make(chan error, 3)
+	done := make(chan error, 4)
 	go func() { done <- w.driver.Run(leadCtx) }()
 	go func() { done <- prefixed("hook runner", w.hooks.Run(leadCtx)) }()
 	go func() { done <- prefixed("notifier", w.notifier.Run(leadCtx)) }()
-	running := 3
+	go func() { done <- prefixed("autoscaler", w.autoscaler.Run(leadCtx)) }()
+	running := 4
 	var err error
 	select {
 	case <-election.Lost():
@@ -247,16 +258,20 @@ func (n namespaceIdentities) Identity(ctx context.Context, namespace string) (*p
 	return &proto.Identity{UID: uid, GID: uid, Users: n.admission.Policy.RulesFor(namespace).Users, Range: n.uids.String()}, nil
 }
 
-// operator hands task group operations to the driver of this replica.
+// operator hands task group operations to the driver of this replica,
+// and autoscalers' dry runs to its autoscaler controller.
 type operator struct {
-	reg    *registry.Registry
-	mu     sync.Mutex
-	driver *scheduler.Driver
+	reg        *registry.Registry
+	mu         sync.Mutex
+	driver     *scheduler.Driver
+	autoscaler *autoscaler.Controller
 }
 
-func (op *operator) set(d *scheduler.Driver) {
+// set makes d and c those of the term this replica leads; nil when it
+// does not.
+func (op *operator) set(d *scheduler.Driver, c *autoscaler.Controller) {
 	op.mu.Lock()
-	op.driver = d
+	op.driver, op.autoscaler = d, c
 	op.mu.Unlock()
 }
 
@@ -295,6 +310,18 @@ func (op *operator) Plan(ctx context.Context, obj manifest.Object) (*plan.Plan, 
 		return nil, err
 	}
 	return d.Plan(ctx, obj)
+}
+
+// PlanAutoscaler asks the autoscaler controller of this replica, which
+// must lead, what it would decide for a now.
+func (op *operator) PlanAutoscaler(ctx context.Context, a *manifest.Autoscaler) (*manifest.AutoscalerStatus, error) {
+	op.mu.Lock()
+	c := op.autoscaler
+	op.mu.Unlock()
+	if c == nil {
+		return nil, fmt.Errorf("this replica does not lead: %w", errdefs.ErrUnavailable)
+	}
+	return c.PlanAutoscaler(ctx, a)
 }
 
 // send hands a request to the driver of this replica, which must lead.
