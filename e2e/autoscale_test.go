@@ -483,7 +483,7 @@ func TestAutoscaleBufferAndAllocation(t *testing.T) {
 	s.createAutoscaler("lobby", map[string]any{
 		"target":      map[string]any{"kind": "deployment", "name": "lobby"},
 		"minReplicas": 2, "maxReplicas": 8, "intervalSeconds": int(autoscaleInterval.Seconds()),
-		"metrics":     []any{map[string]any{"type": "buffer", "buffer": map[string]any{"bufferSize": 2}}},
+		"metrics": []any{map[string]any{"type": "buffer", "buffer": map[string]any{"bufferSize": 2}}},
 		"behavior": map[string]any{
 			"scaleUp": map[string]any{"policies": []any{map[string]any{"type": "Pods", "value": 10, "periodSeconds": 5}}},
 			"scaleDown": map[string]any{"stabilizationWindowSeconds": int(downWindow.Seconds()),
@@ -670,7 +670,7 @@ func TestAutoscaleScheduleRealTime(t *testing.T) {
 	s.createAutoscaler("party", map[string]any{
 		"target":      map[string]any{"kind": "deployment", "name": "party"},
 		"minReplicas": 1, "maxReplicas": 6, "intervalSeconds": int(autoscaleInterval.Seconds()),
-		"metrics":     []any{map[string]any{"type": "buffer", "buffer": map[string]any{"bufferSize": 1}}},
+		"metrics": []any{map[string]any{"type": "buffer", "buffer": map[string]any{"bufferSize": 1}}},
 		"behavior": map[string]any{
 			"scaleUp": map[string]any{"policies": []any{map[string]any{"type": "Pods", "value": 10, "periodSeconds": 5}}},
 			"scaleDown": map[string]any{"stabilizationWindowSeconds": int(downWindow.Seconds()),
