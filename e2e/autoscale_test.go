@@ -519,6 +519,7 @@ func TestAutoscaleBufferAndAllocation(t *testing.T) {
 		t.Errorf("the scale-down removed %v, want [1 4]: the unallocated instances of fewest sessions", removed)
 	}
 	after := s.settledOn(path, []int{0, 2, 3})
+	s.serversAlive("lobby", 3)
 	for id, pid := range s.serverPids("lobby", after) {
 		if pid != before[id] || !alive(pid) {
 			t.Errorf("instance %d: game server %d, was %d: it must have run on", id, pid, before[id])
@@ -529,7 +530,6 @@ func TestAutoscaleBufferAndAllocation(t *testing.T) {
 			t.Errorf("instance %d was removed, its game server %d still runs", id, before[id])
 		}
 	}
-	s.serversAlive("lobby", 3)
 	var v struct {
 		Status struct {
 			Instances []struct {
@@ -620,7 +620,7 @@ func TestAutoscaleCPUBusybox(t *testing.T) {
 	// Burning on 3 instances, the average (about 167 %) is below the
 	// target, yet one fewer would put it above: the fleet holds.
 	held := follow.until("a decision on 3 instances", func(st manifest.AutoscalerStatus) bool {
-		return st.CurrentReplicas == 3 && st.LastScale.To == 3 && st.UpdatedAt.After(st.LastScale.At)
+		return st.CurrentReplicas == 3 && st.LastScale != nil && st.UpdatedAt.After(st.LastScale.At)
 	})
 	if held.DesiredReplicas != 3 {
 		t.Errorf("one instance burning among 3: %s; want 3 kept", describeStatus(held))
