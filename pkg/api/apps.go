@@ -339,12 +339,21 @@ func (s *Server) update(wl workloads) handlerFunc {
 			if _, err := s.cfg.Registry.CheckUpdateApp(r.Context(), obj, rev); err != nil {
 				return err
 			}
-			return s.writePlan(w, r, obj)
+			planned, warning, err := s.sizeKept(r.Context(), current, obj)
+			if err != nil {
+				return err
+			}
+			return s.writePlan(w, r, planned, warning)
 		}
 		app, err := s.cfg.Registry.UpdateApp(r.Context(), obj, rev)
 		if err != nil {
 			return err
 		}
+		_, warning, err := s.sizeKept(r.Context(), app, obj)
+		if err != nil {
+			return err
+		}
+		addWarning(w, warning)
 		return s.writeApp(w, r, http.StatusOK, app)
 	}
 }

@@ -41,6 +41,10 @@
 // manifest as the real request does and answer with what the leader's
 // scheduler would do with it (pkg/plan), storing nothing; of an
 // autoscaler, the decision Config.AutoscalePlanner says it would make.
+// A new version of a workload an autoscaler scales keeps its size and
+// holes (registry.UpdateApp; autoscaled.go): the update's answer says so
+// in a Warning header (299, as Kubernetes warns kubectl), and its plan
+// is made at the kept size with that warning first.
 //
 // GET /v1/events (events.go) streams every change of the kinds its table
 // names as Server-Sent Events, read from the store's history through

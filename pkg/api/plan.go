@@ -46,17 +46,29 @@ func (s *Server) planManifest(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.writePlan(w, r, obj)
+	var warning string
+	if current != nil {
+		if obj, warning, err = s.sizeKept(r.Context(), current, obj); err != nil {
+			return err
+		}
+	}
+	return s.writePlan(w, r, obj, warning)
 }
 
-// writePlan answers 200 with the plan of obj.
-func (s *Server) writePlan(w http.ResponseWriter, r *http.Request, obj manifest.Object) error {
+// writePlan answers 200 with the plan of obj, and the warnings of the
+// API's own (those empty left out) before the scheduler's.
+func (s *Server) writePlan(w http.ResponseWriter, r *http.Request, obj manifest.Object, warnings ...string) error {
 	if s.cfg.Planner == nil {
 		return fmt.Errorf("no scheduler runs in this replica: %w", errdefs.ErrUnavailable)
 	}
 	p, err := s.cfg.Planner.Plan(r.Context(), obj)
 	if err != nil {
 		return err
+	}
+	for _, warning := range slices.Backward(warnings) {
+		if warning != "" {
+			p.Warnings = slices.Insert(p.Warnings, 0, warning)
+		}
 	}
 	writeJSON(w, http.StatusOK, p)
 	return nil

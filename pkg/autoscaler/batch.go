@@ -16,7 +16,8 @@ import (
 )
 
 // evaluate decides for the entries due, acts on the decisions that
-// scale and stores the other statuses together. Every entry is due
+// scale and stores the other statuses together, those that show a
+// reader something new (statuswrites.go). Every entry is due
 // again an interval on, whatever happens: an error holds the size until
 // then. It returns an error wrapping store.ErrDeposed when a write was
 // refused because this leader was deposed.
@@ -35,6 +36,10 @@ func (c *Controller) evaluate(ctx context.Context, due []*entry, now time.Time) 
 		d := decisions[i]
 		status := &registry.AutoscalerStatus{Namespace: e.ref.Namespace, Name: e.ref.Name, AutoscalerStatus: d.Record}
 		if !d.Act {
+			if e.stillShown(status, now) {
+				e.status = status
+				continue
+			}
 			statuses, owners = append(statuses, status), append(owners, e)
 			continue
 		}
@@ -57,7 +62,7 @@ func (c *Controller) evaluate(ctx context.Context, due []*entry, now time.Time) 
 			c.cfg.Logger.Warn("autoscaler: scaling", "autoscaler", e.ref, "workload", target, "to", d.Desired, "error", err)
 			continue
 		}
-		e.status = status
+		e.wrote(status, now)
 		c.cfg.Logger.Info("autoscaler: scaled", "autoscaler", e.ref, "workload", target,
 			"from", d.Record.LastScale.From, "to", d.Desired, "reason", d.Record.LastScale.Reason)
 	}
@@ -69,7 +74,7 @@ func (c *Controller) evaluate(ctx context.Context, due []*entry, now time.Time) 
 		return nil
 	}
 	for i, e := range owners {
-		e.status = statuses[i]
+		e.wrote(statuses[i], now)
 	}
 	return nil
 }
@@ -146,7 +151,7 @@ func hasResourceMetric(spec autoscale.Spec) bool {
 // input is what Decide reads for e.
 func (c *Controller) input(e *entry, fleet Fleet, usage map[string]Usage, readings []autoscale.Reading, now time.Time) autoscale.Input {
 	in := autoscale.Input{Now: now, Spec: e.spec, Revision: e.revision, Readings: readings, UsageInterval: c.cfg.UsageInterval,
-		Target: autoscale.Target{Problem: fleet.Problem, Replicas: fleet.Replicas}}
+		Target: autoscale.Target{Problem: targetProblem(e.spec.Target, fleet), Replicas: fleet.Replicas}}
 	if e.status != nil {
 		in.Record = e.status.AutoscalerStatus
 	}
@@ -159,6 +164,16 @@ func (c *Controller) input(e *entry, fleet Fleet, usage map[string]Usage, readin
 		}
 	}
 	return in
+}
+
+// targetProblem says why fleet cannot be scaled as target: the fleet's
+// own problem, or a workload of another kind under its name (made after
+// the autoscaler, which the API checks only then).
+func targetProblem(target manifest.ScaleTarget, fleet Fleet) string {
+	if fleet.Problem == "" && fleet.App != nil && fleet.App.Kind != target.Kind {
+		return fmt.Sprintf("%s/%s is of kind %s, not %s", fleet.App.Namespace, fleet.App.Name, fleet.App.Kind, target.Kind)
+	}
+	return fleet.Problem
 }
 
 // candidates are fleet's instances for Victims, with their order values

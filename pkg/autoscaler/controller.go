@@ -58,9 +58,13 @@ type entry struct {
 	manifest *manifest.Autoscaler
 	revision int64
 	spec     autoscale.Spec
-	// status is the last one stored; nil before the first decision.
+	// status is the record of the last decision, the next one's input;
+	// nil before the first decision.
 	status *registry.AutoscalerStatus
-	due    time.Time
+	// written is the last status stored, at writtenAt (statuswrites.go).
+	written   *registry.AutoscalerStatus
+	writtenAt time.Time
+	due       time.Time
 }
 
 // New checks cfg and fills its defaults.
@@ -101,6 +105,9 @@ func New(cfg Config) (*Controller, error) {
 func (c *Controller) Run(ctx context.Context) error {
 	statuses, err := c.cfg.Registry.ListAutoscalerStatuses(ctx, "")
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it began: stopping is not failing
+		}
 		return fmt.Errorf("autoscaler: reading the statuses: %w", err)
 	}
 	stored := make(map[Ref]*registry.AutoscalerStatus, len(statuses))
@@ -153,7 +160,10 @@ func (c *Controller) refresh(ctx context.Context, now time.Time, stored map[Ref]
 			continue
 		}
 		if e == nil {
-			e = &entry{ref: ref, status: stored[ref]}
+			e = &entry{ref: ref}
+			if s := stored[ref]; s != nil {
+				e.wrote(s, s.UpdatedAt)
+			}
 			c.entries[ref] = e
 		}
 		e.manifest, e.revision, e.spec = a, o.Revision, spec

@@ -187,7 +187,9 @@ type env struct {
 	reg   *registry.Registry
 	clock *clockwork.FakeClock
 	fleet *fleet
-	stop  func()
+	// scaler is the Scaler if not the fleet.
+	scaler autoscaler.Scaler
+	stop   func()
 	// planner is the controller running.
 	planner *autoscaler.Controller
 }
@@ -199,7 +201,11 @@ func (e *env) start() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	c, err := autoscaler.New(autoscaler.Config{Registry: e.reg, Fleet: e.fleet, Usage: e.fleet, Scaler: e.fleet, StatusWriter: e.reg,
+	var scaler autoscaler.Scaler = e.fleet
+	if e.scaler != nil {
+		scaler = e.scaler
+	}
+	c, err := autoscaler.New(autoscaler.Config{Registry: e.reg, Fleet: e.fleet, Usage: e.fleet, Scaler: scaler, StatusWriter: e.reg,
 		Egress: set, Clock: e.clock, Logger: testlog.New(e.t)})
 	if err != nil {
 		e.t.Fatal(err)

@@ -15,8 +15,11 @@
 // Writes: a decision that scales goes through Scaler, which writes the
 // new size, the removed instances and the status in one transaction, so
 // that a scale is never acted on without its record. Other statuses are
-// written together through StatusWriter. Both go through the leader's
-// fenced store: a write refused because the leader was deposed ends Run.
+// written together through StatusWriter, only those that show a reader
+// something new (not a new round's times, nor a metric's value within
+// 1 %) or were last written a minute ago (statuswrites.go). Both go
+// through the leader's fenced store: a write refused because the leader
+// was deposed ends Run.
 //
 // Resume: the stored status is the whole state (stabilization
 // recommendations and scale events included); a controller started on a

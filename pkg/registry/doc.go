@@ -36,7 +36,11 @@
 // so a workload has one autoscaler and a second is refused naming the
 // first. Their status is the leader's: PutAutoscalerStatuses writes it
 // in batches through the term's fenced store, and a deposed leader's
-// write is refused.
+// write is refused. The size of a workload an autoscaler scales is the
+// autoscaler's: ApplyScaleDecision writes it, manual scales are refused
+// until the autoscaler is paused, and UpdateApp keeps it (and the holes)
+// whatever the new manifest's spec.instance, holding to the claim as
+// read.
 //
 // The engine's mode and its configuration set at run time
 // (engineconfig.go: EngineSettings, values by name over the flags',

@@ -187,7 +187,10 @@ func (r *Registry) CreateApp(ctx context.Context, obj manifest.Object) (*App, er
 // UpdateApp stores obj as the next version of its application. expectRev 0
 // updates whatever is current; otherwise a record changed since expectRev
 // fails with errdefs.ErrConflict. The desired instance count becomes the new
-// spec.instance, and the rollout starts paused when the manifest says so.
+// spec.instance, unless an autoscaler scales the workload (paused or not):
+// then its size and holes stay, as Kubernetes keeps the replicas of a
+// Deployment an HPA scales, and spec.instance counts at create only. The
+// rollout starts paused when the manifest says so.
 func (r *Registry) UpdateApp(ctx context.Context, obj manifest.Object, expectRev int64) (*App, error) {
 	meta, instances, err := appIdentity(obj)
 	if err != nil {
@@ -197,21 +200,45 @@ func (r *Registry) UpdateApp(ctx context.Context, obj manifest.Object, expectRev
 	if err != nil {
 		return nil, fmt.Errorf("encode application %s/%s: %w", meta.Namespace, meta.Name, err)
 	}
-	return r.modifyApp(ctx, meta.Namespace, meta.Name, expectRev, func(app *App) (bool, error) {
+	return r.modifyAppGuarded(ctx, meta.Namespace, meta.Name, expectRev, func(app *App) (bool, []store.Op, error) {
 		if err := updatableBy(app, obj); err != nil {
-			return false, err
+			return false, nil, err
+		}
+		autoscaled, claim, err := r.autoscaleClaim(ctx, app)
+		if err != nil {
+			return false, nil, err
 		}
 		app.Spec, app.Force = spec, false
-		if obj.Kind() != manifest.KindDaemonset { // the scheduler keeps a daemonset's count
+		// The scheduler keeps a daemonset's count, an autoscaler the
+		// size and holes of the workload it scales.
+		if obj.Kind() != manifest.KindDaemonset && !autoscaled {
 			holes, err := Rescale(app.Instances, app.Removed, instances, nil)
 			if err != nil {
-				return false, err
+				return false, nil, err
 			}
 			app.Instances, app.Removed = instances, holes
 		}
 		app.Cause, app.RolledBackTo, app.Paused = rollout.CauseUpdate, 0, manifest.UpdateStrategyOf(obj).Paused
-		return true, nil
+		return true, []store.Op{claim}, nil
 	})
+}
+
+// autoscaleClaim reads whether an autoscaler scales app, paused or not,
+// and returns the op that holds a write of app to that answer: the
+// claim (autoscaletargets/) unchanged, or still absent.
+func (r *Registry) autoscaleClaim(ctx context.Context, app *App) (bool, store.Op, error) {
+	key, err := store.Key(store.KindAutoscaleTarget, app.Namespace, app.Name)
+	if err != nil {
+		return false, store.Op{}, err
+	}
+	e, err := r.store.Get(ctx, key)
+	switch {
+	case errors.Is(err, errdefs.ErrNotFound):
+		return false, store.AbsentOp(key), nil
+	case err != nil:
+		return false, store.Op{}, fmt.Errorf("autoscaler of %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	return true, store.CheckOp(key, e.Revision), nil
 }
 
 // CheckCreateApp returns the error CreateApp would return for obj, storing
@@ -536,6 +563,17 @@ func (r *Registry) SetAppStatuses(ctx context.Context, changes []AppStatusChange
 // retrying on a concurrent write when expectRev is 0. change reports
 // whether the write is a new version.
 func (r *Registry) modifyApp(ctx context.Context, namespace, name string, expectRev int64, change func(*App) (bool, error)) (*App, error) {
+	return r.modifyAppGuarded(ctx, namespace, name, expectRev, func(app *App) (bool, []store.Op, error) {
+		newVersion, err := change(app)
+		return newVersion, nil, err
+	})
+}
+
+// modifyAppGuarded is modifyApp whose change also returns guards: ops
+// comparing the records it read besides the application, written with
+// it. A guard that fails is retried whatever expectRev: the application
+// itself did not change.
+func (r *Registry) modifyAppGuarded(ctx context.Context, namespace, name string, expectRev int64, change func(*App) (bool, []store.Op, error)) (*App, error) {
 	for {
 		app, err := r.GetApp(ctx, namespace, name)
 		if err != nil {
@@ -544,7 +582,7 @@ func (r *Registry) modifyApp(ctx context.Context, namespace, name string, expect
 		if err := changedSince(app, expectRev); err != nil {
 			return nil, err
 		}
-		newVersion, err := change(app)
+		newVersion, guards, err := change(app)
 		if err != nil {
 			return nil, err
 		}
@@ -561,8 +599,8 @@ func (r *Registry) modifyApp(ctx context.Context, namespace, name string, expect
 		} else if ops, err = r.prune(ctx, app, ops); err != nil {
 			return nil, err
 		}
-		rev, err := r.store.Apply(ctx, ops...)
-		if errors.Is(err, errdefs.ErrConflict) && expectRev == 0 {
+		rev, err := r.store.Apply(ctx, append(ops, guards...)...)
+		if errors.Is(err, errdefs.ErrConflict) && expectRev == 0 || failedOn(err, guards) {
 			continue // someone wrote in between: re-read and re-apply
 		}
 		if err != nil {
@@ -571,6 +609,13 @@ func (r *Registry) modifyApp(ctx context.Context, namespace, name string, expect
 		app.Revision = rev
 		return app, nil
 	}
+}
+
+// failedOn reports whether err is a precondition of one of ops that
+// failed.
+func failedOn(err error, ops []store.Op) bool {
+	var pe *store.PreconditionError
+	return errors.As(err, &pe) && slices.ContainsFunc(ops, func(op store.Op) bool { return op.Key() == pe.Key })
 }
 
 // appWrite returns the operations that store app (created when rev is 0)

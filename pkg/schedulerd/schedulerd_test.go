@@ -182,7 +182,12 @@ type appView struct {
 
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	eventuallyWithin(t, 20*time.Second, what, cond)
+}
+
+func eventuallyWithin(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
 	last := ""
 	for time.Now().Before(deadline) {
 		ok, s := cond()
