@@ -398,8 +398,9 @@ func TestAutoscalePrometheus(t *testing.T) {
 		},
 	})
 
+	// An average value's current is per instance: 15 players on 2.
 	st := follow.until("players read at 15", func(st manifest.AutoscalerStatus) bool {
-		return deref(metricOf(st, "players").Current) == 15.0
+		return deref(metricOf(st, "players").Current) == 7.5
 	})
 	if st.CurrentReplicas != 2 || st.DesiredReplicas != 2 || st.LastScale != nil || condition(st, "ScalingActive").Status != "True" {
 		t.Errorf("15 players on 2 instances: %s, last scale %+v; want 2 kept, scaling active", describeStatus(st), st.LastScale)
@@ -530,19 +531,17 @@ func TestAutoscaleBufferAndAllocation(t *testing.T) {
 			t.Errorf("instance %d was removed, its game server %d still runs", id, before[id])
 		}
 	}
-	var v struct {
-		Status struct {
-			Instances []struct {
-				ID        int `json:"id"`
-				Allocated *struct {
-					Source string `json:"source"`
-				} `json:"allocated"`
-			} `json:"instances"`
-		} `json:"status"`
+	var page struct {
+		Instances []struct {
+			ID        int `json:"id"`
+			Allocated *struct {
+				Source string `json:"source"`
+			} `json:"allocated"`
+		} `json:"instances"`
 	}
-	_, body := s.call("GET", path, nil)
-	_ = json.Unmarshal(body, &v)
-	for _, inst := range v.Status.Instances {
+	_, body := s.call("GET", path+"/instances", nil)
+	_ = json.Unmarshal(body, &page)
+	for _, inst := range page.Instances {
 		if allocated := inst.Allocated != nil; allocated != (inst.ID == 2) {
 			t.Errorf("instance %d allocated %v; want only instance 2 allocated: %s", inst.ID, allocated, body)
 		}
