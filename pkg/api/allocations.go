@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
@@ -95,4 +96,16 @@ func (s *Server) allocationOf(r *http.Request, app *registry.App, id int) (*regi
 
 func allocationView(a *registry.Allocation) *apiv1.AllocationView {
 	return &apiv1.AllocationView{Source: string(a.Source), Since: a.Since, By: a.By, Note: a.Note, TaskGroupID: a.TaskGroupID}
+}
+
+// showAllocations sets each instance's allocation, as GET of its
+// workload and its instances show it. An allocation of an earlier
+// launch holds nothing: not shown.
+func showAllocations(views []apiv1.InstanceView, allocs []*registry.Allocation) {
+	for i := range views {
+		v := &views[i]
+		if j := slices.IndexFunc(allocs, func(a *registry.Allocation) bool { return a.Instance == v.ID && a.TaskGroupID == v.TaskGroupID }); j >= 0 {
+			v.Allocated = allocationView(allocs[j])
+		}
+	}
 }

@@ -2,10 +2,12 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
@@ -67,12 +69,19 @@ func TestAllocateInstanceAPI(t *testing.T) {
 		t.Fatalf("the co-tenant's allocation was stored: %+v", list)
 	}
 
+	// The instances list and the workload's GET (bcsctl get instances
+	// reads it) show it alike.
 	var page struct{ Instances []apiv1.InstanceView }
 	e.expectAs(t, operatorToken, http.StatusOK, "GET", "/v1/apps/demo/game/instances", nil, &page)
-	for _, v := range page.Instances {
+	var whole apiv1.AppView
+	e.expectAs(t, operatorToken, http.StatusOK, "GET", "/v1/apps/demo/game", nil, &whole)
+	for _, v := range append(page.Instances, whole.Status.Instances...) {
 		if (v.Allocated != nil) != (v.ID == 1) || v.Allocated != nil && v.Allocated.By != "ci" {
 			t.Errorf("instance %d allocated %+v; want only 1, by ci", v.ID, v.Allocated)
 		}
+	}
+	if len(page.Instances) != 3 || len(whole.Status.Instances) != 3 {
+		t.Errorf("%d instances listed, %d in GET; want 3", len(page.Instances), len(whole.Status.Instances))
 	}
 
 	one := 1
@@ -85,5 +94,39 @@ func TestAllocateInstanceAPI(t *testing.T) {
 	e.expectAs(t, operatorToken, http.StatusOK, "POST", base+"1/release", nil, &got)
 	if r := e.call(t, "POST", base+"1/release", nil, bearer(operatorToken)...); r.status != http.StatusNotFound {
 		t.Errorf("releasing again = %d %s; want 404", r.status, r.body)
+	}
+}
+
+// Allocations stream as events of their own, named as their instance and
+// showing what the instance shows, to the readers of their namespace
+// only: an operator of demo follows demo's allocation and release, never
+// prod's, which the admin's stream shows.
+func TestAllocationEvents(t *testing.T) {
+	e, _ := newAuthEnv(t, 0)
+	e.expectAs(t, adminToken, http.StatusCreated, "POST", "/v1/apps", process("game", "demo"), nil)
+	e.expectAs(t, adminToken, http.StatusCreated, "POST", "/v1/apps", process("game", "prod"), nil)
+	runningInstances(t, e, "demo", "game", 2)
+	runningInstances(t, e, "prod", "game", 2)
+	operator := e.subscribe(t, "?type=allocation", bearer(operatorToken)...)
+	admin := e.subscribe(t, "?type=allocation", bearer(adminToken)...)
+	start := time.Now()
+
+	e.expectAs(t, adminToken, http.StatusOK, "POST", "/v1/apps/prod/game/instances/0/allocate", nil, nil)
+	e.expectAs(t, operatorToken, http.StatusOK, "POST", "/v1/apps/demo/game/instances/1/allocate", apiv1.AllocateRequest{Note: "match 7"}, nil)
+	e.expectAs(t, operatorToken, http.StatusOK, "POST", "/v1/apps/demo/game/instances/1/release", nil, nil)
+
+	released := func(c streamed) bool { return c.Action == "delete" && c.Namespace == "demo" }
+	got := operator.until(released)
+	if d := describeAll(got); !slices.Equal(d, []string{"allocation put demo/game/1", "allocation delete demo/game/1"}) {
+		t.Fatalf("operator's events %q; want demo's allocation and release only", d)
+	}
+	var shown apiv1.AllocationView
+	if err := json.Unmarshal(got[0].Object, &shown); err != nil || shown.Source != "api" || shown.By != "ci" || shown.Note != "match 7" ||
+		shown.TaskGroupID != taskGroup("demo", "game", 1, "").ID {
+		t.Errorf("allocation object %s (%v); want the instance's allocation by ci", got[0].Object, err)
+	}
+	showsNoSecretAndItsWriteTime(t, got, start)
+	if d := describeAll(admin.until(released)); !slices.Equal(d, []string{"allocation put prod/game/0", "allocation put demo/game/1", "allocation delete demo/game/1"}) {
+		t.Errorf("admin's events %q; want every namespace's", d)
 	}
 }

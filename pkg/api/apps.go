@@ -411,7 +411,13 @@ func (s *Server) view(r *http.Request, app *registry.App) (AppView, error) {
 	if err != nil {
 		return AppView{}, err
 	}
-	return appView(app, groups, ro), nil
+	allocs, err := s.cfg.Registry.Allocations(r.Context(), app.Namespace, app.Name)
+	if err != nil {
+		return AppView{}, err
+	}
+	v := appView(app, groups, ro)
+	showAllocations(v.Status.Instances, allocs)
+	return v, nil
 }
 
 // rollout reads an application's rollout; nil before the scheduler
@@ -475,13 +481,9 @@ func (s *Server) instances(wl workloads) handlerFunc {
 		}
 		page, next := []InstanceView{}, ""
 		for _, g := range groups[first:min(first+limit, len(groups))] {
-			v := instanceView(g)
-			// An allocation of an earlier launch holds nothing: not shown.
-			if i := slices.IndexFunc(allocs, func(a *registry.Allocation) bool { return a.Instance == g.Index && a.TaskGroupID == g.ID }); i >= 0 {
-				v.Allocated = allocationView(allocs[i])
-			}
-			page = append(page, v)
+			page = append(page, instanceView(g))
 		}
+		showAllocations(page, allocs)
 		if first+limit < len(groups) {
 			next = strconv.Itoa(page[len(page)-1].ID)
 		}

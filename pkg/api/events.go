@@ -126,6 +126,9 @@ var eventKinds = map[store.Kind]eventKind{
 	// their status, which the leader writes as an event of its own.
 	store.KindAutoscaler:       eventOf("autoscaler", inKey, autoscalerEvent),
 	store.KindAutoscalerStatus: eventOf("autoscalerstatus", inKey, asStored[registry.AutoscalerStatus]),
+	// Allocations as an instance shows them (its "allocated"), named
+	// as the instance: <application>/<id>.
+	store.KindAllocation: eventOf("allocation", inKey, allocationView),
 }
 
 // engineKind is the first segment of store.EngineKey, the engine's mode,
@@ -307,17 +310,21 @@ func recordNamespace(record []byte) string {
 }
 
 // recordTime is when a record was written, as it says: its updatedAt,
-// or a notification's time; zero when it says neither.
+// a notification's time, an allocation's since; zero when it says none.
 func recordTime(record []byte) time.Time {
 	var rec struct {
 		UpdatedAt time.Time `json:"updatedAt"`
 		Time      time.Time `json:"time"`
+		Since     time.Time `json:"since"`
 	}
 	_ = json.Unmarshal(record, &rec)
-	if !rec.UpdatedAt.IsZero() {
+	switch {
+	case !rec.UpdatedAt.IsZero():
 		return rec.UpdatedAt
+	case !rec.Time.IsZero():
+		return rec.Time
 	}
-	return rec.Time
+	return rec.Since
 }
 
 // frame is one message of the stream, ready to write.

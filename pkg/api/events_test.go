@@ -523,8 +523,8 @@ func TestEventStreamRejectsBadParameters(t *testing.T) {
 		headers []string
 		want    []string
 	}{
-		{"?type=bogus", nil, []string{`type: unknown event type "bogus" (want one or more of agent, agentsettings, app, autoscaler, autoscalerstatus, daemonset, deployment, engine, hookrun, instance, notification, notifycallback, rollout)`}},
-		{"?type=app,", nil, []string{`type: unknown event type "" (want one or more of agent, agentsettings, app, autoscaler, autoscalerstatus, daemonset, deployment, engine, hookrun, instance, notification, notifycallback, rollout)`}},
+		{"?type=bogus", nil, []string{`type: unknown event type "bogus" (want one or more of agent, agentsettings, allocation, app, autoscaler, autoscalerstatus, daemonset, deployment, engine, hookrun, instance, notification, notifycallback, rollout)`}},
+		{"?type=app,", nil, []string{`type: unknown event type "" (want one or more of agent, agentsettings, allocation, app, autoscaler, autoscalerstatus, daemonset, deployment, engine, hookrun, instance, notification, notifycallback, rollout)`}},
 		{"?since=5&type=app", nil, []string{"since: unknown parameter (want lastEventId, namespace, type)"}},
 		{"?namespace=a%2Fb", nil, []string{`namespace: key segment "a/b": character '/' is not one of [A-Za-z0-9._-]: invalid argument`}},
 		{"?namespace=a&namespace=b", nil, []string{`namespace: give one namespace, got ["a" "b"]`}},

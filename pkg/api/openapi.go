@@ -215,7 +215,7 @@ func clusterDocs(docs map[string]routeDoc) {
 		replies: map[int]any{http.StatusOK: apiv1.EngineConfigView{}}}
 	docs["PATCH /api/engine/config"] = routeDoc{summary: "Seed 002's engine config: as PATCH /v1/engine/config",
 		body: apiv1.EngineConfigRequest{}, replies: map[int]any{http.StatusOK: apiv1.EngineConfigView{}}}
-	docs["GET /v1/events"] = routeDoc{summary: "Stream every change as Server-Sent Events", text: "text/event-stream",
+	docs["GET /v1/events"] = routeDoc{summary: "Stream every change as Server-Sent Events; ?type= takes one or more of " + strings.Join(eventTypes, ", "), text: "text/event-stream",
 		replies: map[int]any{http.StatusOK: ""}}
 	docs["GET /v1/audit"] = routeDoc{summary: "The audit log of writes (who, role, route, namespace and name, status, error code), newest first, a page at a time",
 		replies: map[int]any{http.StatusOK: apiv1.AuditPage{}}}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -107,7 +108,16 @@ func TestOpenAPIDocument(t *testing.T) {
 		{"POST", "/v1/agents/{agent}/cordon", nil, http.StatusOK},
 		{"PUT", "/v1/agents/{agent}/taints", nil, http.StatusOK},
 		{"GET", "/v1/notifications", []string{"namespace", "app", "type", "state", "limit", "before"}, http.StatusOK},
-		{"GET", "/v1/events", nil, http.StatusOK},
+		{"GET", "/v1/events", []string{"type", "namespace", "lastEventId"}, http.StatusOK},
+		{"POST", "/v1/autoscalers", []string{"dryRun"}, http.StatusCreated},
+		{"GET", "/v1/autoscalers", []string{"namespace", "limit", "after"}, http.StatusOK},
+		{"GET", "/v1/autoscalers/{ns}/{name}", nil, http.StatusOK},
+		{"PUT", "/v1/autoscalers/{ns}/{name}", []string{"dryRun"}, http.StatusOK},
+		{"DELETE", "/v1/autoscalers/{ns}/{name}", nil, http.StatusNoContent},
+		{"POST", "/v1/autoscalers/{ns}/{name}/pause", nil, http.StatusOK},
+		{"POST", "/v1/autoscalers/{ns}/{name}/resume", nil, http.StatusOK},
+		{"POST", "/v1/apps/{ns}/{name}/instances/{id}/allocate", nil, http.StatusOK},
+		{"POST", "/v1/deployments/{ns}/{name}/instances/{id}/release", nil, http.StatusOK},
 		{"GET", "/openapi.json", nil, http.StatusOK},
 	} {
 		item := document.Paths.Value(c.path)
@@ -127,6 +137,10 @@ func TestOpenAPIDocument(t *testing.T) {
 		if op.Summary == "" {
 			t.Errorf("%s %s has no summary", c.method, c.path)
 		}
+	}
+	// The stream's event types are listed, each kind the stream sends.
+	if events := document.Paths.Value("/v1/events").Get.Summary; !strings.Contains(events, "allocation") || !strings.Contains(events, "autoscalerstatus") {
+		t.Errorf("GET /v1/events: %q; want its event types listed", events)
 	}
 	if document.Paths.Value("/v1/apps/{ns}/{name}/{op}") != nil {
 		t.Errorf("operations are listed by name, not as {op}")

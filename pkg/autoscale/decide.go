@@ -152,14 +152,37 @@ func (e *evaluation) seeded(recs []manifest.Recommendation) []manifest.Recommend
 // then lowers the fleet from the window's size, not at once.
 func (e *evaluation) clamp(n int) int { return min(max(n, e.bounds.Min), e.bounds.Max) }
 
+// metricsWhy says why the metrics move the size: the metric that asks
+// for the most on a scale-up, every metric on a scale-down. A buffer
+// asks for more when its free instances are below its target; a load
+// (cpu, players per instance) when it is above.
 func metricsWhy(p proposals, current int) string {
 	switch {
+	case p.best > current && p.bestType == manifest.MetricBuffer:
+		return p.bestName + " below target"
 	case p.best > current:
 		return p.bestName + " above target"
 	case p.best < current:
-		return "All metrics below target"
+		return scaleDownWhy(p.metrics)
 	}
 	return "every metric is at its target, within its tolerance"
+}
+
+// scaleDownWhy: every buffer is above its target, every load below.
+func scaleDownWhy(metrics []manifest.MetricStatus) string {
+	var buffers []string
+	for _, m := range metrics {
+		if m.Type == manifest.MetricBuffer {
+			buffers = append(buffers, m.Name)
+		}
+	}
+	switch {
+	case len(buffers) == 0:
+		return "All metrics below target"
+	case len(buffers) == len(metrics):
+		return strings.Join(buffers, ", ") + " above target"
+	}
+	return strings.Join(buffers, ", ") + " above target, all other metrics below target"
 }
 
 func windowNames(b manifest.ScaleBounds) string {

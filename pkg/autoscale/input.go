@@ -31,6 +31,11 @@ type Input struct {
 	// 15 s): a sample older than two intervals is missing, an instance
 	// running for less than one has no rate yet.
 	UsageInterval time.Duration
+	// UsageReportsSince is when the target's usage reports were turned
+	// on, if lately; zero when long ago or not known. A resource metric
+	// without a sample within firstReportsWithin of it is waiting for the
+	// first reports rather than missing them.
+	UsageReportsSince time.Time
 	// OrderProblem says why the scale-down order's values could not be
 	// read: a scale-down waits for the next round.
 	OrderProblem string

@@ -16,6 +16,7 @@ type proposals struct {
 	metrics  []manifest.MetricStatus
 	best     int
 	bestName string
+	bestType manifest.MetricType
 	failures []failure
 }
 
@@ -49,7 +50,7 @@ func propose(in Input, current int) proposals {
 			st.Message = err.Error()
 			p.failures = append(p.failures, failure{reason: failedReason(m.Type), message: st.Name + ": " + err.Error()})
 		} else if p.bestName == "" || *st.Proposal > p.best {
-			p.best, p.bestName = *st.Proposal, st.Name
+			p.best, p.bestName, p.bestType = *st.Proposal, st.Name, st.Type
 		}
 		p.metrics = append(p.metrics, st)
 	}
@@ -237,6 +238,22 @@ func (t usageTarget) fallback(s usageSample) float64 {
 	return t.target
 }
 
+// firstReportsWithin is how many report intervals after the reports
+// were turned on every ready instance should have a rate: an executor
+// reports an interval after it is told, a cpu rate needs a report
+// before it, and the message comes through the master.
+const firstReportsWithin = 3
+
+// waitingForReports reports whether the target's usage reports were
+// turned on too lately for any to have come.
+func waitingForReports(in Input) bool {
+	interval := in.UsageInterval
+	if interval <= 0 {
+		interval = DefaultUsageInterval
+	}
+	return !in.UsageReportsSince.IsZero() && in.Now.Before(in.UsageReportsSince.Add(firstReportsWithin*interval))
+}
+
 // resourceProposal is HPA's GetResourceReplicas: the plain formula when
 // no instance is missing and none is unready on a scale-up; otherwise
 // missing instances count at their fallback on a scale-down and at 0 on
@@ -257,6 +274,9 @@ func resourceProposal(in Input, r manifest.ResourceMetric, current int) (manifes
 		return st, err
 	}
 	if len(g.ready) == 0 {
+		if waitingForReports(in) {
+			return st, fmt.Errorf("waiting for the first usage reports: they were turned on %s ago", in.Now.Sub(in.UsageReportsSince).Round(time.Second))
+		}
 		return st, fmt.Errorf("no %s use reported for any ready instance", r.Name)
 	}
 	value := t.value(g.ready)

@@ -32,7 +32,8 @@ import (
 //	new                             a new autoscaler and fleet: nothing kept
 //
 // fleet keys (each ID list in parentheses): replicas (the target's size;
-// IDs 0…n−1), problem=(why), ordererr=(why the order's values failed), ready (how many of the lowest IDs are ready; the
+// IDs 0…n−1), problem=(why), ordererr=(why the order's values failed),
+// reportson=now (usage reports turned on now; reportson=() long ago), ready (how many of the lowest IDs are ready; the
 // default all), notrunning, nosample, new (running for 1 s), going,
 // allocated, cpu and mem (use per instance, one value or one per ID),
 // request and memreq (per instance), values (ID:value, the scale-down
@@ -73,7 +74,9 @@ type harness struct {
 	names    []string // the reading metrics' names, in spec order
 	// orderProblem: the scale-down order's values cannot be read.
 	orderProblem string
-	revisions    int64
+	// reportsOn is when the target's usage reports were turned on.
+	reportsOn time.Time
+	revisions int64
 }
 
 func newHarness() *harness {
@@ -185,6 +188,11 @@ func (h *harness) fleet(args map[string][]string) error {
 			h.target.Problem = strings.Join(vals, ", ")
 		case "ordererr":
 			h.orderProblem = strings.Join(vals, ", ")
+		case "reportson":
+			h.reportsOn = time.Time{}
+			if vals[0] == "now" {
+				h.reportsOn = h.now
+			}
 		case "ready":
 			h.attrs[key] = map[int]string{-1: vals[0]}
 		case "cpu", "mem", "values", "request", "memreq":
@@ -323,7 +331,8 @@ func (h *harness) reading(positional []string, args map[string][]string) error {
 }
 
 func (h *harness) decide() string {
-	in := autoscale.Input{Now: h.now, Spec: h.spec, Revision: h.revisions, Record: h.record, Target: h.target, Instances: h.instances(), OrderProblem: h.orderProblem}
+	in := autoscale.Input{Now: h.now, Spec: h.spec, Revision: h.revisions, Record: h.record, Target: h.target, Instances: h.instances(), OrderProblem: h.orderProblem,
+		UsageReportsSince: h.reportsOn}
 	for _, name := range h.names {
 		r, ok := h.readings[name]
 		if !ok {

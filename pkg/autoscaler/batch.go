@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/autoscale"
@@ -29,6 +28,9 @@ func (c *Controller) evaluate(ctx context.Context, due []*entry, now time.Time) 
 	if err != nil {
 		c.cfg.Logger.Warn("autoscaler: reading the fleets", "autoscalers", len(due), "error", err)
 		return nil
+	}
+	if err := c.reportUsage(ctx, due, fleets, now); err != nil {
+		return err
 	}
 	var statuses []*registry.AutoscalerStatus
 	var owners []*entry
@@ -116,6 +118,7 @@ func (c *Controller) decide(ctx context.Context, entries []*entry, now time.Time
 				d.Remove(autoscale.Victims(candidates(fleets[i], values), d.NeedVictims))
 			}
 		}
+		d.Record.Allocation = e.probeStatus()
 		out[i] = d
 	}
 	return out, fleets, nil
@@ -151,7 +154,11 @@ func hasResourceMetric(spec autoscale.Spec) bool {
 // input is what Decide reads for e.
 func (c *Controller) input(e *entry, fleet Fleet, usage map[string]Usage, readings []autoscale.Reading, now time.Time) autoscale.Input {
 	in := autoscale.Input{Now: now, Spec: e.spec, Revision: e.revision, Readings: readings, UsageInterval: c.cfg.UsageInterval,
-		Target: autoscale.Target{Problem: targetProblem(e.spec.Target, fleet), Replicas: fleet.Replicas}}
+		Target:            autoscale.Target{Problem: targetProblem(e.spec.Target, fleet), Replicas: fleet.Replicas},
+		UsageReportsSince: c.reports.since[Ref{e.ref.Namespace, e.spec.Target.Name}]}
+	if fleet.App != nil && !fleet.App.UsageReport && hasResourceMetric(e.spec) {
+		in.UsageReportsSince = now // off: this round turns them on
+	}
 	if e.status != nil {
 		in.Record = e.status.AutoscalerStatus
 	}
@@ -188,18 +195,4 @@ func candidates(fleet Fleet, values map[int]float64) []autoscale.Candidate {
 		}
 	}
 	return out
-}
-
-// instanceOf is the instance of fleet a label value names: its ID or its
-// task group ID.
-func instanceOf(fleet Fleet, label string) (int, bool) {
-	if id, err := strconv.Atoi(label); err == nil {
-		return id, true
-	}
-	for _, inst := range fleet.Instances {
-		if inst.TaskGroupID == label {
-			return inst.ID, true
-		}
-	}
-	return 0, false
 }

@@ -50,6 +50,7 @@ type Controller struct {
 	// entries are the autoscalers known, by namespace/name; only Run's
 	// goroutine touches them.
 	entries map[Ref]*entry
+	reports usageReports
 }
 
 // entry is one autoscaler as the controller keeps it.
@@ -65,6 +66,8 @@ type entry struct {
 	written   *registry.AutoscalerStatus
 	writtenAt time.Time
 	due       time.Time
+	// probe is its allocation probe; nil without one.
+	probe *allocationProbe
 }
 
 // New checks cfg and fills its defaults.
@@ -96,7 +99,7 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.UsageInterval <= 0 {
 		cfg.UsageInterval = autoscale.DefaultUsageInterval
 	}
-	return &Controller{cfg: cfg, entries: map[Ref]*entry{}}, nil
+	return &Controller{cfg: cfg, entries: map[Ref]*entry{}, reports: usageReports{since: map[Ref]time.Time{}}}, nil
 }
 
 // Run evaluates the autoscalers as they fall due until ctx ends (nil)
@@ -116,10 +119,17 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	for {
 		now := c.cfg.Clock.Now()
-		if err := c.refresh(ctx, now, stored); err != nil && ctx.Err() == nil {
+		changed, err := c.refresh(ctx, now, stored)
+		if err != nil && ctx.Err() == nil {
 			c.cfg.Logger.Warn("autoscaler: listing the autoscalers", "error", err)
 		}
 		stored = nil
+		if err := c.reconcileReports(ctx, changed, now); err != nil {
+			return err
+		}
+		if err := c.runProbes(ctx, now); errors.Is(err, store.ErrDeposed) {
+			return err
+		}
 		if due := c.due(now); len(due) > 0 {
 			if err := c.evaluate(ctx, due, now); errors.Is(err, store.ErrDeposed) {
 				return err
@@ -133,14 +143,17 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 }
 
-// refresh lists the autoscalers: a new one is due at its next phase, a
-// changed spec is compiled again, a deleted one is forgotten. stored
-// gives a new entry its status (Run's first listing only).
-func (c *Controller) refresh(ctx context.Context, now time.Time, stored map[Ref]*registry.AutoscalerStatus) error {
+// refresh lists the autoscalers and returns those new or changed: a new
+// one is due at its next phase, a changed spec is compiled again, a
+// deleted one is forgotten; one with a resource metric changed or
+// deleted brings the usage reports' sweep forward. stored gives a new
+// entry its status (Run's first listing only).
+func (c *Controller) refresh(ctx context.Context, now time.Time, stored map[Ref]*registry.AutoscalerStatus) ([]*entry, error) {
 	objects, err := c.cfg.Registry.ListAutoscalers(ctx, "")
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var changed []*entry
 	seen := make(map[Ref]bool, len(objects))
 	for _, o := range objects {
 		ref := Ref{o.Namespace, o.Name}
@@ -165,16 +178,32 @@ func (c *Controller) refresh(ctx context.Context, now time.Time, stored map[Ref]
 				e.wrote(s, s.UpdatedAt)
 			}
 			c.entries[ref] = e
+		} else if hasResourceMetric(e.spec) {
+			c.reports.sweepAt = time.Time{}
 		}
 		e.manifest, e.revision, e.spec = a, o.Revision, spec
 		e.due = nextDue(ref, spec.Interval, now)
+		changed = append(changed, e)
 	}
-	for ref := range c.entries {
+	for ref, e := range c.entries {
 		if !seen[ref] {
+			if hasResourceMetric(e.spec) {
+				c.reports.sweepAt = time.Time{}
+			}
 			delete(c.entries, ref)
 		}
 	}
-	return nil
+	return changed, nil
+}
+
+// reconcileReports turns on the usage reports the autoscalers changed
+// want and sweeps those no longer wanted, when due (usagereports.go); it
+// returns an error only when the leader was deposed.
+func (c *Controller) reconcileReports(ctx context.Context, changed []*entry, now time.Time) error {
+	if err := c.reportUsageOfNew(ctx, changed, now); err != nil {
+		return err
+	}
+	return c.sweepReports(ctx, now)
 }
 
 // due returns the entries due at now.
@@ -194,17 +223,26 @@ func (c *Controller) sleep(now time.Time) time.Duration {
 	wait := relistEvery
 	for _, e := range c.entries {
 		wait = min(wait, e.due.Sub(now))
+		if e.probe != nil && e.probe.condition != nil {
+			wait = min(wait, e.probe.due.Sub(now))
+		}
 	}
 	return max(wait, 0)
 }
 
+// phaseStep is the granularity of the phases: the autoscalers whose
+// phases fall in one step are due together and decided as one batch
+// (one fleet read, one status write, one listing of the specs), rather
+// than each on its own wake.
+const phaseStep = time.Second
+
 // nextDue is the first time after now at ref's phase of interval: the
-// phase is a hash of ref, so that autoscalers spread over their
-// interval whenever they were created.
+// phase is a hash of ref, in whole phaseSteps, so that autoscalers
+// spread over their interval whenever they were created.
 func nextDue(ref Ref, interval time.Duration, now time.Time) time.Time {
 	h := fnv.New64a()
 	h.Write([]byte(ref.String()))
-	phase := time.Duration(h.Sum64() % uint64(interval))
+	phase := time.Duration(h.Sum64()%uint64(max(interval/phaseStep, 1))) * phaseStep
 	at := now.Truncate(interval).Add(phase)
 	for !at.After(now) {
 		at = at.Add(interval)

@@ -187,8 +187,9 @@ type env struct {
 	reg   *registry.Registry
 	clock *clockwork.FakeClock
 	fleet *fleet
-	// scaler is the Scaler if not the fleet.
+	// scaler is the Scaler and source the FleetSource if not the fleet.
 	scaler autoscaler.Scaler
+	source autoscaler.FleetSource
 	stop   func()
 	// planner is the controller running.
 	planner *autoscaler.Controller
@@ -205,7 +206,11 @@ func (e *env) start() {
 	if e.scaler != nil {
 		scaler = e.scaler
 	}
-	c, err := autoscaler.New(autoscaler.Config{Registry: e.reg, Fleet: e.fleet, Usage: e.fleet, Scaler: scaler, StatusWriter: e.reg,
+	var source autoscaler.FleetSource = e.fleet
+	if e.source != nil {
+		source = e.source
+	}
+	c, err := autoscaler.New(autoscaler.Config{Registry: e.reg, Fleet: source, Usage: e.fleet, Scaler: scaler, StatusWriter: e.reg,
 		Egress: set, Clock: e.clock, Logger: testlog.New(e.t)})
 	if err != nil {
 		e.t.Fatal(err)

@@ -3,14 +3,35 @@
 // and scales its workload as pkg/autoscale decides.
 //
 // Timing: each autoscaler is due at a phase of its interval given by a
-// hash of its namespace and name, so that a thousand autoscalers of the
-// same interval spread over it rather than all firing at once. One wake
-// takes every autoscaler due as a batch: one fleet snapshot and one
+// hash of its namespace and name, in whole seconds, so that a thousand
+// autoscalers of the same interval spread over it rather than all
+// firing at once, and those of one second make one batch rather than a
+// wake each (a wake lists the specs). One wake takes every autoscaler
+// due as a batch: one fleet snapshot and one
 // usage read for all their workloads, their providers' readings in
 // goroutines (at most Config.MaxCalls at a time, each under the egress
 // policy of its autoscaler's namespace), one autoscale.Decide each.
 // Values per instance (the scale-down order) are read only when a
-// decision removes instances.
+// decision removes instances: one Prometheus query whose samples name
+// their instance by a label, or one web call per instance rendered with
+// its arguments (PreDeleteHook's); an instance without a value goes
+// after those with one.
+//
+// Allocation probes run on their own interval, in the same loop: each
+// autoscaler's probe reads a value per running instance the same way,
+// its allocatedCondition judges it, and where the verdict differs from
+// the instance's allocation the probe allocates it (source "probe") or
+// releases its own allocation. An allocation made through the API is
+// never touched; an instance the probe cannot judge keeps its state.
+// The round's outcome goes into the autoscaler's status with its next
+// decision.
+//
+// Usage reports: the executors report the use of a workload's instances
+// only while its record asks (registry.App.UsageReport). The controller
+// sets the flag of the targets of its resource metrics, clears it on
+// workloads none reads, and tells a resource metric's status that it
+// awaits the first reports in the intervals after it turned them on
+// (usagereports.go).
 //
 // Writes: a decision that scales goes through Scaler, which writes the
 // new size, the removed instances and the status in one transaction, so

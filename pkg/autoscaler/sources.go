@@ -35,6 +35,10 @@ type Instance struct {
 	Ready, Going, Allocated bool
 	// RunningSince is zero when it does not run.
 	RunningSince time.Time
+	// HostIP and Ports are where it runs, for the calls made per
+	// instance (its PodIP is its HostIP, as PreDeleteHook gets it).
+	HostIP string
+	Ports  registry.HostPorts
 	// CPUs and MemMB are what its launch requests.
 	CPUs, MemMB float64
 }
@@ -82,6 +86,16 @@ type Registry interface {
 	// GetAutoscalerStatus wraps errdefs.ErrNotFound before the first
 	// decision.
 	GetAutoscalerStatus(ctx context.Context, namespace, name string) (*registry.AutoscalerStatus, error)
+	// Allocations, Allocate and Release are the allocation probe's: its
+	// writes go through the leader's fenced store too.
+	Allocations(ctx context.Context, namespace, app string) ([]*registry.Allocation, error)
+	Allocate(ctx context.Context, want registry.Allocation) (*registry.Allocation, error)
+	Release(ctx context.Context, namespace, app string, instance int) error
+	// SetUsageReport and AppsReportingUsage keep the workloads' usage
+	// reports (usagereports.go); the writes go through the leader's
+	// fenced store.
+	SetUsageReport(ctx context.Context, namespace, name string, on bool, expectRev int64) (*registry.App, error)
+	AppsReportingUsage(ctx context.Context) ([]*registry.App, error)
 }
 
 var _ Registry = (*registry.Registry)(nil)

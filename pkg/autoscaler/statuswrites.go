@@ -49,7 +49,7 @@ func (e *entry) wrote(status *registry.AutoscalerStatus, now time.Time) {
 }
 
 // sameToReaders reports whether a and b differ only by their times of
-// decision and metric values within valueTolerance.
+// decision and probing and metric values within valueTolerance.
 func sameToReaders(a, b *manifest.AutoscalerStatus) bool {
 	return a.ObservedRevision == b.ObservedRevision && a.CurrentReplicas == b.CurrentReplicas &&
 		a.DesiredReplicas == b.DesiredReplicas && a.Message == b.Message &&
@@ -57,7 +57,18 @@ func sameToReaders(a, b *manifest.AutoscalerStatus) bool {
 		reflect.DeepEqual(a.Bounds, b.Bounds) && reflect.DeepEqual(a.ScaleUp, b.ScaleUp) && reflect.DeepEqual(a.ScaleDown, b.ScaleDown) &&
 		slices.EqualFunc(a.Metrics, b.Metrics, sameMetric) &&
 		slices.Equal(recommended(a.Recommendations), recommended(b.Recommendations)) &&
-		sameDecision(a.Decisions, b.Decisions)
+		sameDecision(a.Decisions, b.Decisions) && sameProbe(a.Allocation, b.Allocation)
+}
+
+// sameProbe reports whether two allocation probe rounds found the same,
+// whenever they ran.
+func sameProbe(a, b *manifest.AllocationProbeStatus) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := *a, *b
+	x.ProbedAt, y.ProbedAt = time.Time{}, time.Time{}
+	return reflect.DeepEqual(x, y)
 }
 
 func sameMetric(a, b manifest.MetricStatus) bool {

@@ -19,6 +19,7 @@ func shown() *manifest.AutoscalerStatus {
 		Bounds:     manifest.ScaleBounds{Min: 1, Max: 5}, Message: "every metric is at its target, within its tolerance",
 		Recommendations: []manifest.Recommendation{{At: at, Replicas: 2}, {At: at.Add(10 * time.Second), Replicas: 2}},
 		Decisions:       []manifest.DecisionSummary{{At: at.Add(10 * time.Second), Current: 2, Proposal: 2, Desired: 2, Why: "at target"}},
+		Allocation:      &manifest.AllocationProbeStatus{ProbedAt: at, Probed: 2, Holding: 1},
 		UpdatedAt:       at.Add(10 * time.Second)}
 }
 
@@ -37,6 +38,10 @@ func TestSameToReaders(t *testing.T) {
 			s.Recommendations = append(s.Recommendations[1:], manifest.Recommendation{At: later, Replicas: 2})
 			s.UpdatedAt = later
 		}, true},
+		{"the allocation probe ran again, finding the same", func(s *manifest.AutoscalerStatus) { s.Allocation.ProbedAt = later }, true},
+		{"the allocation probe finds another allocated", func(s *manifest.AutoscalerStatus) {
+			s.Allocation.Holding, s.Allocation.Allocations = 2, 1
+		}, false},
 		{"a metric value within 1%", func(s *manifest.AutoscalerStatus) { v := 40.3; s.Metrics[0].Current = &v }, true},
 		{"a metric value beyond 1%", func(s *manifest.AutoscalerStatus) { v := 40.5; s.Metrics[0].Current = &v }, false},
 		{"a metric no longer read", func(s *manifest.AutoscalerStatus) { s.Metrics[0].Current, s.Metrics[0].Message = nil, "timeout" }, false},

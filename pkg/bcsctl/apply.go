@@ -3,6 +3,7 @@ package bcsctl
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -385,6 +386,31 @@ func sameManifest(local, stored json.RawMessage) bool {
 	return reflect.DeepEqual(a, b)
 }
 
+// plan prints what applying doc would do: a workload's plan, or the
+// decision an autoscaler would make now.
+func (c *cli) plan(ctx context.Context, doc manifestDoc, out outputFlag) error {
+	var plan apiv1.Plan
+	var decision apiv1.AutoscalerView
+	var answer any = &plan
+	if doc.kind == "autoscaler" {
+		answer = &decision
+	}
+	raw, err := c.client.call(ctx, http.MethodPost, "/v1/plan", nil, doc.data, answer)
+	if err != nil {
+		return fmt.Errorf("%s: %w", doc.source, err)
+	}
+	switch {
+	case out.raw():
+		return printRaw(c.env.Out, out.format, raw)
+	case doc.kind == "autoscaler":
+		fmt.Fprintf(c.env.Out, "autoscaler %s/%s\n", decision.Namespace, decision.Name)
+		writeAutoscalerPlan(c.env.Out, decision)
+		return nil
+	}
+	fmt.Fprintln(c.env.Out, planHeading(plan))
+	return writePlan(c.env.Out, plan, "  ")
+}
+
 func (c *cli) planCommand() *cobra.Command {
 	var files []string
 	var out outputFlag
@@ -393,7 +419,8 @@ func (c *cli) planCommand() *cobra.Command {
 		Short: "Show what applying manifests would do, changing nothing",
 		Long: "Show what applying application, process or deployment manifests would do against the\n" +
 			"cluster as it is: which instances would be placed where, kept, updated (and how) or killed,\n" +
-			"and why an instance would find no agent. Nothing is stored or launched.",
+			"and why an instance would find no agent; for an autoscaler, the decision it would make now.\n" +
+			"Nothing is stored or launched.",
 		Example: "  bcsctl plan -f examples/deployment.json",
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -408,19 +435,7 @@ func (c *cli) planCommand() *cobra.Command {
 				if err := c.inNamespace(cmd, &docs[i]); err != nil {
 					return err
 				}
-				var plan apiv1.Plan
-				raw, err := c.client.call(cmd.Context(), http.MethodPost, "/v1/plan", nil, docs[i].data, &plan)
-				if err != nil {
-					return fmt.Errorf("%s: %w", docs[i].source, err)
-				}
-				if out.raw() {
-					if err := printRaw(c.env.Out, out.format, raw); err != nil {
-						return err
-					}
-					continue
-				}
-				fmt.Fprintln(c.env.Out, planHeading(plan))
-				if err := writePlan(c.env.Out, plan, "  "); err != nil {
+				if err := c.plan(cmd.Context(), docs[i], out); err != nil {
 					return err
 				}
 			}

@@ -3,9 +3,12 @@ package bcsctl
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
@@ -319,4 +322,46 @@ func writeAutoscalerPlan(w io.Writer, a apiv1.AutoscalerView) {
 		return
 	}
 	fmt.Fprintf(w, "  Decision: %d current, %d desired: %s\n", a.Status.CurrentReplicas, a.Status.DesiredReplicas, a.Status.Message)
+}
+
+// autoscaleCommand pauses and resumes autoscalers: a paused one decides
+// and reports but never scales, and its workload may be scaled by hand.
+func (c *cli) autoscaleCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "autoscale",
+		Short: "Pause or resume an autoscaler",
+	}
+	for _, op := range []struct{ name, short, done string }{
+		{"pause", "Pause an autoscaler: it decides and reports, never scales; its workload may then be scaled by hand", "paused"},
+		{"resume", "Resume a paused autoscaler", "resumed"},
+	} {
+		var out writeOutput
+		sub := &cobra.Command{
+			Use:   op.name + " NAME",
+			Short: op.short,
+			Long:  op.short + ".\nNAME is the autoscaler's, or NAMESPACE/NAME.",
+			Args:  args(cobra.ExactArgs(1)),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				ns, name := c.splitName(args[0])
+				raw, err := c.client.call(cmd.Context(), http.MethodPost, pathOf("autoscalers", ns, name, op.name), nil, nil, nil)
+				if err != nil {
+					return err
+				}
+				return out.done(c.env.Out, raw, "autoscaler %s/%s %s", ns, name, op.done)
+			},
+			ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+				if len(args) > 0 || c.connect(cmd) != nil {
+					return nil, cobra.ShellCompDirectiveNoFileComp
+				}
+				r, err := resourceNamed("autoscalers")
+				if err != nil {
+					return nil, cobra.ShellCompDirectiveNoFileComp
+				}
+				return c.names(cmd.Context(), r), cobra.ShellCompDirectiveNoFileComp
+			},
+		}
+		out.add(sub)
+		cmd.AddCommand(sub)
+	}
+	return cmd
 }

@@ -36,6 +36,8 @@ type apiClient struct {
 	// says where it came from.
 	token  string
 	source tokenSource
+	// warnings gets the text of the answers' Warning headers.
+	warnings io.Writer
 }
 
 // connection is how bcsctl reaches the API: its URL, the caller's token
@@ -48,8 +50,9 @@ type connection struct {
 }
 
 // newAPIClient returns a client of the API at conn.server
-// ("http://host:port"; "host:port" means http).
-func newAPIClient(conn connection) (*apiClient, error) {
+// ("http://host:port"; "host:port" means http) that prints the answers'
+// warnings to warnings (stderr).
+func newAPIClient(conn connection, warnings io.Writer) (*apiClient, error) {
 	server := conn.server
 	if !strings.Contains(server, "://") {
 		server = "http://" + server
@@ -59,7 +62,7 @@ func newAPIClient(conn connection) (*apiClient, error) {
 		return nil, usageErrorf("--server %q: want http://host:port", server)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
-	c := &apiClient{base: u, http: &http.Client{}, token: conn.token, source: conn.source}
+	c := &apiClient{base: u, http: &http.Client{}, token: conn.token, source: conn.source, warnings: warnings}
 	// A follower redirects writes to the leader, another host to Go's
 	// client, which then drops the Authorization header: the leader the
 	// API names is the same API.
@@ -184,6 +187,9 @@ func (c *apiClient) request(ctx context.Context, method, path string, query url.
 		}
 		return nil, fmt.Errorf("cannot reach the bcs-scheduler API at %s (--server, BCS_SERVER): %w", c.base, errors.Unwrap(err))
 	}
+	for _, text := range warningTexts(resp.Header.Values("Warning")) {
+		fmt.Fprintf(c.warnings, "Warning: %s\n", text)
+	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
 		apiErr := readAPIError(resp)
@@ -193,6 +199,57 @@ func (c *apiClient) request(ctx context.Context, method, path string, query url.
 		return nil, apiErr
 	}
 	return resp, nil
+}
+
+// warningTexts are the texts of RFC 7234 Warning header values
+// (`299 - "text"`, several to a value separated by commas, each perhaps
+// with a date), as kubectl shows them; a value that does not parse is
+// shown whole.
+func warningTexts(values []string) []string {
+	var out []string
+	for _, v := range values {
+		texts, ok := parseWarnings(v)
+		if !ok {
+			texts = []string{v}
+		}
+		out = append(out, texts...)
+	}
+	return out
+}
+
+// parseWarnings parses one Warning header value: warn-code SP warn-agent
+// SP quoted warn-text [SP quoted warn-date], comma-separated.
+func parseWarnings(v string) ([]string, bool) {
+	var texts []string
+	for rest := strings.TrimSpace(v); rest != ""; {
+		code, after, ok := strings.Cut(rest, " ")
+		if !ok || len(code) != 3 {
+			return nil, false
+		}
+		if _, after, ok = strings.Cut(strings.TrimLeft(after, " "), " "); !ok { // the agent
+			return nil, false
+		}
+		quoted, err := strconv.QuotedPrefix(strings.TrimLeft(after, " "))
+		if err != nil {
+			return nil, false
+		}
+		text, err := strconv.Unquote(quoted)
+		if err != nil {
+			return nil, false
+		}
+		texts = append(texts, text)
+		rest = strings.TrimLeft(strings.TrimPrefix(strings.TrimLeft(after, " "), quoted), " ")
+		if date, err := strconv.QuotedPrefix(rest); err == nil {
+			rest = strings.TrimLeft(rest[len(date):], " ")
+		}
+		if rest != "" {
+			if rest[0] != ',' {
+				return nil, false
+			}
+			rest = strings.TrimLeft(rest[1:], " ")
+		}
+	}
+	return texts, len(texts) > 0
 }
 
 func readAPIError(resp *http.Response) *apiError {

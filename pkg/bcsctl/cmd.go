@@ -132,7 +132,7 @@ func newRoot(c *cli) *cobra.Command {
 	root.PersistentFlags().StringVar(&c.connection.clientKeyFile, "client-key", "", "PEM private key of --client-certificate")
 	root.PersistentFlags().StringVarP(&c.namespace, "namespace", "n", defaultNamespace, "the namespace")
 	root.AddCommand(c.applyCommand(), c.createCommand(), c.planCommand(), c.getCommand(), c.describeCommand(), c.deleteCommand(),
-		c.scaleCommand(), c.rolloutCommand(), c.execCommand(), c.signalCommand(), c.logsCommand(), c.instanceCommand(), c.stopCommand(), c.startCommand(),
+		c.scaleCommand(), c.rolloutCommand(), c.execCommand(), c.signalCommand(), c.logsCommand(), c.instanceCommand(), c.autoscaleCommand(), c.stopCommand(), c.startCommand(),
 		c.agentCommand("cordon"), c.agentCommand("uncordon"), c.agentCommand("drain"), c.engineCommand(),
 		c.eventsCommand(), c.versionCommand())
 	return root
@@ -166,7 +166,7 @@ func (c *cli) connect(cmd *cobra.Command) error {
 		conn.source.from = path
 	}
 	var err error
-	c.client, err = newAPIClient(c.connection)
+	c.client, err = newAPIClient(c.connection, c.env.Err)
 	return err
 }
 

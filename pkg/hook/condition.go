@@ -47,11 +47,32 @@ func compileCondition(condition string) (*vm.Program, error) {
 
 // evaluate runs condition on result.
 func evaluate(condition string, result any) (bool, error) {
-	program, err := compileCondition(condition)
+	c, err := CompileCondition(condition)
 	if err != nil {
 		return false, err
 	}
-	out, err := expr.Run(program, conditionEnv{Result: result})
+	return c.Holds(result)
+}
+
+// Condition is a compiled condition, for a caller that judges many values
+// by one (an autoscaler's allocatedCondition, once per instance): the
+// compilation costs far more than a run. It may be run from several
+// goroutines.
+type Condition struct{ program *vm.Program }
+
+// CompileCondition compiles a condition in the language of hook
+// conditions, with an error of one line.
+func CompileCondition(condition string) (*Condition, error) {
+	program, err := compileCondition(condition)
+	if err != nil {
+		return nil, err
+	}
+	return &Condition{program: program}, nil
+}
+
+// Holds runs c on result.
+func (c *Condition) Holds(result any) (bool, error) {
+	out, err := expr.Run(c.program, conditionEnv{Result: result})
 	if err != nil {
 		return false, exprError(err)
 	}

@@ -249,7 +249,38 @@ type AutoscalerStatus struct {
 	ScaleDown []ScaleChange `json:"scaleDown,omitempty"`
 	// Decisions are the last decisions, oldest first.
 	Decisions []DecisionSummary `json:"decisions,omitempty"`
-	UpdatedAt time.Time         `json:"updatedAt"`
+	// Allocation is the allocation probe's last round; nil without a
+	// probe.
+	Allocation *AllocationProbeStatus `json:"allocation,omitempty"`
+	UpdatedAt  time.Time              `json:"updatedAt"`
+}
+
+// AllocationProbeStatus is one round of an allocation probe: how many
+// instances it probed, for how many allocatedCondition held, what it
+// changed, and the instances it could not judge, which keep their state.
+type AllocationProbeStatus struct {
+	ProbedAt time.Time `json:"probedAt"`
+	Probed   int       `json:"probed"`
+	// Holding is how many probed instances the condition held for.
+	Holding int `json:"holding"`
+	// Allocations and Releases are the changes the round wrote (in a dry
+	// run, would have written).
+	Allocations int `json:"allocations,omitempty"`
+	Releases    int `json:"releases,omitempty"`
+	// FailedCount instances could not be probed or changed; the first
+	// few are in Failed.
+	FailedCount int            `json:"failedCount,omitempty"`
+	Failed      []ProbeFailure `json:"failed,omitempty"`
+	// Message says why the round did nothing at all (the fleet could not
+	// be read) or that it was a dry run.
+	Message string `json:"message,omitempty"`
+}
+
+// ProbeFailure is an instance an allocation probe could not judge or
+// change, and why.
+type ProbeFailure struct {
+	Instance int    `json:"instance"`
+	Message  string `json:"message"`
 }
 
 // ScaleRecord is one scale: from and to how many instances, why, and the

@@ -53,8 +53,9 @@ func AllocationKey(namespace, app string, instance int) (string, error) {
 // empty. It commits only if the application's record is still as read
 // (a scale that removes the instance, committed first, makes it fail with
 // errdefs.ErrConflict). Allocating it again for the same launch, source
-// and caller returns the allocation there; any other allocation of it is
-// an errdefs.ErrConflict naming its holder.
+// and caller returns the allocation there; any other allocation of that
+// launch is an errdefs.ErrConflict naming its holder, and one of an
+// earlier launch is replaced.
 func (r *Registry) Allocate(ctx context.Context, want Allocation) (*Allocation, error) {
 	app, err := r.GetApp(ctx, want.Namespace, want.App)
 	if err != nil {
@@ -74,12 +75,18 @@ func (r *Registry) Allocate(ctx context.Context, want Allocation) (*Allocation, 
 	if err != nil {
 		return nil, err
 	}
+	write := func(value []byte) store.Op { return store.CreateOp(key, value) }
 	if held, err := get[Allocation](ctx, r.store, key); err == nil {
-		if held.TaskGroupID == want.TaskGroupID && held.Source == want.Source && held.By == want.By {
+		switch {
+		case held.TaskGroupID != g.ID:
+			// Of an earlier launch, whose session ended with it: replaced.
+			write = func(value []byte) store.Op { return store.UpdateOp(key, value, held.Revision) }
+		case held.Source == want.Source && held.By == want.By:
 			return held, nil
+		default:
+			return nil, fmt.Errorf("instance %s/%s/%d is allocated already (%s by %q since %s): %w", app.Namespace, app.Name, want.Instance,
+				held.Source, held.By, held.Since.Format(time.RFC3339), errdefs.ErrConflict)
 		}
-		return nil, fmt.Errorf("instance %s/%s/%d is allocated already (%s by %q since %s): %w", app.Namespace, app.Name, want.Instance,
-			held.Source, held.By, held.Since.Format(time.RFC3339), errdefs.ErrConflict)
 	} else if !errors.Is(err, errdefs.ErrNotFound) {
 		return nil, err
 	}
@@ -92,8 +99,9 @@ func (r *Registry) Allocate(ctx context.Context, want Allocation) (*Allocation, 
 	if err != nil {
 		return nil, err
 	}
-	rev, err := r.store.Apply(ctx, check, store.CreateOp(key, value))
-	if errors.Is(err, errdefs.ErrAlreadyExists) {
+	rev, err := r.store.Apply(ctx, check, write(value))
+	var pe *store.PreconditionError
+	if errors.As(err, &pe) && pe.Key == key {
 		return nil, fmt.Errorf("instance %s/%s/%d was allocated by another caller meanwhile: %w", app.Namespace, app.Name, want.Instance, errdefs.ErrConflict)
 	}
 	if err != nil {
@@ -168,4 +176,51 @@ func (r *Registry) Allocations(ctx context.Context, namespace, app string) ([]*A
 		return nil, err
 	}
 	return list[Allocation](ctx, r.store, prefix)
+}
+
+// appAllocations returns the allocations of app's instances: live, those
+// of the instance's current launch, and stale, those of an earlier one
+// or of an instance with no launch, which hold nothing.
+func (r *Registry) appAllocations(ctx context.Context, app *App) (live, stale map[int]*Allocation, err error) {
+	allocs, err := r.Allocations(ctx, app.Namespace, app.Name)
+	if err != nil || len(allocs) == 0 {
+		return nil, nil, err
+	}
+	groups, err := r.TaskGroups(ctx, app.Namespace, app.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	current := make(map[int]string, len(groups))
+	for _, g := range groups {
+		current[g.Index] = g.ID
+	}
+	live, stale = map[int]*Allocation{}, map[int]*Allocation{}
+	for _, a := range allocs {
+		if current[a.Instance] == a.TaskGroupID {
+			live[a.Instance] = a
+		} else {
+			stale[a.Instance] = a
+		}
+	}
+	return live, stale, nil
+}
+
+// deleteAllocations deletes the allocations of an application removed
+// (its instances all ended), so that one created again under its name
+// starts with none.
+func (r *Registry) deleteAllocations(ctx context.Context, namespace, app string) error {
+	allocs, err := r.Allocations(ctx, namespace, app)
+	if err != nil {
+		return err
+	}
+	for _, a := range allocs {
+		key, err := AllocationKey(namespace, app, a.Instance)
+		if err != nil {
+			return err
+		}
+		if err := r.store.Delete(ctx, key, 0); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
 }

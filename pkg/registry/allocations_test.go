@@ -1,7 +1,9 @@
 package registry_test
 
 import (
+	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -108,5 +110,83 @@ func TestAllocateLosesToAScaleCommittedFirst(t *testing.T) {
 	}
 	if list, _ := r.Allocations(ctx, "ns-a", ""); len(list) != 0 {
 		t.Errorf("the allocation was stored: %+v", list)
+	}
+}
+
+// relaunch makes instance id of ns-a/gamesvc run its launch-th launch, as
+// the scheduler does when the instance failed and was launched again.
+func relaunch(t *testing.T, st *store.Store, id, launch int) string {
+	t.Helper()
+	key, err := registry.TaskGroupKey("ns-a", "gamesvc", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgID := registry.TaskGroupID("ns-a", "gamesvc", "", id, launch)
+	value, err := json.Marshal(registry.TaskGroup{ID: tgID, Namespace: "ns-a", App: "gamesvc", Index: id, Phase: "Running"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, key, value); err != nil {
+		t.Fatal(err)
+	}
+	return tgID
+}
+
+// An allocation names the launch its session ran on: once the instance
+// was relaunched it holds nothing, so it neither blocks a new allocation
+// of the instance nor its removal, and it is gone with the application.
+func TestStaleAllocationsHoldNothing(t *testing.T) {
+	r, st := newRegistry(t)
+	mustCreate(t, r, process(4))
+	for id := range 4 {
+		putInstance(t, st, id, "Running")
+	}
+	for _, id := range []int{1, 2, 3} {
+		if _, err := r.Allocate(ctx, allocation(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second := relaunch(t, st, 1, 2)
+	relaunch(t, st, 2, 2)
+
+	other := allocation(1)
+	other.By = "bob"
+	got, err := r.Allocate(ctx, other)
+	if err != nil || got.TaskGroupID != second || got.By != "bob" {
+		t.Fatalf("allocating the relaunched instance: %+v, %v; want bob's allocation of %s", got, err, second)
+	}
+	// Instance 3's allocation is live: a scale to 2 removes 2 (stale) and 0.
+	app, err := r.ScaleApp(ctx, "ns-a", "gamesvc", 2, false)
+	if err != nil {
+		t.Fatalf("scale-down past a stale allocation: %v", err)
+	}
+	if want := []int{1, 3}; !slices.Equal(registry.WantedIDs(app.Instances, app.Removed), want) {
+		t.Errorf("wanted after the scale-down: %v, want %v", registry.WantedIDs(app.Instances, app.Removed), want)
+	}
+	list, err := r.Allocations(ctx, "ns-a", "gamesvc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []int
+	for _, a := range list {
+		held = append(held, a.Instance)
+	}
+	if want := []int{1, 3}; !slices.Equal(held, want) {
+		t.Errorf("allocations after the scale-down: %v, want %v (the stale one of 2 deleted with it)", held, want)
+	}
+	if _, err := r.ScaleAppRemoving(ctx, "ns-a", "gamesvc", 1, []int{3}, false); !errors.Is(err, errdefs.ErrConflict) {
+		t.Errorf("removing the live allocated instance 3: %v, want a conflict", err)
+	}
+
+	for id := range 4 {
+		key, _ := registry.TaskGroupKey("ns-a", "gamesvc", id)
+		_ = st.Delete(ctx, key, 0)
+	}
+	markDeleting(t, r)
+	if err := r.RemoveApp(ctx, "ns-a", "gamesvc"); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := r.Allocations(ctx, "ns-a", ""); err != nil || len(list) != 0 {
+		t.Errorf("allocations after the application was removed: %+v, %v", list, err)
 	}
 }

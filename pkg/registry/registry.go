@@ -805,6 +805,9 @@ func (r *Registry) removeDeletingApp(ctx context.Context, namespace, name string
 	if err := r.DeleteRollout(ctx, namespace, name); err != nil {
 		return err
 	}
+	if err := r.deleteAllocations(ctx, namespace, name); err != nil {
+		return err
+	}
 	key, err := store.Key(store.KindApplication, namespace, name)
 	if err != nil {
 		return err

@@ -62,7 +62,7 @@ func (r *Registry) ScaleAppRemoving(ctx context.Context, namespace, name string,
 			return nil, err
 		}
 		app.UpdatedAt = r.now().UTC()
-		ops, err := r.scaleOps(app, gone)
+		ops, err := r.scaleOps(ctx, app, gone)
 		if err != nil {
 			return nil, err
 		}
@@ -111,13 +111,13 @@ func (r *Registry) manualVictims(ctx context.Context, app *App, instances int, n
 	if len(named) == 0 && extra <= 0 {
 		return nil, nil // a scale-up or none: nothing is removed
 	}
-	allocs, err := r.Allocations(ctx, app.Namespace, app.Name)
+	live, _, err := r.appAllocations(ctx, app)
 	if err != nil {
 		return nil, err
 	}
-	allocated := make(map[int]bool, len(allocs))
-	for _, a := range allocs {
-		allocated[a.Instance] = true
+	allocated := make(map[int]bool, len(live))
+	for id := range live {
+		allocated[id] = true
 	}
 	for _, id := range named {
 		if allocated[id] {
@@ -198,17 +198,30 @@ func rescaleApp(app *App, instances int, chosen []int, force bool) ([]int, error
 }
 
 // scaleOps writes app at the revision it was read at, provided none of
-// the instances gone is allocated.
-func (r *Registry) scaleOps(app *App, gone []int) ([]store.Op, error) {
+// the instances gone is allocated. The allocation of an earlier launch of
+// one (its session ended with that launch) is deleted with the write, at
+// the revision read, so that a stale allocation never blocks a scale-down
+// while a new one made meanwhile still does.
+func (r *Registry) scaleOps(ctx context.Context, app *App, gone []int) ([]store.Op, error) {
 	ops, err := r.appWrite(app, app.Revision)
 	if err != nil {
 		return nil, err
 	}
 	ops = ops[:1]
+	var stale map[int]*Allocation
+	if len(gone) > 0 {
+		if _, stale, err = r.appAllocations(ctx, app); err != nil {
+			return nil, err
+		}
+	}
 	for _, id := range gone {
 		key, err := AllocationKey(app.Namespace, app.Name, id)
 		if err != nil {
 			return nil, err
+		}
+		if a := stale[id]; a != nil {
+			ops = append(ops, store.DeleteOp(key, a.Revision))
+			continue
 		}
 		ops = append(ops, store.AbsentOp(key))
 	}
@@ -255,7 +268,7 @@ func (r *Registry) ApplyScaleDecision(ctx context.Context, w ScaleWrite) (*App, 
 	}
 	now := r.now().UTC()
 	app.UpdatedAt = now
-	ops, err := r.scaleOps(&app, gone)
+	ops, err := r.scaleOps(ctx, &app, gone)
 	if err != nil {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ func fleetOf(v scheduler.FleetView) autoscaler.Fleet {
 	f := autoscaler.Fleet{Replicas: v.Replicas, App: v.Record, Instances: make([]autoscaler.Instance, len(v.Instances))}
 	for i, inst := range v.Instances {
 		f.Instances[i] = autoscaler.Instance{ID: inst.ID, TaskGroupID: inst.TaskGroupID, Ready: inst.Ready, Going: inst.Going,
-			Allocated: inst.Allocated, RunningSince: inst.RunningSince, CPUs: inst.CPUs, MemMB: inst.MemMB}
+			Allocated: inst.Allocated, RunningSince: inst.RunningSince, HostIP: inst.HostIP, Ports: inst.Ports, CPUs: inst.CPUs, MemMB: inst.MemMB}
 	}
 	return f
 }

@@ -18,7 +18,8 @@ func TestFleetOf(t *testing.T) {
 	view := func(change func(*scheduler.FleetView)) scheduler.FleetView {
 		v := scheduler.FleetView{App: scheduler.AppRef{Namespace: "ns-a", Name: "game"}, Found: true, Kind: manifest.KindDeployment,
 			Replicas: 2, State: registry.AppRunning, Record: &registry.App{Namespace: "ns-a", Name: "game", Instances: 2, Revision: 41},
-			Instances: []scheduler.FleetInstance{{ID: 0, TaskGroupID: "g0", Ready: true, RunningSince: time.Unix(100, 0), CPUs: 0.5, MemMB: 64},
+			Instances: []scheduler.FleetInstance{{ID: 0, TaskGroupID: "g0", Ready: true, RunningSince: time.Unix(100, 0), CPUs: 0.5, MemMB: 64,
+				HostIP: "10.0.0.7", Ports: registry.HostPorts{{Name: "http", Port: 31000}}},
 				{ID: 2, TaskGroupID: "g2", Allocated: true}}}
 		change(&v)
 		return v
@@ -44,7 +45,8 @@ func TestFleetOf(t *testing.T) {
 	if f.Problem != "" || f.Replicas != 2 || f.App == nil || f.App.Revision != 41 || len(f.Instances) != 2 {
 		t.Fatalf("fleet %+v; want 2 replicas, 2 instances and the record at 41", f)
 	}
-	if i := f.Instances[0]; i.TaskGroupID != "g0" || !i.Ready || i.RunningSince != time.Unix(100, 0) || i.CPUs != 0.5 || i.MemMB != 64 {
+	if i := f.Instances[0]; i.TaskGroupID != "g0" || !i.Ready || i.RunningSince != time.Unix(100, 0) || i.CPUs != 0.5 || i.MemMB != 64 ||
+		i.HostIP != "10.0.0.7" || len(i.Ports) != 1 || i.Ports[0].Port != 31000 {
 		t.Errorf("instance 0: %+v", i)
 	}
 	if i := f.Instances[1]; i.ID != 2 || !i.Allocated || i.Ready {

@@ -190,6 +190,13 @@ func gameAutoscaler(t *testing.T, addr string) *manifest.AutoscalerStatus {
 // test, and the admission policy file policy; it returns its API's URL.
 func startDevScheduler(t *testing.T, policy string) string {
 	t.Helper()
+	return startDevSchedulerWith(t, policy, nil)
+}
+
+// startDevSchedulerWith is startDevScheduler with its options changed
+// by change, when not nil.
+func startDevSchedulerWith(t *testing.T, policy string, change func(*schedulerd.Options)) string {
+	t.Helper()
 	base, err := os.MkdirTemp("/tmp", "bcs-schedulerd-autoscale-")
 	if err != nil {
 		t.Fatal(err)
@@ -213,6 +220,9 @@ func startDevScheduler(t *testing.T, policy string) string {
 			Agents:                      []devcluster.AgentSpec{{Hostname: "autoscale-1"}}}}
 	o.Scheduler.PerAgentBaseDirs = true
 	o.Scheduler.ProcessExecutor.Args = []string{"--cgroup-parent=" + cgroupParent, "--liveness-interval=100ms"}
+	if change != nil {
+		change(&o)
+	}
 	addr, stop, err := runInProcess(t, o)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import {rollout, recordRollouts} from './pages/rollout.js';
 import {instance} from './pages/instance.js';
 import {agents, agent} from './pages/agents.js';
 import {events} from './pages/events.js';
+import {autoscalers, autoscaler} from './pages/autoscaler.js';
 
 const KIND = '(apps|deployments|daemonsets)';
 const NAME = '([^/]+)';
@@ -20,6 +21,8 @@ route(new RegExp(`^/ui/${KIND}/${NAME}/${NAME}/instances/(\\d+)$`), 'workloads',
 route(new RegExp(`^/ui/workload/${NAME}/${NAME}(/.*)?$`), 'workloads', resolveWorkload);
 route(/^\/ui\/agents$/, 'agents', agents);
 route(new RegExp(`^/ui/agents/${NAME}$`), 'agents', agent);
+route(/^\/ui\/autoscalers$/, 'autoscalers', autoscalers);
+route(new RegExp(`^/ui/autoscalers/${NAME}/${NAME}$`), 'autoscalers', autoscaler);
 route(/^\/ui\/events$/, 'events', events);
 
 const indicator = document.getElementById('stream');

@@ -11,7 +11,7 @@ const KEEP = 5000;
 // bcsctl events does: every write of the store is one, and the API
 // leaves out what the caller may not read.
 const HISTORY = 2000;
-const TYPES = ['app', 'deployment', 'daemonset', 'instance', 'rollout', 'hookrun', 'agent', 'agentsettings', 'engine', 'notification'];
+const TYPES = ['app', 'deployment', 'daemonset', 'instance', 'rollout', 'hookrun', 'autoscaler', 'autoscalerstatus', 'allocation', 'agent', 'agentsettings', 'engine', 'notification'];
 
 function summary(e) {
   const o = e.object;
@@ -22,6 +22,8 @@ function summary(e) {
     case 'hookrun': return `${o.status.phase}${o.status.message ? ': ' + o.status.message : ''}`;
     case 'app': case 'deployment': case 'daemonset': return `${o.status.state} · version ${o.version} · ${o.instances} instances`;
     case 'agent': return o.hostname;
+    case 'autoscalerstatus': return `${o.currentReplicas} → ${o.desiredReplicas}${o.message ? ': ' + o.message : ''}`;
+    case 'allocation': return `allocated (${o.source}${o.by ? ' by ' + o.by : ''})${o.note ? ': ' + o.note : ''}`;
     default: return '';
   }
 }

@@ -10,7 +10,7 @@ import {get, page, post, text, workloadPath, readOnly} from '../api.js';
 import {stream} from '../events.js';
 import {notify} from '../router.js';
 import {stateKind, shortState, ports, health, age} from '../format.js';
-import {fact, pendingChart} from './workload.js';
+import {fact, pendingChart, allocatedBadge} from './workload.js';
 import {workloadLink} from './overview.js';
 
 // LOG_LINES of each log are shown, read from its last LOG_TAIL bytes.
@@ -34,15 +34,23 @@ function task(t) {
     h('dl', {class: 'facts'}, executorFacts(t)));
 }
 
+// allocation says who allocated the instance, since when and why.
+function allocation(a) {
+  const by = a.source === 'probe' ? 'the autoscaler\'s probe' : `${a.by || 'the API'}`;
+  return `by ${by}, ${age(a.since)} ago${a.note ? ': ' + a.note : ''}`;
+}
+
 function summary(el, w, inst) {
   replace(el,
     h('div', {class: 'crumbs'}, h('a', {href: workloadLink(w)}, `${w.namespace}/${w.name}`), ' / instance'),
-    h('h1', {}, `${w.name}/${inst.id} `, badge(inst.pending ? 'pending' : shortState(inst.state), inst.pending ? 'warn' : stateKind(inst.state))),
+    h('h1', {}, `${w.name}/${inst.id} `, badge(inst.pending ? 'pending' : shortState(inst.state), inst.pending ? 'warn' : stateKind(inst.state)),
+      inst.allocated && ' ', inst.allocated && allocatedBadge(inst.allocated)),
     inst.message && h('p', {class: 'message'}, inst.message),
     h('dl', {class: 'facts'},
       fact('task group', inst.taskGroupID || '—'), fact('agent', inst.host || '—'), fact('host ports', ports(inst.ports) || '—'),
       fact('revision', inst.revision), fact('ready', inst.ready ? 'yes' : 'no'), fact('health', health(inst) || '—'),
-      fact('restarts', inst.restarts), inst.previousTaskGroupID && fact('previous', inst.previousTaskGroupID)));
+      fact('restarts', inst.restarts), inst.previousTaskGroupID && fact('previous', inst.previousTaskGroupID),
+      inst.allocated && fact('allocated', allocation(inst.allocated))));
 }
 
 function panels(el, inst) {
@@ -212,8 +220,15 @@ export async function instance(root, kind, ns, name, id) {
     if (launched) logPanel.read();
   };
   root.append(el);
-  const sub = stream.subscribe(['instance'], (e) => {
-    if (e.type === 'instance' && e.name === `${name}/${id}` && e.object && current) show(e.object);
+  // An instance's event carries no allocation (allocations are events
+  // of their own): it keeps the one of its launch.
+  const sub = stream.subscribe(['instance', 'allocation'], (e) => {
+    if (e.name !== `${name}/${id}` || !current) return;
+    if (e.type === 'instance' && e.object) {
+      show({...e.object, allocated: e.object.taskGroupID === current.taskGroupID ? current.allocated : undefined});
+    } else if (e.type === 'allocation') {
+      show({...current, allocated: e.object && e.object.taskGroupID === current.taskGroupID ? e.object : undefined});
+    }
   }, ns);
   await sub.opened;
   const p = await page(base + '/instances', 'instances', {limit: 1, after: Number(id) > 0 ? Number(id) - 1 : undefined});

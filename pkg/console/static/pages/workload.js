@@ -10,6 +10,7 @@ import {VirtualTable} from '../virtual.js';
 import {barChart} from '../charts.js';
 import {stateKind, shortState, ports, health, age} from '../format.js';
 import {revision, workloadLink} from './overview.js';
+import {autoscalerOf, autoscalerLink} from './autoscaler.js';
 
 const PAGE = 500;
 
@@ -27,6 +28,13 @@ export function head(el, w, tab) {
     h('nav', {class: 'tabs'},
       h('a', {href: workloadLink(w), class: tab === 'instances' && 'active'}, 'Instances'),
       h('a', {href: workloadLink(w, '/rollout'), class: tab === 'rollout' && 'active', id: 'rollout-tab'}, 'Rollout')));
+}
+
+// allocatedBadge marks an instance a game session runs on: no scale-down
+// or rollout removes it until it is released.
+export function allocatedBadge(a) {
+  const by = a.source === 'probe' ? 'its autoscaler\'s probe' : a.by || 'the API';
+  return h('span', {class: 'badge badge-info allocated', title: `allocated by ${by} ${age(a.since)} ago${a.note ? ': ' + a.note : ''}`}, 'allocated');
 }
 
 export function fact(name, value) {
@@ -53,7 +61,8 @@ function executor(inst) {
 function instanceColumns(w) {
   return [
     {title: 'ID', width: '4rem', class: 'num', cell: (i) => h('a', {href: workloadLink(w, '/instances/' + i.id)}, String(i.id))},
-    {title: 'State', width: '8rem', cell: (i) => badge(i.pending ? 'pending' : shortState(i.state), i.pending ? 'warn' : stateKind(i.state))},
+    {title: 'State', width: '12rem', cell: (i) => [badge(i.pending ? 'pending' : shortState(i.state), i.pending ? 'warn' : stateKind(i.state)),
+      i.allocated && ' ', i.allocated && allocatedBadge(i.allocated)]},
     {title: 'Agent', width: 'minmax(7rem, 1fr)', cell: (i) => i.host ? h('a', {href: '/ui/agents/' + encodeURIComponent(i.host)}, i.host) : ''},
     {title: 'Host ports', width: 'minmax(7rem, 1fr)', cell: (i) => ports(i.ports)},
     {title: 'Rev', width: '4rem', class: 'num', cell: (i) => String(i.revision)},
@@ -114,6 +123,17 @@ class InstanceList {
     return lo;
   }
 
+  // allocate takes an allocation event: the instance it names was
+  // allocated or released.
+  allocate(e) {
+    const id = Number(e.name.slice(e.name.lastIndexOf('/') + 1));
+    const at = this.position(id);
+    if (at >= this.items.length || this.items[at].id !== id) return;
+    const inst = this.items[at];
+    const mine = e.object && e.object.taskGroupID === inst.taskGroupID;
+    this.items[at] = {...inst, allocated: e.action === 'delete' || !mine ? undefined : e.object};
+  }
+
   // apply takes an instance event: an instance changed, came or went.
   apply(e) {
     const id = Number(e.name.slice(e.name.lastIndexOf('/') + 1));
@@ -136,8 +156,10 @@ export async function workload(root, kind, ns, name) {
   const pending = h('section', {class: 'panel', id: 'pending', hidden: true});
   const table = new VirtualTable({label: 'instances', columns: instanceColumns(w), rowKey: (i) => String(i.id),
     rowClass: (i) => 'state-' + (i.pending ? 'pending' : shortState(i.state)), missing: () => list.more(), empty: 'No instances.'});
-  root.append(headEl, pending, h('section', {class: 'fill'}, h('h2', {}, 'Instances'), table.el));
+  const sizedBy = h('p', {class: 'autoscaled', id: 'autoscaled', hidden: true});
+  root.append(headEl, sizedBy, pending, h('section', {class: 'fill'}, h('h2', {}, 'Instances'), table.el));
   head(headEl, w, 'instances');
+  showAutoscaler(sizedBy, ns, name);
 
   const showGrid = () => {
     const total = Math.max(w.instances, (w.status.rollout && w.status.rollout.total) || 0);
@@ -154,15 +176,16 @@ export async function workload(root, kind, ns, name) {
     head(headEl, w, 'instances');
   }, 1000);
   let frame = null;
-  const sub = stream.subscribe(['instance', 'rollout', KINDS[kind].event], (e) => {
+  const sub = stream.subscribe(['instance', 'allocation', 'rollout', KINDS[kind].event], (e) => {
     if (e.type === 'reset') {
       list.reset();
       rereadHead('all');
       return;
     }
-    if (e.type === 'instance') {
+    if (e.type === 'instance' || e.type === 'allocation') {
       if (!e.name.startsWith(name + '/')) return;
-      list.apply(e);
+      if (e.type === 'instance') list.apply(e);
+      else list.allocate(e);
       frame = frame || requestAnimationFrame(() => {
         frame = null;
         showGrid();
@@ -183,6 +206,17 @@ export async function workload(root, kind, ns, name) {
     cancelAnimationFrame(frame);
     table.destroy();
   };
+}
+
+// showAutoscaler links the autoscaler that sizes the workload, if one
+// does; a caller who may not list them sees no link.
+async function showAutoscaler(el, ns, name) {
+  const a = await autoscalerOf(ns, name).catch(() => null);
+  if (!a) return;
+  el.hidden = false;
+  replace(el, 'Sized by autoscaler ', h('a', {href: autoscalerLink(a), id: 'autoscaler-link'}, a.name),
+    a.status ? ` (bounds ${a.status.bounds.min}–${a.status.bounds.max}, ${a.status.desiredReplicas} desired)` : '',
+    a.spec.spec.paused ? ' ' : '', a.spec.spec.paused ? badge('paused', 'warn') : '');
 }
 
 // resolveWorkload finds the kind of the workload a path names (an
