@@ -149,9 +149,20 @@ func instanceOf(taskGroupID string) int {
 // instance ID), no orphan (a task group the registry does not know).
 func (s *system) settled(path string, n int) []instanceView {
 	s.t.Helper()
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = i
+	}
+	return s.settledOn(path, ids)
+}
+
+// settledOn is settled on the instance IDs ids, ascending: a scale-down
+// by choice leaves holes.
+func (s *system) settledOn(path string, ids []int) []instanceView {
+	s.t.Helper()
 	prefix := "demo_" + path[strings.LastIndex(path, "/")+1:] + "_"
 	var got []instanceView
-	s.eventuallyWithin(60*time.Second, fmt.Sprintf("%s settled on %d instances, the same on the master", path, n), func() (bool, string) {
+	s.eventuallyWithin(60*time.Second, fmt.Sprintf("%s settled on instances %v, the same on the master", path, ids), func() (bool, string) {
 		_, body := s.call("GET", path, nil)
 		var v appView
 		_ = json.Unmarshal(body, &v)
@@ -159,12 +170,12 @@ func (s *system) settled(path string, n int) []instanceView {
 		slices.SortFunc(got, func(a, b instanceView) int { return a.ID - b.ID })
 		ours := map[string]bool{}
 		for i, inst := range got {
-			if inst.ID != i || inst.State != "TASK_RUNNING" {
+			if i >= len(ids) || inst.ID != ids[i] || inst.State != "TASK_RUNNING" {
 				return false, fmt.Sprintf("instance %d: %+v", i, inst)
 			}
 			ours[inst.TaskGroupID] = true
 		}
-		if len(got) != n {
+		if len(got) != len(ids) {
 			return false, fmt.Sprintf("%d instances", len(got))
 		}
 		onMaster := s.masterGroups(prefix)
@@ -180,7 +191,7 @@ func (s *system) settled(path string, n int) []instanceView {
 				}
 			}
 		}
-		return len(onMaster) == n && len(perInstance) == n, fmt.Sprintf("the master runs %d task groups of %d instances", len(onMaster), len(perInstance))
+		return len(onMaster) == len(ids) && len(perInstance) == len(ids), fmt.Sprintf("the master runs %d task groups of %d instances", len(onMaster), len(perInstance))
 	})
 	return got
 }
