@@ -3,7 +3,6 @@ package api
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
@@ -102,10 +101,17 @@ func allocationView(a *registry.Allocation) *apiv1.AllocationView {
 // workload and its instances show it. An allocation of an earlier
 // launch holds nothing: not shown.
 func showAllocations(views []apiv1.InstanceView, allocs []*registry.Allocation) {
+	if len(allocs) == 0 {
+		return
+	}
+	byInstance := make(map[int]*registry.Allocation, len(allocs))
+	for _, a := range allocs {
+		byInstance[a.Instance] = a
+	}
 	for i := range views {
 		v := &views[i]
-		if j := slices.IndexFunc(allocs, func(a *registry.Allocation) bool { return a.Instance == v.ID && a.TaskGroupID == v.TaskGroupID }); j >= 0 {
-			v.Allocated = allocationView(allocs[j])
+		if a := byInstance[v.ID]; a != nil && a.TaskGroupID == v.TaskGroupID {
+			v.Allocated = allocationView(a)
 		}
 	}
 }
