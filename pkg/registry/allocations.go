@@ -99,7 +99,11 @@ func (r *Registry) Allocate(ctx context.Context, want Allocation) (*Allocation, 
 	if err != nil {
 		return nil, err
 	}
-	rev, err := r.store.Apply(ctx, check, write(value))
+	epoch, err := store.Key(store.KindAllocationEpoch, want.Namespace, want.App)
+	if err != nil {
+		return nil, err
+	}
+	rev, err := r.store.Apply(ctx, check, write(value), store.PutOp(epoch, nil))
 	var pe *store.PreconditionError
 	if errors.As(err, &pe) && pe.Key == key {
 		return nil, fmt.Errorf("instance %s/%s/%d was allocated by another caller meanwhile: %w", app.Namespace, app.Name, want.Instance, errdefs.ErrConflict)
@@ -213,11 +217,19 @@ func (r *Registry) deleteAllocations(ctx context.Context, namespace, app string)
 	if err != nil {
 		return err
 	}
+	keys := make([]string, 0, len(allocs)+1)
 	for _, a := range allocs {
 		key, err := AllocationKey(namespace, app, a.Instance)
 		if err != nil {
 			return err
 		}
+		keys = append(keys, key)
+	}
+	epoch, err := store.Key(store.KindAllocationEpoch, namespace, app)
+	if err != nil {
+		return err
+	}
+	for _, key := range append(keys, epoch) {
 		if err := r.store.Delete(ctx, key, 0); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
 			return err
 		}

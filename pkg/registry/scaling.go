@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/autoscale"
@@ -20,9 +21,10 @@ import (
 // (Allocate checks the application's revision). So an allocated instance
 // is never removed, whichever wins.
 
-// MaxRemovedPerScale bounds the instances one scale write removes: each
-// costs a compare, and etcd allows 128 operations in a transaction.
-const MaxRemovedPerScale = 100
+// maxStaleDeletes bounds the stale allocations one scale write deletes
+// beside it (etcd allows 128 operations in a transaction); those left
+// hold nothing and go with the application or the next allocation.
+const maxStaleDeletes = 64
 
 // ScaleApp sets the desired instance count; force skips the
 // PreDeleteHook of the instances it removes. A scale-up refills the
@@ -63,6 +65,9 @@ func (r *Registry) ScaleAppRemoving(ctx context.Context, namespace, name string,
 		}
 		app.UpdatedAt = r.now().UTC()
 		ops, err := r.scaleOps(ctx, app, gone)
+		if errors.Is(err, errdefs.ErrConflict) {
+			continue // an instance chosen was allocated meanwhile: choose again
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -190,40 +195,55 @@ func rescaleApp(app *App, instances int, chosen []int, force bool) ([]int, error
 		_, kept := slices.BinarySearch(after, id)
 		return kept
 	})
-	if len(gone) > MaxRemovedPerScale {
-		return nil, fmt.Errorf("instances: %s/%s would remove %d instances in one write, at most %d: %w", app.Namespace, app.Name, len(gone), MaxRemovedPerScale, errdefs.ErrInvalidArgument)
-	}
 	app.Instances, app.Removed, app.Force = instances, holes, force
 	return gone, nil
 }
 
 // scaleOps writes app at the revision it was read at, provided none of
-// the instances gone is allocated. The allocation of an earlier launch of
-// one (its session ended with that launch) is deleted with the write, at
-// the revision read, so that a stale allocation never blocks a scale-down
-// while a new one made meanwhile still does.
+// the instances gone is allocated: their allocations are read after the
+// application's allocation epoch, which every allocation rewrites, and
+// the write commits only if that epoch is unchanged — one compare
+// however many instances go. The allocation of an earlier launch of one
+// (its session ended with that launch) is deleted with the write.
 func (r *Registry) scaleOps(ctx context.Context, app *App, gone []int) ([]store.Op, error) {
 	ops, err := r.appWrite(app, app.Revision)
 	if err != nil {
 		return nil, err
 	}
 	ops = ops[:1]
-	var stale map[int]*Allocation
-	if len(gone) > 0 {
-		if _, stale, err = r.appAllocations(ctx, app); err != nil {
-			return nil, err
-		}
+	if len(gone) == 0 {
+		return ops, nil
 	}
+	epochKey, err := store.Key(store.KindAllocationEpoch, app.Namespace, app.Name)
+	if err != nil {
+		return nil, err
+	}
+	epoch, err := r.store.Get(ctx, epochKey)
+	switch {
+	case err == nil:
+		ops = append(ops, store.CheckOp(epochKey, epoch.Revision))
+	case errors.Is(err, errdefs.ErrNotFound):
+		ops = append(ops, store.AbsentOp(epochKey))
+	default:
+		return nil, err
+	}
+	live, stale, err := r.appAllocations(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	deletes := 0
 	for _, id := range gone {
-		key, err := AllocationKey(app.Namespace, app.Name, id)
-		if err != nil {
-			return nil, err
+		if live[id] != nil {
+			return nil, fmt.Errorf("instance %s/%s/%d is allocated; release it first: %w", app.Namespace, app.Name, id, errdefs.ErrConflict)
 		}
-		if a := stale[id]; a != nil {
+		if a := stale[id]; a != nil && deletes < maxStaleDeletes {
+			key, err := AllocationKey(app.Namespace, app.Name, id)
+			if err != nil {
+				return nil, err
+			}
 			ops = append(ops, store.DeleteOp(key, a.Revision))
-			continue
+			deletes++
 		}
-		ops = append(ops, store.AbsentOp(key))
 	}
 	return ops, nil
 }
@@ -311,8 +331,8 @@ func statusWrite(s *AutoscalerStatus, now time.Time) ([]store.Op, error) {
 // found as a conflict of the decision.
 func scaleError(app *App, s *AutoscalerStatus, err error) error {
 	var pe *store.PreconditionError
-	if errors.As(err, &pe) && pe.Op == "absent" {
-		return fmt.Errorf("scale of %s/%s by autoscaler %s: an instance to remove was allocated since read (%s): %w",
+	if errors.As(err, &pe) && strings.HasPrefix(pe.Key, string(store.KindAllocationEpoch)+"/") {
+		return fmt.Errorf("scale of %s/%s by autoscaler %s: an instance of it was allocated since read (%s): %w",
 			app.Namespace, app.Name, s.Name, pe.Key, errdefs.ErrConflict)
 	}
 	return fmt.Errorf("scale of %s/%s by autoscaler %s: %w", app.Namespace, app.Name, s.Name, err)

@@ -84,7 +84,7 @@ func TestApplyScaleDecision(t *testing.T) {
 		want string
 	}{
 		{"on the app as read before", decision(read, 4), "expected revision"},
-		{"removing an allocated instance", decision(stored, 2, 2), "allocations/ns-a/gamesvc/2"},
+		{"removing an allocated instance", decision(stored, 2, 2), "ns-a/gamesvc/2 is allocated"},
 		{"against the autoscaler's spec before its pause", func() registry.ScaleWrite {
 			w := decision(stored, 2, 0)
 			w.Status.ObservedRevision = spec.Revision
@@ -310,5 +310,34 @@ func TestManualScaleDownKeepsAllocated(t *testing.T) {
 	}
 	if app, err := r.ScaleApp(ctx, "ns-a", "gamesvc", 1, false); err != nil || !slices.Equal(registry.WantedIDs(app.Instances, app.Removed), []int{4}) {
 		t.Fatalf("scale to 1 with one allocated: %v; want only the allocated 4 left", err)
+	}
+}
+
+// A scale-down removes any number of instances in one write: it checks
+// the application's allocation epoch once, not each instance it removes
+// (etcd allows 128 operations in a transaction); it still never removes
+// an allocated instance, even one allocated after the decision was made.
+func TestLargeScaleDownChecksAllocationsOnce(t *testing.T) {
+	r, st := newRegistry(t)
+	runningFleet(t, r, st, 300)
+	if _, err := r.Allocate(ctx, allocation(7)); err != nil {
+		t.Fatal(err)
+	}
+	app, err := r.ScaleApp(ctx, "ns-a", "gamesvc", 2, false)
+	if err != nil {
+		t.Fatalf("scale-down of 298 instances: %v", err)
+	}
+	if wanted := registry.WantedIDs(app.Instances, app.Removed); !slices.Contains(wanted, 7) || len(wanted) != 2 {
+		t.Errorf("wanted after the scale-down: %v, want 2 with the allocated 7", wanted)
+	}
+
+	read := getApp(t, r)
+	if _, err := r.Allocate(ctx, allocation(0)); err != nil {
+		t.Fatal(err)
+	}
+	w := decision(read, 1)
+	w.Remove = []int{0}
+	if _, err := r.ApplyScaleDecision(ctx, w); !errors.Is(err, errdefs.ErrConflict) {
+		t.Errorf("scale-down of an instance allocated since read: %v, want a conflict", err)
 	}
 }

@@ -32,6 +32,10 @@ const (
 	// KindAllocation marks an instance allocated (a game session runs on
 	// it): kept from scale-downs and rollouts until released.
 	KindAllocation Kind = "allocations"
+	// KindAllocationEpoch is rewritten by every allocation of an
+	// application's instances: a scale-down checks this one key, not
+	// one per instance it removes, to know none was allocated since read.
+	KindAllocationEpoch Kind = "allocationepochs"
 )
 
 // The notify callbacks (as shown), their URLs (sealed: they may hold
@@ -75,21 +79,22 @@ const (
 
 // segmentsPerKind is how many segments follow the kind in an object key.
 var segmentsPerKind = map[Kind]int{
-	KindApplication:   2, // <namespace>/<name>
-	KindAppVersion:    3, // <namespace>/<name>/<seq>
-	KindTaskGroup:     3, // <namespace>/<app>/<taskgroup id>
-	KindTask:          4, // <namespace>/<app>/<taskgroup id>/<task id>
-	KindRollout:       2, // <namespace>/<name>
-	KindHookTemplate:  2, // <namespace>/<name>
-	KindHookRun:       2, // <namespace>/<name>
-	KindConfigMap:     2, // <namespace>/<name>
-	KindSecret:        2, // <namespace>/<name>
-	KindService:       2, // <namespace>/<name>
-	KindDepends:       2, // <namespace>/<name>
-	KindAgent:         1, // <agent id>
-	KindSweep:         1, // <agent id>
-	KindAgentSettings: 1, // <hostname>
-	KindAllocation:    3, // <namespace>/<app>/<instance id>
+	KindApplication:     2, // <namespace>/<name>
+	KindAppVersion:      3, // <namespace>/<name>/<seq>
+	KindTaskGroup:       3, // <namespace>/<app>/<taskgroup id>
+	KindTask:            4, // <namespace>/<app>/<taskgroup id>/<task id>
+	KindRollout:         2, // <namespace>/<name>
+	KindHookTemplate:    2, // <namespace>/<name>
+	KindHookRun:         2, // <namespace>/<name>
+	KindConfigMap:       2, // <namespace>/<name>
+	KindSecret:          2, // <namespace>/<name>
+	KindService:         2, // <namespace>/<name>
+	KindDepends:         2, // <namespace>/<name>
+	KindAgent:           1, // <agent id>
+	KindSweep:           1, // <agent id>
+	KindAgentSettings:   1, // <hostname>
+	KindAllocation:      3, // <namespace>/<app>/<instance id>
+	KindAllocationEpoch: 2, // <namespace>/<app>
 
 	KindNotifyCallback: 1, // <callback id>
 	KindNotifyTarget:   1, // <callback id>
