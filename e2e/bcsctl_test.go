@@ -177,7 +177,7 @@ func TestBcsctlDrivesAFleet(t *testing.T) {
 		return i.Stopped && len(i.Tasks) == 1 && i.Tasks[0].State == "TASK_KILLED", fmt.Sprintf("%+v", i)
 	})
 	// A stopped instance holds no port, and no check of it is made.
-	if out := s.ctl("", "get", "instances", "gamesvr", "-n", "demo"); !regexp.MustCompile(`\ngamesvr/0 +Stopped +false +<none> +0 +\d+ +agent-\d+ +<none>\n`).MatchString(out) {
+	if out := s.ctl("", "get", "instances", "gamesvr", "-n", "demo"); !regexp.MustCompile(`\ngamesvr/0 +Stopped +false +<none> +0 +\d+ +agent-\d+ +<none> +<none>\n`).MatchString(out) {
 		t.Errorf("get instances, want gamesvr/0 Stopped, not ready, no health:\n%s", out)
 	}
 	if i := gamesvr0(); len(i.Ports) != 0 || i.Healthy != nil {

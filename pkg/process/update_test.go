@@ -369,7 +369,15 @@ func TestHotPatch(t *testing.T) {
 			t.Errorf("%s: %q, want %q", file, got, want)
 		}
 	}
-	if got := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/", port)); !strings.Contains(got, "reloads=1") || !isRunning(pid) {
+	// The reloadCmd signals the server and returns: it counts the reload
+	// when it has taken the signal.
+	var got string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if got = httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/", port)); strings.Contains(got, "reloads=1") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !strings.Contains(got, "reloads=1") || !isRunning(pid) {
 		t.Errorf("the server after the hot-patch: %q", got)
 	}
 	for _, r := range e.rec.of("gamesvc.0", from) {
