@@ -9,10 +9,6 @@ import (
 
 // Limits of one decision.
 const (
-	// MaxRemovePerScale bounds one scale-down: its write checks each
-	// removed instance's allocation in one etcd transaction (128
-	// operations by default); the rest go next round.
-	MaxRemovePerScale = 100
 	// MaxDecisions is how many decisions the record keeps.
 	MaxDecisions = 10
 )
@@ -197,8 +193,8 @@ func (e *evaluation) because(why string) { e.why = append(e.why, why) }
 
 // floor keeps a scale-down off allocated instances: it removes at most
 // the instances Victims may choose (neither allocated nor going), so
-// Victims always finds NeedVictims, and at most MaxRemovePerScale; a
-// value source that failed defers it.
+// Victims always finds NeedVictims; a value source that failed defers
+// it.
 func (e *evaluation) floor(desired int) int {
 	if desired >= e.current {
 		return desired
@@ -213,12 +209,6 @@ func (e *evaluation) floor(desired int) int {
 		desired = e.current - removable
 		msg := fmt.Sprintf("%d instances to remove, but only %d are neither allocated nor going: allocated ones are kept until released", k, removable)
 		e.conds.put(ScalingLimited, true, ReasonAllocated, msg)
-		e.because(msg)
-	}
-	if e.current-desired > MaxRemovePerScale {
-		desired = e.current - MaxRemovePerScale
-		msg := fmt.Sprintf("one scale removes at most %d instances: the rest next round", MaxRemovePerScale)
-		e.conds.put(ScalingLimited, true, ReasonScaleDownLimit, msg)
 		e.because(msg)
 	}
 	if desired < e.current && e.in.OrderProblem != "" {
