@@ -260,6 +260,8 @@ func (r *memRegistry) put(s *registry.AutoscalerStatus) error {
 	return nil
 }
 
+func (r *memRegistry) DeleteOrphanStatus(context.Context, string, string) error { return nil }
+
 func (r *memRegistry) Allocations(context.Context, string, string) ([]*registry.Allocation, error) {
 	return nil, nil
 }

@@ -191,9 +191,24 @@ func (c *Controller) refresh(ctx context.Context, now time.Time, stored map[Ref]
 				c.reports.sweepAt = time.Time{}
 			}
 			delete(c.entries, ref)
+			c.deleteOrphanStatus(ctx, ref)
+		}
+	}
+	for ref := range stored { // a new term's first round: statuses left by the last
+		if !seen[ref] {
+			c.deleteOrphanStatus(ctx, ref)
 		}
 	}
 	return changed, nil
+}
+
+// deleteOrphanStatus deletes the status of ref, an autoscaler deleted: a
+// round that began before its delete may have written it since. A
+// failure is logged; the next term's first round tries again.
+func (c *Controller) deleteOrphanStatus(ctx context.Context, ref Ref) {
+	if err := c.cfg.Registry.DeleteOrphanStatus(ctx, ref.Namespace, ref.Name); err != nil && ctx.Err() == nil {
+		c.cfg.Logger.Warn("autoscaler: deleting the status of a deleted autoscaler", "autoscaler", ref, "error", err)
+	}
 }
 
 // reconcileReports turns on the usage reports the autoscalers changed

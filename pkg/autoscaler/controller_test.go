@@ -404,3 +404,40 @@ func TestDeposedEndsRun(t *testing.T) {
 		t.Fatal("Run still runs after a refused write")
 	}
 }
+
+// A status whose autoscaler is gone — written by a round that began
+// before the delete, or left by the last leader — is deleted: at a new
+// term's first round, and when the controller sees the delete. A live
+// autoscaler's status stays.
+func TestOrphanStatusesAreDeleted(t *testing.T) {
+	ctx := context.Background()
+	e := openEnv(t, map[string]int{"gs": 2}, autoscalerOf("live", "gs", "http://127.0.0.1:1", "players"))
+	lateWrite := func(name string) {
+		t.Helper()
+		if err := e.reg.PutAutoscalerStatuses(ctx, []*registry.AutoscalerStatus{{Namespace: ns, Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := func(name string) bool {
+		_, err := e.reg.GetAutoscalerStatus(ctx, ns, name)
+		return errors.Is(err, errdefs.ErrNotFound)
+	}
+	lateWrite("left-by-the-last-leader")
+	e.start()
+	defer e.stop()
+	if !gone("left-by-the-last-leader") {
+		t.Errorf("the last term's orphan status is still there after the first round")
+	}
+	e.tick()
+	if gone("live") {
+		t.Fatalf("the live autoscaler has no status")
+	}
+	if err := e.reg.DeleteAutoscaler(ctx, ns, "live"); err != nil {
+		t.Fatal(err)
+	}
+	lateWrite("live")
+	e.tick()
+	if !gone("live") {
+		t.Errorf("the status written after the delete is still there")
+	}
+}

@@ -86,6 +86,9 @@ type Registry interface {
 	// GetAutoscalerStatus wraps errdefs.ErrNotFound before the first
 	// decision.
 	GetAutoscalerStatus(ctx context.Context, namespace, name string) (*registry.AutoscalerStatus, error)
+	// DeleteOrphanStatus deletes the status of an autoscaler deleted
+	// after a round began, which that round's write left behind.
+	DeleteOrphanStatus(ctx context.Context, namespace, name string) error
 	// Allocations, Allocate and Release are the allocation probe's: its
 	// writes go through the leader's fenced store too.
 	Allocations(ctx context.Context, namespace, app string) ([]*registry.Allocation, error)

@@ -256,6 +256,28 @@ func (r *Registry) DeleteAutoscaler(ctx context.Context, namespace, name string)
 	return nil
 }
 
+// DeleteOrphanStatus deletes the status of an autoscaler that is gone (a
+// leader's write that landed after the autoscaler's delete), only while
+// no autoscaler of that name exists; nothing to delete is no error.
+func (r *Registry) DeleteOrphanStatus(ctx context.Context, namespace, name string) error {
+	specKey, err := store.Key(store.KindAutoscaler, namespace, name)
+	if err != nil {
+		return err
+	}
+	statusKey, err := store.Key(store.KindAutoscalerStatus, namespace, name)
+	if err != nil {
+		return err
+	}
+	_, err = r.store.Apply(ctx, store.AbsentOp(specKey), store.RemoveOp(statusKey))
+	if errors.Is(err, errdefs.ErrAlreadyExists) {
+		return nil // an autoscaler of that name exists again: the status is its
+	}
+	if err != nil {
+		return fmt.Errorf("status of the deleted autoscaler %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
 // GetAutoscalerStatus returns the status of an autoscaler;
 // errdefs.ErrNotFound before the leader first decided for it.
 func (r *Registry) GetAutoscalerStatus(ctx context.Context, namespace, name string) (*AutoscalerStatus, error) {
