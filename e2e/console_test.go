@@ -643,3 +643,56 @@ func sorted(list []string) []string {
 	}
 	return out
 }
+
+// The console's autoscaler pages against the real scheduler: the list
+// links an autoscaler to its page; the page shows the leader's decisions
+// live — an instance allocated through the API, the page shows the scale
+// it caused without a reload — and its Pause button pauses it; the
+// workload's grid marks the allocated instance.
+func TestWebConsoleAutoscaler(t *testing.T) {
+	s := startSystem(t)
+	const path = "/v1/deployments/demo/fleet"
+	if code, body := s.call("POST", "/v1/deployments", s.processDeployment("fleet", 2, map[string]any{"type": "RollingUpdate"}, "v1", "gamesvr.tar.gz")); code != 201 {
+		t.Fatalf("POST deployment: %d %s", code, body)
+	}
+	s.settled(path, 2)
+	s.createAutoscaler("fleet", map[string]any{
+		"target":      map[string]any{"kind": "deployment", "name": "fleet"},
+		"minReplicas": 2, "maxReplicas": 4, "intervalSeconds": int(autoscaleInterval.Seconds()),
+		"metrics": []any{map[string]any{"type": "buffer", "buffer": map[string]any{"bufferSize": 2}}},
+	})
+	b := openBrowser(t)
+	b.login(s.api, s.token())
+	b.run(chromedp.Navigate(s.api + "/ui/autoscalers"))
+	b.waitFor("the autoscaler listed", `document.querySelector('[data-key="demo/fleet"] a.autoscaler-link')`, rowsJS("autoscalers"))
+	const desired = `document.querySelector('#bounds [data-fact="desired"] dd')?.textContent`
+	b.clickTo(`[data-key="demo/fleet"] a.autoscaler-link`, "the autoscaler's first decision: 2 wanted", desired+` === "2"`, "document.body.innerText")
+	b.eval(`window.stillTheSamePage = true`, nil)
+
+	s.allocation(path, 0, "allocate")
+	b.waitFor("the scale to 3 shown live", desired+` === "3" && document.querySelector("#last-scale")?.textContent.includes("2 → 3") && `+
+		`document.querySelector("#metrics")?.textContent.includes("2 free")`, "document.body.innerText")
+	var same bool
+	b.eval(`window.stillTheSamePage === true`, &same)
+	if !same {
+		t.Errorf("the page reloaded to show the scale")
+	}
+	b.shot("autoscaler")
+
+	b.run(chromedp.Click("#autoscaler-pause"))
+	b.waitFor("paused: Resume offered, the badge shown", `document.querySelector("#autoscaler-resume") && document.querySelector("h1")?.textContent.includes("paused")`,
+		"document.body.innerText")
+	var spec struct {
+		Spec struct {
+			Spec struct{ Paused bool }
+		}
+	}
+	if code, body := s.call("GET", "/v1/autoscalers/demo/fleet", nil); code != 200 || json.Unmarshal(body, &spec) != nil || !spec.Spec.Spec.Paused {
+		t.Errorf("the autoscaler after the console's Pause: %d %s", code, body)
+	}
+
+	b.run(chromedp.Navigate(s.api + "/ui/deployments/demo/fleet"))
+	b.waitFor("instance 0 alone marked allocated in the grid", `document.querySelectorAll('[aria-label="instances"] .allocated').length === 1 && `+
+		`document.querySelector('[aria-label="instances"] [role=row] .allocated')?.closest("[role=row]")?.querySelector("[role=cell]")?.textContent === "0"`, rowsJS("instances"))
+	b.shot("autoscaled-workload")
+}
