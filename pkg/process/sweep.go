@@ -20,7 +20,8 @@ import (
 // another time): it kills their processes and removes them. Another
 // framework's (a second cluster sharing the agent's cgroup parent) are
 // its own executors' to sweep: that framework may still want them
-// reported, and its task IDs may equal ours. Nothing else is shared
+// reported, and its task IDs may equal ours; only its dead executors'
+// empty directories are removed by any. Nothing else is shared
 // between executors, so two executors configured differently cannot
 // mistake each other for dead. An executor that ends normally releases
 // its own.
@@ -65,7 +66,11 @@ func (c *Cgroups) SweepDead(owner Owner, log *slog.Logger) Swept {
 	var total Swept
 	entries, _ := os.ReadDir(c.trackingDir(c.Parent))
 	for _, e := range entries {
-		if !e.IsDir() || e.Name() == self || !owner.sameFramework(e.Name()) || ownerAlive(e.Name()) {
+		if !e.IsDir() || e.Name() == self || ownerAlive(e.Name()) {
+			continue
+		}
+		if !owner.sameFramework(e.Name()) {
+			c.removeEmpty(e.Name())
 			continue
 		}
 		killed := c.sweep(e.Name())
@@ -93,6 +98,17 @@ func (c *Cgroups) Claim(owner Owner, log *slog.Logger) (*Cgroups, Swept, error) 
 		}
 	}
 	return own, swept, nil
+}
+
+// removeEmpty removes the directories of a dead owner of another
+// framework that hold no task cgroup (rmdir refuses one that does, or
+// that holds a process): nothing of that framework's is lost, and a
+// framework gone for good (a test cluster, a retired one) leaves no
+// empty directory per executor behind.
+func (c *Cgroups) removeEmpty(owner string) {
+	for _, dir := range c.dirsOf(c.Parent, owner) {
+		_ = os.Remove(dir)
+	}
 }
 
 // Release removes owner's (now empty) cgroups.

@@ -64,6 +64,25 @@ func TestClaimSweepsDeadExecutors(t *testing.T) {
 	deadGroup, _, deadDone := startInCgroup(t, dead, "task-1")
 	otherDead := &process.Cgroups{Root: base.Root, Parent: filepath.Join(parent, "other.dead@999999999-1"), V2: base.V2}
 	otherGroup, otherCmd, otherDone := startInCgroup(t, otherDead, "task-1")
+	// Another framework's dead executor that left no task: its empty
+	// directories go, whoever sweeps.
+	otherEmpty := &process.Cgroups{Root: base.Root, Parent: filepath.Join(parent, "retired.dead@999999999-1"), V2: base.V2}
+	emptyGroup, err := otherEmpty.Create("task-9", proto.Resources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emptyDirs := make([]string, 0, 3)
+	for _, d := range emptyGroup.Dirs() {
+		emptyDirs = append(emptyDirs, filepath.Dir(d))
+	}
+	t.Cleanup(func() {
+		for _, d := range emptyDirs {
+			os.Remove(d)
+		}
+	})
+	if err := emptyGroup.Remove(); err != nil {
+		t.Fatal(err)
+	}
 
 	var logs bytes.Buffer
 	_, swept, err := base.Claim(process.Owner{Framework: "fw", Executor: "me"}, slog.New(slog.NewTextHandler(&logs, nil)))
@@ -101,6 +120,11 @@ func TestClaimSweepsDeadExecutors(t *testing.T) {
 	}
 	if pids := otherGroup.Pids(); len(pids) != 1 || pids[0] != otherCmd.Process.Pid {
 		t.Errorf("another framework's dead executor's cgroup %v", pids)
+	}
+	for _, d := range emptyDirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("another framework's dead executor's empty directory %s not removed", d)
+		}
 	}
 	// That framework's next executor sweeps it.
 	if _, swept, err = base.Claim(process.Owner{Framework: "other", Executor: "me"}, nil); err != nil || swept != (process.Swept{Executors: 1, Processes: 1}) {
