@@ -661,6 +661,10 @@ func TestWebConsoleAutoscaler(t *testing.T) {
 		"minReplicas": 2, "maxReplicas": 4, "intervalSeconds": int(autoscaleInterval.Seconds()),
 		"metrics": []any{map[string]any{"type": "buffer", "buffer": map[string]any{"bufferSize": 2}}},
 	})
+	s.eventually("the autoscaler's first decision in the API", func() (bool, string) {
+		st := s.autoscalerStatus("fleet")
+		return st != nil && st.DesiredReplicas == 2, fmt.Sprintf("%+v", st)
+	})
 	b := openBrowser(t)
 	b.login(s.api, s.token())
 	b.run(chromedp.Navigate(s.api + "/ui/autoscalers"))

@@ -8,9 +8,6 @@
 
 import {openStream} from './api.js';
 
-const TYPES = ['app', 'deployment', 'daemonset', 'instance', 'rollout', 'hookrun', 'agent', 'agentsettings',
-  'engine', 'notifycallback', 'notification'];
-
 // How long a page waits for its stream to open before it lists the state.
 const OPEN_WAIT_MS = 5000;
 
@@ -114,7 +111,9 @@ class Stream {
       }, {once: true});
     });
     source.addEventListener('error', () => this.setState(source.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting'));
-    for (const type of TYPES) source.addEventListener(type, (e) => this.dispatch(e));
+    // The types asked for are the ones listened to: a page's new type
+    // needs no list kept here.
+    for (const type of params.get('type').split(',')) source.addEventListener(type, (e) => this.dispatch(e));
     for (const type of ['reset', 'overflow']) {
       source.addEventListener(type, (e) => {
         const {message} = JSON.parse(e.data || '{}');
