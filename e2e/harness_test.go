@@ -84,40 +84,51 @@ func buildBinaries(dir string) error {
 	return os.WriteFile(done, nil, 0o600)
 }
 
-// handedOut holds every port freePort has returned: the kernel may give a
-// closed port again before its first taker binds it (the scheduler's API was
-// handed the dev master's port while the master was still starting).
+// freePort returns a port of this worker's own range (harnessPorts) that
+// no one listens on and that it has not returned before. The range lies
+// outside the kernel's ephemeral range, so that no other process can take
+// a port between its check here and the bind of the process it is for: a
+// port the kernel handed out and this closed again went to the other
+// worker's scheduler, or to an outgoing connection, before its taker bound
+// it ("bind: address already in use").
+func freePort(t *testing.T) int {
+	t.Helper()
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for port := harnessPortsFirst; port <= harnessPortsLast; port++ {
+		if handedOut.ports[port] {
+			continue
+		}
+		handedOut.ports[port] = true
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // taken: a process of an earlier test still holds it
+		}
+		ln.Close()
+		return port
+	}
+	t.Fatalf("no free port left in %d-%d", harnessPortsFirst, harnessPortsLast)
+	return 0
+}
+
 var handedOut = struct {
 	sync.Mutex
 	ports map[int]bool
 }{ports: map[int]bool{}}
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	for {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		if !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return port
-		}
-	}
-}
-
-// The host ports the harness's agents offer: below the ephemeral range
-// (32768-60999), apart from the dev cluster's default (31000-32000), and
-// apart for each worker of a sharded run (BCS_E2E_WORKER, 0, 1, …).
-var agentPortsFirst, agentPortsLast = agentPorts(os.Getenv("BCS_E2E_WORKER"))
+// Each worker of a sharded run (BCS_E2E_WORKER, 0, 1, …; one test process
+// at a time) has ports of its own, all below the ephemeral range
+// (32768-60999) and apart from the dev cluster's default (31000-32000):
+// agentPorts for its agents to offer, harnessPorts for the servers of the
+// harness (dev masters, schedulers, control APIs, Prometheus).
+var (
+	agentPortsFirst, agentPortsLast     = agentPorts(os.Getenv("BCS_E2E_WORKER"))
+	harnessPortsFirst, harnessPortsLast = agentPortsLast + 1, agentPortsFirst + 1499
+)
 
 func agentPorts(worker string) (first, last int) {
 	n, _ := strconv.Atoi(worker)
-	first = 21000 + 1500*min(max(n, 0), 6)
+	first = 21000 + 1500*min(max(n, 0), 5)
 	return first, first + 1000
 }
 
