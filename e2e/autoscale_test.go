@@ -3,11 +3,8 @@ package e2e_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
+	"github.com/bcs-mesos/bcs-mesos/internal/promtest"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +13,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 )
@@ -43,13 +39,11 @@ func startExporter(t *testing.T, name string, labels ...string) *exporter {
 	gauge := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: "A value an e2e test sets."}, labels)
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(gauge)
-	server := httptest.NewServer(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
-	t.Cleanup(server.Close)
-	return &exporter{gauge: gauge, host: strings.TrimPrefix(server.URL, "http://")}
+	return &exporter{gauge: gauge, host: promtest.Serve(t, metrics)}
 }
 
-// promServer is a real Prometheus (Debian's /usr/bin/prometheus, which
-// scripts/test-deps installs) scraping one exporter every second.
+// promServer is a real Prometheus (promtest) scraping one exporter
+// every second.
 type promServer struct {
 	t   *testing.T
 	url string
@@ -59,35 +53,7 @@ type promServer struct {
 // series samples.
 func startPrometheus(t *testing.T, target *exporter, query string, series int) *promServer {
 	t.Helper()
-	const binary = "/usr/bin/prometheus"
-	if _, err := os.Stat(binary); err != nil {
-		t.Fatalf("%s: %v (scripts/test-deps installs Debian's prometheus)", binary, err)
-	}
-	dir := t.TempDir()
-	config := fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: e2e\n    static_configs:\n      - targets: [%q]\n", target.host)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(binary, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			log, _ := os.ReadFile(logFile.Name())
-			t.Logf("prometheus.log (last 2000 bytes):\n%s", tail(log, 2000))
-		}
-	})
-	p := &promServer{t: t, url: "http://" + addr}
+	p := &promServer{t: t, url: promtest.Start(t, "e2e", target.host)}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		values, err := p.query(query)

@@ -4,23 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	promapi "github.com/prometheus/client_golang/api"
-	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/model"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/promtest"
 	"github.com/bcs-mesos/bcs-mesos/internal/testlog"
 	"github.com/bcs-mesos/bcs-mesos/pkg/autoscaler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
@@ -35,10 +29,7 @@ var shared storetest.Shared
 
 func TestMain(m *testing.M) { os.Exit(storetest.RunShared(m, &shared)) }
 
-const (
-	ns               = "ns-a"
-	prometheusBinary = "/usr/bin/prometheus"
-)
+const ns = "ns-a"
 
 var t0 = time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
 
@@ -52,57 +43,18 @@ type players struct {
 
 func startPrometheus(t *testing.T) *players {
 	t.Helper()
-	if _, err := os.Stat(prometheusBinary); err != nil {
-		t.Fatalf("%s: %v (scripts/test-deps installs Debian's prometheus)", prometheusBinary, err)
-	}
 	gauge := prometheus.NewGauge(prometheus.GaugeOpts{Name: "players", Help: "Players online."})
 	sessions := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sessions", Help: "Sessions per instance."}, []string{"slot"})
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(gauge, sessions)
-	exporter := httptest.NewServer(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
-	t.Cleanup(exporter.Close)
-	dir := t.TempDir()
-	config := fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: game\n    static_configs:\n      - targets: [%q]\n",
-		strings.TrimPrefix(exporter.URL, "http://"))
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.Command(prometheusBinary, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return &players{gauge: gauge, sessions: sessions, address: "http://" + addr}
+	return &players{gauge: gauge, sessions: sessions, address: promtest.Start(t, "game", promtest.Serve(t, metrics))}
 }
 
 // set sets the gauge and waits until Prometheus answers it.
 func (p *players) set(t *testing.T, v float64) {
 	t.Helper()
 	p.gauge.Set(v)
-	client, err := promapi.NewClient(promapi.Config{Address: p.address})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		got, _, _, err := promv1.NewAPI(client).Query(ctx, "players", time.Time{})
-		cancel()
-		if vec, ok := got.(model.Vector); err == nil && ok && len(vec) == 1 && float64(vec[0].Value) == v {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("players %v not queryable after 60s (last: %v, %v)", v, got, err)
-		}
-		time.Sleep(200 * time.Millisecond) // scrapes are real time
-	}
+	promtest.Await(t, p.address, "players", func(vec model.Vector) bool { return len(vec) == 1 && float64(vec[0].Value) == v })
 }
 
 // fleet is the scheduler's side: workloads' sizes, every instance ready,

@@ -2,20 +2,11 @@ package hookrun_test
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"github.com/bcs-mesos/bcs-mesos/internal/promtest"
 	"strings"
 	"testing"
-	"time"
 
-	promapi "github.com/prometheus/client_golang/api"
-	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/model"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/hook"
@@ -24,84 +15,20 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
-const prometheusBinary = "/usr/bin/prometheus"
-
 // startPrometheus runs a real Prometheus scraping an exporter of the
 // gauge hook_test_age{pod} (set from ages) every second, waits until
 // every pod's sample can be queried, and returns its address.
 func startPrometheus(t *testing.T, ages map[string]float64) string {
 	t.Helper()
-	if _, err := os.Stat(prometheusBinary); err != nil {
-		t.Fatalf("%s: %v (scripts/test-deps installs Debian's prometheus)", prometheusBinary, err)
-	}
 	gauge := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "hook_test_age", Help: "An age a hook checks."}, []string{"pod"})
 	for pod, age := range ages {
 		gauge.WithLabelValues(pod).Set(age)
 	}
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(gauge)
-	exporter := httptest.NewServer(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
-	t.Cleanup(exporter.Close)
-
-	dir := t.TempDir()
-	config := fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: hooktest\n    static_configs:\n      - targets: [%q]\n",
-		strings.TrimPrefix(exporter.URL, "http://"))
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	cmd := exec.Command(prometheusBinary, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
-	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-
-	address := "http://" + addr
-	client, err := promapi.NewClient(promapi.Config{Address: address})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		v, _, _, err := promv1.NewAPI(client).Query(ctx, "hook_test_age", time.Time{})
-		cancel()
-		if vec, ok := v.(model.Vector); err == nil && ok && len(vec) == len(ages) {
-			return address
-		}
-		select {
-		case err := <-exited:
-			log, _ := os.ReadFile(logFile.Name())
-			t.Fatalf("prometheus exited: %v\n%s", err, log)
-		case <-time.After(200 * time.Millisecond): // scrapes are real time
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(logFile.Name())
-			t.Fatalf("hook_test_age not queryable after 60s (last: %v, %v)\n%s", v, err, log)
-		}
-	}
-}
-
-// freeAddr returns a loopback address no one listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	address := promtest.Start(t, "hooktest", promtest.Serve(t, metrics))
+	promtest.Await(t, address, "hook_test_age", func(v model.Vector) bool { return len(v) == len(ages) })
+	return address
 }
 
 // Prometheus metrics against a real Prometheus: the query rendered with
