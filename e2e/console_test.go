@@ -34,6 +34,16 @@ type browser struct {
 	// answered with acceptDialogs.
 	dialogs       []string
 	acceptDialogs bool
+	// unanswered are the page's requests sent and not yet answered (no
+	// response headers), by request ID: a wait that times out names
+	// them, telling a server that does not answer from a page that does
+	// not ask.
+	unanswered map[network.RequestID]unanswered
+}
+
+type unanswered struct {
+	url  string
+	sent time.Time
 }
 
 // clearShots empties the screenshots' directory once a run: each test's
@@ -63,11 +73,17 @@ func openBrowser(t *testing.T) *browser {
 		cancel()
 		cancelAlloc() // waits for Chromium to exit
 	})
-	b := &browser{t: t, ctx: ctx, shots: shots}
+	b := &browser{t: t, ctx: ctx, shots: shots, unanswered: map[network.RequestID]unanswered{}}
 	chromedp.ListenTarget(ctx, func(ev any) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		switch ev := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			b.unanswered[ev.RequestID] = unanswered{url: ev.Request.URL, sent: time.Now()}
+		case *network.EventResponseReceived:
+			delete(b.unanswered, ev.RequestID)
+		case *network.EventLoadingFailed:
+			delete(b.unanswered, ev.RequestID)
 		case *runtime.EventExceptionThrown:
 			b.errors = append(b.errors, ev.ExceptionDetails.Error())
 		case *runtime.EventConsoleAPICalled:
@@ -88,7 +104,7 @@ func openBrowser(t *testing.T) *browser {
 	})
 	// The first run starts Chromium, which lives as long as its context:
 	// this one, not a step's timeout.
-	if err := chromedp.Run(ctx); err != nil {
+	if err := chromedp.Run(ctx, network.Enable()); err != nil {
 		t.Fatalf("starting %s: %v", chromium, err)
 	}
 	return b
@@ -125,7 +141,13 @@ func (b *browser) waitFor(what, condition, state string) {
 	var shown any
 	b.eval(state, &shown)
 	b.shot("failed")
-	b.t.Fatalf("timed out waiting for %s; the page shows %v (errors: %v)", what, shown, b.errors)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var pending []string
+	for _, r := range b.unanswered {
+		pending = append(pending, fmt.Sprintf("%s (%s)", r.url, time.Since(r.sent).Round(time.Millisecond)))
+	}
+	b.t.Fatalf("timed out waiting for %s; the page shows %v (errors: %v; requests unanswered: %v)", what, shown, b.errors, pending)
 }
 
 // clickTo clicks the element selector names until the JavaScript
