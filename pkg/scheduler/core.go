@@ -169,9 +169,14 @@ type Core struct {
 	// last became Pending in this process (zero for one restored from the
 	// store), for the time from wanted to Running: only these two phases
 	// lead to Running, and an instance keeps no such field of its own.
-	pendingSet   map[*instance]time.Time
-	launching    map[*instance]time.Time
-	launchesHeld bool
+	pendingSet map[*instance]time.Time
+	launching  map[*instance]time.Time
+	// pendingOrder is pendingSet in launch order (launchOrder), kept by
+	// pending; pendingJoined says instances joined the set since it was
+	// last sorted.
+	pendingOrder  []*instance
+	pendingJoined bool
+	launchesHeld  bool
 	// pendingPeak and launchingPeak are the most each held since it was
 	// last made (shrunk).
 	pendingPeak, launchingPeak int
@@ -501,6 +506,7 @@ func (c *Core) trackPhase(inst *instance, wanted time.Time) {
 	case PhasePending:
 		if _, ok := c.pendingSet[inst]; !ok {
 			c.pendingSet[inst] = wanted
+			c.pendingJoined = true
 		}
 		delete(c.launching, inst)
 	case PhaseLaunched:

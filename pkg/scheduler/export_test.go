@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -46,7 +47,7 @@ func StaleKept(c *Core) []string {
 			}
 		}
 	}
-	if kept := c.pending(); !slices.Equal(kept, pending) || c.waiting() != (len(pending) > 0) {
+	if kept, _ := c.pending(math.MaxInt); !slices.Equal(kept, pending) || c.waiting() != (len(pending) > 0) {
 		stale = append(stale, fmt.Sprintf("kept %d pending launches, computed %d", len(kept), len(pending)))
 	}
 	if kept := c.underWay(); kept != launching {

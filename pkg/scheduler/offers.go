@@ -117,7 +117,7 @@ func (c *Core) adjustOffers() {
 	}
 	sweepWaiting, sweepDue := c.sweepsWanted()
 	waiting := c.acting() && (c.waiting() || sweepWaiting)
-	// Launches held back by the launch budget (withinBudget): once half of
+	// Launches held back by the launch budget (schedule): once half of
 	// it is free, the agents declined meanwhile are offered again at once
 	// (REVIVE clears the refusal filters).
 	budgetFreed := c.launchesHeld && c.underWay() <= c.cfg.MaxLaunching/2

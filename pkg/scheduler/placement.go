@@ -13,27 +13,60 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
-// pending returns the instances and successors waiting for a launch, in
-// their backoff or not, by application and index, an instance before its
-// successor.
-func (c *Core) pending() []*instance {
-	var out []*instance
-	for inst := range c.pendingSet {
-		if c.waits(inst) {
-			out = append(out, inst)
-		}
+// pending returns the instances and successors waiting for a launch in
+// launch order (pendingOrder): the first room of those that may launch now,
+// and those in their restart backoff among them; held tells that more
+// wait behind them. The order is sorted again only after launches joined
+// it, and a pass reads no further than room, so that a pass costs what it
+// can launch, not the whole set, while the launch budget is full.
+func (c *Core) pending(room int) (out []*instance, held bool) {
+	if c.pendingJoined {
+		c.pendingOrder = slices.AppendSeq(c.pendingOrder[:0], maps.Keys(c.pendingSet))
+		slices.SortFunc(c.pendingOrder, launchOrder)
+		c.pendingJoined = false
 	}
+	kept, read := 0, 0
+	for ; read < len(c.pendingOrder); read++ {
+		inst := c.pendingOrder[read]
+		waits := c.waits(inst)
+		if _, ok := c.pendingSet[inst]; !ok {
+			continue // launched or given up: it leaves the order
+		}
+		c.pendingOrder[kept] = inst
+		kept++
+		if !waits {
+			continue
+		}
+		if !inst.rec.NotBefore.After(c.now) {
+			if room <= 0 {
+				held = true
+				read++ // kept already
+				break
+			}
+			room--
+		}
+		out = append(out, inst)
+	}
+	kept += copy(c.pendingOrder[kept:], c.pendingOrder[read:])
+	clear(c.pendingOrder[kept:])
+	c.pendingOrder = c.pendingOrder[:kept]
+	if cap(c.pendingOrder) >= 1024 && kept < cap(c.pendingOrder)/8 {
+		c.pendingOrder = slices.Clone(c.pendingOrder) // as shrunk does for the maps
+	}
+	return out, held
+}
+
+// launchOrder orders launches by application and index, an instance
+// before its successor.
+func launchOrder(x, y *instance) int {
 	successor := func(inst *instance) int {
 		if inst.parent != nil {
 			return 1
 		}
 		return 0
 	}
-	slices.SortFunc(out, func(x, y *instance) int {
-		return cmp.Or(cmp.Compare(x.app.key(), y.app.key()), cmp.Compare(x.rec.Index, y.rec.Index),
-			cmp.Compare(successor(x), successor(y)))
-	})
-	return out
+	return cmp.Or(cmp.Compare(x.app.key(), y.app.key()), cmp.Compare(x.rec.Index, y.rec.Index),
+		cmp.Compare(successor(x), successor(y)))
 }
 
 // waits reports whether a launch in pendingSet waits for a place; one
@@ -79,26 +112,6 @@ func (c *Core) underWay() int {
 	return len(c.launching)
 }
 
-// withinBudget is what of pending (in order) a pass may launch: while
-// Config.MaxLaunching launches are under way, only the first that fill
-// what is left, and launchesHeld tells adjustOffers to ask for offers
-// again once half the budget is free. Launches still in their restart
-// backoff do not count.
-func (c *Core) withinBudget(pending []*instance) []*instance {
-	room := c.cfg.MaxLaunching - c.underWay()
-	for i, inst := range pending {
-		if inst.rec.NotBefore.After(c.now) {
-			continue
-		}
-		if room <= 0 {
-			c.launchesHeld = true
-			return pending[:i]
-		}
-		room--
-	}
-	return pending
-}
-
 // schedule launches the sweeps owed to agents that offer, places the
 // pending instances on what is left of the offers, and says why the others
 // wait (explainPending); the matcher defers instances still in their
@@ -108,15 +121,27 @@ func (c *Core) schedule() {
 		return
 	}
 	_, sweepDue := c.sweepsWanted()
-	launchable := c.launchable()
-	if !launchable && !sweepDue {
-		return
+	var launches []*instance
+	if c.launchable() {
+		// The launch budget: while Config.MaxLaunching launches are under
+		// way, none more; launchesHeld tells adjustOffers to ask for
+		// offers again once half of it is free. Launches still in their
+		// restart backoff do not count.
+		var held bool
+		launches, held = c.pending(c.cfg.MaxLaunching - c.underWay())
+		c.launchesHeld = c.launchesHeld || held
+		if !slices.ContainsFunc(launches, func(inst *instance) bool { return !inst.rec.NotBefore.After(c.now) }) {
+			launches = nil // all in their backoff
+		}
+	}
+	if len(launches) == 0 && !sweepDue {
+		return // nothing can launch: no snapshot of the fleet is made
 	}
 	snap := c.snapshot()
 	sweeps := c.reserveSweeps(snap)
 	var considered []*instance
-	if launchable {
-		groups, byID := taskGroups(c.withinBudget(c.pending()))
+	if len(launches) > 0 {
+		groups, byID := taskGroups(launches)
 		plan := c.matcher.Place(snap, groups, c.now, c.cfg.Seed+c.passes)
 		c.passes++
 		for _, l := range plan.Launches() {
