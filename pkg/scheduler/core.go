@@ -176,7 +176,10 @@ type Core struct {
 	// last sorted.
 	pendingOrder  []*instance
 	pendingJoined bool
-	launchesHeld  bool
+	// budget is the driver's adaptive launch budget (LaunchBudget), under
+	// Config.MaxLaunching; 0: none.
+	budget       int
+	launchesHeld bool
 	// pendingPeak and launchingPeak are the most each held since it was
 	// last made (shrunk).
 	pendingPeak, launchingPeak int
@@ -382,6 +385,8 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.engineChanged(in.Engine)
 	case EngineConfigChanged:
 		c.engineConfigChanged(in.Config)
+	case LaunchBudget:
+		c.budget = in.Max
 	case Tick:
 		c.tick()
 		if len(c.maintenance) > 0 {

@@ -120,6 +120,10 @@ type Driver struct {
 	// ticks (identities.go).
 	identityKnown  map[string]bool
 	identityFailed map[string]identityFailure
+	// budget adapts the launch budget to the acknowledgements' latency
+	// (budget.go); budgetSent is what the core was last given.
+	budget     launchBudget
+	budgetSent int
 }
 
 // NewDriver returns a driver; Run starts it.
@@ -265,6 +269,9 @@ func (d *Driver) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := d.adjustBudget(ctx); err != nil { // the first launches start slow
+		return err
+	}
 	defer d.sub.stop()
 	if mode != registry.EngineStopped {
 		d.sub.start(ctx, d)
@@ -291,7 +298,9 @@ func (d *Driver) run(ctx context.Context) error {
 		case h := <-d.health:
 			in = h
 		case <-ticker.Chan():
-			in, err = Tick{}, d.retryIdentities(ctx)
+			if err = d.adjustBudget(ctx); err == nil {
+				in, err = Tick{}, d.retryIdentities(ctx)
+			}
 		case req := <-d.messages:
 			req.sent <- d.sendMessage(ctx, req)
 		case q := <-d.queries:
@@ -360,6 +369,9 @@ func (d *Driver) step(ctx context.Context, in Input, received ...time.Time) erro
 	now := d.cfg.Clock.Now()
 	d.cfg.Metrics.input(in)
 	out := d.core.Step(now, in)
+	if d.core.LaunchesHeld() {
+		d.budget.usedUp()
+	}
 	d.cfg.Metrics.output(out)
 	d.cfg.Metrics.count(d.core, now)
 	id := d.core.FrameworkID()
@@ -383,4 +395,16 @@ func (d *Driver) step(ctx context.Context, in Input, received ...time.Time) erro
 	case <-ctx.Done():
 		return nil
 	}
+}
+
+// adjustBudget ends an interval of the adaptive launch budget and gives
+// the core the budget for the next when it changed.
+func (d *Driver) adjustBudget(ctx context.Context) error {
+	n := d.budget.adjust(d.core.cfg.MaxLaunching)
+	d.cfg.Metrics.launchBudget.Set(float64(n))
+	if n == d.budgetSent {
+		return nil
+	}
+	d.budgetSent = n
+	return d.step(ctx, LaunchBudget{Max: n})
 }

@@ -23,6 +23,7 @@ type Metrics struct {
 	ackLatency    prometheus.Histogram
 	storeWrites   prometheus.Histogram
 	mesosCalls    *prometheus.HistogramVec
+	launchBudget  prometheus.Gauge
 
 	// counted is when the instance gauges were last counted: counting
 	// walks every instance, so it happens at most once per countEvery.
@@ -62,9 +63,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		mesosCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "bcs_scheduler_mesos_call_seconds",
 			Help:    "Duration of calls to the Mesos master, by call type.",
 			Buckets: latencyBuckets}, []string{"type"}),
+		launchBudget: prometheus.NewGauge(prometheus.GaugeOpts{Name: "bcs_scheduler_launch_budget",
+			Help: "How many launches may be under way (sent, not yet running): adapted to how fast status updates are acknowledged, at most the engine's maxLaunching."}),
 	}
 	reg.MustRegister(m.instances, m.rollouts, m.offers, m.launches, m.kills, m.statusUpdates,
-		m.toRunning, m.ackLatency, m.storeWrites, m.mesosCalls)
+		m.toRunning, m.ackLatency, m.storeWrites, m.mesosCalls, m.launchBudget)
 	return m
 }
 

@@ -61,7 +61,9 @@ func (d *Driver) runOutputs(ctx context.Context, outputs <-chan stepOutput, fail
 				d.send(ctx, o.caller, o.frameworkID, o.calls)
 			}
 			for _, at := range o.received {
-				d.cfg.Metrics.acknowledged(d.cfg.Clock.Since(at)) // stored, then acknowledged
+				latency := d.cfg.Clock.Since(at) // stored, then acknowledged
+				d.cfg.Metrics.acknowledged(latency)
+				d.budget.acknowledged(latency)
 			}
 		}
 	}()

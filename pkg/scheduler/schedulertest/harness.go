@@ -498,6 +498,8 @@ func (h *Harness) Run(command string) []string {
 		return h.sweepStatus(f[1], f[2], f[3], args)
 	case "tick":
 		return h.tick(f[1])
+	case "budget":
+		return h.step(scheduler.LaunchBudget{Max: atoi(f[1], 0)})
 	case "usage":
 		return h.changeApp(f[1], func(a *registry.App) { a.UsageReport = f[2] == "on" })
 	case "fleet":

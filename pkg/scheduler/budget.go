@@ -1,0 +1,105 @@
+package scheduler
+
+import (
+	"sync"
+	"time"
+)
+
+// LaunchBudget sets how many launches may be under way at most, below
+// Config.MaxLaunching: the driver's adaptive budget (launchBudget). Zero
+// leaves Config.MaxLaunching alone.
+type LaunchBudget struct{ Max int }
+
+func (LaunchBudget) input() {}
+
+// maxLaunching is the launch budget in force: Config.MaxLaunching, or
+// less while the driver's adaptive budget says so.
+func (c *Core) maxLaunching() int {
+	if c.budget > 0 {
+		return min(c.budget, c.cfg.MaxLaunching)
+	}
+	return c.cfg.MaxLaunching
+}
+
+// LaunchesHeld reports whether the last placement pass left launches
+// waiting for the launch budget: the driver grows its budget only while
+// it is used up.
+func (c *Core) LaunchesHeld() bool { return c.launchesHeld }
+
+// The adaptive launch budget's rules. An agent sends a status update again
+// when it is not acknowledged within 10 s (Mesos's first status update
+// retry interval), so acknowledgements must stay well below that, whatever
+// the machine's speed today: the budget is cut while they approach a
+// quarter of it, and grows while they are quick and it is used up.
+const (
+	budgetFloor     = 100
+	budgetGrowBelow = time.Second
+	budgetCutAbove  = 2500 * time.Millisecond
+	// budgetSlowShare is the share of an interval's acknowledgements that,
+	// slower than budgetCutAbove, cuts the budget; one slow store (an
+	// fsync that took long) must not.
+	budgetSlowShare = 0.1
+)
+
+// launchBudget adapts the launches under way to how fast the status
+// updates they bring are stored and acknowledged, as TCP adapts its window
+// to the round trips it measures: from an eighth of the ceiling it doubles
+// each interval (slow start) until the first cut, then grows by a
+// twentieth of the ceiling an interval, and halves when too many
+// acknowledgements were slow (budgetSlowShare). It grows while nine in
+// ten were quick. A busy machine (a CPU taken by another
+// process) thus launches slower instead of collapsing into resends. The
+// output goroutine reports acknowledgements; the loop adjusts it each tick.
+type launchBudget struct {
+	mu                sync.Mutex
+	window, threshold int
+	acks, slow, fast  int
+	used              bool
+}
+
+// acknowledged records an acknowledgement sent latency after its status
+// update came.
+func (b *launchBudget) acknowledged(latency time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.acks++
+	switch {
+	case latency > budgetCutAbove:
+		b.slow++
+	case latency < budgetGrowBelow:
+		b.fast++
+	}
+}
+
+// usedUp records that the budget held launches back since the last
+// adjustment: only a budget in use grows.
+func (b *launchBudget) usedUp() {
+	b.mu.Lock()
+	b.used = true
+	b.mu.Unlock()
+}
+
+// adjust ends an interval and returns the budget for the next, at most
+// ceiling (Config.MaxLaunching, which may change at run time).
+func (b *launchBudget) adjust(ceiling int) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	floor := min(budgetFloor, ceiling)
+	if b.window == 0 {
+		b.window, b.threshold = max(ceiling/8, floor), ceiling
+	}
+	acks := float64(b.acks)
+	quick := b.acks > 0 && b.used && float64(b.fast) >= (1-budgetSlowShare)*acks
+	switch {
+	case b.acks > 0 && float64(b.slow) >= budgetSlowShare*acks:
+		b.threshold = max(b.window/2, floor)
+		b.window = b.threshold
+	case quick && b.window < b.threshold:
+		b.window = min(2*b.window, b.threshold)
+	case quick:
+		b.window += max(ceiling/20, 1)
+	}
+	b.window = max(min(b.window, ceiling), floor)
+	b.acks, b.slow, b.fast, b.used = 0, 0, 0, false
+	return b.window
+}
