@@ -315,17 +315,33 @@ func (d *Driver) run(ctx context.Context) error {
 	}
 }
 
-// stepGathering steps in. Status updates take along those queued behind
-// them (gatherStatuses), and the event that ended the gathering is the
+// stepGathering steps in. A status update or an offer takes along the
+// status updates and offers queued behind it (gather): the updates are
+// stepped first, as one StatusUpdates, then the offers as one OffersIn.
+// So an update never waits behind a placement pass, which freed room in
+// the launch budget for it to use, and a burst of offers from many agents
+// costs one pass, not one each. The event that ended the gathering is the
 // next input, before any other.
 func (d *Driver) stepGathering(ctx context.Context, in Input, received []time.Time) error {
-	updates, ok := in.(StatusUpdates)
-	if !ok {
+	var g gathered
+	switch in := in.(type) {
+	case StatusUpdates:
+		g.updates, g.received = in, received
+	case OffersIn:
+		g.offers = in
+	default:
 		return d.step(ctx, in)
 	}
-	updates, received, held := gatherStatuses(updates, received, d.sub.events)
-	if err := d.step(ctx, updates, received...); err != nil {
-		return err
+	held := g.gather(d.sub.events)
+	if len(g.updates.Statuses) > 0 {
+		if err := d.step(ctx, g.updates, g.received...); err != nil {
+			return err
+		}
+	}
+	if len(g.offers.Offers) > 0 {
+		if err := d.step(ctx, g.offers); err != nil {
+			return err
+		}
 	}
 	if held == nil {
 		return nil
@@ -336,29 +352,44 @@ func (d *Driver) stepGathering(ctx context.Context, in Input, received []time.Ti
 	return nil
 }
 
-// maxGathered bounds the status updates one step applies, and the
+// maxGathered bounds the events one gathering takes, and the
 // subscription's queue: a step's acknowledgements wait for all its
 // records to be stored.
 const maxGathered = 1024
 
-// gatherStatuses adds to updates the status updates queued behind them,
-// up to maxGathered, with the times they came (received). It stops at
-// the first other event, which it returns to be the next input.
-func gatherStatuses(updates StatusUpdates, received []time.Time, events <-chan event) (StatusUpdates, []time.Time, *event) {
-	for len(updates.Statuses) < maxGathered {
+// gathered are the status updates, with the times they came (received),
+// and the offers of the events taken off the subscription's queue.
+type gathered struct {
+	updates  StatusUpdates
+	received []time.Time
+	offers   OffersIn
+}
+
+// gather adds the status updates and offers queued in events, up to
+// maxGathered events. It stops at the first other event, which it returns
+// to be the next input: a rescind must follow its offer, a subscription's
+// end what came before it.
+func (g *gathered) gather(events <-chan event) *event {
+	for range maxGathered {
 		select {
 		case ev := <-events:
-			more, ok := ev.in.(StatusUpdates)
-			if !ok || ev.err != nil || ev.caller != nil {
-				return updates, received, &ev
+			if ev.err != nil || ev.caller != nil {
+				return &ev
 			}
-			updates.Statuses = append(updates.Statuses, more.Statuses...)
-			received = append(received, ev.received)
+			switch in := ev.in.(type) {
+			case StatusUpdates:
+				g.updates.Statuses = append(g.updates.Statuses, in.Statuses...)
+				g.received = append(g.received, ev.received)
+			case OffersIn:
+				g.offers.Offers = append(g.offers.Offers, in.Offers...)
+			default:
+				return &ev
+			}
 		default:
-			return updates, received, nil
+			return nil
 		}
 	}
-	return updates, received, nil
+	return nil
 }
 
 // step runs one input through the core and hands its output to the

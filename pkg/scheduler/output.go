@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"sync"
 	"time"
 
@@ -25,9 +26,9 @@ type stepOutput struct {
 }
 
 // outputsQueued bounds the steps whose output waits for the output
-// goroutine: past it the loop waits, and the events queue meanwhile are
+// goroutine: past it the loop waits, and the events queued meanwhile are
 // gathered into larger steps.
-const outputsQueued = 4
+const outputsQueued = 16
 
 // startOutputs starts the output goroutine (runOutputs); the function it
 // returns ends it once the outputs handed to it are stored and sent.
@@ -48,9 +49,12 @@ func (d *Driver) startOutputs(ctx context.Context) (stop func()) {
 // after step in order, until outputs is closed: nothing is sent before
 // what its step decided is stored. Storing and sending are two stages, so
 // that a step's writes are stored while the step before sends its calls.
-// When storing fails it reports the error on outputFailed, and stores
-// and sends nothing more: the driver stops and the next leader starts
-// over from the store.
+// The steps queued while a store was under way are stored together, in
+// order, as a group commit: a loop that runs ahead of the store (a busy
+// machine, a slow disk) makes fewer, fuller transactions instead of
+// falling further behind. When storing fails it reports the error on
+// outputFailed, and stores and sends nothing more: the driver stops and
+// the next leader starts over from the store.
 func (d *Driver) runOutputs(ctx context.Context, outputs <-chan stepOutput, failed chan<- error) {
 	stored := make(chan stepOutput, outputsQueued)
 	sent := make(chan struct{})
@@ -68,18 +72,51 @@ func (d *Driver) runOutputs(ctx context.Context, outputs <-chan stepOutput, fail
 		}
 	}()
 	var err error
-	for o := range outputs {
+	for group := range queuedGroups(outputs) {
 		if err != nil {
 			continue
 		}
-		if err = d.persist(ctx, o.writes); err != nil {
+		var writes []Write
+		for _, o := range group {
+			writes = append(writes, o.writes...)
+		}
+		if err = d.persist(ctx, writes); err != nil {
 			failed <- fmt.Errorf("persist: %w", err)
 			continue
 		}
-		stored <- o
+		for _, o := range group {
+			stored <- o
+		}
 	}
 	close(stored)
 	<-sent
+}
+
+// queuedGroups yields each output with those queued behind it, until
+// outputs is closed.
+func queuedGroups(outputs <-chan stepOutput) iter.Seq[[]stepOutput] {
+	return func(yield func([]stepOutput) bool) {
+		for o := range outputs {
+			group := []stepOutput{o}
+			closed := false
+		queued:
+			for !closed {
+				select {
+				case more, ok := <-outputs:
+					if !ok {
+						closed = true
+						break queued
+					}
+					group = append(group, more)
+				default:
+					break queued
+				}
+			}
+			if !yield(group) || closed {
+				return
+			}
+		}
+	}
 }
 
 // callsInFlight bounds the calls of a step sent at once.

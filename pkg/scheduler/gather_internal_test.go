@@ -1,0 +1,74 @@
+package scheduler
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+)
+
+// The status updates and offers queued behind an event are gathered into
+// one of each, in their order; a rescind ends the gathering, to be the
+// next input, and what came after it stays queued.
+func TestGatherStatusUpdatesAndOffers(t *testing.T) {
+	status := func(id string) event {
+		return event{in: StatusUpdates{Statuses: []mesos.TaskStatus{{TaskID: mesos.TaskID{Value: id}}}}, received: time.Unix(int64(len(id)), 0)}
+	}
+	offers := func(ids ...string) event {
+		var in OffersIn
+		for _, id := range ids {
+			in.Offers = append(in.Offers, mesos.Offer{ID: mesos.OfferID{Value: id}})
+		}
+		return event{in: in}
+	}
+	events := make(chan event, 8)
+	for _, ev := range []event{status("t2"), offers("o2", "o3"), status("t33"), {in: Rescind{OfferID: "o2"}}, status("t4"), offers("o4")} {
+		events <- ev
+	}
+	g := gathered{offers: OffersIn{Offers: []mesos.Offer{{ID: mesos.OfferID{Value: "o1"}}}}}
+	held := g.gather(events)
+	var tasks, offered []string
+	for _, st := range g.updates.Statuses {
+		tasks = append(tasks, st.TaskID.Value)
+	}
+	for _, o := range g.offers.Offers {
+		offered = append(offered, o.ID.Value)
+	}
+	if !slices.Equal(tasks, []string{"t2", "t33"}) || !slices.Equal(offered, []string{"o1", "o2", "o3"}) || len(g.received) != 2 {
+		t.Fatalf("gathered updates %v (%d times), offers %v", tasks, len(g.received), offered)
+	}
+	if r, ok := held.in.(Rescind); !ok || r.OfferID != "o2" {
+		t.Fatalf("held %#v, want the rescind", held)
+	}
+	if len(events) != 2 {
+		t.Fatalf("%d events left queued, want the 2 after the rescind", len(events))
+	}
+	if g := (gathered{}); g.gather(make(chan event)) != nil || len(g.updates.Statuses) != 0 {
+		t.Fatal("an empty queue gathers nothing")
+	}
+}
+
+// The step outputs queued behind one are stored with it, in order; the
+// groups end when the queue is closed.
+func TestQueuedOutputsGroupCommit(t *testing.T) {
+	outputs := make(chan stepOutput, 4)
+	for _, id := range []string{"a", "b", "c"} {
+		outputs <- stepOutput{frameworkID: id}
+	}
+	var groups [][]string
+	for group := range queuedGroups(outputs) {
+		var ids []string
+		for _, o := range group {
+			ids = append(ids, o.frameworkID)
+		}
+		groups = append(groups, ids)
+		if len(groups) == 1 {
+			outputs <- stepOutput{frameworkID: "d"}
+			close(outputs)
+		}
+	}
+	if len(groups) != 2 || !slices.Equal(groups[0], []string{"a", "b", "c"}) || !slices.Equal(groups[1], []string{"d"}) {
+		t.Fatalf("groups %v, want [a b c] then [d]", groups)
+	}
+}
