@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
@@ -80,6 +81,9 @@ func fetchURI(ctx context.Context, u mesos.CommandInfo_URI, sandbox string) erro
 	if executable {
 		mode = 0o755
 	}
+	if executable {
+		return writeExecutable(dst, src)
+	}
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
 	if err != nil {
 		return err
@@ -91,13 +95,37 @@ func fetchURI(ctx context.Context, u mesos.CommandInfo_URI, sandbox string) erro
 	if err := out.Close(); err != nil {
 		return err
 	}
-	if executable {
-		return os.Chmod(dst, 0o755)
-	}
 	if u.Extract == nil || *u.Extract {
 		return extractArchive(dst, sandbox)
 	}
 	return nil
+}
+
+// writeExecutable writes an executable file while no process is forked:
+// a child forked while it is open for writing holds that descriptor until
+// it execs, and an executor started from the file meanwhile fails with
+// ETXTBSY ("text file busy", exit 126 from its shell). Forking takes
+// syscall.ForkLock for writing; holding it for reading keeps forks out.
+// The source is read first, so a slow download holds no fork up.
+func writeExecutable(dst string, src io.Reader) error {
+	content, err := io.ReadAll(src)
+	if err != nil {
+		return err
+	}
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|syscall.O_CLOEXEC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := out.Write(content); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Chmod(dst, 0o755) // an existing file keeps its mode on open
 }
 
 // insideDir joins name under dir and refuses paths that escape it.
