@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -96,5 +97,51 @@ func TestMaintenanceWindowCurrent(t *testing.T) {
 		if got := tc.window.Current(tc.now); got != tc.want {
 			t.Errorf("%+v.Current(%s) = %v, want %v", tc.window, tc.now, got, tc.want)
 		}
+	}
+}
+
+// RecordAgents records many agents' sightings in a few transactions, as
+// RecordAgent would each: what another writer stored stays, an endpoint an
+// offer does not name stays known, and an agent seen twice keeps its last
+// sighting.
+func TestRecordAgentsTogether(t *testing.T) {
+	r, st := newRegistry(t)
+	window := &registry.AgentMaintenance{Start: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), End: time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC), Answer: "pending"}
+	if err := r.RecordAgent(ctx, "a-000", "old-host", "10.0.0.1:5051", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetAgentMaintenance(ctx, "a-000", "old-host", window); err != nil {
+		t.Fatal(err)
+	}
+	before, err := st.Revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []registry.AgentSeen
+	for i := range 300 {
+		seen = append(seen, registry.AgentSeen{ID: fmt.Sprintf("a-%03d", i), Hostname: fmt.Sprintf("host-%d", i), Attributes: map[string]string{"idc": "sz"}})
+	}
+	seen = append(seen, registry.AgentSeen{ID: "a-001", Hostname: "host-1-again"})
+	if err := r.RecordAgents(ctx, seen); err != nil {
+		t.Fatal(err)
+	}
+	after, err := st.Revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 300 writes of up to 127 a transaction, each transaction a revision.
+	if after-before != 3 {
+		t.Errorf("300 agents recorded in %d transactions, want 3", after-before)
+	}
+	agents, err := r.ListAgents(ctx)
+	if err != nil || len(agents) != 300 {
+		t.Fatalf("ListAgents: %d agents, %v", len(agents), err)
+	}
+	a0, a1 := agents[0], agents[1]
+	if a0.Hostname != "host-0" || a0.Endpoint != "10.0.0.1:5051" || !reflect.DeepEqual(a0.Maintenance, window) || a0.SeenAt.IsZero() {
+		t.Errorf("a-000 = %+v; want its new sighting, its endpoint and maintenance kept", a0)
+	}
+	if a1.Hostname != "host-1-again" || a1.Attributes != nil {
+		t.Errorf("a-001 = %+v; want its last sighting", a1)
 	}
 }

@@ -3,6 +3,7 @@ package registry
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -70,11 +71,85 @@ func (r *Registry) SetFrameworkID(ctx context.Context, id string) error {
 // RecordAgent stores what the scheduler saw of an agent in its offers;
 // an offer without the agent's URL leaves the endpoint known.
 func (r *Registry) RecordAgent(ctx context.Context, id, hostname, endpoint string, attributes map[string]string) error {
+	seen := AgentSeen{ID: id, Hostname: hostname, Endpoint: endpoint, Attributes: attributes}
 	return r.modifyAgent(ctx, id, func(a *Agent) bool {
-		a.Hostname, a.Attributes, a.SeenAt = hostname, attributes, r.now().UTC()
-		a.Endpoint = cmp.Or(endpoint, a.Endpoint)
+		seen.apply(a, r.now().UTC())
 		return true
 	})
+}
+
+// AgentSeen is what the scheduler saw of an agent in its offers.
+type AgentSeen struct {
+	ID, Hostname string
+	Endpoint     string // host:port of its HTTP API; "" unknown
+	Attributes   map[string]string
+}
+
+func (seen AgentSeen) apply(a *Agent, now time.Time) {
+	a.Hostname, a.Attributes, a.SeenAt = seen.Hostname, seen.Attributes, now
+	a.Endpoint = cmp.Or(seen.Endpoint, a.Endpoint)
+}
+
+// RecordAgents records what the scheduler saw of agents, as RecordAgent
+// does each, in a few round trips: their records read together, then
+// written together in batched transactions, each write checked against
+// the revision read. The thousands of agents of a cluster's first offers
+// took two round trips each. Those a concurrent write (the agent sync,
+// maintenance) changed meanwhile are recorded again one by one.
+func (r *Registry) RecordAgents(ctx context.Context, seen []AgentSeen) error {
+	last := map[string]int{} // an agent seen twice: its last sighting
+	for i, s := range seen {
+		last[s.ID] = i
+	}
+	var unique []AgentSeen
+	for i, s := range seen {
+		if last[s.ID] == i {
+			unique = append(unique, s)
+		}
+	}
+	keys := make([]string, len(unique))
+	for i, s := range unique {
+		key, err := store.Key(store.KindAgent, s.ID)
+		if err != nil {
+			return err
+		}
+		keys[i] = key
+	}
+	entries, err := r.store.GetMany(ctx, keys)
+	if err != nil {
+		return err
+	}
+	batch := r.store.Batch()
+	now := r.now().UTC()
+	for i, s := range unique {
+		a := &Agent{ID: s.ID}
+		if entries[i].Revision != 0 {
+			if err := json.Unmarshal(entries[i].Value, a); err != nil {
+				return fmt.Errorf("agent %s: %w", s.ID, err)
+			}
+		}
+		s.apply(a, now)
+		a.UpdatedAt = now
+		value, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		if entries[i].Revision == 0 {
+			batch.Add(store.CreateOp(keys[i], value))
+		} else {
+			batch.Add(store.UpdateOp(keys[i], value, entries[i].Revision))
+		}
+	}
+	written, err := batch.Commit(ctx)
+	if err == nil || !errors.Is(err, errdefs.ErrConflict) && !errors.Is(err, errdefs.ErrAlreadyExists) && !errors.Is(err, errdefs.ErrNotFound) {
+		return err
+	}
+	for _, s := range unique[len(written):] {
+		if err := r.RecordAgent(ctx, s.ID, s.Hostname, s.Endpoint, s.Attributes); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SetAgentMaintenance stores the maintenance window announced for an

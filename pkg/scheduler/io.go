@@ -190,7 +190,7 @@ type Write struct {
 	AppStatus   *AppStatus          // set an application's state and message
 	RemoveApp   *AppRef             // delete the application (after its instances)
 	FrameworkID string              // remember the framework ID
-	Agent       *AgentRecord        // what offers told about an agent
+	Agent       *registry.AgentSeen // what offers told about an agent
 	Maintenance *AgentMaintenance   // an agent's maintenance window
 	Sweep       *registry.Sweep     // store the sweep owed an agent
 	DeleteSweep string              // the sweep of this agent is done
@@ -212,13 +212,6 @@ type Write struct {
 
 // HookRunRef names a hook run.
 type HookRunRef struct{ Namespace, Name string }
-
-// AgentRecord is an agent as offers describe it.
-type AgentRecord struct {
-	ID, Hostname string
-	Endpoint     string // host:port of the agent's HTTP API; "" unknown
-	Attributes   map[string]string
-}
 
 // GroupRef names an instance.
 type GroupRef struct {

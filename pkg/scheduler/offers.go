@@ -14,6 +14,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/constraint"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosoperator"
 	"github.com/bcs-mesos/bcs-mesos/pkg/offer"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
 // offersIn keeps new offers; what an agent offers is what it has free.
@@ -82,7 +83,7 @@ func (c *Core) learnAgent(o mesos.Offer) {
 		info.recorded = old.recorded
 		return
 	}
-	c.write(Write{Agent: &AgentRecord{ID: info.id, Hostname: info.hostname, Endpoint: info.endpoint, Attributes: shownAttributes(info.attrs)}})
+	c.write(Write{Agent: &registry.AgentSeen{ID: info.id, Hostname: info.hostname, Endpoint: info.endpoint, Attributes: shownAttributes(info.attrs)}})
 }
 
 // shownAttributes are an agent's attributes as its record shows them.

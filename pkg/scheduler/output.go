@@ -213,7 +213,8 @@ func (d *Driver) persist(ctx context.Context, writes []Write) error {
 			return err
 		}
 		start := d.cfg.Clock.Now()
-		if w.AppStatus != nil {
+		switch {
+		case w.AppStatus != nil:
 			// A step's statuses come together (refreshStatuses): stored
 			// together.
 			var statuses []registry.AppStatusChange
@@ -222,7 +223,16 @@ func (d *Driver) persist(ctx context.Context, writes []Write) error {
 			}
 			i--
 			err = d.cfg.Registry.SetAppStatuses(ctx, statuses)
-		} else {
+		case w.Agent != nil:
+			// The agents of one offers event come together: stored
+			// together.
+			var seen []registry.AgentSeen
+			for ; i < len(writes) && writes[i].Agent != nil; i++ {
+				seen = append(seen, *writes[i].Agent)
+			}
+			i--
+			err = d.cfg.Registry.RecordAgents(ctx, seen)
+		default:
 			err = d.persistOne(ctx, w)
 		}
 		if err != nil {
@@ -267,8 +277,6 @@ func (d *Driver) persistOne(ctx context.Context, w Write) error {
 			return nil
 		}
 		return err
-	case w.Agent != nil:
-		return r.RecordAgent(ctx, w.Agent.ID, w.Agent.Hostname, w.Agent.Endpoint, w.Agent.Attributes)
 	case w.Maintenance != nil:
 		return r.SetAgentMaintenance(ctx, w.Maintenance.AgentID, w.Maintenance.Hostname, w.Maintenance.Window)
 	case w.HookRun != nil:
