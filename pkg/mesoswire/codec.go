@@ -54,6 +54,14 @@ func ByName(name string) (encoding.Codec, error) {
 	return encoding.Codec{}, fmt.Errorf("encoding %q: want %s or %s", name, NameProtobuf, NameJSON)
 }
 
+// MaxFrameSize bounds a frame of an event stream. mesos-go's RecordIO
+// reader allows 4 MiB, but a master sends the offers of every agent it
+// allocates at once in one OFFERS event, which passes that at thousands
+// of agents: the scheduler's subscription ended at each one ("bufio.Scanner:
+// token too long") while nothing launched. The reader's buffer grows to the
+// largest frame read.
+const MaxFrameSize = 256 << 20
+
 // DecodeError is a frame that was read whole but could not be decoded.
 type DecodeError struct {
 	Codec string // NameProtobuf or NameJSON
@@ -69,6 +77,10 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 
 func newDecoder(s encoding.Source, unmarshal func([]byte, encoding.Unmarshaler) error, codec string) encoding.Decoder {
 	r := s()
+	if scanner, ok := r.(interface{ Buffer(buf []byte, max int) }); ok {
+		// mesos-go's RecordIO reader, a bufio.Scanner not yet read from.
+		scanner.Buffer(make([]byte, 0, 64<<10), MaxFrameSize)
+	}
 	return encoding.DecoderFunc(func(u encoding.Unmarshaler) error {
 		frame, err := r.ReadFrame()
 		if err != nil {

@@ -190,3 +190,21 @@ func TestUnmarshalJSONDropsOnlyUnknownEnumValues(t *testing.T) {
 		t.Error("ByName(xml) succeeded")
 	}
 }
+
+// An event over mesos-go's 4 MiB frame limit (an OFFERS event of thousands
+// of agents) is decoded, by both codecs.
+func TestDecodersReadFramesOverFourMiB(t *testing.T) {
+	data := bytes.Repeat([]byte("o"), 5<<20)
+	event := &scheduler.Event{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
+		AgentID: mesos.AgentID{Value: "a"}, ExecutorID: mesos.ExecutorID{Value: "e"}, Data: data}}
+	for _, codec := range []encoding.Codec{mesoswire.Protobuf, mesoswire.JSON} {
+		var stream bytes.Buffer
+		if err := codec.NewEncoder(func() framing.Writer { return recordio.NewWriter(&stream) }).Encode(event); err != nil {
+			t.Fatal(err)
+		}
+		var got scheduler.Event
+		if err := decoder(codec, stream.Bytes()).Decode(&got); err != nil || !bytes.Equal(got.GetMessage().GetData(), data) {
+			t.Errorf("%s: a %d-byte event: %v", codec.Name, stream.Len(), err)
+		}
+	}
+}

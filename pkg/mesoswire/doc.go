@@ -13,5 +13,8 @@
 // SUBSCRIBED it cannot otherwise understand (SubscribedFrameworkID) and
 // subscribe again as the same framework.
 //
+// Both decoders read frames up to MaxFrameSize, past mesos-go's own 4 MiB:
+// a master's OFFERS event for thousands of agents is larger.
+//
 // It must not import other bcs-mesos packages.
 package mesoswire

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,4 +120,28 @@ func TestDriverGathersQueuedStatusUpdates(t *testing.T) {
 	if st := s.cluster.Stats(); st.StatusUpdatesResent != 0 {
 		t.Errorf("%d status updates resent", st.StatusUpdatesResent)
 	}
+}
+
+// A master offers every agent it allocates at once in one OFFERS event:
+// at thousands of agents that event passes mesos-go's 4 MiB frame limit,
+// and the subscription ended at each one while nothing launched. The
+// driver reads it.
+func TestDriverReadsAnOffersEventOverFourMiB(t *testing.T) {
+	label := strings.Repeat("x", 4096)
+	agents := make([]devcluster.AgentSpec, 2000)
+	for i := range agents {
+		agents[i] = devcluster.AgentSpec{Hostname: fmt.Sprintf("agent-%d", i), Resources: devcluster.ResourceSpec{CPUs: 1, MemMB: 1024},
+			Attributes: []devcluster.AttributeSpec{devcluster.TextAttribute("label", label)}}
+	}
+	s := newSystemWith(t, func(cfg *devcluster.Config) { cfg.ExecutorMode = devcluster.ExecutorSimulated }, agents...)
+	s.startDriver()
+	app := processApp("one", 1)
+	app.Constraint = nil
+	if _, err := s.reg.CreateApp(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually("the instance running", func() (bool, string) {
+		groups := s.groups("one")
+		return len(groups) == 1 && groups[0].State == mesos.TASK_RUNNING.String(), fmt.Sprintf("%d instances", len(groups))
+	})
 }
