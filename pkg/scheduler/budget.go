@@ -29,12 +29,14 @@ func (c *Core) LaunchesHeld() bool { return c.launchesHeld }
 // The adaptive launch budget's rules. An agent sends a status update again
 // when it is not acknowledged within 10 s (Mesos's first status update
 // retry interval), so acknowledgements must stay well below that, whatever
-// the machine's speed today: the budget is cut while they approach a
-// quarter of it, and grows while they are quick and it is used up.
+// the machine's speed today: the budget is cut when they take half of it,
+// and grows while they take less than a fifth and it is used up. Between
+// the two it holds: more launches under way make fuller store
+// transactions, and acknowledgements later but not late.
 const (
 	budgetFloor     = 100
-	budgetGrowBelow = time.Second
-	budgetCutAbove  = 2500 * time.Millisecond
+	budgetGrowBelow = 2 * time.Second
+	budgetCutAbove  = 5 * time.Second
 	// budgetSlowShare is the share of an interval's acknowledgements that,
 	// slower than budgetCutAbove, cuts the budget; one slow store (an
 	// fsync that took long) must not.

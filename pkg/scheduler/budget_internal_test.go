@@ -20,7 +20,7 @@ func TestLaunchBudgetAdapts(t *testing.T) {
 		}
 		return b.adjust(10000)
 	}
-	quick, slow, middling := 100*time.Millisecond, 5*time.Second, 1500*time.Millisecond
+	quick, slow, middling := 100*time.Millisecond, 6*time.Second, 3*time.Second
 	steps := []struct {
 		name string
 		got  int
