@@ -151,7 +151,7 @@ func engineFlags(flags *flag.FlagSet, o *schedulerd.Options, t *textFlags) {
 	flags.DurationVar(&o.AgentSyncInterval, "agent-sync-interval", scheduler.DefaultAgentSyncInterval, "how often the master's agents are read (GET_AGENTS): their state, drain and total resources; agents it does not know are dropped"+atRunTime)
 	flags.DurationVar(&o.Scheduler.DependsGCDelay, "depends-gc-delay", scheduler.DefaultDependsGCDelay, "how long a dependency pod outlives the last instance that used it on its agent"+atRunTime)
 	flags.DurationVar(&o.Scheduler.UsageInterval, "usage-report-interval", scheduler.DefaultUsageInterval, "how often the instances of a workload an autoscaler sizes by cpu or memory report their use (at least "+proto.MinUsageInterval.String()+")")
-	flags.IntVar(&o.Scheduler.MaxLaunching, "max-launching", scheduler.DefaultMaxLaunching, "at most this many instances launched and not yet running at once; more wait, so that status updates come no faster than they are stored and acknowledged"+atRunTime)
+	flags.IntVar(&o.Scheduler.MaxLaunching, "max-launching", scheduler.DefaultMaxLaunching, "at most this many instances launched and not yet running at once (the ceiling of the launch budget, which adapts below it to how fast status updates are acknowledged); more wait, so that status updates come no faster than they are stored and acknowledged"+atRunTime)
 }
 
 // tenantFlags are what tenants may run as, do and reach.

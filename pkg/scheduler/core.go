@@ -65,7 +65,8 @@ type Config struct {
 	// it, pending instances wait for launches under way to start, so that
 	// their status updates never come faster than the driver stores and
 	// acknowledges them (an update unacknowledged for 10 s is sent again);
-	// default DefaultMaxLaunching.
+	// default DefaultMaxLaunching. The driver's adaptive budget
+	// (LaunchBudget) keeps it lower while acknowledgements are slow.
 	MaxLaunching int
 	// UsageInterval is how often the instances of an application with
 	// App.UsageReport report their usage; default DefaultUsageInterval.
@@ -231,7 +232,10 @@ type app struct {
 	// relabelled for.
 	labeled   [2]uint64
 	instances map[int]*instance
-	unplaced  string // the last placement's rejections, "" when placed
+	// sorted is instances by index, kept until one is put or dropped
+	// (put, drop): every step's rollout planning and placement read it.
+	sorted   []*instance
+	unplaced string // the last placement's rejections, "" when placed
 	// unplacedBy is the launch unplaced is about: it holds while that
 	// launch waits (unplacedNow), not after it went (a scale-down).
 	unplacedBy *instance
@@ -574,7 +578,7 @@ func (c *Core) restore(in Restore) {
 		if u := inst.rec.Update; u != nil {
 			u.Sent = time.Time{} // the message may not have gone out: send again
 		}
-		a.instances[g.Index] = inst
+		a.put(inst)
 		c.trackPhase(inst, time.Time{})
 		if inst.rec.WaitingFor != "" {
 			// What it waited for may have been written meanwhile.
@@ -735,7 +739,7 @@ func (c *Core) addWanted(a *app) int {
 				inst.rec.Phase, inst.rec.StoppedWithApp, inst.rec.Message = string(PhaseStopped), true, "stopped"
 			}
 			inst.rec.Version, inst.rec.Template = a.revision(a.target(i))
-			a.instances[i] = inst
+			a.put(inst)
 			c.trackPhase(inst, c.now)
 			c.persist(inst)
 		}
@@ -809,7 +813,7 @@ func (c *Core) untrack(inst *instance) {
 func (c *Core) remove(inst *instance) {
 	a := inst.app
 	c.untrack(inst)
-	delete(a.instances, inst.rec.Index)
+	a.drop(inst.rec.Index)
 	c.endPreDelete(inst)
 	c.write(Write{DeleteGroup: &GroupRef{inst.rec.Namespace, inst.rec.App, inst.rec.Index}})
 	c.replan(a)
@@ -889,8 +893,25 @@ func (c *Core) sortedApps() []*app {
 	return slices.SortedFunc(maps.Values(c.apps), func(x, y *app) int { return cmp.Compare(x.key(), y.key()) })
 }
 
+// sortedInstances returns a's instances by index; the slice is shared
+// until the next put or drop, and must not be changed.
 func (a *app) sortedInstances() []*instance {
-	return slices.SortedFunc(maps.Values(a.instances), func(x, y *instance) int { return cmp.Compare(x.rec.Index, y.rec.Index) })
+	if a.sorted == nil && len(a.instances) > 0 {
+		a.sorted = slices.SortedFunc(maps.Values(a.instances), func(x, y *instance) int { return cmp.Compare(x.rec.Index, y.rec.Index) })
+	}
+	return a.sorted
+}
+
+// put makes inst a's instance at its index.
+func (a *app) put(inst *instance) {
+	a.instances[inst.rec.Index] = inst
+	a.sorted = nil
+}
+
+// drop forgets a's instance at index.
+func (a *app) drop(index int) {
+	delete(a.instances, index)
+	a.sorted = nil
 }
 
 func taskState(s string) mesos.TaskState {

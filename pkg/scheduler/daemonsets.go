@@ -156,7 +156,7 @@ func (c *Core) reconcileDaemon(a *app) {
 		inst := &instance{app: a,
 			rec: registry.TaskGroup{Namespace: a.rec.Namespace, App: a.rec.Name, Index: next, Node: host, Phase: string(PhasePending)}}
 		inst.rec.Version, inst.rec.Template = a.revision(a.target(next))
-		a.instances[next] = inst
+		a.put(inst)
 		c.trackPhase(inst, c.now)
 		c.logf("daemonset instance wanted", "app", a.key(), "instance", next, "node", host)
 		c.persist(inst)

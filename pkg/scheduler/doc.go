@@ -12,12 +12,15 @@
 // starts no goroutines and reads no clock: tests drive it with scripts.
 //
 // For a large fleet the Driver hands the core in one step the
-// status updates that queued while it was busy (StatusUpdates), stores a
+// status updates that queued while it was busy (StatusUpdates), then in
+// one more the offers that queued with them (OffersIn), stores a
 // step's records in a few etcd transactions and sends its calls from an
 // output goroutine while the loop runs the next step (always in step
-// order, records before calls), acknowledgements and accepts 16 at a
-// time; the core launches at most Config.MaxLaunching instances at once,
-// so that status updates never come faster than they are stored.
+// order, records before calls; the outputs queued meanwhile stored
+// together), acknowledgements and accepts 16 at a time; the core launches
+// at most Config.MaxLaunching instances at once, less while the driver's
+// adaptive budget (budget.go) sees acknowledgements slow, so that status
+// updates never come faster than they are stored.
 //
 // Lifecycle of an instance (one task group), see phase.go:
 //

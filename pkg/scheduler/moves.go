@@ -132,7 +132,7 @@ func (c *Core) handOver(inst *instance) {
 	if s.phase() != PhasePending || s.rec.Message == "" {
 		s.rec.Message = fmt.Sprintf("moved from %s (%s)", mv.FromHost, mv.Reason)
 	}
-	a.instances[inst.rec.Index] = s
+	a.put(s)
 	c.logf("move done", "app", a.key(), "instance", inst.rec.Index, "reason", mv.Reason, "from", mv.FromHost, "to", s.rec.Host)
 	c.persist(s)
 }
