@@ -178,12 +178,14 @@ type system struct {
 	stopped   sync.Once
 }
 
-// schedulerBinary is bcs-scheduler built once per run of the benchmarks.
+// schedulerBinary is bcs-scheduler built once per run of the benchmarks,
+// in binDir, which TestMain removes.
 var schedulerBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "bcs-scale-bin")
 	if err != nil {
 		return "", err
 	}
+	binDir = dir
 	path := filepath.Join(dir, "bcs-scheduler")
 	cmd := exec.Command("go", "build", "-o", path, "./cmd/bcs-scheduler")
 	cmd.Dir = "../.."
@@ -192,6 +194,16 @@ var schedulerBinary = sync.OnceValues(func() (string, error) {
 	}
 	return path, nil
 })
+
+var binDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
 
 func startSystem(b *testing.B, sh shape) *system {
 	b.Helper()
