@@ -125,10 +125,10 @@ func TestDriverGathersQueuedStatusUpdates(t *testing.T) {
 // A master offers every agent it allocates at once in one OFFERS event:
 // at thousands of agents that event passes mesos-go's 4 MiB frame limit,
 // and the subscription ended at each one while nothing launched. The
-// driver reads it.
+// driver reads it (here 200 agents with a 32 KiB attribute each: 6 MiB).
 func TestDriverReadsAnOffersEventOverFourMiB(t *testing.T) {
-	label := strings.Repeat("x", 4096)
-	agents := make([]devcluster.AgentSpec, 2000)
+	label := strings.Repeat("x", 32<<10)
+	agents := make([]devcluster.AgentSpec, 200)
 	for i := range agents {
 		agents[i] = devcluster.AgentSpec{Hostname: fmt.Sprintf("agent-%d", i), Resources: devcluster.ResourceSpec{CPUs: 1, MemMB: 1024},
 			Attributes: []devcluster.AttributeSpec{devcluster.TextAttribute("label", label)}}
