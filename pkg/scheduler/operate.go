@@ -156,22 +156,20 @@ func (c *Core) executorMessage(m ExecutorMessage) {
 	if err != nil {
 		return
 	}
-	for _, a := range c.sortedApps() {
-		for _, inst := range a.sortedInstances() {
-			if inst.rec.ID != m.ExecutorID {
-				continue
-			}
-			if res.Type == proto.MessageUpdate {
-				c.updateResult(inst, res)
-				return
-			}
-			verdict := "ok"
-			if !res.OK {
-				verdict = "failed: " + res.Error
-			}
-			inst.rec.Message = fmt.Sprintf("%s %s", res.Type, verdict)
-			c.persist(inst)
-			return
-		}
+	// The executor's ID is its task group's: found by it, not by a walk
+	// of the fleet for each answer (a rollout at size brings one each).
+	inst := c.currentLaunch(m.ExecutorID)
+	if inst == nil || inst.rec.ID != m.ExecutorID || inst.parent != nil {
+		return
 	}
+	if res.Type == proto.MessageUpdate {
+		c.updateResult(inst, res)
+		return
+	}
+	verdict := "ok"
+	if !res.OK {
+		verdict = "failed: " + res.Error
+	}
+	inst.rec.Message = fmt.Sprintf("%s %s", res.Type, verdict)
+	c.persist(inst)
 }
