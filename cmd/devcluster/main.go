@@ -17,6 +17,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/simexec"
 )
 
 func main() {
@@ -49,6 +50,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if *mode != "" {
 		cfg.ExecutorMode = devcluster.ExecutorMode(*mode)
 	}
+	cfg.SimulatedMessages = simexec.Answer // simulated executors answer updates as bcs's do
 	if *workDir != "" {
 		cfg.WorkDir = *workDir
 	}

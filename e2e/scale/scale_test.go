@@ -26,6 +26,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 	"github.com/bcs-mesos/bcs-mesos/pkg/schedulerd"
+	"github.com/bcs-mesos/bcs-mesos/pkg/simexec"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
 
@@ -230,7 +231,7 @@ func startSystem(b *testing.B, sh shape) *system {
 	}
 	sys.cluster, err = devcluster.Start(ctx, devcluster.Config{
 		ListenAddr: "127.0.0.1:0", WorkDir: filepath.Join(dir, "mesos"), ExecutorMode: devcluster.ExecutorSimulated,
-		Agents: agents(sh), Logger: logger.With("component", "devcluster"),
+		SimulatedMessages: simexec.Answer, Agents: agents(sh), Logger: logger.With("component", "devcluster"),
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -78,6 +78,7 @@ var rules = map[string]rule{
 	"pkg/scheduler/schedulertest": {forbid: join(httpAll, storage, mesosClient[:1])},
 	"pkg/store":                   {only: []string{"pkg/errdefs"}, forbid: join(mesosAll, httpAll)},
 	"pkg/store/storetest":         {only: []string{"pkg/errdefs", "pkg/store"}, forbid: join(mesosAll, httpAll)},
+	"pkg/simexec":                 {only: []string{"pkg/devcluster", "proto"}},
 	"pkg/strictjson":              {only: []string{"pkg/field", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},
 	"proto":                       {only: none},
 	"pkg/taskstate":               {only: []string{"pkg/errdefs"}, forbid: join(mesosAll, docker, httpAll)},
@@ -104,7 +105,7 @@ var testSupport = map[string][]string{
 	"internal/testpki":                     nil,
 	"pkg/store/storetest":                  nil,
 	"pkg/vaulttest":                        nil,
-	"pkg/devcluster":                       {"pkg/schedulerd", "cmd/bcs-scheduler", "cmd/devcluster"},
+	"pkg/devcluster":                       {"pkg/schedulerd", "cmd/bcs-scheduler", "cmd/devcluster", "pkg/simexec"},
 }
 
 type pkgInfo struct {

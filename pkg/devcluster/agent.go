@@ -338,6 +338,9 @@ func (a *agent) frameworkMessage(fw *framework, executorID string, data []byte) 
 		if len(ex.received) > maxSimulatedMessages {
 			ex.received = ex.received[1:]
 		}
+		if answer := a.m.cfg.SimulatedMessages; answer != nil {
+			a.simulateAnswer(ex, answer(data))
+		}
 		return
 	}
 	if ex == nil || ex.stream == nil {
@@ -345,6 +348,38 @@ func (a *agent) frameworkMessage(fw *framework, executorID string, data []byte) 
 		return
 	}
 	ex.stream.send(&executor.Event{Type: executor.Event_MESSAGE, Message: &executor.Event_Message{Data: append([]byte(nil), data...)}})
+}
+
+// SimulatedAnswer is how a simulated executor answers a framework
+// message (Config.SimulatedMessages): each of its tasks named in TaskData
+// reports its state again with that TaskStatus.data, and Message, if any,
+// goes back to the framework as the executor's MESSAGE.
+type SimulatedAnswer struct {
+	TaskData map[string][]byte
+	Message  []byte
+}
+
+// simulateAnswer gives ex's answer after Config.SimulatedAnswerDelay.
+// Caller holds a.m.mu.
+func (a *agent) simulateAnswer(ex *executorRun, answer SimulatedAnswer) {
+	if len(answer.TaskData) == 0 && answer.Message == nil {
+		return
+	}
+	a.m.afterFunc(a.m.cfg.SimulatedAnswerDelay.D(), func() {
+		if a.removed || a.executors[ex.key()] != ex {
+			return
+		}
+		for id, data := range answer.TaskData {
+			if t := ex.tasks[id]; t != nil && !t.killing && a.m.registered(t.fw) {
+				st := t.status(a.m.cfg.Clock.Now(), t.state, mesos.SOURCE_EXECUTOR, 0, "")
+				st.Data = data
+				a.statusUpdate(t, st, true)
+			}
+		}
+		if answer.Message != nil {
+			a.m.executorMessage(ex, answer.Message)
+		}
+	})
 }
 
 // maxSimulatedMessages bounds the framework messages a simulated executor

@@ -64,6 +64,11 @@ type Config struct {
 	// SimulatedStartDelay between TASK_STARTING and TASK_RUNNING in
 	// simulated mode; default 100ms.
 	SimulatedStartDelay Duration `json:"simulated_start_delay,omitempty"`
+	// SimulatedMessages answers the framework messages of simulated
+	// executors as the executors they stand for would (SimulatedAnswer),
+	// SimulatedAnswerDelay after each; nil: messages are only kept.
+	SimulatedMessages    func(data []byte) SimulatedAnswer `json:"-"`
+	SimulatedAnswerDelay Duration                          `json:"simulated_answer_delay,omitempty"`
 	// ExecutorShutdownGracePeriod when ExecutorInfo has none; default 5s
 	// like Mesos.
 	ExecutorShutdownGracePeriod Duration `json:"executor_shutdown_grace_period,omitempty"`
@@ -252,6 +257,7 @@ func (cfg Config) withDefaults() Config {
 	def(&cfg.StatusUpdateRetry, 10*time.Second)
 	def(&cfg.StatusUpdateRetryMax, 10*time.Minute)
 	def(&cfg.SimulatedStartDelay, 100*time.Millisecond)
+	def(&cfg.SimulatedAnswerDelay, 100*time.Millisecond)
 	def(&cfg.ExecutorShutdownGracePeriod, 5*time.Second)
 	def(&cfg.ExecutorRegistrationTimeout, time.Minute)
 	def(&cfg.ExecutorReregistrationTimeout, 2*time.Second)

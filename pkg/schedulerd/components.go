@@ -26,6 +26,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosfiles"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
+	"github.com/bcs-mesos/bcs-mesos/pkg/simexec"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 	"github.com/bcs-mesos/bcs-mesos/pkg/tlsfiles"
 )
@@ -101,6 +102,9 @@ func devClusterConfig(o Options) devcluster.Config {
 	}
 	if len(cfg.Agents) == 0 && !cfg.NoAgents && cfg.ExecutorMode == devcluster.ExecutorProcess {
 		cfg.Agents = sharedHostAgents()
+	}
+	if cfg.SimulatedMessages == nil {
+		cfg.SimulatedMessages = simexec.Answer // simulated executors answer updates
 	}
 	if cfg.ExecutorReregistrationTimeout == 0 {
 		// Restarted on its work dir (after a kill -9, say), the dev
