@@ -119,7 +119,7 @@ func benchmarkRunning(b *testing.B, sh shape) {
 		}
 		stopHogs := startCPUHogs(b, *cpuHogFlag)
 		b.StartTimer()
-		res := sys.run(b, *capFlag)
+		res := sys.run(b, *capFlag, appManifest)
 		b.StopTimer()
 		stopHogs()
 		if err := <-profiled; err != nil {
@@ -177,6 +177,8 @@ type system struct {
 	token     string
 	logFile   *os.File
 	stopped   sync.Once
+	// workloads is where run posted the workloads: /v1/apps, /v1/deployments.
+	workloads string
 }
 
 // schedulerBinary is bcs-scheduler built once per run of the benchmarks,
@@ -364,13 +366,21 @@ type result struct {
 	running int
 }
 
-// run submits the applications and waits until the API shows all their
-// instances in TASK_RUNNING, or until limit.
-func (sys *system) run(b *testing.B, limit time.Duration) result {
+// appManifest posts application i of the shape as manifest makes it.
+func appManifest(sh shape, i int) (path string, body []byte) {
+	return "/v1/apps", manifest(sh, i)
+}
+
+// run submits the workloads (post gives each one's path and manifest)
+// and waits until the API shows all their instances in TASK_RUNNING, or
+// until limit.
+func (sys *system) run(b *testing.B, limit time.Duration, post func(sh shape, i int) (string, []byte)) result {
 	start := time.Now()
 	deadline := start.Add(limit)
 	for i := 0; i < sys.shape.apps; i++ {
-		if code, body := sys.call("POST", "/v1/apps", manifest(sys.shape, i)); code != http.StatusCreated {
+		path, manifest := post(sys.shape, i)
+		sys.workloads = path
+		if code, body := sys.call("POST", path, manifest); code != http.StatusCreated {
 			b.Fatalf("POST %s: %d %s", appName(i), code, body)
 		}
 	}
@@ -421,7 +431,7 @@ func (sys *system) run(b *testing.B, limit time.Duration) result {
 // runningInstances counts the instances of an application the API shows
 // in TASK_RUNNING.
 func (sys *system) runningInstances(b *testing.B, name string) int {
-	code, body := sys.call("GET", "/v1/apps/bench/"+name, nil)
+	code, body := sys.call("GET", sys.workloads+"/bench/"+name, nil)
 	if code != http.StatusOK {
 		b.Fatalf("GET %s: %d %s", name, code, body)
 	}
