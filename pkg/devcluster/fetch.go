@@ -105,20 +105,16 @@ func fetchURI(ctx context.Context, u mesos.CommandInfo_URI, sandbox string) erro
 // a child forked while it is open for writing holds that descriptor until
 // it execs, and an executor started from the file meanwhile fails with
 // ETXTBSY ("text file busy", exit 126 from its shell). Forking takes
-// syscall.ForkLock for writing; holding it for reading keeps forks out.
-// The source is read first, so a slow download holds no fork up.
+// syscall.ForkLock for writing; holding it for reading keeps forks out
+// while the file is written (a local copy: milliseconds).
 func writeExecutable(dst string, src io.Reader) error {
-	content, err := io.ReadAll(src)
-	if err != nil {
-		return err
-	}
 	syscall.ForkLock.RLock()
 	defer syscall.ForkLock.RUnlock()
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|syscall.O_CLOEXEC, 0o755)
 	if err != nil {
 		return err
 	}
-	if _, err := out.Write(content); err != nil {
+	if _, err := io.Copy(out, src); err != nil {
 		out.Close()
 		return err
 	}

@@ -1,8 +1,12 @@
 package scheduler
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
 // LaunchBudget sets how many launches may be under way at most, below
@@ -19,6 +23,52 @@ func (c *Core) maxLaunching() int {
 		return min(c.budget, c.cfg.MaxLaunching)
 	}
 	return c.cfg.MaxLaunching
+}
+
+// budgetRoom is how many more launches or updates the launch budget lets
+// go now: an in-place update or hot patch sent and not yet applied brings
+// a status update of every task, as a launch does.
+func (c *Core) budgetRoom() int {
+	return c.maxLaunching() - c.underWay() - c.updatesUnderWay()
+}
+
+// updatesUnderWay counts the updates sent and not yet applied, dropping
+// those done or given up since.
+func (c *Core) updatesUnderWay() int {
+	for inst := range c.updatesSent {
+		if !c.updateLive(inst) || inst.rec.Update.Sent.IsZero() {
+			delete(c.updatesSent, inst)
+		}
+	}
+	return len(c.updatesSent)
+}
+
+// updateLive reports whether inst still has an in-place update or hot
+// patch to send or to wait for.
+func (c *Core) updateLive(inst *instance) bool {
+	u := inst.rec.Update
+	return u != nil && u.Mode != registry.UpdateReplace && u.Error == "" && inst.phase() == PhaseRunning &&
+		c.apps[inst.app.key()] == inst.app && c.attached(inst)
+}
+
+// sendHeldUpdates sends the updates the launch budget held back, in
+// order, as far as it has room now.
+func (c *Core) sendHeldUpdates() {
+	if len(c.updatesHeld) == 0 {
+		return
+	}
+	for _, inst := range slices.SortedFunc(maps.Keys(c.updatesHeld), launchOrder) {
+		switch {
+		case !c.updateLive(inst) || !inst.rec.Update.Sent.IsZero():
+			delete(c.updatesHeld, inst)
+		case c.budgetRoom() > 0:
+			c.sendUpdate(inst)
+			c.persist(inst)
+		default:
+			c.launchesHeld = true
+			return
+		}
+	}
 }
 
 // LaunchesHeld reports whether the last placement pass left launches

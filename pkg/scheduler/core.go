@@ -170,17 +170,21 @@ type Core struct {
 	// last became Pending in this process (zero for one restored from the
 	// store), for the time from wanted to Running: only these two phases
 	// lead to Running, and an instance keeps no such field of its own.
-	pendingSet map[*instance]time.Time
-	launching  map[*instance]time.Time
+	pendingSet   map[*instance]time.Time
+	launching    map[*instance]time.Time
+	launchesHeld bool
 	// pendingOrder is pendingSet in launch order (launchOrder), kept by
 	// pending; pendingJoined says instances joined the set since it was
 	// last sorted.
 	pendingOrder  []*instance
 	pendingJoined bool
 	// budget is the driver's adaptive launch budget (LaunchBudget), under
-	// Config.MaxLaunching; 0: none.
-	budget       int
-	launchesHeld bool
+	// Config.MaxLaunching; 0: none. updatesSent are the in-place updates
+	// and hot patches sent and not yet applied, which count in it as
+	// launches do; updatesHeld those it held back (sendHeldUpdates).
+	budget      int
+	updatesSent map[*instance]bool
+	updatesHeld map[*instance]bool
 	// pendingPeak and launchingPeak are the most each held since it was
 	// last made (shrunk).
 	pendingPeak, launchingPeak int
@@ -327,6 +331,7 @@ func NewCore(cfg Config) (*Core, error) {
 		agents: map[string]*agentInfo{}, reconciling: map[string]string{}, killSent: map[string]time.Time{},
 		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{}, refs: newReferences(),
 		dirty: map[*app]bool{}, touched: map[*app]bool{}, pendingSet: map[*instance]time.Time{}, launching: map[*instance]time.Time{}, written: map[*instance]int{},
+		updatesSent: map[*instance]bool{}, updatesHeld: map[*instance]bool{},
 		hookRuns: map[string]*registry.HookRun{}, preDeleting: map[*instance]bool{},
 		settings: map[string]*registry.AgentSettings{}, engine: registry.Engine{Mode: registry.EngineRunning}, moving: map[*instance]bool{}, maintenance: map[string]*maintenanceWindow{},
 		windowsChanged: map[string]string{},
@@ -416,6 +421,7 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		c.progressEvictions()
 		c.progressMoves()
 		c.progressRollouts()
+		c.sendHeldUpdates()
 	}
 	c.answerInverseOffers()
 	c.adjustOffers()

@@ -157,6 +157,17 @@ func inPlaceBlocker(inst *instance, t *launch.Template) string {
 // and host ports.
 func (c *Core) sendUpdate(inst *instance) {
 	a, u := inst.app, inst.rec.Update
+	if !c.updatesSent[inst] && c.budgetRoom() <= 0 {
+		// Its answer, a status update of every task, would come faster
+		// than it is stored: held until the budget has room.
+		c.updatesHeld[inst] = true
+		c.launchesHeld = true
+		u.Message = fmt.Sprintf("%s to revision %d waits for the launch budget", modeNoun[u.Mode], u.Version)
+		return
+	}
+	delete(c.updatesHeld, inst)
+	c.updatesSent[inst] = true
+	u.Message = fmt.Sprintf("%s to revision %d", modeNoun[u.Mode], u.Version)
 	u.Sent = c.now
 	tmpl := a.template(u.Template)
 	if tmpl == nil {
