@@ -27,20 +27,22 @@ func (c *Core) maxLaunching() int {
 
 // budgetRoom is how many more launches or updates the launch budget lets
 // go now: an in-place update or hot patch sent and not yet applied brings
-// a status update of every task, as a launch does.
+// a status update of every task, as a launch does. It counts what the
+// last pruning (pruneUnderWay) left, at most a step old: a count of every
+// call would walk them all for each update sent.
 func (c *Core) budgetRoom() int {
-	return c.maxLaunching() - c.underWay() - c.updatesUnderWay()
+	return c.maxLaunching() - len(c.launching) - len(c.updatesSent)
 }
 
-// updatesUnderWay counts the updates sent and not yet applied, dropping
-// those done or given up since.
-func (c *Core) updatesUnderWay() int {
+// pruneUnderWay drops from the launches and updates under way those done
+// or given up since.
+func (c *Core) pruneUnderWay() {
+	c.underWay()
 	for inst := range c.updatesSent {
 		if !c.updateLive(inst) || inst.rec.Update.Sent.IsZero() {
 			delete(c.updatesSent, inst)
 		}
 	}
-	return len(c.updatesSent)
 }
 
 // updateLive reports whether inst still has an in-place update or hot
@@ -54,6 +56,7 @@ func (c *Core) updateLive(inst *instance) bool {
 // sendHeldUpdates sends the updates the launch budget held back, in
 // order, as far as it has room now.
 func (c *Core) sendHeldUpdates() {
+	c.pruneUnderWay()
 	if len(c.updatesHeld) == 0 {
 		return
 	}

@@ -121,7 +121,7 @@ func (c *Core) adjustOffers() {
 	// Launches held back by the launch budget (schedule): once half of
 	// it is free, the agents declined meanwhile are offered again at once
 	// (REVIVE clears the refusal filters).
-	budgetFreed := c.launchesHeld && c.underWay() <= c.maxLaunching()/2
+	budgetFreed := c.launchesHeld && c.underWay()+len(c.updatesSent) <= c.maxLaunching()/2
 	if budgetFreed || !waiting {
 		c.launchesHeld = false
 	}

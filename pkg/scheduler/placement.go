@@ -123,12 +123,12 @@ func (c *Core) schedule() {
 	_, sweepDue := c.sweepsWanted()
 	var launches []*instance
 	if c.launchable() {
-		// The launch budget: while maxLaunching launches are under way,
-		// none more; launchesHeld tells adjustOffers to ask for
+		// The launch budget: while maxLaunching launches and updates are
+		// under way, no launch more; launchesHeld tells adjustOffers to ask for
 		// offers again once half of it is free. Launches still in their
 		// restart backoff do not count.
 		var held bool
-		launches, held = c.pending(c.maxLaunching() - c.underWay())
+		launches, held = c.pending(c.maxLaunching() - c.underWay() - len(c.updatesSent))
 		c.launchesHeld = c.launchesHeld || held
 		if !slices.ContainsFunc(launches, func(inst *instance) bool { return !inst.rec.NotBefore.After(c.now) }) {
 			launches = nil // all in their backoff
