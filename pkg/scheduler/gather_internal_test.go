@@ -1,11 +1,18 @@
 package scheduler
 
 import (
+	"context"
+	"log/slog"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The status updates and offers queued behind an event are gathered into
@@ -70,5 +77,50 @@ func TestQueuedOutputsGroupCommit(t *testing.T) {
 	}
 	if len(groups) != 2 || !slices.Equal(groups[0], []string{"a", "b", "c"}) || !slices.Equal(groups[1], []string{"d"}) {
 		t.Fatalf("groups %v, want [a b c] then [d]", groups)
+	}
+}
+
+// recordingCaller records when each call it takes starts and ends.
+type recordingCaller struct {
+	mu    sync.Mutex
+	spans map[string][2]time.Time
+}
+
+func (r *recordingCaller) Call(_ context.Context, call *scheduler.Call) (mesos.Response, error) {
+	start := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	name := call.GetType().String()
+	if m := call.GetMessage(); m != nil {
+		name = string(m.Data)
+	}
+	r.spans[name] = [2]time.Time{start, time.Now()}
+	return nil, nil
+}
+
+// Messages to distinct executors go together; one to an executor already
+// messaged waits for the one before, and an ordered call (KILL) for all
+// before it.
+func TestSendMessagesInParallelPerExecutor(t *testing.T) {
+	d := &Driver{cfg: DriverConfig{Clock: clockwork.NewRealClock(), Metrics: NewMetrics(prometheus.NewRegistry())}, log: slog.New(slog.DiscardHandler)}
+	r := &recordingCaller{spans: map[string][2]time.Time{}}
+	message := func(executor, name string) *scheduler.Call { return calls.Message("agent", executor, []byte(name)) }
+	d.send(context.Background(), r, "fw", []*scheduler.Call{
+		message("e1", "first to e1"), message("e2", "to e2"), message("e1", "second to e1"), calls.Kill("t", "agent"), message("e3", "to e3"),
+	})
+	s := r.spans
+	overlap := func(a, b string) bool { return s[a][0].Before(s[b][1]) && s[b][0].Before(s[a][1]) }
+	switch {
+	case len(s) != 5:
+		t.Fatalf("%d calls made, want 5", len(s))
+	case !overlap("first to e1", "to e2"):
+		t.Error("messages to two executors went one after the other")
+	case s["second to e1"][0].Before(s["first to e1"][1]):
+		t.Error("the second message to e1 started before the first ended")
+	case s["KILL"][0].Before(s["second to e1"][1]) || s["KILL"][0].Before(s["to e2"][1]):
+		t.Error("KILL started before the calls before it ended")
+	case s["to e3"][0].Before(s["KILL"][1]):
+		t.Error("a call after KILL started before it ended")
 	}
 }

@@ -124,8 +124,11 @@ const callsInFlight = 16
 
 // send sends a step's calls in order, but for runs of calls whose order
 // does not matter (acknowledgements, accepts and declines of distinct
-// offers), which go callsInFlight at a time: a step of a thousand status
-// updates would otherwise wait a thousand round trips. A failed call is
+// offers, messages to distinct executors), which go callsInFlight at a
+// time: a step of a thousand status updates would otherwise wait a
+// thousand round trips, and a rollout's thousands of update messages sent
+// one by one held the acknowledgements behind them past the agents'
+// resend interval. A failed call is
 // logged; the master resends what matters (offers, updates) and the core
 // retries kills and reconciliation.
 func (d *Driver) send(ctx context.Context, caller calls.Caller, frameworkID string, cs []*scheduler.Call) {
@@ -147,10 +150,19 @@ func (d *Driver) send(ctx context.Context, caller calls.Caller, frameworkID stri
 			mu.Unlock()
 		}
 	}
+	messaged := map[string]bool{} // executors messaged by the calls in flight
 	for _, call := range cs {
 		call = call.With(calls.Framework(frameworkID))
-		if !unordered(call.GetType()) {
+		switch executor := call.GetMessage().GetExecutorID().Value; {
+		case call.GetType() == scheduler.Call_MESSAGE && !messaged[executor]:
+			messaged[executor] = true
+		case call.GetType() == scheduler.Call_MESSAGE || !unordered(call.GetType()):
 			wg.Wait()
+			clear(messaged)
+			if call.GetType() == scheduler.Call_MESSAGE {
+				messaged[executor] = true
+				break // after those before it, in flight with those after
+			}
 			one(call)
 			continue
 		}
