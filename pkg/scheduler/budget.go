@@ -94,6 +94,12 @@ const (
 	// slower than budgetCutAbove, cuts the budget; one slow store (an
 	// fsync that took long) must not.
 	budgetSlowShare = 0.1
+	// budgetIdleRestart is how many intervals without acknowledgements or
+	// launches held bring the budget back to where it starts: a budget
+	// grown on a quiet fleet's launches says nothing of the burst a
+	// rollout of the whole fleet starts with (TCP restarts its window
+	// after idle, RFC 5681 §4.1).
+	budgetIdleRestart = 5
 )
 
 // launchBudget adapts the launches under way to how fast the status
@@ -102,7 +108,8 @@ const (
 // each interval (slow start) until the first cut, then grows by a
 // twentieth of the ceiling an interval, and halves when too many
 // acknowledgements were slow (budgetSlowShare). It grows while nine in
-// ten were quick. A busy machine (a CPU taken by another
+// ten were quick, and starts again from an eighth after an idle spell
+// (budgetIdleRestart). A busy machine (a CPU taken by another
 // process) thus launches slower instead of collapsing into resends. The
 // output goroutine reports acknowledgements; the loop adjusts it each tick.
 type launchBudget struct {
@@ -110,6 +117,7 @@ type launchBudget struct {
 	window, threshold int
 	acks, slow, fast  int
 	used              bool
+	idle              int // intervals in a row without acknowledgements or launches held
 }
 
 // acknowledged records an acknowledgement sent latency after its status
@@ -139,9 +147,17 @@ func (b *launchBudget) usedUp() {
 func (b *launchBudget) adjust(ceiling int) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	floor := min(budgetFloor, ceiling)
+	floor, start := min(budgetFloor, ceiling), max(ceiling/8, min(budgetFloor, ceiling))
 	if b.window == 0 {
-		b.window, b.threshold = max(ceiling/8, floor), ceiling
+		b.window, b.threshold = start, ceiling
+	}
+	if b.acks == 0 && !b.used {
+		b.idle++
+	} else {
+		b.idle = 0
+	}
+	if b.idle >= budgetIdleRestart {
+		b.window = min(b.window, start)
 	}
 	acks := float64(b.acks)
 	quick := b.acks > 0 && b.used && float64(b.fast) >= (1-budgetSlowShare)*acks

@@ -60,3 +60,27 @@ func TestLaunchBudgetAdapts(t *testing.T) {
 		t.Fatalf("a ceiling under the floor: %d, want 50", got)
 	}
 }
+
+// A budget grown on launches starts again from an eighth of the ceiling
+// after budgetIdleRestart intervals with nothing acknowledged nor held.
+func TestLaunchBudgetRestartsAfterIdle(t *testing.T) {
+	var b launchBudget
+	for range 30 {
+		b.acknowledged(100 * time.Millisecond)
+		b.usedUp()
+		b.adjust(10000)
+	}
+	for i := range budgetIdleRestart - 1 {
+		if got := b.adjust(10000); got != 10000 {
+			t.Fatalf("after %d idle intervals: %d, want 10000 kept", i+1, got)
+		}
+	}
+	if got := b.adjust(10000); got != 1250 {
+		t.Fatalf("after %d idle intervals: %d, want 1250", budgetIdleRestart, got)
+	}
+	b.acknowledged(100 * time.Millisecond)
+	b.usedUp()
+	if got := b.adjust(10000); got != 2500 {
+		t.Fatalf("slow start again: %d, want 2500", got)
+	}
+}

@@ -315,12 +315,14 @@ func (d *Driver) run(ctx context.Context) error {
 	}
 }
 
-// stepGathering steps in. A status update or an offer takes along the
-// status updates and offers queued behind it (gather): the updates are
-// stepped first, as one StatusUpdates, then the offers as one OffersIn.
-// So an update never waits behind a placement pass, which freed room in
-// the launch budget for it to use, and a burst of offers from many agents
-// costs one pass, not one each. The event that ended the gathering is the
+// stepGathering steps in. A status update, an executor's message or an
+// offer takes along the status updates, messages and offers queued behind
+// it (gather): the updates are stepped first, as one StatusUpdates, then
+// each message, then the offers as one OffersIn. So an update never waits
+// behind a placement pass, which freed room in the launch budget for it to
+// use; a rollout's answers (a status and a message from each executor)
+// are not stepped one status at a time; and a burst of offers from many
+// agents costs one pass, not one each. The event that ended the gathering is the
 // next input, before any other.
 func (d *Driver) stepGathering(ctx context.Context, in Input, received []time.Time) error {
 	var g gathered
@@ -329,6 +331,8 @@ func (d *Driver) stepGathering(ctx context.Context, in Input, received []time.Ti
 		g.updates, g.received = in, received
 	case OffersIn:
 		g.offers = in
+	case ExecutorMessage:
+		g.messages = []event{{in: in}}
 	default:
 		return d.step(ctx, in)
 	}
@@ -336,6 +340,13 @@ func (d *Driver) stepGathering(ctx context.Context, in Input, received []time.Ti
 	if len(g.updates.Statuses) > 0 {
 		if err := d.step(ctx, g.updates, g.received...); err != nil {
 			return err
+		}
+	}
+	for _, ev := range g.messages {
+		if in := d.subscriptionInput(ev); in != nil {
+			if err := d.step(ctx, in); err != nil {
+				return err
+			}
 		}
 	}
 	if len(g.offers.Offers) > 0 {
@@ -358,10 +369,12 @@ func (d *Driver) stepGathering(ctx context.Context, in Input, received []time.Ti
 const maxGathered = 1024
 
 // gathered are the status updates, with the times they came (received),
-// and the offers of the events taken off the subscription's queue.
+// the executors' messages and the offers of the events taken off the
+// subscription's queue.
 type gathered struct {
 	updates  StatusUpdates
 	received []time.Time
+	messages []event
 	offers   OffersIn
 }
 
@@ -382,6 +395,8 @@ func (g *gathered) gather(events <-chan event) *event {
 				g.received = append(g.received, ev.received)
 			case OffersIn:
 				g.offers.Offers = append(g.offers.Offers, in.Offers...)
+			case ExecutorMessage:
+				g.messages = append(g.messages, ev)
 			default:
 				return &ev
 			}

@@ -16,8 +16,9 @@ import (
 )
 
 // The status updates and offers queued behind an event are gathered into
-// one of each, in their order; a rescind ends the gathering, to be the
-// next input, and what came after it stays queued.
+// one of each, in their order, and the executors' messages beside them; a
+// rescind ends the gathering, to be the next input, and what came after
+// it stays queued.
 func TestGatherStatusUpdatesAndOffers(t *testing.T) {
 	status := func(id string) event {
 		return event{in: StatusUpdates{Statuses: []mesos.TaskStatus{{TaskID: mesos.TaskID{Value: id}}}}, received: time.Unix(int64(len(id)), 0)}
@@ -30,7 +31,7 @@ func TestGatherStatusUpdatesAndOffers(t *testing.T) {
 		return event{in: in}
 	}
 	events := make(chan event, 8)
-	for _, ev := range []event{status("t2"), offers("o2", "o3"), status("t33"), {in: Rescind{OfferID: "o2"}}, status("t4"), offers("o4")} {
+	for _, ev := range []event{status("t2"), offers("o2", "o3"), {in: ExecutorMessage{ExecutorID: "e1"}}, status("t33"), {in: Rescind{OfferID: "o2"}}, status("t4"), offers("o4")} {
 		events <- ev
 	}
 	g := gathered{offers: OffersIn{Offers: []mesos.Offer{{ID: mesos.OfferID{Value: "o1"}}}}}
@@ -44,6 +45,9 @@ func TestGatherStatusUpdatesAndOffers(t *testing.T) {
 	}
 	if !slices.Equal(tasks, []string{"t2", "t33"}) || !slices.Equal(offered, []string{"o1", "o2", "o3"}) || len(g.received) != 2 {
 		t.Fatalf("gathered updates %v (%d times), offers %v", tasks, len(g.received), offered)
+	}
+	if len(g.messages) != 1 || g.messages[0].in.(ExecutorMessage).ExecutorID != "e1" {
+		t.Fatalf("gathered messages %v, want e1's", g.messages)
 	}
 	if r, ok := held.in.(Rescind); !ok || r.OfferID != "o2" {
 		t.Fatalf("held %#v, want the rescind", held)
