@@ -1,8 +1,6 @@
 package scheduler
 
 import (
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -27,9 +25,10 @@ func (c *Core) maxLaunching() int {
 
 // budgetRoom is how many more launches or updates the launch budget lets
 // go now: an in-place update or hot patch sent and not yet applied brings
-// a status update of every task, as a launch does. It counts what the
-// last pruning (pruneUnderWay) left, at most a step old: a count of every
-// call would walk them all for each update sent.
+// a status update of every task, as a launch does. An applied update
+// leaves updatesSent at once (updateApplied); the others given up are
+// pruned each tick (pruneUnderWay): a count of every call would walk them
+// all for each update sent.
 func (c *Core) budgetRoom() int {
 	return c.maxLaunching() - len(c.launching) - len(c.updatesSent)
 }
@@ -53,15 +52,25 @@ func (c *Core) updateLive(inst *instance) bool {
 		c.apps[inst.app.key()] == inst.app && c.attached(inst)
 }
 
-// sendHeldUpdates sends the updates the launch budget held back, in
-// order, as far as it has room now.
-func (c *Core) sendHeldUpdates() {
-	c.pruneUnderWay()
-	if len(c.updatesHeld) == 0 {
-		return
+// holdUpdate holds inst's update back until the budget has room; held
+// updates go in the order they were held (sendHeldUpdates).
+func (c *Core) holdUpdate(inst *instance) {
+	if !c.updatesHeld[inst] {
+		c.updatesHeld[inst] = true
+		c.heldOrder = append(c.heldOrder, inst)
 	}
-	for _, inst := range slices.SortedFunc(maps.Keys(c.updatesHeld), launchOrder) {
+	c.launchesHeld = true
+}
+
+// sendHeldUpdates sends the updates the launch budget held back, first
+// held first, as far as it has room now. A step costs what it sends: the
+// queue is neither sorted nor walked past the first update that waits.
+func (c *Core) sendHeldUpdates() {
+	for len(c.heldOrder) > 0 {
+		inst := c.heldOrder[0]
 		switch {
+		case !c.updatesHeld[inst]:
+			// sent or given up since it was held
 		case !c.updateLive(inst) || !inst.rec.Update.Sent.IsZero():
 			delete(c.updatesHeld, inst)
 		case c.budgetRoom() > 0:
@@ -71,7 +80,10 @@ func (c *Core) sendHeldUpdates() {
 			c.launchesHeld = true
 			return
 		}
+		c.heldOrder[0] = nil
+		c.heldOrder = c.heldOrder[1:]
 	}
+	c.heldOrder = nil // its array, grown by a whole fleet's rollout
 }
 
 // LaunchesHeld reports whether the last placement pass left launches

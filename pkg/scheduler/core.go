@@ -181,10 +181,12 @@ type Core struct {
 	// budget is the driver's adaptive launch budget (LaunchBudget), under
 	// Config.MaxLaunching; 0: none. updatesSent are the in-place updates
 	// and hot patches sent and not yet applied, which count in it as
-	// launches do; updatesHeld those it held back (sendHeldUpdates).
+	// launches do; updatesHeld those it held back, heldOrder in the order
+	// held (sendHeldUpdates).
 	budget      int
 	updatesSent map[*instance]bool
 	updatesHeld map[*instance]bool
+	heldOrder   []*instance
 	// pendingPeak and launchingPeak are the most each held since it was
 	// last made (shrunk).
 	pendingPeak, launchingPeak int

@@ -80,6 +80,7 @@ func (c *Core) tick() {
 			c.sendKill(inst, id)
 		}
 	}
+	c.pruneUnderWay()
 	c.resendUpdates()
 	c.preDeleteTick()
 	for _, a := range c.apps {

@@ -160,8 +160,7 @@ func (c *Core) sendUpdate(inst *instance) {
 	if !c.updatesSent[inst] && c.budgetRoom() <= 0 {
 		// Its answer, a status update of every task, would come faster
 		// than it is stored: held until the budget has room.
-		c.updatesHeld[inst] = true
-		c.launchesHeld = true
+		c.holdUpdate(inst)
 		u.Message = fmt.Sprintf("%s to revision %d waits for the launch budget", modeNoun[u.Mode], u.Version)
 		return
 	}
@@ -230,6 +229,7 @@ func (c *Core) updateApplied(inst *instance) {
 		return
 	}
 	inst.rec.Version, inst.rec.Template, inst.rec.Update = inst.app.versionOf(u.Template, u.Version), u.Template, nil
+	delete(c.updatesSent, inst) // room for the next at once
 	c.endPreDelete(inst)
 	if t := inst.app.template(u.Template); t != nil {
 		inst.rec.RestartGeneration = t.RestartGeneration
@@ -292,7 +292,9 @@ func (c *Core) resendUpdates() {
 		wait := c.cfg.RetryInterval + a.strategy.InPlaceGrace
 		for _, inst := range a.sortedInstances() {
 			u := inst.rec.Update
-			held := inst.rec.PreDelete != nil && !inst.rec.PreDelete.Passed
+			// An update the budget holds was never sent: it goes when the
+			// budget has room (sendHeldUpdates).
+			held := inst.rec.PreDelete != nil && !inst.rec.PreDelete.Passed || c.updatesHeld[inst]
 			if u == nil || u.Mode == registry.UpdateReplace || u.Error != "" || held || inst.phase() != PhaseRunning || c.now.Sub(u.Sent) < wait {
 				continue
 			}
