@@ -47,9 +47,6 @@ func fetchURI(ctx context.Context, u mesos.CommandInfo_URI, sandbox string) erro
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
 	var src io.ReadCloser
 	switch parsed.Scheme {
 	case "", "file":
@@ -81,47 +78,13 @@ func fetchURI(ctx context.Context, u mesos.CommandInfo_URI, sandbox string) erro
 	if executable {
 		mode = 0o755
 	}
-	if executable {
-		return writeExecutable(dst, src)
-	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
-	if err != nil {
+	if err := writeFile(dst, src, mode); err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, src); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	if u.Extract == nil || *u.Extract {
+	if !executable && (u.Extract == nil || *u.Extract) {
 		return extractArchive(dst, sandbox)
 	}
 	return nil
-}
-
-// writeExecutable writes an executable file while no process is forked:
-// a child forked while it is open for writing holds that descriptor until
-// it execs, and an executor started from the file meanwhile fails with
-// ETXTBSY ("text file busy", exit 126 from its shell). Forking takes
-// syscall.ForkLock for writing; holding it for reading keeps forks out
-// while the file is written (a local copy: milliseconds).
-func writeExecutable(dst string, src io.Reader) error {
-	syscall.ForkLock.RLock()
-	defer syscall.ForkLock.RUnlock()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|syscall.O_CLOEXEC, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, src); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	return os.Chmod(dst, 0o755) // an existing file keeps its mode on open
 }
 
 // insideDir joins name under dir and refuses paths that escape it.
@@ -220,12 +183,23 @@ func extractZip(file, dir string) error {
 	return nil
 }
 
+// writeFile writes r to dst with mode (0644 when 0). An executable is
+// written while no process is forked: a child forked while it is open for
+// writing holds that descriptor until it execs, and an executor started
+// from the file meanwhile fails with ETXTBSY ("text file busy", exit 126
+// from its shell). Forking takes syscall.ForkLock for writing; holding it
+// for reading keeps forks out while the file is written (a local copy:
+// milliseconds).
 func writeFile(dst string, r io.Reader, mode os.FileMode) error {
 	if mode == 0 {
 		mode = 0o644
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
+	}
+	if mode&0o111 != 0 {
+		syscall.ForkLock.RLock()
+		defer syscall.ForkLock.RUnlock()
 	}
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
 	if err != nil {
@@ -235,5 +209,8 @@ func writeFile(dst string, r io.Reader, mode os.FileMode) error {
 		out.Close()
 		return err
 	}
-	return out.Close()
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Chmod(dst, mode) // an existing file keeps its mode on open
 }

@@ -522,41 +522,62 @@ func (r *Registry) SetAppStatuses(ctx context.Context, changes []AppStatusChange
 		}
 		keys[i] = key
 	}
-	entries, err := r.store.GetMany(ctx, keys)
-	if err != nil {
-		return err
-	}
-	batch := r.store.Batch()
-	var written []AppStatusChange // in the batch's order
-	for i, e := range entries {
+	unwritten, err := r.writeMany(ctx, keys, func(i int, e store.Entry) ([]store.Op, error) {
 		if e.Revision == 0 {
-			continue // removed meanwhile
+			return nil, nil // removed meanwhile
 		}
 		var app App
 		if err := json.Unmarshal(e.Value, &app); err != nil {
-			return fmt.Errorf("application %s/%s: %w", changes[i].Namespace, changes[i].Name, err)
+			return nil, fmt.Errorf("application %s/%s: %w", changes[i].Namespace, changes[i].Name, err)
 		}
 		changes[i].apply(&app)
 		app.UpdatedAt = r.now().UTC()
 		ops, err := r.appWrite(&app, e.Revision)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		batch.Add(ops[0])
-		written = append(written, changes[i])
-	}
-	revs, err := batch.Commit(ctx)
-	if !errors.Is(err, errdefs.ErrConflict) {
+		return ops[:1], nil
+	})
+	if err != nil {
 		return err
 	}
-	// A transaction met an application written since it was read: that
-	// transaction and those after it wrote nothing; set those one by one.
-	for _, c := range written[len(revs):] {
-		if _, err := r.SetAppStatus(ctx, c); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
+	for _, i := range unwritten {
+		if _, err := r.SetAppStatus(ctx, changes[i]); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeMany changes many records in a few round trips: keys are read
+// together (store.GetMany), and the writes change makes of each (none:
+// the record is left alone) go in batched transactions, each checked
+// against the revision read. A transaction that meets a record written,
+// created or removed since writes nothing, nor do those after it: their
+// records' indexes are returned as unwritten, for the caller to change
+// one by one.
+func (r *Registry) writeMany(ctx context.Context, keys []string, change func(i int, e store.Entry) ([]store.Op, error)) (unwritten []int, err error) {
+	entries, err := r.store.GetMany(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	batch := r.store.Batch()
+	var added []int // keys' indexes, in the batch's order
+	for i, e := range entries {
+		ops, err := change(i, e)
+		if err != nil {
+			return nil, err
+		}
+		if len(ops) > 0 {
+			batch.Add(ops...)
+			added = append(added, i)
+		}
+	}
+	written, err := batch.Commit(ctx)
+	if err != nil && !errors.Is(err, errdefs.ErrConflict) && !errors.Is(err, errdefs.ErrAlreadyExists) && !errors.Is(err, errdefs.ErrNotFound) {
+		return nil, err
+	}
+	return added[len(written):], nil
 }
 
 // modifyApp reads an application, applies change and writes it back,

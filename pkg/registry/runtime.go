@@ -115,36 +115,31 @@ func (r *Registry) RecordAgents(ctx context.Context, seen []AgentSeen) error {
 		}
 		keys[i] = key
 	}
-	entries, err := r.store.GetMany(ctx, keys)
-	if err != nil {
-		return err
-	}
-	batch := r.store.Batch()
 	now := r.now().UTC()
-	for i, s := range unique {
+	unwritten, err := r.writeMany(ctx, keys, func(i int, e store.Entry) ([]store.Op, error) {
+		s := unique[i]
 		a := &Agent{ID: s.ID}
-		if entries[i].Revision != 0 {
-			if err := json.Unmarshal(entries[i].Value, a); err != nil {
-				return fmt.Errorf("agent %s: %w", s.ID, err)
+		if e.Revision != 0 {
+			if err := json.Unmarshal(e.Value, a); err != nil {
+				return nil, fmt.Errorf("agent %s: %w", s.ID, err)
 			}
 		}
 		s.apply(a, now)
 		a.UpdatedAt = now
 		value, err := json.Marshal(a)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if entries[i].Revision == 0 {
-			batch.Add(store.CreateOp(keys[i], value))
-		} else {
-			batch.Add(store.UpdateOp(keys[i], value, entries[i].Revision))
+		if e.Revision == 0 {
+			return []store.Op{store.CreateOp(keys[i], value)}, nil
 		}
-	}
-	written, err := batch.Commit(ctx)
-	if err == nil || !errors.Is(err, errdefs.ErrConflict) && !errors.Is(err, errdefs.ErrAlreadyExists) && !errors.Is(err, errdefs.ErrNotFound) {
+		return []store.Op{store.UpdateOp(keys[i], value, e.Revision)}, nil
+	})
+	if err != nil {
 		return err
 	}
-	for _, s := range unique[len(written):] {
+	for _, i := range unwritten {
+		s := unique[i]
 		if err := r.RecordAgent(ctx, s.ID, s.Hostname, s.Endpoint, s.Attributes); err != nil {
 			return err
 		}

@@ -64,7 +64,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Duration of calls to the Mesos master, by call type.",
 			Buckets: latencyBuckets}, []string{"type"}),
 		launchBudget: prometheus.NewGauge(prometheus.GaugeOpts{Name: "bcs_scheduler_launch_budget",
-			Help: "How many launches may be under way (sent, not yet running): adapted to how fast status updates are acknowledged, at most the engine's maxLaunching."}),
+			Help: "How many launches and in-place updates may be under way (sent, not yet running or not yet reporting the new revision): adapted to how fast status updates are acknowledged, at most the engine's maxLaunching."}),
 	}
 	reg.MustRegister(m.instances, m.rollouts, m.offers, m.launches, m.kills, m.statusUpdates,
 		m.toRunning, m.ackLatency, m.storeWrites, m.mesosCalls, m.launchBudget)
