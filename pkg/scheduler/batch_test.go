@@ -140,7 +140,10 @@ func TestDriverReadsAnOffersEventOverFourMiB(t *testing.T) {
 	if _, err := s.reg.CreateApp(context.Background(), app); err != nil {
 		t.Fatal(err)
 	}
-	s.eventually("the instance running", func() (bool, string) {
+	// Its 6 MiB of agents' attributes are recorded first: under the race
+	// detector on a busy machine that took over 15 s. Without the larger
+	// frames nothing ever launches.
+	eventuallyWithin(t, time.Minute, "the instance running", func() (bool, string) {
 		groups := s.groups("one")
 		return len(groups) == 1 && groups[0].State == mesos.TASK_RUNNING.String(), fmt.Sprintf("%d instances", len(groups))
 	})
