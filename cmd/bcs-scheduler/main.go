@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -29,6 +30,10 @@ import (
 const atRunTime = " (a value set at run time, bcsctl engine config set, wins)"
 
 func main() {
+	// Microseconds, as Mesos's own logs: what happens to one instance
+	// (kill, status, launch) takes far less than a second, and its log
+	// lines must tell in what order and how far apart.
+	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	if len(os.Args) > 1 && os.Args[1] == "rotate-key" {
 		os.Exit(rotateKey(os.Args[2:]))
 	}
