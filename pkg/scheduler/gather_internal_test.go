@@ -99,6 +99,9 @@ func (r *recordingCaller) Call(_ context.Context, call *scheduler.Call) (mesos.R
 	if m := call.GetMessage(); m != nil {
 		name = string(m.Data)
 	}
+	if k := call.GetKill(); k != nil {
+		name += " " + k.TaskID.Value
+	}
 	r.spans[name] = [2]time.Time{start, time.Now()}
 	return nil, nil
 }
@@ -122,9 +125,32 @@ func TestSendMessagesInParallelPerExecutor(t *testing.T) {
 		t.Error("messages to two executors went one after the other")
 	case s["second to e1"][0].Before(s["first to e1"][1]):
 		t.Error("the second message to e1 started before the first ended")
-	case s["KILL"][0].Before(s["second to e1"][1]) || s["KILL"][0].Before(s["to e2"][1]):
+	case s["KILL t"][0].Before(s["second to e1"][1]) || s["KILL t"][0].Before(s["to e2"][1]):
 		t.Error("KILL started before the calls before it ended")
-	case s["to e3"][0].Before(s["KILL"][1]):
+	case s["to e3"][0].Before(s["KILL t"][1]):
 		t.Error("a call after KILL started before it ended")
+	}
+}
+
+// Kills go together, acknowledgements with them; a launch (ACCEPT) waits
+// for the kills before it, and a kill for the launch before it.
+func TestSendKillsInParallel(t *testing.T) {
+	d := &Driver{cfg: DriverConfig{Clock: clockwork.NewRealClock(), Metrics: NewMetrics(prometheus.NewRegistry())}, log: slog.New(slog.DiscardHandler)}
+	r := &recordingCaller{spans: map[string][2]time.Time{}}
+	d.send(context.Background(), r, "fw", []*scheduler.Call{
+		calls.Kill("t1", "agent"), calls.Kill("t2", "agent"), calls.Acknowledge("agent", "t0", []byte("u")),
+		calls.Accept(calls.OfferOperations{}.WithOffers(mesos.OfferID{Value: "o1"})), calls.Kill("t3", "agent"),
+	})
+	s := r.spans
+	overlap := func(a, b string) bool { return s[a][0].Before(s[b][1]) && s[b][0].Before(s[a][1]) }
+	switch {
+	case len(s) != 5:
+		t.Fatalf("%d calls made, want 5: %v", len(s), s)
+	case !overlap("KILL t1", "KILL t2") || !overlap("KILL t1", "ACKNOWLEDGE"):
+		t.Error("kills and an acknowledgement went one after the other")
+	case s["ACCEPT"][0].Before(s["KILL t1"][1]) || s["ACCEPT"][0].Before(s["KILL t2"][1]):
+		t.Error("ACCEPT started before the kills before it ended")
+	case s["KILL t3"][0].Before(s["ACCEPT"][1]):
+		t.Error("a kill after ACCEPT started before it ended")
 	}
 }

@@ -123,9 +123,9 @@ func queuedGroups(outputs <-chan stepOutput) iter.Seq[[]stepOutput] {
 const callsInFlight = 16
 
 // send sends a step's calls in order, but for runs of calls whose order
-// does not matter (acknowledgements, accepts and declines of distinct
-// offers, messages to distinct executors), which go callsInFlight at a
-// time: a step of a thousand status updates would otherwise wait a
+// does not matter (callRun: acknowledgements, accepts and declines of
+// distinct offers, messages to distinct executors, kills), which go
+// callsInFlight at a time: a step of a thousand status updates would otherwise wait a
 // thousand round trips, and a rollout's thousands of update messages sent
 // one by one held the acknowledgements behind them past the agents'
 // resend interval. A failed call is
@@ -150,21 +150,17 @@ func (d *Driver) send(ctx context.Context, caller calls.Caller, frameworkID stri
 			mu.Unlock()
 		}
 	}
-	messaged := map[string]bool{} // executors messaged by the calls in flight
+	var run callRun
 	for _, call := range cs {
 		call = call.With(calls.Framework(frameworkID))
-		switch executor := call.GetMessage().GetExecutorID().Value; {
-		case call.GetType() == scheduler.Call_MESSAGE && !messaged[executor]:
-			messaged[executor] = true
-		case call.GetType() == scheduler.Call_MESSAGE || !unordered(call.GetType()):
+		if !run.admit(call) {
 			wg.Wait()
-			clear(messaged)
-			if call.GetType() == scheduler.Call_MESSAGE {
-				messaged[executor] = true
-				break // after those before it, in flight with those after
+			run = callRun{}
+			if !run.admit(call) {
+				one(call) // an ordered call goes alone
+				run = callRun{}
+				continue
 			}
-			one(call)
-			continue
 		}
 		slots <- struct{}{}
 		wg.Go(func() {
@@ -178,10 +174,44 @@ func (d *Driver) send(ctx context.Context, caller calls.Caller, frameworkID stri
 	}
 }
 
-// unordered tells the calls that may overtake one another.
-func unordered(t scheduler.Call_Type) bool {
-	switch t {
-	case scheduler.Call_ACKNOWLEDGE, scheduler.Call_ACCEPT, scheduler.Call_DECLINE:
+// callRun is the calls in flight together. Acknowledgements and declines
+// go with any; launches (ACCEPT) and messages to distinct executors go
+// together, as do kills: a kill must neither overtake a launch or an
+// update sent before it nor be overtaken by one sent after, while kills
+// of a rolling update's batch need no order among themselves (one by one,
+// 10,000 of them held the acknowledgements behind them for a minute).
+// The other calls (REVIVE, SUPPRESS, RECONCILE …) go alone.
+type callRun struct {
+	messaged        map[string]bool // executors messaged
+	launches, kills bool
+}
+
+// admit reports whether call may go with the run's calls, and adds it.
+func (r *callRun) admit(call *scheduler.Call) bool {
+	switch call.GetType() {
+	case scheduler.Call_ACKNOWLEDGE, scheduler.Call_DECLINE:
+		return true
+	case scheduler.Call_ACCEPT:
+		if r.kills {
+			return false
+		}
+		r.launches = true
+		return true
+	case scheduler.Call_MESSAGE:
+		executor := call.GetMessage().GetExecutorID().Value
+		if r.kills || r.messaged[executor] {
+			return false
+		}
+		if r.messaged == nil {
+			r.messaged = map[string]bool{}
+		}
+		r.messaged[executor], r.launches = true, true
+		return true
+	case scheduler.Call_KILL:
+		if r.launches {
+			return false
+		}
+		r.kills = true
 		return true
 	}
 	return false
