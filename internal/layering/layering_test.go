@@ -42,6 +42,7 @@ var rules = map[string]rule{
 	"pkg/auth":                    {only: []string{"pkg/manifest", "pkg/errdefs", "pkg/reloadfile"}, forbid: join(mesosAll, storage)},
 	"pkg/bcsctl":                  {only: []string{"pkg/apiv1", "pkg/manifest", "pkg/constraint", "pkg/strictjson"}, forbid: join(mesosAll, storage)},
 	"pkg/changefeed":              {only: []string{"pkg/store", "pkg/errdefs"}, forbid: join(mesosAll, httpAll)},
+	"pkg/readview":                {only: []string{"pkg/store", "pkg/changefeed", "pkg/errdefs"}, forbid: join(mesosAll, httpAll)},
 	"pkg/confine":                 {only: none},
 	"pkg/console":                 {only: []string{"pkg/auth"}, forbid: join(mesosAll, storage)},
 	"pkg/constraint":              {only: []string{"pkg/field", "pkg/errdefs"}, forbid: join(mesosAll, httpAll, storage)},

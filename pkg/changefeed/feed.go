@@ -33,6 +33,9 @@ type Change struct {
 	// after ID. Action, Key and the values are empty.
 	Reset  bool
 	Reason string
+	// Progress: no change, but every change up to ID has been delivered
+	// (after Store.RequestProgress); only with Options.Progress.
+	Progress bool
 }
 
 // Options select what a subscription delivers.
@@ -44,6 +47,8 @@ type Options struct {
 	// Previous selects the deleted keys whose last value the delete
 	// carries: their record says what kind of object went.
 	Previous func(key string) bool
+	// Progress delivers the store's progress notices as Progress changes.
+	Progress bool
 }
 
 // Feed follows a store.
@@ -148,6 +153,13 @@ func (s *Subscription) Next() (Change, error) {
 			return s.restart(fmt.Sprintf("etcd compacted the changes after event %s", s.at))
 		case ev.Err != nil:
 			return Change{}, ev.Err
+		case ev.Progress:
+			done := EndOf(ev.Entry.Revision)
+			if !s.opts.Progress || !s.at.Before(done) {
+				continue
+			}
+			s.at = done
+			return Change{ID: done, Progress: true}, nil
 		}
 		id := ID{Revision: ev.Entry.Revision, Index: ev.Index}
 		if !s.at.Before(id) {

@@ -251,3 +251,25 @@ func TestFollowFromCompactedRevisionResets(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A progress notice moves a reader past writes it does not keep; a
+// reader that did not ask for notices never sees one.
+func TestProgressPassesDroppedKeys(t *testing.T) {
+	st := openStore(t)
+	keepApps := func(key string) bool { return strings.HasPrefix(key, "apps/") }
+	withProgress := follow(t, st, nil, changefeed.Options{Keep: keepApps, Progress: true})
+	without := follow(t, st, nil, changefeed.Options{Keep: keepApps})
+	rev := apply(t, st, put("notify/x", "1"))
+	if err := st.RequestProgress(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := withProgress.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Progress || c.ID.Revision < rev || withProgress.Position() != c.ID {
+		t.Fatalf("change %+v at %s, want a progress notice at or after %d", c, withProgress.Position(), rev)
+	}
+	app := apply(t, st, put("apps/default/a", "2"))
+	expect(t, without, fmt.Sprintf("%d.0 put apps/default/a=2", app))
+}

@@ -301,12 +301,17 @@ func (s *Store) ListWithRevision(ctx context.Context, prefix string) ([]Entry, i
 // a large prefix (every task group of a fleet) never holds all of it.
 // An error fn returns stops it and is returned.
 func (s *Store) Each(ctx context.Context, prefix string, fn func(Entry) error) (int64, error) {
+	return s.EachAt(ctx, prefix, 0, fn)
+}
+
+// EachAt is Each at store revision rev (0: the current one): readers of
+// several prefixes see them at one revision.
+func (s *Store) EachAt(ctx context.Context, prefix string, rev int64, fn func(Entry) error) (int64, error) {
 	if err := validateListPrefix(prefix); err != nil {
 		return 0, err
 	}
 	full := s.prefix + prefix
 	end := clientv3.GetPrefixRangeEnd(full)
-	var rev int64
 	for from := full; ; {
 		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(s.pageSize)}
 		if rev != 0 {

@@ -40,6 +40,9 @@ type Event struct {
 	// the transaction's order; keys WatchKeys drops are counted too, so
 	// (Entry.Revision, Index) names one change whatever the filter.
 	Index int
+	// Progress: no change, but every change up to Entry.Revision has
+	// been delivered (etcd's answer to RequestProgress).
+	Progress bool
 	// Err, when set, is the last event before the channel closes: the
 	// watch failed (ErrCompacted: fromRev is too old; errdefs.ErrUnavailable:
 	// etcd lost its leader or the store was closed).
@@ -97,6 +100,12 @@ func (s *Store) forward(ctx context.Context, prefix string, responses clientv3.W
 			send(Event{Err: classify(ctx, fmt.Sprintf("watch %q", prefix), err)})
 			return
 		}
+		if resp.IsProgressNotify() {
+			if !send(Event{Progress: true, Entry: Entry{Revision: resp.Header.Revision}}) {
+				return
+			}
+			continue
+		}
 		for _, ev := range resp.Events {
 			if ev.Kv.ModRevision != revision {
 				revision, index = ev.Kv.ModRevision, -1
@@ -119,6 +128,19 @@ func (s *Store) forward(ctx context.Context, prefix string, responses clientv3.W
 	if ctx.Err() == nil {
 		send(Event{Err: fmt.Errorf("watch %q: channel closed (store closed?): %w", prefix, errdefs.ErrUnavailable)})
 	}
+}
+
+// RequestProgress asks etcd to tell every watch of this store how far
+// it has delivered (an Event with Progress): with the store's Revision
+// read before, a reader learns that it has seen every write up to then,
+// even when none of them was under its prefix.
+func (s *Store) RequestProgress(ctx context.Context) error {
+	rctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	if err := s.client.RequestProgress(clientv3.WithRequireLeader(rctx)); err != nil {
+		return classify(ctx, "request watch progress", err)
+	}
+	return nil
 }
 
 func (s *Store) event(ev *clientv3.Event) (Event, error) {

@@ -1,0 +1,297 @@
+package readview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/changefeed"
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+// ErrStale is returned by Fresh when the view did not reach etcd's
+// revision in time: read etcd instead.
+var ErrStale = fmt.Errorf("read view behind etcd: %w", errdefs.ErrUnavailable)
+
+// Config says what a View holds.
+type Config struct {
+	// Prefixes are the store prefixes held, each ending in "/".
+	Prefixes []string
+	// Retry is the wait after the store failed before listing again.
+	Retry time.Duration
+	// ProgressEvery is how often Fresh asks etcd for a progress notice
+	// again while it waits.
+	ProgressEvery time.Duration
+	Clock         clockwork.Clock
+	Log           *slog.Logger
+}
+
+// Entry is one key's value and the revision that wrote it.
+type Entry struct {
+	Value    []byte
+	Revision int64
+}
+
+// View is the in-memory copy of the keys under Config.Prefixes. Its
+// methods are safe for concurrent use.
+type View struct {
+	store *store.Store
+	cfg   Config
+
+	mu sync.RWMutex
+	// dirs maps a key's directory (up to its last "/") to its leaves:
+	// listing one application's task groups touches only them.
+	dirs    map[string]map[string]Entry
+	applied int64         // the revision the view reflects; 0 before the first list
+	moved   chan struct{} // closed, and replaced, when applied grows
+}
+
+// New returns an empty view of st; Run fills it.
+func New(st *store.Store, cfg Config) (*View, error) {
+	for _, p := range cfg.Prefixes {
+		if !strings.HasSuffix(p, "/") {
+			return nil, fmt.Errorf("read view: prefix %q must end in \"/\": %w", p, errdefs.ErrInvalidArgument)
+		}
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.ProgressEvery <= 0 {
+		cfg.ProgressEvery = 50 * time.Millisecond
+	}
+	if cfg.Retry <= 0 {
+		cfg.Retry = time.Second
+	}
+	return &View{store: st, cfg: cfg, dirs: map[string]map[string]Entry{}, moved: make(chan struct{})}, nil
+}
+
+// Run lists the prefixes and follows the feed until ctx ends, listing
+// again after a Reset or a store failure.
+func (v *View) Run(ctx context.Context) error {
+	for {
+		err := v.follow(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		v.cfg.Log.Warn("read view: listing again", "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-v.cfg.Clock.After(v.cfg.Retry):
+		}
+	}
+}
+
+// follow lists the prefixes at one revision and applies the feed after
+// it, until the feed resets or fails.
+func (v *View) follow(ctx context.Context) error {
+	rev, dirs, err := v.list(ctx)
+	if err != nil {
+		return err
+	}
+	v.mu.Lock()
+	v.dirs = dirs
+	v.advance(rev)
+	v.mu.Unlock()
+	sub, err := changefeed.New(v.store).Follow(ctx, new(changefeed.EndOf(rev)), changefeed.Options{Keep: v.holds, Progress: true})
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	for {
+		c, err := sub.Next()
+		if err != nil {
+			return err
+		}
+		switch {
+		case c.Reset:
+			return errors.New(c.Reason)
+		case c.Progress:
+			v.mu.Lock()
+			v.advance(c.ID.Revision)
+			v.mu.Unlock()
+		default:
+			v.apply(c)
+		}
+	}
+}
+
+// list reads every prefix at the revision of the first.
+func (v *View) list(ctx context.Context) (int64, map[string]map[string]Entry, error) {
+	dirs := map[string]map[string]Entry{}
+	rev, err := v.store.Revision(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, p := range v.cfg.Prefixes {
+		_, err := v.store.EachAt(ctx, p, rev, func(e store.Entry) error {
+			put(dirs, e.Key, Entry{Value: e.Value, Revision: e.Revision})
+			return nil
+		})
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+	return rev, dirs, nil
+}
+
+func (v *View) holds(key string) bool {
+	for _, p := range v.cfg.Prefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// apply folds one change in; the view reflects its revision once the
+// change of the next revision arrives, or at once for a whole revision.
+func (v *View) apply(c changefeed.Change) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	dir, leaf := split(c.Key)
+	if c.Action == changefeed.Delete {
+		delete(v.dirs[dir], leaf)
+		if len(v.dirs[dir]) == 0 {
+			delete(v.dirs, dir)
+		}
+	} else {
+		put(v.dirs, c.Key, Entry{Value: c.Value, Revision: c.ID.Revision})
+	}
+	// A transaction's changes arrive one by one: its revision is whole
+	// only at the next progress notice or change of a later revision.
+	v.advance(c.ID.Revision - 1)
+}
+
+// advance records that the view reflects rev; v.mu is held.
+func (v *View) advance(rev int64) {
+	if rev <= v.applied {
+		return
+	}
+	v.applied = rev
+	close(v.moved)
+	v.moved = make(chan struct{})
+}
+
+func put(dirs map[string]map[string]Entry, key string, e Entry) {
+	dir, leaf := split(key)
+	leaves := dirs[dir]
+	if leaves == nil {
+		leaves = map[string]Entry{}
+		dirs[dir] = leaves
+	}
+	leaves[leaf] = e
+}
+
+func split(key string) (dir, leaf string) {
+	i := strings.LastIndexByte(key, '/')
+	return key[:i+1], key[i+1:]
+}
+
+// Get returns key's entry, or errdefs.ErrNotFound.
+func (v *View) Get(key string) (Entry, error) {
+	dir, leaf := split(key)
+	v.mu.RLock()
+	e, ok := v.dirs[dir][leaf]
+	v.mu.RUnlock()
+	if !ok {
+		return Entry{}, fmt.Errorf("key %q: %w", key, errdefs.ErrNotFound)
+	}
+	return e, nil
+}
+
+// Keyed is an entry with its key.
+type Keyed struct {
+	Key string
+	Entry
+}
+
+// List returns the entries under prefix (ending in "/"), sorted by key.
+func (v *View) List(prefix string) []Keyed {
+	var out []Keyed
+	v.mu.RLock()
+	for dir, leaves := range v.dirs {
+		if !strings.HasPrefix(dir, prefix) {
+			continue
+		}
+		for leaf, e := range leaves {
+			out = append(out, Keyed{Key: dir + leaf, Entry: e})
+		}
+	}
+	v.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Keyed) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// Applied is the store revision the view reflects (0: not listed yet).
+func (v *View) Applied() int64 {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.applied
+}
+
+// Fresh waits until the view reflects every write etcd had applied when
+// Fresh was called, at most wait: a read after it sees the caller's own
+// acknowledged writes. ErrStale when it did not in time.
+func (v *View) Fresh(ctx context.Context, wait time.Duration) error {
+	want, err := v.store.Revision(ctx)
+	if err != nil {
+		return err
+	}
+	if v.Applied() >= want {
+		return nil
+	}
+	// Writes outside the view's prefixes move etcd's revision too; only a
+	// progress notice tells the view it has seen all there was to see. A
+	// notice asked for while the watch was being (re)made is lost: ask
+	// again until the view is there.
+	deadline := v.cfg.Clock.After(wait)
+	ask := v.cfg.Clock.NewTicker(v.cfg.ProgressEvery)
+	defer ask.Stop()
+	for {
+		if err := v.store.RequestProgress(ctx); err != nil {
+			return err
+		}
+		if v.waitApplied(ctx, want, ask.Chan()) {
+			return nil
+		}
+		select {
+		case <-deadline:
+			return fmt.Errorf("at revision %d, etcd at %d after %s: %w", v.Applied(), want, wait, ErrStale)
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+	}
+}
+
+// waitApplied waits until the view reflects want (true), or until again
+// fires or ctx ends (false).
+func (v *View) waitApplied(ctx context.Context, want int64, again <-chan time.Time) bool {
+	for {
+		v.mu.RLock()
+		applied, moved := v.applied, v.moved
+		v.mu.RUnlock()
+		if applied >= want {
+			return true
+		}
+		select {
+		case <-moved:
+		case <-again:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}

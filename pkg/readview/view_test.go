@@ -1,0 +1,138 @@
+package readview_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/readview"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
+)
+
+var shared storetest.Shared
+
+func TestMain(m *testing.M) { os.Exit(storetest.RunShared(m, &shared)) }
+
+func openStore(t testing.TB) *store.Store {
+	t.Helper()
+	st, err := store.Open(testContext(t), store.Config{Endpoints: shared.Etcd.Endpoints(), Prefix: shared.Prefix("readview"), Sealer: shared.Sealer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func testContext(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func apply(t *testing.T, st *store.Store, ops ...store.Op) int64 {
+	t.Helper()
+	rev, err := st.Apply(testContext(t), ops...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rev
+}
+
+func put(key, value string) store.Op { return store.PutOp(key, []byte(value)) }
+
+// running starts a view of the apps/ and taskgroups/ prefixes.
+func running(t testing.TB, st *store.Store, clock clockwork.Clock) *readview.View {
+	t.Helper()
+	v, err := readview.New(st, readview.Config{Prefixes: []string{"apps/", "taskgroups/"}, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = v.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return v
+}
+
+func keys(entries []readview.Keyed) string {
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Key+"="+string(e.Value))
+	}
+	return strings.Join(out, " ")
+}
+
+func fresh(t *testing.T, v *readview.View) {
+	t.Helper()
+	if err := v.Fresh(testContext(t), 10*time.Second); err != nil {
+		t.Fatalf("Fresh: %v", err)
+	}
+}
+
+// A read after Fresh sees every write acknowledged before it: the listed
+// state, later puts and deletes, whole transactions, and nothing outside
+// the view's prefixes.
+func TestFreshReadsSeeAcknowledgedWrites(t *testing.T) {
+	st := openStore(t)
+	apply(t, st, put("apps/default/web", "1"), put("taskgroups/default/web/0", "a"), put("notify/x", "n"))
+	v := running(t, st, clockwork.NewRealClock())
+	fresh(t, v)
+	if got, want := keys(v.List("taskgroups/")), "taskgroups/default/web/0=a"; got != want {
+		t.Fatalf("listed %q, want %q", got, want)
+	}
+
+	rev := apply(t, st, put("taskgroups/default/web/1", "b"), put("taskgroups/default/web/2", "c"), store.DeleteOp("taskgroups/default/web/0", 0))
+	fresh(t, v)
+	if got, want := keys(v.List("taskgroups/default/web/")), "taskgroups/default/web/1=b taskgroups/default/web/2=c"; got != want {
+		t.Fatalf("after the transaction %q, want %q", got, want)
+	}
+	if e, err := v.Get("taskgroups/default/web/2"); err != nil || e.Revision != rev {
+		t.Fatalf("Get = %+v, %v; want revision %d", e, err, rev)
+	}
+	if _, err := v.Get("notify/x"); err == nil {
+		t.Fatal("the view holds a key outside its prefixes")
+	}
+
+	// The last write is outside the prefixes: only etcd's progress notice
+	// tells the view it has nothing to wait for.
+	apply(t, st, put("apps/default/web", "2"))
+	apply(t, st, put("notify/y", "n"))
+	fresh(t, v)
+	if e, _ := v.Get("apps/default/web"); string(e.Value) != "2" {
+		t.Fatalf("apps/default/web = %q after Fresh, want 2", e.Value)
+	}
+}
+
+// A view that cannot catch up says so in time, for the caller to read
+// etcd instead.
+func TestFreshTimesOutWhenBehind(t *testing.T) {
+	st := openStore(t)
+	apply(t, st, put("apps/default/web", "1"))
+	clock := clockwork.NewFakeClock()
+	v, err := readview.New(st, readview.Config{Prefixes: []string{"apps/"}, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() { got <- v.Fresh(testContext(t), time.Second) }() // never Run: it stays at revision 0
+	if err := clock.BlockUntilContext(testContext(t), 2); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	if err := <-got; !errors.Is(err, readview.ErrStale) {
+		t.Fatalf("Fresh = %v, want ErrStale", err)
+	}
+}
+
+func TestPrefixMustBeADirectory(t *testing.T) {
+	_, err := readview.New(nil, readview.Config{Prefixes: []string{"apps"}})
+	if err == nil || !strings.Contains(err.Error(), `"apps"`) {
+		t.Fatalf("New = %v, want an error naming the prefix", err)
+	}
+}
