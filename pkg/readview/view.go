@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -30,14 +31,30 @@ type Config struct {
 	// ProgressEvery is how often Fresh asks etcd for a progress notice
 	// again while it waits.
 	ProgressEvery time.Duration
-	Clock         clockwork.Clock
-	Log           *slog.Logger
+	// Decode, when set, turns a key's value into the record the view
+	// holds in its place (Entry.Record), so that readers do not decode
+	// every record again on every read. A value it cannot decode is held
+	// as bytes, for the reader to meet the error.
+	Decode func(key string, value []byte, revision int64) (any, error)
+	Clock  clockwork.Clock
+	Log    *slog.Logger
 }
 
-// Entry is one key's value and the revision that wrote it.
+// Entry is one key's value, or the record Config.Decode made of it, and
+// the revision that wrote it. A Record is shared by every reader: none
+// may change it.
 type Entry struct {
 	Value    []byte
+	Record   any
 	Revision int64
+}
+
+// dir is the leaves of one key directory, and their sorted names once a
+// list asked for them (nil again when a leaf comes or goes): lists of a
+// fleet whose keys do not change sort nothing.
+type dir struct {
+	leaves map[string]Entry
+	order  atomic.Pointer[[]string]
 }
 
 // View is the in-memory copy of the keys under Config.Prefixes. Its
@@ -49,7 +66,7 @@ type View struct {
 	mu sync.RWMutex
 	// dirs maps a key's directory (up to its last "/") to its leaves:
 	// listing one application's task groups touches only them.
-	dirs    map[string]map[string]Entry
+	dirs    map[string]*dir
 	applied int64         // the revision the view reflects; 0 before the first list
 	moved   chan struct{} // closed, and replaced, when applied grows
 }
@@ -73,7 +90,7 @@ func New(st *store.Store, cfg Config) (*View, error) {
 	if cfg.Retry <= 0 {
 		cfg.Retry = time.Second
 	}
-	return &View{store: st, cfg: cfg, dirs: map[string]map[string]Entry{}, moved: make(chan struct{})}, nil
+	return &View{store: st, cfg: cfg, dirs: map[string]*dir{}, moved: make(chan struct{})}, nil
 }
 
 // Run lists the prefixes and follows the feed until ctx ends, listing
@@ -128,15 +145,15 @@ func (v *View) follow(ctx context.Context) error {
 }
 
 // list reads every prefix at the revision of the first.
-func (v *View) list(ctx context.Context) (int64, map[string]map[string]Entry, error) {
-	dirs := map[string]map[string]Entry{}
+func (v *View) list(ctx context.Context) (int64, map[string]*dir, error) {
+	dirs := map[string]*dir{}
 	rev, err := v.store.Revision(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
 	for _, p := range v.cfg.Prefixes {
 		_, err := v.store.EachAt(ctx, p, rev, func(e store.Entry) error {
-			put(dirs, e.Key, Entry{Value: e.Value, Revision: e.Revision})
+			put(dirs, e.Key, v.entry(e.Key, e.Value, e.Revision))
 			return nil
 		})
 		if err != nil {
@@ -160,14 +177,10 @@ func (v *View) holds(key string) bool {
 func (v *View) apply(c changefeed.Change) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	dir, leaf := split(c.Key)
 	if c.Action == changefeed.Delete {
-		delete(v.dirs[dir], leaf)
-		if len(v.dirs[dir]) == 0 {
-			delete(v.dirs, dir)
-		}
+		remove(v.dirs, c.Key)
 	} else {
-		put(v.dirs, c.Key, Entry{Value: c.Value, Revision: c.ID.Revision})
+		put(v.dirs, c.Key, v.entry(c.Key, c.Value, c.ID.Revision))
 	}
 	// A transaction's changes arrive one by one: its revision is whole
 	// only at the next progress notice or change of a later revision.
@@ -184,14 +197,61 @@ func (v *View) advance(rev int64) {
 	v.moved = make(chan struct{})
 }
 
-func put(dirs map[string]map[string]Entry, key string, e Entry) {
-	dir, leaf := split(key)
-	leaves := dirs[dir]
-	if leaves == nil {
-		leaves = map[string]Entry{}
-		dirs[dir] = leaves
+// entry is what the view holds of value.
+func (v *View) entry(key string, value []byte, rev int64) Entry {
+	if v.cfg.Decode == nil {
+		return Entry{Value: value, Revision: rev}
 	}
-	leaves[leaf] = e
+	rec, err := v.cfg.Decode(key, value, rev)
+	if err != nil {
+		v.cfg.Log.Warn("read view: record held undecoded", "key", key, "err", err)
+		return Entry{Value: value, Revision: rev}
+	}
+	return Entry{Record: rec, Revision: rev}
+}
+
+func put(dirs map[string]*dir, key string, e Entry) {
+	name, leaf := split(key)
+	d := dirs[name]
+	if d == nil {
+		d = &dir{leaves: map[string]Entry{}}
+		dirs[name] = d
+	}
+	if _, ok := d.leaves[leaf]; !ok {
+		d.order.Store(nil)
+	}
+	d.leaves[leaf] = e
+}
+
+func remove(dirs map[string]*dir, key string) {
+	name, leaf := split(key)
+	d := dirs[name]
+	if d == nil {
+		return
+	}
+	if _, ok := d.leaves[leaf]; !ok {
+		return
+	}
+	delete(d.leaves, leaf)
+	d.order.Store(nil)
+	if len(d.leaves) == 0 {
+		delete(dirs, name)
+	}
+}
+
+// sorted is d's leaf names in order; the view's read lock is held, so
+// the leaves cannot change while they are sorted.
+func (d *dir) sorted() []string {
+	if order := d.order.Load(); order != nil {
+		return *order
+	}
+	order := make([]string, 0, len(d.leaves))
+	for leaf := range d.leaves {
+		order = append(order, leaf)
+	}
+	slices.Sort(order)
+	d.order.Store(&order)
+	return order
 }
 
 func split(key string) (dir, leaf string) {
@@ -201,9 +261,13 @@ func split(key string) (dir, leaf string) {
 
 // Get returns key's entry, or errdefs.ErrNotFound.
 func (v *View) Get(key string) (Entry, error) {
-	dir, leaf := split(key)
+	name, leaf := split(key)
 	v.mu.RLock()
-	e, ok := v.dirs[dir][leaf]
+	var e Entry
+	d, ok := v.dirs[name]
+	if ok {
+		e, ok = d.leaves[leaf]
+	}
 	v.mu.RUnlock()
 	if !ok {
 		return Entry{}, fmt.Errorf("key %q: %w", key, errdefs.ErrNotFound)
@@ -219,18 +283,32 @@ type Keyed struct {
 
 // List returns the entries under prefix (ending in "/"), sorted by key.
 func (v *View) List(prefix string) []Keyed {
-	var out []Keyed
 	v.mu.RLock()
-	for dir, leaves := range v.dirs {
-		if !strings.HasPrefix(dir, prefix) {
-			continue
-		}
-		for leaf, e := range leaves {
-			out = append(out, Keyed{Key: dir + leaf, Entry: e})
+	defer v.mu.RUnlock()
+	var names []string
+	n := 0
+	for name, d := range v.dirs {
+		if strings.HasPrefix(name, prefix) {
+			names = append(names, name)
+			n += len(d.leaves)
 		}
 	}
-	v.mu.RUnlock()
-	slices.SortFunc(out, func(a, b Keyed) int { return strings.Compare(a.Key, b.Key) })
+	slices.Sort(names)
+	out := make([]Keyed, 0, n)
+	for _, name := range names {
+		d := v.dirs[name]
+		for _, leaf := range d.sorted() {
+			out = append(out, Keyed{Key: name + leaf, Entry: d.leaves[leaf]})
+		}
+	}
+	// Directories in order give keys in order unless one directory holds
+	// another ("a/" sorts before "a/b/", but "a/b/c" before "a/x").
+	for i := 1; i < len(names); i++ {
+		if strings.HasPrefix(names[i], names[i-1]) {
+			slices.SortFunc(out, func(a, b Keyed) int { return strings.Compare(a.Key, b.Key) })
+			break
+		}
+	}
 	return out
 }
 

@@ -136,3 +136,47 @@ func TestPrefixMustBeADirectory(t *testing.T) {
 		t.Fatalf("New = %v, want an error naming the prefix", err)
 	}
 }
+
+// A view with a decoder holds the records it makes, a value it cannot
+// decode as bytes, and lists keys in order across nested directories
+// and after leaves come and go.
+func TestDecodedRecordsListedInKeyOrder(t *testing.T) {
+	st := openStore(t)
+	apply(t, st, put("apps/default/web", "1"), put("apps/default/x/y", "2"), put("apps/default/bad", "!"))
+	v, err := readview.New(st, readview.Config{Prefixes: []string{"apps/"}, Decode: func(key string, value []byte, _ int64) (any, error) {
+		if string(value) == "!" {
+			return nil, errors.New("not a record")
+		}
+		return "record " + string(value), nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = v.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	fresh(t, v)
+	if e, _ := v.Get("apps/default/web"); e.Record != "record 1" || e.Value != nil {
+		t.Fatalf("apps/default/web = %+v, want the decoded record only", e)
+	}
+	if e, _ := v.Get("apps/default/bad"); e.Record != nil || string(e.Value) != "!" {
+		t.Fatalf("apps/default/bad = %+v, want its bytes", e)
+	}
+	var got []string
+	for _, e := range v.List("apps/") {
+		got = append(got, e.Key)
+	}
+	if want := "apps/default/bad apps/default/web apps/default/x/y"; strings.Join(got, " ") != want {
+		t.Fatalf("listed %q, want %q", got, want)
+	}
+	apply(t, st, put("apps/default/a", "3"), store.DeleteOp("apps/default/web", 0))
+	fresh(t, v)
+	got = nil
+	for _, e := range v.List("apps/default/") {
+		got = append(got, e.Key)
+	}
+	if want := "apps/default/a apps/default/bad apps/default/x/y"; strings.Join(got, " ") != want {
+		t.Fatalf("after a put and a delete listed %q, want %q", got, want)
+	}
+}
