@@ -29,8 +29,7 @@ import (
 // agentViews joins the agents seen, their settings and the instances on
 // them; settings of a hostname no agent has are shown too. An instance of
 // a namespace readable does not allow is counted, not named.
-func (s *Server) agentViews(ctx context.Context, readable func(auth.Access) bool) ([]*apiv1.AgentView, error) {
-	reg := s.cfg.Registry
+func (s *Server) agentViews(ctx context.Context, reg reader, readable func(auth.Access) bool) ([]*apiv1.AgentView, error) {
 	agents, err := reg.ListAgents(ctx)
 	if err != nil {
 		return nil, err
@@ -222,7 +221,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	views, err := s.agentViews(r.Context(), mayRead(r))
+	views, err := s.agentViews(r.Context(), s.reads(r), mayRead(r))
 	if err != nil {
 		return err
 	}
@@ -232,9 +231,9 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 }
 
 // findAgent returns the view of the agent the path names by ID or
-// hostname.
-func (s *Server) findAgent(r *http.Request) (*apiv1.AgentView, error) {
-	views, err := s.agentViews(r.Context(), mayRead(r))
+// hostname, read from rd.
+func (s *Server) findAgent(r *http.Request, rd reader) (*apiv1.AgentView, error) {
+	views, err := s.agentViews(r.Context(), rd, mayRead(r))
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +251,7 @@ func agentNamed(views []*apiv1.AgentView, name string) (*apiv1.AgentView, error)
 }
 
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.findAgent(r)
+	v, err := s.findAgent(r, s.reads(r))
 	if err != nil {
 		return err
 	}
@@ -307,7 +306,7 @@ func (s *Server) operateAgent(w http.ResponseWriter, r *http.Request) error {
 	if op == "taints" && req.Taints == nil {
 		return field.ErrorList{field.Required("taints")}
 	}
-	v, err := s.findAgent(r)
+	v, err := s.findAgent(r, s.cfg.Registry)
 	if err != nil {
 		return err
 	}
@@ -319,7 +318,7 @@ func (s *Server) operateAgent(w http.ResponseWriter, r *http.Request) error {
 	}); err != nil {
 		return err
 	}
-	if v, err = s.findAgent(r); err != nil {
+	if v, err = s.findAgent(r, s.cfg.Registry); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, v)
@@ -369,7 +368,7 @@ func (s *Server) drift(w http.ResponseWriter, r *http.Request) error {
 	if len(errs) > 0 {
 		return errs
 	}
-	views, err := s.agentViews(r.Context(), mayRead(r))
+	views, err := s.agentViews(r.Context(), s.cfg.Registry, mayRead(r))
 	if err != nil {
 		return err
 	}

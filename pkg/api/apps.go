@@ -263,10 +263,15 @@ var (
 
 func (wl workloads) serves(kind manifest.Kind) bool { return slices.Contains(wl.kinds, kind) }
 
-// get reads an application of the route's kinds.
+// get reads an application of the route's kinds from etcd, for a write.
 func (s *Server) get(r *http.Request, wl workloads) (*registry.App, error) {
+	return s.getFrom(r, s.cfg.Registry, wl)
+}
+
+// getFrom reads an application of the route's kinds from rd.
+func (s *Server) getFrom(r *http.Request, rd reader, wl workloads) (*registry.App, error) {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
-	app, err := s.cfg.Registry.GetApp(r.Context(), ns, name)
+	app, err := rd.GetApp(r.Context(), ns, name)
 	if err != nil {
 		return nil, err
 	}
@@ -379,7 +384,7 @@ func nextVersion(current *registry.App, obj manifest.Object) (manifest.Object, e
 }
 
 func (s *Server) writeApp(w http.ResponseWriter, r *http.Request, status int, app *registry.App) error {
-	v, err := s.view(r, app)
+	v, err := s.view(r.Context(), s.cfg.Registry, app)
 	if err != nil {
 		return err
 	}
@@ -400,18 +405,18 @@ func summarized(v AppView, summary bool) AppView {
 	return v
 }
 
-// view reads what GET shows of an application: its instances and its
-// rollout.
-func (s *Server) view(r *http.Request, app *registry.App) (AppView, error) {
-	groups, err := s.cfg.Registry.TaskGroups(r.Context(), app.Namespace, app.Name)
+// view reads, from rd, what GET shows of an application: its instances
+// and its rollout.
+func (s *Server) view(ctx context.Context, rd reader, app *registry.App) (AppView, error) {
+	groups, err := rd.TaskGroups(ctx, app.Namespace, app.Name)
 	if err != nil {
 		return AppView{}, err
 	}
-	ro, err := s.rollout(r, app)
+	ro, err := rolloutIn(ctx, rd, app)
 	if err != nil {
 		return AppView{}, err
 	}
-	allocs, err := s.cfg.Registry.Allocations(r.Context(), app.Namespace, app.Name)
+	allocs, err := rd.Allocations(ctx, app.Namespace, app.Name)
 	if err != nil {
 		return AppView{}, err
 	}
@@ -420,10 +425,16 @@ func (s *Server) view(r *http.Request, app *registry.App) (AppView, error) {
 	return v, nil
 }
 
-// rollout reads an application's rollout; nil before the scheduler
-// wrote one.
+// rollout reads an application's rollout from etcd; nil before the
+// scheduler wrote one.
 func (s *Server) rollout(r *http.Request, app *registry.App) (*registry.Rollout, error) {
-	ro, err := s.cfg.Registry.GetRollout(r.Context(), app.Namespace, app.Name)
+	return rolloutIn(r.Context(), s.cfg.Registry, app)
+}
+
+// rolloutIn reads an application's rollout from rd; nil before the
+// scheduler wrote one.
+func rolloutIn(ctx context.Context, rd reader, app *registry.App) (*registry.Rollout, error) {
+	ro, err := rd.GetRollout(ctx, app.Namespace, app.Name)
 	if errors.Is(err, errdefs.ErrNotFound) {
 		return nil, nil
 	}
@@ -436,11 +447,12 @@ func (s *Server) getOne(wl workloads) handlerFunc {
 		if err != nil {
 			return err
 		}
-		app, err := s.get(r, wl)
+		rd := s.reads(r)
+		app, err := s.getFrom(r, rd, wl)
 		if err != nil {
 			return err
 		}
-		v, err := s.view(r, app)
+		v, err := s.view(r.Context(), rd, app)
 		if err != nil {
 			return err
 		}
@@ -465,17 +477,18 @@ func (s *Server) instances(wl workloads) handlerFunc {
 				return queryError(field.ErrorList{field.Invalid("after", "want an instance ID (the next of the page before), got %q", v)})
 			}
 		}
-		app, err := s.get(r, wl)
+		rd := s.reads(r)
+		app, err := s.getFrom(r, rd, wl)
 		if err != nil {
 			return err
 		}
-		groups, err := s.cfg.Registry.TaskGroups(r.Context(), app.Namespace, app.Name)
+		groups, err := rd.TaskGroups(r.Context(), app.Namespace, app.Name)
 		if err != nil {
 			return err
 		}
 		slices.SortFunc(groups, func(a, b *registry.TaskGroup) int { return cmp.Compare(a.Index, b.Index) })
 		first, _ := slices.BinarySearchFunc(groups, after+1, func(g *registry.TaskGroup, id int) int { return cmp.Compare(g.Index, id) })
-		allocs, err := s.cfg.Registry.Allocations(r.Context(), app.Namespace, app.Name)
+		allocs, err := rd.Allocations(r.Context(), app.Namespace, app.Name)
 		if err != nil {
 			return err
 		}
@@ -502,7 +515,8 @@ func (s *Server) list(wl workloads) handlerFunc {
 		if err != nil {
 			return err
 		}
-		apps, err := s.cfg.Registry.ListApps(r.Context(), r.URL.Query().Get("namespace"))
+		rd := s.reads(r)
+		apps, err := rd.ListApps(r.Context(), r.URL.Query().Get("namespace"))
 		if err != nil {
 			return err
 		}
@@ -510,7 +524,7 @@ func (s *Server) list(wl workloads) handlerFunc {
 		apps, next := pageOf(p, apps, func(app *registry.App) string { return namespacedKey(app.Namespace, app.Name) })
 		views := []AppView{}
 		for _, app := range apps {
-			v, err := s.view(r, app)
+			v, err := s.view(r.Context(), rd, app)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
 	"github.com/bcs-mesos/bcs-mesos/pkg/changefeed"
+	"github.com/bcs-mesos/bcs-mesos/pkg/readview"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
@@ -25,6 +27,11 @@ import (
 var shared storetest.Shared
 
 func TestMain(m *testing.M) { os.Exit(storetest.RunShared(m, &shared)) }
+
+// etcdReads runs the tests with the API reading etcd only; by default it
+// reads from a read view, as bcs-scheduler's does, so every test of a
+// read shows the view answers what etcd would.
+var etcdReads = flag.Bool("etcd-reads", false, "serve the API's reads from etcd, not from a read view")
 
 // env is one API server over a private prefix of an etcd.
 type env struct {
@@ -59,6 +66,10 @@ func newEnvOn(t testing.TB, endpoints []string, prefix string, sealer *store.Sea
 		Healthy:    st.Ping,
 		Events:     api.EventsConfig{Feed: changefeed.New(st)},
 	}
+	if !*etcdReads {
+		cfg.View = startView(t, st)
+		cfg.ViewWait = 5 * time.Second // a slow test machine must not fall back to etcd unseen
+	}
 	for _, f := range change {
 		f(&cfg)
 	}
@@ -72,6 +83,20 @@ func newEnvOn(t testing.TB, endpoints []string, prefix string, sealer *store.Sea
 	}
 	t.Cleanup(e.close)
 	return e
+}
+
+// startView runs a read view of st until the test ends.
+func startView(t testing.TB, st *store.Store) *registry.Viewed {
+	t.Helper()
+	view, err := readview.New(st, registry.ViewConfig(readview.Config{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = view.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return registry.NewViewed(view)
 }
 
 // close stops the HTTP server and the store client; calling it twice is

@@ -76,7 +76,13 @@ func (s Single) Leader() (string, bool) { return s.URL, true }
 
 // Config configures a Server.
 type Config struct {
-	Registry     *registry.Registry
+	Registry *registry.Registry
+	// View, when set, serves the reads of applications, instances and
+	// agents instead of etcd, once it reflects the writes acknowledged
+	// before each read; ViewWait bounds that wait (DefaultViewWait),
+	// after which the read goes to etcd.
+	View         *registry.Viewed
+	ViewWait     time.Duration
 	Leadership   Leadership
 	MaxBodyBytes int64 // 0: DefaultMaxBodyBytes
 	// Healthy reports whether the replica can serve (the store answers).
@@ -127,7 +133,9 @@ type Server struct {
 	mux      *http.ServeMux
 	metrics  *prometheus.Registry
 	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
+	// readsFrom counts the reads the view served, and those etcd did.
+	readsFrom *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
 	// streams ends with EndStreams: event streams do not end by themselves.
 	streams    context.Context
 	endStreams context.CancelFunc
@@ -142,6 +150,9 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clockwork.NewRealClock()
+	}
+	if cfg.ViewWait <= 0 {
+		cfg.ViewWait = DefaultViewWait
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -168,7 +179,8 @@ func NewServer(cfg Config) *Server {
 		Name: "bcs_api_request_duration_seconds", Help: "API request latency by route.",
 		Buckets: prometheus.DefBuckets,
 	}, []string{"route"})
-	s.metrics.MustRegister(s.requests, s.latency,
+	s.readsFrom = newReadsFrom()
+	s.metrics.MustRegister(s.requests, s.latency, s.readsFrom,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.routes()
 	return s

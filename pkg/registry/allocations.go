@@ -168,6 +168,16 @@ func (r *Registry) Release(ctx context.Context, namespace, app string, instance 
 // of every application when app is "" (and of every namespace when
 // namespace is "" too).
 func (r *Registry) Allocations(ctx context.Context, namespace, app string) ([]*Allocation, error) {
+	prefix, err := allocationsPrefix(namespace, app)
+	if err != nil {
+		return nil, err
+	}
+	return list[Allocation](ctx, r.store, prefix)
+}
+
+// allocationsPrefix is the prefix of the allocations of app, of
+// namespace when app is empty, of every namespace when both are.
+func allocationsPrefix(namespace, app string) (string, error) {
 	segments := []string{}
 	for _, s := range []string{namespace, app} {
 		if s == "" {
@@ -175,11 +185,7 @@ func (r *Registry) Allocations(ctx context.Context, namespace, app string) ([]*A
 		}
 		segments = append(segments, s)
 	}
-	prefix, err := store.Prefix(store.KindAllocation, segments...)
-	if err != nil {
-		return nil, err
-	}
-	return list[Allocation](ctx, r.store, prefix)
+	return store.Prefix(store.KindAllocation, segments...)
 }
 
 // appAllocations returns the allocations of app's instances: live, those

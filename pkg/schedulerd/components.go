@@ -24,6 +24,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/egress"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosconn"
 	"github.com/bcs-mesos/bcs-mesos/pkg/mesosfiles"
+	"github.com/bcs-mesos/bcs-mesos/pkg/readview"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/simexec"
@@ -44,6 +45,7 @@ type daemon struct {
 
 	st          *store.Store       // by startStore
 	reg         *registry.Registry // by startStore
+	view        *registry.Viewed   // by startReadView
 	masters     []string           // by startMesos
 	agentScheme string             // by startMesos: the scheme the agents serve
 	debugAddr   string             // by startDebug: where it listens
@@ -64,6 +66,27 @@ func (d *daemon) startStore(ctx context.Context) (func() error, error) {
 	}
 	d.st, d.reg = st, registry.New(st, time.Now).WithSecretValues(d.secretValues)
 	return func() error { closeStore(); return nil }, nil
+}
+
+// startReadView keeps, in memory, the records the API's reads serve,
+// fed by the store's watch, on the leader and standbys alike.
+func (d *daemon) startReadView(ctx context.Context) (func() error, error) {
+	view, err := readview.New(d.st, registry.ViewConfig(readview.Config{Log: d.o.Logger.With("component", "readview")}))
+	if err != nil {
+		return nil, err
+	}
+	d.view = registry.NewViewed(view)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = view.Run(runCtx) // it ends only with runCtx
+	}()
+	return func() error {
+		cancel()
+		<-done
+		return nil
+	}, nil
 }
 
 // startMesos starts the dev cluster with Dev, whose master then is the
@@ -194,7 +217,7 @@ func (d *daemon) egressPolicy(ctx context.Context, api net.Addr, self string) (*
 func (d *daemon) newAPIServer() *api.Server {
 	mesosFiles := &mesosfiles.Client{HTTP: d.mesosConn.HTTPClient(mesosfiles.DefaultTimeout), Scheme: d.agentScheme}
 	return api.NewServer(api.Config{
-		Registry: d.reg, Leadership: d.lead, Operator: d.op, Planner: d.op, AutoscalePlanner: d.op, FilesDir: d.o.FilesDir, Admission: d.admit,
+		Registry: d.reg, View: d.view, Leadership: d.lead, Operator: d.op, Planner: d.op, AutoscalePlanner: d.op, FilesDir: d.o.FilesDir, Admission: d.admit,
 		Healthy: func(ctx context.Context) error { return d.st.Ping(ctx) },
 		Events:  api.EventsConfig{Feed: changefeed.New(d.st)},
 		Auth:    &api.AuthConfig{Authenticator: d.authenticator, AuditKeep: d.o.AuditKeep},

@@ -141,6 +141,7 @@ func Run(ctx context.Context, o Options) error {
 	var components lifecycle
 	if err := components.start(ctx,
 		component{"store", d.startStore}, // closes last: the others use it
+		component{"read view", d.startReadView},
 		component{"Mesos", d.startMesos},
 		component{"debug server", d.startDebug},
 		component{"API", d.startAPI},

@@ -1,0 +1,193 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/readview"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
+)
+
+// Viewed answers the reads the API serves from a read view of the store
+// instead of etcd: what the Registry's methods of the same names answer,
+// as of the revision the view reflects. Its records are shared by every
+// reader and must not be changed.
+type Viewed struct {
+	view *readview.View
+}
+
+// viewedKinds are the kinds a Viewed reads, and how each is decoded.
+var viewedKinds = map[store.Kind]func(value []byte, rev int64) (any, error){
+	store.KindApplication:   decodeRecord[App],
+	store.KindTaskGroup:     decodeRecord[TaskGroup],
+	store.KindAllocation:    decodeRecord[Allocation],
+	store.KindRollout:       decodeRecord[Rollout],
+	store.KindAgent:         decodeRecord[Agent],
+	store.KindAgentSettings: decodeRecord[AgentSettings],
+}
+
+// ViewConfig is cfg with the prefixes and decoder of the view a Viewed
+// reads.
+func ViewConfig(cfg readview.Config) readview.Config {
+	cfg.Prefixes = nil
+	for kind := range viewedKinds {
+		cfg.Prefixes = append(cfg.Prefixes, string(kind)+"/")
+	}
+	cfg.Decode = func(key string, value []byte, rev int64) (any, error) {
+		kind, _, _ := strings.Cut(key, "/")
+		decode, ok := viewedKinds[store.Kind(kind)]
+		if !ok {
+			return nil, fmt.Errorf("no record kind %q", kind)
+		}
+		return decode(value, rev)
+	}
+	return cfg
+}
+
+// NewViewed reads view, which ViewConfig configured.
+func NewViewed(view *readview.View) *Viewed { return &Viewed{view: view} }
+
+// Fresh waits, at most wait, until the view reflects every write etcd
+// had applied when it was called (readview.View.Fresh).
+func (v *Viewed) Fresh(ctx context.Context, wait time.Duration) error {
+	return v.view.Fresh(ctx, wait)
+}
+
+func decodeRecord[T any, P record[T]](value []byte, rev int64) (any, error) {
+	p := P(new(T))
+	if err := json.Unmarshal(value, p); err != nil {
+		return nil, err
+	}
+	p.setRevision(rev)
+	return p, nil
+}
+
+// viewedRecord is the record e holds; one the view could not decode is
+// decoded again, for its error.
+func viewedRecord[T any, P record[T]](key string, e readview.Entry) (P, error) {
+	if p, ok := e.Record.(P); ok {
+		return p, nil
+	}
+	p := P(new(T))
+	if err := json.Unmarshal(e.Value, p); err != nil {
+		return nil, fmt.Errorf("decode %q into %T: %w", key, p, err)
+	}
+	p.setRevision(e.Revision)
+	return p, nil
+}
+
+func viewedGet[T any, P record[T]](v *readview.View, key string) (P, error) {
+	e, err := v.Get(key)
+	if err != nil {
+		return nil, err
+	}
+	return viewedRecord[T, P](key, e)
+}
+
+func viewedList[T any, P record[T]](v *readview.View, prefix string) ([]P, error) {
+	out := []P{}
+	err := viewedEach[T](v, prefix, func(p P) error {
+		out = append(out, p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func viewedEach[T any, P record[T]](v *readview.View, prefix string, fn func(P) error) error {
+	for _, e := range v.List(prefix) {
+		p, err := viewedRecord[T, P](e.Key, e.Entry)
+		if err != nil {
+			return err
+		}
+		if err := fn(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetApp is Registry.GetApp.
+func (v *Viewed) GetApp(_ context.Context, namespace, name string) (*App, error) {
+	key, err := store.Key(store.KindApplication, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	app, err := viewedGet[App](v.view, key)
+	if err != nil {
+		return nil, fmt.Errorf("application %s/%s: %w", namespace, name, err)
+	}
+	return app, nil
+}
+
+// ListApps is Registry.ListApps.
+func (v *Viewed) ListApps(_ context.Context, namespace string) ([]*App, error) {
+	prefix, err := kindPrefix(store.KindApplication, namespace)
+	if err != nil {
+		return nil, err
+	}
+	return viewedList[App](v.view, prefix)
+}
+
+// TaskGroups is Registry.TaskGroups.
+func (v *Viewed) TaskGroups(_ context.Context, namespace, app string) ([]*TaskGroup, error) {
+	prefix, err := store.Prefix(store.KindTaskGroup, namespace, app)
+	if err != nil {
+		return nil, err
+	}
+	return viewedList[TaskGroup](v.view, prefix)
+}
+
+// EachTaskGroup is Registry.EachTaskGroup.
+func (v *Viewed) EachTaskGroup(_ context.Context, fn func(*TaskGroup) error) error {
+	prefix, err := store.Prefix(store.KindTaskGroup)
+	if err != nil {
+		return err
+	}
+	return viewedEach[TaskGroup](v.view, prefix, fn)
+}
+
+// Allocations is Registry.Allocations.
+func (v *Viewed) Allocations(_ context.Context, namespace, app string) ([]*Allocation, error) {
+	prefix, err := allocationsPrefix(namespace, app)
+	if err != nil {
+		return nil, err
+	}
+	return viewedList[Allocation](v.view, prefix)
+}
+
+// GetRollout is Registry.GetRollout.
+func (v *Viewed) GetRollout(_ context.Context, namespace, name string) (*Rollout, error) {
+	key, err := store.Key(store.KindRollout, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	ro, err := viewedGet[Rollout](v.view, key)
+	if err != nil {
+		return nil, fmt.Errorf("rollout of %s/%s: %w", namespace, name, err)
+	}
+	return ro, nil
+}
+
+// ListAgents is Registry.ListAgents.
+func (v *Viewed) ListAgents(context.Context) ([]*Agent, error) {
+	prefix, err := store.Prefix(store.KindAgent)
+	if err != nil {
+		return nil, err
+	}
+	return viewedList[Agent](v.view, prefix)
+}
+
+// ListAgentSettings is Registry.ListAgentSettings.
+func (v *Viewed) ListAgentSettings(context.Context) ([]*AgentSettings, error) {
+	prefix, err := store.Prefix(store.KindAgentSettings)
+	if err != nil {
+		return nil, err
+	}
+	return viewedList[AgentSettings](v.view, prefix)
+}
