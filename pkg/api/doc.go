@@ -55,6 +55,17 @@
 // each event is in the namespace of its object (a notification's is its
 // instance's), or is the cluster's state.
 //
+// The reads of applications, their instance pages and the agents
+// (reads.go) come from Config.View, a read view of the records fed by
+// etcd's watch (registry.Viewed over pkg/readview), on the leader and on
+// standbys alike, so dashboards polling a fleet do not read etcd nor
+// decode its records again. Each read first waits, at most
+// Config.ViewWait, for the view to reflect etcd's revision at that
+// moment: a client reads its own writes, whichever replica took them.
+// A view that does not catch up in time leaves the read to etcd
+// (bcs_api_reads_total{from} counts both). Writes, and the answers of
+// writes, read etcd.
+//
 // A cluster-wide view names a namespace's objects only to callers who
 // may read that namespace (mayRead): an agent's instances (agents.go)
 // and a depends object's referencing applications of other namespaces
