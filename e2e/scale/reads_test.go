@@ -16,6 +16,7 @@ import (
 // latency's median and 99th percentile:
 //
 //	agents-p50-ms, agents-p99-ms     GET /v1/agents: every agent with the instances on it
+//	agentpage-p50-ms, -p99-ms        GET /v1/agents?limit=100: a console's page of them
 //	summary-p50-ms, summary-p99-ms   GET /v1/apps/bench/app-000?summary=true
 //	page-p50-ms, page-p99-ms         GET /v1/apps/bench/app-000/instances?limit=500
 //
@@ -40,6 +41,7 @@ const (
 // reads are the reads measured, by the name of their metrics.
 var reads = []struct{ name, path string }{
 	{"agents", "/v1/agents"},
+	{"agentpage", "/v1/agents?limit=100"},
 	{"summary", "/v1/apps/bench/" + appName(0) + "?summary=true"},
 	{"page", "/v1/apps/bench/" + appName(0) + "/instances?limit=500"},
 }
