@@ -41,6 +41,7 @@ type env struct {
 	store     *store.Store
 	reg       *registry.Registry
 	server    *httptest.Server
+	stopView  func() // nil: no read view
 	client    *http.Client
 }
 
@@ -66,8 +67,9 @@ func newEnvOn(t testing.TB, endpoints []string, prefix string, sealer *store.Sea
 		Healthy:    st.Ping,
 		Events:     api.EventsConfig{Feed: changefeed.New(st)},
 	}
+	var stopView func()
 	if !*etcdReads {
-		cfg.View = startView(t, st)
+		cfg.View, stopView = startView(t, st)
 		cfg.ViewWait = 5 * time.Second // a slow test machine must not fall back to etcd unseen
 	}
 	for _, f := range change {
@@ -75,7 +77,7 @@ func newEnvOn(t testing.TB, endpoints []string, prefix string, sealer *store.Sea
 	}
 	srv := httptest.NewServer(api.NewServer(cfg))
 	e := &env{
-		url: srv.URL, endpoints: endpoints, prefix: prefix, store: st, reg: reg, server: srv,
+		url: srv.URL, endpoints: endpoints, prefix: prefix, store: st, reg: reg, server: srv, stopView: stopView,
 		client: &http.Client{
 			Timeout:       10 * time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -85,8 +87,8 @@ func newEnvOn(t testing.TB, endpoints []string, prefix string, sealer *store.Sea
 	return e
 }
 
-// startView runs a read view of st until the test ends.
-func startView(t testing.TB, st *store.Store) *registry.Viewed {
+// startView runs a read view of st until stop.
+func startView(t testing.TB, st *store.Store) (_ *registry.Viewed, stop func()) {
 	t.Helper()
 	view, err := readview.New(st, registry.ViewConfig(readview.Config{}))
 	if err != nil {
@@ -95,14 +97,16 @@ func startView(t testing.TB, st *store.Store) *registry.Viewed {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = view.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return registry.NewViewed(view)
+	return registry.NewViewed(view), func() { cancel(); <-done }
 }
 
 // close stops the HTTP server and the store client; calling it twice is
 // harmless.
 func (e *env) close() {
 	e.server.Close()
+	if e.stopView != nil {
+		e.stopView()
+	}
 	e.store.Close()
 }
 

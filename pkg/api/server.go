@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -465,14 +464,6 @@ func ifMatch(r *http.Request) (int64, error) {
 		return 0, &httpError{http.StatusBadRequest, "InvalidArgument", fmt.Sprintf("If-Match: want a revision, got %q", v)}
 	}
 	return rev, nil
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
 }
 
 func (s *Server) leader(w http.ResponseWriter, _ *http.Request) error {
