@@ -27,7 +27,7 @@ var shared storetest.Shared
 func TestMain(m *testing.M) { os.Exit(storetest.RunShared(m, &shared)) }
 
 // newStore opens a store on a fresh prefix of the shared etcd.
-func newStore(t *testing.T) (*store.Store, string) {
+func newStore(t testing.TB) (*store.Store, string) {
 	t.Helper()
 	prefix := shared.Prefix("registry-test")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
