@@ -20,7 +20,8 @@ import (
 //	summary-p50-ms, summary-p99-ms   GET /v1/apps/bench/app-000?summary=true
 //	page-p50-ms, page-p99-ms         GET /v1/apps/bench/app-000/instances?limit=500
 //
-// and s-to-running as BenchmarkRunning does, for the launch before.
+// and s-to-running and running as BenchmarkRunning does, for the launch
+// before (a capped launch is read all the same).
 func BenchmarkReads10kOn100Agents(b *testing.B) {
 	benchmarkReads(b, shape{agents: 100, apps: 10, instances: 1000, placement: plain})
 }
@@ -52,9 +53,10 @@ func benchmarkReads(b *testing.B, sh shape) {
 		sys := startSystem(b, sh)
 		res := sys.run(b, *capFlag, appManifest)
 		if res.capped {
-			b.Fatalf("capped at %v: %d of %d instances Running in the API", res.elapsed.Round(time.Second), res.running, sh.apps*sh.instances)
+			b.Logf("capped at %v: %d of %d instances Running in the API; reading all the same", res.elapsed.Round(time.Second), res.running, sh.apps*sh.instances)
 		}
 		b.ReportMetric(res.elapsed.Seconds(), "s-to-running")
+		b.ReportMetric(float64(res.running), "running")
 		profiled := sys.startProfile(b)
 		b.StartTimer()
 		for _, rd := range reads {
