@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 )
 
@@ -86,13 +87,21 @@ func structural(c byte) bool {
 	return false
 }
 
+// newline appends a newline and depth indents: one copy of a prefix of
+// lines for the depths answers have.
 func newline(dst []byte, indent string, depth int) []byte {
+	if n := 1 + depth*len(indent); indent == "  " && n <= len(lines) {
+		return append(dst, lines[:n]...)
+	}
 	dst = append(dst, '\n')
 	for range depth {
 		dst = append(dst, indent...)
 	}
 	return dst
 }
+
+// lines is a newline and 32 indents of two spaces.
+var lines = "\n" + strings.Repeat("  ", 32)
 
 // buffers are the answers' buffers, kept for the next answer unless
 // large: one agents' view of a fleet would otherwise hold tens of MB.

@@ -282,34 +282,67 @@ type Keyed struct {
 }
 
 // List returns the entries under prefix (ending in "/"), sorted by key.
-func (v *View) List(prefix string) []Keyed {
+func (v *View) List(prefix string) []Keyed { return v.collect(prefix, true) }
+
+// Entries is List without the keys, which a list of a fleet would
+// otherwise make one string each of.
+func (v *View) Entries(prefix string) []Entry {
+	keyed := v.collect(prefix, false)
+	out := make([]Entry, len(keyed))
+	for i, e := range keyed {
+		out[i] = e.Entry
+	}
+	return out
+}
+
+// collect lists the entries under prefix in key order, with their keys
+// when keys is set or when nested directories need them to be sorted.
+func (v *View) collect(prefix string, keys bool) []Keyed {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	var names []string
-	n := 0
-	for name, d := range v.dirs {
-		if strings.HasPrefix(name, prefix) {
-			names = append(names, name)
-			n += len(d.leaves)
-		}
-	}
-	slices.Sort(names)
+	names, n := v.under(prefix)
+	sortByKey := nested(names)
+	keys = keys || sortByKey
 	out := make([]Keyed, 0, n)
 	for _, name := range names {
 		d := v.dirs[name]
 		for _, leaf := range d.sorted() {
-			out = append(out, Keyed{Key: name + leaf, Entry: d.leaves[leaf]})
+			e := Keyed{Entry: d.leaves[leaf]}
+			if keys {
+				e.Key = name + leaf
+			}
+			out = append(out, e)
 		}
 	}
-	// Directories in order give keys in order unless one directory holds
-	// another ("a/" sorts before "a/b/", but "a/b/c" before "a/x").
-	for i := 1; i < len(names); i++ {
-		if strings.HasPrefix(names[i], names[i-1]) {
-			slices.SortFunc(out, func(a, b Keyed) int { return strings.Compare(a.Key, b.Key) })
-			break
-		}
+	if sortByKey {
+		slices.SortFunc(out, func(a, b Keyed) int { return strings.Compare(a.Key, b.Key) })
 	}
 	return out
+}
+
+// under is the directories under prefix, sorted, and how many leaves
+// they hold; v.mu is held.
+func (v *View) under(prefix string) (names []string, leaves int) {
+	for name, d := range v.dirs {
+		if strings.HasPrefix(name, prefix) {
+			names = append(names, name)
+			leaves += len(d.leaves)
+		}
+	}
+	slices.Sort(names)
+	return names, leaves
+}
+
+// nested reports whether one of the sorted directories holds another:
+// then they do not list their keys in order ("a/" sorts before "a/b/",
+// but "a/b/c" before "a/x").
+func nested(names []string) bool {
+	for i := 1; i < len(names); i++ {
+		if strings.HasPrefix(names[i], names[i-1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // Applied is the store revision the view reflects (0: not listed yet).

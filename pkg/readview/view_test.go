@@ -3,6 +3,7 @@ package readview_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -169,6 +170,13 @@ func TestDecodedRecordsListedInKeyOrder(t *testing.T) {
 	}
 	if want := "apps/default/bad apps/default/web apps/default/x/y"; strings.Join(got, " ") != want {
 		t.Fatalf("listed %q, want %q", got, want)
+	}
+	var records []any
+	for _, e := range v.Entries("apps/") {
+		records = append(records, e.Record)
+	}
+	if got, want := fmt.Sprint(records), "[<nil> record 1 record 2]"; got != want {
+		t.Fatalf("entries %s, want %s (in key order)", got, want)
 	}
 	apply(t, st, put("apps/default/a", "3"), store.DeleteOp("apps/default/web", 0))
 	fresh(t, v)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/readview"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
@@ -100,16 +101,27 @@ func viewedList[T any, P record[T]](v *readview.View, prefix string) ([]P, error
 }
 
 func viewedEach[T any, P record[T]](v *readview.View, prefix string, fn func(P) error) error {
-	for _, e := range v.List(prefix) {
-		p, err := viewedRecord[T, P](e.Key, e.Entry)
-		if err != nil {
-			return err
+	for _, e := range v.Entries(prefix) {
+		p, ok := e.Record.(P)
+		if !ok {
+			return undecoded[T, P](v, prefix)
 		}
 		if err := fn(p); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// undecoded is the error of the first record under prefix the view
+// could not decode, named by its key.
+func undecoded[T any, P record[T]](v *readview.View, prefix string) error {
+	for _, e := range v.List(prefix) {
+		if _, err := viewedRecord[T, P](e.Key, e.Entry); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("a record under %q changed as it was read: %w", prefix, errdefs.ErrUnavailable)
 }
 
 // GetApp is Registry.GetApp.
