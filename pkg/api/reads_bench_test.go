@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
@@ -16,10 +17,25 @@ import (
 // 100 agents, from the read view (or etcd, -etcd-reads): the cost of the
 // agents' view per instance, without a fleet's launch around it.
 func BenchmarkReadAgents(b *testing.B) {
+	benchmarkRead(b, "/v1/agents")
+}
+
+// BenchmarkReadApp is the full view of one application of 500 running
+// instances, as a dashboard polls it.
+func BenchmarkReadApp(b *testing.B) {
+	benchmarkRead(b, "/v1/apps/bench/app-0")
+}
+
+// benchmarkRead reads path from an API over 10 applications of 500
+// running instances each on 100 agents.
+func benchmarkRead(b *testing.B, path string) {
 	const apps, perApp, agents = 10, 500, 100
 	e := newEnv(b)
 	ctx := context.Background()
 	for a := range apps {
+		if _, err := e.reg.CreateApp(ctx, process(fmt.Sprintf("app-%d", a), "bench", func(p *manifest.Process) { p.Spec.Instance = perApp })); err != nil {
+			b.Fatal(err)
+		}
 		var ops []store.Op
 		for i := range perApp {
 			g := registry.TaskGroup{ID: fmt.Sprintf("bench_app-%d_%d_1.x", a, i), Namespace: "bench", App: fmt.Sprintf("app-%d", a), Index: i,
@@ -42,13 +58,13 @@ func BenchmarkReadAgents(b *testing.B) {
 		}
 	}
 	for b.Loop() {
-		resp, err := e.client.Get(e.url + "/v1/agents")
+		resp, err := e.client.Get(e.url + path)
 		if err != nil {
 			b.Fatal(err)
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("GET /v1/agents: %d", resp.StatusCode)
+			b.Fatalf("GET %s: %d", path, resp.StatusCode)
 		}
 	}
 }
