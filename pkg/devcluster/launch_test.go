@@ -332,7 +332,7 @@ func TestReconcile(t *testing.T) {
 }
 
 // KILL of a running simulated task answers TASK_KILLED; KILL of an unknown
-// task is reconciled.
+// task is reconciled. Both count as kills received.
 func TestKill(t *testing.T) {
 	c := startCluster(t, func(cfg *devcluster.Config) { cfg.Agents = []devcluster.AgentSpec{{}} })
 	s := subscribe(t, c, frameworkInfo(), jsonCodec)
@@ -345,6 +345,9 @@ func TestKill(t *testing.T) {
 	s.mustCall(calls.Kill("ghost", ""))
 	if st := s.await("ghost", isTaskUpdate("ghost")).Update.Status; st.GetState() != mesos.TASK_UNKNOWN {
 		t.Errorf("kill of unknown task: %s", st.GetState())
+	}
+	if n := c.Stats().KillsReceived; n != 2 {
+		t.Errorf("KillsReceived %d, want 2", n)
 	}
 }
 

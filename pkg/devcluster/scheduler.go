@@ -404,6 +404,7 @@ func (m *master) refuse(fw *framework, a *agent, rs mesos.Resources, filters *me
 
 // kill handles KILL. Caller holds m.mu.
 func (m *master) kill(fw *framework, k *scheduler.Call_Kill) {
+	m.stats.KillsReceived++
 	t := fw.tasks[k.TaskID.Value]
 	if t == nil {
 		// Mesos performs an explicit reconciliation for unknown tasks.

@@ -14,6 +14,8 @@ type Stats struct {
 	TasksLaunched int64
 	// TasksRunning is how many tasks are in TASK_RUNNING now.
 	TasksRunning int64
+	// KillsReceived counts frameworks' KILL calls, known task or not.
+	KillsReceived int64
 	// StatusUpdates counts the agents' status updates sent to frameworks,
 	// each once however often it was sent.
 	StatusUpdates int64
