@@ -81,7 +81,7 @@ bench:
 ## bench-e2e: the end-to-end scale benchmark (e2e/scale): etcd and the dev cluster with simulated
 ## executors in one process, bcs-scheduler in its own; 10,000 task groups on 100 agents and
 ## 100,000 on 5,000, each placed spread, plain and mixed (BENCH_E2E picks, e.g. 5kAgents/plain;
-## 1MOn10kAgents the million; Rollout the rollouts at size), each run waiting at most CAP
+## 1MOn10kAgents the million; Rollout the rollouts at size; Failover a killed leader), each run waiting at most CAP
 BENCH_E2E ?= Running10k|Running100k
 CAP       ?= 10m
 bench-e2e:
