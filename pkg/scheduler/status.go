@@ -54,9 +54,11 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 	was, notices := c.record(inst), len(c.notices[inst])
 	task := inst.task(taskID)
 	unlaunched := neverLaunched(task.State, st)
+	if !restated(task, st) {
+		task.Message = statusMessage(st)
+	}
 	task.State = state.String()
 	task.Healthy = st.Healthy
-	task.Message = statusMessage(st)
 	if rev := proto.RevisionOf(st.Data); rev != 0 {
 		task.Revision = rev
 	}
@@ -92,6 +94,15 @@ func (c *Core) nowRunning(inst *instance) {
 	inst.rec.RunningSince = c.now
 	inst.rec.Message = ""
 	c.startRemoteChecks(inst)
+}
+
+// restated reports whether st is the master's answer to a reconciliation
+// that only restates the task's recorded state. Its message ("Latest task
+// state") says nothing about the task, and keeping the message of the
+// status that brought the state spares storing every instance again after
+// each failover and each implicit reconciliation.
+func restated(task *registry.TaskRecord, st mesos.TaskStatus) bool {
+	return st.GetReason() == mesos.REASON_RECONCILIATION && task.State == st.GetState().String()
 }
 
 // neverLaunched reports whether st, the master's answer to a
