@@ -307,6 +307,18 @@ func (s *Store) Each(ctx context.Context, prefix string, fn func(Entry) error) (
 // EachAt is Each at store revision rev (0: the current one): readers of
 // several prefixes see them at one revision.
 func (s *Store) EachAt(ctx context.Context, prefix string, rev int64, fn func(Entry) error) (int64, error) {
+	return s.eachPage(ctx, prefix, rev, func(page []Entry) error {
+		for _, e := range page {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// eachPage is EachAt a page of Config.ListPageSize entries at a time.
+func (s *Store) eachPage(ctx context.Context, prefix string, rev int64, fn func([]Entry) error) (int64, error) {
 	if err := validateListPrefix(prefix); err != nil {
 		return 0, err
 	}
@@ -324,14 +336,14 @@ func (s *Store) EachAt(ctx context.Context, prefix string, rev int64, fn func(En
 		if rev == 0 {
 			rev = resp.Header.Revision
 		}
-		for _, kv := range resp.Kvs {
-			e, err := s.entry(kv)
-			if err != nil {
+		page := make([]Entry, len(resp.Kvs))
+		for i, kv := range resp.Kvs {
+			if page[i], err = s.entry(kv); err != nil {
 				return 0, err
 			}
-			if err := fn(e); err != nil {
-				return 0, err
-			}
+		}
+		if err := fn(page); err != nil {
+			return 0, err
 		}
 		if !resp.More || len(resp.Kvs) == 0 {
 			return rev, nil
