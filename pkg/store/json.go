@@ -34,7 +34,14 @@ func GetJSON[T any](ctx context.Context, s *Store, key string) (T, int64, error)
 // a time (see Store.Each). A page's values are decoded on every CPU at
 // once: a new leader reads 100,000 task groups before it can schedule.
 func EachJSON[T any](ctx context.Context, s *Store, prefix string, fn func(Object[T]) error) error {
-	_, err := s.eachPage(ctx, prefix, 0, func(page []Entry) error {
+	_, err := EachJSONAt(ctx, s, prefix, fn)
+	return err
+}
+
+// EachJSONAt is EachJSON that returns the revision the values were read
+// at: Watch(ctx, prefix, rev+1) then misses nothing and repeats nothing.
+func EachJSONAt[T any](ctx context.Context, s *Store, prefix string, fn func(Object[T]) error) (int64, error) {
+	return s.eachPage(ctx, prefix, pageQuery{}, func(page []Entry) error {
 		objects, err := decodePage[T](page)
 		if err != nil {
 			return err
@@ -46,7 +53,6 @@ func EachJSON[T any](ctx context.Context, s *Store, prefix string, fn func(Objec
 		}
 		return nil
 	})
-	return err
 }
 
 // decodePage decodes the values of page into Ts, in order, on up to

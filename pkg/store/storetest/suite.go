@@ -542,6 +542,20 @@ func testEach(t *testing.T, h *harness) {
 	if now, _ := s.Revision(ctx(t)); rev >= now {
 		t.Fatalf("Each read at revision %d, not before the writes made during it (now %d)", rev, now)
 	}
+	var keyed []string
+	keysRev, err := s.EachKey(ctx(t), "taskgroups/default/web/", func(key string, rev int64) error {
+		keyed = append(keyed, fmt.Sprintf("%s@%d", key, rev))
+		return nil
+	})
+	entries, listRev, listErr := s.ListWithRevision(ctx(t), "taskgroups/default/web/")
+	if err != nil || listErr != nil || keysRev != listRev || len(keyed) != len(entries) {
+		t.Fatalf("EachKey = %d keys at %d, %v; List = %d at %d, %v", len(keyed), keysRev, err, len(entries), listRev, listErr)
+	}
+	for i, e := range entries {
+		if want := fmt.Sprintf("%s@%d", e.Key, e.Revision); keyed[i] != want {
+			t.Fatalf("EachKey handed %s at %d, List %s", keyed[i], i, want)
+		}
+	}
 	stop := errors.New("enough")
 	calls := 0
 	if _, err := s.Each(ctx(t), "taskgroups/default/web/", func(store.Entry) error {
