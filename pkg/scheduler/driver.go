@@ -64,6 +64,10 @@ type DriverConfig struct {
 	// Identities gives each namespace its identity on the agents, which
 	// its launches carry (identities.go); nil: none.
 	Identities IdentitySource
+	// StoredTaskGroups, when set, reads the stored task groups for the
+	// restore in place of Registry.AllTaskGroups: a standby's
+	// registry.TaskGroupMirror holds most of them already.
+	StoredTaskGroups func(context.Context) ([]*registry.TaskGroup, error)
 }
 
 // Driver runs a Core: it subscribes to the Mesos master, feeds the core

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/manifest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
@@ -13,11 +14,16 @@ import (
 // values cannot be read, namespaces without their identity; both are
 // retried) and of the engine's configuration set at run time. It returns
 // the engine's mode.
+//
+// It logs how long reading and stepping took: a new leader schedules
+// nothing before, and at 100,000 task groups both take seconds.
 func (d *Driver) restore(ctx context.Context) (registry.EngineMode, error) {
+	start := d.cfg.Clock.Now()
 	in, after, err := d.readStored(ctx)
 	if err != nil {
 		return "", err
 	}
+	read := d.cfg.Clock.Since(start)
 	if err := d.step(ctx, in); err != nil {
 		return "", err
 	}
@@ -26,6 +32,8 @@ func (d *Driver) restore(ctx context.Context) (registry.EngineMode, error) {
 			return "", err
 		}
 	}
+	d.log.Info("restored", "applications", len(in.Apps), "task_groups", len(in.Groups),
+		"read", read.Round(time.Millisecond), "took", d.cfg.Clock.Since(start).Round(time.Millisecond))
 	return in.Engine.Mode, nil
 }
 
@@ -70,7 +78,11 @@ func (d *Driver) readRecords(ctx context.Context) (Restore, error) {
 	if in.Apps, err = r.ListApps(ctx, ""); err != nil {
 		return in, err
 	}
-	if in.Groups, err = r.AllTaskGroups(ctx); err != nil {
+	storedGroups := r.AllTaskGroups
+	if d.cfg.StoredTaskGroups != nil {
+		storedGroups = d.cfg.StoredTaskGroups
+	}
+	if in.Groups, err = storedGroups(ctx); err != nil {
 		return in, err
 	}
 	if in.Sweeps, err = r.ListSweeps(ctx); err != nil {

@@ -103,6 +103,14 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, mesos
 			l.set(leader)
 		}
 	}()
+	// While it stands by, the replica keeps the task groups in memory,
+	// so that taking over does not start with reading all of them.
+	mirrorCtx, stopMirror := context.WithCancel(ctx)
+	defer stopMirror()
+	mirror, err := reg.MirrorTaskGroups(mirrorCtx, o.Logger.With("component", "mirror"))
+	if err != nil {
+		return err
+	}
 	if err := election.Campaign(ctx, l.self); err != nil {
 		return err
 	}
@@ -114,7 +122,7 @@ func (l *leadership) term(ctx context.Context, st *store.Store, o Options, mesos
 	// writes, made for users, keep going through reg.
 	fence := election.Fence()
 	leaderStore := st.WithFence(fence)
-	w, err := l.newTermWorkers(o, mesos, reg.OnStore(leaderStore), leaderStore)
+	w, err := l.newTermWorkers(o, mesos, reg.OnStore(leaderStore), leaderStore, mirror)
 	if err != nil {
 		return err
 	}
@@ -141,8 +149,8 @@ type termWorkers struct {
 }
 
 // newTermWorkers makes the term's workers on its fenced registry and
-// store.
-func (l *leadership) newTermWorkers(o Options, mesos connection, leaderReg *registry.Registry, leaderStore *store.Store) (termWorkers, error) {
+// store; the driver restores the task groups from mirror.
+func (l *leadership) newTermWorkers(o Options, mesos connection, leaderReg *registry.Registry, leaderStore *store.Store, mirror *registry.TaskGroupMirror) (termWorkers, error) {
 	var identities scheduler.IdentitySource
 	if !o.NamespaceUIDs.Off() {
 		identities = namespaceIdentities{reg: leaderReg, uids: o.NamespaceUIDs, admission: l.admission}
@@ -150,7 +158,7 @@ func (l *leadership) newTermWorkers(o Options, mesos connection, leaderReg *regi
 	driver, err := scheduler.NewDriver(scheduler.DriverConfig{
 		Masters: mesos.masters, Encoding: mesos.encoding, Mesos: mesos.conn, User: o.User, Role: o.Role, FailoverTimeout: o.FailoverTimeout,
 		Registry: leaderReg, Store: leaderStore, Core: l.coreConfig(o), TickInterval: o.TickInterval, Logger: o.Logger,
-		AgentSyncInterval: o.AgentSyncInterval, Metrics: l.metrics, Identities: identities,
+		AgentSyncInterval: o.AgentSyncInterval, Metrics: l.metrics, Identities: identities, StoredTaskGroups: mirror.Take,
 	})
 	if err != nil {
 		return termWorkers{}, err
