@@ -40,6 +40,10 @@ type Config struct {
 	// RetryInterval resends unanswered explicit reconciliations and kills
 	// (beyond the kill grace period); default 30s.
 	RetryInterval time.Duration
+	// ReconcileBatch is how many tasks one explicit reconciliation asks
+	// about, the next asked once the last is answered; default
+	// DefaultReconcileBatch.
+	ReconcileBatch int
 	// WorkBaseDir and RunBaseDir are the process pods' roots on agents
 	// (${work_base_dir}, ${run_base_dir}); defaults /data/bcs/work and
 	// /data/bcs/run.
@@ -106,6 +110,9 @@ func (cfg *Config) defaults() {
 	if cfg.RetryInterval == 0 {
 		cfg.RetryInterval = 30 * time.Second
 	}
+	if cfg.ReconcileBatch <= 0 {
+		cfg.ReconcileBatch = DefaultReconcileBatch
+	}
 	if cfg.WorkBaseDir == "" {
 		cfg.WorkBaseDir = proto.DefaultWorkBaseDir
 	}
@@ -120,7 +127,12 @@ func (cfg *Config) defaults() {
 // Defaults the flags of bcs-scheduler show.
 const (
 	DefaultReconcileInterval = 10 * time.Minute
-	DefaultFailoverTimeout   = 7 * 24 * time.Hour
+	// DefaultReconcileBatch keeps a new leader's questions about a fleet
+	// from queueing the events of everything else — the first offers, a
+	// new launch's statuses — behind 100,000 answers; Aurora asks 1,000
+	// at a time for the same reason.
+	DefaultReconcileBatch  = 5000
+	DefaultFailoverTimeout = 7 * 24 * time.Hour
 )
 
 // Core is the scheduler state machine. It is not safe for concurrent use:
@@ -141,12 +153,17 @@ type Core struct {
 	// agent not known by then is gone (daemonsets.go).
 	listed bool
 	// reconciling holds task ID → agent ID of explicit reconciliation
-	// questions not answered yet.
-	reconciling   map[string]string
-	reconcileSent time.Time
-	implicitSent  time.Time
-	killSent      map[string]time.Time // task ID → last KILL
-	passes        uint64
+	// questions not answered yet. They are asked in batches
+	// (reconcile.go): reconcileOrder is the order, reconcileNext where
+	// the next batch starts, reconcileAsked the last batch's unanswered.
+	reconciling    map[string]string
+	reconcileOrder []string
+	reconcileNext  int
+	reconcileAsked map[string]bool
+	reconcileSent  time.Time
+	implicitSent   time.Time
+	killSent       map[string]time.Time // task ID → last KILL
+	passes         uint64
 	// sweeps are owed to agents where executors died (sweep.go), by
 	// agent ID; sweepTasks maps their tasks in flight to the agent.
 	sweeps     map[string]*registry.Sweep
@@ -330,7 +347,7 @@ func NewCore(cfg Config) (*Core, error) {
 	return &Core{
 		cfg: cfg, matcher: m, suppressed: false,
 		apps: map[string]*app{}, tasks: map[string]*instance{}, offers: map[string]mesos.Offer{},
-		agents: map[string]*agentInfo{}, reconciling: map[string]string{}, killSent: map[string]time.Time{},
+		agents: map[string]*agentInfo{}, reconciling: map[string]string{}, reconcileAsked: map[string]bool{}, killSent: map[string]time.Time{},
 		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{}, refs: newReferences(),
 		dirty: map[*app]bool{}, touched: map[*app]bool{}, pendingSet: map[*instance]time.Time{}, launching: map[*instance]time.Time{}, written: map[*instance]int{},
 		updatesSent: map[*instance]bool{}, updatesHeld: map[*instance]bool{},

@@ -23,6 +23,7 @@ func (c *Core) subscribed(id string) {
 		}
 	}
 	c.reconcileSweeps()
+	c.reconcileOrder, c.reconcileNext = slices.Sorted(maps.Keys(c.reconciling)), 0
 	c.sendReconcile()
 	c.implicitSent = c.now
 	// Instances being killed (a deletion or a scale-down restored from
@@ -44,18 +45,37 @@ func (c *Core) learnFrameworkID(id string) {
 	}
 }
 
+// sendReconcile asks about the next batch of the tasks not answered yet,
+// in reconcileOrder.
 func (c *Core) sendReconcile() {
-	if len(c.reconciling) == 0 {
-		return
-	}
 	// Built here rather than with calls.ReconcileTasks, which ranges over a
 	// map: the order of the tasks must not depend on it.
 	var tasks []scheduler.Call_Reconcile_Task
-	for _, id := range slices.Sorted(maps.Keys(c.reconciling)) {
-		tasks = append(tasks, scheduler.Call_Reconcile_Task{TaskID: mesos.TaskID{Value: id}, AgentID: &mesos.AgentID{Value: c.reconciling[id]}})
+	clear(c.reconcileAsked)
+	for ; c.reconcileNext < len(c.reconcileOrder) && len(tasks) < c.cfg.ReconcileBatch; c.reconcileNext++ {
+		id := c.reconcileOrder[c.reconcileNext]
+		if agent, ok := c.reconciling[id]; ok {
+			c.reconcileAsked[id] = true
+			tasks = append(tasks, scheduler.Call_Reconcile_Task{TaskID: mesos.TaskID{Value: id}, AgentID: &mesos.AgentID{Value: agent}})
+		}
+	}
+	if len(tasks) == 0 {
+		return
 	}
 	c.call(calls.Reconcile(func(r *scheduler.Call_Reconcile) { r.Tasks = tasks }))
 	c.reconcileSent = c.now
+}
+
+// answered notes a status of taskID: once the last batch is all
+// answered, the next is asked.
+func (c *Core) answered(taskID string) {
+	if !c.reconcileAsked[taskID] {
+		return
+	}
+	delete(c.reconcileAsked, taskID)
+	if len(c.reconcileAsked) == 0 {
+		c.sendReconcile()
+	}
 }
 
 func (c *Core) tick() {
@@ -63,6 +83,12 @@ func (c *Core) tick() {
 		return
 	}
 	if len(c.reconciling) > 0 && c.now.Sub(c.reconcileSent) >= c.cfg.RetryInterval {
+		// Ask again, from the first, about those still unanswered.
+		c.reconcileOrder = slices.DeleteFunc(c.reconcileOrder, func(id string) bool {
+			_, ok := c.reconciling[id]
+			return !ok
+		})
+		c.reconcileNext = 0
 		c.sendReconcile()
 	}
 	if c.now.Sub(c.implicitSent) >= c.cfg.ReconcileInterval {

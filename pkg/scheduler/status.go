@@ -25,6 +25,7 @@ func (c *Core) statusUpdate(st mesos.TaskStatus) {
 			c.call(calls.Acknowledge(agentID, taskID, st.UUID))
 		}
 	}()
+	c.answered(taskID)
 	if agent, ok := c.sweepTasks[taskID]; ok {
 		c.sweepStatus(agent, st)
 		return

@@ -33,9 +33,9 @@
 //	                    verdict (addr: what the driver probed)
 //	                    (apps take remote=tcp,http: a REMOTE_TCP and a REMOTE_HTTP check)
 //	rescind OFFERID
-//	restart [max-launching=N] [identities=on]  a new Core restored from the store, as
-//	                    after a crash (with Config.MaxLaunching N, or Config.Identities,
-//	                    from now on)
+//	restart [max-launching=N] [identities=on] [reconcile-batch=N]  a new Core restored
+//	                    from the store, as after a crash (with Config.MaxLaunching N,
+//	                    Config.Identities or Config.ReconcileBatch N from now on)
 //	identity NS uid=N | identity NS problem=R   the driver got the namespace's identity
 //	                    (launches then show "uid N"), or could not (NamespaceIdentity)
 //	crash COMMAND       COMMAND's step stores and sends nothing (kill -9 before the

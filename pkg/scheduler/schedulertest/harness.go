@@ -61,6 +61,8 @@ type Harness struct {
 	crashing bool
 	// maxLaunching is the core's Config.MaxLaunching (0: its default).
 	maxLaunching int
+	// reconcileBatch is the core's Config.ReconcileBatch (0: its default).
+	reconcileBatch int
 	// identitiesOn is the core's Config.Identities; identities the
 	// namespaces' identities stepped so far, restored with the store.
 	identitiesOn bool
@@ -102,6 +104,7 @@ func (h *Harness) coreConfig() scheduler.Config {
 		ContainerExecutor: scheduler.ExecutorBinary{URI: "file:///opt/bcs/bcs-container-executor"},
 		RetryInterval:     30 * time.Second,
 		MaxLaunching:      h.maxLaunching,
+		ReconcileBatch:    h.reconcileBatch,
 		Identities:        h.identitiesOn,
 	}
 }
@@ -625,6 +628,7 @@ func (h *Harness) health(key, idx, verdict string, args map[string]string) []str
 // restart makes a new core restored from the store, as after a crash.
 func (h *Harness) restart(args map[string]string) []string {
 	h.maxLaunching = atoi(args["max-launching"], h.maxLaunching)
+	h.reconcileBatch = atoi(args["reconcile-batch"], h.reconcileBatch)
 	h.identitiesOn = h.identitiesOn || args["identities"] == "on"
 	h.core = h.newCore()
 	return []string{"(new core restored from the store)"}
