@@ -42,6 +42,11 @@
 // whatever the new manifest's spec.instance, holding to the claim as
 // read.
 //
+// A replica that does not lead keeps every task group in memory
+// (TaskGroupMirror, mirror.go: read once, then fed by the store's watch);
+// when it takes over, Take checks it against the stored keys and
+// revisions and reads only the records it lacks.
+//
 // The engine's mode and its configuration set at run time
 // (engineconfig.go: EngineSettings, values by name over the flags',
 // each checked by its rule before anything is stored) are the cluster's.

@@ -48,7 +48,8 @@
 // Finished once the last one finished.
 //
 // The core's files, by responsibility: core.go (state, Step, instances),
-// reconcile.go (subscription, reconciliation, kill retries), offers.go
+// reconcile.go (subscription, reconciliation a batch of tasks at a time,
+// kill retries), offers.go
 // (offers kept or declined, SUPPRESS/REVIVE, what each agent has free),
 // placement.go (matching pending instances, and why those left wait),
 // plan.go (what a manifest would do: POST /v1/plan), launch.go (ACCEPT and LAUNCH_GROUP), status.go
