@@ -4,223 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/bcs-mesos/bcs-mesos/internal/browsertest"
 )
-
-// chromium is Debian's, installed by scripts/test-deps.
-const chromium = "/usr/bin/chromium"
-
-// browser is a headless Chromium driven over the DevTools protocol.
-type browser struct {
-	t   *testing.T
-	ctx context.Context
-	// shots is where each page's screenshot goes, for review.
-	shots string
-	mu    sync.Mutex
-	// errors are the page's uncaught exceptions and console errors.
-	errors []string
-	// dialogs are the messages of the page's confirm() dialogs, each
-	// answered with acceptDialogs.
-	dialogs       []string
-	acceptDialogs bool
-	// unanswered are the page's requests sent and not yet answered (no
-	// response headers), by request ID: a wait that times out names
-	// them, telling a server that does not answer from a page that does
-	// not ask.
-	unanswered map[network.RequestID]unanswered
-}
-
-type unanswered struct {
-	url  string
-	sent time.Time
-}
-
-// clearShots empties the screenshots' directory once a run: each test's
-// screenshots are kept for review.
-var clearShots sync.Once
-
-func openBrowser(t *testing.T) *browser {
-	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("%s: %v (scripts/test-deps installs Debian's chromium)", chromium, err)
-	}
-	shots := filepath.Join(os.TempDir(), "bcs-console-screenshots")
-	clearShots.Do(func() {
-		if err := os.RemoveAll(shots); err != nil {
-			t.Fatal(err)
-		}
-	})
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshots of the console's pages go to %s", shots)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.WindowSize(1440, 900), chromedp.UserDataDir(t.TempDir()))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
-		cancel()
-		cancelAlloc() // waits for Chromium to exit
-	})
-	b := &browser{t: t, ctx: ctx, shots: shots, unanswered: map[network.RequestID]unanswered{}}
-	chromedp.ListenTarget(ctx, func(ev any) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		switch ev := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			b.unanswered[ev.RequestID] = unanswered{url: ev.Request.URL, sent: time.Now()}
-		case *network.EventResponseReceived:
-			delete(b.unanswered, ev.RequestID)
-		case *network.EventLoadingFailed:
-			delete(b.unanswered, ev.RequestID)
-		case *runtime.EventExceptionThrown:
-			b.errors = append(b.errors, ev.ExceptionDetails.Error())
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.APITypeError {
-				var args []string
-				for _, a := range ev.Args {
-					args = append(args, string(a.Value))
-				}
-				b.errors = append(b.errors, "console.error "+strings.Join(args, " "))
-			}
-		case *page.EventJavascriptDialogOpening:
-			b.dialogs = append(b.dialogs, ev.Message)
-			accept := b.acceptDialogs
-			// The page waits for the answer: the action that opened the
-			// dialog returns once it is given.
-			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(accept)) }()
-		}
-	})
-	// The first run starts Chromium, which lives as long as its context:
-	// this one, not a step's timeout.
-	if err := chromedp.Run(ctx, network.Enable()); err != nil {
-		t.Fatalf("starting %s: %v", chromium, err)
-	}
-	return b
-}
-
-func (b *browser) run(actions ...chromedp.Action) {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
-	defer cancel()
-	if err := chromedp.Run(ctx, actions...); err != nil {
-		b.t.Fatalf("browser: %v", err)
-	}
-}
-
-// eval returns what the page's expression evaluates to.
-func (b *browser) eval(expr string, out any) {
-	b.t.Helper()
-	b.run(chromedp.Evaluate(expr, out))
-}
-
-// waitFor polls the page until the JavaScript condition holds; on a
-// timeout it fails with what state (an expression) shows then.
-func (b *browser) waitFor(what, condition, state string) {
-	b.t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) {
-		var ok bool
-		b.eval("!!("+condition+")", &ok)
-		if ok {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	var shown any
-	b.eval(state, &shown)
-	b.shot("failed")
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var pending []string
-	for _, r := range b.unanswered {
-		pending = append(pending, fmt.Sprintf("%s (%s)", r.url, time.Since(r.sent).Round(time.Millisecond)))
-	}
-	b.t.Fatalf("timed out waiting for %s; the page shows %v (errors: %v; requests unanswered: %v)", what, shown, b.errors, pending)
-}
-
-// clickTo clicks the element selector names until the JavaScript
-// condition holds: a row of a live list may be drawn again between
-// finding and clicking it, and a click on the replaced row does nothing.
-// It clicks again only while the element is still there (the page did
-// not change); on a timeout it fails as waitFor does.
-func (b *browser) clickTo(selector, what, condition, state string) {
-	b.t.Helper()
-	b.run(chromedp.Click(selector))
-	deadline := time.Now().Add(90 * time.Second)
-	for retry := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		var ok bool
-		b.eval("!!("+condition+")", &ok)
-		if ok {
-			return
-		}
-		if time.Now().After(retry) {
-			b.eval(fmt.Sprintf(`document.querySelector(%q)?.click(), true`, selector), nil)
-			retry = time.Now().Add(3 * time.Second)
-		}
-	}
-	b.waitFor(what, condition, state)
-}
-
-// answerDialogs makes the page's next confirm() dialogs answered OK
-// (accept) or Cancel, and returns how many dialogs were seen so far.
-func (b *browser) answerDialogs(accept bool) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.acceptDialogs = accept
-	return len(b.dialogs)
-}
-
-// dialogsSince returns the messages of the dialogs after the first n.
-func (b *browser) dialogsSince(n int) []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.dialogs[n:]...)
-}
-
-// login logs in to the console at api with token, as a person does on
-// its login form, and waits for the workloads page.
-func (b *browser) login(api, token string) {
-	b.t.Helper()
-	b.run(chromedp.Navigate(api+"/ui/login"), chromedp.WaitVisible("#token"), chromedp.SendKeys("#token", token), chromedp.Submit("#token"))
-	b.waitFor("the console after the login", `location.pathname === "/ui/" && document.querySelector('[aria-label="workloads"]')`, "document.body.innerText")
-}
-
-// shot saves a screenshot of the viewport as name.png.
-func (b *browser) shot(name string) {
-	b.t.Helper()
-	var png []byte
-	b.run(chromedp.CaptureScreenshot(&png))
-	path := filepath.Join(b.shots, name+".png")
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		b.t.Fatal(err)
-	}
-	b.t.Logf("screenshot %s", path)
-}
-
-// rows reads the cells of the rows a virtualised table shows.
-func (b *browser) rows(table string) [][]string {
-	b.t.Helper()
-	var rows [][]string
-	b.eval(fmt.Sprintf(`[...document.querySelectorAll('[aria-label=%q] .vt-rows [role=row]')].map(r => [...r.querySelectorAll('[role=cell]')].map(c => c.textContent))`, table), &rows)
-	return rows
-}
-
-// rowsJS is the expression of a table's rows' cells, for waitFor.
-func rowsJS(table string) string {
-	return fmt.Sprintf(`[...document.querySelectorAll('[aria-label=%q] .vt-rows [role=row]')].map(r => [...r.querySelectorAll('[role=cell]')].map(c => c.textContent))`, table)
-}
 
 // The web console against the real bcs-scheduler and dev cluster, in
 // headless Chromium: the login takes the token into an HttpOnly cookie and
@@ -234,19 +28,19 @@ func rowsJS(table string) string {
 func TestWebConsole(t *testing.T) {
 	web := newAnswerServer(t, `{"age":20}`) // the canary's hook
 	s := startSystem(t, allowEgress(t, web.host()))
-	b := openBrowser(t)
+	b := browsertest.Open(t)
 
-	b.run(chromedp.Navigate(s.api + "/ui/"))
-	b.waitFor("the login form", `location.pathname === "/ui/login" && document.querySelector("#token")`, "location.href")
-	b.shot("login")
-	b.run(chromedp.WaitVisible("#token"), chromedp.SendKeys("#token", "not-the-admin-token-0000"), chromedp.Submit("#token"))
-	b.waitFor("the refused login", `document.querySelector("#login-error")?.textContent === "unknown token"`, "document.body.innerText")
+	b.Run(chromedp.Navigate(s.api + "/ui/"))
+	b.WaitFor("the login form", `location.pathname === "/ui/login" && document.querySelector("#token")`, "location.href")
+	b.Shot("login")
+	b.Run(chromedp.WaitVisible("#token"), chromedp.SendKeys("#token", "not-the-admin-token-0000"), chromedp.Submit("#token"))
+	b.WaitFor("the refused login", `document.querySelector("#login-error")?.textContent === "unknown token"`, "document.body.innerText")
 	// chromedp knows the new page's nodes once it saw one of them.
-	b.run(chromedp.WaitVisible("#login-error"), chromedp.SendKeys("#token", s.token()), chromedp.Submit("#token"))
-	b.waitFor("the workloads page, following the event stream", `location.pathname === "/ui/" && document.querySelector('[aria-label="workloads"]') && document.querySelector("#stream").dataset.state === "live"`,
+	b.Run(chromedp.WaitVisible("#login-error"), chromedp.SendKeys("#token", s.token()), chromedp.Submit("#token"))
+	b.WaitFor("the workloads page, following the event stream", `location.pathname === "/ui/" && document.querySelector('[aria-label="workloads"]') && document.querySelector("#stream").dataset.state === "live"`,
 		"document.body.innerText")
 	var cookies []*network.Cookie
-	b.run(chromedp.ActionFunc(func(ctx context.Context) (err error) {
+	b.Run(chromedp.ActionFunc(func(ctx context.Context) (err error) {
 		cookies, err = network.GetCookies().Do(ctx)
 		return err
 	}))
@@ -254,23 +48,23 @@ func TestWebConsole(t *testing.T) {
 		t.Errorf("cookies after the login: %+v, want one HttpOnly, SameSite=Strict session cookie", cookies)
 	}
 	var scriptSees string
-	b.eval(`document.cookie + " " + location.href + " " + document.documentElement.outerHTML`, &scriptSees)
+	b.Eval(`document.cookie + " " + location.href + " " + document.documentElement.outerHTML`, &scriptSees)
 	if strings.Contains(scriptSees, s.token()) {
 		t.Errorf("the page, its URL or its scripts' cookies show the token")
 	}
 	// A reload would lose this: every change below must come live.
-	b.eval(`window.stillTheSamePage = true`, nil)
+	b.Eval(`window.stillTheSamePage = true`, nil)
 
 	// A deployment appears in the fleet and its instances turn running.
 	if code, body := s.call("POST", "/v1/deployments", s.processDeployment("fleet", 3, map[string]any{"type": "RollingUpdate"}, "v1", "gamesvr.tar.gz")); code != 201 {
 		t.Fatalf("POST deployment: %d %s", code, body)
 	}
-	b.waitFor("the deployment in the workloads", `document.querySelector('[data-key="demo/fleet"] a.workload-link')`, rowsJS("workloads"))
-	b.clickTo(`[data-key="demo/fleet"] a.workload-link`, "the instance grid", `document.querySelector('[aria-label="instances"]')`, "document.body.innerText")
+	b.WaitFor("the deployment in the workloads", `document.querySelector('[data-key="demo/fleet"] a.workload-link')`, browsertest.RowsJS("workloads"))
+	b.ClickTo(`[data-key="demo/fleet"] a.workload-link`, "the instance grid", `document.querySelector('[aria-label="instances"]')`, "document.body.innerText")
 	var seen []string
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		rows := b.rows("instances")
+		rows := b.Rows("instances")
 		states := []string{}
 		for _, r := range rows {
 			states = append(states, r[1])
@@ -287,21 +81,21 @@ func TestWebConsole(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("the grid's states over time: %q", seen)
-	for _, r := range b.rows("instances") {
+	for _, r := range b.Rows("instances") {
 		port, _ := strconv.Atoi(strings.TrimPrefix(r[3], "http "))
 		if !strings.HasPrefix(r[2], "agent-") || port < agentPortsFirst || port > agentPortsLast || r[4] != "1" || !strings.Contains(r[8], "gamesvr: pid ") {
 			t.Errorf("instance row %q: want its agent, host port, revision 1 and the executor's pid", r)
 		}
 	}
-	b.shot("instances")
-	b.run(chromedp.Click(`a[href="/ui/"]`))
-	b.waitFor("fleet 3/3 in the workloads", `document.querySelector('[data-key="demo/fleet"]')?.textContent.includes("3/3")`, rowsJS("workloads"))
-	b.shot("workloads")
+	b.Shot("instances")
+	b.Run(chromedp.Click(`a[href="/ui/"]`))
+	b.WaitFor("fleet 3/3 in the workloads", `document.querySelector('[data-key="demo/fleet"]')?.textContent.includes("3/3")`, browsertest.RowsJS("workloads"))
+	b.Shot("workloads")
 
 	// An in-place canary: instance 2 first, then a pause until promote.
-	b.clickTo(`[data-key="demo/fleet"] a.workload-link`, "the deployment page", `document.querySelector("#rollout-tab")`, "document.body.innerText")
-	b.run(chromedp.Click("#rollout-tab"))
-	b.waitFor("the rollout page", `document.querySelector("#rollout-status")?.dataset.phase === "Completed"`, "document.body.innerText")
+	b.ClickTo(`[data-key="demo/fleet"] a.workload-link`, "the deployment page", `document.querySelector("#rollout-tab")`, "document.body.innerText")
+	b.Run(chromedp.Click("#rollout-tab"))
+	b.WaitFor("the rollout page", `document.querySelector("#rollout-status")?.dataset.phase === "Completed"`, "document.body.innerText")
 	if code, body := s.call("POST", "/v1/hooktemplates", hookTemplate("age", web.url+"/age", "{$.age}", "asInt(result) < 30")); code != 201 {
 		t.Fatalf("template: %d %s", code, body)
 	}
@@ -310,42 +104,42 @@ func TestWebConsole(t *testing.T) {
 	if code, body := s.call("PUT", "/v1/deployments/demo/fleet", s.processDeployment("fleet", 3, canary, "v2", "gamesvr.tar.gz")); code != 200 {
 		t.Fatalf("PUT canary: %d %s", code, body)
 	}
-	b.waitFor("the rollout paused at its pause step, highlighted, promote enabled",
+	b.WaitFor("the rollout paused at its pause step, highlighted, promote enabled",
 		`document.querySelector("#rollout-status")?.dataset.phase === "Paused" && document.querySelector(".step-current")?.dataset.step === "2" && !document.querySelector("#rollout-promote").disabled`,
 		`document.querySelector("#rollout-status")?.innerText + " steps: " + document.querySelector("#steps")?.innerHTML`)
 	var facts map[string]string
-	b.eval(`Object.fromEntries([...document.querySelectorAll("#rollout-status [data-fact]")].map(f => [f.dataset.fact, f.querySelector("dd").textContent]))`, &facts)
+	b.Eval(`Object.fromEntries([...document.querySelectorAll("#rollout-status [data-fact]")].map(f => [f.dataset.fact, f.querySelector("dd").textContent]))`, &facts)
 	if facts["strategy"] != "InplaceUpdate" || facts["partition"] != "2" || facts["updated"] != "1" || facts["revision"] != "1 → 2" {
 		t.Errorf("rollout facts at the pause: %v, want InplaceUpdate, partition 2, 1 updated, 1 → 2", facts)
 	}
 	if v := s.deployment("fleet"); v.Status.Rollout == nil || v.Status.Rollout.Phase != "Paused" || v.Status.Rollout.Wait == nil || v.Status.Rollout.Wait.Kind != "pause" {
 		t.Fatalf("the API's rollout at the pause: %+v", v.Status.Rollout)
 	}
-	b.waitFor("the hook step's run with its measurement", `[...document.querySelectorAll("#hookruns .measurement")].some(m => m.textContent.includes("Successful") && m.querySelector("code").textContent === "20")`,
+	b.WaitFor("the hook step's run with its measurement", `[...document.querySelectorAll("#hookruns .measurement")].some(m => m.textContent.includes("Successful") && m.querySelector("code").textContent === "20")`,
 		`document.querySelector("#hookruns").innerText`)
 	var doneSteps int
-	b.eval(`document.querySelectorAll("#steps .step-done").length`, &doneSteps)
+	b.Eval(`document.querySelectorAll("#steps .step-done").length`, &doneSteps)
 	if doneSteps != 2 {
 		t.Errorf("%d steps shown done at the pause, want the partition and the hook", doneSteps)
 	}
 	var series int
-	b.eval(`document.querySelectorAll('#counts path[data-series]').length`, &series)
+	b.Eval(`document.querySelectorAll('#counts path[data-series]').length`, &series)
 	if series != 3 {
 		t.Errorf("the counts chart draws %d series, want updated, updatedReady and ready", series)
 	}
-	b.shot("rollout-paused")
-	b.eval(`document.querySelector("#hookruns").scrollIntoView()`, nil)
-	b.shot("rollout-hookruns")
-	b.eval(`window.scrollTo(0, 0)`, nil)
-	b.run(chromedp.Click("#rollout-promote"))
-	b.waitFor("the rollout completed after the console's promote", `document.querySelector("#rollout-status")?.dataset.phase === "Completed"`,
+	b.Shot("rollout-paused")
+	b.Eval(`document.querySelector("#hookruns").scrollIntoView()`, nil)
+	b.Shot("rollout-hookruns")
+	b.Eval(`window.scrollTo(0, 0)`, nil)
+	b.Run(chromedp.Click("#rollout-promote"))
+	b.WaitFor("the rollout completed after the console's promote", `document.querySelector("#rollout-status")?.dataset.phase === "Completed"`,
 		`document.querySelector("#rollout-status")?.innerText + " " + document.querySelector("#notice").innerText`)
 	for _, inst := range s.completed("fleet", 2, "Completed") {
 		if inst.Revision != 2 {
 			t.Errorf("instance %d at revision %d after the promote, want 2", inst.ID, inst.Revision)
 		}
 	}
-	b.shot("rollout-completed")
+	b.Shot("rollout-completed")
 	var audit struct {
 		Entries []struct{ User, Route, Path string }
 	}
@@ -366,9 +160,9 @@ func TestWebConsole(t *testing.T) {
 	if code, body := s.call("POST", "/v1/apps", greedy); code != 201 {
 		t.Fatalf("POST greedy: %d %s", code, body)
 	}
-	b.run(chromedp.Click(`a[href="/ui/"]`))
-	b.waitFor("greedy in the workloads, pending", `document.querySelector('[data-key="demo/greedy"]')?.textContent.includes("0/2")`, rowsJS("workloads"))
-	b.clickTo(`[data-key="demo/greedy"] a.workload-link`, "greedy's page", `location.pathname.startsWith("/ui/apps/demo/greedy")`, "location.href")
+	b.Run(chromedp.Click(`a[href="/ui/"]`))
+	b.WaitFor("greedy in the workloads, pending", `document.querySelector('[data-key="demo/greedy"]')?.textContent.includes("0/2")`, browsertest.RowsJS("workloads"))
+	b.ClickTo(`[data-key="demo/greedy"] a.workload-link`, "greedy's page", `location.pathname.startsWith("/ui/apps/demo/greedy")`, "location.href")
 	var want []string
 	s.eventually("greedy's pending verdict", func() (bool, string) {
 		_, body := s.call("GET", "/v1/apps/demo/greedy/instances?limit=1", nil)
@@ -393,40 +187,40 @@ func TestWebConsole(t *testing.T) {
 	})
 	bars := `[...document.querySelectorAll("#pending .bar")].map(g => g.dataset.label + "=" + g.dataset.value).sort().join(",")`
 	wantBars := strings.Join(sorted(want), ",")
-	b.waitFor("the pending reasons as bars, as the API counts them ("+wantBars+")", bars+` === `+fmt.Sprintf("%q", wantBars), bars)
-	b.shot("pending")
+	b.WaitFor("the pending reasons as bars, as the API counts them ("+wantBars+")", bars+` === `+fmt.Sprintf("%q", wantBars), bars)
+	b.Shot("pending")
 
 	// 2000 instances: the grid renders the rows in view and reads the
 	// next page of instances when the scrolled-to rows need it.
 	if code, body := s.call("POST", "/v1/apps/demo/greedy/scale", []byte(`{"instances": 2000}`)); code != 202 {
 		t.Fatalf("scale greedy: %d %s", code, body)
 	}
-	b.waitFor("the last of 2000 instances after scrolling to the end",
+	b.WaitFor("the last of 2000 instances after scrolling to the end",
 		`(() => { const s = document.querySelector('[aria-label="instances"] .vt-scroll'); s.scrollTop = s.scrollHeight; `+
 			`return document.querySelector('[aria-label="instances"] [data-key="1999"]'); })()`,
 		`document.querySelector('[aria-label="instances"]').getAttribute("aria-rowcount") + " rows, last shown " + [...document.querySelectorAll('[aria-label="instances"] [data-key]')].pop()?.dataset.key`)
 	var rendered int
-	b.eval(`document.querySelectorAll('[aria-label="instances"] .vt-rows [role=row]').length`, &rendered)
+	b.Eval(`document.querySelectorAll('[aria-label="instances"] .vt-rows [role=row]').length`, &rendered)
 	if rendered > 100 {
 		t.Errorf("the grid of 2000 instances renders %d rows, want only those in view", rendered)
 	}
 	t.Logf("the grid of 2000 instances renders %d rows", rendered)
-	b.shot("instances-2000")
+	b.Shot("instances-2000")
 	if code, body := s.call("POST", "/v1/apps/demo/greedy/scale", []byte(`{"instances": 2}`)); code != 202 {
 		t.Fatalf("scale greedy: %d %s", code, body)
 	}
-	b.waitFor("greedy back to 2 instances", `document.querySelector('[aria-label="instances"]').getAttribute("aria-rowcount") === "2"`,
+	b.WaitFor("greedy back to 2 instances", `document.querySelector('[aria-label="instances"]').getAttribute("aria-rowcount") === "2"`,
 		`document.querySelector('[aria-label="instances"]').getAttribute("aria-rowcount")`)
-	b.run(chromedp.Evaluate(`document.querySelector('[aria-label="instances"] .vt-scroll').scrollTop = 0`, nil))
-	b.clickTo(`[aria-label="instances"] [data-key="0"] a`, "instance 0's page with its pending chart",
+	b.Run(chromedp.Evaluate(`document.querySelector('[aria-label="instances"] .vt-scroll').scrollTop = 0`, nil))
+	b.ClickTo(`[aria-label="instances"] [data-key="0"] a`, "instance 0's page with its pending chart",
 		`location.pathname === "/ui/apps/demo/greedy/instances/0" && document.querySelector("#pending .bar")`, "document.body.innerText")
-	b.shot("instance-pending")
+	b.Shot("instance-pending")
 
 	// Agents: resources as bars, instances counted.
-	b.run(chromedp.Click(`nav a[href="/ui/agents"]`))
-	b.waitFor("three agents with their bars", `document.querySelectorAll('[aria-label="agents"] .vt-rows [role=row] .meter').length === 6`, rowsJS("agents"))
+	b.Run(chromedp.Click(`nav a[href="/ui/agents"]`))
+	b.WaitFor("three agents with their bars", `document.querySelectorAll('[aria-label="agents"] .vt-rows [role=row] .meter').length === 6`, browsertest.RowsJS("agents"))
 	total := 0
-	for _, r := range b.rows("agents") {
+	for _, r := range b.Rows("agents") {
 		if !strings.HasPrefix(r[0], "agent-") || r[1] != "schedulable" || !strings.Contains(r[2], "cpus") || !strings.Contains(r[3], "MB") {
 			t.Errorf("agent row %q: want its name, schedulable, cpu and memory bars", r)
 		}
@@ -437,10 +231,10 @@ func TestWebConsole(t *testing.T) {
 	if total != 3 {
 		t.Errorf("the agents hold %d instances, want fleet's 3", total)
 	}
-	b.shot("agents")
-	b.clickTo(`[aria-label="agents"] [data-key="agent-1"] a`, "agent-1's page",
+	b.Shot("agents")
+	b.ClickTo(`[aria-label="agents"] [data-key="agent-1"] a`, "agent-1's page",
 		`location.pathname === "/ui/agents/agent-1" && document.querySelector('[aria-label="instances on the agent"]')`, "document.body.innerText")
-	b.shot("agent")
+	b.Shot("agent")
 
 	// The events page opens on the recent history, newest first: fleet's
 	// instance 2, which a scale-down deleted before the page opened; then
@@ -452,10 +246,10 @@ func TestWebConsole(t *testing.T) {
 		v := s.deployment("fleet")
 		return len(v.Status.Instances) == 2, fmt.Sprintf("%+v", v.Status.Instances)
 	})
-	b.run(chromedp.Click(`nav a[href="/ui/events"]`))
-	b.waitFor("instance fleet/2's deletion on the events page, from the history", `document.querySelector("#stream").dataset.state === "live" && `+
-		rowsJS("events")+`.some(r => r[0] === "earlier" && r[4] === "fleet/2" && r[2] === "delete")`, rowsJS("events"))
-	history := b.rows("events")
+	b.Run(chromedp.Click(`nav a[href="/ui/events"]`))
+	b.WaitFor("instance fleet/2's deletion on the events page, from the history", `document.querySelector("#stream").dataset.state === "live" && `+
+		browsertest.RowsJS("events")+`.some(r => r[0] === "earlier" && r[4] === "fleet/2" && r[2] === "delete")`, browsertest.RowsJS("events"))
+	history := b.Rows("events")
 	for i, r := range history {
 		if r[0] != "earlier" {
 			t.Errorf("event row %q before any change since the page opened: want it of the history (earlier)", r)
@@ -464,35 +258,35 @@ func TestWebConsole(t *testing.T) {
 			t.Errorf("event %s shown below %s: want the newest first", history[i-1][6], r[6])
 		}
 	}
-	b.shot("events-history")
+	b.Shot("events-history")
 	if code, body := s.call("POST", "/v1/apps/demo/greedy/scale", []byte(`{"instances": 1}`)); code != 202 {
 		t.Fatalf("scale greedy: %d %s", code, body)
 	}
-	b.waitFor("instance greedy/1's deletion on the events page, live", rowsJS("events")+`.some(r => r[4] === "greedy/1" && r[2] === "delete" && /^\d\d:\d\d:\d\d$/.test(r[0]))`, rowsJS("events"))
-	if top := b.rows("events")[0]; top[0] == "earlier" || !eventBefore(history[0][6], top[6]) {
+	b.WaitFor("instance greedy/1's deletion on the events page, live", browsertest.RowsJS("events")+`.some(r => r[4] === "greedy/1" && r[2] === "delete" && /^\d\d:\d\d:\d\d$/.test(r[0]))`, browsertest.RowsJS("events"))
+	if top := b.Rows("events")[0]; top[0] == "earlier" || !eventBefore(history[0][6], top[6]) {
 		t.Errorf("the top event after greedy's scale-down is %q: want a live one, newer than the history's %s", top, history[0][6])
 	}
-	b.shot("events")
+	b.Shot("events")
 
 	var samePage bool
-	b.eval(`window.stillTheSamePage === true`, &samePage)
+	b.Eval(`window.stillTheSamePage === true`, &samePage)
 	if !samePage {
 		t.Errorf("the console reloaded the page: its changes should come live")
 	}
-	if len(b.errors) > 0 {
-		t.Errorf("the page's scripts failed: %q", b.errors)
+	if errs := b.Errors(); len(errs) > 0 {
+		t.Errorf("the page's scripts failed: %q", errs)
 	}
 
 	// Logout ends the session: the cookie is gone, the API refuses.
-	b.run(chromedp.Click("#logout"))
-	b.waitFor("the login form after the logout", `location.pathname === "/ui/login"`, "location.href")
+	b.Run(chromedp.Click("#logout"))
+	b.WaitFor("the login form after the logout", `location.pathname === "/ui/login"`, "location.href")
 	var status int
-	b.run(chromedp.Evaluate(`fetch("/v1/apps").then(r => r.status)`, &status, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+	b.Run(chromedp.Evaluate(`fetch("/v1/apps").then(r => r.status)`, &status, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 	if status != 401 {
 		t.Errorf("GET /v1/apps after the logout = %d, want 401", status)
 	}
-	b.run(chromedp.Navigate(s.api + "/ui/agents"))
-	b.waitFor("the login form for a page after the logout", `location.pathname === "/ui/login"`, "location.href")
+	b.Run(chromedp.Navigate(s.api + "/ui/agents"))
+	b.WaitFor("the login form for a page after the logout", `location.pathname === "/ui/login"`, "location.href")
 }
 
 // An instance's page as a person works with it, in headless
@@ -518,9 +312,9 @@ func TestWebConsoleInstance(t *testing.T) {
 		t.Fatalf("POST desk: %d %s", code, body)
 	}
 	first := s.running("demo", "desk", 1)[0]
-	b := openBrowser(t)
-	b.login(s.api, tokenAdmin)
-	b.run(chromedp.Navigate(s.api + "/ui/apps/demo/desk/instances/0"))
+	b := browsertest.Open(t)
+	b.Login(s.api, tokenAdmin)
+	b.Run(chromedp.Navigate(s.api + "/ui/apps/demo/desk/instances/0"))
 	const (
 		stdout = `document.querySelector('#logs [data-task="gamesvr"] pre[data-stream="stdout"]')?.textContent`
 		pidJS  = `document.querySelector('#tasks [data-fact="pid"] dd')?.textContent`
@@ -530,36 +324,36 @@ func TestWebConsoleInstance(t *testing.T) {
 		return fmt.Sprintf(`document.querySelector('.instance-head [data-fact=%q] dd')?.textContent`, name)
 	}
 	serving := func(port uint32) string { return fmt.Sprintf("instance 0 serving on 127.0.0.1:%d", port) }
-	b.waitFor("gamesvr's first line in the instance's stdout", stdout+`?.includes(`+fmt.Sprintf("%q", serving(first.Ports["http"]))+`)`, logsJS)
+	b.WaitFor("gamesvr's first line in the instance's stdout", stdout+`?.includes(`+fmt.Sprintf("%q", serving(first.Ports["http"]))+`)`, logsJS)
 
 	// A command and its output; a failing one's exit code.
-	b.run(chromedp.SendKeys("#exec-command", `echo "exec in $instanceid"; ls`), chromedp.Click("#exec-run"))
-	b.waitFor("the command's output and exit 0", `document.querySelector("#exec-output")?.textContent.includes("exec in 0\n") && `+
+	b.Run(chromedp.SendKeys("#exec-command", `echo "exec in $instanceid"; ls`), chromedp.Click("#exec-run"))
+	b.WaitFor("the command's output and exit 0", `document.querySelector("#exec-output")?.textContent.includes("exec in 0\n") && `+
 		`document.querySelector("#exec-output").textContent.includes("start.sh") && document.querySelector("#exec-result .badge")?.textContent === "exit 0"`,
 		`document.querySelector("#exec").innerText`)
-	b.eval(`document.querySelector("#exec").scrollIntoView(), true`, nil)
-	b.shot("instance-exec")
-	b.run(chromedp.SetValue("#exec-command", "echo no >&2; exit 3"), chromedp.Click("#exec-run"))
-	b.waitFor("the failing command's output and exit 3", `document.querySelector("#exec-output")?.textContent === "no\n" && `+
+	b.Eval(`document.querySelector("#exec").scrollIntoView(), true`, nil)
+	b.Shot("instance-exec")
+	b.Run(chromedp.SetValue("#exec-command", "echo no >&2; exit 3"), chromedp.Click("#exec-run"))
+	b.WaitFor("the failing command's output and exit 3", `document.querySelector("#exec-output")?.textContent === "no\n" && `+
 		`document.querySelector("#exec-result .badge")?.textContent === "exit 3"`, `document.querySelector("#exec").innerText`)
-	b.eval(`document.querySelector("#exec").scrollIntoView(), true`, nil)
-	b.shot("instance-exec-failed")
-	b.eval(`window.scrollTo(0, 0), true`, nil)
+	b.Eval(`document.querySelector("#exec").scrollIntoView(), true`, nil)
+	b.Shot("instance-exec-failed")
+	b.Eval(`window.scrollTo(0, 0), true`, nil)
 
 	// Reload: gamesvr says so in its stdout, which the page shows when
 	// asked. It asks no confirmation.
-	seen := b.answerDialogs(false)
-	b.run(chromedp.Click("#instance-reload"))
-	b.clickTo("#logs-refresh", "gamesvr's reload in its stdout", stdout+`?.includes("reloaded (1)")`, logsJS)
-	if d := b.dialogsSince(seen); len(d) != 0 {
+	seen := b.AnswerDialogs(false)
+	b.Run(chromedp.Click("#instance-reload"))
+	b.ClickTo("#logs-refresh", "gamesvr's reload in its stdout", stdout+`?.includes("reloaded (1)")`, logsJS)
+	if d := b.DialogsSince(seen); len(d) != 0 {
 		t.Errorf("reload asked %q: want no confirmation", d)
 	}
 
 	// Restart, cancelled: nothing sent (the last write is the reload).
 	var pid string
-	b.eval(pidJS, &pid)
-	b.run(chromedp.Click("#instance-restart"))
-	if d := b.dialogsSince(seen); len(d) != 1 || d[0] != fmt.Sprintf("Restart demo/desk/0 on %s? Its tasks (gamesvr) are stopped and started again there.", first.Host) {
+	b.Eval(pidJS, &pid)
+	b.Run(chromedp.Click("#instance-restart"))
+	if d := b.DialogsSince(seen); len(d) != 1 || d[0] != fmt.Sprintf("Restart demo/desk/0 on %s? Its tasks (gamesvr) are stopped and started again there.", first.Host) {
 		t.Errorf("the restart's confirmation: %q", d)
 	}
 	var audit struct {
@@ -571,50 +365,50 @@ func TestWebConsoleInstance(t *testing.T) {
 	}
 	// Confirmed: the process relaunched where it was, a new pid, its line
 	// again in its stdout.
-	seen = b.answerDialogs(true)
-	b.run(chromedp.Click("#instance-restart"))
-	b.waitFor("a new pid after the restart", pidJS+` && `+pidJS+` !== `+fmt.Sprintf("%q", pid)+` && document.querySelector("h1 .badge").textContent === "running"`,
+	seen = b.AnswerDialogs(true)
+	b.Run(chromedp.Click("#instance-restart"))
+	b.WaitFor("a new pid after the restart", pidJS+` && `+pidJS+` !== `+fmt.Sprintf("%q", pid)+` && document.querySelector("h1 .badge").textContent === "running"`,
 		`document.querySelector(".instance").innerText`)
-	b.clickTo("#logs-refresh", "gamesvr's second start in its stdout",
+	b.ClickTo("#logs-refresh", "gamesvr's second start in its stdout",
 		stdout+`?.split(`+fmt.Sprintf("%q", serving(first.Ports["http"]))+`).length === 3`, logsJS)
 	if got := s.running("demo", "desk", 1)[0]; got.TaskGroupID != first.TaskGroupID || got.Host != first.Host {
 		t.Errorf("after the restart the API shows %s on %s: want %s where it was, %s", got.TaskGroupID, got.Host, first.TaskGroupID, first.Host)
 	}
-	b.shot("instance-restarted")
+	b.Shot("instance-restarted")
 
 	// Reschedule, confirmed: a new task group on another agent, whose
 	// line the logs show.
-	b.run(chromedp.Click("#instance-reschedule"))
-	if d := b.dialogsSince(seen); len(d) != 2 || !strings.HasPrefix(d[1], fmt.Sprintf("Reschedule demo/desk/0 off %s?", first.Host)) {
+	b.Run(chromedp.Click("#instance-reschedule"))
+	if d := b.DialogsSince(seen); len(d) != 2 || !strings.HasPrefix(d[1], fmt.Sprintf("Reschedule demo/desk/0 off %s?", first.Host)) {
 		t.Errorf("the confirmations of the restart and the reschedule: %q", d)
 	}
-	b.waitFor("the instance running on another agent", fmt.Sprintf(`%s && %s !== %q && %s !== %q && document.querySelector("h1 .badge").textContent === "running"`,
+	b.WaitFor("the instance running on another agent", fmt.Sprintf(`%s && %s !== %q && %s !== %q && document.querySelector("h1 .badge").textContent === "running"`,
 		fact("agent"), fact("agent"), first.Host, fact("task group"), first.TaskGroupID), `document.querySelector(".instance").innerText`)
 	moved := s.running("demo", "desk", 1)[0]
 	var shown map[string]string
-	b.eval(`Object.fromEntries([...document.querySelectorAll(".instance-head [data-fact]")].map(f => [f.dataset.fact, f.querySelector("dd").textContent]))`, &shown)
+	b.Eval(`Object.fromEntries([...document.querySelectorAll(".instance-head [data-fact]")].map(f => [f.dataset.fact, f.querySelector("dd").textContent]))`, &shown)
 	if shown["task group"] != moved.TaskGroupID || shown["agent"] != moved.Host || moved.Host == first.Host {
 		t.Errorf("the page shows %v after the reschedule, the API %s on %s (it was on %s)", shown, moved.TaskGroupID, moved.Host, first.Host)
 	}
-	b.clickTo("#logs-refresh", "the successor's line in its stdout", stdout+`?.includes(`+fmt.Sprintf("%q", serving(moved.Ports["http"]))+`)`, logsJS)
-	b.shot("instance")
-	if len(b.errors) > 0 {
-		t.Errorf("the page's scripts failed: %q", b.errors)
+	b.ClickTo("#logs-refresh", "the successor's line in its stdout", stdout+`?.includes(`+fmt.Sprintf("%q", serving(moved.Ports["http"]))+`)`, logsJS)
+	b.Shot("instance")
+	if errs := b.Errors(); len(errs) > 0 {
+		t.Errorf("the page's scripts failed: %q", errs)
 	}
 
 	// The viewer: the instance and its logs, no button; the API refuses
 	// the page's routes to it all the same.
-	b.run(chromedp.Click("#logout"))
-	b.waitFor("the login form after the logout", `location.pathname === "/ui/login"`, "location.href")
-	b.login(s.api, tokenViewer)
-	b.run(chromedp.Navigate(s.api + "/ui/apps/demo/desk/instances/0"))
-	b.waitFor("the instance's logs as the viewer", stdout+`?.includes(`+fmt.Sprintf("%q", serving(moved.Ports["http"]))+`)`, "document.body.innerText")
+	b.Run(chromedp.Click("#logout"))
+	b.WaitFor("the login form after the logout", `location.pathname === "/ui/login"`, "location.href")
+	b.Login(s.api, tokenViewer)
+	b.Run(chromedp.Navigate(s.api + "/ui/apps/demo/desk/instances/0"))
+	b.WaitFor("the instance's logs as the viewer", stdout+`?.includes(`+fmt.Sprintf("%q", serving(moved.Ports["http"]))+`)`, "document.body.innerText")
 	var buttons []string
-	b.eval(`[...document.querySelectorAll("#page button, #page form")].map(e => e.id || e.className)`, &buttons)
+	b.Eval(`[...document.querySelectorAll("#page button, #page form")].map(e => e.id || e.className)`, &buttons)
 	if len(buttons) != 1 || buttons[0] != "logs-refresh" {
 		t.Errorf("the viewer's instance page has %q: want only the logs' Refresh", buttons)
 	}
-	b.shot("instance-read-only")
+	b.Shot("instance-read-only")
 	for _, op := range []struct{ path, body string }{
 		{"restart", ""}, {"reload", ""}, {"reschedule", ""}, {"exec", `{"command":["/bin/sh","-c","id"]}`},
 	} {
@@ -624,7 +418,7 @@ func TestWebConsoleInstance(t *testing.T) {
 		}
 		script := fmt.Sprintf(`fetch("/v1/taskgroups/%s/%s", {method: "POST", headers: {"X-BCS-Console": "1", "Content-Type": "application/json"}, body: %q || undefined})`+
 			`.then(async r => ({status: r.status, body: await r.text()}))`, moved.TaskGroupID, op.path, op.body)
-		b.run(chromedp.Evaluate(script, &answer, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+		b.Run(chromedp.Evaluate(script, &answer, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 		if answer.Status != 403 || !strings.Contains(answer.Body, `user \"viewer\" (role read-only) writes nothing`) {
 			t.Errorf("the viewer's %s from the console: %d %s, want 403 naming its role", op.path, answer.Status, answer.Body)
 		}
@@ -632,8 +426,8 @@ func TestWebConsoleInstance(t *testing.T) {
 	if got := s.running("demo", "desk", 1)[0]; got.TaskGroupID != moved.TaskGroupID || got.Restarts != moved.Restarts {
 		t.Errorf("after the viewer's refused calls the instance is %+v, was %+v", got, moved)
 	}
-	if len(b.errors) > 0 {
-		t.Errorf("the page's scripts failed: %q", b.errors)
+	if errs := b.Errors(); len(errs) > 0 {
+		t.Errorf("the page's scripts failed: %q", errs)
 	}
 }
 
@@ -687,26 +481,26 @@ func TestWebConsoleAutoscaler(t *testing.T) {
 		st := s.autoscalerStatus("fleet")
 		return st != nil && st.DesiredReplicas == 2, fmt.Sprintf("%+v", st)
 	})
-	b := openBrowser(t)
-	b.login(s.api, s.token())
-	b.run(chromedp.Navigate(s.api + "/ui/autoscalers"))
-	b.waitFor("the autoscaler listed", `document.querySelector('[data-key="demo/fleet"] a.autoscaler-link')`, rowsJS("autoscalers"))
+	b := browsertest.Open(t)
+	b.Login(s.api, s.token())
+	b.Run(chromedp.Navigate(s.api + "/ui/autoscalers"))
+	b.WaitFor("the autoscaler listed", `document.querySelector('[data-key="demo/fleet"] a.autoscaler-link')`, browsertest.RowsJS("autoscalers"))
 	const desired = `document.querySelector('#bounds [data-fact="desired"] dd')?.textContent`
-	b.clickTo(`[data-key="demo/fleet"] a.autoscaler-link`, "the autoscaler's first decision: 2 wanted", desired+` === "2"`, "document.body.innerText")
-	b.eval(`window.stillTheSamePage = true`, nil)
+	b.ClickTo(`[data-key="demo/fleet"] a.autoscaler-link`, "the autoscaler's first decision: 2 wanted", desired+` === "2"`, "document.body.innerText")
+	b.Eval(`window.stillTheSamePage = true`, nil)
 
 	s.allocation(path, 0, "allocate")
-	b.waitFor("the scale to 3 shown live", desired+` === "3" && document.querySelector("#last-scale")?.textContent.includes("2 → 3") && `+
+	b.WaitFor("the scale to 3 shown live", desired+` === "3" && document.querySelector("#last-scale")?.textContent.includes("2 → 3") && `+
 		`document.querySelector("#metrics")?.textContent.includes("2 free")`, "document.body.innerText")
 	var same bool
-	b.eval(`window.stillTheSamePage === true`, &same)
+	b.Eval(`window.stillTheSamePage === true`, &same)
 	if !same {
 		t.Errorf("the page reloaded to show the scale")
 	}
-	b.shot("autoscaler")
+	b.Shot("autoscaler")
 
-	b.run(chromedp.Click("#autoscaler-pause"))
-	b.waitFor("paused: Resume offered, the badge shown", `document.querySelector("#autoscaler-resume") && document.querySelector("h1")?.textContent.includes("paused")`,
+	b.Run(chromedp.Click("#autoscaler-pause"))
+	b.WaitFor("paused: Resume offered, the badge shown", `document.querySelector("#autoscaler-resume") && document.querySelector("h1")?.textContent.includes("paused")`,
 		"document.body.innerText")
 	var spec struct {
 		Spec struct {
@@ -717,8 +511,8 @@ func TestWebConsoleAutoscaler(t *testing.T) {
 		t.Errorf("the autoscaler after the console's Pause: %d %s", code, body)
 	}
 
-	b.run(chromedp.Navigate(s.api + "/ui/deployments/demo/fleet"))
-	b.waitFor("instance 0 alone marked allocated in the grid", `document.querySelectorAll('[aria-label="instances"] .allocated').length === 1 && `+
-		`document.querySelector('[aria-label="instances"] [role=row] .allocated')?.closest("[role=row]")?.querySelector("[role=cell]")?.textContent === "0"`, rowsJS("instances"))
-	b.shot("autoscaled-workload")
+	b.Run(chromedp.Navigate(s.api + "/ui/deployments/demo/fleet"))
+	b.WaitFor("instance 0 alone marked allocated in the grid", `document.querySelectorAll('[aria-label="instances"] .allocated').length === 1 && `+
+		`document.querySelector('[aria-label="instances"] [role=row] .allocated')?.closest("[role=row]")?.querySelector("[role=cell]")?.textContent === "0"`, browsertest.RowsJS("instances"))
+	b.Shot("autoscaled-workload")
 }
