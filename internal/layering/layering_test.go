@@ -87,6 +87,7 @@ var rules = map[string]rule{
 	"pkg/vaultsecrets":            {only: []string{"pkg/registry", "pkg/manifest", "pkg/errdefs", "pkg/reloadfile"}, forbid: join(mesosAll, storage)},
 	"pkg/vaulttest":               {only: none},
 	"internal/testlog":            {only: none},
+	"internal/browsertest":        {only: none},
 	"internal/testpki":            {only: none},
 }
 
@@ -103,6 +104,7 @@ var testSupport = map[string][]string{
 	"pkg/mesoswire/mesoswiretest":          nil,
 	"pkg/scheduler/schedulertest":          nil,
 	"internal/testlog":                     nil,
+	"internal/browsertest":                 nil,
 	"internal/testpki":                     nil,
 	"pkg/store/storetest":                  nil,
 	"pkg/vaulttest":                        nil,
