@@ -221,13 +221,31 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	summary, err := summaryParam(r)
+	if err != nil {
+		return err
+	}
 	views, err := s.agentViews(r.Context(), s.reads(r), mayRead(r))
 	if err != nil {
 		return err
 	}
 	views, next := pageOf(p, views, func(v *apiv1.AgentView) string { return v.ID })
+	for i, v := range views {
+		views[i] = summarizedAgent(v, summary)
+	}
 	writeList(w, "agents", nonNil(views), next)
 	return nil
+}
+
+// summarizedAgent counts the instances of v instead of listing them when
+// summary is set.
+func summarizedAgent(v *apiv1.AgentView, summary bool) *apiv1.AgentView {
+	if !summary {
+		return v
+	}
+	counted := *v
+	counted.Instances, counted.InstanceCount = nil, len(v.Instances)
+	return &counted
 }
 
 // findAgent returns the view of the agent the path names by ID or
@@ -251,11 +269,15 @@ func agentNamed(views []*apiv1.AgentView, name string) (*apiv1.AgentView, error)
 }
 
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
+	summary, err := summaryParam(r)
+	if err != nil {
+		return err
+	}
 	v, err := s.findAgent(r, s.reads(r))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, v)
+	writeJSON(w, http.StatusOK, summarizedAgent(v, summary))
 	return nil
 }
 

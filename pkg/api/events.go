@@ -208,13 +208,18 @@ type eventData struct {
 type eventQuery struct {
 	types     map[string]bool // nil: every type
 	namespace string          // "": every namespace
-	after     *changefeed.ID  // nil: from now
+	// workload, in namespace: only the events of the workload of that
+	// name and of what its key names under it (its instances,
+	// allocations, rollout); "": every one's. A console page of one
+	// workload of a namespace of 100,000 instances follows its own.
+	workload string
+	after    *changefeed.ID // nil: from now
 	// readable tells whether the caller may read what a GET of access
 	// would; nil: everything.
 	readable func(access auth.Access) bool
 }
 
-var eventParams = []string{"lastEventId", "namespace", "type"}
+var eventParams = []string{"lastEventId", "namespace", "type", "workload"}
 
 // parseEventQuery reads ?type=, ?namespace= and the position to resume
 // after: the Last-Event-ID header a reconnecting EventSource sends, or
@@ -244,6 +249,17 @@ func parseEventQuery(r *http.Request) (eventQuery, error) {
 		}
 		q.namespace = ns[0]
 	}
+	switch w := values["workload"]; {
+	case len(w) > 1:
+		errs = append(errs, field.Invalid("workload", "give one workload, got %q", w))
+	case len(w) == 1 && q.namespace == "":
+		errs = append(errs, field.Invalid("workload", "needs namespace: a workload is named in its namespace"))
+	case len(w) == 1:
+		if err := store.ValidateSegment(w[0]); err != nil {
+			errs = append(errs, field.Invalid("workload", "%v", err))
+		}
+		q.workload = w[0]
+	}
 	source, id := "lastEventId", values.Get("lastEventId")
 	if h := r.Header.Get("Last-Event-ID"); h != "" {
 		// A reconnecting EventSource sends the header with the original
@@ -263,7 +279,7 @@ func parseEventQuery(r *http.Request) (eventQuery, error) {
 // keeps reports whether the stream may send an event of key: its kind is
 // streamed, may make a type asked for, and, when its key names its
 // namespace, that is the one asked for (cluster-wide kinds have none) and
-// one the caller may read. Kinds whose records name their namespace are
+// one the caller may read, and its name the workload asked for. Kinds whose records name their namespace are
 // checked again once read (frameOf).
 func (q eventQuery) keeps(key string) bool {
 	segments := strings.Split(key, "/")
@@ -272,6 +288,9 @@ func (q eventQuery) keeps(key string) bool {
 		return false
 	}
 	if kind.scope != inRecord && !q.namespaceKept(kind.scope, segments[1]) {
+		return false
+	}
+	if q.workload != "" && (kind.scope != inKey || len(segments) < 3 || segments[2] != q.workload) {
 		return false
 	}
 	return q.types == nil || slices.ContainsFunc(kind.types, func(t string) bool { return q.types[t] })

@@ -475,19 +475,23 @@ func same(t *testing.T, what string, got, want []streamed) {
 	}
 }
 
-// "a type filter"; and ?namespace=. A deployment's deletion
-// is still a deployment event, though its record is gone.
+// "a type filter"; and ?namespace=, and ?workload= in it (not
+// another workload's instances, nor the same name's in another
+// namespace). A deployment's deletion is still a deployment event,
+// though its record is gone.
 func TestEventStreamFilters(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	appsOfA := e.subscribe(t, "?type=instance,app&namespace=ns-a")
+	webOfA := e.subscribe(t, "?type=instance,app,agent&namespace=ns-a&workload=web")
 	agents := e.subscribe(t, "?type=agent")
 	deployments := e.subscribe(t, "?type=deployment&type=agent")
 
 	createApp(t, e, process("web", "ns-a"))
 	createApp(t, e, process("web", "ns-b"))
 	e.expect(t, http.StatusCreated, "POST", "/v1/deployments", deployment("dep", "ns-a"), nil)
-	for _, tg := range []registry.TaskGroup{taskGroup("ns-a", "web", 0, "TASK_RUNNING"), taskGroup("ns-b", "web", 0, "TASK_RUNNING")} {
+	for _, tg := range []registry.TaskGroup{taskGroup("ns-a", "web", 0, "TASK_RUNNING"), taskGroup("ns-b", "web", 0, "TASK_RUNNING"),
+		taskGroup("ns-a", "zz-end", 0, "TASK_RUNNING"), taskGroup("ns-a", "web", 1, "TASK_RUNNING")} {
 		if err := e.reg.PutTaskGroup(ctx, &tg); err != nil {
 			t.Fatal(err)
 		}
@@ -503,7 +507,8 @@ func TestEventStreamFilters(t *testing.T) {
 		want   []string
 	}{
 		{appsOfA, func(c streamed) bool { return c.Name == "zz-end" },
-			[]string{"app put ns-a/web", "instance put ns-a/web/0", "app put ns-a/zz-end"}},
+			[]string{"app put ns-a/web", "instance put ns-a/web/0", "instance put ns-a/zz-end/0", "instance put ns-a/web/1", "app put ns-a/zz-end"}},
+		{webOfA, func(c streamed) bool { return c.Name == "web/1" }, []string{"app put ns-a/web", "instance put ns-a/web/0", "instance put ns-a/web/1"}},
 		{agents, isAgent("end"), []string{"agent put /agent-1", "agent put /end"}},
 		{deployments, isAgent("end"), []string{"deployment put ns-a/dep", "agent put /agent-1",
 			"deployment put ns-a/dep", "deployment delete ns-a/dep", "agent put /end"}},
@@ -525,12 +530,15 @@ func TestEventStreamRejectsBadParameters(t *testing.T) {
 	}{
 		{"?type=bogus", nil, []string{`type: unknown event type "bogus" (want one or more of agent, agentsettings, allocation, app, autoscaler, autoscalerstatus, daemonset, deployment, engine, hookrun, instance, notification, notifycallback, rollout)`}},
 		{"?type=app,", nil, []string{`type: unknown event type "" (want one or more of agent, agentsettings, allocation, app, autoscaler, autoscalerstatus, daemonset, deployment, engine, hookrun, instance, notification, notifycallback, rollout)`}},
-		{"?since=5&type=app", nil, []string{"since: unknown parameter (want lastEventId, namespace, type)"}},
+		{"?since=5&type=app", nil, []string{"since: unknown parameter (want lastEventId, namespace, type, workload)"}},
 		{"?namespace=a%2Fb", nil, []string{`namespace: key segment "a/b": character '/' is not one of [A-Za-z0-9._-]: invalid argument`}},
 		{"?namespace=a&namespace=b", nil, []string{`namespace: give one namespace, got ["a" "b"]`}},
+		{"?workload=web", nil, []string{`workload: needs namespace: a workload is named in its namespace`}},
+		{"?namespace=a&workload=web&workload=api", nil, []string{`workload: give one workload, got ["web" "api"]`}},
+		{"?namespace=a&workload=a%2Fb", nil, []string{`workload: key segment "a/b": character '/' is not one of [A-Za-z0-9._-]: invalid argument`}},
 		{"?lastEventId=12.x", nil, []string{`lastEventId: event ID "12.x": want <revision>.<index>, index a number ≥ 0: invalid argument`}},
 		{"", []string{"Last-Event-ID", "abc"}, []string{`Last-Event-ID: event ID "abc": want <revision> or <revision>.<index>, revision a number ≥ 0: invalid argument`}},
-		{"?type=x&foo=1", nil, []string{"foo: unknown parameter (want lastEventId, namespace, type)"}}, // checked first
+		{"?type=x&foo=1", nil, []string{"foo: unknown parameter (want lastEventId, namespace, type, workload)"}}, // checked first
 	} {
 		got := errorOf(t, e.call(t, "GET", "/v1/events"+tc.query, nil, tc.headers...), http.StatusBadRequest, "InvalidArgument")
 		if !reflect.DeepEqual(got.Details, tc.want) {

@@ -197,8 +197,8 @@ func clusterDocs(docs map[string]routeDoc) {
 	docs["GET /v1/notifications"] = routeDoc{summary: "List notifications, newest first, a page at a time",
 		replies: map[int]any{http.StatusOK: apiv1.NotificationPage{}}}
 	docs["GET /v1/notifications/{id}"] = routeDoc{summary: "Get a notification with its deliveries", replies: map[int]any{http.StatusOK: apiv1.NotificationView{}}}
-	docs["GET /v1/agents"] = routeDoc{summary: "List the agents with their settings and instances (those of namespaces the caller may not read counted, not named)", replies: map[int]any{http.StatusOK: listOf("agents", apiv1.AgentView{})}}
-	docs["GET /v1/agents/{agent}"] = routeDoc{summary: "Get an agent by ID or hostname", replies: map[int]any{http.StatusOK: apiv1.AgentView{}}}
+	docs["GET /v1/agents"] = routeDoc{summary: "List the agents with their settings and instances (those of namespaces the caller may not read counted, not named; ?summary=true: all counted)", replies: map[int]any{http.StatusOK: listOf("agents", apiv1.AgentView{})}}
+	docs["GET /v1/agents/{agent}"] = routeDoc{summary: "Get an agent by ID or hostname (?summary=true: its instances counted, not listed)", replies: map[int]any{http.StatusOK: apiv1.AgentView{}}}
 	docs["POST /v1/agents/{agent}/drift"] = routeDoc{summary: "Move instances off an agent, place before kill", body: apiv1.DriftRequest{}, bodyOptional: true,
 		replies: map[int]any{http.StatusAccepted: fieldsOf("drift", apiv1.DriftRequest{}, "from", "")}}
 	docs["POST /v1/agents/{agent}/{op}"] = routeDoc{summary: "Cordon, uncordon, drain or undrain an agent", bodyOptional: true,
@@ -215,7 +215,8 @@ func clusterDocs(docs map[string]routeDoc) {
 		replies: map[int]any{http.StatusOK: apiv1.EngineConfigView{}}}
 	docs["PATCH /api/engine/config"] = routeDoc{summary: "Seed 002's engine config: as PATCH /v1/engine/config",
 		body: apiv1.EngineConfigRequest{}, replies: map[int]any{http.StatusOK: apiv1.EngineConfigView{}}}
-	docs["GET /v1/events"] = routeDoc{summary: "Stream every change as Server-Sent Events; ?type= takes one or more of " + strings.Join(eventTypes, ", "), text: "text/event-stream",
+	docs["GET /v1/events"] = routeDoc{summary: "Stream every change as Server-Sent Events; ?type= takes one or more of " + strings.Join(eventTypes, ", ") +
+		"; ?workload= (with ?namespace=) keeps a workload's own and its instances', allocations' and rollout's", text: "text/event-stream",
 		replies: map[int]any{http.StatusOK: ""}}
 	docs["GET /v1/audit"] = routeDoc{summary: "The audit log of writes (who, role, route, namespace and name, status, error code), newest first, a page at a time",
 		replies: map[int]any{http.StatusOK: apiv1.AuditPage{}}}

@@ -68,6 +68,32 @@ func TestAgentsNameOnlyReadableInstances(t *testing.T) {
 		if tc.token == operatorToken && (strings.Contains(string(r.body), "secret-team") || strings.Contains(string(r.body), "hidden-app")) {
 			t.Errorf("the operator of demo reads another namespace's instance: %s", r.body)
 		}
+		if strings.Contains(string(r.body), "instanceCount") {
+			t.Errorf("GET /v1/agents/host-1 without ?summary= counts its instances: %s", r.body)
+		}
+		checkAgentSummary(t, e, tc.token, len(tc.named), tc.others)
+	}
+}
+
+// checkAgentSummary checks that ?summary=true, in the list and of the
+// agent, shows host-1 as GET does but its instances counted, not named.
+func checkAgentSummary(t *testing.T, e *env, token string, named, others int) {
+	t.Helper()
+	type summary struct {
+		Used          struct{ CPUs, MemMB float64 }
+		Instances     json.RawMessage // absent
+		InstanceCount int
+		Others        int
+	}
+	var list struct{ Agents []summary }
+	e.expectAs(t, token, http.StatusOK, "GET", "/v1/agents?summary=true&limit=1", nil, &list)
+	var one summary
+	e.expectAs(t, token, http.StatusOK, "GET", "/v1/agents/host-1?summary=true", nil, &one)
+	if len(list.Agents) != 1 || !reflect.DeepEqual(list.Agents[0], one) {
+		t.Fatalf("summary list %+v, one %+v: want the same one agent", list.Agents, one)
+	}
+	if one.Instances != nil || one.InstanceCount != named || one.Others != others || one.Used.CPUs != 3 || one.Used.MemMB != 192 {
+		t.Errorf("%s's summary of host-1 %+v: want no instances listed, %d counted, %d others, 3 cpus and 192 MB used", token, one, named, others)
 	}
 }
 

@@ -37,9 +37,12 @@ type AgentView struct {
 	// namespace's.
 	Used UsedView `json:"used"`
 	// Instances are those of the namespaces the caller may read; Others
-	// counts the rest, which are not named.
-	Instances []AgentInstance `json:"instances"`
-	Others    int             `json:"others"`
+	// counts the rest, which are not named. With ?summary=true they are
+	// left out and InstanceCount counts them: a list of 5,000 agents
+	// would otherwise carry every instance of the fleet.
+	Instances     []AgentInstance `json:"instances,omitzero"`
+	InstanceCount int             `json:"instanceCount,omitempty"`
+	Others        int             `json:"others"`
 }
 
 // UsedView is what the scheduler's instances take of an agent.
