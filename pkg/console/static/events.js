@@ -1,5 +1,8 @@
-// One stream of GET /v1/events for the whole console. Pages subscribe to
-// the event types they show, and the stream asks the API for those only.
+// One stream of GET /v1/events for the whole console (a browser opens
+// few connections to one server, for every tab together). Pages subscribe
+// to the event types they show, in the namespace or of the workload they
+// show, and the stream asks the API for those only: a workload's page of
+// a namespace of 100,000 instances is not sent them all.
 // A page lists the state once its stream is open (or, when it is slow to
 // open, at once and again when it opens), and so misses nothing;
 // the browser resumes a broken stream from the last event it saw. A page
@@ -38,13 +41,14 @@ class Stream {
   }
 
   // subscribe calls handler with each event {id, type, action, namespace,
-  // name, revision, object} of types (in namespace, when given), and with
-  // {type: 'reset', message} when changes were lost (list the state
-  // again). It returns the unsubscribe function and a promise of the
-  // stream being open: a page lists the state after it, and so misses
-  // nothing.
-  subscribe(types, handler, namespace = '') {
-    const sub = {types: new Set(types), namespace, handler};
+  // name, revision, object} of types (in namespace, when given; of the
+  // workload of that name in it, its instances, allocations and rollout,
+  // when given too), and with {type: 'reset', message} when changes were
+  // lost (list the state again). It returns the unsubscribe function and
+  // a promise of the stream being open: a page lists the state after it,
+  // and so misses nothing.
+  subscribe(types, handler, namespace = '', workload = '') {
+    const sub = {types: new Set(types), namespace, workload, handler};
     this.subscribers.add(sub);
     const opened = this.connect();
     return {
@@ -61,16 +65,26 @@ class Stream {
     reportState();
   }
 
+  // follow calls handler with each event of types the stream is sent for
+  // its other subscribers, in their scope: it widens the stream's types
+  // but not its scope (the rollouts of the workload a page shows, or of
+  // every one when no page narrows the stream).
+  follow(types, handler) {
+    return this.subscribe(types, handler, null);
+  }
+
   wanted() {
     const types = new Set();
-    const namespaces = new Set();
+    const scopes = new Set();
     for (const sub of this.subscribers) {
       sub.types.forEach((t) => types.add(t));
-      namespaces.add(sub.namespace);
+      if (sub.namespace !== null) scopes.add(JSON.stringify([sub.namespace, sub.namespace && sub.workload]));
     }
     if (types.size === 0) return null;
     const params = new URLSearchParams({type: [...types].sort().join(',')});
-    if (namespaces.size === 1 && !namespaces.has('')) params.set('namespace', [...namespaces][0]);
+    const [namespace, workload] = scopes.size === 1 ? JSON.parse([...scopes][0]) : ['', ''];
+    if (namespace) params.set('namespace', namespace);
+    if (workload) params.set('workload', workload);
     if (this.after !== null) params.set('lastEventId', this.after);
     return params;
   }
@@ -126,9 +140,17 @@ class Stream {
   dispatch(e) {
     const event = JSON.parse(e.data);
     for (const sub of this.subscribers) {
-      if (sub.types.has(event.type) && (!sub.namespace || sub.namespace === event.namespace)) sub.handler(event);
+      if (sub.types.has(event.type) && inScope(sub, event)) sub.handler(event);
     }
   }
+}
+
+// inScope reports whether event is in the namespace and workload sub
+// asked for.
+function inScope(sub, event) {
+  if (!sub.namespace) return true;
+  if (sub.namespace !== event.namespace) return false;
+  return !sub.workload || event.name === sub.workload || event.name.startsWith(sub.workload + '/');
 }
 
 export const stream = new Stream();

@@ -8,13 +8,17 @@ const OVERSCAN = 8;
 
 export class VirtualTable {
   // columns: [{title, width (CSS grid track), cell(row, index) → Node or text}]
-  // rowKey(row) names a row for data-key; missing(index) is called for
-  // the rows in view that are not loaded yet (rowAt returned undefined).
-  constructor({columns, rowHeight = 30, rowKey, missing, rowClass, empty = 'Nothing here.', label}) {
+  // rowKey(row) names a row for data-key; missing(first, last) is called
+  // for the rows in view that are not loaded yet (rowAt returned
+  // undefined); viewed(first, last) after each drawing of the rows in
+  // view, rows first to last (excluded), those a page may read again.
+  constructor({columns, rowHeight = 30, rowKey, missing, viewed, rowClass, empty = 'Nothing here.', label}) {
     this.columns = columns;
     this.rowHeight = rowHeight;
     this.rowKey = rowKey;
     this.missing = missing;
+    this.viewed = viewed;
+    this.shown = {first: 0, last: 0};
     this.rowClass = rowClass;
     this.count = 0;
     this.rowAt = () => undefined;
@@ -78,7 +82,14 @@ export class VirtualTable {
     }
     replace(this.body, rows);
     this.body.style.transform = `translateY(${first * this.rowHeight}px)`;
+    this.shown = {first, last};
     if (missing && this.missing) this.missing(first, last);
+    if (this.viewed) this.viewed(first, last);
+  }
+
+  // inView is the rows drawn: first to last (excluded).
+  inView() {
+    return this.shown;
   }
 
   renderRow(row, index) {

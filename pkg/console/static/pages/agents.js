@@ -4,7 +4,8 @@
 // counted, not named: the API's "others").
 
 import {h, replace, badge} from '../dom.js';
-import {get, all} from '../api.js';
+import {get, page} from '../api.js';
+import {keepFresh, VIEW_EVERY_MS} from '../fresh.js';
 import {stream, batch} from '../events.js';
 import {VirtualTable} from '../virtual.js';
 import {meter} from '../charts.js';
@@ -30,29 +31,86 @@ const columns = [
   {title: 'Schedulable', width: '9rem', cell: condition},
   {title: 'CPUs', width: 'minmax(11rem, 1.5fr)', cell: (a) => meter(a.used.cpus, total(a).cpus, 'cpus')},
   {title: 'Memory', width: 'minmax(13rem, 1.5fr)', cell: (a) => meter(a.used.memMB, total(a).memMB, 'MB')},
-  {title: 'Instances', width: '6rem', class: 'num', cell: (a) => String(a.instances.length + a.others)},
+  {title: 'Instances', width: '6rem', class: 'num', cell: (a) => String((a.instanceCount || 0) + a.others)},
   {title: 'Taints', width: 'minmax(8rem, 1fr)', cell: (a) => a.taints.join(', ')},
   {title: 'Attributes', width: 'minmax(8rem, 1fr)', cell: (a) => Object.entries(a.attributes || {}).map(([k, v]) => `${k}=${v}`).join(', ')},
   {title: 'Seen', width: '5rem', cell: (a) => a.lastSeen ? age(a.lastSeen) + ' ago' : ''},
 ];
 
+// The agents' list is read a page at a time, the first rows shown as
+// soon as they come, each agent's instances counted, not listed. It
+// follows no instance events — a fleet's launch makes hundreds of
+// thousands — nor the agents' own, which their offers rewrite every
+// minute each (5,000 a minute): the rows in view are read again instead
+// (fresh.js). An operator's change of an agent (its settings) shows at
+// once.
+const LIST_PAGE = 1000;
+const SUMMARY = {summary: 'true'};
+const agentPath = (host) => '/v1/agents/' + encodeURIComponent(host);
+
 export async function agents(root) {
-  const table = new VirtualTable({label: 'agents', columns, rowKey: (a) => a.hostname, rowHeight: 34, empty: 'No agent has offered yet.'});
+  let fresh = null;
+  const table = new VirtualTable({label: 'agents', columns, rowKey: (a) => a.hostname, rowHeight: 34, empty: 'No agent has offered yet.',
+    viewed: (first, last) => fresh && fresh.viewed(first, last)});
   const title = h('h1', {}, 'Agents');
   root.append(h('section', {class: 'fill'}, title, table.el));
-  const load = async () => {
-    const list = await all('/v1/agents', 'agents');
-    const schedulable = list.filter((a) => a.schedulable).length;
-    replace(title, 'Agents ', h('span', {class: 'muted'}, `${list.length}, ${schedulable} schedulable`));
-    table.setRows(list);
+  // rows are in the API's order (by ID), at by hostname.
+  let rows = [];
+  const at = new Map();
+  const show = () => {
+    at.clear();
+    rows.forEach((a, i) => at.set(a.hostname, i));
+    const schedulable = rows.filter((a) => a.schedulable).length;
+    replace(title, 'Agents ', h('span', {class: 'muted'}, `${rows.length}, ${schedulable} schedulable`));
+    table.setRows(rows);
   };
-  const reread = batch(load, 3000);
-  const sub = stream.subscribe(['agent', 'agentsettings', 'instance'], () => reread('all'));
+  // put replaces the rows of agents read again; false when one is new.
+  const put = (list) => {
+    let known = true;
+    for (const a of list) {
+      const i = at.get(a.hostname);
+      if (i === undefined) known = false;
+      else rows[i] = a;
+    }
+    return known;
+  };
+  const load = async () => {
+    const first = rows.length === 0;
+    const list = [];
+    let after = null;
+    do {
+      const p = await page('/v1/agents', 'agents', {...SUMMARY, limit: LIST_PAGE, after});
+      list.push(...p.items);
+      after = p.next;
+      if (first) {
+        rows = list;
+        show();
+      }
+    } while (after);
+    rows = list;
+    show();
+    if (fresh) fresh.loaded();
+  };
+  const readView = async (from, to) => {
+    const after = from > 0 ? rows[from - 1].id : undefined;
+    const p = await page('/v1/agents', 'agents', {...SUMMARY, limit: to - from, after});
+    if (!put(p.items)) return load();
+    show();
+  };
+  const reread = batch(async (hosts) => {
+    const list = await Promise.all([...hosts].map((host) => get(agentPath(host) + '?summary=true').catch(() => null)));
+    if (list.includes(null) || !put(list)) return load();
+    show();
+  }, 500);
+  const sub = stream.subscribe(['agentsettings'], (e) => e.type === 'reset' ? load() : reread(e.name));
   await sub.opened;
   await load();
+  fresh = keepFresh({table, readView, readAll: load});
+  fresh.loaded();
   return () => {
     sub.close();
     reread.cancel();
+    fresh.stop();
     table.destroy();
   };
 }
@@ -86,14 +144,24 @@ export async function agent(root, name) {
       a.others > 0 && h('p', {class: 'muted'}, `${a.others} more of namespaces you may not read`), instances.el);
     instances.setRows(a.instances);
   };
-  const load = async () => show(await get('/v1/agents/' + encodeURIComponent(name)));
-  const reread = batch(load, 2000);
-  const sub = stream.subscribe(['agent', 'agentsettings', 'instance'], () => reread('all'));
+  // As the list, it follows its settings' events and reads the agent
+  // again every few seconds while shown, not on every instance event of
+  // the fleet.
+  let hostname = name;
+  const load = async () => {
+    const a = await get(agentPath(name));
+    hostname = a.hostname;
+    show(a);
+  };
+  const reread = batch(load, 500);
+  const sub = stream.subscribe(['agentsettings'], (e) => (e.type === 'reset' || e.name === hostname) && reread('all'));
   await sub.opened;
   await load();
+  const poll = setInterval(() => document.hidden || reread('all'), VIEW_EVERY_MS);
   return () => {
     sub.close();
     reread.cancel();
+    clearInterval(poll);
     instances.destroy();
   };
 }

@@ -229,7 +229,7 @@ export async function instance(root, kind, ns, name, id) {
     } else if (e.type === 'allocation') {
       show({...current, allocated: e.object && e.object.taskGroupID === current.taskGroupID ? e.object : undefined});
     }
-  }, ns);
+  }, ns, name);
   await sub.opened;
   const p = await page(base + '/instances', 'instances', {limit: 1, after: Number(id) > 0 ? Number(id) - 1 : undefined});
   const inst = p.items.find((i) => i.id === Number(id));

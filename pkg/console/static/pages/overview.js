@@ -1,9 +1,11 @@
 // The fleet: namespaces, and every application, deployment and daemonset
 // with its state, instances running of desired, readiness, health,
-// revision and rollout, updated as they change.
+// revision and rollout, updated as they change (the counts of those in
+// view every few seconds).
 
 import {h, replace, badge} from '../dom.js';
-import {all, get, KINDS, kindPath, workloadPath} from '../api.js';
+import {all, get, page, KINDS, kindPath, workloadPath} from '../api.js';
+import {keepFresh} from '../fresh.js';
 import {stream, batch} from '../events.js';
 import {VirtualTable} from '../virtual.js';
 import {stateKind} from '../format.js';
@@ -49,24 +51,39 @@ export async function overview(root) {
   const workloads = new Map();
   const namespaces = h('ul', {class: 'namespaces', id: 'namespaces'});
   const title = h('h1', {}, 'Workloads', selected ? ` in ${selected}` : '');
+  let fresh = null;
   const table = new VirtualTable({label: 'workloads', columns, rowKey: (w) => `${w.namespace}/${w.name}`,
-    empty: 'No workloads yet: bcsctl apply -f examples/process.json'});
+    viewed: (first, last) => fresh && fresh.viewed(first, last), empty: 'No workloads yet: bcsctl apply -f examples/process.json'});
   root.append(h('div', {class: 'layout'},
     h('aside', {class: 'side'}, h('h2', {}, 'Namespaces'), namespaces),
     h('section', {class: 'fill'}, title, table.el)));
 
   let frame = null;
+  let rows = [];
   const show = () => {
     frame = null;
-    const rows = [...workloads.values()].filter((w) => !selected || w.namespace === selected)
+    rows = [...workloads.values()].filter((w) => !selected || w.namespace === selected)
       .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
     table.setRows(rows);
     showNamespaces(namespaces, workloads, selected);
   };
 
-  // A workload's counts are read again when its instances change, at
-  // most once a second for all of them.
-  const reread = batch(async (keys) => {
+  // The workloads' counts are not followed by instance events: a
+  // fleet's launch makes hundreds of thousands, every namespace's. The
+  // rows in view are read again instead, a bounded page of each kind
+  // (fresh.js); a workload's own changes come as events.
+  const readView = async (first, last) => {
+    const before = rows[first - 1];
+    const after = before ? `${before.namespace}/${before.name}` : undefined;
+    await Promise.all(Object.entries(KINDS).map(async ([path, kind]) => {
+      const p = await page(`/v1/${path}`, kind.list, {summary: 'true', namespace: selected, after, limit: last - first});
+      for (const w of p.items) workloads.set(`${w.namespace}/${w.name}`, {...w, path});
+    }));
+    show();
+  };
+  // A workload new to the page is read for its counts, a second's new
+  // ones together.
+  const readNew = batch(async (keys) => {
     await Promise.all([...keys].map(async (key) => {
       const w = workloads.get(key);
       if (!w) return;
@@ -85,19 +102,17 @@ export async function overview(root) {
     workloads.clear();
     for (const w of lists.flat()) workloads.set(`${w.namespace}/${w.name}`, w);
     show();
+    if (fresh) fresh.loaded();
   };
 
-  const sub = stream.subscribe(['app', 'deployment', 'daemonset', 'rollout', 'instance'], (e) => {
+  const sub = stream.subscribe(['app', 'deployment', 'daemonset', 'rollout'], (e) => {
     if (e.type === 'reset') {
       load();
       return;
     }
-    const key = e.type === 'instance' ? `${e.namespace}/${e.name.slice(0, e.name.lastIndexOf('/'))}` : `${e.namespace}/${e.name}`;
+    const key = `${e.namespace}/${e.name}`;
     const w = workloads.get(key);
     switch (e.type) {
-      case 'instance':
-        if (w) reread(key);
-        return;
       case 'rollout':
         if (w) w.status.rollout = e.object;
         break;
@@ -107,16 +122,19 @@ export async function overview(root) {
           const next = {...e.object, path: kindPath(e.type)};
           next.status = {...e.object.status, counts: w && w.status.counts, rollout: w && w.status.rollout};
           workloads.set(key, next);
-          if (!w) reread(key);
+          if (!w) readNew(key);
         }
     }
     frame = frame || requestAnimationFrame(show);
   });
   await sub.opened;
   await load();
+  fresh = keepFresh({table, readView, readAll: load});
+  fresh.loaded();
   return () => {
     sub.close();
-    reread.cancel();
+    readNew.cancel();
+    fresh.stop();
     cancelAnimationFrame(frame);
     table.destroy();
   };

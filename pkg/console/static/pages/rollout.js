@@ -29,10 +29,11 @@ function record(ns, name, ro) {
   history.set(key, points);
 }
 
-// recordRollouts follows every rollout for as long as the console is
-// open, so that a rollout page shows the counts from before it opened.
+// recordRollouts follows the rollouts the console is sent for as long as
+// it is open — every one's, or those of the namespace or workload a page
+// shows —, so that a rollout page shows the counts from before it opened.
 export function recordRollouts() {
-  stream.subscribe(['rollout'], (e) => {
+  stream.follow(['rollout'], (e) => {
     if (e.type === 'rollout' && e.action !== 'delete') record(e.namespace, e.name, e.object);
   });
 }

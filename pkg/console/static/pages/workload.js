@@ -197,7 +197,7 @@ export async function workload(root, kind, ns, name) {
       return;
     }
     rereadHead('all');
-  }, ns);
+  }, ns, name);
   await sub.opened;
   await list.more();
   return () => {
