@@ -7,7 +7,7 @@
 
 // How often the rows in view are read again, and the whole list.
 export const VIEW_EVERY_MS = 5000;
-export const LIST_EVERY_MS = 60000;
+export const LIST_EVERY_MS = 120000;
 // How long rows scrolled into view wait for the scroll to stop.
 const SCROLL_SETTLE_MS = 250;
 
