@@ -178,12 +178,15 @@ func (b *Browser) WaitFor(what, condition, state string) {
 
 // ClickTo clicks the element selector names until the JavaScript
 // condition holds: a row of a live list may be drawn again between
-// finding and clicking it, and a click on the replaced row does nothing.
-// It clicks again only while the element is still there (the page did
-// not change); on a timeout it fails as waitFor does.
+// finding and clicking it, and a click on the replaced row does nothing
+// (or fails: the node found is gone). It clicks again only while the
+// element is still there (the page did not change); on a timeout it
+// fails as WaitFor does.
 func (b *Browser) ClickTo(selector, what, condition, state string) {
 	b.tb.Helper()
-	b.Run(chromedp.Click(selector))
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	_ = chromedp.Run(ctx, chromedp.Click(selector)) // a click that failed is made again below
+	cancel()
 	deadline := time.Now().Add(90 * time.Second)
 	for retry := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		var ok bool

@@ -64,15 +64,21 @@ export async function agents(root) {
     replace(title, 'Agents ', h('span', {class: 'muted'}, `${rows.length}, ${schedulable} schedulable`));
     table.setRows(rows);
   };
-  // put replaces the rows of agents read again; false when one is new.
+  // put replaces the rows of agents read again: whether one is new, and
+  // whether one changed (rows drawn again for nothing would also make a
+  // click on one miss).
   const put = (list) => {
     let known = true;
+    let changed = false;
     for (const a of list) {
       const i = at.get(a.hostname);
       if (i === undefined) known = false;
-      else rows[i] = a;
+      else if (JSON.stringify(rows[i]) !== JSON.stringify(a)) {
+        rows[i] = a;
+        changed = true;
+      }
     }
-    return known;
+    return {known, changed};
   };
   const load = async () => {
     const first = rows.length === 0;
@@ -94,12 +100,13 @@ export async function agents(root) {
   const readView = async (from, to) => {
     const after = from > 0 ? rows[from - 1].id : undefined;
     const p = await page('/v1/agents', 'agents', {...SUMMARY, limit: to - from, after});
-    if (!put(p.items)) return load();
-    show();
+    const {known, changed} = put(p.items);
+    if (!known) return load();
+    if (changed) show();
   };
   const reread = batch(async (hosts) => {
     const list = await Promise.all([...hosts].map((host) => get(agentPath(host) + '?summary=true').catch(() => null)));
-    if (list.includes(null) || !put(list)) return load();
+    if (list.includes(null) || !put(list).known) return load();
     show();
   }, 500);
   const sub = stream.subscribe(['agentsettings'], (e) => e.type === 'reset' ? load() : reread(e.name));

@@ -75,11 +75,18 @@ export async function overview(root) {
   const readView = async (first, last) => {
     const before = rows[first - 1];
     const after = before ? `${before.namespace}/${before.name}` : undefined;
+    let changed = false;
     await Promise.all(Object.entries(KINDS).map(async ([path, kind]) => {
       const p = await page(`/v1/${path}`, kind.list, {summary: 'true', namespace: selected, after, limit: last - first});
-      for (const w of p.items) workloads.set(`${w.namespace}/${w.name}`, {...w, path});
+      for (const w of p.items) {
+        const key = `${w.namespace}/${w.name}`;
+        const next = {...w, path};
+        if (JSON.stringify(workloads.get(key)) === JSON.stringify(next)) continue;
+        workloads.set(key, next);
+        changed = true;
+      }
     }));
-    show();
+    if (changed) show();
   };
   // A workload new to the page is read for its counts, a second's new
   // ones together.
