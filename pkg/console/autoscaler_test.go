@@ -1,7 +1,6 @@
 package console_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -11,16 +10,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/browsertest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/console"
 )
-
-// chromium is Debian's, installed by scripts/test-deps.
-const chromium = "/usr/bin/chromium"
 
 // views are the API's answers a leader running the autoscaler controller
 // gave (pkg/bcsctl/testdata/capture-autoscalers.sh), which bcsctl's
@@ -87,85 +82,10 @@ func (f *fakeAPI) written() []string {
 	return append([]string(nil), f.writes...)
 }
 
-// page drives a headless Chromium over the DevTools protocol and keeps
-// the page's uncaught exceptions and console errors.
-type page struct {
-	t      *testing.T
-	ctx    context.Context
-	mu     sync.Mutex
-	errors []string
-}
-
-func openPage(t *testing.T) *page {
-	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("%s: %v (scripts/test-deps installs Debian's chromium)", chromium, err)
-	}
-	// Chromium may still write its profile as it exits: removed after
-	// it, whatever is left.
-	profile, err := os.MkdirTemp("", "bcs-console-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.WindowSize(1440, 900), chromedp.UserDataDir(profile))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
-		cancel()
-		cancelAlloc()
-		_ = os.RemoveAll(profile)
-	})
-	p := &page{t: t, ctx: ctx}
-	chromedp.ListenTarget(ctx, func(ev any) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			p.errors = append(p.errors, ev.ExceptionDetails.Error())
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.APITypeError {
-				p.errors = append(p.errors, "console.error")
-			}
-		}
-	})
-	if err := chromedp.Run(ctx); err != nil {
-		t.Fatalf("starting %s: %v", chromium, err)
-	}
-	return p
-}
-
-func (p *page) run(actions ...chromedp.Action) {
-	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
-	defer cancel()
-	if err := chromedp.Run(ctx, actions...); err != nil {
-		p.t.Fatalf("browser: %v", err)
-	}
-}
-
-// waitFor polls until the JavaScript condition holds, and fails with
-// the page's text when it does not within 20 s.
-func (p *page) waitFor(what, condition string) {
-	p.t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		var ok bool
-		p.run(chromedp.Evaluate("!!("+condition+")", &ok))
-		if ok {
-			return
-		}
-	}
+// text is the text of the element selector names, "" if none.
+func text(b *browsertest.Browser, selector string) string {
 	var text string
-	p.run(chromedp.Evaluate("document.body.innerText", &text))
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.t.Fatalf("timed out waiting for %s; the page shows:\n%s\n(errors: %v)", what, text, p.errors)
-}
-
-func (p *page) text(selector string) string {
-	p.t.Helper()
-	var text string
-	p.run(chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q)?.innerText ?? ""`, selector), &text))
+	b.Eval(fmt.Sprintf(`document.querySelector(%q)?.innerText ?? ""`, selector), &text)
 	return text
 }
 
@@ -180,19 +100,19 @@ func TestAutoscalerPages(t *testing.T) {
 	api := &fakeAPI{t: t}
 	srv := httptest.NewServer(api.handler())
 	t.Cleanup(srv.Close)
-	p := openPage(t)
+	p := browsertest.Open(t)
 
-	p.run(chromedp.Navigate(srv.URL + "/ui/autoscalers?namespace=demo"))
-	p.waitFor("the autoscalers", `document.querySelectorAll('[aria-label="autoscalers"] .autoscaler-link').length === 3`)
-	list := p.text(`[aria-label="autoscalers"]`)
+	p.Run(chromedp.Navigate(srv.URL + "/ui/autoscalers?namespace=demo"))
+	p.WaitFor("the autoscalers", `document.querySelectorAll('[aria-label="autoscalers"] .autoscaler-link').length === 3`, "document.body.innerText")
+	list := text(p, `[aria-label="autoscalers"]`)
 	for _, want := range []string{"deployment/fleet", "2–8", "buffer: 2/2 free", "no decision yet", "FailedGetPrometheusMetric", "players: ?/40 (avg)"} {
 		if !strings.Contains(list, want) {
 			t.Errorf("the list lacks %q:\n%s", want, list)
 		}
 	}
 
-	p.run(chromedp.Navigate(srv.URL + "/ui/autoscalers/demo/fleet"))
-	p.waitFor("the autoscaler", `document.querySelector("#decisions tbody")`)
+	p.Run(chromedp.Navigate(srv.URL + "/ui/autoscalers/demo/fleet"))
+	p.WaitFor("the autoscaler", `document.querySelector("#decisions tbody")`, "document.body.innerText")
 	for selector, wants := range map[string][]string{
 		"#bounds":     {"2–10", "2–8", "all-day until", "4"},
 		"#metrics":    {"buffer", "2 free"},
@@ -201,7 +121,7 @@ func TestAutoscalerPages(t *testing.T) {
 		"#last-scale": {"3 → 4", "buffer below target"},
 		"#decisions":  {"buffer above target; limited to 3 (ScaleDownLimit)", "3 (highest ID)"},
 	} {
-		got := p.text(selector)
+		got := text(p, selector)
 		for _, want := range wants {
 			if !strings.Contains(got, want) {
 				t.Errorf("%s lacks %q:\n%s", selector, want, got)
@@ -209,41 +129,39 @@ func TestAutoscalerPages(t *testing.T) {
 		}
 	}
 	var rows int
-	p.run(chromedp.Evaluate(`document.querySelectorAll("#decisions tbody tr").length`, &rows))
+	p.Run(chromedp.Evaluate(`document.querySelectorAll("#decisions tbody tr").length`, &rows))
 	var first string
-	p.run(chromedp.Evaluate(`document.querySelector("#decisions tbody tr td:nth-child(2)").innerText + "→" + document.querySelector("#decisions tbody tr td:nth-child(4)").innerText`, &first))
+	p.Run(chromedp.Evaluate(`document.querySelector("#decisions tbody tr td:nth-child(2)").innerText + "→" + document.querySelector("#decisions tbody tr td:nth-child(4)").innerText`, &first))
 	if rows != 10 || first != "4→4" {
 		t.Errorf("decisions: %d rows, the first %q; want the 10 kept, newest (4→4) first", rows, first)
 	}
-	p.run(chromedp.Click("#autoscaler-pause"))
-	p.waitFor("the pause sent", `document.querySelector("#notice").textContent.includes("pause: done")`)
+	p.Run(chromedp.Click("#autoscaler-pause"))
+	p.WaitFor("the pause sent", `document.querySelector("#notice").textContent.includes("pause: done")`, "document.body.innerText")
 	if got := api.written(); len(got) != 1 || got[0] != "POST /v1/autoscalers/demo/fleet/pause 1" {
 		t.Errorf("writes %q; want one pause with the console's header", got)
 	}
 
-	p.run(chromedp.Navigate(srv.URL + "/ui/deployments/demo/fleet"))
-	p.waitFor("the deployment's instances and its autoscaler",
-		`document.querySelector("#autoscaler-link") && document.querySelectorAll('[aria-label="instances"] .allocated').length === 2`)
-	if got := p.text("#autoscaled"); !strings.Contains(got, "Sized by autoscaler fleet (bounds 2–8, 4 desired)") {
+	p.Run(chromedp.Navigate(srv.URL + "/ui/deployments/demo/fleet"))
+	p.WaitFor("the deployment's instances and its autoscaler",
+		`document.querySelector("#autoscaler-link") && document.querySelectorAll('[aria-label="instances"] .allocated').length === 2`, "document.body.innerText")
+	if got := text(p, "#autoscaled"); !strings.Contains(got, "Sized by autoscaler fleet (bounds 2–8, 4 desired)") {
 		t.Errorf("the deployment's autoscaler: %q", got)
 	}
 	var href string
-	p.run(chromedp.Evaluate(`document.querySelector("#autoscaler-link").getAttribute("href")`, &href))
+	p.Run(chromedp.Evaluate(`document.querySelector("#autoscaler-link").getAttribute("href")`, &href))
 	if href != "/ui/autoscalers/demo/fleet" {
 		t.Errorf("the autoscaler link goes to %q", href)
 	}
 
-	p.run(chromedp.Navigate(srv.URL + "/ui/deployments/demo/fleet/instances/0"))
-	p.waitFor("the allocated instance", `document.querySelector('[data-fact="allocated"]')`)
-	if got := p.text(`[data-fact="allocated"]`); !strings.Contains(got, "by admin") || !strings.Contains(got, "match 7") {
+	p.Run(chromedp.Navigate(srv.URL + "/ui/deployments/demo/fleet/instances/0"))
+	p.WaitFor("the allocated instance", `document.querySelector('[data-fact="allocated"]')`, "document.body.innerText")
+	if got := text(p, `[data-fact="allocated"]`); !strings.Contains(got, "by admin") || !strings.Contains(got, "match 7") {
 		t.Errorf("the instance's allocation: %q; want who and the note", got)
 	}
-	if got := p.text("h1"); !strings.Contains(got, "allocated") {
+	if got := text(p, "h1"); !strings.Contains(got, "allocated") {
 		t.Errorf("the instance's title %q lacks its allocated badge", got)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.errors) > 0 {
-		t.Errorf("the pages' errors: %v", p.errors)
+	if errs := p.Errors(); len(errs) > 0 {
+		t.Errorf("the pages' errors: %v", errs)
 	}
 }
