@@ -66,9 +66,9 @@ class Stream {
   }
 
   // follow calls handler with each event of types the stream is sent for
-  // its other subscribers, in their scope: it widens the stream's types
-  // but not its scope (the rollouts of the workload a page shows, or of
-  // every one when no page narrows the stream).
+  // its other subscribers: it widens neither the stream's types nor its
+  // scope (the agents page is not sent every rollout of a launching
+  // fleet for it).
   follow(types, handler) {
     return this.subscribe(types, handler, null);
   }
@@ -77,8 +77,9 @@ class Stream {
     const types = new Set();
     const scopes = new Set();
     for (const sub of this.subscribers) {
+      if (sub.namespace === null) continue;
       sub.types.forEach((t) => types.add(t));
-      if (sub.namespace !== null) scopes.add(JSON.stringify([sub.namespace, sub.namespace && sub.workload]));
+      scopes.add(JSON.stringify([sub.namespace, sub.namespace && sub.workload]));
     }
     if (types.size === 0) return null;
     const params = new URLSearchParams({type: [...types].sort().join(',')});

@@ -29,9 +29,9 @@ function record(ns, name, ro) {
   history.set(key, points);
 }
 
-// recordRollouts follows the rollouts the console is sent for as long as
-// it is open — every one's, or those of the namespace or workload a page
-// shows —, so that a rollout page shows the counts from before it opened.
+// recordRollouts records the rollouts the console is sent for its pages
+// (the workloads list, a workload's page) for as long as it is open, so
+// that a rollout page shows the counts from before it opened.
 export function recordRollouts() {
   stream.follow(['rollout'], (e) => {
     if (e.type === 'rollout' && e.action !== 'delete') record(e.namespace, e.name, e.object);
