@@ -41,9 +41,17 @@ type consolePage struct {
 	since time.Time
 }
 
-// mark starts a measure of what the page fetches.
+// mark starts a measure of what the page fetches, once what it fetched
+// so far arrived (the DevTools protocol reports it a little after the
+// page has it), or after two seconds of a page that goes on fetching.
 func (p *consolePage) mark() {
-	p.from, p.since = p.browser.Traffic(), time.Now()
+	last := p.browser.Traffic()
+	for quiet, deadline := time.Now().Add(300*time.Millisecond), time.Now().Add(2*time.Second); time.Now().Before(quiet) && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if now := p.browser.Traffic(); now != last {
+			last, quiet = now, time.Now().Add(300*time.Millisecond)
+		}
+	}
+	p.from, p.since = last, time.Now()
 }
 
 // benchmarkConsole opens the agents page, submits the shape's fleet,

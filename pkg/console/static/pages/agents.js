@@ -101,8 +101,12 @@ export async function agents(root) {
     const after = from > 0 ? rows[from - 1].id : undefined;
     const p = await page('/v1/agents', 'agents', {...SUMMARY, limit: to - from, after});
     const {known, changed} = put(p.items);
-    if (!known) return load();
+    if (!known) {
+      await load();
+      return true;
+    }
     if (changed) show();
+    return changed;
   };
   const reread = batch(async (hosts) => {
     const list = await Promise.all([...hosts].map((host) => get(agentPath(host) + '?summary=true').catch(() => null)));

@@ -87,6 +87,7 @@ export async function overview(root) {
       }
     }));
     if (changed) show();
+    return changed;
   };
   // A workload new to the page is read for its counts, a second's new
   // ones together.
