@@ -1,6 +1,7 @@
 package scale_test
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
@@ -31,10 +32,13 @@ func BenchmarkConsole100kOn5kAgents(b *testing.B) {
 
 // consolePage is a page the benchmark watches, in a browser of its own.
 type consolePage struct {
-	name    string
-	url     string
-	table   string // the aria-label of its table
-	browser *browsertest.Browser
+	name  string
+	url   string
+	table string // the aria-label of its table
+	// complete is a JavaScript condition that holds once the page read
+	// what it reads before its rows can be scrolled to their end.
+	complete string
+	browser  *browsertest.Browser
 	// from is what it had fetched at since, when what it fetches next is
 	// measured from.
 	from  browsertest.Traffic
@@ -73,13 +77,17 @@ func benchmarkConsole(b *testing.B, sh shape) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		sys := startSystem(b, sh)
-		agents := &consolePage{name: "agents", url: sys.api + "/ui/agents", table: "agents", browser: browsertest.Open(b)}
-		workload := &consolePage{name: "workload", url: sys.api + "/ui/apps/bench/" + appName(0), table: "instances", browser: browsertest.Open(b)}
+		agents := &consolePage{name: "agents", url: sys.api + "/ui/agents", table: "agents", browser: browsertest.Open(b),
+			complete: fmt.Sprintf(`document.querySelector("h1")?.textContent.startsWith("Agents %d,")`, sh.agents)}
+		workload := &consolePage{name: "workload", url: sys.api + "/ui/apps/bench/" + appName(0), table: "instances", browser: browsertest.Open(b),
+			complete: "true"} // it reads the rows scrolled to
 		pages := []*consolePage{agents, workload}
 		for _, p := range pages {
 			p.browser.Login(sys.api, sys.token)
 		}
+		sys.waitForAgents(b)
 		agents.open(b)
+		agents.browser.WaitFor("the agents page's rows read", agents.complete, "document.body.innerText")
 		launchStart := time.Now()
 		agents.mark()
 		done := make(chan result, 1)
@@ -116,6 +124,7 @@ func benchmarkConsole(b *testing.B, sh shape) {
 		for _, p := range pages {
 			p.reportTraffic(b, "idle")
 			b.ReportMetric(p.open(b), p.name+"-first-rows-ms")
+			p.browser.WaitFor("the "+p.name+" page's rows read", p.complete, "document.body.innerText")
 			b.ReportMetric(p.scrollEnd(b), p.name+"-scroll-end-ms")
 			p.browser.Shot(fmt.Sprintf("scale-%s-%d", p.name, sh.apps*sh.instances))
 			if errs := p.browser.Errors(); len(errs) > 0 {
@@ -126,6 +135,19 @@ func benchmarkConsole(b *testing.B, sh shape) {
 		b.ReportMetric(res.elapsed.Seconds(), "s-to-running")
 		sys.stop()
 	}
+}
+
+// waitForAgents waits until the API shows every agent of the shape.
+func (sys *system) waitForAgents(b *testing.B) {
+	b.Helper()
+	var list struct{ Agents []struct{} }
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		code, body := sys.call("GET", "/v1/agents?summary=true", nil)
+		if code == http.StatusOK && json.Unmarshal(body, &list) == nil && len(list.Agents) == sys.shape.agents {
+			return
+		}
+	}
+	b.Fatalf("the API did not show the %d agents within a minute (%d)", sys.shape.agents, len(list.Agents))
 }
 
 // waitForApp waits until the API shows the application.

@@ -56,29 +56,44 @@ export async function agents(root) {
   root.append(h('section', {class: 'fill'}, title, table.el));
   // rows are in the API's order (by ID), at by hostname.
   let rows = [];
+  let reading = true; // the first read of the list is under way
   const at = new Map();
   const show = () => {
     at.clear();
     rows.forEach((a, i) => at.set(a.hostname, i));
     const schedulable = rows.filter((a) => a.schedulable).length;
-    replace(title, 'Agents ', h('span', {class: 'muted'}, `${rows.length}, ${schedulable} schedulable`));
+    replace(title, 'Agents ', h('span', {class: 'muted'}, reading ? `${rows.length} read so far…` : `${rows.length}, ${schedulable} schedulable`));
     table.setRows(rows);
   };
-  // put replaces the rows of agents read again: whether one is new, and
-  // whether one changed (rows drawn again for nothing would also make a
-  // click on one miss).
+  // put replaces the rows of agents read again, and adds those new to
+  // the page in their place; it says whether one changed (rows drawn
+  // again for nothing would also make a click on one miss).
   const put = (list) => {
-    let known = true;
     let changed = false;
     for (const a of list) {
       const i = at.get(a.hostname);
-      if (i === undefined) known = false;
-      else if (JSON.stringify(rows[i]) !== JSON.stringify(a)) {
+      if (i === undefined) {
+        rows.splice(position(a.id || ''), 0, a);
+        rows.forEach((r, j) => at.set(r.hostname, j));
+      } else if (JSON.stringify(rows[i]) === JSON.stringify(a)) {
+        continue;
+      } else {
         rows[i] = a;
-        changed = true;
       }
+      changed = true;
     }
-    return {known, changed};
+    return changed;
+  };
+  // position is where the agent of id goes in rows, ordered by ID.
+  const position = (id) => {
+    let lo = 0;
+    let hi = rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((rows[mid].id || '') < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   };
   const load = async () => {
     const first = rows.length === 0;
@@ -94,23 +109,21 @@ export async function agents(root) {
       }
     } while (after);
     rows = list;
+    reading = false;
     show();
     if (fresh) fresh.loaded();
   };
   const readView = async (from, to) => {
     const after = from > 0 ? rows[from - 1].id : undefined;
     const p = await page('/v1/agents', 'agents', {...SUMMARY, limit: to - from, after});
-    const {known, changed} = put(p.items);
-    if (!known) {
-      await load();
-      return true;
-    }
+    const changed = put(p.items);
     if (changed) show();
     return changed;
   };
   const reread = batch(async (hosts) => {
     const list = await Promise.all([...hosts].map((host) => get(agentPath(host) + '?summary=true').catch(() => null)));
-    if (list.includes(null) || !put(list).known) return load();
+    if (list.includes(null)) return load();
+    put(list);
     show();
   }, 500);
   const sub = stream.subscribe(['agentsettings'], (e) => e.type === 'reset' ? load() : reread(e.name));
