@@ -37,7 +37,7 @@ func newFakeAgents(n int) *fakeAgents {
 	for i := range n {
 		host := fmt.Sprintf("agent-%05d", i)
 		f.agents = append(f.agents, apiv1.AgentView{ID: "id-" + host, Hostname: host, Schedulable: true, Taints: []string{},
-			Master: &apiv1.AgentMaster{Active: true, Total: apiv1.AgentResources{CPUs: 8, MemMB: 16384}},
+			Master:    &apiv1.AgentMaster{Active: true, Total: apiv1.AgentResources{CPUs: 8, MemMB: 16384}},
 			Instances: []apiv1.AgentInstance{{App: "bench/app", Index: i, ID: fmt.Sprintf("bench.app.%d.1", i), Phase: "Running"}}})
 	}
 	return f
