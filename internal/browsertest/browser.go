@@ -73,6 +73,23 @@ type unanswered struct {
 // screenshots are kept for review.
 var clearShots sync.Once
 
+// removeProfile removes Chromium's profile directory, retrying for a few
+// seconds: its helper processes may still write there for a moment after
+// the browser exited (t.TempDir's one attempt failed a test that passed,
+// "directory not empty").
+func removeProfile(t testing.TB, dir string) {
+	var err error
+	for range 50 {
+		if err = os.RemoveAll(dir); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("Chromium's profile %s: %v", dir, err)
+}
+
+// Open starts a headless Chromium for t; it is closed, and its profile
+// removed, when t ends.
 func Open(t testing.TB) *Browser {
 	t.Helper()
 	if _, err := os.Stat(chromium); err != nil {
@@ -88,13 +105,18 @@ func Open(t testing.TB) *Browser {
 		t.Fatal(err)
 	}
 	t.Logf("screenshots of the console's pages go to %s", shots)
+	profile, err := os.MkdirTemp("", "bcs-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.WindowSize(1440, 900), chromedp.UserDataDir(t.TempDir()))
+		chromedp.WindowSize(1440, 900), chromedp.UserDataDir(profile))
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() {
 		cancel()
 		cancelAlloc() // waits for Chromium to exit
+		removeProfile(t, profile)
 	})
 	b := &Browser{tb: t, ctx: ctx, shots: shots, unanswered: map[network.RequestID]unanswered{}}
 	chromedp.ListenTarget(ctx, func(ev any) {
