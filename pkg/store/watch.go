@@ -54,15 +54,22 @@ type Event struct {
 // order. Watch(ctx, prefix, rev+1) after ListWithRevision returned rev
 // misses nothing. While etcd is unreachable the watch waits and resumes
 // where it stopped. The channel closes when ctx is done, or after an
-// Event with Err. The caller must keep receiving until then.
+// Event with Err. The caller must keep receiving until then. Watch
+// delivers no progress notices.
 func (s *Store) Watch(ctx context.Context, prefix string, fromRev int64) (<-chan Event, error) {
-	return s.WatchKeys(ctx, prefix, fromRev, nil)
+	return s.watch(ctx, prefix, fromRev, nil, false)
 }
 
 // WatchKeys is Watch delivering only the keys keep accepts (nil: every
-// key). A dropped key is not even decoded: a watch that drops secrets/
-// never unseals one.
+// key), and progress notices: etcd answers RequestProgress on every
+// watch of the store, so only a watch that asks for them gets them. A
+// dropped key is not even decoded: a watch that drops secrets/ never
+// unseals one.
 func (s *Store) WatchKeys(ctx context.Context, prefix string, fromRev int64, keep func(key string) bool) (<-chan Event, error) {
+	return s.watch(ctx, prefix, fromRev, keep, true)
+}
+
+func (s *Store) watch(ctx context.Context, prefix string, fromRev int64, keep func(key string) bool, progress bool) (<-chan Event, error) {
 	if err := validateListPrefix(prefix); err != nil {
 		return nil, err
 	}
@@ -75,13 +82,13 @@ func (s *Store) WatchKeys(ctx context.Context, prefix string, fromRev int64, kee
 	}
 	responses := s.client.Watch(clientv3.WithRequireLeader(ctx), s.prefix+prefix, opts...)
 	out := make(chan Event)
-	go s.forward(ctx, prefix, responses, keep, out)
+	go s.forward(ctx, prefix, responses, keep, progress, out)
 	return out, nil
 }
 
 // forward turns etcd watch responses into Events until ctx ends or the
 // watch fails.
-func (s *Store) forward(ctx context.Context, prefix string, responses clientv3.WatchChan, keep func(string) bool, out chan<- Event) {
+func (s *Store) forward(ctx context.Context, prefix string, responses clientv3.WatchChan, keep func(string) bool, progress bool, out chan<- Event) {
 	defer close(out)
 	send := func(ev Event) bool {
 		select {
@@ -101,7 +108,7 @@ func (s *Store) forward(ctx context.Context, prefix string, responses clientv3.W
 			return
 		}
 		if resp.IsProgressNotify() {
-			if !send(Event{Progress: true, Entry: Entry{Revision: resp.Header.Revision}}) {
+			if progress && !send(Event{Progress: true, Entry: Entry{Revision: resp.Header.Revision}}) {
 				return
 			}
 			continue
