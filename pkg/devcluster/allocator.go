@@ -48,8 +48,12 @@ type agentShare struct {
 	// found to contain free once need not be checked again until it
 	// changes.
 	freeVersion uint64
-	active      bool // registered and not deactivated
-	removed     bool
+	// tooSmall is the freeVersion at which free was found not worth
+	// offering: a pass skips the agent until free changes, so a pass over
+	// a full fleet costs little more than the agents that freed something.
+	tooSmall uint64
+	active   bool // registered and not deactivated
+	removed  bool
 }
 
 // frameworkFilters is the allocator's record of one framework: whether
@@ -171,7 +175,11 @@ func (al *allocator) pass() {
 func (s *agentShare) offerTo(fws []*frameworkFilters, now time.Time) (*frameworkFilters, mesos.Resources) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.active || !allocatable(s.free) {
+	if !s.active || s.tooSmall == s.freeVersion {
+		return nil, nil
+	}
+	if !allocatable(s.free) {
+		s.tooSmall = s.freeVersion
 		return nil, nil
 	}
 	for _, f := range fws {
