@@ -31,7 +31,7 @@ func (m *master) accept(fw *framework, acc *scheduler.Call_Accept) {
 	var offered mesos.Resources
 	for _, o := range offers {
 		m.useOffer(o)
-		offered.Add(o.resources.Clone()...)
+		offered.Add(cloneResources(o.resources)...)
 	}
 	remaining := offered.Allocate(fw.role)
 
@@ -140,7 +140,7 @@ func (m *master) launchGroup(fw *framework, a *agent, op mesos.Offer_Operation, 
 // asSeen returns the resources an operation uses, allocated to the
 // framework's role like what was offered.
 func (m *master) asSeen(_ *framework, rs []mesos.Resource) mesos.Resources {
-	return mesos.Resources(rs).Clone()
+	return cloneResources(rs)
 }
 
 // injectAllocationInfo allocates the resources of launch operations (tasks
@@ -150,7 +150,7 @@ func (m *master) asSeen(_ *framework, rs []mesos.Resource) mesos.Resources {
 func injectAllocationInfo(ops []mesos.Offer_Operation, role string) {
 	alloc := func(rs *[]mesos.Resource) {
 		if len(*rs) > 0 {
-			*rs = mesos.Resources(*rs).Clone().Unallocate().Allocate(role)
+			*rs = cloneResources(*rs).Unallocate().Allocate(role)
 		}
 	}
 	for i := range ops {

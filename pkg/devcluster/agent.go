@@ -82,7 +82,7 @@ func newAgent(m *master, spec AgentSpec, endpoint string) (*agent, net.Listener,
 	}
 	a.info = mesos.AgentInfo{
 		Hostname:   spec.Hostname,
-		Resources:  a.total.Clone(),
+		Resources:  cloneResources(a.total),
 		Attributes: a.attributes,
 		ID:         &mesos.AgentID{Value: a.id},
 	}

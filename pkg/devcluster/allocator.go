@@ -48,12 +48,13 @@ type agentShare struct {
 	// found to contain free once need not be checked again until it
 	// changes.
 	freeVersion uint64
-	// tooSmall is the freeVersion at which free was found not worth
-	// offering: a pass skips the agent until free changes, so a pass over
-	// a full fleet costs little more than the agents that freed something.
-	tooSmall uint64
-	active   bool // registered and not deactivated
-	removed  bool
+	// sized is the freeVersion at which worthOffering was found of free:
+	// a pass sums an agent's free resources only when they changed, not
+	// the whole fleet's every pass (most of them full or filtered).
+	sized         uint64
+	worthOffering bool
+	active        bool // registered and not deactivated
+	removed       bool
 }
 
 // frameworkFilters is the allocator's record of one framework: whether
@@ -175,11 +176,10 @@ func (al *allocator) pass() {
 func (s *agentShare) offerTo(fws []*frameworkFilters, now time.Time) (*frameworkFilters, mesos.Resources) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.active || s.tooSmall == s.freeVersion {
-		return nil, nil
+	if s.sized != s.freeVersion {
+		s.sized, s.worthOffering = s.freeVersion, allocatable(s.free)
 	}
-	if !allocatable(s.free) {
-		s.tooSmall = s.freeVersion
+	if !s.active || !s.worthOffering {
 		return nil, nil
 	}
 	for _, f := range fws {
@@ -218,7 +218,7 @@ func (f *frameworkFilters) refuses(agentID string, free mesos.Resources, freeVer
 
 // addAgent starts offering a new agent's resources.
 func (al *allocator) addAgent(id string, total mesos.Resources) *agentShare {
-	s := &agentShare{id: id, total: total.Clone(), free: total.Clone(), freeVersion: 1, active: true}
+	s := &agentShare{id: id, total: cloneResources(total), free: cloneResources(total), freeVersion: 1, active: true}
 	al.mu.Lock()
 	al.agents = append(al.agents, s)
 	al.mu.Unlock()
@@ -325,6 +325,6 @@ func (f *frameworkFilters) revive() {
 // refuse installs a refusal filter of the agent's resources rs until.
 func (f *frameworkFilters) refuse(agentID string, rs mesos.Resources, until time.Time) {
 	f.mu.Lock()
-	f.refusals[agentID] = refusal{until: until, resources: rs.Clone()}
+	f.refusals[agentID] = refusal{until: until, resources: cloneResources(rs)}
 	f.mu.Unlock()
 }

@@ -54,7 +54,7 @@ func busyHostPorts() map[uint64]bool {
 // withoutBusyPorts splits rs into what may be offered and the ports of
 // rs that busy holds.
 func withoutBusyPorts(rs mesos.Resources, busy map[uint64]bool) (offered, held mesos.Resources) {
-	offered = rs.Clone()
+	offered = cloneResources(rs)
 	for i := range offered {
 		r := &offered[i]
 		if r.Name != "ports" || r.Ranges == nil {

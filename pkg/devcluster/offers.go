@@ -76,7 +76,7 @@ func (m *master) wireOffer(o *offer) mesos.Offer {
 		Hostname:       o.agent.info.Hostname,
 		Attributes:     append([]mesos.Attribute(nil), o.agent.attributes...),
 		AllocationInfo: &mesos.Resource_AllocationInfo{Role: &role},
-		Resources:      withUnreservedRole(o.resources.Clone().Allocate(role)),
+		Resources:      withUnreservedRole(cloneResources(o.resources).Allocate(role)),
 		URL:            o.agent.url(),
 		Unavailability: m.unavailabilityOf(o.agent),
 	}

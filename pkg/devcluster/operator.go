@@ -167,7 +167,7 @@ func (m *master) getAgents() *mesosmaster.Response {
 // the endpoint format, role "*", the latter two with allocation_info.
 func (m *master) agentResponse(a *agent) mesosmaster.Response_GetAgents_Agent {
 	info := a.info
-	info.Resources = mesos.Resources(a.info.Resources).Clone()
+	info.Resources = cloneResources(a.info.Resources)
 	info.Attributes = append([]mesos.Attribute(nil), a.info.Attributes...)
 	pid := "slave(1)@" + a.endpointOrDefault()
 	deactivated := a.deactivated
@@ -178,7 +178,7 @@ func (m *master) agentResponse(a *agent) mesosmaster.Response_GetAgents_Agent {
 		Version:            mesosVersion,
 		PID:                &pid,
 		RegisteredTime:     &mesos.TimeInfo{Nanoseconds: a.registeredAt.UnixNano()},
-		TotalResources:     withUnreservedRole(a.total.Clone()),
+		TotalResources:     withUnreservedRole(cloneResources(a.total)),
 		AllocatedResources: withUnreservedRole(a.allocated()),
 		OfferedResources:   withUnreservedRole(a.offeredAllocated()),
 		Capabilities:       append([]mesos.AgentInfo_Capability(nil), agentCapabilities...),

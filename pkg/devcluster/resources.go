@@ -2,13 +2,56 @@ package devcluster
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/gogo/protobuf/proto"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/resources"
 )
+
+// cloneResources is a deep copy of rs, as mesos.Resources.Clone makes,
+// without its reflection for the resources agents offer (scalars, ranges
+// and sets, of a role, allocated to one or not): the dev master copies resources
+// at every offer, accept and recovery, and reflection made that a sixth
+// of its CPU at 100,000 tasks. Any other resource goes through
+// proto.Clone.
+func cloneResources(rs []mesos.Resource) mesos.Resources {
+	if rs == nil {
+		return nil
+	}
+	out := make(mesos.Resources, len(rs))
+	for i := range rs {
+		r := &rs[i]
+		if r.ProviderID != nil || r.Reservation != nil || r.Reservations != nil || r.Disk != nil ||
+			r.Revocable != nil || r.Shared != nil {
+			out[i] = *proto.Clone(r).(*mesos.Resource)
+			continue
+		}
+		c := mesos.Resource{Name: r.Name, Type: clonePtr(r.Type), Scalar: clonePtr(r.Scalar), Role: clonePtr(r.Role)}
+		if r.Ranges != nil {
+			c.Ranges = &mesos.Value_Ranges{Range: slices.Clone(r.Ranges.Range)}
+		}
+		if r.Set != nil {
+			c.Set = &mesos.Value_Set{Item: slices.Clone(r.Set.Item)}
+		}
+		if r.AllocationInfo != nil {
+			c.AllocationInfo = &mesos.Resource_AllocationInfo{Role: clonePtr(r.AllocationInfo.Role)}
+		}
+		out[i] = c
+	}
+	return out
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
 
 func scalarResource(name string, v float64) mesos.Resource {
 	return mesos.Resource{Name: name, Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: v}}
@@ -65,7 +108,7 @@ func agentAttributes(specs []AttributeSpec) []mesos.Attribute {
 func sumResources(lists ...[]mesos.Resource) mesos.Resources {
 	var total mesos.Resources
 	for _, l := range lists {
-		total.Add(mesos.Resources(l).Clone().Unallocate()...)
+		total.Add(cloneResources(l).Unallocate()...)
 	}
 	return total
 }
@@ -213,7 +256,7 @@ func (s *allocatedSum) add(rs mesos.Resources, role string) {
 			r.Revocable == nil && (r.Role == nil || *r.Role == "*") &&
 			(r.GetType() == mesos.SCALAR && r.Scalar != nil || r.GetType() == mesos.RANGES && r.Ranges != nil)
 		if !plain {
-			s.out.Add(mesos.Resources{r}.Clone().Allocate(role)...)
+			s.out.Add(cloneResources([]mesos.Resource{r}).Allocate(role)...)
 			continue
 		}
 		k := allocatedKey{r.Name, role, r.GetType()}

@@ -1,6 +1,7 @@
 package devcluster
 
 import (
+	"reflect"
 	"testing"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -59,4 +60,36 @@ func resourcesEqual(a, b mesos.Resources) bool {
 		}
 	}
 	return true
+}
+
+// cloneResources copies as mesos.Resources.Clone does, plain resources
+// and those it hands to proto.Clone alike, and the copy shares nothing
+// with the original.
+func TestCloneResourcesIsADeepCopy(t *testing.T) {
+	role := "game"
+	reserved := scalarResource("cpus", 1)
+	reserved.Reservations = []mesos.Resource_ReservationInfo{{Type: mesos.Resource_ReservationInfo_STATIC.Enum(), Role: &role}}
+	rs := mesos.Resources{
+		scalarResource("cpus", 0.5),
+		{Name: "ports", Type: mesos.RANGES.Enum(), Ranges: &mesos.Value_Ranges{Range: []mesos.Value_Range{{Begin: 31000, End: 31009}}},
+			Role: strPtr("*"), AllocationInfo: &mesos.Resource_AllocationInfo{Role: &role}},
+		{Name: "zones", Type: mesos.SET.Enum(), Set: &mesos.Value_Set{Item: []string{"a", "b"}}},
+		reserved,
+	}
+	got := cloneResources(rs)
+	if want := rs.Clone(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("cloneResources = %v, want %v", got, want)
+	}
+	got[0].Scalar.Value = 9
+	got[1].Ranges.Range[0].End = 1
+	*got[1].Role = "x"
+	*got[1].AllocationInfo.Role = "x"
+	got[2].Set.Item[0] = "x"
+	*got[3].Reservations[0].Role = "x"
+	if rs[0].Scalar.Value != 0.5 || rs[1].Ranges.Range[0].End != 31009 || *rs[1].Role != "*" || role != "game" || rs[2].Set.Item[0] != "a" {
+		t.Fatalf("changing the copy changed the original: %v", rs)
+	}
+	if cloneResources(nil) != nil {
+		t.Fatal("cloneResources(nil) is not nil")
+	}
 }
