@@ -57,7 +57,7 @@ func (m *master) accept(fw *framework, acc *scheduler.Call_Accept) {
 		m.refuse(fw, agent, unused, acc.Filters)
 		agent.share.recover(unused)
 	}
-	m.triggerAllocation()
+	m.alloc.triggerFreed()
 }
 
 // refuseInvalidOffers answers an ACCEPT of offers that validateOffers

@@ -437,7 +437,7 @@ func (a *agent) executorTerminated(ex *executorRun, waitStatus int32, msg string
 		a.collectSandbox(ex.fw.id, ex.id, ex.sandbox)
 	}
 	m.executorExited(ex, waitStatus)
-	m.triggerAllocation()
+	m.alloc.triggerFreed()
 }
 
 // shutdownExecutor asks an executor to shut down and kills its process

@@ -17,7 +17,12 @@ import (
 // every AllocationInterval, or when triggered, offers what each active
 // agent has left to one framework at a time (the frameworks take turns
 // being first from pass to pass), skipping suppressed frameworks and live
-// refusal filters. The master makes the offers (grant).
+// refusal filters. The master makes the offers (grant). A pass triggered
+// only by resources freed (a task or executor ended, an ACCEPT left some
+// unused) visits only the agents that freed them, as Mesos' allocator
+// allocates only its allocation candidates: at thousands of agents and
+// hundreds of tasks ending a second, passes over the whole fleet were
+// the dev master's largest cost.
 //
 // The master calls it holding its own lock; the allocator's locks are
 // taken after it and never held while calling the master. A pass holds
@@ -35,12 +40,20 @@ type allocator struct {
 	agents     []*agentShare
 	frameworks map[*frameworkFilters]bool
 	rotation   int
+	// freed are the agents whose free resources grew since the last
+	// pass, each once (agentShare.candidate); whole is set when the next
+	// pass must visit every agent.
+	freed []*agentShare
+	whole bool
 }
 
 // agentShare is the allocator's record of one agent.
 type agentShare struct {
 	id    string
 	total mesos.Resources // fixes the order of free's resources
+	al    *allocator
+	// candidate: in al.freed; guarded by al.mu.
+	candidate bool
 
 	mu   sync.Mutex // guards the fields below
 	free mesos.Resources
@@ -99,8 +112,8 @@ func newAllocator(clock clockwork.Clock, interval time.Duration, grantOffers fun
 	}
 }
 
-// run makes a pass every interval and whenever triggered, until stop is
-// closed.
+// run makes a pass over every agent every interval, and one whenever
+// triggered, until stop is closed.
 func (al *allocator) run(stop <-chan struct{}) {
 	t := al.clock.NewTicker(al.interval)
 	defer t.Stop()
@@ -109,15 +122,29 @@ func (al *allocator) run(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.Chan():
+			al.mu.Lock()
+			al.whole = true
+			al.mu.Unlock()
 		case <-al.wake:
 		}
 		al.pass()
 	}
 }
 
-// trigger asks for a pass soon: something was freed, or a framework
-// (re)subscribed or revived.
+// trigger asks for a pass over every agent soon: a framework
+// (re)subscribed or revived, an agent came back or changed.
 func (al *allocator) trigger() {
+	al.mu.Lock()
+	al.whole = true
+	al.mu.Unlock()
+	al.wakeUp()
+}
+
+// triggerFreed asks for a pass over the agents that freed resources
+// since the last (agentShare.recover notes them).
+func (al *allocator) triggerFreed() { al.wakeUp() }
+
+func (al *allocator) wakeUp() {
 	select {
 	case al.wake <- struct{}{}:
 	default:
@@ -126,6 +153,30 @@ func (al *allocator) trigger() {
 
 // triggerAfter triggers a pass once a filter of d expired.
 func (al *allocator) triggerAfter(d time.Duration) { al.clock.AfterFunc(d, al.trigger) }
+
+// noteFreed makes s a candidate of the next pass.
+func (al *allocator) noteFreed(s *agentShare) {
+	al.mu.Lock()
+	if !s.candidate {
+		s.candidate = true
+		al.freed = append(al.freed, s)
+	}
+	al.mu.Unlock()
+}
+
+// passAgents are the agents the pass visits, and no agent is a candidate
+// any more; al.mu is held.
+func (al *allocator) passAgents() []*agentShare {
+	agents := al.freed
+	if al.whole {
+		agents = slices.Clone(al.agents)
+	}
+	for _, s := range al.freed {
+		s.candidate = false
+	}
+	al.freed, al.whole = nil, false
+	return agents
+}
 
 // pass makes one allocation pass.
 func (al *allocator) pass() {
@@ -152,7 +203,7 @@ func (al *allocator) pass() {
 		start := al.rotation % len(wanting)
 		wanting = append(wanting[start:], wanting[:start]...)
 	}
-	agents := slices.Clone(al.agents)
+	agents := al.passAgents()
 	al.mu.Unlock()
 
 	now := al.clock.Now()
@@ -218,7 +269,7 @@ func (f *frameworkFilters) refuses(agentID string, free mesos.Resources, freeVer
 
 // addAgent starts offering a new agent's resources.
 func (al *allocator) addAgent(id string, total mesos.Resources) *agentShare {
-	s := &agentShare{id: id, total: cloneResources(total), free: cloneResources(total), freeVersion: 1, active: true}
+	s := &agentShare{id: id, total: cloneResources(total), free: cloneResources(total), freeVersion: 1, active: true, al: al}
 	al.mu.Lock()
 	al.agents = append(al.agents, s)
 	al.mu.Unlock()
@@ -251,13 +302,15 @@ func (s *agentShare) recover(rs mesos.Resources) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.removed {
+		s.mu.Unlock()
 		return
 	}
 	s.free.Add(sumResources(rs)...)
 	s.free = inOrderOf(s.free, s.total)
 	s.freeVersion++
+	s.mu.Unlock()
+	s.al.noteFreed(s)
 }
 
 // take holds resources of the agent that are in use without an offer:

@@ -70,7 +70,7 @@ func (a *agent) applyTaskState(t *task, st mesos.TaskStatus) {
 	if ex := t.exec; ex != nil {
 		delete(ex.tasks, t.info.TaskID.Value)
 	}
-	a.m.triggerAllocation()
+	a.m.alloc.triggerFreed()
 }
 
 // statusUpdate records st, gives it a uuid and queues it for reliable
