@@ -23,23 +23,30 @@ func (c *Core) maxLaunching() int {
 	return c.cfg.MaxLaunching
 }
 
-// budgetRoom is how many more launches or updates the launch budget lets
-// go now: an in-place update or hot patch sent and not yet applied brings
-// a status update of every task, as a launch does. An applied update
-// leaves updatesSent at once (updateApplied); the others given up are
-// pruned each tick (pruneUnderWay): a count of every call would walk them
-// all for each update sent.
+// budgetRoom is how many more launches, updates or replacements the
+// launch budget lets go now: an in-place update or hot patch sent and not
+// yet applied brings a status update of every task, as a launch does, and
+// a replacement brings its kill's and then its launch's. An applied update
+// leaves updatesSent at once (updateApplied), a relaunched replacement
+// replacing (trackPhase); the others given up are pruned each tick
+// (pruneUnderWay): a count of every call would walk them all for each
+// update sent.
 func (c *Core) budgetRoom() int {
-	return c.maxLaunching() - len(c.launching) - len(c.updatesSent)
+	return c.maxLaunching() - len(c.launching) - len(c.updatesSent) - len(c.replacing)
 }
 
-// pruneUnderWay drops from the launches and updates under way those done
-// or given up since.
+// pruneUnderWay drops from the launches, updates and replacements under
+// way those done or given up since.
 func (c *Core) pruneUnderWay() {
 	c.underWay()
 	for inst := range c.updatesSent {
 		if !c.updateLive(inst) || inst.rec.Update.Sent.IsZero() {
 			delete(c.updatesSent, inst)
+		}
+	}
+	for inst := range c.replacing {
+		if p := inst.phase(); p != PhaseKilling && p != PhasePending || c.apps[inst.app.key()] != inst.app {
+			delete(c.replacing, inst)
 		}
 	}
 }
@@ -52,8 +59,17 @@ func (c *Core) updateLive(inst *instance) bool {
 		c.apps[inst.app.key()] == inst.app && c.attached(inst)
 }
 
-// holdUpdate holds inst's update back until the budget has room; held
-// updates go in the order they were held (sendHeldUpdates).
+// heldLive reports whether inst still has the update or replacement it
+// was held for to send.
+func (c *Core) heldLive(inst *instance) bool {
+	if u := inst.rec.Update; u != nil && u.Mode == registry.UpdateReplace {
+		return inst.phase() == PhaseRunning && c.apps[inst.app.key()] == inst.app && c.attached(inst)
+	}
+	return c.updateLive(inst) && inst.rec.Update.Sent.IsZero()
+}
+
+// holdUpdate holds inst's update or replacement back until the budget has
+// room; they go in the order they were held (sendHeldUpdates).
 func (c *Core) holdUpdate(inst *instance) {
 	if !c.updatesHeld[inst] {
 		c.updatesHeld[inst] = true
@@ -62,8 +78,8 @@ func (c *Core) holdUpdate(inst *instance) {
 	c.launchesHeld = true
 }
 
-// sendHeldUpdates sends the updates the launch budget held back, first
-// held first, as far as it has room now. A step costs what it sends: the
+// sendHeldUpdates sends the updates and replacements the launch budget
+// held back, first held first, as far as it has room now. A step costs what it sends: the
 // queue is neither sorted nor walked past the first update that waits.
 func (c *Core) sendHeldUpdates() {
 	for len(c.heldOrder) > 0 {
@@ -71,8 +87,10 @@ func (c *Core) sendHeldUpdates() {
 		switch {
 		case !c.updatesHeld[inst]:
 			// sent or given up since it was held
-		case !c.updateLive(inst) || !inst.rec.Update.Sent.IsZero():
+		case !c.heldLive(inst):
 			delete(c.updatesHeld, inst)
+		case c.budgetRoom() > 0 && inst.rec.Update.Mode == registry.UpdateReplace:
+			c.sendReplace(inst)
 		case c.budgetRoom() > 0:
 			c.sendUpdate(inst)
 			c.persist(inst)

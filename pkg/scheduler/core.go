@@ -198,10 +198,14 @@ type Core struct {
 	// budget is the driver's adaptive launch budget (LaunchBudget), under
 	// Config.MaxLaunching; 0: none. updatesSent are the in-place updates
 	// and hot patches sent and not yet applied, which count in it as
-	// launches do; updatesHeld those it held back, heldOrder in the order
-	// held (sendHeldUpdates).
+	// launches do; replacing the instances killed to be replaced and not
+	// launched again yet, which count from their kill (killed sooner,
+	// they would only stay down longer); updatesHeld the updates and
+	// replacements it held back, heldOrder in the order held
+	// (sendHeldUpdates).
 	budget      int
 	updatesSent map[*instance]bool
+	replacing   map[*instance]bool
 	updatesHeld map[*instance]bool
 	heldOrder   []*instance
 	// pendingPeak and launchingPeak are the most each held since it was
@@ -350,7 +354,7 @@ func NewCore(cfg Config) (*Core, error) {
 		agents: map[string]*agentInfo{}, reconciling: map[string]string{}, reconcileAsked: map[string]bool{}, killSent: map[string]time.Time{},
 		sweeps: map[string]*registry.Sweep{}, sweepTasks: map[string]string{}, refs: newReferences(),
 		dirty: map[*app]bool{}, touched: map[*app]bool{}, pendingSet: map[*instance]time.Time{}, launching: map[*instance]time.Time{}, written: map[*instance]int{},
-		updatesSent: map[*instance]bool{}, updatesHeld: map[*instance]bool{},
+		updatesSent: map[*instance]bool{}, replacing: map[*instance]bool{}, updatesHeld: map[*instance]bool{},
 		hookRuns: map[string]*registry.HookRun{}, preDeleting: map[*instance]bool{},
 		settings: map[string]*registry.AgentSettings{}, engine: registry.Engine{Mode: registry.EngineRunning}, moving: map[*instance]bool{}, maintenance: map[string]*maintenanceWindow{},
 		windowsChanged: map[string]string{},
@@ -548,9 +552,13 @@ func (c *Core) trackPhase(inst *instance, wanted time.Time) {
 			c.launching[inst] = c.pendingSet[inst]
 		}
 		delete(c.pendingSet, inst)
+		delete(c.replacing, inst)
 	default:
 		delete(c.pendingSet, inst)
 		delete(c.launching, inst)
+		if inst.phase() != PhaseKilling {
+			delete(c.replacing, inst)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
@@ -110,11 +111,34 @@ func replaceReason(version uint64, blocker string) string {
 	return fmt.Sprintf("rolling update to revision %d", version)
 }
 
-// replace kills an instance to launch it again as version.
+// replace kills an instance to launch it again as version, once the
+// launch budget has room for its launch.
 func (c *Core) replace(inst *instance, version uint64, hash, why string) {
 	inst.rec.Update = &registry.InstanceUpdate{Version: version, Template: hash, Mode: registry.UpdateReplace, Since: c.now, Message: why}
-	c.logf("replacing instance", "app", inst.app.key(), "instance", inst.rec.Index, "task_group", inst.rec.ID, "revision", version, "why", why)
+	if !c.replacing[inst] && c.budgetRoom() <= 0 {
+		c.holdUpdate(inst)
+		inst.rec.Update.Message += heldReplacement
+		c.persist(inst)
+		return
+	}
+	c.sendReplace(inst)
+}
+
+// heldReplacement ends the message of a replacement the budget holds.
+const heldReplacement = "; waits for the launch budget"
+
+// sendReplace kills an instance to be replaced; it counts in the launch
+// budget from then until its launch (replacing), unless a pre-delete hook
+// holds the kill.
+func (c *Core) sendReplace(inst *instance) {
+	delete(c.updatesHeld, inst)
+	u := inst.rec.Update
+	u.Message = strings.TrimSuffix(u.Message, heldReplacement)
+	c.logf("replacing instance", "app", inst.app.key(), "instance", inst.rec.Index, "task_group", inst.rec.ID, "revision", u.Version, "why", u.Message)
 	c.kill(inst, KillUpdate)
+	if inst.phase() == PhaseKilling {
+		c.replacing[inst] = true
+	}
 }
 
 // inPlaceBlocker says why an instance cannot take template t in its task
