@@ -208,6 +208,8 @@ type Core struct {
 	replacing   map[*instance]bool
 	updatesHeld map[*instance]bool
 	heldOrder   []*instance
+	// activeSeen is how many live instances the last snapshot held.
+	activeSeen int
 	// pendingPeak and launchingPeak are the most each held since it was
 	// last made (shrunk).
 	pendingPeak, launchingPeak int

@@ -297,7 +297,9 @@ func (c *Core) knownSnapshot() *offer.Snapshot {
 
 // snapshotWith is the cluster with the offers of each agent.
 func (c *Core) snapshotWith(offers map[string][]offer.Offer) *offer.Snapshot {
-	snap := &offer.Snapshot{}
+	// Sized as the last: a fleet's snapshot grown by appends was most of
+	// what it cost.
+	snap := &offer.Snapshot{Agents: make([]offer.Agent, 0, len(c.agents)), Active: make([]offer.Instance, 0, c.activeSeen)}
 	for _, id := range slices.Sorted(maps.Keys(c.agents)) {
 		info := c.agents[id]
 		a := offer.Agent{Agent: constraint.Agent{ID: id, Hostname: info.hostname, Attributes: info.attrs}}
@@ -321,6 +323,7 @@ func (c *Core) snapshotWith(offers map[string][]offer.Offer) *offer.Snapshot {
 			}
 		}
 	}
+	c.activeSeen = len(snap.Active)
 	c.holdPorts(snap)
 	return snap
 }
