@@ -30,7 +30,8 @@
 //   - an allocator that keeps what each agent has left to offer as
 //     offers, tasks and executors take and give back resources, and
 //     offers each active agent's rest to one framework at a time, every
-//     AllocationInterval or when something was freed;
+//     AllocationInterval and when a framework or agent changed, and the
+//     agents that freed something when they did;
 //   - agents, whose executors are either simulated (no processes; cheap
 //     enough for thousands of agents) or real child processes leading
 //     their own sessions in their sandboxes — when an executor ends, its
