@@ -39,7 +39,7 @@ func (c *Core) appStatus(a *app) AppStatus {
 	running, stopped, pending, held := 0, 0, 0, 0
 	var failed *instance // the lowest ID failed or waiting
 	span := a.spanOf(replicas)
-	for _, inst := range a.instances {
+	for _, inst := range a.sortedInstances() {
 		wanted := a.daemon() || inst.rec.Index < span && !a.hole(inst.rec.Index)
 		if !wanted && inst.rec.Message == allocatedMessage {
 			held++

@@ -107,7 +107,7 @@ func (c *Core) rolloutInput(a *app, st rollout.State) rollout.Input {
 // template.
 func (c *Core) rolloutInstances(a *app, updateHash string) []rollout.Instance {
 	out := make([]rollout.Instance, 0, len(a.instances))
-	for _, inst := range a.instances { // Plan does not depend on the order
+	for _, inst := range a.sortedInstances() { // a slice walks faster than the map
 		if inst.goingAway() {
 			continue // on its way out
 		}
@@ -207,7 +207,8 @@ func (c *Core) ready(inst *instance) bool {
 		return false
 	}
 	t := inst.app.template(inst.rec.Template)
-	for i, task := range inst.rec.Tasks {
+	for i := range inst.rec.Tasks {
+		task := &inst.rec.Tasks[i] // not copied: a rollout asks this of every instance at every plan
 		unhealthy := task.Healthy != nil && !*task.Healthy
 		unknown := task.Healthy == nil && t != nil && i < t.Tasks() && t.TaskHasChecks(i)
 		if unhealthy || unknown {

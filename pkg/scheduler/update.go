@@ -285,7 +285,7 @@ func (c *Core) updateResult(inst *instance, res *proto.MessageResult) {
 // version): the rollout plans the instance again.
 func (c *Core) dropStaleUpdates(a *app) (dropped int) {
 	stuck := false
-	for _, inst := range a.instances {
+	for _, inst := range a.sortedInstances() {
 		stuck = stuck || inst.rec.Update != nil && inst.rec.Update.Error != ""
 	}
 	if !stuck {
