@@ -79,8 +79,9 @@ func (c *Core) holdUpdate(inst *instance) {
 }
 
 // sendHeldUpdates sends the updates and replacements the launch budget
-// held back, first held first, as far as it has room now. A step costs what it sends: the
-// queue is neither sorted nor walked past the first update that waits.
+// held back, first held first, as far as it has room now. A step costs
+// what it sends: the queue is neither sorted nor walked past the first
+// that waits.
 func (c *Core) sendHeldUpdates() {
 	for len(c.heldOrder) > 0 {
 		inst := c.heldOrder[0]

@@ -111,11 +111,12 @@ func replaceReason(version uint64, blocker string) string {
 	return fmt.Sprintf("rolling update to revision %d", version)
 }
 
-// replace kills an instance to launch it again as version, once the
-// launch budget has room for its launch.
+// replace kills an instance to launch it again as version; a running
+// one once the launch budget has room for its launch (one still
+// starting holds its room already).
 func (c *Core) replace(inst *instance, version uint64, hash, why string) {
 	inst.rec.Update = &registry.InstanceUpdate{Version: version, Template: hash, Mode: registry.UpdateReplace, Since: c.now, Message: why}
-	if !c.replacing[inst] && c.budgetRoom() <= 0 {
+	if inst.phase() == PhaseRunning && c.budgetRoom() <= 0 {
 		c.holdUpdate(inst)
 		inst.rec.Update.Message += heldReplacement
 		c.persist(inst)
