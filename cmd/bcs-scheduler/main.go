@@ -21,6 +21,7 @@ import (
 	"github.com/bcs-mesos/bcs-mesos/pkg/notify"
 	"github.com/bcs-mesos/bcs-mesos/pkg/scheduler"
 	"github.com/bcs-mesos/bcs-mesos/pkg/schedulerd"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 	"github.com/bcs-mesos/bcs-mesos/pkg/vaultsecrets"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
@@ -120,6 +121,8 @@ func storeFlags(flags *flag.FlagSet, o *schedulerd.Options, t *textFlags) {
 	flags.StringVar(&o.DataDir, "data-dir", schedulerd.DefaultDataDir, "directory of the embedded etcd, the secret key and the dev cluster")
 	flags.StringVar(&t.etcd, "etcd-endpoints", "", "comma-separated etcd client URLs; empty runs an embedded etcd under --data-dir")
 	etcdTLSFlags(flags, &o.EtcdTLS)
+	flags.Int64Var(&o.EtcdQuotaBytes, "etcd-quota-backend-bytes", 0, fmt.Sprintf("the embedded etcd's database quota: at it, etcd refuses writes (0: %d, %d GiB); an external etcd has its own --quota-backend-bytes",
+		int64(store.DefaultQuotaBytes), store.DefaultQuotaBytes>>30))
 	flags.StringVar(&o.SecretKeyFile, "secret-key-file", "", "AES key sealing secrets and passwords at rest, the same file on every replica (default <data-dir>/secret.key; created only for a store that has none yet)")
 	flags.StringVar(&o.SecretBackend, "secret-backend", schedulerd.SecretBackendEtcd, "where the values of secrets are kept: etcd (sealed in their records) or vault (HashiCorp Vault's KV v2 engine; etcd keeps their item names)")
 	flags.StringVar(&o.Vault.Addr, "vault-addr", "", "Vault's address, e.g. https://vault.example:8200 (--secret-backend vault)")

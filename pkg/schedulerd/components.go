@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/admission"
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
@@ -43,14 +44,16 @@ type daemon struct {
 	authenticator *auth.Authenticator
 	mesosConn     mesosconn.Config
 
-	st          *store.Store       // by startStore
-	reg         *registry.Registry // by startStore
-	view        *registry.Viewed   // by startReadView
-	masters     []string           // by startMesos
-	agentScheme string             // by startMesos: the scheme the agents serve
-	debugAddr   string             // by startDebug: where it listens
-	lead        *leadership        // by startAPI, which shows who leads
-	op          *operator          // by startAPI
+	st          *store.Store          // by startStore
+	etcd        *store.Embedded       // by startStore; nil with an external etcd
+	reg         *registry.Registry    // by startStore
+	view        *registry.Viewed      // by startReadView
+	masters     []string              // by startMesos
+	agentScheme string                // by startMesos: the scheme the agents serve
+	debugAddr   string                // by startDebug: where it listens
+	lead        *leadership           // by startAPI, which shows who leads
+	metrics     prometheus.Registerer // by startAPI: what GET /metrics shows
+	op          *operator             // by startAPI
 
 	// failed receives the ends of the API server and of the leadership:
 	// either ends the process.
@@ -60,11 +63,11 @@ type daemon struct {
 // startStore opens the store, starting the embedded etcd when o names no
 // endpoints, and the registry on it.
 func (d *daemon) startStore(ctx context.Context) (func() error, error) {
-	st, closeStore, err := openStore(ctx, d.o)
+	st, etcd, closeStore, err := openStore(ctx, d.o)
 	if err != nil {
 		return nil, err
 	}
-	d.st, d.reg = st, registry.New(st, time.Now).WithSecretValues(d.secretValues)
+	d.st, d.etcd, d.reg = st, etcd, registry.New(st, time.Now).WithSecretValues(d.secretValues)
 	return func() error { closeStore(); return nil }, nil
 }
 
@@ -167,7 +170,8 @@ func (d *daemon) startAPI(ctx context.Context) (func() error, error) {
 	d.lead = &leadership{self: self, egress: egressSet, admission: d.admit}
 	d.op = &operator{reg: d.reg}
 	apiServer := d.newAPIServer()
-	d.lead.metrics = scheduler.NewMetrics(apiServer.Metrics())
+	d.metrics = apiServer.Metrics()
+	d.lead.metrics = scheduler.NewMetrics(d.metrics)
 	srv := apiServer.HTTPServer(withConsole(apiServer, d.authenticator, d.o.Logger))
 	srv.RegisterOnShutdown(apiServer.EndStreams)
 	go func() { d.failed <- srv.Serve(listener) }()
@@ -237,6 +241,22 @@ func withConsole(apiServer http.Handler, authenticator *auth.Authenticator, logg
 	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
 	mux.Handle("/", apiServer)
 	return mux
+}
+
+// startSpaceWatch follows etcd's database against its quota (spaceWatch).
+func (d *daemon) startSpaceWatch(ctx context.Context) (func() error, error) {
+	watch := newSpaceWatch(d.st, d.etcd, d.metrics, d.o.Logger.With("component", "etcd"))
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		watch.run(runCtx, spaceCheckInterval)
+	}()
+	return func() error {
+		cancel()
+		<-done
+		return nil
+	}, nil
 }
 
 // startLeadership campaigns and, while this replica leads, runs the

@@ -46,8 +46,12 @@ type Options struct {
 	DataDir       string   // embedded etcd, secret key, dev cluster sandboxes; default ./bcs-data
 	EtcdEndpoints []string // external etcd; empty runs an embedded one
 	// EtcdTLS is the client side of https:// EtcdEndpoints.
-	EtcdTLS       EtcdTLS
-	SecretKeyFile string // default <DataDir>/secret.key
+	EtcdTLS EtcdTLS
+	// EtcdQuotaBytes is the embedded etcd's quota
+	// (--quota-backend-bytes); default store.DefaultQuotaBytes. An
+	// external etcd's is its own.
+	EtcdQuotaBytes int64
+	SecretKeyFile  string // default <DataDir>/secret.key
 	// SecretBackend keeps the values of secrets: "etcd" (the default:
 	// sealed in their records) or "vault" (on Vault, configured by Vault).
 	SecretBackend string
@@ -145,6 +149,7 @@ func Run(ctx context.Context, o Options) error {
 		component{"Mesos", d.startMesos},
 		component{"debug server", d.startDebug},
 		component{"API", d.startAPI},
+		component{"etcd space watch", d.startSpaceWatch},
 		component{"leadership", d.startLeadership}, // resigns first, while etcd is up
 	); err != nil {
 		return err
@@ -210,6 +215,10 @@ func checkOptions(o Options) (Options, error) {
 	}
 	if o.AgentPorts, err = checkAgentPorts(o.AgentPorts); err != nil {
 		return o, err
+	}
+	if o.EtcdQuotaBytes < 0 || o.EtcdQuotaBytes > 0 && len(o.EtcdEndpoints) > 0 {
+		return o, fmt.Errorf("--etcd-quota-backend-bytes %d: the embedded etcd's quota must be positive (an external etcd's is its own --quota-backend-bytes): %w",
+			o.EtcdQuotaBytes, errdefs.ErrInvalidArgument)
 	}
 	if o.AgentSyncInterval < 0 {
 		return o, fmt.Errorf("--agent-sync-interval %s: must be positive: %w", o.AgentSyncInterval, errdefs.ErrInvalidArgument)
@@ -369,7 +378,7 @@ func openSecretValues(o Options) (registry.SecretValues, error) {
 	return nil, fmt.Errorf("--secret-backend %q: want %s or %s: %w", o.SecretBackend, SecretBackendEtcd, SecretBackendVault, errdefs.ErrInvalidArgument)
 }
 
-func openStore(ctx context.Context, o Options) (*store.Store, func(), error) {
+func openStore(ctx context.Context, o Options) (*store.Store, *store.Embedded, func(), error) {
 	return openStoreWith(ctx, o, store.Config{KeyFile: secretKeyFile(o)})
 }
 
@@ -411,20 +420,25 @@ func (e EtcdTLS) config(endpoints []string) (*tls.Config, error) {
 }
 
 // openStoreWith opens the store of o (starting the embedded etcd when o
-// names no endpoints) with cfg's sealing settings; the func closes both.
-func openStoreWith(ctx context.Context, o Options, cfg store.Config) (*store.Store, func(), error) {
+// names no endpoints, returned too) with cfg's sealing settings; the func
+// closes both.
+func openStoreWith(ctx context.Context, o Options, cfg store.Config) (*store.Store, *store.Embedded, func(), error) {
 	var err error
 	if cfg.TLS, err = o.EtcdTLS.config(o.EtcdEndpoints); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	endpoints := o.EtcdEndpoints
 	closeEtcd := func() {}
+	var embedded *store.Embedded
 	if len(endpoints) == 0 {
-		etcd, err := store.StartEmbedded(ctx, o.DataDir)
-		if err != nil {
-			return nil, nil, err // it names the embedded etcd
+		var opts []store.EmbeddedOption
+		if o.EtcdQuotaBytes > 0 {
+			opts = append(opts, store.WithQuota(o.EtcdQuotaBytes))
 		}
-		closeEtcd, endpoints = etcd.Close, etcd.Endpoints()
+		if embedded, err = store.StartEmbedded(ctx, o.DataDir, opts...); err != nil {
+			return nil, nil, nil, err // it names the embedded etcd
+		}
+		closeEtcd, endpoints = embedded.Close, embedded.Endpoints()
 	}
 	cfg.Endpoints = endpoints
 	st, err := store.Open(ctx, cfg)
@@ -433,9 +447,9 @@ func openStoreWith(ctx context.Context, o Options, cfg store.Config) (*store.Sto
 	}
 	if err != nil {
 		closeEtcd()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return st, func() { st.Close(); closeEtcd() }, nil
+	return st, embedded, func() { st.Close(); closeEtcd() }, nil
 }
 
 // secretKeyFile is the sealing key file of o: --secret-key-file, by
@@ -488,7 +502,7 @@ func RotateKey(ctx context.Context, o RotateKeyOptions) (store.Rotation, error) 
 	if err != nil {
 		return store.Rotation{}, err
 	}
-	st, closeStore, err := openStoreWith(ctx, opts, store.Config{})
+	st, _, closeStore, err := openStoreWith(ctx, opts, store.Config{})
 	if err != nil {
 		return store.Rotation{}, err
 	}

@@ -21,6 +21,11 @@ import (
 // Defaults of StartEmbedded.
 const (
 	DefaultStartTimeout = 60 * time.Second
+	// DefaultQuotaBytes is etcd's recommended largest quota: a million
+	// task groups take TODO of it.
+	DefaultQuotaBytes = 8 << 30
+	// DefaultCompactionRetention keeps TODO
+	DefaultCompactionRetention = "5m"
 	// embeddedSubdir is where etcd keeps its files under the data
 	// directory, leaving room beside it for other files (the secret key).
 	embeddedSubdir = "etcd"
@@ -45,6 +50,7 @@ type embeddedConfig struct {
 	startTimeout time.Duration
 	logLevel     string
 	compaction   string
+	quota        int64
 }
 
 // WithClientURL makes etcd listen for clients on a fixed URL, e.g.
@@ -78,17 +84,28 @@ func WithCompactionRetention(retention string) EmbeddedOption {
 	return func(c *embeddedConfig) { c.compaction = retention }
 }
 
+// WithQuota limits etcd's database file to this many bytes
+// (--quota-backend-bytes); default DefaultQuotaBytes. A write that would
+// take it further fails with ErrNoSpace, and so does every write after
+// it until Reclaim made room.
+func WithQuota(bytes int64) EmbeddedOption {
+	return func(c *embeddedConfig) { c.quota = bytes }
+}
+
 // StartEmbedded runs a single-node etcd keeping its data in
 // <dataDir>/etcd, bound to 127.0.0.1, and waits until it serves. Data
 // written before Close is there again when StartEmbedded is called on the
 // same dataDir.
 func StartEmbedded(ctx context.Context, dataDir string, opts ...EmbeddedOption) (*Embedded, error) {
-	c := embeddedConfig{startTimeout: DefaultStartTimeout, logLevel: "error", compaction: "1h"}
+	c := embeddedConfig{startTimeout: DefaultStartTimeout, logLevel: "error", compaction: DefaultCompactionRetention, quota: DefaultQuotaBytes}
 	for _, opt := range opts {
 		opt(&c)
 	}
 	if dataDir == "" {
 		return nil, fmt.Errorf("embedded etcd: data directory is empty: %w", errdefs.ErrInvalidArgument)
+	}
+	if c.quota <= 0 {
+		return nil, fmt.Errorf("embedded etcd: quota %d bytes: must be positive: %w", c.quota, errdefs.ErrInvalidArgument)
 	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("embedded etcd: data directory %q: %w", dataDir, err)
@@ -209,6 +226,7 @@ func etcdConfig(dir string, c embeddedConfig) (*embed.Config, error) {
 	cfg.LogLevel = c.logLevel
 	cfg.AutoCompactionMode = embed.CompactorModePeriodic
 	cfg.AutoCompactionRetention = c.compaction
+	cfg.QuotaBackendBytes = c.quota
 	return cfg, nil
 }
 

@@ -34,6 +34,8 @@ func classify(ctx context.Context, what string, err error) error {
 	switch code := grpcCode(err); {
 	case errors.Is(err, rpctypes.ErrCompacted):
 		return fmt.Errorf("etcd %s: %w", what, ErrCompacted)
+	case errors.Is(err, rpctypes.ErrNoSpace):
+		return fmt.Errorf("etcd %s: %w", what, ErrNoSpace)
 	case code == codes.Unavailable, code == codes.DeadlineExceeded, code == codes.Canceled,
 		code == codes.ResourceExhausted, code == codes.Aborted:
 		return fmt.Errorf("etcd %s: %w: %w", what, errdefs.ErrUnavailable, err)

@@ -51,11 +51,11 @@ func TestOpenRejectsBadConfig(t *testing.T) {
 	}
 }
 
-func startEmbedded(t *testing.T, dir string) *store.Embedded {
+func startEmbedded(t *testing.T, dir string, opts ...store.EmbeddedOption) *store.Embedded {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e, err := store.StartEmbedded(ctx, dir)
+	e, err := store.StartEmbedded(ctx, dir, opts...)
 	if err != nil {
 		t.Fatalf("StartEmbedded: %v", err)
 	}
