@@ -102,6 +102,9 @@ func benchmarkPlacements(b *testing.B, sh shape) {
 //	rss-KiB/task   its growth since before the first POST, per submitted instance
 //	heap-KiB/task  the growth of its live Go heap (after a GC), per submitted instance
 //	etcd-B/task    the growth of etcd's database in use, per submitted instance
+//	etcd-file-MiB  etcd's database file at the end, what its quota limits
+//	etcd+devcluster-rss-MiB  the benchmark's own resident memory at the end (etcd and the dev cluster)
+//	etcd-revs/task etcd's revisions (writing transactions) during the run, per submitted instance
 //
 // The memory figures are bcs-scheduler's own: it runs as its own
 // process, etcd and the dev cluster in the benchmark's. -schedprofile
@@ -489,7 +492,14 @@ func do(req *http.Request) (int, []byte) {
 // footprint is bcs-scheduler's memory and etcd's database at one moment.
 type footprint struct {
 	rss, heap, etcd int64 // bytes
-	stats           devcluster.Stats
+	// etcdFile is etcd's database file, what its quota limits (in use
+	// and free pages); etcdRevision its store's revision, one per
+	// transaction that wrote.
+	etcdFile, etcdRevision int64
+	// hostRSS is this process's resident memory: etcd's and the dev
+	// cluster's.
+	hostRSS int64
+	stats   devcluster.Stats
 	// storeWrites counts the driver's etcd transactions, storeWriteSecs
 	// sums their durations (bcs_scheduler_store_write_seconds).
 	storeWrites, storeWriteSecs float64
@@ -499,6 +509,7 @@ func (sys *system) measure(b *testing.B) footprint {
 	b.Helper()
 	f := footprint{stats: sys.cluster.Stats()}
 	f.rss = residentBytes(b, sys.scheduler.Process.Pid)
+	f.hostRSS = residentBytes(b, os.Getpid())
 	// The heap profile's text form ends with the runtime's MemStats,
 	// after a GC (gc=1).
 	code, heap := sys.get(sys.debug + "/debug/pprof/heap?debug=1&gc=1")
@@ -521,7 +532,7 @@ func (sys *system) measure(b *testing.B) footprint {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f.etcd = status.DbSizeInUse
+	f.etcd, f.etcdFile, f.etcdRevision = status.DbSizeInUse, status.DbSize, status.Header.Revision
 	code, metrics := sys.call(http.MethodGet, "/metrics", nil)
 	if code != http.StatusOK {
 		b.Fatalf("GET /metrics: %d %s", code, metrics)
@@ -589,6 +600,9 @@ func report(b *testing.B, sh shape, res result, before, after footprint) {
 	b.ReportMetric(float64(after.rss-before.rss)/1024/tasks, "rss-KiB/task")
 	b.ReportMetric(float64(after.heap-before.heap)/1024/tasks, "heap-KiB/task")
 	b.ReportMetric(float64(after.etcd-before.etcd)/tasks, "etcd-B/task")
+	b.ReportMetric(float64(after.etcdFile)/(1<<20), "etcd-file-MiB")
+	b.ReportMetric(float64(after.hostRSS)/(1<<20), "etcd+devcluster-rss-MiB")
+	b.ReportMetric(float64(after.etcdRevision-before.etcdRevision)/tasks, "etcd-revs/task")
 	if txns := after.storeWrites - before.storeWrites; txns > 0 {
 		b.ReportMetric(txns, "store-txns")
 		b.ReportMetric((after.storeWriteSecs-before.storeWriteSecs)/txns*1000, "store-txn-ms")
