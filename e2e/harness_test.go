@@ -142,9 +142,12 @@ type system struct {
 	tokenFile string   // the admin token bcs-scheduler made in its data dir
 	master    string
 	framework string // bcs-scheduler's framework ID, once frameworkID read it
-	control   string // the dev cluster's control API (POST /agents, POST /agents/{id}/remove)
-	cluster   *exec.Cmd
-	scheduler *exec.Cmd
+	// cgroupOwners are the executors' cgroup directories there were
+	// before the system started: the others are its executors'.
+	cgroupOwners map[string]bool
+	control      string // the dev cluster's control API (POST /agents, POST /agents/{id}/remove)
+	cluster      *exec.Cmd
+	scheduler    *exec.Cmd
 	// standbys are more bcs-scheduler replicas (startStandby).
 	standbys []*exec.Cmd
 }
@@ -158,7 +161,7 @@ func startSystem(t *testing.T, schedulerArgs ...string) *system {
 // JSON file) edited; its master URL is https:// when it serves TLS.
 func startSystemWith(t *testing.T, editCluster func(config map[string]any), schedulerArgs ...string) *system {
 	t.Helper()
-	s := &system{t: t, dir: t.TempDir(), extraArgs: schedulerArgs}
+	s := &system{t: t, dir: t.TempDir(), extraArgs: schedulerArgs, cgroupOwners: cgroupOwners()}
 	for _, d := range []string{"data/files", "work", "run", "mesos"} {
 		if err := os.MkdirAll(filepath.Join(s.dir, d), 0o755); err != nil {
 			t.Fatal(err)
@@ -317,6 +320,11 @@ func (s *system) stop() {
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
+	}
+	// Its dead executors' empty cgroups are swept, as the next executor
+	// would; a cgroup still holding a process, or that stays, leaked.
+	if leaked := sweepCgroups(s.cgroupOwners); len(leaked) > 0 {
+		s.t.Errorf("cgroups left by the system after it stopped: %v", leaked)
 	}
 	if s.t.Failed() {
 		for _, name := range []string{"bcs-scheduler", "bcs-scheduler-standby", "devcluster"} {
