@@ -15,6 +15,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,10 +34,11 @@ import (
 
 var (
 	capFlag     = flag.Duration("cap", 10*time.Minute, "stop waiting for Running after this long and report the progress made")
-	logFlag     = flag.String("log", "", "file for the dev cluster's log and bcs-scheduler's (level info); default none")
+	logFlag     = flag.String("log", "", "file for the dev cluster's log and bcs-scheduler's (level info), one per sub-benchmark: -log run.log writes run.plain.log, run.restart.log …; default none")
 	profileFlag = flag.String("schedprofile", "", "file for a CPU profile of bcs-scheduler over the run's first -schedprofile-time")
 	profileTime = flag.Duration("schedprofile-time", time.Minute, "how long -schedprofile profiles")
 	heapFlag    = flag.String("schedheap", "", "file for bcs-scheduler's heap profile at the end of the run")
+	hostHeap    = flag.String("hostheap", "", "file for the benchmark's own heap profile (etcd's and the dev cluster's) at the end of the run")
 	argsFlag    = flag.String("schedargs", "", "more bcs-scheduler flags, space-separated, e.g. --max-launching=10000")
 	settleFlag  = flag.Duration("settle", 0, "after the run, wait this long and report bcs-scheduler's RSS again (settled-rss-KiB/task)")
 	cpuHogFlag  = flag.Int("cpu-hog", 0, "this many processes spinning at normal priority during the run, each taking a core from the system measured")
@@ -102,6 +105,7 @@ func benchmarkPlacements(b *testing.B, sh shape) {
 //	rss-KiB/task   its growth since before the first POST, per submitted instance
 //	heap-KiB/task  the growth of its live Go heap (after a GC), per submitted instance
 //	etcd-B/task    the growth of etcd's database in use, per submitted instance
+//	etcd-live-B/task  the same once its history is compacted away: the records alone
 //	etcd-file-MiB  etcd's database file at the end, what its quota limits
 //	etcd+devcluster-rss-MiB  the benchmark's own resident memory at the end (etcd and the dev cluster)
 //	etcd-revs/task etcd's revisions (writing transactions) during the run, per submitted instance
@@ -135,14 +139,33 @@ func benchmarkRunning(b *testing.B, sh shape) {
 				b.Error(err)
 			}
 		}
+		writeHostHeap(b)
 		after := sys.measure(b)
 		if *settleFlag > 0 {
 			time.Sleep(*settleFlag)
 			settled := residentBytes(b, sys.scheduler.Process.Pid)
 			b.ReportMetric(float64(settled-before.rss)/1024/float64(sh.apps*sh.instances), "settled-rss-KiB/task")
 		}
+		live := sys.compactEtcd(b)
+		b.ReportMetric(float64(live-before.etcd)/float64(sh.apps*sh.instances), "etcd-live-B/task")
 		sys.stop()
 		report(b, sh, res, before, after)
+	}
+}
+
+// writeHostHeap saves -hostheap, after a GC.
+func writeHostHeap(b *testing.B) {
+	if *hostHeap == "" {
+		return
+	}
+	runtime.GC()
+	f, err := os.Create(*hostHeap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Error(err)
 	}
 }
 
@@ -223,7 +246,7 @@ func startSystem(b *testing.B, sh shape) *system {
 	logger := slog.New(slog.DiscardHandler)
 	var schedulerLog io.Writer = io.Discard
 	if *logFlag != "" {
-		f, err := os.Create(*logFlag)
+		f, err := os.Create(subBenchmarkFile(*logFlag, b.Name()))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -266,6 +289,14 @@ func startSystem(b *testing.B, sh shape) *system {
 	}
 	sys.token = strings.TrimSpace(string(token))
 	return sys
+}
+
+// subBenchmarkFile is path with the last element of the benchmark's name
+// before its extension: each sub-benchmark (a placement, a failover mode)
+// writes its own file.
+func subBenchmarkFile(path, benchmark string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "." + benchmark[strings.LastIndexByte(benchmark, '/')+1:] + ext
 }
 
 func freeAddr(b *testing.B) string {
@@ -548,6 +579,30 @@ func (sys *system) measure(b *testing.B) footprint {
 		}
 	}
 	return f
+}
+
+// compactEtcd compacts etcd's history away, once the run is over, and
+// returns the size in use of what is left: the live records.
+func (sys *system) compactEtcd(b *testing.B) int64 {
+	b.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: sys.etcd.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	status, err := cli.Status(ctx, sys.etcd.Endpoints()[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := cli.Compact(ctx, status.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		b.Fatal(err)
+	}
+	if status, err = cli.Status(ctx, sys.etcd.Endpoints()[0]); err != nil {
+		b.Fatal(err)
+	}
+	return status.DbSizeInUse
 }
 
 // residentBytes is VmRSS of /proc/<pid>/status.
