@@ -74,7 +74,10 @@ func TestReclaimDisarmsOnlyWhenRoomWasMade(t *testing.T) {
 	if !space.NoSpace {
 		t.Fatalf("Reclaim with the quota full of live data disarmed the alarm: %+v", space)
 	}
-	for _, key := range keys[len(keys)/2:] { // etcd takes deletes while the alarm is raised
+	// etcd takes deletes while the alarm is raised. How far past the
+	// quota the writes got depends on when bbolt grew its file: keep
+	// few.
+	for _, key := range keys[4:] {
 		if err := s.Delete(ctx, key, 0); err != nil {
 			t.Fatalf("delete %s: %v", key, err)
 		}
@@ -83,7 +86,7 @@ func TestReclaimDisarmsOnlyWhenRoomWasMade(t *testing.T) {
 		t.Fatal(err)
 	}
 	if space.NoSpace || space.Used() >= 0.9 {
-		t.Fatalf("Reclaim after half the data was deleted: %+v, want the alarm disarmed below 90 %% of the quota", space)
+		t.Fatalf("Reclaim after all but 4 keys were deleted: %+v, want the alarm disarmed below 90 %% of the quota", space)
 	}
 	if _, err := s.Put(ctx, mustKey(t, store.KindTaskGroup, "default", "web", "after"), []byte("1")); err != nil {
 		t.Fatalf("write after Reclaim: %v", err)
