@@ -21,6 +21,11 @@
 // namespace's admission policy allows (proto.Identity), which every
 // launch carries; the API checks manifests against the same rule.
 //
+// Every replica watches etcd's database against its quota (etcdspace.go:
+// gauges, a warning near it, an error at each check while etcd refuses
+// writes) and makes room in the embedded etcd it runs once that is full
+// (store.Embedded.Reclaim).
+//
 // It reaches etcd over TLS with EtcdTLS (the CA, the client certificate)
 // and Mesos with MesosCACert and the framework's credential
 // (pkg/mesosconn), loading PEM files through pkg/tlsfiles, as it does

@@ -44,6 +44,11 @@
 //     RotateSealingKey moves every sealed value to a new key.
 //   - Checking the embedded etcd's data directory before etcd opens it,
 //     where etcd would panic or hang (datadir.go).
+//   - etcd's space (space.go): the embedded etcd's quota and compaction;
+//     a write etcd refuses at its quota is ErrNoSpace (an
+//     errdefs.ErrUnavailable saying the way out); Space reads the
+//     database's size, quota and NOSPACE alarm; Embedded.Reclaim compacts,
+//     defragments and disarms the alarm when that made room.
 //   - The key layout below.
 //
 // # Key layout
