@@ -50,47 +50,148 @@ func (s *Server) agentViews(ctx context.Context, reg reader, readable func(auth.
 	for _, st := range settings {
 		j.settings(st)
 	}
-	// Every task group of the fleet, folded as read: 100,000 records
-	// would be about 150 MB held at once.
-	if err := reg.EachTaskGroup(ctx, j.taskGroup); err != nil {
+	if err := j.instances(ctx, reg); err != nil {
 		return nil, err
 	}
 	return j.views(), nil
 }
 
+// appsOnAgents reads, of each application, where its instances are, made
+// once per change of its task groups (registry.Viewed).
+type appsOnAgents interface {
+	EachAppTaskGroups(name string, derive func([]*registry.TaskGroup) any) ([]any, error)
+}
+
+// instances adds the instances of every task group: from the read view,
+// by application, each as it was found on the agents when its task
+// groups last changed; from etcd, every task group folded as read
+// (100,000 records would be about 150 MB held at once).
+func (j *agentJoin) instances(ctx context.Context, reg reader) error {
+	byApp, ok := reg.(appsOnAgents)
+	if !ok {
+		return reg.EachTaskGroup(ctx, func(g *registry.TaskGroup) error {
+			j.add(appOnAgentsOf([]*registry.TaskGroup{g}))
+			return nil
+		})
+	}
+	found, err := byApp.EachAppTaskGroups("agents", func(groups []*registry.TaskGroup) any { return appOnAgentsOf(groups) })
+	if err != nil {
+		return err
+	}
+	for _, a := range found {
+		j.add(a.(*appOnAgents))
+	}
+	return nil
+}
+
+// appOnAgents is where the live launches of an application's task
+// groups are, by agent, each agent's in the order of the task groups'
+// keys (an instance before its move's successor).
+type appOnAgents struct {
+	app    string // namespace/name
+	access auth.Access
+	hosts  []hostLaunches
+}
+
+type hostLaunches struct {
+	host     string
+	launches []appLaunch
+}
+
+// appLaunch is a task group's instance or, successor set, its move's
+// successor launch.
+type appLaunch struct {
+	group     *registry.TaskGroup
+	successor bool
+}
+
+func (l appLaunch) launched() *registry.TaskGroup {
+	if l.successor {
+		return l.group.Move.Successor
+	}
+	return l.group
+}
+
+// appOnAgentsOf is where groups, all of one application, launched.
+func appOnAgentsOf(groups []*registry.TaskGroup) *appOnAgents {
+	a := &appOnAgents{}
+	if len(groups) > 0 {
+		a.app, a.access = groups[0].Namespace+"/"+groups[0].App, auth.Access{Namespace: groups[0].Namespace}
+	}
+	at := map[string]int{}
+	for _, g := range groups {
+		for _, l := range []appLaunch{{group: g}, {group: g, successor: true}} {
+			if l.successor && (g.Move == nil || g.Move.Successor == nil) {
+				continue
+			}
+			host := l.launched().Host
+			if host == "" || !liveGroup(l.launched().Phase) {
+				continue
+			}
+			i, ok := at[host]
+			if !ok {
+				i = len(a.hosts)
+				at[host] = i
+				a.hosts = append(a.hosts, hostLaunches{host: host})
+			}
+			a.hosts[i].launches = append(a.hosts[i].launches, l)
+		}
+	}
+	return a
+}
+
 // agentJoin builds the agents' views, one record at a time.
 type agentJoin struct {
-	readable func(auth.Access) bool
-	stateful map[string]bool
-	// evictable: the constraints of the applications a NoExecute taint
-	// moves (not daemonsets nor dependency pods, which stay on their
-	// agent), nil for those without one.
-	evictable map[string]*constraint.Compiled
+	readable  func(auth.Access) bool
+	apps      map[string]*registry.App      // by namespace/name
+	rules     map[string]appRules           // by namespace/name, made when first needed
 	executing map[string][]constraint.Taint // host → taints, when one is NoExecute
 	byHost    map[string]*apiv1.AgentView
 	all       []*apiv1.AgentView
 }
 
+// appRules is what an application's manifest says of its instances on
+// draining and tainted agents.
+type appRules struct {
+	stateful bool
+	// evictable: a NoExecute taint moves its instances (not daemonsets'
+	// nor dependency pods', which stay on their agent), by its constraint
+	// (nil for none).
+	evictable  bool
+	constraint *constraint.Compiled
+}
+
 func newAgentJoin(apps []*registry.App, readable func(auth.Access) bool) *agentJoin {
-	j := &agentJoin{readable: readable, stateful: map[string]bool{}, evictable: map[string]*constraint.Compiled{},
+	j := &agentJoin{readable: readable, apps: map[string]*registry.App{}, rules: map[string]appRules{},
 		executing: map[string][]constraint.Taint{}, byHost: map[string]*apiv1.AgentView{}}
 	for _, a := range apps {
-		obj, err := a.Manifest()
-		if err != nil {
-			continue
-		}
-		key := a.Namespace + "/" + a.Name
-		j.stateful[key] = manifest.IsStateful(obj)
-		if obj.Kind() == manifest.KindDaemonset || a.DependencyPod != nil {
-			continue
-		}
-		if c := manifest.ConstraintOf(obj); c == nil {
-			j.evictable[key] = nil
-		} else if compiled, err := constraint.Compile(c); err == nil {
-			j.evictable[key] = compiled
-		}
+		j.apps[a.Namespace+"/"+a.Name] = a
 	}
 	return j
+}
+
+// rulesOf is the rules of app (namespace/name), read from its manifest
+// once: only drains and NoExecute taints need them.
+func (j *agentJoin) rulesOf(app string) appRules {
+	if r, ok := j.rules[app]; ok {
+		return r
+	}
+	var r appRules
+	if a := j.apps[app]; a != nil {
+		if obj, err := a.Manifest(); err == nil {
+			r.stateful = manifest.IsStateful(obj)
+			if obj.Kind() != manifest.KindDaemonset && a.DependencyPod == nil {
+				c := manifest.ConstraintOf(obj)
+				if c == nil {
+					r.evictable = true
+				} else if compiled, err := constraint.Compile(c); err == nil {
+					r.evictable, r.constraint = true, compiled
+				}
+			}
+		}
+	}
+	j.rules[app] = r
+	return r
 }
 
 // view is the view of the agent of host, made when first named.
@@ -135,44 +236,48 @@ func (j *agentJoin) settings(st *registry.AgentSettings) {
 	}
 }
 
-// taskGroup adds an instance, and its move's successor launch, to the
-// agents they are on.
-func (j *agentJoin) taskGroup(g *registry.TaskGroup) error {
-	app := g.Namespace + "/" + g.App
-	named := j.readable(auth.Access{Namespace: g.Namespace})
-	launches := []*registry.TaskGroup{g}
-	if g.Move != nil && g.Move.Successor != nil {
-		launches = append(launches, g.Move.Successor)
+// add adds the launches of an application to the agents they are on.
+func (j *agentJoin) add(a *appOnAgents) {
+	if len(a.hosts) == 0 {
+		return
 	}
-	for i, l := range launches {
-		if l.Host == "" || !liveGroup(l.Phase) {
-			continue
+	named := j.readable(a.access)
+	for _, h := range a.hosts {
+		v := j.view(h.host)
+		for _, l := range h.launches {
+			j.launch(v, a.app, named, l)
 		}
-		v := j.view(l.Host)
-		evicting := g.Move == nil && l.Phase == "Running" || g.Move != nil && g.Move.Reason == registry.EvictionMove
-		if c, ok := j.evictable[app]; ok && named && i == 0 && evicting && j.executing[l.Host] != nil {
-			if at, evict := c.Eviction(j.executing[l.Host]); evict {
+	}
+}
+
+// launch adds one launch of an application's instance to v, the view of
+// the agent it is on.
+func (j *agentJoin) launch(v *apiv1.AgentView, app string, named bool, l appLaunch) {
+	g, launched := l.group, l.launched()
+	if taints := j.executing[v.Hostname]; taints != nil && named && !l.successor {
+		evicting := g.Move == nil && launched.Phase == "Running" || g.Move != nil && g.Move.Reason == registry.EvictionMove
+		if r := j.rulesOf(app); r.evictable && evicting {
+			if at, evict := r.constraint.Eviction(taints); evict {
 				v.Evictions = append(v.Evictions, apiv1.PendingEviction{Instance: fmt.Sprintf("%s/%d", app, g.Index), At: at})
 			}
 		}
-		if named {
-			inst := apiv1.AgentInstance{App: app, Index: g.Index, ID: l.ID, Phase: l.Phase, Successor: i == 1}
-			if i == 0 && g.Move != nil {
-				inst.Move = g.Move.Reason + " from " + g.Move.FromHost
-			}
-			v.Instances = append(v.Instances, inst)
-		} else {
-			v.Others++
-		}
-		for _, t := range l.Tasks {
-			v.Used.CPUs += t.CPUs
-			v.Used.MemMB += t.MemMB
-		}
-		if v.Drain != nil && i == 0 {
-			j.drained(v.Drain, g, app, named)
-		}
 	}
-	return nil
+	if named {
+		inst := apiv1.AgentInstance{App: app, Index: g.Index, ID: launched.ID, Phase: launched.Phase, Successor: l.successor}
+		if !l.successor && g.Move != nil {
+			inst.Move = g.Move.Reason + " from " + g.Move.FromHost
+		}
+		v.Instances = append(v.Instances, inst)
+	} else {
+		v.Others++
+	}
+	for _, t := range launched.Tasks {
+		v.Used.CPUs += t.CPUs
+		v.Used.MemMB += t.MemMB
+	}
+	if v.Drain != nil && !l.successor {
+		j.drained(v.Drain, g, app, named)
+	}
 }
 
 // drained counts an instance on a draining agent: kept (stateful, the
@@ -181,7 +286,7 @@ func (j *agentJoin) taskGroup(g *registry.TaskGroup) error {
 func (j *agentJoin) drained(d *apiv1.DrainView, g *registry.TaskGroup, app string, named bool) {
 	name := fmt.Sprintf("%s/%d", app, g.Index)
 	switch {
-	case j.stateful[app] && !d.Force:
+	case j.rulesOf(app).stateful && !d.Force:
 		if named {
 			d.Kept = append(d.Kept, name)
 		}
@@ -233,7 +338,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	for i, v := range views {
 		views[i] = summarizedAgent(v, summary)
 	}
-	writeList(w, "agents", nonNil(views), next)
+	writeAgents(w, nonNil(views), next)
 	return nil
 }
 

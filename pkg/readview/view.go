@@ -55,6 +55,16 @@ type Entry struct {
 type dir struct {
 	leaves map[string]Entry
 	order  atomic.Pointer[[]string]
+	// derived is what EachDir's derive made of the leaves, nil again
+	// when one changes: a read of a fleet derives again only the
+	// directories that changed since the last.
+	derived atomic.Pointer[derivation]
+}
+
+// derivation is what one derive function made of a directory.
+type derivation struct {
+	of    string // the name its caller gave the derive function
+	value any
 }
 
 // View is the in-memory copy of the keys under Config.Prefixes. Its
@@ -221,6 +231,7 @@ func put(dirs map[string]*dir, key string, e Entry) {
 		d.order.Store(nil)
 	}
 	d.leaves[leaf] = e
+	d.derived.Store(nil)
 }
 
 func remove(dirs map[string]*dir, key string) {
@@ -234,6 +245,7 @@ func remove(dirs map[string]*dir, key string) {
 	}
 	delete(d.leaves, leaf)
 	d.order.Store(nil)
+	d.derived.Store(nil)
 	if len(d.leaves) == 0 {
 		delete(dirs, name)
 	}
@@ -316,6 +328,44 @@ func (v *View) collect(prefix string, keys bool) []Keyed {
 	}
 	if sortByKey {
 		slices.SortFunc(out, func(a, b Keyed) int { return strings.Compare(a.Key, b.Key) })
+	}
+	return out
+}
+
+// Derived is what a derive function made of one key directory's
+// entries.
+type Derived struct {
+	Dir   string // the directory's key, ending in "/"
+	Value any
+}
+
+// EachDir returns, in the order of their names, what derive made of the
+// entries (in key order) of each key directory under prefix (ending in
+// "/"), none nested in another. A directory's value is made at the first
+// EachDir of name after the directory changed and kept until it changes
+// again: a read of a fleet derives only what changed since the last.
+// name names derive: every caller of one name passes the same function.
+// Values are shared by every caller: none may change them.
+func (v *View) EachDir(prefix, name string, derive func([]Entry) any) []Derived {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	names, _ := v.under(prefix)
+	out := make([]Derived, 0, len(names))
+	for _, dirName := range names {
+		d := v.dirs[dirName]
+		got := d.derived.Load()
+		if got == nil || got.of != name {
+			// Readers derive concurrently under the read lock; the
+			// leaves cannot change meanwhile, so any of their values
+			// is right.
+			entries := make([]Entry, 0, len(d.leaves))
+			for _, leaf := range d.sorted() {
+				entries = append(entries, d.leaves[leaf])
+			}
+			got = &derivation{of: name, value: derive(entries)}
+			d.derived.Store(got)
+		}
+		out = append(out, Derived{Dir: dirName, Value: got.value})
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -203,3 +204,44 @@ func (v *Viewed) ListAgentSettings(context.Context) ([]*AgentSettings, error) {
 	}
 	return viewedList[AgentSettings](v.view, prefix)
 }
+
+// EachAppTaskGroups returns, in key order, what derive made of each
+// application's task groups (in key order, as EachTaskGroup reads them):
+// made at the first call after they changed and kept until they change
+// again, so that a read of the fleet works again only on the
+// applications that changed. name names derive: every caller of one name
+// passes the same function. The values are shared and must not be
+// changed.
+func (v *Viewed) EachAppTaskGroups(name string, derive func([]*TaskGroup) any) ([]any, error) {
+	prefix, err := store.Prefix(store.KindTaskGroup)
+	if err != nil {
+		return nil, err
+	}
+	undecodable := false
+	dirs := v.view.EachDir(prefix, name, func(entries []readview.Entry) any {
+		groups := make([]*TaskGroup, len(entries))
+		for i, e := range entries {
+			g, ok := e.Record.(*TaskGroup)
+			if !ok {
+				return errUndecoded
+			}
+			groups[i] = g
+		}
+		return derive(groups)
+	})
+	out := make([]any, len(dirs))
+	for i, d := range dirs {
+		if d.Value == errUndecoded {
+			undecodable = true
+		}
+		out[i] = d.Value
+	}
+	if undecodable {
+		return nil, undecoded[TaskGroup](v.view, prefix)
+	}
+	return out, nil
+}
+
+// errUndecoded is what EachAppTaskGroups derives of a directory holding
+// a record the view could not decode.
+var errUndecoded = errors.New("undecoded")
