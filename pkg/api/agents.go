@@ -30,6 +30,16 @@ import (
 // them; settings of a hostname no agent has are shown too. An instance of
 // a namespace readable does not allow is counted, not named.
 func (s *Server) agentViews(ctx context.Context, reg reader, readable func(auth.Access) bool) ([]*apiv1.AgentView, error) {
+	j, err := s.joinAgents(ctx, reg, readable, false)
+	if err != nil {
+		return nil, err
+	}
+	return j.views(), nil
+}
+
+// joinAgents is agentViews' join; encoded, it leaves out of the views
+// the instances it has encoded, for writeAgents.
+func (s *Server) joinAgents(ctx context.Context, reg reader, readable func(auth.Access) bool, encoded bool) (*agentJoin, error) {
 	agents, err := reg.ListAgents(ctx)
 	if err != nil {
 		return nil, err
@@ -43,6 +53,9 @@ func (s *Server) agentViews(ctx context.Context, reg reader, readable func(auth.
 		return nil, err
 	}
 	j := newAgentJoin(apps, readable)
+	if encoded {
+		j.encoded = map[string][][]byte{}
+	}
 	now := s.cfg.Clock.Now()
 	for _, a := range agents {
 		j.agent(a, now)
@@ -53,7 +66,7 @@ func (s *Server) agentViews(ctx context.Context, reg reader, readable func(auth.
 	if err := j.instances(ctx, reg); err != nil {
 		return nil, err
 	}
-	return j.views(), nil
+	return j, nil
 }
 
 // appsOnAgents reads, of each application, where its instances are, made
@@ -93,9 +106,15 @@ type appOnAgents struct {
 	hosts  []hostLaunches
 }
 
+// hostLaunches are an application's launches on one agent, the tasks'
+// resources in their order (each added as read: sums are the same to
+// the last bit), and its instances encoded as writeAgents writes them,
+// each after a comma.
 type hostLaunches struct {
-	host     string
-	launches []appLaunch
+	host        string
+	launches    []appLaunch
+	cpus, memMB []float64
+	encoded     []byte
 }
 
 // appLaunch is a task group's instance or, successor set, its move's
@@ -112,6 +131,17 @@ func (l appLaunch) launched() *registry.TaskGroup {
 	return l.group
 }
 
+// instance is the launch of an instance of app (namespace/name) as an
+// agent shows it.
+func (l appLaunch) instance(app string) apiv1.AgentInstance {
+	g, launched := l.group, l.launched()
+	inst := apiv1.AgentInstance{App: app, Index: g.Index, ID: launched.ID, Phase: launched.Phase, Successor: l.successor}
+	if !l.successor && g.Move != nil {
+		inst.Move = g.Move.Reason + " from " + g.Move.FromHost
+	}
+	return inst
+}
+
 // appOnAgentsOf is where groups, all of one application, launched.
 func appOnAgentsOf(groups []*registry.TaskGroup) *appOnAgents {
 	a := &appOnAgents{}
@@ -124,17 +154,22 @@ func appOnAgentsOf(groups []*registry.TaskGroup) *appOnAgents {
 			if l.successor && (g.Move == nil || g.Move.Successor == nil) {
 				continue
 			}
-			host := l.launched().Host
-			if host == "" || !liveGroup(l.launched().Phase) {
+			launched := l.launched()
+			if launched.Host == "" || !liveGroup(launched.Phase) {
 				continue
 			}
-			i, ok := at[host]
+			i, ok := at[launched.Host]
 			if !ok {
 				i = len(a.hosts)
-				at[host] = i
-				a.hosts = append(a.hosts, hostLaunches{host: host})
+				at[launched.Host] = i
+				a.hosts = append(a.hosts, hostLaunches{host: launched.Host})
 			}
-			a.hosts[i].launches = append(a.hosts[i].launches, l)
+			h := &a.hosts[i]
+			h.launches = append(h.launches, l)
+			for _, t := range launched.Tasks {
+				h.cpus, h.memMB = append(h.cpus, t.CPUs), append(h.memMB, t.MemMB)
+			}
+			h.encoded = appendAgentInstance(newline(append(h.encoded, ','), "  ", agentInstanceDepth), l.instance(a.app), agentInstanceDepth)
 		}
 	}
 	return a
@@ -146,8 +181,11 @@ type agentJoin struct {
 	apps      map[string]*registry.App      // by namespace/name
 	rules     map[string]appRules           // by namespace/name, made when first needed
 	executing map[string][]constraint.Taint // host → taints, when one is NoExecute
-	byHost    map[string]*apiv1.AgentView
-	all       []*apiv1.AgentView
+	// encoded, when set, holds by host the named instances left out of
+	// the views, encoded: each application's share, in order.
+	encoded map[string][][]byte
+	byHost  map[string]*apiv1.AgentView
+	all     []*apiv1.AgentView
 }
 
 // appRules is what an application's manifest says of its instances on
@@ -236,7 +274,9 @@ func (j *agentJoin) settings(st *registry.AgentSettings) {
 	}
 }
 
-// add adds the launches of an application to the agents they are on.
+// add adds the launches of an application to the agents they are on:
+// one by one to an agent draining or tainted NoExecute, or when not
+// encoded; to the others, by their sums and encoded instances.
 func (j *agentJoin) add(a *appOnAgents) {
 	if len(a.hosts) == 0 {
 		return
@@ -244,8 +284,23 @@ func (j *agentJoin) add(a *appOnAgents) {
 	named := j.readable(a.access)
 	for _, h := range a.hosts {
 		v := j.view(h.host)
-		for _, l := range h.launches {
-			j.launch(v, a.app, named, l)
+		if j.encoded == nil || v.Drain != nil || j.executing[h.host] != nil {
+			if named {
+				v.Instances = slices.Grow(v.Instances, len(h.launches))
+			}
+			for _, l := range h.launches {
+				j.launch(v, a.app, named, l)
+			}
+			continue
+		}
+		if named {
+			j.encoded[h.host] = append(j.encoded[h.host], h.encoded)
+		} else {
+			v.Others += len(h.launches)
+		}
+		for i := range h.cpus {
+			v.Used.CPUs += h.cpus[i]
+			v.Used.MemMB += h.memMB[i]
 		}
 	}
 }
@@ -263,11 +318,7 @@ func (j *agentJoin) launch(v *apiv1.AgentView, app string, named bool, l appLaun
 		}
 	}
 	if named {
-		inst := apiv1.AgentInstance{App: app, Index: g.Index, ID: launched.ID, Phase: launched.Phase, Successor: l.successor}
-		if !l.successor && g.Move != nil {
-			inst.Move = g.Move.Reason + " from " + g.Move.FromHost
-		}
-		v.Instances = append(v.Instances, inst)
+		v.Instances = append(v.Instances, l.instance(app))
 	} else {
 		v.Others++
 	}
@@ -330,15 +381,19 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	views, err := s.agentViews(r.Context(), s.reads(r), mayRead(r))
+	j, err := s.joinAgents(r.Context(), s.reads(r), mayRead(r), !summary)
 	if err != nil {
 		return err
 	}
-	views, next := pageOf(p, views, func(v *apiv1.AgentView) string { return v.ID })
-	for i, v := range views {
-		views[i] = summarizedAgent(v, summary)
+	views, next := pageOf(p, j.views(), func(v *apiv1.AgentView) string { return v.ID })
+	if summary {
+		for i, v := range views {
+			views[i] = summarizedAgent(v, summary)
+		}
+		writeList(w, "agents", nonNil(views), next)
+		return nil
 	}
-	writeAgents(w, nonNil(views), next)
+	writeAgents(w, nonNil(views), j.encoded, next)
 	return nil
 }
 

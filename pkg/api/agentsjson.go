@@ -4,17 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 )
 
-// writeAgents answers a list of agents as writeList does, to the byte.
-// Their instances, most of a fleet's answer, are written by
-// appendAgentInstance into the list encoded without them: the
+// writeAgents answers a list of agents as writeList does, to the byte,
+// their instances, most of a fleet's answer, spliced into the list
+// encoded without them: by agent, those encoded already (each after a
+// comma) then those of the views, written by appendAgentInstance. The
 // reflecting encoder and the indenter took most of the time of 100,000
 // instances.
-func writeAgents(w http.ResponseWriter, views []*apiv1.AgentView, next string) {
+func writeAgents(w http.ResponseWriter, views []*apiv1.AgentView, encoded map[string][][]byte, next string) {
 	bare := make([]*apiv1.AgentView, len(views))
 	for i, v := range views {
 		c := *v
@@ -37,7 +39,7 @@ func writeAgents(w http.ResponseWriter, views []*apiv1.AgentView, next string) {
 		return
 	}
 	rest := indentJSON(indented.AvailableBuffer(), compact.Bytes(), "  ")
-	body := answer.AvailableBuffer()
+	body := slices.Grow(answer.AvailableBuffer(), len(rest)+instanceBytes(views, encoded))
 	for _, v := range views {
 		if v.Instances == nil {
 			continue
@@ -47,19 +49,37 @@ func writeAgents(w http.ResponseWriter, views []*apiv1.AgentView, next string) {
 		at := bytes.Index(rest, noInstances) + len(noInstances) - len("]")
 		body = append(body, rest[:at]...)
 		rest = rest[at:]
-		if len(v.Instances) == 0 {
-			continue
+		first := len(body)
+		for _, e := range encoded[v.Hostname] {
+			if len(body) == first {
+				e = e[len(","):]
+			}
+			body = append(body, e...)
 		}
-		for i, inst := range v.Instances {
-			if i > 0 {
+		for _, inst := range v.Instances {
+			if len(body) > first {
 				body = append(body, ',')
 			}
 			body = appendAgentInstance(newline(body, "  ", agentInstanceDepth), inst, agentInstanceDepth)
 		}
-		body = newline(body, "  ", agentInstanceDepth-1)
+		if len(body) > first {
+			body = newline(body, "  ", agentInstanceDepth-1)
+		}
 	}
 	body = append(body, rest...)
 	_, _ = w.Write(body)
+}
+
+// instanceBytes is about how long the instances of views are, encoded.
+func instanceBytes(views []*apiv1.AgentView, encoded map[string][][]byte) int {
+	n := 0
+	for _, v := range views {
+		n += 160 * len(v.Instances)
+		for _, e := range encoded[v.Hostname] {
+			n += len(e)
+		}
+	}
+	return n
 }
 
 // agentInstanceDepth is the depth of an instance in a list of agents:
@@ -72,20 +92,23 @@ var noInstances = []byte(lines[:1+2*(agentInstanceDepth-1)] + `"instances": []`)
 // appendAgentInstance appends in as the encoder writes it, indented by
 // two spaces at depth.
 func appendAgentInstance(dst []byte, in apiv1.AgentInstance, depth int) []byte {
-	field := func(dst []byte, name string) []byte {
-		return append(append(newline(dst, "  ", depth+1), name...), ": "...)
-	}
-	dst = appendJSONString(field(append(dst, '{'), `"app"`), in.App)
-	dst = strconv.AppendInt(field(append(dst, ','), `"index"`), int64(in.Index), 10)
-	dst = appendJSONString(field(append(dst, ','), `"taskGroupID"`), in.ID)
-	dst = appendJSONString(field(append(dst, ','), `"phase"`), in.Phase)
+	inner := lines[:1+2*(depth+1)]
+	dst = append(append(append(dst, '{'), inner...), `"app": `...)
+	dst = appendJSONString(dst, in.App)
+	dst = append(append(append(dst, ','), inner...), `"index": `...)
+	dst = strconv.AppendInt(dst, int64(in.Index), 10)
+	dst = append(append(append(dst, ','), inner...), `"taskGroupID": `...)
+	dst = appendJSONString(dst, in.ID)
+	dst = append(append(append(dst, ','), inner...), `"phase": `...)
+	dst = appendJSONString(dst, in.Phase)
 	if in.Successor {
-		dst = append(field(append(dst, ','), `"successor"`), "true"...)
+		dst = append(append(append(dst, ','), inner...), `"successor": true`...)
 	}
 	if in.Move != "" {
-		dst = appendJSONString(field(append(dst, ','), `"move"`), in.Move)
+		dst = append(append(append(dst, ','), inner...), `"move": `...)
+		dst = appendJSONString(dst, in.Move)
 	}
-	return append(newline(dst, "  ", depth), '}')
+	return append(append(dst, lines[:1+2*depth]...), '}')
 }
 
 // appendJSONString appends s quoted as the encoder does: printable ASCII
