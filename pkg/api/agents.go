@@ -184,6 +184,7 @@ type agentJoin struct {
 	// encoded, when set, holds by host the named instances left out of
 	// the views, encoded: each application's share, in order.
 	encoded map[string][][]byte
+	shares  []*appOnAgents // as added
 	byHost  map[string]*apiv1.AgentView
 	all     []*apiv1.AgentView
 }
@@ -281,6 +282,7 @@ func (j *agentJoin) add(a *appOnAgents) {
 	if len(a.hosts) == 0 {
 		return
 	}
+	j.shares = append(j.shares, a)
 	named := j.readable(a.access)
 	for _, h := range a.hosts {
 		v := j.view(h.host)
@@ -303,6 +305,27 @@ func (j *agentJoin) add(a *appOnAgents) {
 			v.Used.MemMB += h.memMB[i]
 		}
 	}
+}
+
+// expand adds to v the named instances the join left encoded.
+func (j *agentJoin) expand(v *apiv1.AgentView) {
+	if len(j.encoded[v.Hostname]) == 0 {
+		return
+	}
+	for _, a := range j.shares {
+		if !j.readable(a.access) {
+			continue
+		}
+		for _, h := range a.hosts {
+			if h.host != v.Hostname {
+				continue
+			}
+			for _, l := range h.launches {
+				v.Instances = append(v.Instances, l.instance(a.app))
+			}
+		}
+	}
+	delete(j.encoded, v.Hostname)
 }
 
 // launch adds one launch of an application's instance to v, the view of
@@ -411,11 +434,16 @@ func summarizedAgent(v *apiv1.AgentView, summary bool) *apiv1.AgentView {
 // findAgent returns the view of the agent the path names by ID or
 // hostname, read from rd.
 func (s *Server) findAgent(r *http.Request, rd reader) (*apiv1.AgentView, error) {
-	views, err := s.agentViews(r.Context(), rd, mayRead(r))
+	j, err := s.joinAgents(r.Context(), rd, mayRead(r), true)
 	if err != nil {
 		return nil, err
 	}
-	return agentNamed(views, r.PathValue("agent"))
+	v, err := agentNamed(j.views(), r.PathValue("agent"))
+	if err != nil {
+		return nil, err
+	}
+	j.expand(v)
+	return v, nil
 }
 
 // agentNamed returns the agent named by ID or hostname.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -120,7 +121,7 @@ func compareAgents(t *testing.T, viewed, etcd *env) {
 	t.Helper()
 	for _, token := range []string{adminToken, operatorToken, readerToken} {
 		for _, path := range []string{"/v1/agents", "/v1/agents?limit=7", "/v1/agents?limit=7&after=agent-13", "/v1/agents?summary=true",
-			"/v1/agents/host-03", "/v1/agents/host-04"} {
+			"/v1/agents/host-03", "/v1/agents/host-04", "/v1/agents/host-07", "/v1/agents/agent-08"} {
 			got, want := viewed.call(t, "GET", path, nil, bearer(token)...), etcd.call(t, "GET", path, nil, bearer(token)...)
 			if got.status != http.StatusOK || want.status != http.StatusOK {
 				t.Fatalf("GET %s: %d %s from the view, %d %s from etcd", path, got.status, got.body, want.status, want.body)
@@ -135,6 +136,13 @@ func compareAgents(t *testing.T, viewed, etcd *env) {
 	}
 	var list struct{ Agents []apiv1.AgentView }
 	viewed.expectAs(t, operatorToken, http.StatusOK, "GET", "/v1/agents", nil, &list)
+	for _, a := range list.Agents {
+		var one apiv1.AgentView
+		viewed.expectAs(t, operatorToken, http.StatusOK, "GET", "/v1/agents/"+a.Hostname, nil, &one)
+		if !reflect.DeepEqual(one, a) {
+			t.Fatalf("GET /v1/agents/%s:\n%+v\nin the list:\n%+v", a.Hostname, one, a)
+		}
+	}
 	named, others := 0, 0
 	for _, a := range list.Agents {
 		for _, i := range a.Instances {
