@@ -23,7 +23,9 @@ import (
 //	page-p50-ms, page-p99-ms         GET /v1/apps/bench/app-000/instances?limit=500
 //
 // and s-to-running and running as BenchmarkRunning does, for the launch
-// before (a capped launch is read all the same).
+// before (a capped launch is read all the same), and read-heap-KiB/task,
+// what bcs-scheduler's heap holds after the reads more than before them
+// (what they keep, as the agents' shares kept in the read view).
 func BenchmarkReads10kOn100Agents(b *testing.B) {
 	benchmarkReads(b, shape{agents: 100, apps: 10, instances: 1000, placement: plain})
 }
@@ -59,6 +61,7 @@ func benchmarkReads(b *testing.B, sh shape) {
 		}
 		b.ReportMetric(res.elapsed.Seconds(), "s-to-running")
 		b.ReportMetric(float64(res.running), "running")
+		unread := sys.measure(b)
 		profiled := sys.startProfile(b)
 		b.StartTimer()
 		for _, rd := range reads {
@@ -77,6 +80,8 @@ func benchmarkReads(b *testing.B, sh shape) {
 		if err := <-profiled; err != nil {
 			b.Error(err)
 		}
+		read := sys.measure(b)
+		b.ReportMetric(float64(read.heap-unread.heap)/1024/float64(sh.apps*sh.instances), "read-heap-KiB/task")
 		sys.stop()
 	}
 }

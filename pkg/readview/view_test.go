@@ -188,3 +188,42 @@ func TestDecodedRecordsListedInKeyOrder(t *testing.T) {
 		t.Fatalf("after a put and a delete listed %q, want %q", got, want)
 	}
 }
+
+// EachDir derives each directory's value once and again only after one
+// of its keys changed, came or went; a directory emptied is gone.
+func TestEachDirDerivesWhatChanged(t *testing.T) {
+	st := openStore(t)
+	apply(t, st, put("taskgroups/ns/a/0", "a0"), put("taskgroups/ns/a/1", "a1"), put("taskgroups/ns/b/0", "b0"), put("apps/ns/a", "x"))
+	v := running(t, st, clockwork.NewRealClock())
+	derived := map[string]int{}
+	each := func() string {
+		var out []string
+		for _, d := range v.EachDir("taskgroups/", "values", func(entries []readview.Entry) any {
+			var values []string
+			for _, e := range entries {
+				values = append(values, string(e.Value))
+			}
+			joined := strings.Join(values, ",")
+			derived[joined]++
+			return joined
+		}) {
+			out = append(out, d.Dir+"="+d.Value.(string))
+		}
+		return strings.Join(out, " ")
+	}
+	fresh(t, v)
+	for range 3 {
+		if got, want := each(), "taskgroups/ns/a/=a0,a1 taskgroups/ns/b/=b0"; got != want {
+			t.Fatalf("EachDir = %q, want %q", got, want)
+		}
+	}
+	apply(t, st, put("taskgroups/ns/a/1", "a1'"), put("taskgroups/ns/c/0", "c0"), store.DeleteOp("taskgroups/ns/b/0", 0), put("apps/ns/b", "y"))
+	fresh(t, v)
+	if got, want := each(), "taskgroups/ns/a/=a0,a1' taskgroups/ns/c/=c0"; got != want {
+		t.Fatalf("EachDir after changes = %q, want %q", got, want)
+	}
+	each()
+	if want := map[string]int{"a0,a1": 1, "b0": 1, "a0,a1'": 1, "c0": 1}; fmt.Sprint(derived) != fmt.Sprint(want) {
+		t.Errorf("derived %v, want each value once: %v", derived, want)
+	}
+}
