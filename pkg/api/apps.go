@@ -1,15 +1,18 @@
 package api
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 	"github.com/bcs-mesos/bcs-mesos/pkg/autoscale"
@@ -80,7 +83,16 @@ func appView(app *registry.App, groups []*registry.TaskGroup, ro *registry.Rollo
 
 // shownSpec is a stored manifest as the API shows it: its passwords
 // redacted. A spec that does not parse (none is stored) is not shown.
+// The last specs shown are kept: a dashboard polling every application
+// would otherwise parse each manifest again on every read.
 func shownSpec(spec json.RawMessage) json.RawMessage {
+	key := maphash.Bytes(shownSpecs.seed, spec)
+	shownSpecs.mu.Lock()
+	kept, ok := shownSpecs.byHash[key]
+	shownSpecs.mu.Unlock()
+	if ok && bytes.Equal(kept.spec, spec) {
+		return kept.shown
+	}
 	obj, _ := manifest.Parse(spec)
 	if obj == nil {
 		return nil
@@ -89,8 +101,28 @@ func shownSpec(spec json.RawMessage) json.RawMessage {
 	if err != nil {
 		return nil
 	}
+	shownSpecs.mu.Lock()
+	defer shownSpecs.mu.Unlock()
+	if len(shownSpecs.byHash) >= keptSpecs {
+		clear(shownSpecs.byHash)
+	}
+	shownSpecs.byHash[key] = keptSpec{spec: bytes.Clone(spec), shown: shown}
 	return shown
 }
+
+// keptSpecs is how many specs shownSpec keeps, a few times the
+// applications of a large cluster.
+const keptSpecs = 4096
+
+// shownSpecs are the specs shownSpec showed last, by their hash. A
+// shown spec is shared by its readers and never changed.
+var shownSpecs = struct {
+	mu     sync.Mutex
+	seed   maphash.Seed
+	byHash map[uint64]keptSpec
+}{seed: maphash.MakeSeed(), byHash: map[uint64]keptSpec{}}
+
+type keptSpec struct{ spec, shown json.RawMessage }
 
 // rolloutView is nil for no rollout.
 func rolloutView(ro *registry.Rollout) *RolloutView {
