@@ -172,7 +172,36 @@ func appOnAgentsOf(groups []*registry.TaskGroup) *appOnAgents {
 			h.encoded = appendAgentInstance(newline(append(h.encoded, ','), "  ", agentInstanceDepth), l.instance(a.app), agentInstanceDepth)
 		}
 	}
+	a.compact()
 	return a
+}
+
+// compact moves the hosts' launches, resources and encoded instances
+// into one array of each, of their exact length: the read view keeps
+// them for every application, and appends left up to half of each
+// unused.
+func (a *appOnAgents) compact() {
+	var launches, floats, encoded int
+	for _, h := range a.hosts {
+		launches, floats, encoded = launches+len(h.launches), floats+len(h.cpus), encoded+len(h.encoded)
+	}
+	allLaunches := make([]appLaunch, 0, launches)
+	allFloats := make([]float64, 0, 2*floats)
+	allEncoded := make([]byte, 0, encoded)
+	for i := range a.hosts {
+		h := &a.hosts[i]
+		h.launches, allLaunches = moved(allLaunches, h.launches)
+		h.cpus, allFloats = moved(allFloats, h.cpus)
+		h.memMB, allFloats = moved(allFloats, h.memMB)
+		h.encoded, allEncoded = moved(allEncoded, h.encoded)
+	}
+}
+
+// moved appends s to all, returning it there and all after it.
+func moved[T any](all, s []T) (_, rest []T) {
+	at := len(all)
+	all = append(all, s...)
+	return all[at:len(all):len(all)], all
 }
 
 // agentJoin builds the agents' views, one record at a time.

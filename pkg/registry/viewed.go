@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unique"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/readview"
@@ -64,7 +65,45 @@ func decodeRecord[T any, P record[T]](value []byte, rev int64) (any, error) {
 		return nil, err
 	}
 	p.setRevision(rev)
+	if g, ok := any(p).(*TaskGroup); ok {
+		g.intern()
+	}
 	return p, nil
+}
+
+// intern makes g's strings that many task groups repeat (namespace,
+// application, states, agent, host …) share one copy: the view holds
+// every task group of the fleet, and each decoded its own.
+func (g *TaskGroup) intern() {
+	for _, s := range []*string{&g.Namespace, &g.App, &g.Node, &g.Template, &g.Network, &g.State, &g.Phase, &g.AgentID,
+		&g.Host, &g.HostIP, &g.RemoteMessage, &g.Message, &g.Prefer, &g.KillReason, &g.WaitingFor} {
+		*s = intern(*s)
+	}
+	internTasks(g.Tasks)
+	if p := g.Previous; p != nil {
+		p.AgentID, p.Host = intern(p.AgentID), intern(p.Host)
+		internTasks(p.Tasks)
+	}
+	if m := g.Move; m != nil {
+		m.Reason, m.FromHost, m.ToHost = intern(m.Reason), intern(m.FromHost), intern(m.ToHost)
+		if m.Successor != nil {
+			m.Successor.intern()
+		}
+	}
+}
+
+func internTasks(tasks []TaskRecord) {
+	for i := range tasks {
+		t := &tasks[i]
+		t.Name, t.State, t.Message = intern(t.Name), intern(t.State), intern(t.Message)
+	}
+}
+
+func intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	return unique.Make(s).Value()
 }
 
 // viewedRecord is the record e holds; one the view could not decode is
