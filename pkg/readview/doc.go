@@ -9,6 +9,11 @@
 // the caller reads etcd itself. When the feed cannot replay (etcd
 // compacted its history), the view lists its prefixes again.
 //
+// A reader may keep, per key directory, a value derived from its entries
+// (EachDir): made at the first read after the directory changed, kept
+// until it changes again, so that a read of the whole fleet redoes only
+// the work of what changed since the last.
+//
 // It holds keys and bytes; it owns no record types. It must not import
 // HTTP or Mesos packages, nor any bcs-mesos package but store, changefeed
 // and errdefs.
