@@ -1,27 +1,25 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
-	"slices"
 	"strconv"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
 )
 
 // writeAgents answers a list of agents as writeList does, to the byte,
-// their instances, most of a fleet's answer, spliced into the list
-// encoded without them: by agent, those encoded already (each after a
-// comma) then those of the views, written by appendAgentInstance. The
-// reflecting encoder and the indenter took most of the time of 100,000
-// instances.
+// their instances, most of a fleet's answer, written into it: by agent,
+// those encoded already (each after a comma) then those of the views,
+// written by appendAgentInstance.
 func writeAgents(w http.ResponseWriter, views []*apiv1.AgentView, encoded map[string][][]byte, next string) {
 	bare := make([]*apiv1.AgentView, len(views))
+	listed := make([]*apiv1.AgentView, 0, len(views)) // those whose instances are listed, in order
 	for i, v := range views {
 		c := *v
 		if c.Instances != nil {
 			c.Instances = []apiv1.AgentInstance{}
+			listed = append(listed, v)
 		}
 		bare[i] = &c
 	}
@@ -29,57 +27,16 @@ func writeAgents(w http.ResponseWriter, views []*apiv1.AgentView, encoded map[st
 	if next != "" {
 		out["next"] = next
 	}
-	compact, indented, answer := getBuffer(), getBuffer(), getBuffer()
-	defer putBuffer(compact)
-	defer putBuffer(indented)
-	defer putBuffer(answer)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	if err := json.NewEncoder(compact).Encode(out); err != nil {
-		return
-	}
-	rest := indentJSON(indented.AvailableBuffer(), compact.Bytes(), "  ")
-	body := slices.Grow(answer.AvailableBuffer(), len(rest)+instanceBytes(views, encoded))
-	for _, v := range views {
-		if v.Instances == nil {
-			continue
-		}
-		// The field is on its own line at the agents' fields' depth;
-		// a string holding it would hold its quotes escaped.
-		at := bytes.Index(rest, noInstances) + len(noInstances) - len("]")
-		body = append(body, rest[:at]...)
-		rest = rest[at:]
-		first := len(body)
+	writeJSONFilled(w, http.StatusOK, out, noInstances, nil, agentInstanceDepth, instanceBytes(views, encoded), func(i int, body []byte) []byte {
+		v := listed[i]
 		for _, e := range encoded[v.Hostname] {
-			if len(body) == first {
-				e = e[len(","):]
-			}
 			body = append(body, e...)
 		}
 		for _, inst := range v.Instances {
-			if len(body) > first {
-				body = append(body, ',')
-			}
-			body = appendAgentInstance(newline(body, "  ", agentInstanceDepth), inst, agentInstanceDepth)
+			body = appendAgentInstance(newline(append(body, ','), "  ", agentInstanceDepth), inst, agentInstanceDepth)
 		}
-		if len(body) > first {
-			body = newline(body, "  ", agentInstanceDepth-1)
-		}
-	}
-	body = append(body, rest...)
-	_, _ = w.Write(body)
-}
-
-// instanceBytes is about how long the instances of views are, encoded.
-func instanceBytes(views []*apiv1.AgentView, encoded map[string][][]byte) int {
-	n := 0
-	for _, v := range views {
-		n += 160 * len(v.Instances)
-		for _, e := range encoded[v.Hostname] {
-			n += len(e)
-		}
-	}
-	return n
+		return body
+	})
 }
 
 // agentInstanceDepth is the depth of an instance in a list of agents:
@@ -122,4 +79,16 @@ func appendJSONString(dst []byte, s string) []byte {
 		}
 	}
 	return append(append(append(dst, '"'), s...), '"')
+}
+
+// instanceBytes is about how long the instances of views are, encoded.
+func instanceBytes(views []*apiv1.AgentView, encoded map[string][][]byte) int {
+	n := 0
+	for _, v := range views {
+		n += 160 * len(v.Instances)
+		for _, e := range encoded[v.Hostname] {
+			n += len(e)
+		}
+	}
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -25,11 +26,57 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(indented.Bytes())
 }
 
+// writeJSONFilled answers v as writeJSON does, to the byte, its long
+// lists written by fill instead of the reflecting encoder and the
+// indenter: v holds each of them empty, on a line that ends with marker
+// (after the first line that ends with after, when set), and fill(i,
+// dst) appends the elements of the i-th, each after a comma, indented at
+// depth (the lists' depth plus one); they take about more bytes.
+func writeJSONFilled(w http.ResponseWriter, status int, v any, marker, after []byte, depth, more int, fill func(i int, dst []byte) []byte) {
+	compact, indented, answer := getBuffer(), getBuffer(), getBuffer()
+	defer putBuffer(compact)
+	defer putBuffer(indented)
+	defer putBuffer(answer)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if err := json.NewEncoder(compact).Encode(v); err != nil {
+		return
+	}
+	rest := indentJSON(indented.AvailableBuffer(), compact.Bytes(), "  ")
+	body := slices.Grow(answer.AvailableBuffer(), len(rest)+more)
+	if len(after) > 0 {
+		at := bytes.Index(rest, after) + len(after)
+		body, rest = append(body, rest[:at]...), rest[at:]
+	}
+	// The marker is on a line of its own: a string holding it would
+	// hold its quotes escaped and no newline.
+	for i := 0; ; i++ {
+		at := bytes.Index(rest, marker)
+		if at < 0 {
+			break
+		}
+		at += len(marker) - len("[]")
+		body, rest = append(body, rest[:at]...), rest[at+len("[]"):]
+		start := len(body)
+		if body = fill(i, body); len(body) == start {
+			body = append(body, "[]"...)
+			continue
+		}
+		body[start] = '[' // the first element's comma
+		body = append(newline(body, "  ", depth-1), ']')
+	}
+	_, _ = w.Write(append(body, rest...))
+}
+
 // indentJSON appends src, valid JSON as json.Marshal writes it (no
 // whitespace but after the value), to dst indented as json.Indent(dst,
 // src, "", indent) does.
 func indentJSON(dst, src []byte, indent string) []byte {
-	depth := 0
+	return indentJSONAt(dst, src, indent, 0)
+}
+
+// indentJSONAt is indentJSON for a value at depth.
+func indentJSONAt(dst, src []byte, indent string, depth int) []byte {
 	for i := 0; i < len(src); i++ {
 		switch c := src[i]; c {
 		case '"':
