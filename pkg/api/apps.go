@@ -488,7 +488,7 @@ func (s *Server) getOne(wl workloads) handlerFunc {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, summarized(v, summary))
+		writeAppView(w, http.StatusOK, summarized(v, summary))
 		return nil
 	}
 }
