@@ -27,7 +27,7 @@ func writeAgents(w http.ResponseWriter, views []*apiv1.AgentView, encoded map[st
 	if next != "" {
 		out["next"] = next
 	}
-	writeJSONFilled(w, http.StatusOK, out, noInstances, nil, agentInstanceDepth, instanceBytes(views, encoded), func(i int, body []byte) []byte {
+	writeJSONFilled(w, http.StatusOK, out, noInstances, nil, agentInstanceDepth, func(i int, body []byte) []byte {
 		v := listed[i]
 		for _, e := range encoded[v.Hostname] {
 			body = append(body, e...)
@@ -79,16 +79,4 @@ func appendJSONString(dst []byte, s string) []byte {
 		}
 	}
 	return append(append(append(dst, '"'), s...), '"')
-}
-
-// instanceBytes is about how long the instances of views are, encoded.
-func instanceBytes(views []*apiv1.AgentView, encoded map[string][][]byte) int {
-	n := 0
-	for _, v := range views {
-		n += 160 * len(v.Instances)
-		for _, e := range encoded[v.Hostname] {
-			n += len(e)
-		}
-	}
-	return n
 }

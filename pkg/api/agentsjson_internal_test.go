@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"fmt"
+	"net/http/httptest"
 	"reflect"
 	"runtime"
 	"testing"
@@ -45,4 +47,43 @@ func heapAfterGC() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
+}
+
+// A list of agents longer than a chunk, some without instances, some
+// with them encoded already, is written as the encoder writes it.
+func TestWriteAgentsAsTheEncoderWritesIt(t *testing.T) {
+	var views []*apiv1.AgentView
+	encoded := map[string][][]byte{}
+	for a := range 2000 {
+		v := &apiv1.AgentView{Hostname: fmt.Sprintf("host-%04d", a), Attributes: map[string]string{"zone": "<z>"}, Taints: []string{}}
+		if a%3 > 0 {
+			v.Instances = []apiv1.AgentInstance{}
+		}
+		for i := range a % 7 {
+			v.Instances = append(v.Instances, apiv1.AgentInstance{App: "ns/app", Index: i, ID: fmt.Sprintf("t-%d", i), Phase: "Running", Move: "drain from \"x\""})
+		}
+		views = append(views, v)
+	}
+	want := httptest.NewRecorder()
+	writeList(want, "agents", views, "host-1999")
+	// Half the instances of every fifth agent encoded, as an
+	// application's share is.
+	var shown []*apiv1.AgentView
+	for a, v := range views {
+		c := *v
+		if a%5 == 0 && len(v.Instances) > 1 {
+			var e []byte
+			for _, inst := range v.Instances[:len(v.Instances)/2] {
+				e = appendAgentInstance(newline(append(e, ','), "  ", agentInstanceDepth), inst, agentInstanceDepth)
+			}
+			encoded[v.Hostname] = [][]byte{e[:len(e)/2:len(e)/2], e[len(e)/2:]}
+			c.Instances = v.Instances[len(v.Instances)/2:]
+		}
+		shown = append(shown, &c)
+	}
+	got := httptest.NewRecorder()
+	writeAgents(got, shown, encoded, "host-1999")
+	if got.Body.Len() < 2*chunkBytes || !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) {
+		t.Fatalf("%d bytes written, want the encoder's %d (more than two chunks of %d)", got.Body.Len(), want.Body.Len(), chunkBytes)
+	}
 }

@@ -20,7 +20,7 @@ func writeAppView(w http.ResponseWriter, status int, v AppView) {
 		return
 	}
 	v.Status.Instances = []apiv1.InstanceView{}
-	writeJSONFilled(w, status, v, appInstancesMarker, appStatusMarker, appInstanceDepth, 600*len(instances), func(_ int, body []byte) []byte {
+	writeJSONFilled(w, status, v, appInstancesMarker, appStatusMarker, appInstanceDepth, func(_ int, body []byte) []byte {
 		for i := range instances {
 			body = appendInstanceView(newline(append(body, ','), "  ", appInstanceDepth), &instances[i], appInstanceDepth)
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 )
@@ -31,22 +30,30 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // indenter: v holds each of them empty, on a line that ends with marker
 // (after the first line that ends with after, when set), and fill(i,
 // dst) appends the elements of the i-th, each after a comma, indented at
-// depth (the lists' depth plus one); they take about more bytes.
-func writeJSONFilled(w http.ResponseWriter, status int, v any, marker, after []byte, depth, more int, fill func(i int, dst []byte) []byte) {
-	compact, indented, answer := getBuffer(), getBuffer(), getBuffer()
+// depth (the lists' depth plus one). The answer is written as it is
+// made, a chunk at a time: one of a fleet would be tens of MB, made
+// again for every read.
+func writeJSONFilled(w http.ResponseWriter, status int, v any, marker, after []byte, depth int, fill func(i int, dst []byte) []byte) {
+	compact, indented, chunk := getBuffer(), getBuffer(), getBuffer()
 	defer putBuffer(compact)
 	defer putBuffer(indented)
-	defer putBuffer(answer)
+	defer putBuffer(chunk)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	if err := json.NewEncoder(compact).Encode(v); err != nil {
 		return
 	}
-	rest := indentJSON(indented.AvailableBuffer(), compact.Bytes(), "  ")
-	body := slices.Grow(answer.AvailableBuffer(), len(rest)+more)
+	indented.Write(indentJSON(indented.AvailableBuffer(), compact.Bytes(), "  "))
+	rest, out := indented.Bytes(), chunk.AvailableBuffer()
+	write := func(final bool) {
+		if final || len(out) >= chunkBytes {
+			_, _ = w.Write(out)
+			out = out[:0]
+		}
+	}
 	if len(after) > 0 {
 		at := bytes.Index(rest, after) + len(after)
-		body, rest = append(body, rest[:at]...), rest[at:]
+		out, rest = append(out, rest[:at]...), rest[at:]
 	}
 	// The marker is on a line of its own: a string holding it would
 	// hold its quotes escaped and no newline.
@@ -56,17 +63,22 @@ func writeJSONFilled(w http.ResponseWriter, status int, v any, marker, after []b
 			break
 		}
 		at += len(marker) - len("[]")
-		body, rest = append(body, rest[:at]...), rest[at+len("[]"):]
-		start := len(body)
-		if body = fill(i, body); len(body) == start {
-			body = append(body, "[]"...)
-			continue
+		out, rest = append(out, rest[:at]...), rest[at+len("[]"):]
+		start := len(out)
+		if out = fill(i, out); len(out) == start {
+			out = append(out, "[]"...)
+		} else {
+			out[start] = '[' // the first element's comma
+			out = append(newline(out, "  ", depth-1), ']')
 		}
-		body[start] = '[' // the first element's comma
-		body = append(newline(body, "  ", depth-1), ']')
+		write(false)
 	}
-	_, _ = w.Write(append(body, rest...))
+	out = append(out, rest...)
+	write(true)
 }
+
+// chunkBytes is about how much writeJSONFilled writes at a time.
+const chunkBytes = 256 << 10
 
 // indentJSON appends src, valid JSON as json.Marshal writes it (no
 // whitespace but after the value), to dst indented as json.Indent(dst,
