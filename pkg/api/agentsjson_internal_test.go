@@ -76,7 +76,7 @@ func TestWriteAgentsAsTheEncoderWritesIt(t *testing.T) {
 			for _, inst := range v.Instances[:len(v.Instances)/2] {
 				e = appendAgentInstance(newline(append(e, ','), "  ", agentInstanceDepth), inst, agentInstanceDepth)
 			}
-			encoded[v.Hostname] = [][]byte{e[:len(e)/2:len(e)/2], e[len(e)/2:]}
+			encoded[v.Hostname] = [][]byte{e[: len(e)/2 : len(e)/2], e[len(e)/2:]}
 			c.Instances = v.Instances[len(v.Instances)/2:]
 		}
 		shown = append(shown, &c)
