@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/apiv1"
@@ -53,9 +54,7 @@ func (s *Server) joinAgents(ctx context.Context, reg reader, readable func(auth.
 		return nil, err
 	}
 	j := newAgentJoin(apps, readable)
-	if encoded {
-		j.encoded = map[string][][]byte{}
-	}
+	j.encoding = encoded
 	now := s.cfg.Clock.Now()
 	for _, a := range agents {
 		j.agent(a, now)
@@ -82,10 +81,12 @@ type appsOnAgents interface {
 func (j *agentJoin) instances(ctx context.Context, reg reader) error {
 	byApp, ok := reg.(appsOnAgents)
 	if !ok {
-		return reg.EachTaskGroup(ctx, func(g *registry.TaskGroup) error {
+		err := reg.EachTaskGroup(ctx, func(g *registry.TaskGroup) error {
 			j.add(appOnAgentsOf([]*registry.TaskGroup{g}))
 			return nil
 		})
+		j.index()
+		return err
 	}
 	found, err := byApp.EachAppTaskGroups("agents", func(groups []*registry.TaskGroup) any { return appOnAgentsOf(groups) })
 	if err != nil {
@@ -94,6 +95,7 @@ func (j *agentJoin) instances(ctx context.Context, reg reader) error {
 	for _, a := range found {
 		j.add(a.(*appOnAgents))
 	}
+	j.index()
 	return nil
 }
 
@@ -112,6 +114,7 @@ type appOnAgents struct {
 // each after a comma.
 type hostLaunches struct {
 	host        string
+	id          hostID
 	launches    []appLaunch
 	cpus, memMB []float64
 	encoded     []byte
@@ -162,7 +165,7 @@ func appOnAgentsOf(groups []*registry.TaskGroup) *appOnAgents {
 			if !ok {
 				i = len(a.hosts)
 				at[launched.Host] = i
-				a.hosts = append(a.hosts, hostLaunches{host: launched.Host})
+				a.hosts = append(a.hosts, hostLaunches{host: launched.Host, id: hostIDs.of(launched.Host)})
 			}
 			h := &a.hosts[i]
 			h.launches = append(h.launches, l)
@@ -210,12 +213,19 @@ type agentJoin struct {
 	apps      map[string]*registry.App      // by namespace/name
 	rules     map[string]appRules           // by namespace/name, made when first needed
 	executing map[string][]constraint.Taint // host → taints, when one is NoExecute
-	// encoded, when set, holds by host the named instances left out of
-	// the views, encoded: each application's share, in order.
-	encoded map[string][][]byte
-	shares  []*appOnAgents // as added
-	byHost  map[string]*apiv1.AgentView
-	all     []*apiv1.AgentView
+	// encoding: the named instances on agents neither draining nor
+	// tainted NoExecute are left out of the views, and pieces holds them
+	// encoded, each application's share, as added; index makes encoded
+	// of them, by host.
+	encoding bool
+	pieces   []encodedPiece
+	encoded  map[string][][]byte
+	shares   []*appOnAgents // as added
+	// byID are the views by host ID, and whether their instances are
+	// added one by one: a hostname is looked up once per join.
+	byID   []hostView
+	byHost map[string]*apiv1.AgentView
+	all    []*apiv1.AgentView
 }
 
 // appRules is what an application's manifest says of its instances on
@@ -304,18 +314,47 @@ func (j *agentJoin) settings(st *registry.AgentSettings) {
 	}
 }
 
+// encodedPiece is an application's instances on the agent of a host ID,
+// encoded.
+type encodedPiece struct {
+	host    hostID
+	encoded []byte
+}
+
+type hostView struct {
+	view     *apiv1.AgentView
+	oneByOne bool
+	hostname string // the view's, for index
+}
+
+// hostViewOf is the view of h's agent.
+func (j *agentJoin) hostViewOf(h *hostLaunches) hostView {
+	if int(h.id) >= len(j.byID) {
+		j.byID = append(j.byID, make([]hostView, hostIDs.count()-len(j.byID))...)
+	}
+	if hv := j.byID[h.id]; hv.view != nil {
+		return hv
+	}
+	v := j.view(h.host)
+	hv := hostView{view: v, oneByOne: !j.encoding || v.Drain != nil || j.executing[h.host] != nil, hostname: h.host}
+	j.byID[h.id] = hv
+	return hv
+}
+
 // add adds the launches of an application to the agents they are on:
 // one by one to an agent draining or tainted NoExecute, or when not
-// encoded; to the others, by their sums and encoded instances.
+// encoding; to the others, by their sums and encoded instances.
 func (j *agentJoin) add(a *appOnAgents) {
 	if len(a.hosts) == 0 {
 		return
 	}
 	j.shares = append(j.shares, a)
 	named := j.readable(a.access)
-	for _, h := range a.hosts {
-		v := j.view(h.host)
-		if j.encoded == nil || v.Drain != nil || j.executing[h.host] != nil {
+	for i := range a.hosts {
+		h := &a.hosts[i]
+		hv := j.hostViewOf(h)
+		v := hv.view
+		if hv.oneByOne {
 			if named {
 				v.Instances = slices.Grow(v.Instances, len(h.launches))
 			}
@@ -325,7 +364,7 @@ func (j *agentJoin) add(a *appOnAgents) {
 			continue
 		}
 		if named {
-			j.encoded[h.host] = append(j.encoded[h.host], h.encoded)
+			j.pieces = append(j.pieces, encodedPiece{host: h.id, encoded: h.encoded})
 		} else {
 			v.Others += len(h.launches)
 		}
@@ -334,6 +373,43 @@ func (j *agentJoin) add(a *appOnAgents) {
 			v.Used.MemMB += h.memMB[i]
 		}
 	}
+}
+
+// index makes encoded of pieces: by host, its pieces in the order added
+// (a counting sort: a fleet's join has a piece per application and
+// agent).
+func (j *agentJoin) index() {
+	j.encoded = map[string][][]byte{}
+	if len(j.pieces) == 0 {
+		return
+	}
+	ends := make([]int, len(j.byID))
+	for _, p := range j.pieces {
+		ends[p.host]++
+	}
+	for id := 1; id < len(ends); id++ {
+		ends[id] += ends[id-1]
+	}
+	sorted := make([][]byte, len(j.pieces))
+	for i := len(j.pieces) - 1; i >= 0; i-- {
+		p := j.pieces[i]
+		ends[p.host]--
+		sorted[ends[p.host]] = p.encoded
+	}
+	for id, hv := range j.byID {
+		if start, end := ends[id], endOf(ends, id, len(sorted)); end > start {
+			j.encoded[hv.hostname] = sorted[start:end:end]
+		}
+	}
+	j.pieces = nil
+}
+
+// endOf is where the pieces of host ID id end, given where each starts.
+func endOf(starts []int, id, total int) int {
+	if id+1 < len(starts) {
+		return starts[id+1]
+	}
+	return total
 }
 
 // expand adds to v the named instances the join left encoded.
@@ -685,4 +761,40 @@ func (s *Server) setEngine(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, e)
 	return nil
+}
+
+// hostID numbers a hostname, for a join to find its agent's view by
+// index instead of hashing the name once per application on it.
+type hostID int32
+
+// hostIDs numbers every hostname seen, for the life of the process:
+// agents are a few thousand names, renamed rarely.
+var hostIDs = &hostNumbers{ids: map[string]hostID{}}
+
+type hostNumbers struct {
+	mu  sync.RWMutex
+	ids map[string]hostID
+}
+
+func (n *hostNumbers) of(host string) hostID {
+	n.mu.RLock()
+	id, ok := n.ids[host]
+	n.mu.RUnlock()
+	if ok {
+		return id
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if id, ok := n.ids[host]; ok {
+		return id
+	}
+	id = hostID(len(n.ids))
+	n.ids[strings.Clone(host)] = id
+	return id
+}
+
+func (n *hostNumbers) count() int {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return len(n.ids)
 }
