@@ -66,6 +66,14 @@
 // (bcs_api_reads_total{from} counts both). Writes, and the answers of
 // writes, read etcd.
 //
+// A read of a fleet does the work of what changed since the last: the
+// agents' list joins each application's share of the agents (where its
+// instances run, their resources and their instances encoded), which the
+// view keeps until its task groups change (readview.View.EachDir), and
+// the long lists of an answer (an agent's instances, an application's)
+// are written by hand-made encoders into the answer encoded without them
+// (writeJSONFilled), the encoder's bytes exactly, a chunk at a time.
+//
 // A cluster-wide view names a namespace's objects only to callers who
 // may read that namespace (mayRead): an agent's instances (agents.go)
 // and a depends object's referencing applications of other namespaces
