@@ -55,16 +55,18 @@ type Entry struct {
 type dir struct {
 	leaves map[string]Entry
 	order  atomic.Pointer[[]string]
-	// derived is what EachDir's derive made of the leaves, nil again
-	// when one changes: a read of a fleet derives again only the
-	// directories that changed since the last.
+	// derived is what EachDir's derive made of the leaves at a version,
+	// which counts their changes: a read of a fleet derives again only
+	// the directories that changed since the last.
 	derived atomic.Pointer[derivation]
+	version atomic.Uint64
 }
 
 // derivation is what one derive function made of a directory.
 type derivation struct {
-	of    string // the name its caller gave the derive function
-	value any
+	of      string // the name its caller gave the derive function
+	version uint64
+	value   any
 }
 
 // View is the in-memory copy of the keys under Config.Prefixes. Its
@@ -231,7 +233,7 @@ func put(dirs map[string]*dir, key string, e Entry) {
 		d.order.Store(nil)
 	}
 	d.leaves[leaf] = e
-	d.derived.Store(nil)
+	d.version.Add(1)
 }
 
 func remove(dirs map[string]*dir, key string) {
@@ -245,7 +247,7 @@ func remove(dirs map[string]*dir, key string) {
 	}
 	delete(d.leaves, leaf)
 	d.order.Store(nil)
-	d.derived.Store(nil)
+	d.version.Add(1)
 	if len(d.leaves) == 0 {
 		delete(dirs, name)
 	}
@@ -347,27 +349,50 @@ type Derived struct {
 // name names derive: every caller of one name passes the same function.
 // Values are shared by every caller: none may change them.
 func (v *View) EachDir(prefix, name string, derive func([]Entry) any) []Derived {
+	out, stale := v.derived(prefix, name)
+	// Derived without the lock: the feed's changes wait for no read.
+	for _, st := range stale {
+		made := &derivation{of: name, version: st.version, value: derive(st.entries)}
+		if st.dir.version.Load() == st.version {
+			st.dir.derived.Store(made)
+		}
+		out[st.at].Value = made.value
+	}
+	return out
+}
+
+// staleDir is a directory whose value EachDir makes again: its entries
+// at version, and where its value goes.
+type staleDir struct {
+	dir     *dir
+	version uint64
+	entries []Entry
+	at      int
+}
+
+// derived is EachDir's values of name under prefix that are kept, and
+// the directories whose values are not.
+func (v *View) derived(prefix, name string) ([]Derived, []staleDir) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	names, _ := v.under(prefix)
-	out := make([]Derived, 0, len(names))
-	for _, dirName := range names {
+	out := make([]Derived, len(names))
+	var stale []staleDir
+	for i, dirName := range names {
 		d := v.dirs[dirName]
-		got := d.derived.Load()
-		if got == nil || got.of != name {
-			// Readers derive concurrently under the read lock; the
-			// leaves cannot change meanwhile, so any of their values
-			// is right.
-			entries := make([]Entry, 0, len(d.leaves))
-			for _, leaf := range d.sorted() {
-				entries = append(entries, d.leaves[leaf])
-			}
-			got = &derivation{of: name, value: derive(entries)}
-			d.derived.Store(got)
+		out[i].Dir = dirName
+		version := d.version.Load()
+		if got := d.derived.Load(); got != nil && got.of == name && got.version == version {
+			out[i].Value = got.value
+			continue
 		}
-		out = append(out, Derived{Dir: dirName, Value: got.value})
+		entries := make([]Entry, 0, len(d.leaves))
+		for _, leaf := range d.sorted() {
+			entries = append(entries, d.leaves[leaf])
+		}
+		stale = append(stale, staleDir{dir: d, version: version, entries: entries, at: i})
 	}
-	return out
+	return out, stale
 }
 
 // under is the directories under prefix, sorted, and how many leaves
