@@ -92,6 +92,11 @@ func (j *agentJoin) instances(ctx context.Context, reg reader) error {
 	if err != nil {
 		return err
 	}
+	pieces := 0
+	for _, a := range found {
+		pieces += len(a.(*appOnAgents).hosts)
+	}
+	j.pieces, j.shares = make([]encodedPiece, 0, pieces), make([]*appOnAgents, 0, len(found))
 	for _, a := range found {
 		j.add(a.(*appOnAgents))
 	}

@@ -21,7 +21,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	if err := json.NewEncoder(compact).Encode(v); err != nil {
 		return
 	}
-	indented.Write(indentJSON(indented.AvailableBuffer(), compact.Bytes(), "  "))
+	indent(indented, compact.Bytes())
 	_, _ = w.Write(indented.Bytes())
 }
 
@@ -43,7 +43,7 @@ func writeJSONFilled(w http.ResponseWriter, status int, v any, marker, after []b
 	if err := json.NewEncoder(compact).Encode(v); err != nil {
 		return
 	}
-	indented.Write(indentJSON(indented.AvailableBuffer(), compact.Bytes(), "  "))
+	indent(indented, compact.Bytes())
 	rest, out := indented.Bytes(), chunk.AvailableBuffer()
 	write := func(final bool) {
 		if final || len(out) >= chunkBytes {
@@ -79,6 +79,13 @@ func writeJSONFilled(w http.ResponseWriter, status int, v any, marker, after []b
 
 // chunkBytes is about how much writeJSONFilled writes at a time.
 const chunkBytes = 256 << 10
+
+// indent writes compact to dst indented by two spaces, dst grown first
+// to about its size: a large answer grew it many times.
+func indent(dst *bytes.Buffer, compact []byte) {
+	dst.Grow(2 * len(compact))
+	dst.Write(indentJSON(dst.AvailableBuffer(), compact, "  "))
+}
 
 // indentJSON appends src, valid JSON as json.Marshal writes it (no
 // whitespace but after the value), to dst indented as json.Indent(dst,
