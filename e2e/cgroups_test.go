@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bcs-mesos/bcs-mesos/pkg/process"
 )
 
 // The process executors keep their task cgroups under bcs-process/
@@ -51,7 +53,7 @@ func sweepCgroups(before map[string]bool) []string {
 	for _, parent := range cgroupParents() {
 		entries, _ := os.ReadDir(parent)
 		for _, e := range entries {
-			if !e.IsDir() || before[e.Name()] || executorRuns(e.Name()) {
+			if !e.IsDir() || before[e.Name()] || process.OwnerAlive(e.Name()) {
 				continue
 			}
 			leaked = append(leaked, removeCgroup(filepath.Join(parent, e.Name()))...)
@@ -96,26 +98,6 @@ func cgroupPids(dir string) []int {
 		}
 	}
 	return pids
-}
-
-// executorRuns reads an executor directory's name: its pid runs and
-// started at the recorded time (pids are reused).
-func executorRuns(owner string) bool {
-	at := strings.LastIndexByte(owner, '@')
-	if at < 0 {
-		return false
-	}
-	pidText, start, _ := strings.Cut(owner[at+1:], "-")
-	pid, err := strconv.Atoi(pidText)
-	if err != nil || !alive(pid) {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	return len(fields) > 19 && fields[19] == start
 }
 
 // The harness's teardown sweeps the cgroups a dead executor left, and a

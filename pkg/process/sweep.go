@@ -66,7 +66,7 @@ func (c *Cgroups) SweepDead(owner Owner, log *slog.Logger) Swept {
 	var total Swept
 	entries, _ := os.ReadDir(c.trackingDir(c.Parent))
 	for _, e := range entries {
-		if !e.IsDir() || e.Name() == self || ownerAlive(e.Name()) {
+		if !e.IsDir() || e.Name() == self || OwnerAlive(e.Name()) {
 			continue
 		}
 		if !owner.sameFramework(e.Name()) {
@@ -116,10 +116,10 @@ func (c *Cgroups) Release(owner Owner) {
 	c.sweep(owner.dir(os.Getpid()))
 }
 
-// ownerAlive reads an owner directory's name: alive when that pid runs
+// OwnerAlive reads an owner directory's name: alive when that pid runs
 // and started when recorded (pids are reused). A name without an owner
 // suffix is nobody's.
-func ownerAlive(dir string) bool {
+func OwnerAlive(dir string) bool {
 	at := strings.LastIndexByte(dir, '@')
 	if at < 0 {
 		return false
