@@ -25,7 +25,9 @@ const restoreAdvice = "restore %s from a backup (or an etcd snapshot: etcdutl sn
 // with a panic in one of its goroutines (a corrupt or truncated database
 // file) or by hanging (a database without its write-ahead log). A
 // directory without a database is left to etcd: it is new, or etcd
-// rebuilds the database from the log.
+// rebuilds the database from the log. A database without a log that
+// holds no key is a first start stopped before etcd wrote its log (a
+// SIGTERM while starting): the member is removed, to start anew.
 func checkEtcdDataDir(dir string) error {
 	db := filepath.Join(dir, "member", "snap", "db")
 	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
@@ -38,11 +40,31 @@ func checkEtcdDataDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	if len(wals) == 0 {
+	if err := checkBoltFile(db, dir); err != nil || len(wals) > 0 {
+		return err
+	}
+	if keys, err := boltKeys(db); err != nil || keys > 0 {
 		return fmt.Errorf("embedded etcd: the database %q has no write-ahead log (no *.wal file in %q); "+restoreAdvice+": %w",
 			db, walDir, dir, ErrDamagedDataDir)
 	}
-	return checkBoltFile(db, dir)
+	return os.RemoveAll(filepath.Join(dir, "member"))
+}
+
+// boltKeys counts the keys etcd holds in the bbolt database at path.
+func boltKeys(path string) (int, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	keys := 0
+	err = db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket([]byte("key")); b != nil {
+			keys = b.Stats().KeyN
+		}
+		return nil
+	})
+	return keys, err
 }
 
 // checkBoltFile opens the bbolt database at path read-only and reads every

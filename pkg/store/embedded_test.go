@@ -204,6 +204,27 @@ func seededDataDir(t *testing.T) string {
 	return dir
 }
 
+// A first start stopped before etcd wrote its log (a SIGTERM while
+// starting) leaves a database without a log and without a key: the next
+// start makes a new store, where one holding keys is refused (below).
+func TestStartEmbeddedAfterAFirstStartStoppedEarly(t *testing.T) {
+	dir := t.TempDir()
+	startEmbedded(t, dir).Close()
+	if err := os.RemoveAll(filepath.Join(dir, "etcd", "member", "wal")); err != nil {
+		t.Fatal(err)
+	}
+	e, err := store.StartEmbedded(context.Background(), dir, store.WithStartTimeout(30*time.Second))
+	if err != nil {
+		t.Fatalf("StartEmbedded after a first start stopped early: %v", err)
+	}
+	s := openStore(t, e)
+	if _, err := s.Put(context.Background(), mustKey(t, store.KindAgent, "agent-1"), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	e.Close()
+}
+
 // Damaged data dirs: what etcd met with a panic in one of its
 // goroutines (a corrupt or truncated bbolt file) or a hang (a database
 // without its WAL) fails StartEmbedded within seconds, naming the file
