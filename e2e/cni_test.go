@@ -179,9 +179,13 @@ func podAddressSeen(t *testing.T, s *system) {
 	if code, body := s.call("DELETE", "/v1/apps/demo/cniprobe", nil); code != 202 {
 		t.Fatalf("delete: %d %s", code, body)
 	}
-	s.eventually("cniprobe deleted", func() (bool, string) {
+	// Gone once its pod's containers are: the record goes with the task's
+	// TASK_KILLED, before the executor removed the network container, and
+	// the teardown's kill of the executor would leave that running.
+	s.eventually("cniprobe deleted, no container left", func() (bool, string) {
 		_, code := s.app("demo", "cniprobe")
-		return code == 404, fmt.Sprint(code)
+		ids := s.podContainers("demo_cniprobe_")
+		return code == 404 && len(ids) == 0, fmt.Sprint(code, ids)
 	})
 }
 
