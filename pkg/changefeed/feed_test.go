@@ -21,29 +21,10 @@ var shared storetest.Shared
 
 func TestMain(m *testing.M) { os.Exit(storetest.RunShared(m, &shared)) }
 
-func openStore(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(testContext(t), store.Config{Endpoints: shared.Etcd.Endpoints(), Prefix: shared.Prefix("changefeed"), Sealer: shared.Sealer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-func apply(t *testing.T, st *store.Store, ops ...store.Op) int64 {
-	t.Helper()
-	rev, err := st.Apply(testContext(t), ops...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rev
 }
 
 func put(key, value string) store.Op { return store.PutOp(key, []byte(value)) }
@@ -124,11 +105,11 @@ func TestIDs(t *testing.T) {
 // A subscription from now sees the later changes in order, each with its
 // place in its transaction; the keys it does not keep still count.
 func TestFollowFromNow(t *testing.T) {
-	st := openStore(t)
-	apply(t, st, put("apps/default/before", "old"))
+	st := shared.Open(t, "changefeed")
+	storetest.Apply(t, st, put("apps/default/before", "old"))
 	sub := follow(t, st, nil, changefeed.Options{Keep: func(key string) bool { return !strings.HasPrefix(key, "secrets/") }})
 	start := sub.Position()
-	txn := apply(t, st, put("apps/default/a", "1"), put("secrets/default/s", "hidden"), put("taskgroups/default/a/0", "2"))
+	txn := storetest.Apply(t, st, put("apps/default/a", "1"), put("secrets/default/s", "hidden"), put("taskgroups/default/a/0", "2"))
 	if start.Revision >= txn {
 		t.Fatalf("start %s is not before the write at %d", start, txn)
 	}
@@ -148,9 +129,9 @@ func TestFollowFromNow(t *testing.T) {
 // inside a transaction delivers exactly the rest of it, then what came
 // after.
 func TestFollowOnInsideATransaction(t *testing.T) {
-	st := openStore(t)
-	txn := apply(t, st, put("apps/default/a", "1"), put("apps/default/b", "2"), put("apps/default/c", "3"))
-	later := apply(t, st, put("agents/a1", "4"))
+	st := shared.Open(t, "changefeed")
+	txn := storetest.Apply(t, st, put("apps/default/a", "1"), put("apps/default/b", "2"), put("apps/default/c", "3"))
+	later := storetest.Apply(t, st, put("agents/a1", "4"))
 	expect(t, follow(t, st, &changefeed.ID{Revision: txn, Index: 0}, changefeed.Options{}),
 		fmt.Sprintf("%d.1 put apps/default/b=2", txn),
 		fmt.Sprintf("%d.2 put apps/default/c=3", txn),
@@ -162,12 +143,12 @@ func TestFollowOnInsideATransaction(t *testing.T) {
 // A paused subscription follows on from its position: nothing written
 // meanwhile is lost, nothing is repeated, also inside a transaction.
 func TestPauseFollowsOn(t *testing.T) {
-	st := openStore(t)
+	st := shared.Open(t, "changefeed")
 	sub := follow(t, st, nil, changefeed.Options{})
-	txn := apply(t, st, put("apps/default/a", "1"), put("apps/default/b", "2"), put("apps/default/c", "3"))
+	txn := storetest.Apply(t, st, put("apps/default/a", "1"), put("apps/default/b", "2"), put("apps/default/c", "3"))
 	expect(t, sub, fmt.Sprintf("%d.0 put apps/default/a=1", txn))
 	sub.Pause()
-	later := apply(t, st, put("agents/a1", "4"))
+	later := storetest.Apply(t, st, put("agents/a1", "4"))
 	sub.Pause() // twice is harmless
 	expect(t, sub,
 		fmt.Sprintf("%d.1 put apps/default/b=2", txn),
@@ -177,10 +158,10 @@ func TestPauseFollowsOn(t *testing.T) {
 
 // A delete of a key Previous selects carries what it removed.
 func TestDeleteCarriesPrevious(t *testing.T) {
-	st := openStore(t)
+	st := shared.Open(t, "changefeed")
 	sub := follow(t, st, nil, changefeed.Options{Previous: func(key string) bool { return strings.HasPrefix(key, "apps/") }})
-	apply(t, st, put("apps/default/a", "v1"), put("agents/x", "a"))
-	apply(t, st, store.DeleteOp("apps/default/a", 0), store.DeleteOp("agents/x", 0))
+	storetest.Apply(t, st, put("apps/default/a", "v1"), put("agents/x", "a"))
+	storetest.Apply(t, st, store.DeleteOp("apps/default/a", 0), store.DeleteOp("agents/x", 0))
 	want := map[string]string{"apps/default/a": "v1", "agents/x": ""}
 	for range 4 {
 		c, err := sub.Next()
@@ -197,7 +178,7 @@ func TestDeleteCarriesPrevious(t *testing.T) {
 // a Reset at the current revision, not a silent wait for revisions that
 // would skip everything until then.
 func TestFollowFromTheFutureResets(t *testing.T) {
-	st := openStore(t)
+	st := shared.Open(t, "changefeed")
 	current, err := st.Revision(testContext(t))
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +190,7 @@ func TestFollowFromTheFutureResets(t *testing.T) {
 	if err != nil || !strings.HasSuffix(first, " reset") || reset.Revision < current || reset.Revision > current+1000 {
 		t.Fatalf("first change %q, want a reset at the current revision ≥ %d", first, current)
 	}
-	rev := apply(t, st, put("apps/default/a", "1"))
+	rev := storetest.Apply(t, st, put("apps/default/a", "1"))
 	expect(t, sub, fmt.Sprintf("%d.0 put apps/default/a=1", rev))
 }
 
@@ -217,9 +198,9 @@ func TestFollowFromTheFutureResets(t *testing.T) {
 // the current revision; the subscription then goes on with what follows.
 // Last in the file: compaction drops the history of the shared etcd.
 func TestFollowFromCompactedRevisionResets(t *testing.T) {
-	st := openStore(t)
-	old := apply(t, st, put("apps/default/a", "1"))
-	current := apply(t, st, put("apps/default/a", "2"))
+	st := shared.Open(t, "changefeed")
+	old := storetest.Apply(t, st, put("apps/default/a", "1"))
+	current := storetest.Apply(t, st, put("apps/default/a", "2"))
 	raw, err := clientv3.New(clientv3.Config{Endpoints: shared.Etcd.Endpoints(), DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -236,11 +217,11 @@ func TestFollowFromCompactedRevisionResets(t *testing.T) {
 	if sub.Position().Revision < current {
 		t.Errorf("reset at %s, want at or after the compaction at %d", sub.Position(), current)
 	}
-	rev := apply(t, st, put("apps/default/b", "3"))
+	rev := storetest.Apply(t, st, put("apps/default/b", "3"))
 	expect(t, sub, fmt.Sprintf("%d.0 put apps/default/b=3", rev))
 
 	// A delete whose previous value was compacted cannot say what went.
-	deleted := apply(t, st, store.DeleteOp("apps/default/b", 0))
+	deleted := storetest.Apply(t, st, store.DeleteOp("apps/default/b", 0))
 	if _, err := raw.Compact(testContext(t), deleted); err != nil {
 		t.Fatal(err)
 	}
@@ -255,11 +236,11 @@ func ptr[T any](v T) *T { return &v }
 // A progress notice moves a reader past writes it does not keep; a
 // reader that did not ask for notices never sees one.
 func TestProgressPassesDroppedKeys(t *testing.T) {
-	st := openStore(t)
+	st := shared.Open(t, "changefeed")
 	keepApps := func(key string) bool { return strings.HasPrefix(key, "apps/") }
 	withProgress := follow(t, st, nil, changefeed.Options{Keep: keepApps, Progress: true})
 	without := follow(t, st, nil, changefeed.Options{Keep: keepApps})
-	rev := apply(t, st, put("notify/x", "1"))
+	rev := storetest.Apply(t, st, put("notify/x", "1"))
 	if err := st.RequestProgress(testContext(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -270,6 +251,6 @@ func TestProgressPassesDroppedKeys(t *testing.T) {
 	if !c.Progress || c.ID.Revision < rev || withProgress.Position() != c.ID {
 		t.Fatalf("change %+v at %s, want a progress notice at or after %d", c, withProgress.Position(), rev)
 	}
-	app := apply(t, st, put("apps/default/a", "2"))
+	app := storetest.Apply(t, st, put("apps/default/a", "2"))
 	expect(t, without, fmt.Sprintf("%d.0 put apps/default/a=2", app))
 }

@@ -20,29 +20,10 @@ var shared storetest.Shared
 
 func TestMain(m *testing.M) { os.Exit(storetest.RunShared(m, &shared)) }
 
-func openStore(t testing.TB) *store.Store {
-	t.Helper()
-	st, err := store.Open(testContext(t), store.Config{Endpoints: shared.Etcd.Endpoints(), Prefix: shared.Prefix("readview"), Sealer: shared.Sealer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 func testContext(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-func apply(t *testing.T, st *store.Store, ops ...store.Op) int64 {
-	t.Helper()
-	rev, err := st.Apply(testContext(t), ops...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rev
 }
 
 func put(key, value string) store.Op { return store.PutOp(key, []byte(value)) }
@@ -80,15 +61,15 @@ func fresh(t *testing.T, v *readview.View) {
 // state, later puts and deletes, whole transactions, and nothing outside
 // the view's prefixes.
 func TestFreshReadsSeeAcknowledgedWrites(t *testing.T) {
-	st := openStore(t)
-	apply(t, st, put("apps/default/web", "1"), put("taskgroups/default/web/0", "a"), put("notify/x", "n"))
+	st := shared.Open(t, "readview")
+	storetest.Apply(t, st, put("apps/default/web", "1"), put("taskgroups/default/web/0", "a"), put("notify/x", "n"))
 	v := running(t, st, clockwork.NewRealClock())
 	fresh(t, v)
 	if got, want := keys(v.List("taskgroups/")), "taskgroups/default/web/0=a"; got != want {
 		t.Fatalf("listed %q, want %q", got, want)
 	}
 
-	rev := apply(t, st, put("taskgroups/default/web/1", "b"), put("taskgroups/default/web/2", "c"), store.DeleteOp("taskgroups/default/web/0", 0))
+	rev := storetest.Apply(t, st, put("taskgroups/default/web/1", "b"), put("taskgroups/default/web/2", "c"), store.DeleteOp("taskgroups/default/web/0", 0))
 	fresh(t, v)
 	if got, want := keys(v.List("taskgroups/default/web/")), "taskgroups/default/web/1=b taskgroups/default/web/2=c"; got != want {
 		t.Fatalf("after the transaction %q, want %q", got, want)
@@ -102,8 +83,8 @@ func TestFreshReadsSeeAcknowledgedWrites(t *testing.T) {
 
 	// The last write is outside the prefixes: only etcd's progress notice
 	// tells the view it has nothing to wait for.
-	apply(t, st, put("apps/default/web", "2"))
-	apply(t, st, put("notify/y", "n"))
+	storetest.Apply(t, st, put("apps/default/web", "2"))
+	storetest.Apply(t, st, put("notify/y", "n"))
 	fresh(t, v)
 	if e, _ := v.Get("apps/default/web"); string(e.Value) != "2" {
 		t.Fatalf("apps/default/web = %q after Fresh, want 2", e.Value)
@@ -113,8 +94,8 @@ func TestFreshReadsSeeAcknowledgedWrites(t *testing.T) {
 // A view that cannot catch up says so in time, for the caller to read
 // etcd instead.
 func TestFreshTimesOutWhenBehind(t *testing.T) {
-	st := openStore(t)
-	apply(t, st, put("apps/default/web", "1"))
+	st := shared.Open(t, "readview")
+	storetest.Apply(t, st, put("apps/default/web", "1"))
 	clock := clockwork.NewFakeClock()
 	v, err := readview.New(st, readview.Config{Prefixes: []string{"apps/"}, Clock: clock})
 	if err != nil {
@@ -142,8 +123,8 @@ func TestPrefixMustBeADirectory(t *testing.T) {
 // decode as bytes, and lists keys in order across nested directories
 // and after leaves come and go.
 func TestDecodedRecordsListedInKeyOrder(t *testing.T) {
-	st := openStore(t)
-	apply(t, st, put("apps/default/web", "1"), put("apps/default/x/y", "2"), put("apps/default/bad", "!"))
+	st := shared.Open(t, "readview")
+	storetest.Apply(t, st, put("apps/default/web", "1"), put("apps/default/x/y", "2"), put("apps/default/bad", "!"))
 	v, err := readview.New(st, readview.Config{Prefixes: []string{"apps/"}, Decode: func(key string, value []byte, _ int64) (any, error) {
 		if string(value) == "!" {
 			return nil, errors.New("not a record")
@@ -178,7 +159,7 @@ func TestDecodedRecordsListedInKeyOrder(t *testing.T) {
 	if got, want := fmt.Sprint(records), "[<nil> record 1 record 2]"; got != want {
 		t.Fatalf("entries %s, want %s (in key order)", got, want)
 	}
-	apply(t, st, put("apps/default/a", "3"), store.DeleteOp("apps/default/web", 0))
+	storetest.Apply(t, st, put("apps/default/a", "3"), store.DeleteOp("apps/default/web", 0))
 	fresh(t, v)
 	got = nil
 	for _, e := range v.List("apps/default/") {
@@ -192,8 +173,8 @@ func TestDecodedRecordsListedInKeyOrder(t *testing.T) {
 // EachDir derives each directory's value once and again only after one
 // of its keys changed, came or went; a directory emptied is gone.
 func TestEachDirDerivesWhatChanged(t *testing.T) {
-	st := openStore(t)
-	apply(t, st, put("taskgroups/ns/a/0", "a0"), put("taskgroups/ns/a/1", "a1"), put("taskgroups/ns/b/0", "b0"), put("apps/ns/a", "x"))
+	st := shared.Open(t, "readview")
+	storetest.Apply(t, st, put("taskgroups/ns/a/0", "a0"), put("taskgroups/ns/a/1", "a1"), put("taskgroups/ns/b/0", "b0"), put("apps/ns/a", "x"))
 	v := running(t, st, clockwork.NewRealClock())
 	derived := map[string]int{}
 	each := func() string {
@@ -217,7 +198,7 @@ func TestEachDirDerivesWhatChanged(t *testing.T) {
 			t.Fatalf("EachDir = %q, want %q", got, want)
 		}
 	}
-	apply(t, st, put("taskgroups/ns/a/1", "a1'"), put("taskgroups/ns/c/0", "c0"), store.DeleteOp("taskgroups/ns/b/0", 0), put("apps/ns/b", "y"))
+	storetest.Apply(t, st, put("taskgroups/ns/a/1", "a1'"), put("taskgroups/ns/c/0", "c0"), store.DeleteOp("taskgroups/ns/b/0", 0), put("apps/ns/b", "y"))
 	fresh(t, v)
 	if got, want := each(), "taskgroups/ns/a/=a0,a1' taskgroups/ns/c/=c0"; got != want {
 		t.Fatalf("EachDir after changes = %q, want %q", got, want)

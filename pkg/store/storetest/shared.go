@@ -80,3 +80,30 @@ func NewStore(t testing.TB) (*store.Store, *store.Embedded) {
 	t.Cleanup(func() { st.Close() })
 	return st, etcd
 }
+
+// Open opens a sealing store on s under a prefix of what's no other test
+// uses; it closes when t ends.
+func (s *Shared) Open(t testing.TB, what string) *store.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := store.Open(ctx, store.Config{Endpoints: s.Etcd.Endpoints(), Prefix: s.Prefix(what), Sealer: s.Sealer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// Apply applies ops in one transaction and returns its revision, failing
+// t on an error.
+func Apply(t testing.TB, st *store.Store, ops ...store.Op) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rev, err := st.Apply(ctx, ops...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rev
+}
