@@ -2,9 +2,11 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 )
 
@@ -23,9 +25,16 @@ func TestDriverHoldsAnAllocatedInstanceUntilReleased(t *testing.T) {
 	}
 	s.running("game", 3)
 	s.stopDriver()
-	if _, err := s.reg.Allocate(ctx, registry.Allocation{Namespace: "ns-a", App: "game", Instance: 1, Source: registry.AllocatedByAPI, By: "test"}); err != nil {
-		t.Fatal(err)
-	}
+	// A status write the driver sent before it stopped may still land on
+	// the application's record: the allocation's check of it is tried
+	// again, as a client does on a conflict.
+	s.eventually("instance 1 allocated", func() (bool, string) {
+		_, err := s.reg.Allocate(ctx, registry.Allocation{Namespace: "ns-a", App: "game", Instance: 1, Source: registry.AllocatedByAPI, By: "test"})
+		if err != nil && !errors.Is(err, errdefs.ErrConflict) {
+			t.Fatal(err)
+		}
+		return err == nil, fmt.Sprint(err)
+	})
 	key, err := registry.AllocationKey("ns-a", "game", 1)
 	if err != nil {
 		t.Fatal(err)
