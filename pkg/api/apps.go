@@ -61,7 +61,6 @@ func appView(app *registry.App, groups []*registry.TaskGroup, ro *registry.Rollo
 	}
 	counts := InstanceCounts{}
 	for _, g := range groups {
-		v.Status.Instances = append(v.Status.Instances, instanceView(g))
 		switch {
 		case g.State == "TASK_RUNNING":
 			counts.Running++
@@ -79,6 +78,15 @@ func appView(app *registry.App, groups []*registry.TaskGroup, ro *registry.Rollo
 	}
 	v.Status.Counts = &counts
 	return v
+}
+
+// instanceViews are what GET shows of an application's instances.
+func instanceViews(groups []*registry.TaskGroup) []InstanceView {
+	views := make([]InstanceView, 0, len(groups))
+	for _, g := range groups {
+		views = append(views, instanceView(g))
+	}
+	return views
 }
 
 // shownSpec is a stored manifest as the API shows it: its passwords
@@ -416,7 +424,7 @@ func nextVersion(current *registry.App, obj manifest.Object) (manifest.Object, e
 }
 
 func (s *Server) writeApp(w http.ResponseWriter, r *http.Request, status int, app *registry.App) error {
-	v, err := s.view(r.Context(), s.cfg.Registry, app)
+	v, err := s.view(r.Context(), s.cfg.Registry, app, false)
 	if err != nil {
 		return err
 	}
@@ -429,17 +437,11 @@ func (s *Server) writeApp(w http.ResponseWriter, r *http.Request, status int, ap
 // would otherwise carry every one).
 func summaryParam(r *http.Request) (bool, error) { return boolParam(r, "summary") }
 
-// summarized leaves out the instances of v when summary is set.
-func summarized(v AppView, summary bool) AppView {
-	if summary {
-		v.Status.Instances = nil
-	}
-	return v
-}
-
 // view reads, from rd, what GET shows of an application: its instances
-// and its rollout.
-func (s *Server) view(ctx context.Context, rd reader, app *registry.App) (AppView, error) {
+// and its rollout; with summary set, only the instances' counts (a
+// dashboard polling the summaries of a fleet's applications would
+// otherwise have every instance's view made and dropped).
+func (s *Server) view(ctx context.Context, rd reader, app *registry.App, summary bool) (AppView, error) {
 	groups, err := rd.TaskGroups(ctx, app.Namespace, app.Name)
 	if err != nil {
 		return AppView{}, err
@@ -448,11 +450,16 @@ func (s *Server) view(ctx context.Context, rd reader, app *registry.App) (AppVie
 	if err != nil {
 		return AppView{}, err
 	}
+	v := appView(app, groups, ro)
+	if summary {
+		v.Status.Instances = nil
+		return v, nil
+	}
 	allocs, err := rd.Allocations(ctx, app.Namespace, app.Name)
 	if err != nil {
 		return AppView{}, err
 	}
-	v := appView(app, groups, ro)
+	v.Status.Instances = instanceViews(groups)
 	showAllocations(v.Status.Instances, allocs)
 	return v, nil
 }
@@ -484,11 +491,11 @@ func (s *Server) getOne(wl workloads) handlerFunc {
 		if err != nil {
 			return err
 		}
-		v, err := s.view(r.Context(), rd, app)
+		v, err := s.view(r.Context(), rd, app, summary)
 		if err != nil {
 			return err
 		}
-		writeAppView(w, http.StatusOK, summarized(v, summary))
+		writeAppView(w, http.StatusOK, v)
 		return nil
 	}
 }
@@ -556,11 +563,11 @@ func (s *Server) list(wl workloads) handlerFunc {
 		apps, next := pageOf(p, apps, func(app *registry.App) string { return namespacedKey(app.Namespace, app.Name) })
 		views := []AppView{}
 		for _, app := range apps {
-			v, err := s.view(r.Context(), rd, app)
+			v, err := s.view(r.Context(), rd, app, summary)
 			if err != nil {
 				return err
 			}
-			views = append(views, summarized(v, summary))
+			views = append(views, v)
 		}
 		writeList(w, wl.list, views, next)
 		return nil
