@@ -31,7 +31,7 @@ func (m *master) accept(fw *framework, acc *scheduler.Call_Accept) {
 	var offered mesos.Resources
 	for _, o := range offers {
 		m.useOffer(o)
-		offered.Add(cloneResources(o.resources)...)
+		addResources(&offered, o.resources...)
 	}
 	remaining := offered.Allocate(fw.role)
 
@@ -98,7 +98,7 @@ func (m *master) launchTasks(fw *framework, a *agent, op mesos.Offer_Operation, 
 		}
 		used := m.asSeen(fw, ti.Resources)
 		if ti.Executor != nil && a.executors[executorKey(fw.id, ti.Executor.ExecutorID.Value)] == nil {
-			used.Add(m.asSeen(fw, ti.Executor.Resources)...)
+			addResources(&used, m.asSeen(fw, ti.Executor.Resources)...)
 		}
 		remaining.Subtract(used...)
 		a.launch(fw, ti.Executor, []mesos.TaskInfo{ti}, false)
@@ -128,10 +128,10 @@ func (m *master) launchGroup(fw *framework, a *agent, op mesos.Offer_Operation, 
 	}
 	var used mesos.Resources
 	for _, ti := range tasks {
-		used.Add(m.asSeen(fw, ti.Resources)...)
+		addResources(&used, m.asSeen(fw, ti.Resources)...)
 	}
 	if a.executors[executorKey(fw.id, ex.ExecutorID.Value)] == nil {
-		used.Add(m.asSeen(fw, ex.Resources)...)
+		addResources(&used, m.asSeen(fw, ex.Resources)...)
 	}
 	remaining.Subtract(used...)
 	a.launch(fw, &ex, tasks, true)
@@ -349,7 +349,7 @@ func (m *master) validateLaunchTask(fw *framework, a *agent, ti *mesos.TaskInfo,
 			return "'ExecutorInfo.command' must be set"
 		}
 		if a.executors[executorKey(fw.id, ex.ExecutorID.Value)] == nil {
-			total.Add(m.asSeen(fw, ex.Resources)...)
+			addResources(&total, m.asSeen(fw, ex.Resources)...)
 		}
 	}
 	if !containsAll(offered, total) {
@@ -412,10 +412,10 @@ func (m *master) validateTaskGroup(fw *framework, a *agent, ex *mesos.ExecutorIn
 	}
 	var total mesos.Resources
 	for _, ti := range tasks {
-		total.Add(m.asSeen(fw, ti.Resources)...)
+		addResources(&total, m.asSeen(fw, ti.Resources)...)
 	}
 	if a.executors[executorKey(fw.id, ex.ExecutorID.Value)] == nil {
-		total.Add(m.asSeen(fw, ex.Resources)...)
+		addResources(&total, m.asSeen(fw, ex.Resources)...)
 	}
 	if !containsAll(offered, total) {
 		return "Total resources " + formatResources(total) + " required by task group and its executor are more than available " + formatResources(offered)

@@ -306,7 +306,7 @@ func (s *agentShare) recover(rs mesos.Resources) {
 		s.mu.Unlock()
 		return
 	}
-	s.free.Add(sumResources(rs)...)
+	addResources(&s.free, sumResources(rs)...)
 	s.free = inOrderOf(s.free, s.total)
 	s.freeVersion++
 	s.mu.Unlock()

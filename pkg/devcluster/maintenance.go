@@ -113,8 +113,7 @@ func machineJSON(id mesos.MachineID) string {
 // inverse offers rescinded and starts over (frameworks' answers and their
 // inverse offer filters are forgotten). Caller holds m.mu.
 func (m *master) updateUnavailability(key string, u *mesos.Unavailability) {
-	mc := m.machines[key]
-	mc.unavailability = u
+	m.setUnavailability(m.machines[key], u)
 	for _, a := range m.agentsOn(key) {
 		for _, o := range a.offered {
 			m.rescindOffer(o)
@@ -274,7 +273,8 @@ func (m *master) stopMaintenance(ids []mesos.MachineID) *httpError {
 	up := map[string]bool{}
 	for _, id := range ids {
 		mc := m.machines[machineKey(id)]
-		mc.mode, mc.unavailability = mesos.UP, nil
+		mc.mode = mesos.UP
+		m.setUnavailability(mc, nil)
 		up[machineKey(id)] = true
 	}
 	var windows []maintenance.Window
@@ -369,13 +369,18 @@ func (m *master) offerInverse(connected []*framework, now time.Time) {
 
 // anyUnavailability reports whether a machine has a maintenance window.
 // Caller holds m.mu.
-func (m *master) anyUnavailability() bool {
-	for _, mc := range m.machines {
-		if mc.unavailability != nil {
-			return true
-		}
+func (m *master) anyUnavailability() bool { return m.unavailable > 0 }
+
+// setUnavailability sets or clears a machine's maintenance window,
+// counted in m.unavailable. Caller holds m.mu.
+func (m *master) setUnavailability(mc *machine, u *mesos.Unavailability) {
+	switch {
+	case mc.unavailability == nil && u != nil:
+		m.unavailable++
+	case mc.unavailability != nil && u == nil:
+		m.unavailable--
 	}
-	return false
+	mc.unavailability = u
 }
 
 // holdsResourcesOf reports whether fw has resources offered or allocated

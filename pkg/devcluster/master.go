@@ -48,7 +48,11 @@ type master struct {
 	// schedule, by machineKey; like the Mesos registry they outlive
 	// their agents.
 	machines map[string]*machine
-	schedule maintenance.Schedule
+	// unavailable counts the machines with a maintenance window
+	// (setUnavailability): an allocation pass looks at every agent for
+	// inverse offers only when one has.
+	unavailable int
+	schedule    maintenance.Schedule
 	// lastRun are the agents of the registry of the cluster's last run
 	// that no agent of this run has taken back yet; recovering while
 	// Start takes them back, when the registry is not written: a start

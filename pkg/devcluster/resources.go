@@ -24,25 +24,46 @@ func cloneResources(rs []mesos.Resource) mesos.Resources {
 	}
 	out := make(mesos.Resources, len(rs))
 	for i := range rs {
-		r := &rs[i]
-		if r.ProviderID != nil || r.Reservation != nil || r.Reservations != nil || r.Disk != nil ||
-			r.Revocable != nil || r.Shared != nil {
-			out[i] = *proto.Clone(r).(*mesos.Resource)
-			continue
-		}
-		c := mesos.Resource{Name: r.Name, Type: clonePtr(r.Type), Scalar: clonePtr(r.Scalar), Role: clonePtr(r.Role)}
-		if r.Ranges != nil {
-			c.Ranges = &mesos.Value_Ranges{Range: slices.Clone(r.Ranges.Range)}
-		}
-		if r.Set != nil {
-			c.Set = &mesos.Value_Set{Item: slices.Clone(r.Set.Item)}
-		}
-		if r.AllocationInfo != nil {
-			c.AllocationInfo = &mesos.Resource_AllocationInfo{Role: clonePtr(r.AllocationInfo.Role)}
-		}
-		out[i] = c
+		out[i] = cloneResource(&rs[i])
 	}
 	return out
+}
+
+// cloneResource is a deep copy of r (cloneResources).
+func cloneResource(r *mesos.Resource) mesos.Resource {
+	if r.ProviderID != nil || r.Reservation != nil || r.Reservations != nil || r.Disk != nil ||
+		r.Revocable != nil || r.Shared != nil {
+		return *proto.Clone(r).(*mesos.Resource)
+	}
+	c := mesos.Resource{Name: r.Name, Type: clonePtr(r.Type), Scalar: clonePtr(r.Scalar), Role: clonePtr(r.Role)}
+	if r.Ranges != nil {
+		c.Ranges = &mesos.Value_Ranges{Range: slices.Clone(r.Ranges.Range)}
+	}
+	if r.Set != nil {
+		c.Set = &mesos.Value_Set{Item: slices.Clone(r.Set.Item)}
+	}
+	if r.AllocationInfo != nil {
+		c.AllocationInfo = &mesos.Resource_AllocationInfo{Role: clonePtr(r.AllocationInfo.Role)}
+	}
+	return c
+}
+
+// addResources adds rs to *total as Resources.Add does: each joins the
+// first resource it is addable to, or is appended as a copy. It copies by
+// cloneResource, not proto.Clone: sums are made at every accept and every
+// recovery.
+func addResources(total *mesos.Resources, rs ...mesos.Resource) {
+	for i := range rs {
+		r := &rs[i]
+		if r.Validate() != nil || r.IsEmpty() {
+			continue
+		}
+		if j := slices.IndexFunc(*total, func(t mesos.Resource) bool { return t.Addable(*r) }); j >= 0 {
+			(*total)[j].Add(*r)
+			continue
+		}
+		*total = append(*total, cloneResource(r))
+	}
 }
 
 func clonePtr[T any](p *T) *T {
@@ -108,7 +129,7 @@ func agentAttributes(specs []AttributeSpec) []mesos.Attribute {
 func sumResources(lists ...[]mesos.Resource) mesos.Resources {
 	var total mesos.Resources
 	for _, l := range lists {
-		total.Add(cloneResources(l).Unallocate()...)
+		addResources(&total, cloneResources(l).Unallocate()...)
 	}
 	return total
 }
@@ -256,7 +277,7 @@ func (s *allocatedSum) add(rs mesos.Resources, role string) {
 			r.Revocable == nil && (r.Role == nil || *r.Role == "*") &&
 			(r.GetType() == mesos.SCALAR && r.Scalar != nil || r.GetType() == mesos.RANGES && r.Ranges != nil)
 		if !plain {
-			s.out.Add(cloneResources([]mesos.Resource{r}).Allocate(role)...)
+			addResources(&s.out, cloneResources([]mesos.Resource{r}).Allocate(role)...)
 			continue
 		}
 		k := allocatedKey{r.Name, role, r.GetType()}

@@ -93,3 +93,34 @@ func TestCloneResourcesIsADeepCopy(t *testing.T) {
 		t.Fatal("cloneResources(nil) is not nil")
 	}
 }
+
+// addResources sums as mesos.Resources.Add does — scalars and ranges of
+// one name and role merge, others are appended, empty and invalid ones
+// dropped — and what it appends is a copy.
+func TestAddResourcesAsResourcesAdd(t *testing.T) {
+	role := "game"
+	ports := func(begin, end uint64) mesos.Resource {
+		return mesos.Resource{Name: "ports", Type: mesos.RANGES.Enum(), Ranges: &mesos.Value_Ranges{Range: []mesos.Value_Range{{Begin: begin, End: end}}}}
+	}
+	allocated := scalarResource("cpus", 2)
+	allocated.AllocationInfo = &mesos.Resource_AllocationInfo{Role: &role}
+	adds := [][]mesos.Resource{
+		{scalarResource("cpus", 0.5), scalarResource("mem", 64), ports(31000, 31004)},
+		{scalarResource("cpus", 0.25), ports(31005, 31009), ports(32000, 32000)},
+		{allocated, scalarResource("disk", 0), {Name: "cpus"}},
+		{{Name: "zones", Type: mesos.SET.Enum(), Set: &mesos.Value_Set{Item: []string{"a"}}}},
+	}
+	var got, want mesos.Resources
+	for _, rs := range adds {
+		addResources(&got, rs...)
+		want.Add(mesos.Resources(rs).Clone()...)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("addResources = %v, want %v", got, want)
+	}
+	got[1].Scalar.Value = 1
+	got[2].Ranges.Range[0].End = 1
+	if adds[0][1].Scalar.Value != 64 || adds[0][2].Ranges.Range[0].End != 31004 {
+		t.Fatalf("changing the sum changed what was added: %v", adds[0])
+	}
+}
