@@ -3,6 +3,9 @@ package scheduler_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,18 +104,22 @@ func benchProcess(n int) *manifest.Process {
 }
 
 // BenchmarkRollingUpdate100k is the core's cost of a rolling update of
-// 100 applications of 1,000 running instances (at most 25 % of each
-// unavailable, within the default launch budget), driven as the driver
-// and the master would: every kill answered TASK_KILLED, every launch
-// TASK_STARTING then TASK_RUNNING, up to 1,024 status updates a step, and
-// offers of every agent once no update waits. It reports the core's time
-// per replacement (ns/replacement): a rollout's CPU in bcs-scheduler,
-// without the store, the API or the master.
+// 100 applications of 1,000 running instances on 5,000 agents (at most
+// 25 % of each unavailable, within the default launch budget), driven as
+// the driver and the dev master would: every kill answered TASK_KILLED,
+// every launch TASK_STARTING then TASK_RUNNING, up to 1,024 status
+// updates a step, and once no update waits, an offer of each agent a
+// task ended on (the master's allocation after resources were freed), or
+// of every agent when none did. It reports the core's time per
+// replacement (ns/replacement) — a rollout's CPU in bcs-scheduler,
+// without the store, the API or the master — and the task group records
+// it wrote per replacement (writes/replacement).
 func BenchmarkRollingUpdate100k(b *testing.B) {
-	const apps, n = 100, 1000
-	core, _ := launchedCore(b, apps, n, false)
-	r := &rollingDriver{core: core, now: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
+	const agents, apps, n = 5000, 100, 1000
+	core, _ := launchedCoreOn(b, agents, apps, n, false)
+	r := &rollingDriver{core: core, now: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC), agents: agents, freed: map[string]bool{}}
 	r.step(scheduler.LaunchBudget{Max: scheduler.DefaultMaxLaunching})
+	r.writes = 0
 	b.ResetTimer()
 	for it := range b.N {
 		p := benchProcess(n)
@@ -125,6 +132,7 @@ func BenchmarkRollingUpdate100k(b *testing.B) {
 		r.until(b, (it+1)*apps*n)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*apps*n), "ns/replacement")
+	b.ReportMetric(float64(r.writes)/float64(b.N*apps*n), "writes/replacement")
 }
 
 // rollingDriver answers a core's kills and launches as a master whose
@@ -132,9 +140,12 @@ func BenchmarkRollingUpdate100k(b *testing.B) {
 type rollingDriver struct {
 	core     *scheduler.Core
 	now      time.Time
+	agents   int
 	statuses []mesos.TaskStatus
+	freed    map[string]bool // agents a task ended on since the last offers
 	offers   int
 	running  int // launches answered TASK_RUNNING
+	writes   int // task group records written
 }
 
 func (r *rollingDriver) step(in scheduler.Input) {
@@ -143,10 +154,16 @@ func (r *rollingDriver) step(in scheduler.Input) {
 	status := func(task string, agent *mesos.AgentID, state mesos.TaskState) {
 		r.statuses = append(r.statuses, mesos.TaskStatus{TaskID: mesos.TaskID{Value: task}, AgentID: agent, State: state.Enum(), UUID: []byte{1}})
 	}
+	for _, w := range out.Writes {
+		if w.TaskGroup != nil {
+			r.writes++
+		}
+	}
 	for _, c := range out.Calls {
 		switch c.Type {
 		case sched.Call_KILL:
 			status(c.Kill.TaskID.Value, c.Kill.AgentID, mesos.TASK_KILLED)
+			r.freed[c.Kill.AgentID.Value] = true
 		case sched.Call_ACCEPT:
 			for _, op := range c.Accept.Operations {
 				if op.LaunchGroup == nil {
@@ -163,7 +180,8 @@ func (r *rollingDriver) step(in scheduler.Input) {
 }
 
 // until steps the status updates and offers until running launches were
-// answered, failing when a round of offers launches nothing.
+// answered, failing when a round of offers of every agent launches
+// nothing.
 func (r *rollingDriver) until(b *testing.B, running int) {
 	for idle := 0; r.running < running || len(r.statuses) > 0; {
 		if len(r.statuses) > 0 {
@@ -173,21 +191,21 @@ func (r *rollingDriver) until(b *testing.B, running int) {
 			continue
 		}
 		before := r.running
+		agents := slices.Sorted(maps.Keys(r.freed))
+		clear(r.freed)
+		if len(agents) == 0 {
+			for i := range r.agents {
+				agents = append(agents, fmt.Sprint("agent-", i))
+			}
+			idle++
+		}
 		var offers []mesos.Offer
-		for i := range 100 {
+		for _, agent := range agents {
 			r.offers++
-			offers = append(offers, mesos.Offer{
-				ID: mesos.OfferID{Value: fmt.Sprint("r", r.offers)}, AgentID: mesos.AgentID{Value: fmt.Sprint("agent-", i)},
-				FrameworkID: mesos.FrameworkID{Value: "fw"}, Hostname: fmt.Sprint("host-", i),
-				Resources: []mesos.Resource{
-					{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 1000}},
-					{Name: "mem", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 1 << 20}},
-					{Name: "disk", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 1 << 20}},
-				},
-			})
+			offers = append(offers, agentOffer(fmt.Sprint("r", r.offers), agent))
 		}
 		r.step(scheduler.OffersIn{Offers: offers})
-		if idle++; r.running > before || len(r.statuses) > 0 {
+		if r.running > before || len(r.statuses) > 0 {
 			idle = 0
 		}
 		if idle > 3 {
@@ -196,10 +214,30 @@ func (r *rollingDriver) until(b *testing.B, running int) {
 	}
 }
 
+// agentOffer is an offer of the benchmarks' agent, ample for every
+// instance it could be given.
+func agentOffer(id, agent string) mesos.Offer {
+	return mesos.Offer{
+		ID: mesos.OfferID{Value: id}, AgentID: mesos.AgentID{Value: agent},
+		FrameworkID: mesos.FrameworkID{Value: "fw"}, Hostname: strings.Replace(agent, "agent-", "host-", 1),
+		Resources: []mesos.Resource{
+			{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 1000}},
+			{Name: "mem", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 1 << 20}},
+			{Name: "disk", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 1 << 20}},
+		},
+	}
+}
+
 // launchedCore is a core with apps process applications of n instances
 // each, every one launched on one of 100 agents and running; with
 // depends, each uses the dependency pod of its agent, stored.
 func launchedCore(b testing.TB, apps, n int, depends bool) (*scheduler.Core, []launchedTask) {
+	b.Helper()
+	return launchedCoreOn(b, 100, apps, n, depends)
+}
+
+// launchedCoreOn is launchedCore on agents agents.
+func launchedCoreOn(b testing.TB, agents, apps, n int, depends bool) (*scheduler.Core, []launchedTask) {
 	b.Helper()
 	core, err := scheduler.NewCore(scheduler.Config{ProcessExecutor: scheduler.ExecutorBinary{URI: "file:///bcs-process-executor"},
 		MaxLaunching: max(apps*n, scheduler.DefaultMaxLaunching)})
@@ -227,16 +265,8 @@ func launchedCore(b testing.TB, apps, n int, depends bool) (*scheduler.Core, []l
 	}
 	core.Step(now, scheduler.Subscribed{FrameworkID: "fw"})
 	var offers []mesos.Offer
-	for i := range 100 {
-		offers = append(offers, mesos.Offer{
-			ID: mesos.OfferID{Value: fmt.Sprint("o", i)}, AgentID: mesos.AgentID{Value: fmt.Sprint("agent-", i)},
-			FrameworkID: mesos.FrameworkID{Value: "fw"}, Hostname: fmt.Sprint("host-", i),
-			Resources: []mesos.Resource{
-				{Name: "cpus", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 1000}},
-				{Name: "mem", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 1 << 20}},
-				{Name: "disk", Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: 1 << 20}},
-			},
-		})
+	for i := range agents {
+		offers = append(offers, agentOffer(fmt.Sprint("o", i), fmt.Sprint("agent-", i)))
 	}
 	out := core.Step(now, scheduler.OffersIn{Offers: offers})
 	var tasks []launchedTask

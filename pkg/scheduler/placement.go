@@ -186,25 +186,29 @@ func taskGroups(launches []*instance) ([]offer.TaskGroup, map[string]*instance) 
 // agent without an offer in hand counts under its real reason), for the
 // instances' records — stored only when it changed — and for their
 // application's message, which names the first launch that fits nowhere
-// (a move's successor only when no instance of its own waits).
+// (a move's successor only when no instance of its own waits). A launch
+// explained within explainAgain whose verdict found agents it fits only
+// waits for their offers: it is not explained again at every pass, which
+// at a fleet's rollout cost a second look at the whole fleet per offer.
 func (c *Core) explainPending(considered []*instance) {
 	var waiting []*instance
 	for _, inst := range considered {
-		if inst.phase() == PhasePending && inst.rec.WaitingFor == "" {
+		if inst.phase() == PhasePending && inst.rec.WaitingFor == "" && c.explainDue(inst) {
 			waiting = append(waiting, inst)
 		}
 	}
+	if len(waiting) == 0 {
+		return
+	}
 	verdicts := map[*instance]*offer.Rejections{}
-	if len(waiting) > 0 {
-		groups, byID := taskGroups(waiting)
-		// A fixed seed: the same cluster gives the same verdicts.
-		plan := c.matcher.Explain(c.knownSnapshot(), groups, c.now, c.cfg.Seed)
-		for _, pl := range plan.Placements {
-			verdicts[byID[pl.TaskGroupID]] = pl.Fits
-		}
-		for _, u := range plan.Unplaced {
-			verdicts[byID[u.TaskGroupID]] = u.Rejections
-		}
+	groups, byID := taskGroups(waiting)
+	// A fixed seed: the same cluster gives the same verdicts.
+	plan := c.matcher.Explain(c.knownSnapshot(), groups, c.now, c.cfg.Seed)
+	for _, pl := range plan.Placements {
+		verdicts[byID[pl.TaskGroupID]] = pl.Fits
+	}
+	for _, u := range plan.Unplaced {
+		verdicts[byID[u.TaskGroupID]] = u.Rejections
 	}
 	type why struct {
 		message string
@@ -225,7 +229,7 @@ func (c *Core) explainPending(considered []*instance) {
 			unplaced[inst.app] = w
 		}
 	}
-	for _, inst := range considered {
+	for _, inst := range waiting {
 		w := unplaced[inst.app]
 		inst.app.unplaced, inst.app.moveWaits, inst.app.unplacedBy = w.message, w.move, w.by
 		c.touched[inst.app] = true
@@ -235,6 +239,19 @@ func (c *Core) explainPending(considered []*instance) {
 			c.setPending(inst, pendingOf(r, c.now))
 		}
 	}
+}
+
+// explainAgain is how long the verdict of a launch that fits some agent
+// stands before a pass explains the launch again.
+const explainAgain = 5 * time.Second
+
+// explainDue reports whether a pass that leaves the launch waiting
+// explains it: one without a verdict or fitting nowhere (its
+// application's status says so at once), or one whose verdict is older
+// than explainAgain.
+func (c *Core) explainDue(inst *instance) bool {
+	p := inst.rec.Pending
+	return p == nil || p.Fit == 0 || c.now.Sub(p.LastEvaluated) >= explainAgain
 }
 
 // unplacedNow is why a's launch fits nowhere, as the last placement pass
