@@ -135,12 +135,13 @@ func TestScaleAndDelete(t *testing.T) {
 			"launches":        s.metric("bcs_scheduler_launches_total"),
 			"time to running": s.metric("bcs_scheduler_time_to_running_seconds"),
 			"acknowledged":    s.metric("bcs_scheduler_status_ack_seconds"),
+			"steps":           s.metric("bcs_scheduler_step_seconds"),
 			"offers accepted": s.metric("bcs_scheduler_offers_total", "result", "accepted"),
 			"ACCEPT calls":    s.metric("bcs_scheduler_mesos_call_seconds", "type", "ACCEPT"),
 			"store writes":    s.metric("bcs_scheduler_store_write_seconds"),
 			"TASK_RUNNING":    s.metric("bcs_scheduler_status_updates_total", "state", "TASK_RUNNING"),
 		}
-		return got["running"] == 5 && got["launches"] >= 5 && got["time to running"] >= 5 && got["acknowledged"] >= 5 &&
+		return got["running"] == 5 && got["launches"] >= 5 && got["time to running"] >= 5 && got["acknowledged"] >= 5 && got["steps"] >= 5 &&
 			got["offers accepted"] >= 1 && got["ACCEPT calls"] >= 1 && got["store writes"] >= 10 && got["TASK_RUNNING"] >= 5, fmt.Sprint(got)
 	})
 	var pids []int

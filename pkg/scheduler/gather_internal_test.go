@@ -154,3 +154,53 @@ func TestSendKillsInParallel(t *testing.T) {
 		t.Error("a kill after ACCEPT started before it ended")
 	}
 }
+
+// Under a stream of events a gathering begins GatherWindow after the
+// last; after a quiet spell, or without a window, at once.
+func TestGatherWindow(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	d := &Driver{cfg: DriverConfig{GatherWindow: 100 * time.Millisecond, Clock: clock}}
+	ctx := context.Background()
+	gathered := func() <-chan struct{} {
+		done := make(chan struct{})
+		go func() {
+			d.awaitGatherWindow(ctx)
+			close(done)
+		}()
+		return done
+	}
+	select {
+	case <-gathered():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first gathering waited")
+	}
+	clock.Advance(30 * time.Millisecond)
+	done := gathered()
+	if err := clock.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(69 * time.Millisecond)
+	select {
+	case <-done:
+		t.Fatal("a gathering 99 ms after the last did not wait for the window")
+	case <-time.After(50 * time.Millisecond):
+	}
+	clock.Advance(time.Millisecond)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the gathering still waits once the window passed")
+	}
+	clock.Advance(time.Second) // a quiet spell
+	select {
+	case <-gathered():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a gathering after a quiet spell waited")
+	}
+	d.cfg.GatherWindow = 0
+	select {
+	case <-gathered():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a gathering without a window waited")
+	}
+}

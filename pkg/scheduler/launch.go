@@ -104,7 +104,7 @@ func (c *Core) launchOp(inst *instance, agentID string, pl offer.Placement) (mes
 	}
 	inst.rec.ID, inst.rec.Launches, inst.rec.Version, inst.rec.Template = tgID, launchNo, tmpl.Version, tmpl.Hash
 	inst.rec.Network, inst.rec.Update, inst.rec.RestartGeneration = tmpl.Network(), nil, tmpl.RestartGeneration
-	inst.rec.AgentID, inst.rec.Host, inst.rec.HostIP, inst.rec.Ports = agentID, info.hostname, info.ip, registry.NewHostPorts(ports)
+	inst.rec.AgentID, inst.rec.Host, inst.rec.HostIP, inst.rec.Ports = info.id, info.hostname, info.ip, registry.NewHostPorts(ports)
 	inst.rec.State, inst.rec.Tasks, inst.rec.Healthy = mesos.TASK_STAGING.String(), records, nil
 	inst.rec.RemoteHealthy, inst.rec.RemoteMessage, inst.rec.RemoteChecks = nil, "", nil
 	inst.rec.NotBefore, inst.rec.RunningSince, inst.rec.Message, inst.rec.Pending = time.Time{}, time.Time{}, "", nil

@@ -24,6 +24,7 @@ type Metrics struct {
 	storeWrites   prometheus.Histogram
 	mesosCalls    *prometheus.HistogramVec
 	launchBudget  prometheus.Gauge
+	steps         prometheus.Histogram
 
 	// counted is when the instance gauges were last counted: counting
 	// walks every instance, so it happens at most once per countEvery.
@@ -65,9 +66,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: latencyBuckets}, []string{"type"}),
 		launchBudget: prometheus.NewGauge(prometheus.GaugeOpts{Name: "bcs_scheduler_launch_budget",
 			Help: "How many launches and in-place updates may be under way (sent, not yet running or not yet reporting the new revision): adapted to how fast status updates are acknowledged, at most the engine's maxLaunching."}),
+		steps: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "bcs_scheduler_step_seconds",
+			Help:    "Duration of each step of the scheduler's loop: the core's work on one input (a gathering of status updates or offers, an application's change, a tick), its writes stored after.",
+			Buckets: latencyBuckets}),
 	}
 	reg.MustRegister(m.instances, m.rollouts, m.offers, m.launches, m.kills, m.statusUpdates,
-		m.toRunning, m.ackLatency, m.storeWrites, m.mesosCalls, m.launchBudget)
+		m.toRunning, m.ackLatency, m.storeWrites, m.mesosCalls, m.launchBudget, m.steps)
 	return m
 }
 
@@ -122,6 +126,8 @@ func (m *Metrics) count(c *Core, now time.Time) {
 }
 
 func (m *Metrics) storeWrite(d time.Duration) { m.storeWrites.Observe(d.Seconds()) }
+
+func (m *Metrics) stepped(d time.Duration) { m.steps.Observe(d.Seconds()) }
 
 func (m *Metrics) mesosCall(t scheduler.Call_Type, d time.Duration) {
 	m.mesosCalls.WithLabelValues(t.String()).Observe(d.Seconds())

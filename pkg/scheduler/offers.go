@@ -76,6 +76,15 @@ func (c *Core) learnAgent(o mesos.Offer) {
 	if old != nil {
 		info.endpoint = cmp.Or(info.endpoint, old.endpoint)
 		info.gone = old.gone
+		// The strings an agent's instances keep (launch) are the agent's
+		// own, not each offer's copy: one per agent, not per instance.
+		info.id = old.id
+		if info.hostname == old.hostname {
+			info.hostname = old.hostname
+		}
+		if info.ip == old.ip {
+			info.ip = old.ip
+		}
 	}
 	c.agents[info.id] = info
 	if old != nil && old.hostname == info.hostname && old.endpoint == info.endpoint && slices.EqualFunc(old.attributes, info.attributes,
