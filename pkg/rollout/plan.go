@@ -178,13 +178,17 @@ type Result struct {
 
 // Target is the revision instance index should run after the plan: what
 // a new instance (scale-up, surge) or a relaunch launches.
-func (r Result) Target(index int) Rev {
+func (r *Result) Target(index int) Rev { return target(&r.State, r.replicas, r.partition, index) }
+
+// target is the revision instance index runs in a rollout at st, of
+// replicas instances with those from partition up updated.
+func target(st *State, replicas, partition, index int) Rev {
 	switch {
-	case r.State.StableVersion == 0 || r.State.StableVersion == r.State.UpdateVersion:
+	case st.StableVersion == 0 || st.StableVersion == st.UpdateVersion:
 		return RevUpdate
-	case r.State.Aborted:
+	case st.Aborted:
 		return RevStable
-	case index >= r.replicas || index >= r.partition:
+	case index >= replicas || index >= partition:
 		return RevUpdate
 	}
 	return RevStable
@@ -314,7 +318,7 @@ func (p *planner) partition() int {
 
 // target is the revision instance index should run.
 func (p *planner) target(index int) Rev {
-	return Result{State: p.st, replicas: p.in.Replicas, partition: p.partition()}.Target(index)
+	return target(&p.st, p.in.Replicas, p.partition(), index)
 }
 
 func (p *planner) atTarget(inst Instance) bool {

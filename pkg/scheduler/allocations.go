@@ -74,6 +74,7 @@ func (c *Core) unholdWanted(a *app) {
 
 // allocate records the allocation of instance id; nil releases it.
 func (a *app) allocate(id int, al *registry.Allocation) {
+	a.kept.forget() // what its rollout sees of the instance changes
 	if al == nil {
 		delete(a.allocated, id)
 		return

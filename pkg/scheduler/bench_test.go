@@ -107,10 +107,10 @@ func benchProcess(n int) *manifest.Process {
 // 100 applications of 1,000 running instances on 5,000 agents (at most
 // 25 % of each unavailable, within the default launch budget), driven as
 // the driver and the dev master would: every kill answered TASK_KILLED,
-// every launch TASK_STARTING then TASK_RUNNING, up to 1,024 status
-// updates a step, and once no update waits, an offer of each agent a
-// task ended on (the master's allocation after resources were freed), or
-// of every agent when none did. It reports the core's time per
+// every launch TASK_STARTING then TASK_RUNNING, 256 status updates a step
+// (what a gathering takes at a rollout's pace), each step followed by an
+// offer of each agent a task ended on (the master's allocation after
+// resources were freed), or of every agent when none did. It reports the core's time per
 // replacement (ns/replacement) — a rollout's CPU in bcs-scheduler,
 // without the store, the API or the master — and the task group records
 // it wrote per replacement (writes/replacement).
@@ -184,15 +184,17 @@ func (r *rollingDriver) step(in scheduler.Input) {
 // nothing.
 func (r *rollingDriver) until(b *testing.B, running int) {
 	for idle := 0; r.running < running || len(r.statuses) > 0; {
+		before := r.running
 		if len(r.statuses) > 0 {
-			batch := r.statuses[:min(len(r.statuses), 1024)]
+			batch := r.statuses[:min(len(r.statuses), 256)]
 			r.statuses = r.statuses[len(batch):]
 			r.step(scheduler.StatusUpdates{Statuses: batch})
-			continue
 		}
-		before := r.running
 		agents := slices.Sorted(maps.Keys(r.freed))
 		clear(r.freed)
+		if len(agents) == 0 && len(r.statuses) > 0 {
+			continue
+		}
 		if len(agents) == 0 {
 			for i := range r.agents {
 				agents = append(agents, fmt.Sprint("agent-", i))

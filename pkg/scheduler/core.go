@@ -279,6 +279,9 @@ type app struct {
 	// allocated are the allocations of its instances, by ID
 	// (allocations.go).
 	allocated map[int]*registry.Allocation
+	// kept is what its rollout's last plan saw of its instances
+	// (rollouts.go).
+	kept keptRollout
 }
 
 func (a *app) key() string { return a.id }
@@ -490,6 +493,7 @@ func (c *Core) persist(inst *instance) {
 		c.persist(inst.parent)
 		return
 	}
+	inst.app.kept.noteChanged(inst)
 	rec := c.record(inst)
 	if mv := inst.rec.Move; mv != nil {
 		cp := *mv
@@ -533,6 +537,7 @@ func (c *Core) setPhase(inst *instance, to Phase) {
 		panic(fmt.Sprintf("scheduler: instance %s/%s/%d: %v", inst.rec.Namespace, inst.rec.App, inst.rec.Index, err))
 	}
 	inst.rec.Phase = string(to)
+	inst.app.kept.noteChanged(inst)
 	c.touched[inst.app] = true
 	c.trackPhase(inst, c.now)
 }

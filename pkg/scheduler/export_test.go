@@ -33,6 +33,13 @@ func StaleKept(c *Core) []string {
 		if st := c.appStatus(a); st != a.status {
 			stale = append(stale, fmt.Sprintf("%s: kept status %+v, computed %+v", a.key(), a.status, st))
 		}
+		if k := &a.kept; a.tmpl != nil && k.holds(a, a.sortedInstances(), k.updateHash) {
+			for i, inst := range k.sorted {
+				if seen := c.seenByRollout(inst, k.updateHash); !slices.Contains(k.changed, inst) && seen != k.seen[i] {
+					stale = append(stale, fmt.Sprintf("%s/%d: the rollout kept %+v, sees %+v", a.key(), inst.rec.Index, k.seen[i], seen))
+				}
+			}
+		}
 		for _, inst := range a.sortedInstances() {
 			for _, launch := range []*instance{inst, inst.successor} {
 				if launch == nil {

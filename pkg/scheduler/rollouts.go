@@ -104,23 +104,85 @@ func (c *Core) rolloutInput(a *app, st rollout.State) rollout.Input {
 
 // rolloutInstances is what the rollout controller sees of an
 // application's instances, with updateHash the update revision's
-// template.
+// template. What it saw of each is kept (keptRollout): only the instances
+// changed since the last plan are looked at again.
 func (c *Core) rolloutInstances(a *app, updateHash string) []rollout.Instance {
-	out := make([]rollout.Instance, 0, len(a.instances))
-	for _, inst := range a.sortedInstances() { // a slice walks faster than the map
-		if inst.goingAway() {
-			continue // on its way out
+	k := &a.kept
+	sorted := a.sortedInstances()
+	if !k.holds(a, sorted, updateHash) {
+		k.seen = k.seen[:0]
+		for _, inst := range sorted {
+			k.seen = append(k.seen, c.seenByRollout(inst, updateHash))
 		}
-		out = append(out, rollout.Instance{
-			Index: inst.rec.Index, ID: inst.rec.Index, AtUpdate: inst.rec.Template == updateHash,
-			AtStable: a.ro.StableTemplate != "" && inst.rec.Template == a.ro.StableTemplate,
-			// A stopped instance holds no rollout back: it takes the
-			// revision on paper and launches it when started.
-			Ready: c.ready(inst) || inst.phase() == PhaseStopped, Updating: inst.rec.Update != nil,
-			UpdateError: updateError(inst.rec.Update), Held: inst.allocated(),
-		})
+		k.sorted, k.updateHash, k.stableHash, k.tmpl, k.stable = sorted, updateHash, a.ro.StableTemplate, a.tmpl, a.stable
+	} else {
+		for _, inst := range k.changed {
+			i, found := slices.BinarySearchFunc(sorted, inst.rec.Index, func(x *instance, index int) int { return cmp.Compare(x.rec.Index, index) })
+			if found && sorted[i] == inst {
+				k.seen[i] = c.seenByRollout(inst, updateHash)
+			}
+		}
+	}
+	k.changed = k.changed[:0]
+	out := make([]rollout.Instance, 0, len(k.seen))
+	for _, s := range k.seen {
+		if !s.goingAway {
+			out = append(out, s.Instance)
+		}
 	}
 	return out
+}
+
+// keptRollout is what the rollout controller last saw of an
+// application's instances, one per instance in index order (sorted), for
+// the templates it was seen against. A plan looks again only at the
+// instances changed since (persist and setPhase note them): a fleet's
+// rollout plans each application at every step, and looking at each of
+// its instances every time was most of what planning cost.
+type keptRollout struct {
+	sorted                 []*instance
+	seen                   []seenInstance
+	updateHash, stableHash string
+	tmpl, stable           *launch.Template
+	changed                []*instance
+}
+
+// seenInstance is what the rollout controller sees of an instance, and
+// whether it is on its way out (not shown to the controller).
+type seenInstance struct {
+	rollout.Instance
+	goingAway bool
+}
+
+// holds reports whether k still holds for a's instances sorted and its
+// templates; it holds no longer once more instances changed than a has.
+func (k *keptRollout) holds(a *app, sorted []*instance, updateHash string) bool {
+	return len(sorted) > 0 && len(k.sorted) == len(sorted) && &k.sorted[0] == &sorted[0] &&
+		k.updateHash == updateHash && k.stableHash == a.ro.StableTemplate && k.tmpl == a.tmpl && k.stable == a.stable &&
+		len(k.changed) <= len(sorted)
+}
+
+// noteChanged has inst looked at again by its application's next plan.
+func (k *keptRollout) noteChanged(inst *instance) {
+	if len(k.changed) <= len(k.sorted) {
+		k.changed = append(k.changed, inst)
+	}
+}
+
+// forget has the next plan look at every instance again.
+func (k *keptRollout) forget() { k.sorted = nil }
+
+// seenByRollout is what the rollout controller sees of inst.
+func (c *Core) seenByRollout(inst *instance, updateHash string) seenInstance {
+	a := inst.app
+	return seenInstance{goingAway: inst.goingAway(), Instance: rollout.Instance{
+		Index: inst.rec.Index, ID: inst.rec.Index, AtUpdate: inst.rec.Template == updateHash,
+		AtStable: a.ro.StableTemplate != "" && inst.rec.Template == a.ro.StableTemplate,
+		// A stopped instance holds no rollout back: it takes the
+		// revision on paper and launches it when started.
+		Ready: c.ready(inst) || inst.phase() == PhaseStopped, Updating: inst.rec.Update != nil,
+		UpdateError: updateError(inst.rec.Update), Held: inst.allocated(),
+	}}
 }
 
 // relabel moves instances whose template a newer version kept (it only
