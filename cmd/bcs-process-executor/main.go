@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -59,6 +60,7 @@ func run() error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("executor", env.ExecutorID)
 	slog.SetDefault(log)
 	var cgroups *process.Cgroups
+	release := func() {} // the executor's cgroups, once its tasks ended
 	// sweep answers sweep tasks: what dead executors left is reaped at
 	// start and again for each sweep task, and the summary counts both.
 	sweep := func(context.Context) (string, error) {
@@ -78,7 +80,8 @@ func run() error {
 			log.Warn("no cgroups: tasks with resource limits will fail", "err", err)
 			cgroups = nil
 		} else {
-			defer all.Release(owner)
+			release = sync.OnceFunc(func() { all.Release(owner) })
+			defer release()
 			sweep = func(context.Context) (string, error) {
 				swept = swept.Add(all.SweepDead(owner, log))
 				return swept.String(), nil
@@ -113,7 +116,7 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	d := executor.New(executor.Config{Env: env, Runtime: rt, Logger: log, Codec: c, AgentTLS: agentTLS, AckTimeout: *ackTimeout, Sweep: sweep})
+	d := executor.New(executor.Config{Env: env, Runtime: rt, Logger: log, Codec: c, AgentTLS: agentTLS, AckTimeout: *ackTimeout, AllTerminal: release, Sweep: sweep})
 	log.Info("starting", "framework", env.FrameworkID, "agent", env.AgentEndpoint, "checkpoint", env.Checkpoint)
 	if err := d.Run(ctx); err != nil {
 		return err

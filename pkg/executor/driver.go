@@ -56,6 +56,12 @@ type Config struct {
 	// AckTimeout bounds the wait for acknowledgements once every task is
 	// terminal; default 10s.
 	AckTimeout time.Duration
+	// AllTerminal, when set, is called once every task became terminal,
+	// before the wait for their acknowledgements: what the tasks held
+	// (their cgroups) is given back then, as the agent kills an executor
+	// its shutdown grace period (5 s by default) after asking it to end,
+	// sooner than AckTimeout.
+	AllTerminal func()
 	// CallTimeout bounds one UPDATE or MESSAGE call; default 10s.
 	CallTimeout time.Duration
 	// Jitter draws, in [0, 1), where in its range each random wait
@@ -581,6 +587,9 @@ func (d *Driver) updateLocked(rec *taskRecord, r Report) executor.Call_Update {
 	d.updateOrder = append(d.updateOrder, key)
 	if rec.state.Terminal() && d.allTerminalLocked() && d.allTerminalAt.IsZero() {
 		d.allTerminalAt = d.cfg.Clock.Now()
+		if d.cfg.AllTerminal != nil {
+			go d.cfg.AllTerminal()
+		}
 		go d.ackDeadline()
 	}
 	return up

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -367,6 +368,44 @@ func TestAckTimeoutBoundsExit(t *testing.T) {
 	_, updates := r.driver.Unacknowledged()
 	if len(updates) != 2 {
 		t.Errorf("unacknowledged %v", updates)
+	}
+}
+
+// Once every task is terminal, AllTerminal gives back what they held
+// at once, not after the wait for acknowledgements (the agent may kill
+// the executor first); once only.
+func TestAllTerminalBeforeTheAckWait(t *testing.T) {
+	a := newFakeAgent(t)
+	rt := newFakeRuntime()
+	var calls atomic.Int32
+	ended := make(chan struct{}, 2)
+	r := startDriver(t, a, rt, func(c *bcsexec.Config) {
+		c.AckTimeout = time.Minute
+		c.AllTerminal = func() {
+			calls.Add(1)
+			ended <- struct{}{}
+		}
+	})
+	a.waitFor("SUBSCRIBE", func() bool { return len(a.subscribes) == 1 })
+	a.send(launchGroupEvent(processTask("t1", nil), processTask("t2", nil)))
+	a.awaitUpdate(1)
+	a.send(&executor.Event{Type: executor.Event_SHUTDOWN})
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("AllTerminal not called once the tasks were killed")
+	}
+	select {
+	case err := <-r.errc:
+		t.Fatalf("Run returned (%v) before the updates were acknowledged", err)
+	default:
+	}
+	if st := a.awaitUpdate(3); st.GetState() != mesos.TASK_KILLED {
+		t.Errorf("after SHUTDOWN: %s", st.GetState())
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := calls.Load(); n != 1 {
+		t.Errorf("AllTerminal called %d times, want once", n)
 	}
 }
 
