@@ -339,8 +339,9 @@ func (d *Driver) run(ctx context.Context) error {
 // use; a rollout's answers (a status and a message from each executor)
 // are not stepped one status at a time; and a burst of offers from many
 // agents costs one pass, not one each. Under a stream of events a
-// gathering begins GatherWindow after the last. The event that ended the
-// gathering is the next input, before any other.
+// gathering begins GatherWindow after the last, unless gatherEnough wait
+// already. The event that ended the gathering is the next input, before
+// any other.
 func (d *Driver) stepGathering(ctx context.Context, in Input, received []time.Time) error {
 	var g gathered
 	switch in := in.(type) {
@@ -353,7 +354,7 @@ func (d *Driver) stepGathering(ctx context.Context, in Input, received []time.Ti
 	default:
 		return d.step(ctx, in)
 	}
-	d.awaitGatherWindow(ctx)
+	d.awaitGatherWindow(ctx, len(d.sub.events))
 	held := g.gather(d.sub.events)
 	if len(g.updates.Statuses) > 0 {
 		if err := d.step(ctx, g.updates, g.received...); err != nil {
@@ -381,11 +382,17 @@ func (d *Driver) stepGathering(ctx context.Context, in Input, received []time.Ti
 	return nil
 }
 
+// gatherEnough is how many queued events make a gathering large enough
+// not to wait for its window: a loop that falls behind gathers without
+// idling.
+const gatherEnough = 256
+
 // awaitGatherWindow holds the loop until GatherWindow passed since the
 // last gathering began: under a stream of events each gathering then takes
-// what came meanwhile. After a quiet spell it does not wait.
-func (d *Driver) awaitGatherWindow(ctx context.Context) {
-	if wait := d.cfg.GatherWindow - d.cfg.Clock.Since(d.gathered); d.cfg.GatherWindow > 0 && wait > 0 {
+// what came meanwhile. It does not wait after a quiet spell, nor with
+// gatherEnough events queued.
+func (d *Driver) awaitGatherWindow(ctx context.Context, queued int) {
+	if wait := d.cfg.GatherWindow - d.cfg.Clock.Since(d.gathered); d.cfg.GatherWindow > 0 && wait > 0 && queued < gatherEnough {
 		select {
 		case <-ctx.Done():
 		case <-d.cfg.Clock.After(wait):

@@ -156,15 +156,17 @@ func TestSendKillsInParallel(t *testing.T) {
 }
 
 // Under a stream of events a gathering begins GatherWindow after the
-// last; after a quiet spell, or without a window, at once.
+// last; after a quiet spell, with gatherEnough events queued, or without
+// a window, at once.
 func TestGatherWindow(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	d := &Driver{cfg: DriverConfig{GatherWindow: 100 * time.Millisecond, Clock: clock}}
 	ctx := context.Background()
+	queued := 0
 	gathered := func() <-chan struct{} {
 		done := make(chan struct{})
 		go func() {
-			d.awaitGatherWindow(ctx)
+			d.awaitGatherWindow(ctx, queued)
 			close(done)
 		}()
 		return done
@@ -197,6 +199,13 @@ func TestGatherWindow(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a gathering after a quiet spell waited")
 	}
+	queued = gatherEnough
+	select {
+	case <-gathered():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a gathering with enough events queued waited")
+	}
+	queued = 0
 	d.cfg.GatherWindow = 0
 	select {
 	case <-gathered():
