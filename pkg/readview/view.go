@@ -222,17 +222,23 @@ func (v *View) entry(key string, value []byte, rev int64) Entry {
 	return Entry{Record: rec, Revision: rev}
 }
 
+// put holds e at key. The names it keeps are copies: a key's leaf is a
+// slice of the whole key, which a map holding it would keep alive once
+// per entry (a fleet's task groups' keys are 30 to 40 bytes, their leaves
+// the few digits of an index).
 func put(dirs map[string]*dir, key string, e Entry) {
 	name, leaf := split(key)
 	d := dirs[name]
 	if d == nil {
 		d = &dir{leaves: map[string]Entry{}}
-		dirs[name] = d
+		dirs[strings.Clone(name)] = d
 	}
 	if _, ok := d.leaves[leaf]; !ok {
 		d.order.Store(nil)
 	}
-	d.leaves[leaf] = e
+	// A map assignment to a string key it holds stores the key given
+	// again, so an update clones as well.
+	d.leaves[strings.Clone(leaf)] = e
 	d.version.Add(1)
 }
 
