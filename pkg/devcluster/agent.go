@@ -295,6 +295,7 @@ func (a *agent) simulateLaunch(tasks []*task) {
 			if t.state == mesos.TASK_STARTING && !t.killing && !a.removed && a.m.registered(t.fw) {
 				a.sendExecutorStatus(t, mesos.TASK_RUNNING, "", nil)
 			}
+			t.simTimer = nil // fired: the tasks need it no longer
 		}
 	})
 	for _, t := range tasks {

@@ -294,6 +294,9 @@ func TestStatusUpdateRetryUntilAck(t *testing.T) {
 	if slowest := st.AckLatency.Quantile(1); slowest < 100*time.Millisecond {
 		t.Errorf("the resent update was acknowledged %v after its first sending, want at least its retry interval", slowest)
 	}
+	if held := c.AcknowledgedTasksHolding(); len(held) > 0 {
+		t.Errorf("acknowledged tasks still hold their updates or timers: %v", held)
+	}
 }
 
 // RECONCILE: explicit reconciliation answers each named task's latest

@@ -2,6 +2,7 @@ package devcluster
 
 import (
 	"bytes"
+	"slices"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -145,9 +146,17 @@ func (a *agent) acknowledged(t *task, uuid []byte) (mesos.TaskStatus, bool) {
 	if !bytes.Equal(head.status.UUID, uuid) {
 		return mesos.TaskStatus{}, false
 	}
-	t.pending = t.pending[1:]
+	// A fleet's tasks are acknowledged and then run for long: each holds
+	// no queue and no timer from then on (a slice of the queue past its
+	// head would keep every update it held).
+	if len(t.pending) == 1 {
+		t.pending = nil
+	} else {
+		t.pending = slices.Delete(t.pending, 0, 1)
+	}
 	a.m.stats.AckLatency.observe(a.m.cfg.Clock.Since(head.firstSent))
 	t.retryTimer.stop()
+	t.retryTimer = nil
 	t.retryDelay = 0
 	if head.fromExecutor && t.exec != nil && t.exec.stream != nil {
 		t.exec.stream.send(&executor.Event{
