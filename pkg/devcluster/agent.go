@@ -219,7 +219,6 @@ func (a *agent) launch(fw *framework, exInfo *mesos.ExecutorInfo, infos []mesos.
 				info:        *exInfo,
 				id:          exInfo.ExecutorID.Value,
 				containerID: newUUIDString(),
-				resources:   sumResources(exInfo.Resources),
 				tasks:       map[string]*task{},
 				simulated:   m.cfg.ExecutorMode == ExecutorSimulated,
 				exited:      make(chan struct{}),
@@ -235,11 +234,10 @@ func (a *agent) launch(fw *framework, exInfo *mesos.ExecutorInfo, infos []mesos.
 	tasks := make([]*task, 0, len(infos))
 	for _, ti := range infos {
 		t := &task{
-			info:      ti,
-			fw:        fw,
-			agent:     a,
-			exec:      ex,
-			resources: sumResources(ti.Resources),
+			info:  ti,
+			fw:    fw,
+			agent: a,
+			exec:  ex,
 		}
 		st := t.status(now, mesos.TASK_STAGING, mesos.SOURCE_MASTER, 0, "")
 		t.state, t.latest = mesos.TASK_STAGING, st
@@ -397,7 +395,7 @@ func (a *agent) executorTerminated(ex *executorRun, waitStatus int32, msg string
 		return
 	}
 	delete(a.executors, ex.key())
-	a.share.recover(ex.resources)
+	a.share.recover(ex.resources())
 	ex.regTimer.stop()
 	ex.reregTimer.stop()
 	a.executorBack(ex)
@@ -477,10 +475,10 @@ func (a *agent) shutdownExecutor(ex *executorRun, why string) {
 func (a *agent) used() mesos.Resources {
 	var lists [][]mesos.Resource
 	for _, ex := range a.executors {
-		lists = append(lists, ex.resources)
+		lists = append(lists, ex.resources())
 	}
 	for _, t := range a.tasks {
-		lists = append(lists, t.resources)
+		lists = append(lists, t.resources())
 	}
 	return sumResources(lists...)
 }

@@ -103,12 +103,11 @@ type inverseOffer struct {
 // task is the master's and the agent's record of one task (the dev
 // cluster keeps one record for both).
 type task struct {
-	info      mesos.TaskInfo
-	fw        *framework
-	agent     *agent
-	exec      *executorRun // nil for command tasks
-	command   *commandTask // process mode command tasks
-	resources mesos.Resources
+	info    mesos.TaskInfo
+	fw      *framework
+	agent   *agent
+	exec    *executorRun // nil for command tasks
+	command *commandTask // process mode command tasks
 
 	state    mesos.TaskState
 	latest   mesos.TaskStatus
@@ -136,6 +135,14 @@ func (t *task) stopTimers() {
 	t.simTimer.stop()
 }
 
+// resources is what t holds on its agent, without allocation info: made
+// from its TaskInfo when asked (at its end, and for the state and
+// operator views), not kept beside it — a fleet's tasks are a million.
+func (t *task) resources() mesos.Resources { return sumResources(t.info.Resources) }
+
+// resources is what ex holds on its agent beside its tasks' (as a task's).
+func (ex *executorRun) resources() mesos.Resources { return sumResources(ex.info.Resources) }
+
 func (t *task) key() string { return t.fw.id + "/" + t.info.TaskID.Value }
 
 func executorKey(frameworkID, executorID string) string { return frameworkID + "/" + executorID }
@@ -148,7 +155,6 @@ type executorRun struct {
 	info        mesos.ExecutorInfo
 	id          string
 	containerID string
-	resources   mesos.Resources
 	tasks       map[string]*task // non-terminal tasks
 	// ended are terminal tasks whose last update the framework has not
 	// acknowledged yet, checkpointed with the executor until it has

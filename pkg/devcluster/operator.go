@@ -201,10 +201,10 @@ func (m *master) agentResponse(a *agent) mesosmaster.Response_GetAgents_Agent {
 func (a *agent) allocated() mesos.Resources {
 	var sum allocatedSum
 	for _, ex := range a.executors {
-		sum.add(ex.resources, ex.fw.role)
+		sum.add(ex.resources(), ex.fw.role)
 	}
 	for _, t := range a.tasks {
-		sum.add(t.resources, t.fw.role)
+		sum.add(t.resources(), t.fw.role)
 	}
 	return sum.resources()
 }

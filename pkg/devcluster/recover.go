@@ -76,9 +76,9 @@ func (a *agent) recoverExecutor(fw *framework, ck containerCheckpoint, leader se
 	ex.launched, ex.sid, ex.startTime = true, leader.pid, leader.startTime
 	ex.exited = make(chan struct{})
 	a.executors[ex.key()] = ex
-	a.share.take(ex.resources)
+	a.share.take(ex.resources())
 	for _, t := range ex.tasks {
-		a.share.take(t.resources)
+		a.share.take(t.resources())
 	}
 	a.attachSandbox(fw.id, ex.id, ex.sandbox)
 	a.m.log().Info("executor recovered", "executor", ex.id, "framework", fw.id, "agent", a.id, "pid", leader.pid,
@@ -104,9 +104,9 @@ func (a *agent) resumeLaunch(fw *framework, ck containerCheckpoint) {
 	ex := a.recoveredExecutor(fw, ck)
 	ex.exited = make(chan struct{})
 	a.executors[ex.key()] = ex
-	a.share.take(ex.resources)
+	a.share.take(ex.resources())
 	for _, t := range ex.tasks {
-		a.share.take(t.resources)
+		a.share.take(t.resources())
 	}
 	if len(ex.queued) == 0 {
 		// Its tasks were killed before delivery: nothing to run.
@@ -123,7 +123,7 @@ func (a *agent) resumeLaunch(fw *framework, ck containerCheckpoint) {
 func (a *agent) recoveredExecutor(fw *framework, ck containerCheckpoint) *executorRun {
 	ex := &executorRun{
 		fw: fw, agent: a, info: *ck.Executor, id: ck.Executor.ExecutorID.Value, containerID: ck.ContainerID,
-		resources: sumResources(ck.Executor.Resources), tasks: map[string]*task{}, ended: map[string]*task{},
+		tasks: map[string]*task{}, ended: map[string]*task{},
 		sandbox: ck.Sandbox, queued: ck.Queued,
 	}
 	for _, tc := range ck.Tasks {
@@ -149,7 +149,7 @@ func (a *agent) recoverTask(fw *framework, tc taskCheckpoint) *task {
 	if fw.tasks[id] != nil {
 		return nil
 	}
-	t := &task{info: tc.Info, fw: fw, agent: a, resources: sumResources(tc.Info.Resources), statuses: tc.Statuses}
+	t := &task{info: tc.Info, fw: fw, agent: a, statuses: tc.Statuses}
 	if len(t.statuses) == 0 {
 		t.statuses = []mesos.TaskStatus{t.status(a.m.cfg.Clock.Now(), mesos.TASK_STAGING, mesos.SOURCE_MASTER, 0, "")}
 	}
@@ -179,7 +179,7 @@ func (a *agent) commandTaskLost(fw *framework, ck containerCheckpoint) {
 		if t == nil || t.released {
 			continue
 		}
-		a.share.take(t.resources)
+		a.share.take(t.resources())
 		state := mesos.TASK_GONE
 		if !fw.partitionAware {
 			state = mesos.TASK_LOST

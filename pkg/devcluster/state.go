@@ -113,7 +113,7 @@ func (m *master) stateFramework(fw *framework) map[string]any {
 	var used []mesos.Resource
 	for _, t := range tasks {
 		if !t.released {
-			used = append(used, t.resources...)
+			used = append(used, t.resources()...)
 		}
 	}
 	var offers []any
@@ -180,7 +180,7 @@ func stateTask(t *task) map[string]any {
 		"framework_id": t.fw.id,
 		"slave_id":     t.agent.id,
 		"state":        t.state.String(),
-		"resources":    stateResources(t.resources),
+		"resources":    stateResources(t.resources()),
 		"statuses":     statuses,
 	}
 	if t.exec != nil {

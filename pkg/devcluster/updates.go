@@ -64,7 +64,7 @@ func (a *agent) applyTaskState(t *task, st mesos.TaskStatus) {
 	}
 	t.released = true
 	delete(a.tasks, t.key())
-	a.share.recover(t.resources)
+	a.share.recover(t.resources())
 	if t.command != nil {
 		delete(a.commandTasks, t.key())
 	}
