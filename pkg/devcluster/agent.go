@@ -240,7 +240,7 @@ func (a *agent) launch(fw *framework, exInfo *mesos.ExecutorInfo, infos []mesos.
 			exec:  ex,
 		}
 		st := t.status(now, mesos.TASK_STAGING, mesos.SOURCE_MASTER, 0, "")
-		t.state, t.latest = mesos.TASK_STAGING, st
+		t.state = mesos.TASK_STAGING
 		t.statuses = append(t.statuses, st)
 		fw.tasks[ti.TaskID.Value] = t
 		a.tasks[t.key()] = t

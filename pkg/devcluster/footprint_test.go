@@ -17,7 +17,8 @@ import (
 // them (each with its executor): the scale benchmarks run a million on
 // one machine. It held 5,500 to 6,000 bytes while an acknowledged task
 // kept its update queue, its timers and a second copy of its resources;
-// 3,700 to 4,200 without them.
+// 3,500 to 4,200 without them (and without a second copy of its latest
+// status).
 func TestHeapPerRunningTask(t *testing.T) {
 	const n, bound = 2000, 4800
 	c := startCluster(t, func(cfg *devcluster.Config) {

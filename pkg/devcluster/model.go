@@ -109,8 +109,9 @@ type task struct {
 	exec    *executorRun // nil for command tasks
 	command *commandTask // process mode command tasks
 
-	state    mesos.TaskState
-	latest   mesos.TaskStatus
+	state mesos.TaskState
+	// statuses are its latest updates, oldest first, the last its state
+	// (never empty: a task starts TASK_STAGING).
 	statuses []mesos.TaskStatus
 	released bool // terminal: resources returned to the agent
 	killing  bool
@@ -142,6 +143,9 @@ func (t *task) resources() mesos.Resources { return sumResources(t.info.Resource
 
 // resources is what ex holds on its agent beside its tasks' (as a task's).
 func (ex *executorRun) resources() mesos.Resources { return sumResources(ex.info.Resources) }
+
+// latest is t's latest status.
+func (t *task) latest() mesos.TaskStatus { return t.statuses[len(t.statuses)-1] }
 
 func (t *task) key() string { return t.fw.id + "/" + t.info.TaskID.Value }
 

@@ -153,8 +153,7 @@ func (a *agent) recoverTask(fw *framework, tc taskCheckpoint) *task {
 	if len(t.statuses) == 0 {
 		t.statuses = []mesos.TaskStatus{t.status(a.m.cfg.Clock.Now(), mesos.TASK_STAGING, mesos.SOURCE_MASTER, 0, "")}
 	}
-	t.latest = t.statuses[len(t.statuses)-1]
-	t.state = t.latest.GetState()
+	t.state = t.statuses[len(t.statuses)-1].GetState()
 	if t.state == mesos.TASK_RUNNING {
 		a.m.stats.TasksRunning++
 	}

@@ -520,7 +520,7 @@ func (m *master) sendUpdate(fw *framework, st mesos.TaskStatus) {
 // Caller holds m.mu.
 func (m *master) reconcile(fw *framework, tasks []scheduler.Call_Reconcile_Task) {
 	latest := func(t *task) mesos.TaskStatus {
-		st := t.latest
+		st := t.latest()
 		st.UUID = nil
 		st.Source = mesos.SOURCE_MASTER.Enum()
 		st.Reason = mesos.REASON_RECONCILIATION.Enum()

@@ -48,7 +48,6 @@ func (m *master) recordStatus(t *task, st mesos.TaskStatus) {
 	if t.state == mesos.TASK_RUNNING {
 		m.stats.TasksRunning++
 	}
-	t.latest = st
 	t.statuses = append(t.statuses, st)
 	if len(t.statuses) > maxStatusHistory {
 		t.statuses = t.statuses[len(t.statuses)-maxStatusHistory:]
