@@ -72,8 +72,9 @@ type derivation struct {
 // View is the in-memory copy of the keys under Config.Prefixes. Its
 // methods are safe for concurrent use.
 type View struct {
-	store *store.Store
-	cfg   Config
+	store     *store.Store
+	cfg       Config
+	revisions revisions // etcd's, for Fresh
 
 	mu sync.RWMutex
 	// dirs maps a key's directory (up to its last "/") to its leaves:
@@ -102,7 +103,7 @@ func New(st *store.Store, cfg Config) (*View, error) {
 	if cfg.Retry <= 0 {
 		cfg.Retry = time.Second
 	}
-	return &View{store: st, cfg: cfg, dirs: map[string]*dir{}, moved: make(chan struct{})}, nil
+	return &View{store: st, cfg: cfg, revisions: revisions{read: st.Revision}, dirs: map[string]*dir{}, moved: make(chan struct{})}, nil
 }
 
 // Run lists the prefixes and follows the feed until ctx ends, listing
@@ -435,9 +436,10 @@ func (v *View) Applied() int64 {
 
 // Fresh waits until the view reflects every write etcd had applied when
 // Fresh was called, at most wait: a read after it sees the caller's own
-// acknowledged writes. ErrStale when it did not in time.
+// acknowledged writes. ErrStale when it did not in time. Concurrent
+// calls share etcd's revision reads (revisions).
 func (v *View) Fresh(ctx context.Context, wait time.Duration) error {
-	want, err := v.store.Revision(ctx)
+	want, err := v.revisions.current(ctx)
 	if err != nil {
 		return err
 	}

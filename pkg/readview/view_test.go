@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,6 +90,34 @@ func TestFreshReadsSeeAcknowledgedWrites(t *testing.T) {
 	if e, _ := v.Get("apps/default/web"); string(e.Value) != "2" {
 		t.Fatalf("apps/default/web = %q after Fresh, want 2", e.Value)
 	}
+}
+
+// Writers reading concurrently, each after its write was acknowledged,
+// each see their own write, though their Fresh calls share etcd's
+// revision reads.
+func TestConcurrentFreshReadsSeeOwnWrites(t *testing.T) {
+	st := shared.Open(t, "readview")
+	v := running(t, st, clockwork.NewRealClock())
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				key, value := fmt.Sprintf("apps/default/w%d", w), fmt.Sprint(i)
+				storetest.Apply(t, st, put(key, value))
+				if err := v.Fresh(testContext(t), 10*time.Second); err != nil {
+					t.Errorf("Fresh: %v", err)
+					return
+				}
+				if e, err := v.Get(key); err != nil || string(e.Value) != value {
+					t.Errorf("%s after its write of %s: %q, %v", key, value, e.Value, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // A view that cannot catch up says so in time, for the caller to read
