@@ -80,8 +80,11 @@ type View struct {
 	// dirs maps a key's directory (up to its last "/") to its leaves:
 	// listing one application's task groups touches only them.
 	dirs    map[string]*dir
-	applied int64         // the revision the view reflects; 0 before the first list
-	moved   chan struct{} // closed, and replaced, when applied grows
+	applied int64 // the revision the view reflects; 0 before the first list
+	// contents counts the lists and changes applied: the view held the
+	// same keys and values at two reads that saw the same count.
+	contents uint64
+	moved    chan struct{} // closed, and replaced, when applied grows
 }
 
 // New returns an empty view of st; Run fills it.
@@ -132,6 +135,7 @@ func (v *View) follow(ctx context.Context) error {
 	}
 	v.mu.Lock()
 	v.dirs = dirs
+	v.contents++
 	v.advance(rev)
 	v.mu.Unlock()
 	sub, err := changefeed.New(v.store).Follow(ctx, new(changefeed.EndOf(rev)), changefeed.Options{Keep: v.holds, Progress: true})
@@ -190,6 +194,7 @@ func (v *View) holds(key string) bool {
 func (v *View) apply(c changefeed.Change) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.contents++
 	if c.Action == changefeed.Delete {
 		remove(v.dirs, c.Key)
 	} else {
@@ -432,6 +437,15 @@ func (v *View) Applied() int64 {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	return v.applied
+}
+
+// Contents counts the lists and changes the view applied: two reads of
+// it between which Contents did not move read the same keys and values,
+// so what a reader made of them holds as long as Contents stays.
+func (v *View) Contents() uint64 {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.contents
 }
 
 // Fresh waits until the view reflects every write etcd had applied when

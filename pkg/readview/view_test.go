@@ -120,6 +120,25 @@ func TestConcurrentFreshReadsSeeOwnWrites(t *testing.T) {
 	wg.Wait()
 }
 
+// Contents moves with each change the view applies, and only then: a
+// write outside its prefixes leaves what readers made of it standing.
+func TestContentsCountChangesApplied(t *testing.T) {
+	st := shared.Open(t, "readview")
+	v := running(t, st, clockwork.NewRealClock())
+	fresh(t, v)
+	listed := v.Contents()
+	storetest.Apply(t, st, put("notify/x", "n"))
+	fresh(t, v)
+	if got := v.Contents(); got != listed {
+		t.Fatalf("Contents %d after a write outside the prefixes, want %d", got, listed)
+	}
+	storetest.Apply(t, st, put("apps/default/web", "1"), put("apps/default/db", "1"))
+	fresh(t, v)
+	if got := v.Contents(); got != listed+2 {
+		t.Fatalf("Contents %d after two puts, want %d", got, listed+2)
+	}
+}
+
 // A view that cannot catch up says so in time, for the caller to read
 // etcd instead.
 func TestFreshTimesOutWhenBehind(t *testing.T) {

@@ -59,6 +59,10 @@ func (v *Viewed) Fresh(ctx context.Context, wait time.Duration) error {
 	return v.view.Fresh(ctx, wait)
 }
 
+// Contents counts the changes the view applied (readview.View.Contents):
+// an answer made of it holds while Contents stays.
+func (v *Viewed) Contents() uint64 { return v.view.Contents() }
+
 func decodeRecord[T any, P record[T]](value []byte, rev int64) (any, error) {
 	p := P(new(T))
 	if err := json.Unmarshal(value, p); err != nil {
