@@ -231,6 +231,9 @@ type agentJoin struct {
 	byID   []hostView
 	byHost map[string]*apiv1.AgentView
 	all    []*apiv1.AgentView
+	// until is when the clock alone changes the views: the first end of
+	// a maintenance window now current; zero for never.
+	until time.Time
 }
 
 // appRules is what an application's manifest says of its instances on
@@ -301,6 +304,9 @@ func (j *agentJoin) agent(a *registry.Agent, now time.Time) {
 	}
 	if a.Master != nil && !a.Master.Active || a.Maintenance.Current(now) {
 		v.Schedulable = false
+	}
+	if m := a.Maintenance; m.Current(now) && !m.End.IsZero() && (j.until.IsZero() || m.End.Before(j.until)) {
+		j.until = m.End
 	}
 }
 
@@ -514,20 +520,23 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	j, err := s.joinAgents(r.Context(), s.reads(r), mayRead(r), !summary)
-	if err != nil {
-		return err
-	}
-	views, next := pageOf(p, j.views(), func(v *apiv1.AgentView) string { return v.ID })
-	if summary {
-		for i, v := range views {
-			views[i] = summarizedAgent(v, summary)
+	rd := s.reads(r)
+	return s.answerFromView(w, r, rd, func(w http.ResponseWriter) (time.Time, error) {
+		j, err := s.joinAgents(r.Context(), rd, mayRead(r), !summary)
+		if err != nil {
+			return time.Time{}, err
 		}
-		writeList(w, "agents", nonNil(views), next)
-		return nil
-	}
-	writeAgents(w, nonNil(views), j.encoded, next)
-	return nil
+		views, next := pageOf(p, j.views(), func(v *apiv1.AgentView) string { return v.ID })
+		if summary {
+			for i, v := range views {
+				views[i] = summarizedAgent(v, summary)
+			}
+			writeList(w, "agents", nonNil(views), next)
+		} else {
+			writeAgents(w, nonNil(views), j.encoded, next)
+		}
+		return j.until, nil
+	})
 }
 
 // summarizedAgent counts the instances of v instead of listing them when

@@ -73,6 +73,10 @@
 // the long lists of an answer (an agent's instances, an application's)
 // are written by hand-made encoders into the answer encoded without them
 // (writeJSONFilled), the encoder's bytes exactly, a chunk at a time.
+// The agents' lists the view answered are kept, encoded, while its
+// contents do not change (viewanswers.go), by the caller's scope (role
+// and namespaces) and URL: clients polling the same fleet share one
+// encoding, and a caller never gets an answer made for another scope.
 //
 // A cluster-wide view names a namespace's objects only to callers who
 // may read that namespace (mayRead): an agent's instances (agents.go)

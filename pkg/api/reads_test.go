@@ -45,16 +45,18 @@ func TestReadsSeeTheWritesBeforeThem(t *testing.T) {
 		e.expect(t, http.StatusOK, "POST", "/v1/agents/host-a/"+op, nil, nil)
 		var agent struct{ Cordoned bool }
 		e.expect(t, http.StatusOK, "GET", "/v1/agents/host-a", nil, &agent)
-		if agent.Cordoned != (op == "cordon") {
-			t.Fatalf("GET after %s: cordoned %v", op, agent.Cordoned)
+		var list struct{ Agents []struct{ Cordoned bool } }
+		e.expect(t, http.StatusOK, "GET", "/v1/agents", nil, &list)
+		if agent.Cordoned != (op == "cordon") || len(list.Agents) != 1 || list.Agents[0].Cordoned != agent.Cordoned {
+			t.Fatalf("GET after %s: cordoned %v, in the list %+v", op, agent.Cordoned, list.Agents)
 		}
 	}
 	if !*etcdReads {
 		if got := readsFrom(t, e, "etcd"); got != 0 {
 			t.Errorf("%v reads from etcd, want all from the view", got)
 		}
-		if got := readsFrom(t, e, "view"); got < 90 {
-			t.Errorf("%v reads from the view, want every one of the 90", got)
+		if got := readsFrom(t, e, "view"); got < 120 {
+			t.Errorf("%v reads from the view, want every one of the 120", got)
 		}
 	}
 }

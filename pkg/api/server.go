@@ -134,7 +134,9 @@ type Server struct {
 	requests *prometheus.CounterVec
 	// readsFrom counts the reads the view served, and those etcd did.
 	readsFrom *prometheus.CounterVec
-	latency   *prometheus.HistogramVec
+	// viewAnswers keeps the agents' lists the read view answered.
+	viewAnswers viewAnswers
+	latency     *prometheus.HistogramVec
 	// streams ends with EndStreams: event streams do not end by themselves.
 	streams    context.Context
 	endStreams context.CancelFunc

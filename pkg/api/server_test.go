@@ -101,10 +101,13 @@ func TestAgents(t *testing.T) {
 
 // "GET /v1/agents shows per agent … resources total/used";
 // the master's view (its state, its own drain, total resources) and a
-// maintenance window show, and each makes the agent unschedulable.
+// maintenance window show, and each makes the agent unschedulable until
+// the window ends: the list read again then, the fleet unchanged, shows
+// the agent schedulable (not the answer kept from before).
 func TestAgentsShowTheMastersViewAndMaintenance(t *testing.T) {
 	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
-	e := newEnv(t, func(c *api.Config) { c.Clock = clockwork.NewFakeClockAt(now) })
+	clock := clockwork.NewFakeClockAt(now)
+	e := newEnv(t, func(c *api.Config) { c.Clock = clock })
 	ctx := context.Background()
 	active := registry.AgentMaster{Active: true, Total: registry.AgentResources{CPUs: 8, MemMB: 16384, DiskMB: 1000, Ports: 1001}}
 	drained := registry.AgentMaster{Deactivated: true, Drain: "DRAINED", Total: active.Total}
@@ -127,23 +130,33 @@ func TestAgentsShowTheMastersViewAndMaintenance(t *testing.T) {
 		Master      *registry.AgentMaster
 		Maintenance *registry.AgentMaintenance
 	}
-	var got struct{ Agents []view }
-	e.expect(t, http.StatusOK, "GET", "/v1/agents", nil, &got)
-	if len(got.Agents) != 4 {
-		t.Fatalf("agents %+v, want 4", got.Agents)
-	}
-	for i, want := range []struct {
+	type want struct {
 		schedulable bool
 		master      registry.AgentMaster
 		answer      string
-	}{{true, active, ""}, {false, drained, ""}, {false, active, "accepted"}, {true, active, ""}} { // a4's window is over
-		a := got.Agents[i]
-		if a.Schedulable != want.schedulable || a.Master == nil || *a.Master != want.master || a.LastSeen != nil ||
-			want.answer != "" && (a.Maintenance == nil || a.Maintenance.Answer != want.answer) {
-			t.Errorf("agent %s: %+v (master %+v, maintenance %+v); want schedulable=%v, master %+v, answer %q",
-				a.ID, a, a.Master, a.Maintenance, want.schedulable, want.master, want.answer)
+	}
+	check := func(wants ...want) {
+		t.Helper()
+		var got struct{ Agents []view }
+		e.expect(t, http.StatusOK, "GET", "/v1/agents", nil, &got)
+		if len(got.Agents) != len(wants) {
+			t.Fatalf("agents %+v, want %d", got.Agents, len(wants))
+		}
+		for i, want := range wants {
+			a := got.Agents[i]
+			if a.Schedulable != want.schedulable || a.Master == nil || *a.Master != want.master || a.LastSeen != nil ||
+				want.answer != "" && (a.Maintenance == nil || a.Maintenance.Answer != want.answer) {
+				t.Errorf("at %s, agent %s: %+v (master %+v, maintenance %+v); want schedulable=%v, master %+v, answer %q",
+					clock.Now(), a.ID, a, a.Master, a.Maintenance, want.schedulable, want.master, want.answer)
+			}
 		}
 	}
+	inWindow := []want{{true, active, ""}, {false, drained, ""}, {false, active, "accepted"}, {true, active, ""}} // a4's window is over
+	check(inWindow...)
+	clock.Advance(2*time.Hour - time.Second)
+	check(inWindow...)
+	clock.Advance(time.Second)
+	check(want{true, active, ""}, want{false, drained, ""}, want{true, active, "accepted"}, want{true, active, ""})
 }
 
 // fakeLeadership is a replica that follows (or leads) as told.
