@@ -231,9 +231,17 @@ type agentJoin struct {
 	byID   []hostView
 	byHost map[string]*apiv1.AgentView
 	all    []*apiv1.AgentView
+	// records are the agent's and settings records of each host.
+	records map[string]hostRecords
 	// until is when the clock alone changes the views: the first end of
 	// a maintenance window now current; zero for never.
 	until time.Time
+}
+
+// hostRecords are the records of a host's agent, nil when none.
+type hostRecords struct {
+	agent    *registry.Agent
+	settings *registry.AgentSettings
 }
 
 // appRules is what an application's manifest says of its instances on
@@ -249,7 +257,7 @@ type appRules struct {
 
 func newAgentJoin(apps []*registry.App, readable func(auth.Access) bool) *agentJoin {
 	j := &agentJoin{readable: readable, apps: map[string]*registry.App{}, rules: map[string]appRules{},
-		executing: map[string][]constraint.Taint{}, byHost: map[string]*apiv1.AgentView{}}
+		executing: map[string][]constraint.Taint{}, byHost: map[string]*apiv1.AgentView{}, records: map[string]hostRecords{}}
 	for _, a := range apps {
 		j.apps[a.Namespace+"/"+a.Name] = a
 	}
@@ -294,6 +302,9 @@ func (j *agentJoin) view(host string) *apiv1.AgentView {
 // agent adds what the offers and the master say of an agent.
 func (j *agentJoin) agent(a *registry.Agent, now time.Time) {
 	v := j.view(a.Hostname)
+	rec := j.records[a.Hostname]
+	rec.agent = a
+	j.records[a.Hostname] = rec
 	v.ID, v.Attributes, v.Endpoint, v.Master, v.Maintenance = a.ID, a.Attributes, a.Endpoint, agentMasterView(a.Master), maintenanceView(a.Maintenance)
 	seen := a.SeenAt
 	if seen.IsZero() && a.Master == nil {
@@ -313,6 +324,9 @@ func (j *agentJoin) agent(a *registry.Agent, now time.Time) {
 // settings adds the operator's settings of a hostname.
 func (j *agentJoin) settings(st *registry.AgentSettings) {
 	v := j.view(st.Hostname)
+	rec := j.records[st.Hostname]
+	rec.settings = st
+	j.records[st.Hostname] = rec
 	if slices.ContainsFunc(st.Taints, func(t constraint.Taint) bool { return t.EffectOrDefault() == constraint.NoExecute }) {
 		j.executing[st.Hostname] = st.Taints
 	}
@@ -533,7 +547,11 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 			}
 			writeList(w, "agents", nonNil(views), next)
 		} else {
-			writeAgents(w, nonNil(views), j.encoded, next)
+			object := encodeAgentObject
+			if rd == reader(s.cfg.View) {
+				object = func(v *apiv1.AgentView) agentObject { return s.agentObjects.of(j, v) }
+			}
+			writeAgents(w, nonNil(views), j.encoded, next, object)
 		}
 		return j.until, nil
 	})

@@ -26,9 +26,9 @@ import (
 // caller (instances of namespaces it may not read counted, not named),
 // every page and the summary, on a fleet with moves, drains, NoExecute
 // taints, instances not on an agent and strings the encoder escapes; and
-// again after the fleet changed; read again, each from the answer the
-// view kept for the caller's scope. Each answer is also what the encoder
-// writes of its own decoding.
+// again after the fleet, an agent's taints and another's record changed;
+// read again, each from the answer the view kept for the caller's scope.
+// Each answer is also what the encoder writes of its own decoding.
 func TestAgentsFromTheViewAsFromEtcd(t *testing.T) {
 	viewed, _ := newAuthEnv(t, 0)
 	etcd := newEnvOn(t, viewed.endpoints, viewed.prefix, shared.Sealer, func(c *api.Config) {
@@ -73,6 +73,13 @@ func TestAgentsFromTheViewAsFromEtcd(t *testing.T) {
 	g := fleetTaskGroup("demo", "game", 0, agents)
 	g.Phase, g.Host, g.ID = "Running", "host-07", "demo.game.0.2"
 	applyOps(t, viewed, []store.Op{taskGroupOp(t, g)})
+	compareAgents(t, viewed, etcd)
+	// An agent's taints and another's record change: their objects
+	// are encoded again, the others' kept.
+	viewed.expectAs(t, adminToken, http.StatusOK, "PUT", "/v1/agents/host-09/taints", `{"taints":["gpu=yes"]}`, nil)
+	if err := viewed.reg.RecordAgent(ctx, "agent-10", "host-10", "", map[string]string{"zone": "moved"}); err != nil {
+		t.Fatal(err)
+	}
 	compareAgents(t, viewed, etcd)
 }
 

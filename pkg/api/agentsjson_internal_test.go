@@ -82,7 +82,7 @@ func TestWriteAgentsAsTheEncoderWritesIt(t *testing.T) {
 		shown = append(shown, &c)
 	}
 	got := httptest.NewRecorder()
-	writeAgents(got, shown, encoded, "host-1999")
+	writeAgents(got, shown, encoded, "host-1999", encodeAgentObject)
 	if got.Body.Len() < 2*chunkBytes || !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) {
 		t.Fatalf("%d bytes written, want the encoder's %d (more than two chunks of %d)", got.Body.Len(), want.Body.Len(), chunkBytes)
 	}

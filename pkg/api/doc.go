@@ -77,6 +77,9 @@
 // contents do not change (viewanswers.go), by the caller's scope (role
 // and namespaces) and URL: clients polling the same fleet share one
 // encoding, and a caller never gets an answer made for another scope.
+// While the fleet changes, each agent's object but for its instances is
+// kept by the records it was made of (agentObjects): an answer encodes
+// again only the agents whose records or instance sums changed.
 //
 // A cluster-wide view names a namespace's objects only to callers who
 // may read that namespace (mayRead): an agent's instances (agents.go)

@@ -136,7 +136,9 @@ type Server struct {
 	readsFrom *prometheus.CounterVec
 	// viewAnswers keeps the agents' lists the read view answered.
 	viewAnswers viewAnswers
-	latency     *prometheus.HistogramVec
+	// agentObjects keeps the agents' objects of those lists.
+	agentObjects agentObjects
+	latency      *prometheus.HistogramVec
 	// streams ends with EndStreams: event streams do not end by themselves.
 	streams    context.Context
 	endStreams context.CancelFunc
