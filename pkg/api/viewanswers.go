@@ -98,19 +98,24 @@ func (s *Server) answerFromView(w http.ResponseWriter, r *http.Request, rd reade
 		_, _ = w.Write(body)
 		return nil
 	}
-	rec := &recordedAnswer{ResponseWriter: w}
+	rec := &recordedAnswer{ResponseWriter: w, current: func() bool { return s.cfg.View.Contents() == contents }}
 	until, err := serve(rec)
-	if err == nil && rec.status == http.StatusOK && s.cfg.View.Contents() == contents {
+	if err == nil && rec.status == http.StatusOK && !rec.stopped && rec.current() {
 		s.viewAnswers.put(contents, key, viewAnswer{body: rec.body, until: until})
 	}
 	return err
 }
 
-// recordedAnswer writes an answer through and keeps a copy of it.
+// recordedAnswer writes an answer through and keeps a copy of it while
+// the view is as the answer read it: a fleet's view changing many times
+// a second, copying tens of MB to drop them would only feed the
+// collector.
 type recordedAnswer struct {
 	http.ResponseWriter
-	status int
-	body   []byte
+	status  int
+	body    []byte
+	current func() bool
+	stopped bool
 }
 
 func (a *recordedAnswer) WriteHeader(status int) {
@@ -119,6 +124,10 @@ func (a *recordedAnswer) WriteHeader(status int) {
 }
 
 func (a *recordedAnswer) Write(p []byte) (int, error) {
-	a.body = append(a.body, p...)
+	if a.stopped = a.stopped || !a.current(); a.stopped {
+		a.body = nil
+	} else {
+		a.body = append(a.body, p...)
+	}
 	return a.ResponseWriter.Write(p)
 }

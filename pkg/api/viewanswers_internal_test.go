@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -34,5 +35,22 @@ func TestViewAnswersKeepTheNewestContentsBounded(t *testing.T) {
 	}
 	if _, ok := c.get(3, "d", now.Add(time.Minute)); ok {
 		t.Error("an answer kept past its until")
+	}
+}
+
+// An answer whose view changed while it was written is written whole
+// but not kept.
+func TestRecordedAnswerStopsWhenTheViewChanges(t *testing.T) {
+	unchanged := true
+	w := httptest.NewRecorder()
+	rec := &recordedAnswer{ResponseWriter: w, current: func() bool { return unchanged }}
+	rec.WriteHeader(200)
+	_, _ = rec.Write([]byte(`{"a": `))
+	unchanged = false
+	_, _ = rec.Write([]byte(`1}`))
+	unchanged = true
+	_, _ = rec.Write([]byte("\n"))
+	if !rec.stopped || rec.body != nil || w.Body.String() != "{\"a\": 1}\n" {
+		t.Errorf("stopped %v, kept %q, written %q; want stopped, nothing kept, all written", rec.stopped, rec.body, w.Body.String())
 	}
 }
