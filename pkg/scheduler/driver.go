@@ -38,11 +38,6 @@ type DriverConfig struct {
 	Store           *store.Store
 	// TickInterval between Tick inputs; default 1s.
 	TickInterval time.Duration
-	// GatherWindow is the least time between two gatherings of status
-	// updates, offers and executors' messages (stepGathering); zero: none.
-	// A step's work on each application it touched does not depend on how
-	// many of its updates it takes; DefaultGatherWindow.
-	GatherWindow time.Duration
 	// BackoffMax caps the reconnect backoff (from 500ms, doubling); default 30s.
 	BackoffMax time.Duration
 	// AgentSyncInterval between reads of the master's agents (agentsync.go);
@@ -133,14 +128,7 @@ type Driver struct {
 	// (budget.go); budgetSent is what the core was last given.
 	budget     launchBudget
 	budgetSent int
-	// gathered is when the last gathering began (GatherWindow).
-	gathered time.Time
 }
-
-// DefaultGatherWindow is bcs-scheduler's GatherWindow: a fleet's rollout
-// brings thousands of status updates a second, and a step of a few of them
-// planned again the rollout of every application they touched.
-const DefaultGatherWindow = 100 * time.Millisecond
 
 // NewDriver returns a driver; Run starts it.
 func NewDriver(cfg DriverConfig) (*Driver, error) {
@@ -338,10 +326,8 @@ func (d *Driver) run(ctx context.Context) error {
 // behind a placement pass, which freed room in the launch budget for it to
 // use; a rollout's answers (a status and a message from each executor)
 // are not stepped one status at a time; and a burst of offers from many
-// agents costs one pass, not one each. Under a stream of events a
-// gathering begins GatherWindow after the last, unless gatherEnough wait
-// already. The event that ended the gathering is the next input, before
-// any other.
+// agents costs one pass, not one each. The event that ended the gathering is the
+// next input, before any other.
 func (d *Driver) stepGathering(ctx context.Context, in Input, received []time.Time) error {
 	var g gathered
 	switch in := in.(type) {
@@ -354,7 +340,6 @@ func (d *Driver) stepGathering(ctx context.Context, in Input, received []time.Ti
 	default:
 		return d.step(ctx, in)
 	}
-	d.awaitGatherWindow(ctx, len(d.sub.events))
 	held := g.gather(d.sub.events)
 	if len(g.updates.Statuses) > 0 {
 		if err := d.step(ctx, g.updates, g.received...); err != nil {
@@ -380,25 +365,6 @@ func (d *Driver) stepGathering(ctx context.Context, in Input, received []time.Ti
 		return d.step(ctx, in)
 	}
 	return nil
-}
-
-// gatherEnough is how many queued events make a gathering large enough
-// not to wait for its window: a loop that falls behind gathers without
-// idling.
-const gatherEnough = 256
-
-// awaitGatherWindow holds the loop until GatherWindow passed since the
-// last gathering began: under a stream of events each gathering then takes
-// what came meanwhile. It does not wait after a quiet spell, nor with
-// gatherEnough events queued.
-func (d *Driver) awaitGatherWindow(ctx context.Context, queued int) {
-	if wait := d.cfg.GatherWindow - d.cfg.Clock.Since(d.gathered); d.cfg.GatherWindow > 0 && wait > 0 && queued < gatherEnough {
-		select {
-		case <-ctx.Done():
-		case <-d.cfg.Clock.After(wait):
-		}
-	}
-	d.gathered = d.cfg.Clock.Now()
 }
 
 // maxGathered bounds the events one gathering takes, and the

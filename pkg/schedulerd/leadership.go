@@ -157,7 +157,7 @@ func (l *leadership) newTermWorkers(o Options, mesos connection, leaderReg *regi
 	}
 	driver, err := scheduler.NewDriver(scheduler.DriverConfig{
 		Masters: mesos.masters, Encoding: mesos.encoding, Mesos: mesos.conn, User: o.User, Role: o.Role, FailoverTimeout: o.FailoverTimeout,
-		Registry: leaderReg, Store: leaderStore, Core: l.coreConfig(o), TickInterval: o.TickInterval, GatherWindow: o.GatherWindow, Logger: o.Logger,
+		Registry: leaderReg, Store: leaderStore, Core: l.coreConfig(o), TickInterval: o.TickInterval, Logger: o.Logger,
 		AgentSyncInterval: o.AgentSyncInterval, Metrics: l.metrics, Identities: identities, StoredTaskGroups: mirror.Take,
 	})
 	if err != nil {

@@ -83,8 +83,6 @@ type Options struct {
 	Scheduler scheduler.Config
 	// TickInterval of the driver; default 1s.
 	TickInterval time.Duration
-	// GatherWindow of the driver (scheduler.DriverConfig); zero: none.
-	GatherWindow time.Duration
 	// AgentSyncInterval between reads of the master's agents; default
 	// scheduler.DefaultAgentSyncInterval.
 	AgentSyncInterval time.Duration
@@ -221,9 +219,6 @@ func checkOptions(o Options) (Options, error) {
 	if o.EtcdQuotaBytes < 0 || o.EtcdQuotaBytes > 0 && len(o.EtcdEndpoints) > 0 {
 		return o, fmt.Errorf("--etcd-quota-backend-bytes %d: the embedded etcd's quota must be positive (an external etcd's is its own --quota-backend-bytes): %w",
 			o.EtcdQuotaBytes, errdefs.ErrInvalidArgument)
-	}
-	if o.GatherWindow < 0 || o.GatherWindow > time.Second {
-		return o, fmt.Errorf("--gather-window %s: must be between 0 and 1s: %w", o.GatherWindow, errdefs.ErrInvalidArgument)
 	}
 	if o.AgentSyncInterval < 0 {
 		return o, fmt.Errorf("--agent-sync-interval %s: must be positive: %w", o.AgentSyncInterval, errdefs.ErrInvalidArgument)

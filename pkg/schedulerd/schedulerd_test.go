@@ -405,7 +405,6 @@ func TestRunRefusesBadPathsAndEncodings(t *testing.T) {
 		{"unknown encoding", func(o *schedulerd.Options) { o.MesosEncoding = "xml" }, `encoding "xml": want protobuf or json`},
 		{"negative GC delay", func(o *schedulerd.Options) { o.Scheduler.DependsGCDelay = -time.Minute }, `--depends-gc-delay -1m0s: must be positive`},
 		{"negative launch budget", func(o *schedulerd.Options) { o.Scheduler.MaxLaunching = -1 }, `--max-launching -1: must be positive`},
-		{"gather window over a second", func(o *schedulerd.Options) { o.GatherWindow = 2 * time.Second }, `--gather-window 2s: must be between 0 and 1s`},
 		// The secret backend and its Vault flags.
 		{"unknown secret backend", func(o *schedulerd.Options) { o.SecretBackend = "consul" }, `--secret-backend "consul": want etcd or vault`},
 		{"vault without address", func(o *schedulerd.Options) { o.SecretBackend = "vault" }, `--vault-addr is required with --secret-backend vault`},
