@@ -2,13 +2,13 @@ package devcluster_test
 
 import (
 	"fmt"
-	"runtime"
 	"testing"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/heaptest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/devcluster"
 )
 
@@ -29,7 +29,7 @@ func TestHeapPerRunningTask(t *testing.T) {
 	})
 	s := subscribe(t, c, frameworkInfo(), protoCodec)
 	o := s.awaitOffer()
-	before := heapInUse()
+	before := heaptest.Live()
 	ops := make(calls.OfferOperations, 0, n)
 	for i := range n {
 		task := taskInfo(o, fmt.Sprintf("t%d", i))
@@ -49,19 +49,9 @@ func TestHeapPerRunningTask(t *testing.T) {
 	if held := c.AcknowledgedTasksHolding(); len(held) > 0 {
 		t.Errorf("%d acknowledged tasks still hold their updates or timers, e.g. %s", len(held), held[0])
 	}
-	if perTask := float64(heapInUse()-before) / n; perTask > bound {
+	if perTask := float64(heaptest.Live()-before) / n; perTask > bound {
 		t.Errorf("the dev cluster holds %.0f bytes per running task group; want at most %d", perTask, bound)
 	} else {
 		t.Logf("%.0f bytes per running task group", perTask)
 	}
-}
-
-// heapInUse is the live heap: the second GC empties what sync.Pools kept
-// through the first.
-func heapInUse() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }

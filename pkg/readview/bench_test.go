@@ -8,6 +8,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/heaptest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store/storetest"
 )
@@ -43,24 +44,16 @@ func BenchmarkViewBytesPerInstance(b *testing.B) {
 		}
 	}
 	for b.Loop() {
-		before := heap()
+		before := heaptest.Live()
 		v := running(b, st, clockwork.NewRealClock())
 		if err := v.Fresh(ctx, 30*time.Second); err != nil {
 			b.Fatal(err)
 		}
-		after := heap()
+		after := heaptest.Live()
 		b.ReportMetric(float64(after-before)/(apps*perApp), "heapB/instance")
 		b.ReportMetric(float64(recordBytes)/(apps*perApp), "recordB/instance")
 		runtime.KeepAlive(v)
 	}
-}
-
-func heap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }
 
 // BenchmarkListOneApp lists one application's 1,000 task groups out of

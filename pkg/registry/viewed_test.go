@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/bcs-mesos/bcs-mesos/internal/heaptest"
 	"github.com/bcs-mesos/bcs-mesos/pkg/readview"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
 	"github.com/bcs-mesos/bcs-mesos/pkg/store"
@@ -56,7 +56,7 @@ func BenchmarkViewedBytesPerInstance(b *testing.B) {
 		}
 	}
 	for b.Loop() {
-		before := liveHeap()
+		before := heaptest.Live()
 		view, err := readview.New(st, registry.ViewConfig(readview.Config{}))
 		if err != nil {
 			b.Fatal(err)
@@ -67,17 +67,9 @@ func BenchmarkViewedBytesPerInstance(b *testing.B) {
 		if err := view.Fresh(ctx, 30*time.Second); err != nil {
 			b.Fatal(err)
 		}
-		b.ReportMetric(float64(liveHeap()-before)/(apps*perApp), "heapB/instance")
+		b.ReportMetric(float64(heaptest.Live()-before)/(apps*perApp), "heapB/instance")
 		b.ReportMetric(float64(recordBytes)/(apps*perApp), "recordB/instance")
 		cancel()
 		<-done
 	}
-}
-
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }
