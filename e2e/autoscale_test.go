@@ -602,8 +602,12 @@ func TestAutoscaleCPUBusybox(t *testing.T) {
 		t.Errorf("instance %s left, want the first one %s (the highest IDs go first)", last.TaskGroupID, first.TaskGroupID)
 	}
 	follow.withinBounds(1, 3)
-	if steps := strings.Join(follow.steps(), " "); steps != "1→3 3→1" && steps != "1→2 2→3 3→1" {
-		t.Errorf("scales %s, want 1→3 3→1", steps)
+	// A usage report taken while the burning stopped may count part of
+	// it: under load the down window can then hold 2 for a decision
+	// before 1.
+	steps := strings.Join(follow.steps(), " ")
+	if up, down, _ := strings.Cut(steps, " 3→"); (up != "1→3" && up != "1→2 2→3") || (down != "1" && down != "2 2→1") {
+		t.Errorf("scales %s, want 1→3 3→1 (or through 2)", steps)
 	}
 }
 
