@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,8 +25,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/admission"
+	"github.com/bcs-mesos/bcs-mesos/pkg/errdefs"
 	"github.com/bcs-mesos/bcs-mesos/pkg/field"
 	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 )
 
 // DefaultMaxBodyBytes bounds a request body: the largest manifests are a few
@@ -45,11 +48,18 @@ type Timeouts struct {
 	Request time.Duration
 	// Idle closes a kept-alive connection no request comes on.
 	Idle time.Duration
+	// Write bounds a write from the arrival of its body to its answer,
+	// the store's reads and writes it makes together: with etcd away it
+	// is a 503 within Write, not after each read's own timeout in turn
+	// (a manifest's references alone are four reads). Messages to
+	// executors and commands wait for their executors instead.
+	Write time.Duration
 }
 
 // DefaultTimeouts: a body of DefaultMaxBodyBytes arrives within Request
-// at about 35 KiB/s.
-var DefaultTimeouts = Timeouts{Header: 10 * time.Second, Request: 30 * time.Second, Idle: 2 * time.Minute}
+// at about 35 KiB/s; a write takes what one store request may.
+var DefaultTimeouts = Timeouts{Header: 10 * time.Second, Request: 30 * time.Second, Idle: 2 * time.Minute,
+	Write: store.DefaultRequestTimeout}
 
 // HTTPServer returns the http.Server to serve h, the API (with the
 // console) on: the reading of requests and idle connections bounded by
@@ -162,6 +172,9 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.Timeouts == (Timeouts{}) {
 		cfg.Timeouts = DefaultTimeouts
+	}
+	if cfg.Timeouts.Write <= 0 {
+		cfg.Timeouts.Write = DefaultTimeouts.Write
 	}
 	if cfg.Auth != nil && cfg.Auth.AuditKeep == 0 {
 		auth := *cfg.Auth
@@ -305,10 +318,14 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 // handle routes pattern to h, which takes the query parameters params:
 // a request with any other is a 400 naming it, and h does not run (a
 // misspelt ?dryRun must not create anything). With Config.Auth the
-// caller is authenticated and authorized first (guarded).
+// caller is authenticated and authorized first (guarded). A write is
+// bounded by Timeouts.Write (boundedWrite).
 func (s *Server) handle(pattern string, h handlerFunc, params ...string) {
 	if !slices.ContainsFunc(s.described, func(d describedRoute) bool { return d.pattern == pattern }) {
 		s.described = append(s.described, describedRoute{pattern, params})
+	}
+	if boundedByWriteTimeout(pattern) {
+		h = s.boundedWrite(h)
 	}
 	s.mux.HandleFunc(pattern, s.guarded(pattern, func(w http.ResponseWriter, r *http.Request) error {
 		if err := unknownParams(r, params); err != nil {
@@ -317,6 +334,47 @@ func (s *Server) handle(pattern string, h handlerFunc, params ...string) {
 		return h(w, r)
 	}))
 }
+
+// boundedByWriteTimeout says whether pattern is a write Timeouts.Write
+// bounds: not a read (GET, or POST /v1/plan, which only computes), nor a
+// route that answers with what executors answered, after as long as the
+// request asks (an exec up to 10 minutes).
+func boundedByWriteTimeout(pattern string) bool {
+	op, isMessage := strings.CutPrefix(pattern, "POST /v1/taskgroups/{id}/")
+	switch {
+	case strings.HasPrefix(pattern, http.MethodGet+" "), pattern == "POST /v1/plan":
+		return false
+	case pattern == "POST /v1/commands", isMessage && messageRoutes[op] != nil:
+		return false
+	}
+	return true
+}
+
+// boundedWrite runs h with Timeouts.Write from the arrival of the
+// request's body, so every store request h makes shares one deadline. The
+// body is read first: a slow client's upload is bounded by
+// Timeouts.Request, not taken from the write's time.
+func (s *Server) boundedWrite(h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if r.Body != nil {
+			body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+			r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), failingReader{err}))
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeouts.Write)
+		defer cancel()
+		err := h(w, r.WithContext(ctx))
+		if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errdefs.ErrUnavailable) && ctx.Err() != nil {
+			err = fmt.Errorf("the write did not complete within %s: %w: %w", s.cfg.Timeouts.Write, errdefs.ErrUnavailable, err)
+		}
+		return err
+	}
+}
+
+// failingReader returns err, or io.EOF without one: what reading the
+// request's body returned after the bytes it read.
+type failingReader struct{ err error }
+
+func (f failingReader) Read([]byte) (int, error) { return 0, cmp.Or(f.err, io.EOF) }
 
 // handleRaw routes pattern to a handler that answers by itself (no JSON,
 // any query), described in GET /openapi.json like the others.

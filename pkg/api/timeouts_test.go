@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
+	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
+	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -43,7 +45,7 @@ func TestTricklingBodiesAreCut(t *testing.T) {
 	op := &slowOperator{wait: 3 * body}
 	e, _ := newAuthEnv(t, 0, func(c *api.Config) {
 		c.Operator, c.Events.Heartbeat = op, 100*time.Millisecond
-		c.Timeouts = api.Timeouts{Header: time.Second, Request: body, Idle: 10 * time.Second}
+		c.Timeouts = api.Timeouts{Header: time.Second, Request: body, Idle: 10 * time.Second, Write: body}
 	})
 	apiServer := e.server.Config.Handler.(*api.Server)
 	srv := httptest.NewUnstartedServer(nil)
@@ -98,7 +100,8 @@ func TestTricklingBodiesAreCut(t *testing.T) {
 		}
 	}
 
-	// A body that arrived: the handler may take longer than the deadline.
+	// A body that arrived: the handler may take longer than the deadline,
+	// and an exec longer than a write may.
 	req, _ := http.NewRequest("POST", srv.URL+"/v1/taskgroups/"+messagedGroup+"/exec", strings.NewReader(`{"command":["sleep","1"]}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+adminToken)
@@ -119,5 +122,42 @@ func TestTricklingBodiesAreCut(t *testing.T) {
 	recordAgent(t, e, "after-the-deadline")
 	if got := stream.until(isAgent("after-the-deadline")); len(got) == 0 {
 		t.Error("the stream ended")
+	}
+}
+
+// A write shares one deadline, Timeouts.Write, among the store requests it
+// makes (an application's manifest reads its namespace's configmaps,
+// secrets, hook templates and depends before it is stored): with etcd
+// away it is a 503 within Write (1 s here), though each store request
+// may take 2 s.
+func TestWriteAnsweredWithinTheWriteTimeout(t *testing.T) {
+	etcd, err := store.StartEmbedded(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer etcd.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := store.Open(ctx, store.Config{Endpoints: etcd.Endpoints(), Sealer: shared.Sealer, RequestTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const write = time.Second
+	e, _ := newAuthEnv(t, 0, func(c *api.Config) {
+		c.Registry = registry.New(st, time.Now)
+		c.Timeouts = api.DefaultTimeouts
+		c.Timeouts.Write = write
+	})
+	etcd.Close()
+	for _, w := range []struct {
+		path string
+		body any
+	}{{"/v1/apps", process("web", "demo")}, {"/v1/configmaps", configMap("cm", "demo")}} {
+		start := time.Now()
+		errorOf(t, e.call(t, "POST", w.path, w.body, bearer(adminToken)...), http.StatusServiceUnavailable, "Unavailable")
+		if took := time.Since(start); took < write || took > write+time.Second/2 {
+			t.Errorf("POST %s answered after %s, want the write timeout, %s", w.path, took.Round(time.Millisecond), write)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -590,6 +591,21 @@ func (r *Registry) TaskGroups(ctx context.Context, namespace, app string) ([]*Ta
 		return nil, err
 	}
 	return list[TaskGroup](ctx, r.store, prefix)
+}
+
+// hasTaskGroups says whether app has a task group record, reading one key
+// at most (an application of 100k instances is not read to learn it).
+func (r *Registry) hasTaskGroups(ctx context.Context, namespace, app string) (bool, error) {
+	prefix, err := store.Prefix(store.KindTaskGroup, namespace, app)
+	if err != nil {
+		return false, err
+	}
+	errFound := errors.New("found")
+	_, err = r.store.EachKey(ctx, prefix, func(string, int64) error { return errFound })
+	if errors.Is(err, errFound) {
+		return true, nil
+	}
+	return false, err
 }
 
 // RemoteCheckResult is the last verdict of one REMOTE_* check of an

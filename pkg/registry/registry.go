@@ -764,11 +764,9 @@ func (r *Registry) deleteApp(ctx context.Context, namespace, name string, force 
 	if err != nil {
 		return nil, err
 	}
-	groups, err := r.TaskGroups(ctx, namespace, name)
-	if err != nil {
+	if has, err := r.hasTaskGroups(ctx, namespace, name); err != nil {
 		return nil, err
-	}
-	if len(groups) > 0 {
+	} else if has {
 		return app, nil
 	}
 	if err := r.RemoveApp(ctx, namespace, name); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
@@ -803,11 +801,11 @@ func (r *Registry) removeDeletingApp(ctx context.Context, namespace, name string
 	if err != nil {
 		return err
 	}
-	groups, err := r.TaskGroups(ctx, namespace, name)
+	has, err := r.hasTaskGroups(ctx, namespace, name)
 	if err != nil {
 		return err
 	}
-	if app.State != AppDeleting || len(groups) > 0 {
+	if app.State != AppDeleting || has {
 		return fmt.Errorf("application %s/%s being deleted: gone, and created again since: %w", namespace, name, errdefs.ErrNotFound)
 	}
 	versions, err := r.AppVersions(ctx, namespace, name)
