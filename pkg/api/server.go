@@ -350,17 +350,27 @@ func boundedByWriteTimeout(pattern string) bool {
 	return true
 }
 
-// boundedWrite runs h with Timeouts.Write from the arrival of the
-// request's body, so every store request h makes shares one deadline. The
-// body is read first: a slow client's upload is bounded by
-// Timeouts.Request, not taken from the write's time.
+// arrivalKey is the context key of a request's arrival (ServeHTTP).
+type arrivalKey struct{}
+
+// boundedWrite runs h within Timeouts.Write of the request's arrival, the
+// time its body took to arrive not counted: the wait for a leader and
+// every store request h makes share one deadline. The body is read first
+// (after the caller was authorized), so a slow client's upload is bounded
+// by Timeouts.Request, not taken from the write's time.
 func (s *Server) boundedWrite(h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		arrived, ok := r.Context().Value(arrivalKey{}).(time.Time)
+		reading := time.Now()
+		if !ok {
+			arrived = reading
+		}
 		if r.Body != nil {
 			body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
 			r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), failingReader{err}))
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeouts.Write)
+		deadline := arrived.Add(s.cfg.Timeouts.Write + time.Since(reading))
+		ctx, cancel := context.WithDeadline(r.Context(), deadline)
 		defer cancel()
 		err := h(w, r.WithContext(ctx))
 		if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errdefs.ErrUnavailable) && ctx.Err() != nil {
@@ -409,9 +419,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case pattern == "":
 		route = "unmatched"
 		s.unmatched(rec, r, h)
-	case r.Method != http.MethodGet && r.Method != http.MethodHead && !s.leading(rec, r):
-	default:
+	case r.Method == http.MethodGet || r.Method == http.MethodHead:
 		s.mux.ServeHTTP(rec, r) // sets the path values Handler does not
+	default:
+		r = r.WithContext(context.WithValue(r.Context(), arrivalKey{}, start))
+		if s.leading(rec, r) {
+			s.mux.ServeHTTP(rec, r)
+		}
 	}
 	s.requests.WithLabelValues(route, strconv.Itoa(rec.status)).Inc()
 	s.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
