@@ -129,8 +129,16 @@ func Open(t testing.TB) *Browser {
 		case *network.EventDataReceived:
 			b.traffic.Bytes += ev.DataLength
 		case *network.EventResponseReceived:
+			if ev.Type == network.ResourceTypeScript && ev.Response.Status >= 400 {
+				b.errors = append(b.errors, fmt.Sprintf("script %s: %d %s", ev.Response.URL, ev.Response.Status, ev.Response.StatusText))
+			}
 			delete(b.unanswered, ev.RequestID)
 		case *network.EventLoadingFailed:
+			// A module that fails to load stops the page's scripts
+			// without an exception: name it among the errors.
+			if r, ok := b.unanswered[ev.RequestID]; ok && !ev.Canceled {
+				b.errors = append(b.errors, fmt.Sprintf("loading %s failed after %s: %s", r.url, time.Since(r.sent).Round(time.Millisecond), ev.ErrorText))
+			}
 			delete(b.unanswered, ev.RequestID)
 		case *runtime.EventExceptionThrown:
 			b.errors = append(b.errors, ev.ExceptionDetails.Error())
