@@ -407,6 +407,10 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		}
 	case ExecutorMessage:
 		c.executorMessage(in)
+	case ExecutorMessages:
+		for _, m := range in.Messages {
+			c.executorMessage(m)
+		}
 	case AppChanged:
 		c.appChanged(in.App)
 	case AppRemoved:

@@ -322,12 +322,12 @@ func (d *Driver) run(ctx context.Context) error {
 // stepGathering steps in. A status update, an executor's message or an
 // offer takes along the status updates, messages and offers queued behind
 // it (gather): the updates are stepped first, as one StatusUpdates, then
-// each message, then the offers as one OffersIn. So an update never waits
-// behind a placement pass, which freed room in the launch budget for it to
-// use; a rollout's answers (a status and a message from each executor)
-// are not stepped one status at a time; and a burst of offers from many
-// agents costs one pass, not one each. The event that ended the gathering is the
-// next input, before any other.
+// the messages as one ExecutorMessages, then the offers as one OffersIn.
+// So an update never waits behind a placement pass, which freed room in
+// the launch budget for it to use; a rollout's answers (a status and a
+// message from each executor) are not stepped one at a time; and a burst
+// of offers from many agents costs one pass, not one each. The event that
+// ended the gathering is the next input, before any other.
 func (d *Driver) stepGathering(ctx context.Context, in Input, received []time.Time) error {
 	var g gathered
 	switch in := in.(type) {
@@ -346,11 +346,15 @@ func (d *Driver) stepGathering(ctx context.Context, in Input, received []time.Ti
 			return err
 		}
 	}
+	var messages ExecutorMessages
 	for _, ev := range g.messages {
-		if in := d.subscriptionInput(ev); in != nil {
-			if err := d.step(ctx, in); err != nil {
-				return err
-			}
+		if m, ok := d.subscriptionInput(ev).(ExecutorMessage); ok { // nil: answered to its waiter
+			messages.Messages = append(messages.Messages, m)
+		}
+	}
+	if len(messages.Messages) > 0 {
+		if err := d.step(ctx, messages); err != nil {
+			return err
 		}
 	}
 	if len(g.offers.Offers) > 0 {

@@ -154,3 +154,22 @@ func TestSendKillsInParallel(t *testing.T) {
 		t.Error("a kill after ACCEPT started before it ended")
 	}
 }
+
+// An executor's messages queued behind one are stepped together, after
+// the status update gathered with them: a rollout's thousands of update
+// answers make one step and one output, not one each.
+func TestGatheredMessagesAreOneStep(t *testing.T) {
+	d, _ := usageDriver(t)
+	d.sub.events = make(chan event, 8)
+	d.outputs = make(chan stepOutput, 8)
+	for _, id := range []string{"e2", "e3"} {
+		d.sub.events <- event{in: ExecutorMessage{ExecutorID: id}}
+	}
+	d.sub.events <- event{in: StatusUpdates{Statuses: []mesos.TaskStatus{{TaskID: mesos.TaskID{Value: "t1"}}}}}
+	if err := d.stepGathering(context.Background(), ExecutorMessage{ExecutorID: "e1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(d.outputs); n != 2 {
+		t.Fatalf("%d steps for a status update and 3 messages, want 2: the update, then the messages", n)
+	}
+}

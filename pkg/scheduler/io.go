@@ -89,6 +89,13 @@ type ExecutorMessage struct {
 	Data                []byte
 }
 
+// ExecutorMessages: the executors' messages that queued while the driver
+// was busy, in the order they came, stepped together: a rollout's
+// thousands of update answers one step each made as many outputs, and
+// the loop waited on each, while the store's changes (an application's
+// new version) waited behind it.
+type ExecutorMessages struct{ Messages []ExecutorMessage }
+
 // AppChanged: an application record was written (created, updated,
 // scaled, marked for deletion, status).
 type AppChanged struct{ App *registry.App }
@@ -142,6 +149,7 @@ func (OffersIn) input()           {}
 func (Rescind) input()            {}
 func (StatusUpdates) input()      {}
 func (ExecutorMessage) input()    {}
+func (ExecutorMessages) input()   {}
 func (AppChanged) input()         {}
 func (AppRemoved) input()         {}
 func (Operate) input()            {}
