@@ -313,24 +313,32 @@ func TestAuditKeepsTheNewest(t *testing.T) {
 	}
 }
 
-// A write refused because etcd cannot be reached is answered
-// when its store request times out (2 s here), not once its audit entry,
-// which waits for the same etcd as long, was tried too.
-func TestWriteAnsweredBeforeItsAuditWhenEtcdIsDown(t *testing.T) {
+// registryOnOwnEtcd is a registry on an embedded etcd of its own, its
+// store's requests timing out after 2 s, and what stops that etcd.
+func registryOnOwnEtcd(t *testing.T) (*registry.Registry, func()) {
+	t.Helper()
 	etcd, err := store.StartEmbedded(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer etcd.Close()
+	t.Cleanup(func() { etcd.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	st, err := store.Open(ctx, store.Config{Endpoints: etcd.Endpoints(), Sealer: shared.Sealer, RequestTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	e, logs := newAuthEnv(t, 10, func(c *api.Config) { c.Registry = registry.New(st, time.Now) })
-	etcd.Close()
+	t.Cleanup(func() { st.Close() })
+	return registry.New(st, time.Now), func() { etcd.Close() }
+}
+
+// A write refused because etcd cannot be reached is answered
+// when its store request times out (2 s here), not once its audit entry,
+// which waits for the same etcd as long, was tried too.
+func TestWriteAnsweredBeforeItsAuditWhenEtcdIsDown(t *testing.T) {
+	reg, stopEtcd := registryOnOwnEtcd(t)
+	e, logs := newAuthEnv(t, 10, func(c *api.Config) { c.Registry = reg })
+	stopEtcd()
 	start := time.Now()
 	errorOf(t, e.call(t, "POST", "/v1/configmaps", configMap("cm", "demo"), bearer(adminToken)...), http.StatusServiceUnavailable, "Unavailable")
 	if took := time.Since(start); took > 3*time.Second {

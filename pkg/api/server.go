@@ -48,11 +48,12 @@ type Timeouts struct {
 	Request time.Duration
 	// Idle closes a kept-alive connection no request comes on.
 	Idle time.Duration
-	// Write bounds a write from the arrival of its body to its answer,
-	// the store's reads and writes it makes together: with etcd away it
-	// is a 503 within Write, not after each read's own timeout in turn
-	// (a manifest's references alone are four reads). Messages to
-	// executors and commands wait for their executors instead.
+	// Write bounds a write from its arrival to its answer, the time its
+	// body takes to arrive not counted: the wait for a leader and the
+	// store's reads and writes it makes together. With etcd away it is a
+	// 503 within Write, not after each read's own timeout in turn (a
+	// manifest's references alone are four reads). Messages to executors
+	// and commands wait for their executors instead.
 	Write time.Duration
 }
 

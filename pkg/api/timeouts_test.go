@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/bcs-mesos/bcs-mesos/pkg/api"
-	"github.com/bcs-mesos/bcs-mesos/pkg/registry"
-	"github.com/bcs-mesos/bcs-mesos/pkg/store"
 	"github.com/bcs-mesos/bcs-mesos/proto"
 )
 
@@ -152,26 +150,15 @@ func (e *electionFor) Leader() (string, bool) {
 // is stored). With etcd away it is a 503 within Write, though each store
 // request may take 2 s.
 func TestWriteAnsweredWithinTheWriteTimeout(t *testing.T) {
-	etcd, err := store.StartEmbedded(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer etcd.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	st, err := store.Open(ctx, store.Config{Endpoints: etcd.Endpoints(), Sealer: shared.Sealer, RequestTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	reg, stopEtcd := registryOnOwnEtcd(t)
 	const write = time.Second
 	election := &electionFor{duration: 400 * time.Millisecond}
 	e, _ := newAuthEnv(t, 0, func(c *api.Config) {
-		c.Registry, c.Leadership = registry.New(st, time.Now), election
+		c.Registry, c.Leadership = reg, election
 		c.Timeouts = api.DefaultTimeouts
 		c.Timeouts.Write = write
 	})
-	etcd.Close()
+	stopEtcd()
 	for _, w := range []struct {
 		path string
 		body any
