@@ -405,8 +405,6 @@ func (c *Core) Step(now time.Time, in Input) Output {
 		for _, st := range in.Statuses {
 			c.statusUpdate(st)
 		}
-	case ExecutorMessage:
-		c.executorMessage(in)
 	case ExecutorMessages:
 		for _, m := range in.Messages {
 			c.executorMessage(m)

@@ -83,7 +83,8 @@ type Rescind struct{ OfferID string }
 // acknowledgements sent together.
 type StatusUpdates struct{ Statuses []mesos.TaskStatus }
 
-// ExecutorMessage: data an executor sent (MESSAGE event).
+// ExecutorMessage: data an executor sent (MESSAGE event); the core takes
+// it in ExecutorMessages.
 type ExecutorMessage struct {
 	AgentID, ExecutorID string
 	Data                []byte

@@ -58,7 +58,7 @@ func (h *Harness) runRollout(f []string, args map[string]string) (lines []string
 			res.Error = strings.Join(f[4:], " ")
 		}
 		data, _ := res.Encode()
-		return h.step(scheduler.ExecutorMessage{AgentID: g.AgentID, ExecutorID: g.ID, Data: data}), true
+		return h.step(scheduler.ExecutorMessages{Messages: []scheduler.ExecutorMessage{{AgentID: g.AgentID, ExecutorID: g.ID, Data: data}}}), true
 	}
 	return nil, false
 }
